@@ -1,0 +1,205 @@
+"""The Tensor type: a view (shape, strides in elements, offset, dtype) of a Storage block.
+
+Ops are attached from their own modules (elementwise, reductions, views, indexing...);
+this file holds the data model and the small properties everything else uses.
+
+>>> import tensor as T
+>>> x = T.arange(6).reshape(2, 3)
+>>> x.T.shape, x.T.strides, T.shares_memory(x, x.T)
+((3, 2), (1, 3), True)
+"""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .device import CPU, Device
+
+
+class Storage:
+    """A block of device memory. Memory from the caching allocator goes back to it when the
+    last tensor viewing it dies; external memory (NumPy arrays, DLPack) is kept alive through
+    `owner` and released through `release`."""
+
+    __slots__ = ("ptr", "nbytes", "device", "_block", "_alloc", "owner", "release", "version",
+                 "__weakref__")
+
+    def __init__(self, ptr, nbytes, device=CPU, block=None, alloc=None, owner=None, release=None):
+        self.ptr, self.nbytes, self.device = ptr, nbytes, device
+        self._block, self._alloc, self.owner, self.release = block, alloc, owner, release
+        self.version = 0  # bumped by in-place writes; autograd checks saved tensors against it
+
+    def __del__(self):
+        b, self._block = self._block, None
+        try:
+            if b is not None:
+                self._alloc.free(b)
+            elif self.release is not None:
+                r, self.release = self.release, None
+                r()
+        except Exception:  # interpreter shutdown: modules may already be torn down
+            pass
+
+
+def _cpu_alloc():
+    from .memory import cpu_allocator
+    return cpu_allocator()
+
+
+_allocator = None
+
+
+def new_storage(nbytes: int, device: Device = CPU) -> Storage:
+    global _allocator
+    if device.type != "cpu":
+        from .device import device as parse
+        parse(device)  # raises with the reason
+    if _allocator is None:
+        _allocator = _cpu_alloc()
+    block = _allocator.malloc(nbytes)
+    return Storage(block.ptr, nbytes, CPU, block, _allocator)
+
+
+def contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n if n > 0 else 1
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    """An n-dimensional array of one dtype on one device (see the package docstring)."""
+
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_contig",
+                 "requires_grad", "grad", "grad_fn", "_ag", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to our reflected operators
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Tensor: create tensors with tensor.tensor(data), tensor.asarray(x), "
+                        "tensor.zeros(shape) and friends")
+
+    # --- construction (internal) ---
+    @classmethod
+    def _make(cls, storage: Storage, shape: tuple, strides: tuple, offset: int, dtype: dt.DType):
+        t = object.__new__(cls)
+        t._storage, t._shape, t._strides, t._offset, t._dtype = storage, shape, strides, offset, dtype
+        t._contig = None
+        t.requires_grad = False
+        t.grad = t.grad_fn = t._ag = None
+        return t
+
+    def _view(self, shape, strides, offset=None) -> Tensor:
+        return Tensor._make(self._storage, tuple(shape), tuple(strides),
+                            self._offset if offset is None else offset, self._dtype)
+
+    # --- basic properties ---
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def size(self) -> int:
+        """Number of elements (NumPy's .size); also callable as PyTorch's size() / size(dim)."""
+        n = 1
+        for s in self._shape:
+            n *= s
+        return _Size(n, self)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    @property
+    def dtype(self) -> dt.DType:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._storage.device
+
+    @property
+    def strides(self) -> tuple:
+        """Strides in elements (like PyTorch's stride(); NumPy's .strides are in bytes)."""
+        return self._strides
+
+    def stride(self, dim: int | None = None):
+        if dim is None:
+            return self._strides
+        from .views import norm_axis
+        return self._strides[norm_axis(dim, self.ndim, "stride")]
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    def data_ptr(self) -> int:
+        """Address of the first element."""
+        return self._storage.ptr + self._offset * self._dtype.itemsize
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._storage.device.type == "cuda"
+
+    def is_contiguous(self) -> bool:
+        c = self._contig
+        if c is None:
+            c = True
+            if 0 not in self._shape:
+                acc = 1
+                for n, s in zip(reversed(self._shape), reversed(self._strides)):
+                    if n != 1 and s != acc:
+                        c = False
+                        break
+                    acc *= n
+            self._contig = c
+        return c
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __hash__(self):
+        return id(self)
+
+
+class _Size(int):
+    """An int (NumPy's `x.size`) that PyTorch code can also call: `x.size()`, `x.size(0)`."""
+
+    def __new__(cls, n, t):
+        o = int.__new__(cls, n)
+        o._t = t
+        return o
+
+    def __call__(self, dim=None):
+        t = self._t
+        if dim is None:
+            return t.shape
+        from .views import norm_axis
+        return t.shape[norm_axis(dim, t.ndim, "size")]

@@ -1,0 +1,144 @@
+"""Compile C kernel modules with the system C compiler and load them with cffi.
+
+Modules are cached in memory and on disk. The disk cache lives in a per-user directory
+(mode 0700; ``STRIDEX_CACHE_DIR`` overrides it). A module's file name carries the hash of
+(source, flags, compiler version, machine), files are written atomically (temporary file +
+``os.replace``) and their content hash is checked before loading, so a torn or tampered file
+is rebuilt instead of loaded.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import cffi
+
+CSRC = Path(__file__).resolve().parent / "csrc"
+CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
+if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as package data of tensor
+    CUDA_SRC = Path(__file__).resolve().parents[1] / "cuda_src"
+
+CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
+          "-fno-math-errno", "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
+
+
+class CompilerNotFoundError(RuntimeError):
+    """No C compiler: the CPU backend needs one to build its kernels."""
+
+
+class KernelCompileError(RuntimeError):
+    """A kernel module failed to compile; the message has the compiler log and the source."""
+
+
+_lock = threading.Lock()
+_loaded: dict[str, object] = {}
+
+
+def cache_dir() -> Path:
+    d = os.environ.get("STRIDEX_CACHE_DIR")
+    if d:
+        p = Path(d)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        p = Path(base) / "stridex"
+    p.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return p
+
+
+@lru_cache(maxsize=1)
+def compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise CompilerNotFoundError(
+            "tensor: no C compiler found; the CPU backend compiles its kernels at first use. "
+            "Install gcc or clang (e.g. `apt-get install gcc`) or set CC to the compiler's path.")
+    return cc
+
+
+@lru_cache(maxsize=1)
+def _toolchain_id() -> str:
+    cc = compiler()
+    try:
+        ver = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError as e:
+        raise CompilerNotFoundError(f"tensor: cannot run the C compiler {cc!r}: {e}") from e
+    flags = ""
+    try:  # -march=native: the CPU's features are part of what a binary depends on
+        with open("/proc/cpuinfo") as f:
+            flags = next((ln for ln in f if ln.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass
+    return f"{cc}\n{ver}\n{platform.machine()}\n{flags}"
+
+
+def _numbered(source: str) -> str:
+    return "\n".join(f"{i + 1:5d}  {line}" for i, line in enumerate(source.splitlines()))
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _compile(name: str, source: str, out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="stridex-build-") as tmp:
+        src = Path(tmp) / f"{name}.c"
+        src.write_text(source)
+        so = Path(tmp) / f"{name}.so"
+        cmd = [compiler(), *CFLAGS, f"-I{CSRC}", f"-I{CUDA_SRC}", str(src), "-o", str(so), "-lm"]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except OSError as e:
+            raise CompilerNotFoundError(f"tensor: cannot run the C compiler {cmd[0]!r}: {e}") from e
+        if r.returncode != 0:
+            raise KernelCompileError(
+                f"tensor: kernel module {name!r} failed to compile\ncommand: {' '.join(cmd)}\n"
+                f"--- compiler log ---\n{r.stderr}\n--- source ---\n{_numbered(source)}")
+        fd, tmp_out = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
+        os.close(fd)
+        shutil.copyfile(so, tmp_out)
+        digest = _file_hash(Path(tmp_out))
+        hfd, tmp_hash = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
+        with os.fdopen(hfd, "w") as f:
+            f.write(digest)
+        os.replace(tmp_out, out)
+        os.replace(tmp_hash, str(out) + ".sha256")
+
+
+@lru_cache(maxsize=1)
+def _headers_text() -> str:
+    parts = []
+    for d in (CSRC, CUDA_SRC):
+        for h in sorted(d.glob("*.h")) + sorted(d.glob("*.c")):
+            parts.append(h.name + "\n" + h.read_text())
+    return "\n".join(parts)
+
+
+def load(name: str, source: str, cdef: str):
+    """Compile (or fetch from cache) a C module and return its cffi library object."""
+    key = hashlib.sha256("\0".join(
+        [source, cdef, " ".join(CFLAGS), _toolchain_id(), _headers_text()]).encode()).hexdigest()[:24]
+    mem_key = f"{name}-{key}"
+    lib = _loaded.get(mem_key)
+    if lib is not None:
+        return lib
+    with _lock:
+        lib = _loaded.get(mem_key)
+        if lib is not None:
+            return lib
+        path = cache_dir() / f"{mem_key}.so"
+        hpath = Path(str(path) + ".sha256")
+        ok = path.exists() and hpath.exists() and hpath.read_text().strip() == _file_hash(path)
+        if not ok:
+            _compile(name, source, path)
+        ffi = cffi.FFI()
+        ffi.cdef(cdef)
+        lib = ffi.dlopen(str(path))
+        _loaded[mem_key] = lib
+        return lib

@@ -1,0 +1,188 @@
+/* Shared definitions of the CPU kernels: element types, 16-bit float conversions,
+ * the strided N-d loop skeleton and the OpenMP policy.
+ *
+ * Each dtype has a suffix (f32, i8, b8, ...) and four macros:
+ *   T_sfx   storage type         C_sfx   compute type
+ *   LD_sfx  storage -> compute   ST_sfx  compute -> storage
+ * 16-bit floats are stored as uint16_t and computed in float, converted with
+ * branch-free bit arithmetic so that loops over them still vectorise.
+ * Signed overflow wraps: the library is built with -fwrapv, as NumPy's ints wrap. */
+#ifndef STRIDEX_COMMON_H
+#define STRIDEX_COMMON_H
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define SX_INLINE static inline __attribute__((always_inline))
+#define SX_MAXDIM 32
+/* Below this many elements a kernel runs on the calling thread: waking a team
+ * costs more than the work. */
+#define SX_PAR_MIN 32768
+
+SX_INLINE float sx_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+SX_INLINE uint32_t sx_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+SX_INLINE float sx_h2f(uint16_t h) {
+    uint32_t em = h & 0x7fffu;
+    uint32_t r = sx_as_uint(sx_as_float(em << 13) * 0x1p112f); /* exact rescale, subnormals too */
+    r = em >= 0x7c00u ? (r | 0x7f800000u) : r;                  /* inf / nan */
+    return sx_as_float(r | ((uint32_t)(h & 0x8000u) << 16));
+}
+
+SX_INLINE uint16_t sx_f2h(float f) {            /* round to nearest, ties to even */
+    uint32_t x = sx_as_uint(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    x &= 0x7fffffffu;
+    uint32_t big = x > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    uint32_t sub = sx_as_uint(sx_as_float(x) + 0.5f) - 0x3f000000u;
+    uint32_t nrm = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;   /* rebias exponent by -112 */
+    uint32_t r = x >= 0x47800000u ? big : (x < 0x38800000u ? sub : nrm);
+    return (uint16_t)(r | sign);
+}
+
+SX_INLINE float sx_bf2f(uint16_t b) { return sx_as_float((uint32_t)b << 16); }
+
+SX_INLINE uint16_t sx_f2bf(float f) {
+    uint32_t u = sx_as_uint(f);
+    uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
+}
+
+#define T_b8 uint8_t
+#define C_b8 int
+#define LD_b8(x) ((int)(x))
+#define ST_b8(x) ((uint8_t)((x) != 0))
+#define T_i8 int8_t
+#define T_u8 uint8_t
+#define T_i16 int16_t
+#define T_i32 int32_t
+#define T_i64 int64_t
+#define T_f32 float
+#define T_f64 double
+#define T_f16 uint16_t
+#define T_bf16 uint16_t
+#define C_i8 int8_t
+#define C_u8 uint8_t
+#define C_i16 int16_t
+#define C_i32 int32_t
+#define C_i64 int64_t
+#define C_f32 float
+#define C_f64 double
+#define C_f16 float
+#define C_bf16 float
+#define LD_i8(x) (x)
+#define LD_u8(x) (x)
+#define LD_i16(x) (x)
+#define LD_i32(x) (x)
+#define LD_i64(x) (x)
+#define LD_f32(x) (x)
+#define LD_f64(x) (x)
+#define LD_f16(x) sx_h2f(x)
+#define LD_bf16(x) sx_bf2f(x)
+#define ST_i8(x) ((int8_t)(x))
+#define ST_u8(x) ((uint8_t)(x))
+#define ST_i16(x) ((int16_t)(x))
+#define ST_i32(x) ((int32_t)(x))
+#define ST_i64(x) ((int64_t)(x))
+#define ST_f32(x) ((float)(x))
+#define ST_f64(x) ((double)(x))
+#define ST_f16(x) sx_f2h((float)(x))
+#define ST_bf16(x) sx_f2bf((float)(x))
+
+/* A run is the innermost dimension of an N-d loop: n elements, operand k at p[k]
+ * advancing by s[k] bytes. */
+typedef void (*sx_run_fn)(char **p, const int64_t *s, int64_t n);
+
+/* The N-d strided loop over `nargs` operands. meta = shape[nd], then the byte
+ * strides of each operand (nd each). The linear index space is cut into one
+ * contiguous slice per thread; each slice walks its multi-index in runs of the
+ * last dimension, so a coalesced contiguous operand gives one long run per thread. */
+SX_INLINE void sx_ew_loop(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
+    const int64_t *shape = meta;
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= shape[d];
+    if (n <= 0) return;
+    int nt = (n >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = 0, T = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(); T = omp_get_num_threads();
+#endif
+        int64_t lo = (int64_t)((__int128)n * t / T), hi = (int64_t)((__int128)n * (t + 1) / T);
+        int64_t idx[SX_MAXDIM];
+        char *p[4];
+        int64_t s[4];
+        int64_t rem = lo;
+        for (int k = 0; k < nargs; k++) p[k] = base[k];
+        for (int d = nd - 1; d >= 0; d--) {
+            idx[d] = rem % shape[d];
+            rem /= shape[d];
+            for (int k = 0; k < nargs; k++) p[k] += idx[d] * meta[nd * (k + 1) + d];
+        }
+        for (int k = 0; k < nargs; k++) s[k] = meta[nd * (k + 1) + nd - 1];
+        int64_t inner = shape[nd - 1];
+        for (int64_t i = lo; i < hi;) {
+            int64_t len = inner - idx[nd - 1];
+            if (len > hi - i) len = hi - i;
+            run(p, s, len);
+            i += len;
+            if (i >= hi) break;
+            for (int k = 0; k < nargs; k++) p[k] += len * s[k];
+            idx[nd - 1] += len;
+            for (int d = nd - 1; d > 0 && idx[d] == shape[d]; d--) {
+                idx[d] = 0;
+                idx[d - 1]++;
+                for (int k = 0; k < nargs; k++)
+                    p[k] += meta[nd * (k + 1) + d - 1] - shape[d] * meta[nd * (k + 1) + d];
+            }
+        }
+    }
+}
+
+/* ---- integer and float helpers used by op expressions ---- */
+#define SX_BITS(a) ((int)(sizeof(a) * 8))
+#define SX_FLOORDIV_I(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : \
+    ((a) / (b) - (((a) % (b) != 0) & (((a) < 0) != ((b) < 0)))))
+#define SX_FLOORDIV_U(a, b) ((b) == 0 ? 0 : (a) / (b))
+#define SX_MOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : \
+    ((a) % (b) + ((((a) % (b)) != 0 & ((((a) % (b)) < 0) != ((b) < 0))) ? (b) : 0)))
+#define SX_MOD_U(a, b) ((b) == 0 ? 0 : (a) % (b))
+#define SX_LSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) << (b)) : 0)
+#define SX_RSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) >> (b)) : ((a) < 0 ? -1 : 0))
+
+SX_INLINE int64_t sx_ipow(int64_t a, int64_t b) {
+    if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+    uint64_t r = 1, x = (uint64_t)a;   /* unsigned: wrapping products, as NumPy's */
+    while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }
+    return (int64_t)r;
+}
+
+/* NumPy's float floor_divide / remainder (Python semantics, sign of the divisor). */
+#define SX_DEF_FDIVMOD(T, SUF) \
+SX_INLINE T sx_fmod_py##SUF(T a, T b) { \
+    T m = fmod##SUF(a, b); \
+    if (b == 0) return m; \
+    if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else m = copysign##SUF((T)0, b); \
+    return m; } \
+SX_INLINE T sx_floordiv##SUF(T a, T b) { \
+    if (b == 0) return a / b; \
+    T m = fmod##SUF(a, b); \
+    T d = (a - m) / b; \
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1; \
+    if (d == 0) return copysign##SUF((T)0, a / b); \
+    T f = floor##SUF(d); \
+    if (d - f > (T)0.5) f += 1; \
+    return f; }
+SX_DEF_FDIVMOD(float, f)
+SX_DEF_FDIVMOD(double, )
+
+/* Type-generic float functions: float -> the f-suffixed libm call, double -> plain. */
+#define SX_F1(name, x) _Generic((x), float: name##f, default: name)(x)
+#define SX_F2(name, x, y) _Generic((x), float: name##f, default: name)(x, y)
+
+#endif

@@ -1,0 +1,841 @@
+/* Batched strided matrix multiply for every dtype of the library.
+ *
+ *   void gemm_<sfx>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn,
+ *                   C, sCb, sCm, sCn, nthreads)
+ *
+ * computes C[b] = A[b] @ B[b] (C is overwritten; K == 0 gives zeros).  Strides
+ * are in elements and may be positive, zero (broadcast) or negative; pointers
+ * address element [0,0] of batch 0.  C must not alias A or B, and must not
+ * overlap itself (no zero stride on an output dimension longer than 1).
+ *
+ * float32 / float64 (and float16 / bfloat16 through the float32 path):
+ *   a packed, cache-blocked GEMM in the style of Goto / BLIS.  Panels of A
+ *   (MR rows) and of B (NR columns) are copied into contiguous aligned buffers,
+ *   which absorbs any stride pattern; a register-blocked micro-kernel written
+ *   with GCC vector extensions computes an MR x NR tile with FMAs.
+ *   Loop nest:  jc (NC cols of B)  ->  pc (KC deep)  ->  ic (MC rows of A)
+ *               -> jr (NR) -> ir (MR) -> micro-kernel.
+ *   Threads get disjoint (batch, row-range, col-range) tasks; K is never split,
+ *   and KC depends on K only, so every element of C is summed in the same order
+ *   whatever the thread count: results are bitwise reproducible.
+ *   16-bit floats are widened to float while packing, accumulated in float32
+ *   in a workspace and rounded to nearest-even once, on the final store.
+ * Integer types: i-k-j loops over a packed block of B, accumulating in a wider
+ *   unsigned type (wrapping arithmetic, truncated on store == NumPy's result).
+ * Bool: C = OR_k (A AND B), output 0/1.
+ * Small problems take a direct loop with no packing and no OpenMP.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Vector width and register blocking                                        */
+/* ------------------------------------------------------------------------ */
+#if defined(__AVX512F__)
+#define GM_VBYTES 64
+#elif defined(__AVX__)
+#define GM_VBYTES 32
+#else
+#define GM_VBYTES 16
+#endif
+
+typedef float gm_vf __attribute__((vector_size(GM_VBYTES)));
+typedef double gm_vd __attribute__((vector_size(GM_VBYTES)));
+#define GM_VLF (GM_VBYTES / 4)
+#define GM_VLD (GM_VBYTES / 8)
+
+/* Micro-tile: MR rows x NV vectors.  Needs MR*NV accumulators + NV + 1
+ * registers: 32 vector registers on AVX-512 / AArch64, 16 elsewhere. */
+#if defined(__AVX512F__) || defined(__aarch64__)
+#ifndef GM_MR_F
+#define GM_MR_F 6
+#define GM_NV_F 2
+#endif
+#ifndef GM_MR_D
+#define GM_MR_D 6
+#define GM_NV_D 2
+#endif
+#else
+#ifndef GM_MR_F
+#define GM_MR_F 6
+#define GM_NV_F 2
+#endif
+#ifndef GM_MR_D
+#define GM_MR_D 6
+#define GM_NV_D 2
+#endif
+#endif
+#define GM_NR_F (GM_NV_F * GM_VLF)
+#define GM_NR_D (GM_NV_D * GM_VLD)
+
+/* Cache blocking (elements).  KC: depth of a packed panel, so that a KC x NR
+ * micro-panel of B stays in L1 while A streams from L2; MC x KC block of A
+ * sized for L2 (1 MiB on Zen 4); KC x NC panel of B for (a share of) L3. */
+#ifndef GM_KC_F
+#define GM_KC_F 384
+#endif
+#ifndef GM_MC_F
+#define GM_MC_F 240
+#endif
+#ifndef GM_NC_F
+#define GM_NC_F 3072
+#endif
+#ifndef GM_KC_D
+#define GM_KC_D 256
+#endif
+#ifndef GM_MC_D
+#define GM_MC_D 180
+#endif
+#ifndef GM_NC_D
+#define GM_NC_D 2048
+#endif
+
+/* Below this many multiply-adds per matrix the direct loop is used. */
+#ifndef GM_SMALL
+#define GM_SMALL (32 * 32 * 32)
+#endif
+/* Below this many multiply-adds in total no thread team is started. */
+#ifndef GM_PAR_MIN
+#define GM_PAR_MIN (1 << 18)
+#endif
+
+#define GM_ALIGN 64
+#define GM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GM_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static void *gm_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes == 0) bytes = GM_ALIGN;
+    bytes = (bytes + GM_ALIGN - 1) & ~(size_t)(GM_ALIGN - 1);
+    if (posix_memalign(&p, GM_ALIGN, bytes) != 0) return NULL;
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 16-bit float conversions (branch-free, round to nearest even)             */
+/* ------------------------------------------------------------------------ */
+static inline float gm_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t gm_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static inline float gm_half_to_float(uint16_t h)
+{
+    uint32_t mag = (uint32_t)(h & 0x7fffu);
+    /* place exponent+mantissa in a float and rescale by 2^(127-15): exact for
+     * normals and subnormals alike */
+    float v = gm_u2f(mag << 13) * 0x1p112f;
+    uint32_t r = gm_f2u(v);
+    if (mag >= 0x7c00u) r = 0x7f800000u | (mag << 13); /* inf / nan */
+    return gm_u2f(r | ((uint32_t)(h & 0x8000u) << 16));
+}
+
+static inline uint16_t gm_float_to_half(float f)
+{
+    uint32_t x = gm_f2u(f);
+    uint32_t sgn = (x >> 16) & 0x8000u;
+    uint32_t ax = x & 0x7fffffffu;
+    /* normal range: drop 13 mantissa bits with round-half-even, rebias the
+     * exponent by -112; a carry out of the mantissa bumps the exponent and
+     * reaches 0x7c00 (inf) for values >= 65520 */
+    uint32_t nrm = (ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13;
+    /* below 2^-14: adding 0.5f aligns the value to the half-subnormal ulp
+     * (2^-24) and the FPU rounds to nearest-even */
+    uint32_t sub = gm_f2u(gm_u2f(ax) + 0.5f) - 0x3f000000u;
+    uint32_t r = ax < 0x38800000u ? sub : nrm;
+    if (ax >= 0x47800000u) r = 0x7c00u;                      /* overflow */
+    if (ax > 0x7f800000u) r = 0x7e00u | ((ax >> 13) & 0x3ffu); /* nan stays nan */
+    return (uint16_t)(r | sgn);
+}
+
+static inline float gm_bf16_to_float(uint16_t b) { return gm_u2f((uint32_t)b << 16); }
+
+static inline uint16_t gm_float_to_bf16(float f)
+{
+    uint32_t u = gm_f2u(f);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    if ((u & 0x7fffffffu) > 0x7f800000u) r = (u >> 16) | 0x40u; /* quiet nan */
+    return (uint16_t)r;
+}
+
+/* Element kinds handled by the float path. */
+enum { GM_K_F32 = 0, GM_K_F16 = 1, GM_K_BF16 = 2, GM_K_F64 = 3 };
+
+/* ------------------------------------------------------------------------ */
+/* Micro-kernels                                                             */
+/* ------------------------------------------------------------------------ */
+/* c[i*ldc + j] (=|+=) sum_k a[k*MR + i] * b[k*NR + j] for an MR x NR tile.
+ * a, b: packed panels (b 64-byte aligned).  c: unit column stride.  Each
+ * element is accumulated in k order starting from zero, then stored (first
+ * K block) or added to c. */
+#define GM_DEFINE_KERNEL(NAME, T, VT, VL, MR, NV)                                  \
+    static void NAME(int64_t kc, const T *restrict a, const T *restrict b,          \
+                     T *restrict c, int64_t ldc, int first)                         \
+    {                                                                               \
+        VT acc[MR][NV];                                                             \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                       \
+            _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)                    \
+                acc[i][j] = (VT){0};                                                \
+        for (int64_t k = 0; k < kc; k++) {                                          \
+            VT bv[NV];                                                              \
+            _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)                    \
+                bv[j] = *(const VT *)(b + j * VL);                                  \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                 \
+                T s = a[i];                                                         \
+                _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)                \
+                    acc[i][j] += s * bv[j];                                         \
+            }                                                                       \
+            a += MR;                                                                \
+            b += NV * VL;                                                           \
+        }                                                                           \
+        if (first) {                                                                \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
+                _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)                \
+                    memcpy(c + i * ldc + j * VL, &acc[i][j], sizeof(VT));           \
+        } else {                                                                    \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
+                _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {              \
+                    VT t;                                                           \
+                    memcpy(&t, c + i * ldc + j * VL, sizeof(VT));                   \
+                    t += acc[i][j];                                                 \
+                    memcpy(c + i * ldc + j * VL, &t, sizeof(VT));                   \
+                }                                                                   \
+        }                                                                           \
+    }
+
+GM_DEFINE_KERNEL(gm_kern_f, float, gm_vf, GM_VLF, GM_MR_F, GM_NV_F)
+GM_DEFINE_KERNEL(gm_kern_d, double, gm_vd, GM_VLD, GM_MR_D, GM_NV_D)
+
+/* ------------------------------------------------------------------------ */
+/* Packing                                                                   */
+/* ------------------------------------------------------------------------ */
+/* Load element i of a strided source of the given kind, widened to T. */
+static inline float gm_ld_f(int kind, const void *p, int64_t i)
+{
+    if (kind == GM_K_F32) return ((const float *)p)[i];
+    if (kind == GM_K_F16) return gm_half_to_float(((const uint16_t *)p)[i]);
+    return gm_bf16_to_float(((const uint16_t *)p)[i]);
+}
+
+/* Pack an mc x kc block of A (strides sm, sk) into MR-row micro-panels:
+ * dst[p*kc*MR + k*MR + i] = A[(p*MR + i)*sm + k*sk], rows past mc are zero.
+ * KIND is a compile-time constant in every instantiation, so the switch in
+ * the loader folds away. */
+#define GM_DEFINE_PACK(NAME_A, NAME_B, T, MR, NR, LOADER, KIND)                     \
+    static void NAME_A(const void *A, int64_t sm, int64_t sk, int64_t mc,           \
+                       int64_t kc, T *restrict dst)                                 \
+    {                                                                               \
+        for (int64_t ir = 0; ir < mc; ir += MR) {                                   \
+            int64_t mr = GM_MIN(MR, mc - ir);                                       \
+            int64_t o = ir * sm;                                                    \
+            if (mr == MR && sm == 1) {                                              \
+                for (int64_t k = 0; k < kc; k++)                                    \
+                    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)           \
+                        dst[k * MR + i] = LOADER(KIND, A, o + k * sk + i);          \
+            } else if (mr == MR) {                                                  \
+                for (int64_t k = 0; k < kc; k++)                                    \
+                    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)           \
+                        dst[k * MR + i] = LOADER(KIND, A, o + k * sk + i * sm);     \
+            } else {                                                                \
+                for (int64_t k = 0; k < kc; k++) {                                  \
+                    int i = 0;                                                      \
+                    for (; i < mr; i++)                                             \
+                        dst[k * MR + i] = LOADER(KIND, A, o + k * sk + i * sm);     \
+                    for (; i < MR; i++) dst[k * MR + i] = 0;                        \
+                }                                                                   \
+            }                                                                       \
+            dst += kc * MR;                                                         \
+        }                                                                           \
+    }                                                                               \
+    static void NAME_B(const void *B, int64_t sk, int64_t sn, int64_t kc,           \
+                       int64_t nc, T *restrict dst)                                 \
+    {                                                                               \
+        for (int64_t jr = 0; jr < nc; jr += NR) {                                   \
+            int64_t nr = GM_MIN(NR, nc - jr);                                       \
+            int64_t o = jr * sn;                                                    \
+            if (nr == NR && sn == 1) {                                              \
+                for (int64_t k = 0; k < kc; k++)                                    \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < NR; j++)            \
+                        dst[k * NR + j] = LOADER(KIND, B, o + k * sk + j);          \
+            } else if (nr == NR && (sk == 1 || sk == -1)) {                         \
+                /* columns contiguous in k: walk each column, scatter by NR */      \
+                for (int j = 0; j < NR; j++)                                        \
+                    for (int64_t k = 0; k < kc; k++)                                \
+                        dst[k * NR + j] = LOADER(KIND, B, o + k * sk + j * sn);     \
+            } else if (nr == NR) {                                                  \
+                for (int64_t k = 0; k < kc; k++)                                    \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < NR; j++)            \
+                        dst[k * NR + j] = LOADER(KIND, B, o + k * sk + j * sn);     \
+            } else {                                                                \
+                for (int64_t k = 0; k < kc; k++) {                                  \
+                    int j = 0;                                                      \
+                    for (; j < nr; j++)                                             \
+                        dst[k * NR + j] = LOADER(KIND, B, o + k * sk + j * sn);     \
+                    for (; j < NR; j++) dst[k * NR + j] = 0;                        \
+                }                                                                   \
+            }                                                                       \
+            dst += kc * NR;                                                         \
+        }                                                                           \
+    }
+
+#define GM_LD_D(kind, p, i) (((const double *)(p))[i])
+GM_DEFINE_PACK(gm_packA_f32, gm_packB_f32, float, GM_MR_F, GM_NR_F, gm_ld_f, GM_K_F32)
+GM_DEFINE_PACK(gm_packA_f16, gm_packB_f16, float, GM_MR_F, GM_NR_F, gm_ld_f, GM_K_F16)
+GM_DEFINE_PACK(gm_packA_bf16, gm_packB_bf16, float, GM_MR_F, GM_NR_F, gm_ld_f, GM_K_BF16)
+GM_DEFINE_PACK(gm_packA_f64, gm_packB_f64, double, GM_MR_D, GM_NR_D, GM_LD_D, GM_K_F64)
+
+/* ------------------------------------------------------------------------ */
+/* Blocking helpers                                                          */
+/* ------------------------------------------------------------------------ */
+/* Split n into ceil(n/blk) nearly equal blocks, each a multiple of unit. */
+static int64_t gm_even_block(int64_t n, int64_t blk, int64_t unit)
+{
+    if (n <= blk) return n;
+    int64_t nb = (n + blk - 1) / blk;
+    int64_t b = (n + nb - 1) / nb;
+    b = (b + unit - 1) / unit * unit;
+    return GM_MIN(b, blk);
+}
+
+/* Geometry of one task: a rectangle of one C matrix. */
+typedef struct {
+    const char *A, *B;
+    char *C;
+    int64_t M, N, K;
+    int64_t sAm, sAk, sBk, sBn, sCm, sCn; /* elements */
+} gm_task;
+
+/* ------------------------------------------------------------------------ */
+/* Float32 / float64 blocked driver (direct accumulation into C)             */
+/* ------------------------------------------------------------------------ */
+#define GM_DEFINE_DRIVER(NAME, T, MR, NR, KC, MC, NC, KERN, PACKA, PACKB)           \
+    static void NAME(const gm_task *t, T *Ap, T *Bp)                                \
+    {                                                                               \
+        const int64_t M = t->M, N = t->N, K = t->K;                                 \
+        const int64_t kcb = gm_even_block(K, KC, 1); /* depends on K only */        \
+        const int64_t mcb = gm_even_block(M, MC, MR);                               \
+        const int64_t ncb = gm_even_block(N, NC, NR);                               \
+        T tile[MR * NR] __attribute__((aligned(GM_ALIGN)));                        \
+        const T *A = (const T *)t->A, *B = (const T *)t->B;                         \
+        T *C = (T *)t->C;                                                           \
+        for (int64_t jc = 0; jc < N; jc += ncb) {                                   \
+            int64_t nc = GM_MIN(ncb, N - jc);                                       \
+            for (int64_t pc = 0; pc < K; pc += kcb) {                               \
+                int64_t kc = GM_MIN(kcb, K - pc);                                   \
+                int first = pc == 0;                                                \
+                PACKB(B + pc * t->sBk + jc * t->sBn, t->sBk, t->sBn, kc, nc, Bp);   \
+                for (int64_t ic = 0; ic < M; ic += mcb) {                           \
+                    int64_t mc = GM_MIN(mcb, M - ic);                               \
+                    PACKA(A + ic * t->sAm + pc * t->sAk, t->sAm, t->sAk, mc, kc,    \
+                          Ap);                                                      \
+                    for (int64_t jr = 0; jr < nc; jr += NR) {                       \
+                        int64_t nr = GM_MIN(NR, nc - jr);                           \
+                        const T *bp = Bp + jr * kc;                                 \
+                        for (int64_t ir = 0; ir < mc; ir += MR) {                   \
+                            int64_t mr = GM_MIN(MR, mc - ir);                       \
+                            const T *ap = Ap + ir * kc;                             \
+                            T *c = C + (ic + ir) * t->sCm + (jc + jr) * t->sCn;     \
+                            if (mr == MR && nr == NR && t->sCn == 1) {              \
+                                KERN(kc, ap, bp, c, t->sCm, first);                 \
+                            } else {                                                \
+                                KERN(kc, ap, bp, tile, NR, 1);                      \
+                                for (int64_t i = 0; i < mr; i++) {                  \
+                                    T *ci = c + i * t->sCm;                         \
+                                    if (first)                                      \
+                                        for (int64_t j = 0; j < nr; j++)            \
+                                            ci[j * t->sCn] = tile[i * NR + j];      \
+                                    else                                            \
+                                        for (int64_t j = 0; j < nr; j++)            \
+                                            ci[j * t->sCn] += tile[i * NR + j];     \
+                                }                                                   \
+                            }                                                       \
+                        }                                                           \
+                    }                                                               \
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+    }
+
+GM_DEFINE_DRIVER(gm_drive_f32, float, GM_MR_F, GM_NR_F, GM_KC_F, GM_MC_F, GM_NC_F,
+                 gm_kern_f, gm_packA_f32, gm_packB_f32)
+GM_DEFINE_DRIVER(gm_drive_f64, double, GM_MR_D, GM_NR_D, GM_KC_D, GM_MC_D, GM_NC_D,
+                 gm_kern_d, gm_packA_f64, gm_packB_f64)
+
+/* ------------------------------------------------------------------------ */
+/* 16-bit float driver: float32 accumulation in a workspace                  */
+/* ------------------------------------------------------------------------ */
+/* B for the whole depth K of an nc-column slab is packed once (capped so the
+ * slab stays a few MiB), then for each MC block of rows all K blocks are
+ * accumulated into the float workspace W (mc x nc) before one rounding store.
+ * The K blocking (and hence the summation order) is the same as float32. */
+#define GM_H_BSLAB (1 << 20) /* floats in the packed B slab */
+
+static int64_t gm_half_nc(int64_t K)
+{
+    int64_t nc = GM_H_BSLAB / GM_MAX(K, 1);
+    nc = nc / GM_NR_F * GM_NR_F;
+    return GM_MAX(GM_NR_F, GM_MIN(nc, GM_NC_F));
+}
+
+static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, float *W)
+{
+    const int64_t M = t->M, N = t->N, K = t->K;
+    const int64_t MR = GM_MR_F, NR = GM_NR_F;
+    const int64_t kcb = gm_even_block(K, GM_KC_F, 1);
+    const int64_t mcb = gm_even_block(M, GM_MC_F, MR);
+    const int64_t ncb = gm_even_block(N, gm_half_nc(K), NR);
+    float tile[GM_MR_F * GM_NR_F] __attribute__((aligned(GM_ALIGN)));
+    const uint16_t *A = (const uint16_t *)t->A, *B = (const uint16_t *)t->B;
+    uint16_t *C = (uint16_t *)t->C;
+    for (int64_t jc = 0; jc < N; jc += ncb) {
+        int64_t nc = GM_MIN(ncb, N - jc);
+        int64_t ncr = (nc + NR - 1) / NR * NR; /* padded width of a K block */
+        for (int64_t pc = 0; pc < K; pc += kcb) {
+            int64_t kc = GM_MIN(kcb, K - pc);
+            const uint16_t *b = B + pc * t->sBk + jc * t->sBn;
+            if (kind == GM_K_F16)
+                gm_packB_f16(b, t->sBk, t->sBn, kc, nc, Bp + pc * ncr);
+            else
+                gm_packB_bf16(b, t->sBk, t->sBn, kc, nc, Bp + pc * ncr);
+        }
+        for (int64_t ic = 0; ic < M; ic += mcb) {
+            int64_t mc = GM_MIN(mcb, M - ic);
+            for (int64_t pc = 0; pc < K; pc += kcb) {
+                int64_t kc = GM_MIN(kcb, K - pc);
+                int first = pc == 0;
+                const uint16_t *a = A + ic * t->sAm + pc * t->sAk;
+                if (kind == GM_K_F16)
+                    gm_packA_f16(a, t->sAm, t->sAk, mc, kc, Ap);
+                else
+                    gm_packA_bf16(a, t->sAm, t->sAk, mc, kc, Ap);
+                const float *Bk = Bp + pc * ncr;
+                for (int64_t jr = 0; jr < nc; jr += NR) {
+                    int64_t nr = GM_MIN(NR, nc - jr);
+                    const float *bp = Bk + jr * kc;
+                    for (int64_t ir = 0; ir < mc; ir += MR) {
+                        int64_t mr = GM_MIN(MR, mc - ir);
+                        const float *ap = Ap + ir * kc;
+                        float *w = W + ir * ncr + jr;
+                        if (mr == MR) {
+                            gm_kern_f(kc, ap, bp, w, ncr, first);
+                        } else {
+                            gm_kern_f(kc, ap, bp, tile, NR, 1);
+                            for (int64_t i = 0; i < mr; i++)
+                                for (int64_t j = 0; j < nr; j++)
+                                    w[i * ncr + j] = first ? tile[i * NR + j]
+                                                           : w[i * ncr + j] + tile[i * NR + j];
+                        }
+                    }
+                }
+            }
+            /* round the finished block once */
+            for (int64_t i = 0; i < mc; i++) {
+                uint16_t *c = C + (ic + i) * t->sCm + jc * t->sCn;
+                const float *w = W + i * ncr;
+                if (kind == GM_K_F16) {
+                    if (t->sCn == 1)
+                        for (int64_t j = 0; j < nc; j++) c[j] = gm_float_to_half(w[j]);
+                    else
+                        for (int64_t j = 0; j < nc; j++) c[j * t->sCn] = gm_float_to_half(w[j]);
+                } else {
+                    if (t->sCn == 1)
+                        for (int64_t j = 0; j < nc; j++) c[j] = gm_float_to_bf16(w[j]);
+                    else
+                        for (int64_t j = 0; j < nc; j++) c[j * t->sCn] = gm_float_to_bf16(w[j]);
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small problems: direct i-k-j loop, no packing                             */
+/* ------------------------------------------------------------------------ */
+#define GM_SJ 128 /* columns per row strip */
+#define GM_DEFINE_SMALL(NAME, TE, TA, LD, ST)                                       \
+    static void NAME(const gm_task *t)                                              \
+    {                                                                               \
+        const TE *A = (const TE *)t->A, *B = (const TE *)t->B;                      \
+        TE *C = (TE *)t->C;                                                         \
+        TA acc[GM_SJ];                                                              \
+        for (int64_t i = 0; i < t->M; i++) {                                        \
+            for (int64_t j0 = 0; j0 < t->N; j0 += GM_SJ) {                          \
+                int64_t nj = GM_MIN(GM_SJ, t->N - j0);                              \
+                for (int64_t j = 0; j < nj; j++) acc[j] = 0;                        \
+                for (int64_t k = 0; k < t->K; k++) {                                \
+                    TA a = LD(A[i * t->sAm + k * t->sAk]);                          \
+                    const TE *b = B + k * t->sBk + j0 * t->sBn;                     \
+                    if (t->sBn == 1)                                                \
+                        for (int64_t j = 0; j < nj; j++) acc[j] += a * LD(b[j]);    \
+                    else                                                            \
+                        for (int64_t j = 0; j < nj; j++)                            \
+                            acc[j] += a * LD(b[j * t->sBn]);                        \
+                }                                                                   \
+                TE *c = C + i * t->sCm + j0 * t->sCn;                               \
+                for (int64_t j = 0; j < nj; j++) c[j * t->sCn] = ST(acc[j]);        \
+            }                                                                       \
+        }                                                                           \
+    }
+
+#define GM_ID(x) (x)
+GM_DEFINE_SMALL(gm_small_f32, float, float, GM_ID, GM_ID)
+GM_DEFINE_SMALL(gm_small_f64, double, double, GM_ID, GM_ID)
+GM_DEFINE_SMALL(gm_small_f16, uint16_t, float, gm_half_to_float, gm_float_to_half)
+GM_DEFINE_SMALL(gm_small_bf16, uint16_t, float, gm_bf16_to_float, gm_float_to_bf16)
+
+/* ------------------------------------------------------------------------ */
+/* Integer and bool kernels                                                  */
+/* ------------------------------------------------------------------------ */
+/* Block of B packed into the accumulation type: KCI x NCI. */
+#define GM_KCI 256
+#define GM_NCI 512
+
+/* Integer: products and sums wrap modulo 2^bits; computing them in a wider
+ * unsigned type and truncating on store gives the same bits.  Partial sums
+ * between K blocks are kept in C itself (truncation commutes with +). */
+#define GM_DEFINE_INT(NAME, TE, TA)                                                 \
+    static void NAME(const gm_task *t, TA *Bp)                                      \
+    {                                                                               \
+        const TE *A = (const TE *)t->A, *B = (const TE *)t->B;                      \
+        TE *C = (TE *)t->C;                                                         \
+        TA acc[GM_NCI];                                                             \
+        for (int64_t jc = 0; jc < t->N; jc += GM_NCI) {                             \
+            int64_t nc = GM_MIN(GM_NCI, t->N - jc);                                 \
+            for (int64_t pc = 0; pc < t->K; pc += GM_KCI) {                         \
+                int64_t kc = GM_MIN(GM_KCI, t->K - pc);                             \
+                for (int64_t k = 0; k < kc; k++) {                                  \
+                    const TE *b = B + (pc + k) * t->sBk + jc * t->sBn;              \
+                    TA *d = Bp + k * nc;                                            \
+                    if (t->sBn == 1)                                                \
+                        for (int64_t j = 0; j < nc; j++) d[j] = (TA)b[j];           \
+                    else                                                            \
+                        for (int64_t j = 0; j < nc; j++) d[j] = (TA)b[j * t->sBn];  \
+                }                                                                   \
+                for (int64_t i = 0; i < t->M; i++) {                                \
+                    TE *c = C + i * t->sCm + jc * t->sCn;                           \
+                    const TE *a = A + i * t->sAm + pc * t->sAk;                     \
+                    if (pc == 0)                                                    \
+                        for (int64_t j = 0; j < nc; j++) acc[j] = 0;                \
+                    else                                                            \
+                        for (int64_t j = 0; j < nc; j++) acc[j] = (TA)c[j * t->sCn];\
+                    for (int64_t k = 0; k < kc; k++) {                              \
+                        TA av = (TA)a[k * t->sAk];                                  \
+                        const TA *d = Bp + k * nc;                                  \
+                        for (int64_t j = 0; j < nc; j++) acc[j] += av * d[j];       \
+                    }                                                               \
+                    if (t->sCn == 1)                                                \
+                        for (int64_t j = 0; j < nc; j++) c[j] = (TE)acc[j];         \
+                    else                                                            \
+                        for (int64_t j = 0; j < nc; j++) c[j * t->sCn] = (TE)acc[j];\
+                }                                                                   \
+            }                                                                       \
+        }                                                                           \
+    }
+
+GM_DEFINE_INT(gm_int_i8, int8_t, uint32_t)
+GM_DEFINE_INT(gm_int_u8, uint8_t, uint32_t)
+GM_DEFINE_INT(gm_int_i16, int16_t, uint32_t)
+GM_DEFINE_INT(gm_int_i32, int32_t, uint32_t)
+GM_DEFINE_INT(gm_int_i64, int64_t, uint64_t)
+
+static void gm_bool(const gm_task *t, uint8_t *Bp)
+{
+    const uint8_t *A = (const uint8_t *)t->A, *B = (const uint8_t *)t->B;
+    uint8_t *C = (uint8_t *)t->C;
+    uint8_t acc[GM_NCI];
+    for (int64_t jc = 0; jc < t->N; jc += GM_NCI) {
+        int64_t nc = GM_MIN(GM_NCI, t->N - jc);
+        for (int64_t pc = 0; pc < t->K; pc += GM_KCI) {
+            int64_t kc = GM_MIN(GM_KCI, t->K - pc);
+            for (int64_t k = 0; k < kc; k++) {
+                const uint8_t *b = B + (pc + k) * t->sBk + jc * t->sBn;
+                uint8_t *d = Bp + k * nc;
+                for (int64_t j = 0; j < nc; j++) d[j] = b[j * t->sBn] != 0;
+            }
+            for (int64_t i = 0; i < t->M; i++) {
+                uint8_t *c = C + i * t->sCm + jc * t->sCn;
+                const uint8_t *a = A + i * t->sAm + pc * t->sAk;
+                if (pc == 0)
+                    memset(acc, 0, (size_t)nc);
+                else
+                    for (int64_t j = 0; j < nc; j++) acc[j] = c[j * t->sCn];
+                for (int64_t k = 0; k < kc; k++) {
+                    if (!a[k * t->sAk]) continue;
+                    const uint8_t *d = Bp + k * nc;
+                    for (int64_t j = 0; j < nc; j++) acc[j] |= d[j];
+                }
+                for (int64_t j = 0; j < nc; j++) c[j * t->sCn] = acc[j];
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Task decomposition and the thread team                                    */
+/* ------------------------------------------------------------------------ */
+enum {
+    GM_F32, GM_F64, GM_F16, GM_BF16,
+    GM_I8, GM_U8, GM_I16, GM_I32, GM_I64, GM_B8
+};
+
+typedef struct {
+    int type, esize;
+    int64_t batch, M, N, K;
+    const char *A, *B;
+    char *C;
+    int64_t sAb, sAm, sAk, sBb, sBk, sBn, sCb, sCm, sCn;
+    int64_t mp, np, mu, nu; /* parts along M / N and their granularity */
+} gm_problem;
+
+/* Rows [m0, m1) of part i of mp, cut at multiples of unit. */
+static void gm_part(int64_t n, int64_t parts, int64_t unit, int64_t i, int64_t *lo, int64_t *hi)
+{
+    int64_t nb = (n + unit - 1) / unit;
+    *lo = GM_MIN(n, nb * i / parts * unit);
+    *hi = GM_MIN(n, nb * (i + 1) / parts * unit);
+}
+
+/* Choose how many parts to cut each matrix into so that batch*mp*np tasks
+ * keep nt threads busy; prefer cutting M (packed B slabs are then shared
+ * work per thread, A blocks are not duplicated). */
+static void gm_split(gm_problem *p, int nt)
+{
+    p->mp = p->np = 1;
+    if (nt <= 1) return;
+    if (p->batch % nt == 0 || p->batch >= 4 * (int64_t)nt) return;
+    int64_t mb = (p->M + p->mu - 1) / p->mu, nb = (p->N + p->nu - 1) / p->nu;
+    int64_t best = -1;
+    for (int64_t mp = 1; mp <= nt; mp++) {
+        if (nt % mp) continue;
+        int64_t np = nt / mp;
+        if (mp > mb || np > nb) continue;
+        /* work of the largest task, in units; ties favour more M parts */
+        int64_t w = ((mb + mp - 1) / mp) * ((nb + np - 1) / np);
+        if (best < 0 || w <= best) {
+            best = w;
+            p->mp = mp;
+            p->np = np;
+        }
+    }
+    if (best < 0) { /* too small to cut nt ways: cut as much as it allows */
+        p->mp = GM_MIN(mb, nt);
+        p->np = 1;
+    }
+}
+
+static void gm_task_of(const gm_problem *p, int64_t id, gm_task *t)
+{
+    int64_t per = p->mp * p->np;
+    int64_t b = id / per, r = id % per;
+    int64_t m0, m1, n0, n1;
+    gm_part(p->M, p->mp, p->mu, r / p->np, &m0, &m1);
+    gm_part(p->N, p->np, p->nu, r % p->np, &n0, &n1);
+    int64_t e = p->esize;
+    t->M = m1 - m0;
+    t->N = n1 - n0;
+    t->K = p->K;
+    t->A = p->A + (b * p->sAb + m0 * p->sAm) * e;
+    t->B = p->B + (b * p->sBb + n0 * p->sBn) * e;
+    t->C = p->C + (b * p->sCb + m0 * p->sCm + n0 * p->sCn) * e;
+    t->sAm = p->sAm; t->sAk = p->sAk;
+    t->sBk = p->sBk; t->sBn = p->sBn;
+    t->sCm = p->sCm; t->sCn = p->sCn;
+}
+
+/* Bytes of per-thread scratch for one task of this problem (upper bound). */
+static void gm_scratch(const gm_problem *p, size_t *sa, size_t *sb, size_t *sw)
+{
+    *sa = *sb = *sw = 0;
+    int64_t K = p->K;
+    switch (p->type) {
+    case GM_F32: {
+        int64_t kc = GM_MIN(K, GM_KC_F);
+        *sa = (size_t)(GM_MC_F + GM_MR_F) * kc * sizeof(float);
+        *sb = (size_t)(GM_NC_F + GM_NR_F) * kc * sizeof(float);
+        break;
+    }
+    case GM_F64: {
+        int64_t kc = GM_MIN(K, GM_KC_D);
+        *sa = (size_t)(GM_MC_D + GM_MR_D) * kc * sizeof(double);
+        *sb = (size_t)(GM_NC_D + GM_NR_D) * kc * sizeof(double);
+        break;
+    }
+    case GM_F16:
+    case GM_BF16: {
+        int64_t kc = GM_MIN(K, GM_KC_F);
+        int64_t nc = gm_half_nc(K) + GM_NR_F;
+        *sa = (size_t)(GM_MC_F + GM_MR_F) * kc * sizeof(float);
+        *sb = (size_t)nc * K * sizeof(float);
+        *sw = (size_t)(GM_MC_F + GM_MR_F) * nc * sizeof(float);
+        break;
+    }
+    case GM_I64:
+        *sb = (size_t)GM_KCI * GM_NCI * 8;
+        break;
+    case GM_B8:
+        *sb = (size_t)GM_KCI * GM_NCI;
+        break;
+    default:
+        *sb = (size_t)GM_KCI * GM_NCI * 4;
+        break;
+    }
+}
+
+/* Run tasks [id0, id1) with one set of scratch buffers.  Returns 0 on
+ * allocation failure. */
+static int gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t step)
+{
+    size_t sa, sb, sw;
+    gm_scratch(p, &sa, &sb, &sw);
+    void *Ap = sa ? gm_alloc(sa) : NULL;
+    void *Bp = sb ? gm_alloc(sb) : NULL;
+    void *W = sw ? gm_alloc(sw) : NULL;
+    if ((sa && !Ap) || (sb && !Bp) || (sw && !W)) {
+        free(Ap); free(Bp); free(W);
+        return 0;
+    }
+    for (int64_t id = id0; id < id1; id += step) {
+        gm_task t;
+        gm_task_of(p, id, &t);
+        if (t.M <= 0 || t.N <= 0) continue;
+        switch (p->type) {
+        case GM_F32: gm_drive_f32(&t, (float *)Ap, (float *)Bp); break;
+        case GM_F64: gm_drive_f64(&t, (double *)Ap, (double *)Bp); break;
+        case GM_F16: gm_drive_half(&t, GM_K_F16, (float *)Ap, (float *)Bp, (float *)W); break;
+        case GM_BF16: gm_drive_half(&t, GM_K_BF16, (float *)Ap, (float *)Bp, (float *)W); break;
+        case GM_I8: gm_int_i8(&t, (uint32_t *)Bp); break;
+        case GM_U8: gm_int_u8(&t, (uint32_t *)Bp); break;
+        case GM_I16: gm_int_i16(&t, (uint32_t *)Bp); break;
+        case GM_I32: gm_int_i32(&t, (uint32_t *)Bp); break;
+        case GM_I64: gm_int_i64(&t, (uint64_t *)Bp); break;
+        case GM_B8: gm_bool(&t, (uint8_t *)Bp); break;
+        }
+    }
+    free(Ap); free(Bp); free(W);
+    return 1;
+}
+
+static void gm_small_one(const gm_problem *p, int64_t b)
+{
+    gm_task t;
+    int64_t e = p->esize;
+    t.M = p->M; t.N = p->N; t.K = p->K;
+    t.A = p->A + b * p->sAb * e;
+    t.B = p->B + b * p->sBb * e;
+    t.C = p->C + b * p->sCb * e;
+    t.sAm = p->sAm; t.sAk = p->sAk;
+    t.sBk = p->sBk; t.sBn = p->sBn;
+    t.sCm = p->sCm; t.sCn = p->sCn;
+    switch (p->type) {
+    case GM_F32: gm_small_f32(&t); break;
+    case GM_F64: gm_small_f64(&t); break;
+    case GM_F16: gm_small_f16(&t); break;
+    case GM_BF16: gm_small_bf16(&t); break;
+    }
+}
+
+static void gm_zero(const gm_problem *p)
+{
+    int64_t e = p->esize;
+    for (int64_t b = 0; b < p->batch; b++)
+        for (int64_t i = 0; i < p->M; i++) {
+            char *c = p->C + (b * p->sCb + i * p->sCm) * e;
+            if (p->sCn == 1)
+                memset(c, 0, (size_t)(p->N * e));
+            else
+                for (int64_t j = 0; j < p->N; j++) memset(c + j * p->sCn * e, 0, (size_t)e);
+        }
+}
+
+static void gm_run(gm_problem *p, int nthreads)
+{
+    if (p->batch <= 0 || p->M <= 0 || p->N <= 0) return;
+    if (p->K <= 0) {
+        gm_zero(p);
+        return;
+    }
+    int is_float = p->type <= GM_BF16;
+    /* Column-major C: compute C^T = B^T A^T so the micro-kernel writes along
+     * contiguous memory.  Per-element arithmetic is unchanged (a*b == b*a). */
+    if (is_float && p->sCn != 1 && (p->sCm == 1 || p->sCm == -1 ||
+        (p->sCm != 0 && llabs(p->sCm) < llabs(p->sCn)))) {
+        const char *tp = p->A; p->A = p->B; p->B = tp;
+        int64_t x;
+        x = p->M; p->M = p->N; p->N = x;
+        x = p->sAb; p->sAb = p->sBb; p->sBb = x;
+        int64_t am = p->sAm, ak = p->sAk;
+        p->sAm = p->sBn; p->sAk = p->sBk;
+        p->sBk = ak; p->sBn = am;
+        x = p->sCm; p->sCm = p->sCn; p->sCn = x;
+    }
+    double work = (double)p->batch * (double)p->M * (double)p->N * (double)p->K;
+    int nt = nthreads < 1 ? 1 : nthreads;
+    if (work < GM_PAR_MIN) nt = 1;
+
+    if (is_float && (double)p->M * p->N * p->K < GM_SMALL) {
+        if (nt > 1 && p->batch >= 2) {
+            if (nt > p->batch) nt = (int)p->batch;
+#pragma omp parallel for num_threads(nt) schedule(static)
+            for (int64_t b = 0; b < p->batch; b++) gm_small_one(p, b);
+        } else {
+            for (int64_t b = 0; b < p->batch; b++) gm_small_one(p, b);
+        }
+        return;
+    }
+
+    switch (p->type) {
+    case GM_F32: case GM_F16: case GM_BF16: p->mu = GM_MR_F; p->nu = GM_NR_F; break;
+    case GM_F64: p->mu = GM_MR_D; p->nu = GM_NR_D; break;
+    default: p->mu = 8; p->nu = 64; break;
+    }
+    gm_split(p, nt);
+    int64_t ntask = p->batch * p->mp * p->np;
+    if (nt > ntask) nt = (int)ntask;
+    if (nt <= 1) {
+        gm_run_tasks(p, 0, ntask, 1);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef _OPENMP
+        int64_t me = omp_get_thread_num(), team = omp_get_num_threads();
+#else
+        int64_t me = 0, team = 1;
+#endif
+        gm_run_tasks(p, me, ntask, team);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exported entry points                                                     */
+/* ------------------------------------------------------------------------ */
+#define GM_EXPORT(SFX, TYPE, ESIZE)                                                 \
+    void gemm_##SFX(int64_t batch, int64_t M, int64_t N, int64_t K,                 \
+                    intptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,              \
+                    intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,              \
+                    intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,              \
+                    int nthreads)                                                   \
+    {                                                                               \
+        gm_problem p;                                                               \
+        memset(&p, 0, sizeof p);                                                    \
+        p.type = TYPE; p.esize = ESIZE;                                             \
+        p.batch = batch; p.M = M; p.N = N; p.K = K;                                 \
+        p.A = (const char *)A; p.sAb = sAb; p.sAm = sAm; p.sAk = sAk;               \
+        p.B = (const char *)B; p.sBb = sBb; p.sBk = sBk; p.sBn = sBn;               \
+        p.C = (char *)C; p.sCb = sCb; p.sCm = sCm; p.sCn = sCn;                     \
+        gm_run(&p, nthreads);                                                       \
+    }
+
+GM_EXPORT(f32, GM_F32, 4)
+GM_EXPORT(f64, GM_F64, 8)
+GM_EXPORT(f16, GM_F16, 2)
+GM_EXPORT(bf16, GM_BF16, 2)
+GM_EXPORT(i8, GM_I8, 1)
+GM_EXPORT(u8, GM_U8, 1)
+GM_EXPORT(i16, GM_I16, 2)
+GM_EXPORT(i32, GM_I32, 4)
+GM_EXPORT(i64, GM_I64, 8)
+GM_EXPORT(b8, GM_B8, 1)

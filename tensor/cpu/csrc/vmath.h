@@ -1,0 +1,241 @@
+/*
+ * vmath.h -- branch-free, auto-vectorisable elementary functions for the CPU
+ * backend's generated elementwise loops.
+ *
+ *   float  vm_expf(float)      double vm_exp(double)
+ *   float  vm_logf(float)      double vm_log(double)
+ *   float  vm_tanhf(float)     float  vm_sigmoidf(float)
+ *
+ * Every function is a straight-line sequence of arithmetic, integer bit
+ * operations and selects (?:) on the same element, without table look-ups or
+ * libm calls, so a loop such as
+ *
+ *     for (long i = 0; i < n; i++) out[i] = vm_expf(a[i]);
+ *
+ * is vectorised by gcc -O3 for SSE4 (x86-64-v2), AVX2 and AVX-512 alike.
+ *
+ * Accuracy (round-to-nearest; measured exhaustively over all 2^32 floats, and
+ * on 10^7+ random doubles): vm_expf < 1 ulp, vm_logf < 1 ulp, vm_exp and
+ * vm_log < 1 ulp, vm_tanhf / vm_sigmoidf a few ulp.  Special values follow
+ * C99 Annex F: NaN -> NaN, exp(+inf) = +inf, exp(-inf) = +0, overflow -> +inf,
+ * gradual underflow to subnormals then +0, log(+-0) = -inf, log(x<0) = NaN,
+ * log(+inf) = +inf, tanh(+-0) = +-0, tanh(+-inf) = +-1, sigmoid(+inf) = 1,
+ * sigmoid(-inf) = 0.  Floating-point exception flags are not meaningful.
+ *
+ * Requirements: the round-to-nearest-integer trick (x + 1.5*2^23 - 1.5*2^23)
+ * and the NaN-propagating selects need IEEE semantics, i.e. do NOT compile
+ * with -ffast-math / -ffinite-math-only / -fassociative-math.  Works with or
+ * without FMA contraction (-ffp-contract=fast/off).
+ */
+#ifndef TENSOR_CPU_VMATH_H
+#define TENSOR_CPU_VMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- bit casts (memcpy compiles to a plain register reinterpretation) ---- */
+static inline uint32_t vm__f2u(float x)    { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline float    vm__u2f(uint32_t u) { float x;    memcpy(&x, &u, 4); return x; }
+static inline uint64_t vm__d2u(double x)   { uint64_t u; memcpy(&u, &x, 8); return u; }
+static inline double   vm__u2d(uint64_t u) { double x;   memcpy(&x, &u, 8); return x; }
+
+/* ========================================================================
+ * exp, float
+ *   x = n*ln2 + r, |r| <= ln2/2 (Cody-Waite, two-part ln2)
+ *   exp(r) = 1 + r + r^2*Q(r), Q minimax degree 4 (rel. err ~2^-28)
+ *   2^n applied as two normal power-of-two factors 2^n1 * 2^n2 so that
+ *   p*2^n1 is exact and only the final multiply rounds; this gives correct
+ *   gradual underflow and natural overflow to +inf.
+ * ====================================================================== */
+static inline float vm_expf(float x)
+{
+    const float shift  = 0x1.8p23f;          /* 1.5*2^23: rounds to integer */
+    const float log2e  = 0x1.715476p+0f;
+    const float ln2_hi = 0x1.62e4p-1f;       /* 15 significant bits: n*ln2_hi exact */
+    const float ln2_lo = 0x1.7f7d1cp-20f;    /* ln2 - ln2_hi */
+
+    /* clamp; NaN fails both compares and passes through unchanged */
+    float xc = x < -150.0f ? -150.0f : x;    /* exp(-150) rounds to +0 */
+    xc = xc > 100.0f ? 100.0f : xc;          /* exp(100) overflows to +inf */
+
+    float t  = xc * log2e + shift;
+    float nf = t - shift;                    /* n = rint(x/ln2), |n| <= 217 */
+    float r  = xc - nf * ln2_hi;             /* exact */
+    r = r - nf * ln2_lo;
+
+    float q = 0x1.6a1a72p-10f;
+    q = q * r + 0x1.123fc6p-7f;
+    q = q * r + 0x1.555916p-5f;
+    q = q * r + 0x1.55548ap-3f;
+    q = q * r + 0x1.fffffcp-2f;
+    float p = 1.0f + (r + (r * r) * q);      /* exp(r), in [0.70, 1.42] */
+
+    /* n from the bits of t (t = 1.5*2^23 + n exactly); n1 = floor(n/2) */
+    uint32_t nb = vm__f2u(t) - vm__f2u(shift) + 256u;   /* n + 256 >= 39 */
+    uint32_t n1 = (nb >> 1) - 128u;                       /* floor(n/2)   */
+    uint32_t n2 = (nb - 256u) - n1;                       /* n - n1       */
+    float s1 = vm__u2f((n1 + 127u) << 23);
+    float s2 = vm__u2f((n2 + 127u) << 23);
+    return (p * s1) * s2;
+}
+
+/* ========================================================================
+ * exp, double: same scheme, Q minimax degree 9 (rel. err ~2^-56.7)
+ * ====================================================================== */
+static inline double vm_exp(double x)
+{
+    const double shift  = 0x1.8p52;
+    const double log2e  = 0x1.71547652b82fep+0;
+    const double ln2_hi = 0x1.62e42fee00000p-1;    /* low 32 bits zero */
+    const double ln2_lo = 0x1.a39ef35793c76p-33;   /* ln2 - ln2_hi */
+
+    double xc = x < -760.0 ? -760.0 : x;           /* exp(-760) rounds to +0 */
+    xc = xc > 720.0 ? 720.0 : xc;                  /* exp(720) = +inf */
+
+    double t  = xc * log2e + shift;
+    double nf = t - shift;                         /* |n| <= 1097 */
+    double r  = xc - nf * ln2_hi;                  /* exact */
+    r = r - nf * ln2_lo;
+
+    /* Q(r) by Estrin-like split to shorten the dependency chain */
+    double r2 = r * r;
+    double r4 = r2 * r2;
+    double a0 = 0x1.000000000000ap-1 + 0x1.555555555555ep-3 * r;
+    double a1 = 0x1.555555554fd4fp-5 + 0x1.111111110dbc0p-7 * r;
+    double a2 = 0x1.6c16c1878f055p-10 + 0x1.a01a01bb0af5bp-13 * r;
+    double a3 = 0x1.a0198f5e3b16ep-16 + 0x1.71dddbbf180bcp-19 * r;
+    double a4 = 0x1.28b8197845405p-22 + 0x1.af90b3b36ea10p-26 * r;
+    double b0 = a0 + a1 * r2;
+    double b1 = a2 + a3 * r2;
+    double q  = b0 + (b1 + a4 * r4) * r4;
+    double p  = 1.0 + (r + r2 * q);
+
+    uint64_t nb = vm__d2u(t) - vm__d2u(shift) + 1100u;   /* n + 1100 >= 3 */
+    uint64_t n1 = (nb >> 1) - 550u;
+    uint64_t n2 = (nb - 1100u) - n1;
+    double s1 = vm__u2d((n1 + 1023u) << 52);
+    double s2 = vm__u2d((n2 + 1023u) << 52);
+    return (p * s1) * s2;
+}
+
+/* ========================================================================
+ * log, float
+ *   x = 2^k * m, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact)
+ *   s = f/(2+f), z = s^2, log(1+f) = 2s + s*R, R = z*P(z)
+ *   evaluated as f - (f^2/2 - s*(f^2/2 + R)) so that the big terms are exact,
+ *   plus k*ln2 in two parts.  Subnormals are pre-scaled by 2^25.
+ * ====================================================================== */
+static inline float vm_logf(float x)
+{
+    const float ln2_hi = 0x1.62e4p-1f;       /* k*ln2_hi exact for |k| < 512 */
+    const float ln2_lo = 0x1.7f7d1cp-20f;
+
+    int sub = x < 0x1p-126f;                 /* subnormal (or <= 0: fixed below) */
+    float xs = sub ? x * 0x1p25f : x;
+    float kadj = sub ? 25.0f : 0.0f;
+
+    uint32_t ix  = vm__f2u(xs);
+    uint32_t tmp = ix - 0x3f3504f3u;         /* bits of sqrt(1/2) */
+    int32_t  k   = (int32_t)tmp >> 23;       /* arithmetic shift */
+    float    m   = vm__u2f(ix - ((uint32_t)k << 23));
+    float    kf  = (float)k - kadj;
+
+    float f = m - 1.0f;
+    float s = f / (2.0f + f);
+    float z = s * s;
+    float P = 0x1.e2fdd2p-3f;
+    P = P * z + 0x1.2438a8p-2f;
+    P = P * z + 0x1.999a7cp-2f;
+    P = P * z + 0x1.555554p-1f;
+    float R = z * P;
+    float hfsq = 0.5f * f * f;
+    float res = kf * ln2_hi - ((hfsq - (s * (hfsq + R) + kf * ln2_lo)) - f);
+
+    /* special values: +inf and NaN -> x, 0 -> -inf, x < 0 -> NaN */
+    res = (x < __builtin_inff()) ? res : x + x;
+    res = (x == 0.0f) ? -__builtin_inff() : res;
+    res = (x < 0.0f) ? __builtin_nanf("") : res;
+    return res;
+}
+
+/* ========================================================================
+ * log, double: same scheme, P minimax degree 6 in z (rel. err ~2^-59.5).
+ * The exponent is extracted with logical shifts / magic-number conversion
+ * only (no 64-bit arithmetic shift or int64->double), so pre-AVX-512 targets
+ * vectorise it too.
+ * ====================================================================== */
+static inline double vm_log(double x)
+{
+    const double ln2_hi = 0x1.62e42fee00000p-1;
+    const double ln2_lo = 0x1.a39ef35793c76p-33;
+
+    int sub = x < 0x1p-1022;
+    double xs = sub ? x * 0x1p54 : x;
+    double kadj = sub ? 54.0 : 0.0;
+
+    uint64_t ix = vm__d2u(xs);
+    /* kb = k + 1024 where x = 2^k * m, m in [sqrt(1/2), sqrt(2)) */
+    uint64_t kb = (ix - 0x3fe6a09e667f3bcdULL + 0x4000000000000000ULL) >> 52;
+    double   m  = vm__u2d(ix - ((kb - 1024u) << 52));
+    double   kf = (vm__u2d(0x4330000000000000ULL | kb) - (0x1p52 + 1024.0)) - kadj;
+
+    double f = m - 1.0;
+    double s = f / (2.0 + f);
+    double z = s * s;
+    double z2 = z * z;
+    double z4 = z2 * z2;
+    double a0 = 0x1.5555555555593p-1 + 0x1.999999997fb31p-2 * z;
+    double a1 = 0x1.2492494217a45p-2 + 0x1.c71c51e7f56c4p-3 * z;
+    double a2 = 0x1.7466462ce5e7ap-3 + 0x1.39a0f4fa4075ap-3 * z;
+    double P  = (a0 + a1 * z2) + (a2 + 0x1.2f0d8ee3130bep-3 * z2) * z4;
+    double R = z * P;
+    double hfsq = 0.5 * f * f;
+    double res = kf * ln2_hi - ((hfsq - (s * (hfsq + R) + kf * ln2_lo)) - f);
+
+    res = (x < __builtin_inf()) ? res : x + x;
+    res = (x == 0.0) ? -__builtin_inf() : res;
+    res = (x < 0.0) ? __builtin_nan("") : res;
+    return res;
+}
+
+/* ========================================================================
+ * tanh, float
+ *   |x| < 0.55: x + x^3*T(x^2), T minimax degree 5
+ *   otherwise : sign(x) * (1 - 2e/(1+e)), e = exp(-2|x|) (no overflow;
+ *               saturates to +-1, and 1-2e/(1+e) >= 0.5 so no cancellation)
+ * ====================================================================== */
+static inline float vm_tanhf(float x)
+{
+    uint32_t ux = vm__f2u(x);
+    float ax = vm__u2f(ux & 0x7fffffffu);
+
+    float x2 = x * x;
+    float T = 0x1.3a0674p-9f;
+    T = T * x2 - 0x1.13b564p-7f;
+    T = T * x2 + 0x1.64e3ccp-6f;
+    T = T * x2 - 0x1.ba0996p-5f;
+    T = T * x2 + 0x1.1110dcp-3f;
+    T = T * x2 - 0x1.555554p-2f;
+    float small = x + x * x2 * T;            /* keeps -0 */
+
+    float e = vm_expf(-2.0f * ax);
+    float big = 1.0f - (2.0f * e) / (1.0f + e);
+    big = vm__u2f(vm__f2u(big) | (ux & 0x80000000u));
+
+    return ax < 0.55f ? small : big;         /* NaN -> big path -> NaN */
+}
+
+/* ========================================================================
+ * sigmoid, float: 1/(1+exp(-x)), computed as e/(1+e) or 1/(1+e) with
+ * e = exp(-|x|) so it never overflows and is accurate into the subnormal
+ * range for large negative x.
+ * ====================================================================== */
+static inline float vm_sigmoidf(float x)
+{
+    float ax = vm__u2f(vm__f2u(x) & 0x7fffffffu);
+    float e = vm_expf(-ax);
+    float num = x < 0.0f ? e : 1.0f;
+    return num / (1.0f + e);
+}
+
+#endif /* TENSOR_CPU_VMATH_H */

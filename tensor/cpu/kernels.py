@@ -1,0 +1,79 @@
+"""Generate the CPU kernel modules from the op table and load them.
+
+One module per (template family, input dtype): a cold start compiles a few modules, not one
+file per kernel. `kernel(family, dtype, name)` returns the cffi function, cached.
+"""
+from __future__ import annotations
+
+import os
+
+from .. import dtypes as dt
+from ..optable import BINARY, UNARY
+from . import build
+
+_EW_UN = "void {}(int nd, const int64_t *meta, intptr_t out, intptr_t a, int nthreads);"
+_EW_BIN = "void {}(int nd, const int64_t *meta, intptr_t out, intptr_t a, intptr_t b, int nthreads);"
+_EW_WHERE = ("void {}(int nd, const int64_t *meta, intptr_t out, intptr_t c, intptr_t a, "
+             "intptr_t b, int nthreads);")
+
+
+def ew_source(d: dt.DType) -> tuple[str, str]:
+    """Elementwise ops whose loop takes dtype d, `where`, and casts from d to every dtype."""
+    k, s = d.kind, d.sfx
+    src, cdef = ['#include "elementwise.h"'], []
+    for op in UNARY:
+        if k in op.kinds:
+            out = "b8" if op.out_bool else s
+            src.append(f"SX_UNARY({op.name}_{s}, {s}, {out}, ({op.expr(k)}))")
+            cdef.append(_EW_UN.format(f"{op.name}_{s}"))
+    for op in BINARY:
+        if k in op.kinds:
+            out = "b8" if op.out_bool else s
+            src.append(f"SX_BINARY({op.name}_{s}, {s}, {s}, {out}, ({op.expr(k)}))")
+            cdef.append(_EW_BIN.format(f"{op.name}_{s}"))
+    for t in dt.ALL:
+        src.append(f"SX_UNARY(cast_{s}_{t.sfx}, {s}, {t.sfx}, (a))")
+        cdef.append(_EW_UN.format(f"cast_{s}_{t.sfx}"))
+    src.append(f"SX_WHERE(where_{s}, {s})")
+    cdef.append(_EW_WHERE.format(f"where_{s}"))
+    return "\n".join(src) + "\n", "\n".join(cdef)
+
+
+_SOURCES = {"ew": ew_source}
+_fns: dict = {}
+
+
+def register_family(name: str, source_fn) -> None:
+    """Add a template family: source_fn(dtype or None) -> (C source, cdef)."""
+    _SOURCES[name] = source_fn
+
+
+def module(family: str, d: dt.DType | None):
+    src, cdef = _SOURCES[family](d)
+    return build.load(f"{family}_{d.sfx}" if d is not None else family, src, cdef)
+
+
+def kernel(family: str, d: dt.DType | None, name: str):
+    key = (family, d, name)
+    fn = _fns.get(key)
+    if fn is None:
+        fn = getattr(module(family, d), name)
+        _fns[key] = fn
+    return fn
+
+
+_num_threads = int(os.environ.get("STRIDEX_NUM_THREADS", 0)) or (os.cpu_count() or 1)
+
+
+def get_num_threads() -> int:
+    """Threads the CPU kernels use (1 = single core; more uses OpenMP)."""
+    return _num_threads
+
+
+def set_num_threads(n: int) -> None:
+    """Set the CPU kernels' thread count (also from the STRIDEX_NUM_THREADS variable)."""
+    global _num_threads
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"set_num_threads: need a positive count, got {n}")
+    _num_threads = n

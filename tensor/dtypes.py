@@ -1,0 +1,211 @@
+"""Data types and NumPy-2 type promotion (NEP 50: Python scalars are weakly typed).
+
+>>> from tensor import dtypes
+>>> dtypes.result_type(dtypes.int8, dtypes.float16).name
+'float16'
+>>> dtypes.result_type(dtypes.int8, 3).name   # the Python int adopts the tensor's dtype
+'int8'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class DType:
+    """One element type. `kind` is 'b' (bool), 'i' (signed), 'u' (unsigned) or 'f' (float)."""
+
+    __slots__ = ("name", "itemsize", "kind", "ctype", "sfx", "code", "np")
+
+    def __init__(self, name: str, itemsize: int, kind: str, ctype: str, sfx: str, code: int, npdt):
+        self.name, self.itemsize, self.kind = name, itemsize, kind
+        self.ctype, self.sfx, self.code = ctype, sfx, code
+        self.np = npdt  # the NumPy dtype with the same bits (None for bfloat16)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in "if"
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    def __repr__(self) -> str:
+        return f"tensor.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def __eq__(self, other):
+        if isinstance(other, DType):
+            return self is other
+        try:
+            return self is dtype(other)
+        except TypeError:
+            return False
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+bool_ = DType("bool", 1, "b", "uint8_t", "b8", 0, np.dtype(np.bool_))
+int8 = DType("int8", 1, "i", "int8_t", "i8", 1, np.dtype(np.int8))
+uint8 = DType("uint8", 1, "u", "uint8_t", "u8", 2, np.dtype(np.uint8))
+int16 = DType("int16", 2, "i", "int16_t", "i16", 3, np.dtype(np.int16))
+int32 = DType("int32", 4, "i", "int32_t", "i32", 4, np.dtype(np.int32))
+int64 = DType("int64", 8, "i", "int64_t", "i64", 5, np.dtype(np.int64))
+float16 = DType("float16", 2, "f", "uint16_t", "f16", 6, np.dtype(np.float16))
+bfloat16 = DType("bfloat16", 2, "f", "uint16_t", "bf16", 7, None)
+float32 = DType("float32", 4, "f", "float", "f32", 8, np.dtype(np.float32))
+float64 = DType("float64", 8, "f", "double", "f64", 9, np.dtype(np.float64))
+
+ALL = (bool_, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64)
+INTEGER = (int8, uint8, int16, int32, int64)
+FLOATING = (float16, bfloat16, float32, float64)
+NUMERIC = INTEGER + FLOATING
+
+_ALIASES = {
+    "bool": bool_, "?": bool_, "b1": bool_,
+    "half": float16, "f2": float16, "e": float16,
+    "float": float32, "f4": float32, "single": float32,
+    "double": float64, "f8": float64, "d": float64,
+    "i1": int8, "u1": uint8, "i2": int16, "short": int16, "i4": int32, "int": int64,
+    "i8": int64, "long": int64, "bf16": bfloat16,
+}
+_NAMES = {d.name: d for d in ALL}
+_NP_TO = {d.np: d for d in ALL if d.np is not None}
+
+_default_float = float64
+
+
+def _by_name(name: str) -> DType:
+    return _NAMES[name]
+
+
+def dtype(x) -> DType:
+    """Convert a dtype-like (DType, name, NumPy dtype, Python type) to a DType."""
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, str):
+        d = _NAMES.get(x) or _ALIASES.get(x)
+        if d is not None:
+            return d
+    elif x is bool:
+        return bool_
+    elif x is int:
+        return int64
+    elif x is float:
+        return _default_float
+    if x is not None:
+        try:
+            nd = np.dtype(x)
+        except TypeError:
+            nd = None
+        if nd is not None:
+            if nd.name == "bfloat16":  # ml_dtypes.bfloat16
+                return bfloat16
+            d = _NP_TO.get(nd.newbyteorder("=")) if nd.isnative or nd.byteorder != "|" else _NP_TO.get(nd)
+            if d is not None:
+                return d
+    raise TypeError(f"dtype: unsupported data type {x!r}; supported: {', '.join(_NAMES)}")
+
+
+def get_default_dtype() -> DType:
+    """The floating dtype of Python floats and of float-producing creation functions (float64, as NumPy)."""
+    return _default_float
+
+
+def set_default_dtype(d) -> None:
+    """Set the default floating dtype (float32 or float64; PyTorch users often want float32)."""
+    global _default_float
+    d = dtype(d)
+    if d not in (float32, float64):
+        raise TypeError(f"set_default_dtype: only float32 or float64 can be the default, got {d.name}")
+    _default_float = d
+
+
+def _promote_pair(a: DType, b: DType) -> DType:
+    if a is b:
+        return a
+    if a is bfloat16 or b is bfloat16:
+        other = b if a is bfloat16 else a
+        if other.kind != "f":
+            return bfloat16
+        return float32 if other is float16 else (float64 if other is float64 else float32)
+    return _NP_TO[np.promote_types(a.np, b.np)]
+
+
+_TABLE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+
+
+def promote_types(a, b) -> DType:
+    """The smallest dtype both a and b convert to safely (NumPy's table, plus bfloat16)."""
+    return _TABLE[dtype(a), dtype(b)]
+
+
+# Python scalar "kinds": weak operands only decide the category, not the width.
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def scalar_kind(x) -> str | None:
+    """'b', 'i' or 'f' for Python (and NumPy) scalars, None for anything else."""
+    if isinstance(x, bool | np.bool_):
+        return "b"
+    if isinstance(x, int):
+        return "i"
+    if isinstance(x, float):
+        return "f"
+    return None
+
+
+def result_type(*args) -> DType:
+    """NumPy-2 result type of DTypes, tensors (anything with .dtype) and weak Python scalars."""
+    strong = None
+    weak = -1
+    for a in args:
+        if isinstance(a, DType):
+            d = a
+        elif hasattr(a, "dtype") and not isinstance(a, np.generic):
+            d = dtype(a.dtype)
+        else:
+            k = scalar_kind(a)
+            if k is None:
+                if isinstance(a, np.generic):
+                    d = dtype(a.dtype)
+                else:
+                    raise TypeError(f"result_type: cannot interpret {type(a).__name__} as a dtype or scalar")
+            else:
+                weak = max(weak, _KIND_RANK[k])
+                continue
+        strong = d if strong is None else _TABLE[strong, d]
+    if strong is None:
+        return (bool_, int64, _default_float)[weak]
+    if weak < 0 or weak <= _KIND_RANK[strong.kind]:
+        return strong
+    return int64 if weak == 1 else _default_float
+
+
+def can_cast(src, dst, casting: str = "safe") -> bool:
+    src, dst = dtype(src), dtype(dst)
+    if casting == "unsafe":
+        return True
+    if casting == "same_kind":
+        return _KIND_RANK[src.kind] <= _KIND_RANK[dst.kind] or src is dst
+    return promote_types(src, dst) is dst
+
+
+def iinfo_bounds(d: DType) -> tuple[int, int]:
+    if d is bool_:
+        return 0, 1
+    info = np.iinfo(d.np)
+    return int(info.min), int(info.max)
+
+
+def float_of(d: DType) -> DType:
+    """The float dtype NumPy's float functions (exp, sqrt, true_divide...) give for an input dtype."""
+    if d.kind == "f":
+        return d
+    return {1: float16, 2: float32}.get(d.itemsize, float64) if d is not bool_ else float16

@@ -1,0 +1,350 @@
+"""Elementwise dispatch: promotion, broadcasting, dimension coalescing and kernel launch.
+
+Everything about shapes and dtypes is decided here, on the host, before a kernel runs, so
+user errors never leave a half-written output.
+
+>>> import tensor as T
+>>> (T.arange(3, dtype="int8") + 1).dtype     # Python scalars are weak (NumPy 2)
+tensor.int8
+>>> (T.arange(3) / 2).tolist()
+[0.0, 0.5, 1.0]
+"""
+from __future__ import annotations
+
+import struct
+
+import cffi
+import numpy as np
+
+from . import dtypes as dt
+from ._tensor import Tensor, contiguous_strides, new_storage
+from .cpu import kernels as K
+from .optable import OPS, loop_dtype
+from .views import broadcast_shapes, broadcast_to
+
+_ffi = cffi.FFI()
+_PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
+         "f32": "f", "f64": "d"}
+
+
+def empty_tensor(shape: tuple, dtype: dt.DType, device=None) -> Tensor:
+    n = 1
+    for s in shape:
+        n *= s
+    st = new_storage(n * dtype.itemsize) if device is None else new_storage(n * dtype.itemsize, device)
+    return Tensor._make(st, shape, contiguous_strides(shape), 0, dtype)
+
+
+def _bf16_bits(v: float) -> int:
+    u = struct.unpack("<I", struct.pack("<f", v))[0]
+    if (u & 0x7FFFFFFF) > 0x7F800000:
+        return (u >> 16) | 0x40
+    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+
+
+def scalar_bytes(v, d: dt.DType) -> bytes:
+    """Encode a Python scalar as one element of dtype d (NumPy's conversion rules)."""
+    if d.kind == "f":
+        v = float(v)
+        if d is dt.bfloat16:
+            return struct.pack("<H", _bf16_bits(np.float32(v).item()))
+        if d is dt.float16:
+            return np.array(v, np.float16).tobytes()
+        return struct.pack("<" + _PACK[d.sfx], v)
+    if d is dt.bool_:
+        return b"\x01" if v else b"\x00"
+    lo, hi = dt.iinfo_bounds(d)
+    v = int(v)
+    if not lo <= v <= hi:
+        raise OverflowError(f"Python integer {v} out of bounds for {d.name}")
+    return struct.pack("<" + _PACK[d.sfx], v)
+
+
+class _Scalar:
+    """A scalar operand: one element in host memory, read with stride 0."""
+    __slots__ = ("buf", "ptr")
+
+    def __init__(self, v, d):
+        self.buf = _ffi.new("char[]", scalar_bytes(v, d))
+        self.ptr = int(_ffi.cast("intptr_t", self.buf))
+
+
+def _coalesce(shape, strides_list):
+    """Drop size-1 dims and merge dims contiguous in every operand. strides in bytes."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return [1], [[0] for _ in strides_list]
+    sh = [shape[dims[0]]]
+    st = [[s[dims[0]]] for s in strides_list]
+    for i in dims[1:]:
+        n = shape[i]
+        if all(s[-1] == t[i] * n for s, t in zip(st, strides_list)):
+            sh[-1] *= n
+            for s, t in zip(st, strides_list):
+                s[-1] = t[i]
+        else:
+            sh.append(n)
+            for s, t in zip(st, strides_list):
+                s.append(t[i])
+    return sh, st
+
+
+def launch(fn, out: Tensor, ins: list) -> None:
+    """Run an elementwise kernel: out and inputs (Tensors broadcast to out.shape, or _Scalar)."""
+    shape = out._shape
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    ptrs = [out.data_ptr()]
+    fast = out.is_contiguous()
+    for x in ins:
+        if isinstance(x, _Scalar):
+            ptrs.append(x.ptr)
+            fast = False
+        else:
+            ptrs.append(x.data_ptr())
+            fast = fast and x._shape == shape and x.is_contiguous()
+    if fast:
+        meta = [n, out.itemsize] + [x.itemsize for x in ins]
+        fn(1, meta, *ptrs, K._num_threads)
+        return
+    strides = [[s * out.itemsize for s in out._strides]]
+    for x in ins:
+        if isinstance(x, _Scalar):
+            strides.append([0] * len(shape))
+        else:
+            strides.append([s * x.itemsize for s in x._strides])
+    sh, st = _coalesce(shape, strides)
+    meta = sh + [v for s in st for v in s]
+    fn(len(sh), meta, *ptrs, K._num_threads)
+
+
+# ---------------------------------------------------------------- casting and copies
+
+def _out_like(x: Tensor, dtype: dt.DType) -> Tensor:
+    """A new tensor shaped like x, laid out in x's memory order when x is a dense permutation."""
+    if x.is_contiguous() or x.ndim < 2:
+        return empty_tensor(x._shape, dtype, x.device)
+    order = sorted(range(x.ndim), key=lambda i: -abs(x._strides[i]))
+    acc, dense = 1, True
+    for i in reversed(order):
+        if x._shape[i] != 1 and abs(x._strides[i]) != acc:
+            dense = False
+            break
+        acc *= x._shape[i]
+    if not dense or any(s < 0 for s in x._strides):
+        return empty_tensor(x._shape, dtype, x.device)
+    perm_shape = tuple(x._shape[i] for i in order)
+    t = empty_tensor(perm_shape, dtype, x.device)
+    inv = [0] * x.ndim
+    for j, i in enumerate(order):
+        inv[i] = j
+    return t._view(x._shape, [t._strides[inv[i]] for i in range(x.ndim)])
+
+
+def copy_into(dst: Tensor, src) -> None:
+    """dst[...] = src with broadcasting and casting (the kernel behind copies and astype)."""
+    if isinstance(src, Tensor):
+        if dst.device != src.device:
+            raise ValueError(f"copy: devices differ: {dst.device} and {src.device}")
+        if _overlaps(dst, src) and not _same_view(dst, src):
+            src = src.copy()
+        src = broadcast_to(src, dst._shape, "copy")
+        fn = K.kernel("ew", src._dtype, f"cast_{src._dtype.sfx}_{dst._dtype.sfx}")
+        launch(fn, dst, [src])
+    else:
+        sd = dst._dtype
+        fn = K.kernel("ew", sd, f"cast_{sd.sfx}_{sd.sfx}")
+        launch(fn, dst, [_Scalar(src, sd)])
+    dst._storage.version += 1
+
+
+def astype(x: Tensor, dtype, copy: bool = True) -> Tensor:
+    d = dt.dtype(dtype)
+    if d is x._dtype and not copy:
+        return x
+    out = _out_like(x, d)
+    copy_into(out, x)
+    return out
+
+
+def contiguous(x: Tensor) -> Tensor:
+    if x.is_contiguous():
+        return x
+    out = empty_tensor(x._shape, x._dtype, x.device)
+    copy_into(out, x)
+    return out
+
+
+def copy(x: Tensor) -> Tensor:
+    out = _out_like(x, x._dtype)
+    copy_into(out, x)
+    return out
+
+
+def _extent(t: Tensor):
+    lo = hi = t._offset
+    for n, s in zip(t._shape, t._strides):
+        if n == 0:
+            return None
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    isz = t.itemsize
+    return lo * isz, (hi + 1) * isz
+
+
+def _overlaps(a: Tensor, b: Tensor) -> bool:
+    if a._storage is not b._storage:
+        return False
+    ea, eb = _extent(a), _extent(b)
+    return ea is not None and eb is not None and ea[0] < eb[1] and eb[0] < ea[1]
+
+
+def _same_view(a: Tensor, b: Tensor) -> bool:
+    return (a._storage is b._storage and a._offset == b._offset and a._shape == b._shape
+            and a._strides == b._strides and a._dtype.itemsize == b._dtype.itemsize)
+
+
+def shares_memory(a: Tensor, b: Tensor) -> bool:
+    """True when the memory ranges spanned by a and b overlap (NumPy's may_share_memory)."""
+    return _overlaps(a, b)
+
+
+# ---------------------------------------------------------------- ops
+
+def as_operand(x):
+    """Tensors and Python scalars pass; lists, NumPy arrays and NumPy scalars become tensors."""
+    if isinstance(x, Tensor) or dt.scalar_kind(x) is not None and not isinstance(x, np.generic):
+        return x
+    from .creation import asarray
+    return asarray(x)
+
+
+def _prepare_out(op_name, out: Tensor, shape, res_dtype):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op_name}: out must be a Tensor, got {type(out).__name__}")
+    if out._shape != tuple(shape):
+        raise ValueError(f"{op_name}: output of shape {out.shape} cannot hold the result of shape "
+                         f"{tuple(shape)}")
+    if out._dtype is not res_dtype and not dt.can_cast(res_dtype, out._dtype, "same_kind"):
+        raise TypeError(f"{op_name}: cannot cast the result dtype {res_dtype.name} to the output "
+                        f"dtype {out._dtype.name} (casting rule 'same_kind')")
+
+
+def _finish(op_name, res: Tensor, out):
+    if out is None:
+        return res
+    copy_into(out, res)
+    return out
+
+
+def unary(name: str, x, out: Tensor | None = None) -> Tensor:
+    op = OPS[name]
+    x = as_operand(x)
+    if not isinstance(x, Tensor):
+        from .creation import asarray
+        x = asarray(x)
+    ld = loop_dtype(op, x._dtype)
+    od = dt.bool_ if op.out_bool else ld
+    if out is not None:
+        _prepare_out(name, out, x._shape, od)
+    if ld is not x._dtype:
+        x = astype(x, ld)
+    direct = out is not None and out._dtype is od and (not _overlaps(out, x) or _same_view(out, x))
+    res = out if direct else _out_like(x, od)
+    launch(K.kernel("ew", ld, f"{name}_{ld.sfx}"), res, [x])
+    if direct:
+        out._storage.version += 1
+        return out
+    return _finish(name, res, out)
+
+
+def _fits(x, d: dt.DType) -> bool:
+    if not isinstance(x, int) or isinstance(x, bool):
+        return True
+    lo, hi = dt.iinfo_bounds(d)
+    return lo <= x <= hi
+
+
+def _comparison_fallback(a, b):
+    """A Python int beyond the tensor's integer range in a comparison: compare in int64/float64."""
+    for s in (a, b):
+        if isinstance(s, int) and not isinstance(s, bool) and not -2**63 <= s < 2**63:
+            return dt.float64
+    return dt.int64
+
+
+def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
+    op = OPS[name]
+    # fast path: two tensors of one dtype and shape, contiguous
+    if (out is None and type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
+            and a._shape == b._shape and a.is_contiguous() and b.is_contiguous()):
+        d = a._dtype
+        if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and op.no_bool):
+            res = empty_tensor(a._shape, dt.bool_ if op.out_bool else d, a._storage.device)
+            n = res.numel()
+            if n:
+                isz = d.itemsize
+                K.kernel("ew", d, f"{name}_{d.sfx}")(1, [n, res.itemsize, isz, isz], res.data_ptr(),
+                                                     a.data_ptr(), b.data_ptr(), K._num_threads)
+            return res
+    a, b = as_operand(a), as_operand(b)
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb and a.device != b.device:
+        raise ValueError(f"{name}: tensors are on different devices: {a.device} and {b.device}")
+    rd = dt.result_type(a, b)
+    ld = loop_dtype(op, rd)
+    if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
+        ld = _comparison_fallback(a, b)
+    od = dt.bool_ if op.out_bool else ld
+    shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else ())
+    if out is not None:
+        _prepare_out(name, out, shape, od)
+    ops = []
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            if x._dtype is not ld:
+                x = astype(x, ld)
+            elif out is not None and _overlaps(out, x) and not _same_view(out, x):
+                x = x.copy()
+            ops.append(broadcast_to(x, shape, name))
+        else:
+            ops.append(_Scalar(x, ld))
+    direct = out is not None and out._dtype is od
+    if direct:
+        res = out
+    elif ta and a._shape == shape:
+        res = _out_like(a, od)
+    else:
+        res = empty_tensor(shape, od, a.device if ta else (b.device if tb else None))
+    launch(K.kernel("ew", ld, f"{name}_{ld.sfx}"), res, ops)
+    if direct:
+        out._storage.version += 1
+        return out
+    return _finish(name, res, out)
+
+
+def where(cond, a, b) -> Tensor:
+    """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
+    cond, a, b = as_operand(cond), as_operand(a), as_operand(b)
+    if not isinstance(cond, Tensor):
+        from .creation import asarray
+        cond = asarray(cond)
+    if cond._dtype is not dt.bool_:
+        cond = astype(cond, dt.bool_)
+    rd = dt.result_type(a, b)
+    shapes = [cond._shape] + [x._shape for x in (a, b) if isinstance(x, Tensor)]
+    shape = broadcast_shapes(*shapes)
+    ops = [broadcast_to(cond, shape, "where")]
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            ops.append(broadcast_to(astype(x, rd, copy=False), shape, "where"))
+        else:
+            ops.append(_Scalar(x, rd))
+    res = empty_tensor(shape, rd, cond.device)
+    launch(K.kernel("ew", rd, f"where_{rd.sfx}"), res, ops)
+    return res

@@ -1,0 +1,558 @@
+"""Device-agnostic caching allocator over a raw ``alloc``/``free`` pair.
+
+Segments obtained from ``raw_alloc`` (``posix_memalign`` on CPU now,
+``cuMemAlloc`` on CUDA later) are carved into blocks; freed blocks stay cached.
+
+* sizes round up to multiples of 512 B; a 0-byte request gets a 512-byte block;
+* small pool: rounded sizes <= 1 MiB, from 2 MiB segments; large pool: bigger sizes,
+  from 20 MiB segments (requests < 10 MiB) or the size rounded up to 2 MiB
+  (shrunk to that minimum when the bigger segment would break the limit);
+* best fit among free blocks of the pool and stream (sorted ``(stream, size, ptr)``
+  keys + :mod:`bisect`); split when the rest is worth it (small: >= 512 B, large:
+  > 1 MiB); a freed block merges with its free neighbours;
+* segments, hence blocks, belong to one stream and are reused only on it;
+* out of memory (``raw_alloc`` raises MemoryError or returns 0, or the limit would
+  be passed): ``gc.collect()`` without the lock (finalizers give blocks back via
+  ``free``), then under the lock: the cache again, release fully free segments,
+  one more raw try, else :class:`OutOfMemoryError`;
+* ``free`` from a ``__del__`` run by automatic gc *inside* an allocator call on the
+  same thread is queued and done before that call returns (no deadlock).
+
+>>> import itertools
+>>> addrs = itertools.count(1 << 20, 1 << 26)
+>>> a = CachingAllocator(lambda n: next(addrs), lambda p: None)
+>>> b = a.malloc(1000)
+>>> b.size, a.memory_allocated(), a.memory_reserved()
+(1024, 1024, 2097152)
+>>> a.free(b)
+>>> a.malloc(1000).ptr == b.ptr      # served from the cache, no raw alloc
+True
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import gc
+import operator
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Block", "CachingAllocator", "OutOfMemoryError", "cpu_allocator", "cpu_raw_alloc",
+           "cpu_raw_free"]
+
+_KiB = 1024
+_MiB = 1024 * 1024
+_MIN_BLOCK = 512  # every size is a multiple of this
+_SMALL_SIZE = 1 * _MiB  # largest rounded size served by the small pool
+_SMALL_SEGMENT = 2 * _MiB  # segment size of the small pool
+_LARGE_SEGMENT = 20 * _MiB  # segment size for large requests < _MIN_LARGE_ALLOC
+_MIN_LARGE_ALLOC = 10 * _MiB
+_ROUND_LARGE = 2 * _MiB  # large segments are multiples of this
+_LARGE_SPLIT = 1 * _MiB  # large-pool remainders must be bigger than this to split
+
+RawAlloc = Callable[[int], int]
+RawFree = Callable[[int], None]
+
+
+class OutOfMemoryError(MemoryError):
+    """Raised when a request cannot be met even after releasing the cache."""
+
+
+def _fmt(n: int | None) -> str:
+    """Human-readable byte count: ``_fmt(3 << 20) == '3.00 MiB'``."""
+    if n is None:
+        return "none"
+    if n < _KiB:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024
+        if n < 1024:
+            return f"{n:.2f} {unit}"
+    return f"{n / 1024:.2f} TiB"
+
+
+def _round_up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+class Block:
+    """A piece of a segment; what :meth:`CachingAllocator.malloc` returns.
+
+    ``ptr`` is the address, ``size`` the rounded size, ``requested`` the size the
+    caller asked for, ``stream`` the stream it may be reused on, ``segment`` the
+    owning segment, ``prev``/``next`` the address-ordered neighbours inside it.
+    After :meth:`CachingAllocator.free` the handle is retired (``allocated`` is
+    False, ``segment`` None); freeing it again raises :class:`ValueError`.
+    """
+
+    __slots__ = ("allocated", "next", "prev", "ptr", "requested", "segment", "size", "stream")
+
+    def __init__(self, ptr: int, size: int, stream: int, segment: _Segment | None,
+                 prev: Block | None = None, next: Block | None = None) -> None:
+        self.ptr, self.size, self.requested, self.stream = ptr, size, 0, stream
+        self.segment, self.allocated, self.prev, self.next = segment, False, prev, next
+
+    def __repr__(self) -> str:
+        state = "allocated" if self.allocated else "free"
+        return f"Block(ptr={self.ptr:#x}, size={self.size}, stream={self.stream}, {state})"
+
+
+class _Segment:
+    """One raw allocation; ``head`` is its first block (at ``ptr``)."""
+
+    __slots__ = ("head", "ptr", "size", "small", "stream")
+
+    def __init__(self, ptr: int, size: int, small: bool, stream: int) -> None:
+        self.ptr, self.size, self.small, self.stream = ptr, size, small, stream
+        self.head: Block | None = None
+
+
+class _Pool:
+    """Free blocks, best fit first: sorted ``(stream, size, ptr)`` keys + a key->block map."""
+
+    __slots__ = ("blocks", "keys")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int, int]] = []
+        self.blocks: dict[tuple[int, int, int], Block] = {}
+
+    def add(self, b: Block) -> None:
+        k = (b.stream, b.size, b.ptr)
+        bisect.insort(self.keys, k)
+        self.blocks[k] = b
+
+    def remove(self, b: Block) -> None:
+        k = (b.stream, b.size, b.ptr)
+        del self.keys[bisect.bisect_left(self.keys, k)]
+        del self.blocks[k]
+
+    def take(self, stream: int, size: int) -> Block | None:
+        """Remove and return the smallest free block of ``stream`` with size >= ``size``."""
+        keys = self.keys
+        i = bisect.bisect_left(keys, (stream, size))  # (s, n) sorts before every (s, n, ptr)
+        if i < len(keys):
+            k = keys[i]
+            if k[0] == stream:
+                del keys[i]
+                return self.blocks.pop(k)
+        return None
+
+
+def _retire(b: Block) -> None:
+    b.allocated = False
+    b.segment = b.prev = b.next = None
+
+
+class CachingAllocator:
+    """Caching allocator over ``raw_alloc(nbytes) -> address`` / ``raw_free(address)``.
+
+    ``raw_alloc`` signals failure by raising :class:`MemoryError` or returning 0.
+    ``total_memory`` (device size, for messages) and ``limit`` (cap on reserved
+    bytes, see :meth:`set_limit`) are optional.
+
+    >>> import itertools
+    >>> addrs = itertools.count(1 << 20, 1 << 26)
+    >>> a = CachingAllocator(lambda n: next(addrs), lambda p: None, limit=4 << 20)
+    >>> x, y = a.malloc(100), a.malloc(100)
+    >>> y.ptr - x.ptr, a.memory_stats()["segments"]   # split from one 2 MiB segment
+    (512, 1)
+    >>> try:
+    ...     a.malloc(8 << 20)
+    ... except OutOfMemoryError as e:
+    ...     print(e)
+    memory: out of memory on cpu: tried to allocate 8.00 MiB (8388608 bytes); 1.00 KiB allocated, 2.00 MiB reserved, limit 4.00 MiB
+    """
+
+    def __init__(self, raw_alloc: RawAlloc, raw_free: RawFree, device: str = "cpu",
+                 total_memory: int | None = None, limit: int | None = None) -> None:
+        self._raw_alloc, self._raw_free = raw_alloc, raw_free
+        self.device, self.total_memory = device, total_memory
+        self._limit: int | None = None
+        self.set_limit(limit)
+        self._lock = threading.Lock()
+        self._owner: int | None = None  # thread id holding _lock
+        self._pending: list[Block] = []  # re-entrant frees, done before the lock is released
+        self._small, self._large = _Pool(), _Pool()
+        self._segments: dict[int, _Segment] = {}  # base address -> segment
+        self._allocated = self._allocated_peak = self._requested = self._requested_peak = 0
+        self._reserved = self._reserved_peak = self._active = self._active_peak = 0
+        self._segments_peak = self._num_mallocs = self._num_frees = 0
+        self._num_raw_alloc = self._num_raw_free = self._num_alloc_retries = self._num_ooms = 0
+        self._last_raw_error: BaseException | None = None
+        self._collect_garbage: Callable[[], object] = gc.collect  # tests may stub it
+
+    # ---------------------------------------------------------------- public API
+    def malloc(self, nbytes: int, stream: int = 0) -> Block:
+        """Return a block of at least ``nbytes`` bytes usable on ``stream``."""
+        nbytes = operator.index(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"malloc: negative size {nbytes}")
+        size = ((nbytes + 511) & -512) or _MIN_BLOCK
+        block = self._locked_malloc(nbytes, size, stream, False)
+        if block is None:  # out of memory: collect garbage (lock not held), then retry once
+            self._collect_garbage()
+            block = self._locked_malloc(nbytes, size, stream, True)
+            assert block is not None  # the retry raises instead of returning None
+        return block
+
+    def free(self, block: Block) -> None:
+        """Give ``block`` back to the cache; double or foreign frees raise ValueError."""
+        me = threading.get_ident()
+        if self._owner == me:  # from a finalizer running inside one of our calls
+            self._validate(block)
+            if any(b is block for b in self._pending):
+                raise ValueError(f"double free of {block!r}")
+            self._pending.append(block)
+            return
+        with self._lock:
+            self._owner = me
+            try:
+                self._free_locked(block)
+            finally:
+                if self._pending:
+                    self._drain()
+                self._owner = None
+
+    def empty_cache(self) -> None:
+        """``raw_free`` every segment that is entirely free."""
+        if self._owner == threading.get_ident():
+            return  # re-entrant call from a finalizer: nothing safe to do now
+        with self._lock:
+            self._owner = threading.get_ident()
+            try:
+                self._release_cached()
+            finally:
+                self._owner = None
+
+    def set_limit(self, nbytes: int | None) -> None:
+        """Cap reserved bytes at ``nbytes`` (None: no cap). Cached memory is not freed now."""
+        if nbytes is not None and nbytes < 0:
+            raise ValueError(f"set_limit: negative limit {nbytes}")
+        self._limit = nbytes
+
+    def memory_allocated(self) -> int:
+        """Bytes in live blocks (rounded sizes)."""
+        return self._allocated
+
+    def max_memory_allocated(self) -> int:
+        return self._allocated_peak
+
+    def memory_reserved(self) -> int:
+        """Bytes held in segments obtained from ``raw_alloc``."""
+        return self._reserved
+
+    def max_memory_reserved(self) -> int:
+        return self._reserved_peak
+
+    def reset_peak_memory_stats(self) -> None:
+        """Set every ``*.peak`` statistic to its current value."""
+        self._allocated_peak = self._allocated
+        self._requested_peak = self._requested
+        self._reserved_peak = self._reserved
+        self._active_peak = self._active
+        self._segments_peak = len(self._segments)
+
+    def memory_stats(self) -> dict[str, Any]:
+        """A flat dict of statistics (all ints except the last two):
+
+        ``allocated_bytes.current`` / ``.peak``: bytes in live blocks (rounded sizes);
+        ``requested_bytes.current`` / ``.peak``: bytes callers asked for in live blocks;
+        ``reserved_bytes.current`` / ``.peak``: bytes in segments from ``raw_alloc``;
+        ``active_blocks`` / ``active_blocks.peak``: number of live blocks;
+        ``segments`` / ``segments.peak``: number of segments;
+        ``small_pool_segments`` / ``large_pool_segments``: segments per pool;
+        ``inactive_blocks`` / ``inactive_bytes``: cached free blocks and their bytes
+        (``inactive_bytes == reserved - allocated``);
+        ``inactive_split_blocks`` / ``inactive_split_bytes``: free blocks in segments
+        that also hold live blocks (fragmentation; they cannot be released);
+        ``num_mallocs`` / ``num_frees``: successful calls since creation;
+        ``num_raw_alloc`` / ``num_raw_free``: segments obtained / released;
+        ``num_alloc_retries``: mallocs that had to gc and release the cache and retry;
+        ``num_ooms``: OutOfMemoryErrors raised;
+        ``limit_bytes``: the cap on reserved bytes or None;
+        ``total_memory_bytes``: the device size or None.
+        """
+        me = threading.get_ident()
+        if self._owner == me:  # re-entrant: read without the lock (best effort)
+            return self._stats()
+        with self._lock:
+            return self._stats()
+
+    def memory_summary(self) -> str:
+        """A readable multi-line table of :meth:`memory_stats`."""
+        s = self.memory_stats()
+        w = 68
+        rows = [
+            ("Allocated memory", _fmt(s["allocated_bytes.current"]), _fmt(s["allocated_bytes.peak"])),
+            ("Requested memory", _fmt(s["requested_bytes.current"]), _fmt(s["requested_bytes.peak"])),
+            ("Reserved memory", _fmt(s["reserved_bytes.current"]), _fmt(s["reserved_bytes.peak"])),
+            ("Active blocks", str(s["active_blocks"]), str(s["active_blocks.peak"])),
+            ("Segments (small/large)",
+             f"{s['segments']} ({s['small_pool_segments']}/{s['large_pool_segments']})",
+             str(s["segments.peak"])),
+            ("Cached free memory", f"{_fmt(s['inactive_bytes'])} in {s['inactive_blocks']}", ""),
+            ("  of which split", f"{_fmt(s['inactive_split_bytes'])} in {s['inactive_split_blocks']}", ""),
+        ]
+        lines = ["=" * w, f" Caching allocator summary, device {self.device}".ljust(w), "-" * w,
+                 f"{'Metric':<26}{'Current':>24}{'Peak':>18}", "-" * w]
+        lines += [f"{name:<26}{cur:>24}{peak:>18}" for name, cur, peak in rows]
+        lines += [
+            "-" * w,
+            f"mallocs {s['num_mallocs']}, frees {s['num_frees']}, "
+            + f"raw allocs {s['num_raw_alloc']}, raw frees {s['num_raw_free']}",
+            f"alloc retries {s['num_alloc_retries']}, OOMs {s['num_ooms']}, "
+            + f"limit {_fmt(s['limit_bytes'])}, device total {_fmt(s['total_memory_bytes'])}",
+            "=" * w,
+        ]
+        return "\n".join(lines)
+
+    # ---------------------------------------------------------------- internals
+    def _locked_malloc(self, nbytes: int, size: int, stream: int, retry: bool) -> Block | None:
+        me = threading.get_ident()
+        if self._owner == me:
+            raise RuntimeError("malloc called re-entrantly (from a __del__ during an allocator call)")
+        with self._lock:
+            self._owner = me
+            try:
+                return self._malloc_locked(nbytes, size, stream, retry)
+            finally:
+                if self._pending:
+                    self._drain()
+                self._owner = None
+
+    def _malloc_locked(self, nbytes: int, size: int, stream: int, retry: bool) -> Block | None:
+        small = size <= _SMALL_SIZE
+        pool = self._small if small else self._large
+        block = pool.take(stream, size)
+        if block is None:
+            if retry:  # after gc.collect(): give back every fully free segment first
+                self._release_cached()
+            block = self._new_segment(size, small, stream)
+            if block is None:
+                if not retry:
+                    self._num_alloc_retries += 1
+                    return None
+                self._num_ooms += 1
+                raise OutOfMemoryError(self._oom_message(nbytes))
+        rem = block.size - size
+        if rem > _LARGE_SPLIT or (small and rem >= _MIN_BLOCK):
+            nxt = block.next
+            r = Block(block.ptr + size, rem, stream, block.segment, block, nxt)
+            if nxt is not None:
+                nxt.prev = r
+            block.next = r
+            block.size = size
+            pool.add(r)
+        block.allocated = True
+        block.requested = nbytes
+        self._allocated += block.size
+        self._allocated_peak = max(self._allocated_peak, self._allocated)
+        self._requested += nbytes
+        self._requested_peak = max(self._requested_peak, self._requested)
+        self._active += 1
+        self._active_peak = max(self._active_peak, self._active)
+        self._num_mallocs += 1
+        return block
+
+    def _oom_message(self, nbytes: int) -> str:
+        msg = (f"memory: out of memory on {self.device}: tried to allocate {_fmt(nbytes)} "
+               f"({nbytes} bytes); {_fmt(self._allocated)} allocated, {_fmt(self._reserved)} reserved")
+        if self._limit is not None:
+            msg += f", limit {_fmt(self._limit)}"
+        if self.total_memory is not None:
+            msg += f", device total {_fmt(self.total_memory)}"
+        if self._last_raw_error is not None:
+            msg += f" (raw allocator: {self._last_raw_error})"
+        return msg
+
+    def _new_segment(self, size: int, small: bool, stream: int) -> Block | None:
+        """Get a segment for ``size`` from raw_alloc; its single free block, or None on failure."""
+        want = _SMALL_SEGMENT if small else (
+            _LARGE_SEGMENT if size < _MIN_LARGE_ALLOC else _round_up(size, _ROUND_LARGE))
+        least = _SMALL_SEGMENT if small else _round_up(size, _ROUND_LARGE)
+        self._last_raw_error = None
+        for seg_size in (want, least) if least < want else (want,):
+            if self._limit is not None and self._reserved + seg_size > self._limit:
+                continue
+            try:
+                ptr = self._raw_alloc(seg_size)
+            except MemoryError as e:
+                self._last_raw_error = e
+                continue
+            if not ptr:
+                continue
+            ptr = int(ptr)
+            if ptr in self._segments:
+                raise RuntimeError(f"raw_alloc returned {ptr:#x}, an address already in use")
+            seg = _Segment(ptr, seg_size, small, stream)
+            seg.head = block = Block(ptr, seg_size, stream, seg)
+            self._segments[ptr] = seg
+            self._num_raw_alloc += 1
+            self._reserved += seg_size
+            self._reserved_peak = max(self._reserved_peak, self._reserved)
+            self._segments_peak = max(self._segments_peak, len(self._segments))
+            return block
+        return None
+
+    def _release_cached(self) -> None:
+        for seg in list(self._segments.values()):
+            head = seg.head
+            if head is not None and not head.allocated and head.next is None:
+                self._raw_free(seg.ptr)
+                (self._small if seg.small else self._large).remove(head)
+                del self._segments[seg.ptr]
+                _retire(head)
+                seg.head = None
+                self._reserved -= seg.size
+                self._num_raw_free += 1
+
+    def _validate(self, block: Block) -> None:
+        if not isinstance(block, Block):
+            raise TypeError(f"free: expected a Block, got {type(block).__name__}")
+        if not block.allocated:
+            raise ValueError(f"free: {block!r} is not allocated (double free?)")
+        seg = block.segment
+        if seg is None or self._segments.get(seg.ptr) is not seg:
+            raise ValueError(f"free: {block!r} was not allocated by this allocator")
+
+    def _free_locked(self, block: Block) -> None:
+        self._validate(block)
+        seg = block.segment
+        pool = self._small if seg.small else self._large
+        self._allocated -= block.size
+        self._requested -= block.requested
+        self._active -= 1
+        self._num_frees += 1
+        prev, nxt = block.prev, block.next
+        if prev is not None and not prev.allocated:  # grow the free block before us
+            pool.remove(prev)
+            prev.size += block.size
+            prev.next = nxt
+            if nxt is not None:
+                nxt.prev = prev
+            fb = prev
+        else:  # a fresh block object: the caller's handle is retired below
+            fb = Block(block.ptr, block.size, block.stream, seg, prev, nxt)
+            if prev is None:
+                seg.head = fb
+            else:
+                prev.next = fb
+            if nxt is not None:
+                nxt.prev = fb
+        if nxt is not None and not nxt.allocated:  # swallow the free block after us
+            pool.remove(nxt)
+            fb.size += nxt.size
+            fb.next = nxt.next
+            if nxt.next is not None:
+                nxt.next.prev = fb
+            _retire(nxt)
+        pool.add(fb)
+        _retire(block)
+
+    def _drain(self) -> None:
+        while self._pending:
+            self._free_locked(self._pending.pop())
+
+    def _stats(self) -> dict[str, Any]:
+        inactive_blocks = inactive_bytes = split_blocks = split_bytes = n_small = 0
+        for seg in self._segments.values():
+            n_small += seg.small
+            whole = seg.head is not None and seg.head.next is None
+            b = seg.head
+            while b is not None:
+                if not b.allocated:
+                    inactive_blocks += 1
+                    inactive_bytes += b.size
+                    if not whole:
+                        split_blocks += 1
+                        split_bytes += b.size
+                b = b.next
+        n = len(self._segments)
+        return {
+            "allocated_bytes.current": self._allocated, "allocated_bytes.peak": self._allocated_peak,
+            "requested_bytes.current": self._requested, "requested_bytes.peak": self._requested_peak,
+            "reserved_bytes.current": self._reserved, "reserved_bytes.peak": self._reserved_peak,
+            "active_blocks": self._active, "active_blocks.peak": self._active_peak,
+            "segments": n, "segments.peak": self._segments_peak,
+            "small_pool_segments": n_small, "large_pool_segments": n - n_small,
+            "inactive_blocks": inactive_blocks, "inactive_bytes": inactive_bytes,
+            "inactive_split_blocks": split_blocks, "inactive_split_bytes": split_bytes,
+            "num_mallocs": self._num_mallocs, "num_frees": self._num_frees,
+            "num_raw_alloc": self._num_raw_alloc, "num_raw_free": self._num_raw_free,
+            "num_alloc_retries": self._num_alloc_retries, "num_ooms": self._num_ooms,
+            "limit_bytes": self._limit, "total_memory_bytes": self.total_memory,
+        }
+
+
+# -------------------------------------------------------------------- CPU backend
+_CPU_ALIGN = 64
+
+
+@functools.cache
+def _libc() -> tuple[Any, Any]:
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef("int posix_memalign(void **memptr, size_t alignment, size_t size); void free(void *);")
+    return ffi, ffi.dlopen(None)
+
+
+def cpu_raw_alloc(nbytes: int) -> int:
+    """``posix_memalign`` ``nbytes`` (64-byte aligned); the address, or MemoryError."""
+    ffi, libc = _libc()
+    out = ffi.new("void **")
+    rc = libc.posix_memalign(out, _CPU_ALIGN, max(int(nbytes), 1))
+    if rc != 0:
+        raise MemoryError(f"posix_memalign({nbytes}) failed with error {rc} ({os.strerror(rc)})")
+    return int(ffi.cast("uintptr_t", out[0]))
+
+
+def cpu_raw_free(ptr: int) -> None:
+    """libc ``free`` of an address returned by :func:`cpu_raw_alloc`."""
+    ffi, libc = _libc()
+    libc.free(ffi.cast("void *", ptr))
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX / name unknown
+        return None
+
+
+def _env_limit() -> int | None:
+    """The byte limit in ``STRIDEX_CPU_MEMORY_LIMIT`` (unset or empty: None)."""
+    raw = os.environ.get("STRIDEX_CPU_MEMORY_LIMIT", "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"STRIDEX_CPU_MEMORY_LIMIT must be a number of bytes, got {raw!r}") from None
+    if value < 0:
+        raise ValueError(f"STRIDEX_CPU_MEMORY_LIMIT must be >= 0, got {value}")
+    return value
+
+
+_CPU_ALLOCATOR: CachingAllocator | None = None
+_cpu_allocator_lock = threading.Lock()
+
+
+def cpu_allocator() -> CachingAllocator:
+    """The process-wide CPU allocator, created on first use.
+
+    >>> a = cpu_allocator()
+    >>> b = a.malloc(100); b.ptr % 64, a is cpu_allocator()
+    (0, True)
+    >>> a.free(b)
+    """
+    global _CPU_ALLOCATOR
+    if _CPU_ALLOCATOR is None:
+        with _cpu_allocator_lock:
+            if _CPU_ALLOCATOR is None:
+                _CPU_ALLOCATOR = CachingAllocator(cpu_raw_alloc, cpu_raw_free, "cpu",
+                                                  total_memory=_physical_memory(), limit=_env_limit())
+    return _CPU_ALLOCATOR

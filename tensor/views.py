@@ -1,0 +1,341 @@
+"""Zero-copy views: new (shape, strides, offset) over the same storage.
+
+>>> import tensor as T
+>>> x = T.arange(12).reshape(3, 4)
+>>> y = x[::-1, 1::2]          # a view with a negative stride
+>>> y.strides, T.shares_memory(x, y)
+((-4, 2), True)
+"""
+from __future__ import annotations
+
+import operator
+
+from ._tensor import Tensor, contiguous_strides
+
+
+class AxisError(ValueError, IndexError):
+    """An axis outside [-ndim, ndim) (a ValueError and an IndexError, as NumPy's)."""
+
+
+def norm_axis(axis, ndim: int, op: str) -> int:
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{op}: axis must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise AxisError(f"{op}: axis {axis} is out of bounds for a tensor of rank {ndim}")
+    return a + ndim if a < 0 else a
+
+
+def norm_axes(axes, ndim: int, op: str) -> tuple:
+    """None -> all axes; an int or a sequence -> sorted unique normalised axes."""
+    if axes is None:
+        return tuple(range(ndim))
+    if isinstance(axes, int) or hasattr(axes, "__index__"):
+        return (norm_axis(axes, ndim, op),)
+    out = tuple(norm_axis(a, ndim, op) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {tuple(axes)}")
+    return tuple(sorted(out))
+
+
+def _shape_arg(shape, op: str) -> tuple:
+    if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
+        shape = shape[0]
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r}") from None
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy broadcasting of shapes; ValueError naming the shapes when they don't fit."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s):
+            j = ndim - len(s) + i
+            if n != out[j]:
+                if out[j] == 1:
+                    out[j] = n
+                elif n != 1:
+                    raise ValueError("broadcast: shapes " + " and ".join(str(tuple(x)) for x in shapes)
+                                     + " are not compatible")
+    return tuple(out)
+
+
+def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
+    shape = tuple(shape)
+    if shape == x._shape:
+        return x
+    nd, xd = len(shape), x.ndim
+    if nd < xd:
+        raise ValueError(f"{op}: cannot broadcast shape {x.shape} to {shape} (fewer dimensions)")
+    strides = [0] * nd
+    for i in range(xd):
+        j = nd - xd + i
+        n = x._shape[i]
+        if n == shape[j]:
+            strides[j] = x._strides[i]
+        elif n != 1:
+            raise ValueError(f"{op}: cannot broadcast shape {x.shape} to {shape}")
+    return x._view(shape, strides)
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    """PyTorch's expand: -1 keeps a dimension."""
+    sizes = _shape_arg(sizes, "expand")
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ValueError(f"expand: cannot expand shape {x.shape} to {sizes} (fewer dimensions)")
+    shape = tuple(x._shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+    return broadcast_to(x, shape, "expand")
+
+
+def transpose(x: Tensor, *axes) -> Tensor:
+    """NumPy's transpose: reverse the axes, or permute them by `axes`."""
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return x._view(x._shape[::-1], x._strides[::-1])
+    return permute(x, *axes)
+
+
+def permute(x: Tensor, *axes) -> Tensor:
+    if len(axes) == 1 and not isinstance(axes[0], int) and not hasattr(axes[0], "__index__"):
+        axes = tuple(axes[0])
+    if len(axes) != x.ndim:
+        raise ValueError(f"permute: axes {tuple(axes)} don't match a tensor of rank {x.ndim}")
+    ax = [norm_axis(a, x.ndim, "permute") for a in axes]
+    if len(set(ax)) != len(ax):
+        raise ValueError(f"permute: repeated axis in {tuple(axes)}")
+    return x._view([x._shape[a] for a in ax], [x._strides[a] for a in ax])
+
+
+def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
+    a, b = norm_axis(axis1, x.ndim, "swapaxes"), norm_axis(axis2, x.ndim, "swapaxes")
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = b, a
+    return x._view([x._shape[i] for i in perm], [x._strides[i] for i in perm])
+
+
+def moveaxis(x: Tensor, source, destination) -> Tensor:
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    src = [norm_axis(a, x.ndim, "moveaxis") for a in src]
+    dst = [norm_axis(a, x.ndim, "moveaxis") for a in dst]
+    order = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(x, *order)
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"mT: needs a tensor of rank >= 2, got shape {x.shape}")
+    return swapaxes(x, -1, -2)
+
+
+def _infer_shape(shape: tuple, numel: int, op: str, old_shape) -> tuple:
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise ValueError(f"{op}: only one dimension can be -1, got {shape}")
+    if any(s < -1 for s in shape):
+        raise ValueError(f"{op}: invalid shape {shape}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise ValueError(f"{op}: cannot reshape tensor of shape {old_shape} into {shape}")
+        shape = shape[:neg[0]] + (numel // known,) + shape[neg[0] + 1:]
+    elif known != numel:
+        raise ValueError(f"{op}: cannot reshape tensor of shape {old_shape} ({numel} elements) "
+                         f"into {shape} ({known} elements)")
+    return shape
+
+
+def _view_strides(old_shape, old_strides, new_shape):
+    """Strides for viewing (old_shape, old_strides) as new_shape without a copy, or None.
+
+    Old dimensions are grouped into chunks that are contiguous with each other; each chunk
+    must be covered exactly by consecutive new dimensions."""
+    new_strides = [0] * len(new_shape)
+    vd = len(new_shape) - 1
+    base = old_strides[-1]
+    t_numel = v_numel = 1
+    for td in range(len(old_shape) - 1, -1, -1):
+        t_numel *= old_shape[td]
+        if td == 0 or (old_shape[td - 1] != 1 and old_strides[td - 1] != t_numel * base):
+            while vd >= 0 and (v_numel < t_numel or new_shape[vd] == 1):
+                new_strides[vd] = v_numel * base
+                v_numel *= new_shape[vd]
+                vd -= 1
+            if v_numel != t_numel:
+                return None
+            if td > 0:
+                base = old_strides[td - 1]
+                t_numel = v_numel = 1
+    return new_strides if vd == -1 else None
+
+
+def _try_view(x: Tensor, shape: tuple, op: str):
+    shape = _infer_shape(shape, x.numel(), op, x.shape)
+    if shape == x._shape:
+        return shape, x._strides
+    if x.is_contiguous() or x.numel() == 0 or x.ndim == 0:
+        return shape, contiguous_strides(shape)
+    return shape, _view_strides(x._shape, x._strides, shape)
+
+
+def view(x: Tensor, *shape) -> Tensor:
+    """Reshape without copying; an error when the strides do not allow it."""
+    shape, strides = _try_view(x, _shape_arg(shape, "view"), "view")
+    if strides is None:
+        raise ValueError(f"view: a tensor of shape {x.shape} and strides {x.strides} cannot be "
+                         f"viewed as shape {shape} without a copy; use reshape() (copies when "
+                         "needed) or call contiguous() first")
+    return x._view(shape, strides)
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    """A view when the strides allow it, else a contiguous copy."""
+    shape, strides = _try_view(x, _shape_arg(shape, "reshape"), "reshape")
+    if strides is None:
+        c = x.contiguous()
+        return c._view(shape, contiguous_strides(shape))
+    return x._view(shape, strides)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    s = norm_axis(start_dim, x.ndim, "flatten")
+    e = norm_axis(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    n = 1
+    for d in x._shape[s:e + 1]:
+        n *= d
+    return reshape(x, x._shape[:s] + (n,) + x._shape[e + 1:])
+
+
+def ravel(x: Tensor) -> Tensor:
+    return reshape(x, (-1,))
+
+
+def squeeze(x: Tensor, axis=None) -> Tensor:
+    if axis is None:
+        keep = [i for i, n in enumerate(x._shape) if n != 1]
+    else:
+        axes = norm_axes(axis, x.ndim, "squeeze")
+        for a in axes:
+            if x._shape[a] != 1:
+                raise ValueError(f"squeeze: cannot select axis {a} of size {x._shape[a]} "
+                                 f"(shape {x.shape}); only size-1 axes can be squeezed")
+        keep = [i for i in range(x.ndim) if i not in axes]
+    return x._view([x._shape[i] for i in keep], [x._strides[i] for i in keep])
+
+
+def expand_dims(x: Tensor, axis) -> Tensor:
+    axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
+    nd = x.ndim + len(axes)
+    axes = norm_axes(axes, nd, "expand_dims")
+    shape, strides = list(x._shape), list(x._strides)
+    for a in axes:
+        st = strides[a] * shape[a] if a < len(shape) else 1
+        shape.insert(a, 1)
+        strides.insert(a, st)
+    return x._view(shape, strides)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    return expand_dims(x, dim)
+
+
+def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """The diagonal as a view, appended as the last axis (NumPy's rule)."""
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: needs a tensor of rank >= 2, got shape {x.shape}")
+    a1, a2 = norm_axis(axis1, x.ndim, "diagonal"), norm_axis(axis2, x.ndim, "diagonal")
+    if a1 == a2:
+        raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
+    n1, n2 = x._shape[a1], x._shape[a2]
+    s1, s2 = x._strides[a1], x._strides[a2]
+    off = x._offset
+    if offset >= 0:
+        n = max(0, min(n1, n2 - offset))
+        if n:
+            off += offset * s2
+    else:
+        n = max(0, min(n1 + offset, n2))
+        if n:
+            off -= offset * s1
+    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    return x._view([x._shape[i] for i in rest] + [n], [x._strides[i] for i in rest] + [s1 + s2], off)
+
+
+def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
+    """A view with explicit shape, element strides and storage offset; checked against the storage."""
+    shape, strides = tuple(shape), tuple(strides)
+    if len(shape) != len(strides):
+        raise ValueError(f"as_strided: shape {shape} and strides {strides} differ in length")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"as_strided: negative size in shape {shape}")
+    off = x._offset if offset is None else offset
+    if 0 not in shape:
+        lo = off + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+        hi = off + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+        cap = x._storage.nbytes // x.itemsize
+        if lo < 0 or hi >= cap:
+            raise ValueError(f"as_strided: shape {shape}, strides {strides}, offset {off} reach "
+                             f"elements [{lo}, {hi}] outside the storage of {cap} elements")
+    return x._view(shape, strides, off)
+
+
+def flip(x: Tensor, axis=None) -> Tensor:
+    """Reverse the order of elements along axes (a view with negative strides, as NumPy)."""
+    axes = norm_axes(axis, x.ndim, "flip")
+    strides, off = list(x._strides), x._offset
+    for a in axes:
+        if x._shape[a] > 0:
+            off += (x._shape[a] - 1) * strides[a]
+        strides[a] = -strides[a]
+    return x._view(x._shape, strides, off)
+
+
+def basic_index(x: Tensor, key: tuple) -> Tensor:
+    """Ints, slices, None and Ellipsis only (the caller checked): a view."""
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("index: an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > x.ndim:
+        raise IndexError(f"index: too many indices for a tensor of rank {x.ndim}: {used} given")
+    if n_ell:
+        i = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (slice(None),) * (x.ndim - used) + key[i + 1:]
+    shape, strides, off, d = [], [], x._offset, 0
+    for k in key:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        n, st = x._shape[d], x._strides[d]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            m = len(range(start, stop, step))
+            if m:
+                off += start * st
+            shape.append(m)
+            strides.append(st * step)
+        else:
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+            off += (i + n if i < 0 else i) * st
+        d += 1
+    shape.extend(x._shape[d:])
+    strides.extend(x._strides[d:])
+    return x._view(shape, strides, off)
