@@ -20,3 +20,6 @@ from .interop import from_dlpack
 
 globals().update(_FUNCS)
 del _FUNCS
+from . import reductions as _red
+
+globals().update(_red.FUNCS)

@@ -188,3 +188,9 @@ def _setitem(self, key, value):
 
 Tensor.__getitem__ = _getitem
 Tensor.__setitem__ = _setitem
+
+# --- reductions ---
+from . import reductions as _red  # noqa: E402
+
+for _n, _f in _red.FUNCS.items():
+    setattr(Tensor, _n, _f)

@@ -31,13 +31,15 @@ True
 
 from __future__ import annotations
 
-import bisect
 import functools
 import gc
 import operator
 import os
 import threading
+from bisect import bisect_left as _bisect_left
+from bisect import insort as _insort
 from collections.abc import Callable
+from threading import get_ident as _get_ident
 from typing import Any
 
 __all__ = ["Block", "CachingAllocator", "OutOfMemoryError", "cpu_allocator", "cpu_raw_alloc",
@@ -111,7 +113,7 @@ class _Segment:
 
 
 class _Pool:
-    """Free blocks, best fit first: sorted ``(stream, size, ptr)`` keys + a key->block map."""
+    """Free blocks: sorted ``(stream, size, ptr)`` keys + a key->block map (add/take inlined)."""
 
     __slots__ = ("blocks", "keys")
 
@@ -121,24 +123,14 @@ class _Pool:
 
     def add(self, b: Block) -> None:
         k = (b.stream, b.size, b.ptr)
-        bisect.insort(self.keys, k)
+        _insort(self.keys, k)
         self.blocks[k] = b
 
     def remove(self, b: Block) -> None:
         k = (b.stream, b.size, b.ptr)
-        del self.keys[bisect.bisect_left(self.keys, k)]
+        del self.keys[_bisect_left(self.keys, k)]
         del self.blocks[k]
 
-    def take(self, stream: int, size: int) -> Block | None:
-        """Remove and return the smallest free block of ``stream`` with size >= ``size``."""
-        keys = self.keys
-        i = bisect.bisect_left(keys, (stream, size))  # (s, n) sorts before every (s, n, ptr)
-        if i < len(keys):
-            k = keys[i]
-            if k[0] == stream:
-                del keys[i]
-                return self.blocks.pop(k)
-        return None
 
 
 def _retire(b: Block) -> None:
@@ -187,7 +179,8 @@ class CachingAllocator:
     # ---------------------------------------------------------------- public API
     def malloc(self, nbytes: int, stream: int = 0) -> Block:
         """Return a block of at least ``nbytes`` bytes usable on ``stream``."""
-        nbytes = operator.index(nbytes)
+        if type(nbytes) is not int:
+            nbytes = operator.index(nbytes)
         if nbytes < 0:
             raise ValueError(f"malloc: negative size {nbytes}")
         size = ((nbytes + 511) & -512) or _MIN_BLOCK
@@ -200,11 +193,11 @@ class CachingAllocator:
 
     def free(self, block: Block) -> None:
         """Give ``block`` back to the cache; double or foreign frees raise ValueError."""
-        me = threading.get_ident()
+        me = _get_ident()
         if self._owner == me:  # from a finalizer running inside one of our calls
             self._validate(block)
             if any(b is block for b in self._pending):
-                raise ValueError(f"double free of {block!r}")
+                raise ValueError(f"free: double free of {block!r}")
             self._pending.append(block)
             return
         with self._lock:
@@ -218,14 +211,8 @@ class CachingAllocator:
 
     def empty_cache(self) -> None:
         """``raw_free`` every segment that is entirely free."""
-        if self._owner == threading.get_ident():
-            return  # re-entrant call from a finalizer: nothing safe to do now
-        with self._lock:
-            self._owner = threading.get_ident()
-            try:
-                self._release_cached()
-            finally:
-                self._owner = None
+        if self._owner != _get_ident():  # (a finalizer inside one of our calls: skip)
+            self._run_locked(self._release_cached)
 
     def set_limit(self, nbytes: int | None) -> None:
         """Cap reserved bytes at ``nbytes`` (None: no cap). Cached memory is not freed now."""
@@ -275,11 +262,9 @@ class CachingAllocator:
         ``limit_bytes``: the cap on reserved bytes or None;
         ``total_memory_bytes``: the device size or None.
         """
-        me = threading.get_ident()
-        if self._owner == me:  # re-entrant: read without the lock (best effort)
+        if self._owner == _get_ident():  # from a finalizer inside one of our calls
             return self._stats()
-        with self._lock:
-            return self._stats()
+        return self._run_locked(self._stats)
 
     def memory_summary(self) -> str:
         """A readable multi-line table of :meth:`memory_stats`."""
@@ -310,8 +295,18 @@ class CachingAllocator:
         return "\n".join(lines)
 
     # ---------------------------------------------------------------- internals
+    def _run_locked(self, fn: Callable[[], Any]) -> Any:
+        with self._lock:
+            self._owner = _get_ident()
+            try:
+                return fn()
+            finally:
+                if self._pending:
+                    self._drain()
+                self._owner = None
+
     def _locked_malloc(self, nbytes: int, size: int, stream: int, retry: bool) -> Block | None:
-        me = threading.get_ident()
+        me = _get_ident()
         if self._owner == me:
             raise RuntimeError("malloc called re-entrantly (from a __del__ during an allocator call)")
         with self._lock:
@@ -326,8 +321,11 @@ class CachingAllocator:
     def _malloc_locked(self, nbytes: int, size: int, stream: int, retry: bool) -> Block | None:
         small = size <= _SMALL_SIZE
         pool = self._small if small else self._large
-        block = pool.take(stream, size)
-        if block is None:
+        keys = pool.keys
+        i = _bisect_left(keys, (stream, size))  # (s, n) sorts before every (s, n, ptr): best fit
+        if i < len(keys) and keys[i][0] == stream:
+            block = pool.blocks.pop(keys.pop(i))
+        else:
             if retry:  # after gc.collect(): give back every fully free segment first
                 self._release_cached()
             block = self._new_segment(size, small, stream)
@@ -345,7 +343,9 @@ class CachingAllocator:
                 nxt.prev = r
             block.next = r
             block.size = size
-            pool.add(r)
+            k = (stream, rem, r.ptr)
+            _insort(keys, k)
+            pool.blocks[k] = r
         block.allocated = True
         block.requested = nbytes
         self._allocated += block.size
@@ -419,8 +419,10 @@ class CachingAllocator:
             raise ValueError(f"free: {block!r} was not allocated by this allocator")
 
     def _free_locked(self, block: Block) -> None:
-        self._validate(block)
-        seg = block.segment
+        seg = block.segment if type(block) is Block else None
+        if seg is None or not block.allocated or self._segments.get(seg.ptr) is not seg:
+            self._validate(block)  # raises the precise error (passes only for a subclass)
+            seg = block.segment
         pool = self._small if seg.small else self._large
         self._allocated -= block.size
         self._requested -= block.requested
@@ -434,22 +436,30 @@ class CachingAllocator:
             if nxt is not None:
                 nxt.prev = prev
             fb = prev
+            if nxt is not None and not nxt.allocated:  # ... and swallow the one after us
+                pool.remove(nxt)
+                fb.size += nxt.size
+                fb.next = nxt.next
+                if nxt.next is not None:
+                    nxt.next.prev = fb
+                _retire(nxt)
+        elif nxt is not None and not nxt.allocated:  # grow the free block after us backwards
+            pool.remove(nxt)
+            nxt.ptr = block.ptr
+            nxt.size += block.size
+            nxt.prev = prev
+            fb = nxt
         else:  # a fresh block object: the caller's handle is retired below
             fb = Block(block.ptr, block.size, block.stream, seg, prev, nxt)
-            if prev is None:
-                seg.head = fb
-            else:
-                prev.next = fb
             if nxt is not None:
                 nxt.prev = fb
-        if nxt is not None and not nxt.allocated:  # swallow the free block after us
-            pool.remove(nxt)
-            fb.size += nxt.size
-            fb.next = nxt.next
-            if nxt.next is not None:
-                nxt.next.prev = fb
-            _retire(nxt)
-        pool.add(fb)
+        if prev is None:
+            seg.head = fb
+        elif prev is not fb:
+            prev.next = fb
+        k = (fb.stream, fb.size, fb.ptr)
+        _insort(pool.keys, k)
+        pool.blocks[k] = fb
         _retire(block)
 
     def _drain(self) -> None:

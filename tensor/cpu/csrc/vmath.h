@@ -60,15 +60,21 @@ static inline float vm_expf(float x)
 
     float t  = xc * log2e + shift;
     float nf = t - shift;                    /* n = rint(x/ln2), |n| <= 217 */
-    float r  = xc - nf * ln2_hi;             /* exact */
-    r = r - nf * ln2_lo;
+    float rh = xc - nf * ln2_hi;             /* exact */
+    float c  = nf * ln2_lo;
+    float r  = rh - c;                       /* x - n*ln2, rounded */
 
     float q = 0x1.6a1a72p-10f;
     q = q * r + 0x1.123fc6p-7f;
     q = q * r + 0x1.555916p-5f;
     q = q * r + 0x1.55548ap-3f;
     q = q * r + 0x1.fffffcp-2f;
-    float p = 1.0f + (r + (r * r) * q);      /* exp(r), in [0.70, 1.42] */
+    float w = (r * r) * q;
+    /* exp(r) = 1 + rh - c + w, with 1 + rh split exactly (Fast2Sum) so the
+       only large rounding is the final addition */
+    float hi = 1.0f + rh;
+    float lo = (1.0f - hi) + rh;
+    float p  = hi + (lo + (w - c));          /* exp(r), in [0.70, 1.42] */
 
     /* n from the bits of t (t = 1.5*2^23 + n exactly); n1 = floor(n/2) */
     uint32_t nb = vm__f2u(t) - vm__f2u(shift) + 256u;   /* n + 256 >= 39 */
@@ -94,8 +100,9 @@ static inline double vm_exp(double x)
 
     double t  = xc * log2e + shift;
     double nf = t - shift;                         /* |n| <= 1097 */
-    double r  = xc - nf * ln2_hi;                  /* exact */
-    r = r - nf * ln2_lo;
+    double rh = xc - nf * ln2_hi;                  /* exact */
+    double c  = nf * ln2_lo;
+    double r  = rh - c;
 
     /* Q(r) by Estrin-like split to shorten the dependency chain */
     double r2 = r * r;
@@ -108,7 +115,10 @@ static inline double vm_exp(double x)
     double b0 = a0 + a1 * r2;
     double b1 = a2 + a3 * r2;
     double q  = b0 + (b1 + a4 * r4) * r4;
-    double p  = 1.0 + (r + r2 * q);
+    double w  = r2 * q;
+    double hi = 1.0 + rh;                          /* Fast2Sum, see vm_expf */
+    double lo = (1.0 - hi) + rh;
+    double p  = hi + (lo + (w - c));
 
     uint64_t nb = vm__d2u(t) - vm__d2u(shift) + 1100u;   /* n + 1100 >= 3 */
     uint64_t n1 = (nb >> 1) - 550u;
@@ -209,20 +219,24 @@ static inline float vm_tanhf(float x)
     uint32_t ux = vm__f2u(x);
     float ax = vm__u2f(ux & 0x7fffffffu);
 
-    float x2 = x * x;
+    float x2 = ax * ax;
     float T = 0x1.3a0674p-9f;
     T = T * x2 - 0x1.13b564p-7f;
     T = T * x2 + 0x1.64e3ccp-6f;
     T = T * x2 - 0x1.ba0996p-5f;
     T = T * x2 + 0x1.1110dcp-3f;
     T = T * x2 - 0x1.555554p-2f;
-    float small = x + x * x2 * T;            /* keeps -0 */
+    float small = ax + ax * (x2 * T);
 
-    float e = vm_expf(-2.0f * ax);
-    float big = 1.0f - (2.0f * e) / (1.0f + e);
-    big = vm__u2f(vm__f2u(big) | (ux & 0x80000000u));
+    float e  = vm_expf(-2.0f * ax);          /* in (0, 0.333] */
+    float d  = 1.0f + e;
+    float dl = (1.0f - d) + e;               /* d + dl == 1 + e exactly */
+    float q  = (2.0f * e) / d;
+    q = q - (q * dl) * (1.0f - 0.5f * q);    /* divide by d + dl: 1/d = 1 - q/2 */
+    float big = 1.0f - q;
 
-    return ax < 0.55f ? small : big;         /* NaN -> big path -> NaN */
+    float res = ax < 0.55f ? small : big;    /* NaN -> big path -> NaN */
+    return vm__u2f(vm__f2u(res) | (ux & 0x80000000u));   /* odd: sign of x */
 }
 
 /* ========================================================================
@@ -233,9 +247,13 @@ static inline float vm_tanhf(float x)
 static inline float vm_sigmoidf(float x)
 {
     float ax = vm__u2f(vm__f2u(x) & 0x7fffffffu);
-    float e = vm_expf(-ax);
-    float num = x < 0.0f ? e : 1.0f;
-    return num / (1.0f + e);
+    float e  = vm_expf(-ax);                 /* in [0, 1] */
+    float d  = 1.0f + e;
+    float dl = (1.0f - d) + e;               /* d + dl == 1 + e exactly */
+    int neg  = x < 0.0f;
+    float q  = (neg ? e : 1.0f) / d;
+    float inv = neg ? 1.0f - q : q;          /* ~ 1/d */
+    return q - (q * dl) * inv;               /* num / (d + dl) */
 }
 
 #endif /* TENSOR_CPU_VMATH_H */

@@ -1,0 +1,246 @@
+/* Reduction and scan templates.
+ *
+ * A reduction sees the input as kept dims x reduced dims (both coalesced by the caller):
+ *   meta = [nk, nr, kshape[nk], kstride_in[nk], kstride_out[nk], rshape[nr], rstride_in[nr]]
+ * with byte strides. Determinism: the reduced index space of every output is cut into
+ * fixed chunks of SX_RCHUNK elements; a chunk sums with SX_RW lane accumulators (a
+ * vectorisable shape) merged by a fixed tree, and chunk partials merge pairwise. None of
+ * this depends on the thread count, so results are bitwise identical for every run.
+ * When the kept dims are the contiguous ones (e.g. summing the rows of a C-ordered
+ * matrix) an "outer" loop accumulates a block of outputs at once instead. */
+#include "common.h"
+
+#define SX_RCHUNK 4096
+#define SX_RW 16
+#define SX_OUTER_BLOCK 256
+
+#define LO_b8 0
+#define HI_b8 1
+#define LO_i8 INT8_MIN
+#define HI_i8 INT8_MAX
+#define LO_u8 0
+#define HI_u8 UINT8_MAX
+#define LO_i16 INT16_MIN
+#define HI_i16 INT16_MAX
+#define LO_i32 INT32_MIN
+#define HI_i32 INT32_MAX
+#define LO_i64 INT64_MIN
+#define HI_i64 INT64_MAX
+#define LO_f16 (-INFINITY)
+#define HI_f16 INFINITY
+#define LO_bf16 (-INFINITY)
+#define HI_bf16 INFINITY
+#define LO_f32 (-INFINITY)
+#define HI_f32 INFINITY
+#define LO_f64 (-INFINITY)
+#define HI_f64 INFINITY
+
+#define SX_ADD(a, b) ((a) + (b))
+#define SX_MUL(a, b) ((a) * (b))
+#define SX_MAXF(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
+#define SX_MINF(a, b) (((b) < (a) || (b) != (b)) ? (b) : (a))
+#define SX_MAXI(a, b) ((b) > (a) ? (b) : (a))
+#define SX_MINI(a, b) ((b) < (a) ? (b) : (a))
+#define SX_ANY(a, b) ((a) | ((b) != 0))
+#define SX_ALL(a, b) ((a) & ((b) != 0))
+#define SX_ARGMAXF(x, best) ((x) > (best) || ((x) != (x) && (best) == (best)))
+#define SX_ARGMINF(x, best) ((x) < (best) || ((x) != (x) && (best) == (best)))
+#define SX_ARGMAXI(x, best) ((x) > (best))
+#define SX_ARGMINI(x, best) ((x) < (best))
+
+typedef struct {
+    int nk, nr;
+    const int64_t *ks, *kin, *kout, *rs, *rin;
+    int64_t K, R;
+} sx_red_meta;
+
+SX_INLINE sx_red_meta sx_red_parse(const int64_t *meta) {
+    sx_red_meta m;
+    m.nk = (int)meta[0]; m.nr = (int)meta[1];
+    m.ks = meta + 2; m.kin = m.ks + m.nk; m.kout = m.kin + m.nk;
+    m.rs = m.kout + m.nk; m.rin = m.rs + m.nr;
+    m.K = 1; for (int d = 0; d < m.nk; d++) m.K *= m.ks[d];
+    m.R = 1; for (int d = 0; d < m.nr; d++) m.R *= m.rs[d];
+    return m;
+}
+
+/* Byte offsets of linear index i in a (shape, strides) space, for input and output. */
+SX_INLINE int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const int64_t *st) {
+    int64_t off = 0;
+    for (int d = nd - 1; d >= 0; d--) { off += (i % shape[d]) * st[d]; i /= shape[d]; }
+    return off;
+}
+
+/* SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE): COMBINE(acc, x) folds one element
+ * (x already in compute type), MERGE(a, b) folds two partial results. */
+#define SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE)                                 \
+static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int64_t hi) {  \
+    ACC acc[SX_RW];                                                                       \
+    for (int j = 0; j < SX_RW; j++) acc[j] = INIT;                                        \
+    int nr = m->nr; int64_t idx[SX_MAXDIM], rem = lo;                                     \
+    const char *p = base;                                                                 \
+    for (int d = nr - 1; d >= 0; d--) { idx[d] = rem % m->rs[d]; rem /= m->rs[d]; p += idx[d] * m->rin[d]; } \
+    int64_t s = m->rin[nr - 1], inner = m->rs[nr - 1];                                    \
+    for (int64_t i = lo; i < hi;) {                                                       \
+        int64_t len = inner - idx[nr - 1];                                                \
+        if (len > hi - i) len = hi - i;                                                   \
+        if (s == (int64_t)sizeof(T_##SI)) {                                               \
+            const T_##SI *x = (const T_##SI *)p; int64_t k = 0;                           \
+            for (; k + SX_RW <= len; k += SX_RW)                                          \
+                for (int j = 0; j < SX_RW; j++) { C_##SI v = LD_##SI(x[k + j]); acc[j] = COMBINE(acc[j], v); } \
+            for (; k < len; k++) { C_##SI v = LD_##SI(x[k]); acc[k % SX_RW] = COMBINE(acc[k % SX_RW], v); } \
+        } else {                                                                          \
+            for (int64_t k = 0; k < len; k++) {                                           \
+                C_##SI v = LD_##SI(*(const T_##SI *)(p + k * s));                         \
+                acc[k % SX_RW] = COMBINE(acc[k % SX_RW], v); }                            \
+        }                                                                                 \
+        i += len;                                                                         \
+        if (i >= hi) break;                                                               \
+        p += len * s; idx[nr - 1] += len;                                                 \
+        for (int d = nr - 1; d > 0 && idx[d] == m->rs[d]; d--) {                         \
+            idx[d] = 0; idx[d - 1]++; p += m->rin[d - 1] - m->rs[d] * m->rin[d]; }        \
+    }                                                                                     \
+    for (int w = SX_RW / 2; w >= 1; w /= 2)                                               \
+        for (int j = 0; j < w; j++) acc[j] = MERGE(acc[j], acc[j + w]);                   \
+    return acc[0];                                                                        \
+}                                                                                         \
+static ACC NAME##_merge_all(ACC *part, int64_t n) {                                       \
+    while (n > 1) {                                                                       \
+        int64_t h = n / 2;                                                                \
+        for (int64_t j = 0; j < h; j++) part[j] = MERGE(part[2 * j], part[2 * j + 1]);    \
+        if (n & 1) part[h] = part[n - 1];                                                 \
+        n = h + (n & 1);                                                                  \
+    }                                                                                     \
+    return part[0];                                                                       \
+}                                                                                         \
+static ACC NAME##_one(const char *base, const sx_red_meta *m) {                           \
+    int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK;                                      \
+    if (nc <= 1) return NAME##_chunk(base, m, 0, m->R);                                   \
+    ACC stackp[64]; ACC *part = nc <= 64 ? stackp : (ACC *)malloc(sizeof(ACC) * nc);      \
+    for (int64_t c = 0; c < nc; c++)                                                      \
+        part[c] = NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK); \
+    ACC r = NAME##_merge_all(part, nc);                                                   \
+    if (part != stackp) free(part);                                                       \
+    return r;                                                                             \
+}                                                                                         \
+static void NAME##_outer(const char *in, char *out, const sx_red_meta *m, int nthreads) { \
+    int nk = m->nk; int64_t inner = m->ks[nk - 1];                                        \
+    int64_t nblk = (inner + SX_OUTER_BLOCK - 1) / SX_OUTER_BLOCK, rows = m->K / inner;    \
+    int nt = (m->K * m->R >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                  \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
+    for (int64_t t = 0; t < rows * nblk; t++) {                                           \
+        int64_t row = t / nblk, j0 = (t % nblk) * SX_OUTER_BLOCK;                        \
+        int64_t nj = inner - j0 < SX_OUTER_BLOCK ? inner - j0 : SX_OUTER_BLOCK;           \
+        const char *pin = in + sx_offset_of(row, nk - 1, m->ks, m->kin) + j0 * m->kin[nk - 1]; \
+        char *pout = out + sx_offset_of(row, nk - 1, m->ks, m->kout) + j0 * m->kout[nk - 1]; \
+        ACC acc[SX_OUTER_BLOCK];                                                          \
+        for (int64_t j = 0; j < nj; j++) acc[j] = INIT;                                   \
+        for (int64_t r = 0; r < m->R; r++) {                                              \
+            const T_##SI *x = (const T_##SI *)(pin + sx_offset_of(r, m->nr, m->rs, m->rin)); \
+            for (int64_t j = 0; j < nj; j++) { C_##SI v = LD_##SI(x[j]); acc[j] = COMBINE(acc[j], v); } \
+        }                                                                                 \
+        for (int64_t j = 0; j < nj; j++) *(T_##SO *)(pout + j * m->kout[nk - 1]) = ST_##SO(acc[j]); \
+    }                                                                                     \
+}                                                                                         \
+void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
+    sx_red_meta m = sx_red_parse(meta);                                                   \
+    const char *pin = (const char *)in; char *pout = (char *)out;                         \
+    if (m.K == 0) return;                                                                 \
+    if (m.R == 0) {                                                                       \
+        for (int64_t k = 0; k < m.K; k++)                                                 \
+            *(T_##SO *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) = ST_##SO(INIT);      \
+        return;                                                                           \
+    }                                                                                     \
+    int nt = (m.K * m.R >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                    \
+    if (m.nk > 0 && m.kin[m.nk - 1] == (int64_t)sizeof(T_##SI) && m.ks[m.nk - 1] >= 16 && \
+        m.rin[m.nr - 1] != (int64_t)sizeof(T_##SI)) {                                     \
+        NAME##_outer(pin, pout, &m, nthreads); return;                                    \
+    }                                                                                     \
+    if (m.K >= nt) {                                                                      \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")         \
+        for (int64_t k = 0; k < m.K; k++) {                                               \
+            ACC r = NAME##_one(pin + sx_offset_of(k, m.nk, m.ks, m.kin), &m);             \
+            *(T_##SO *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) = ST_##SO(r);         \
+        }                                                                                 \
+        return;                                                                           \
+    }                                                                                     \
+    int64_t nc = (m.R + SX_RCHUNK - 1) / SX_RCHUNK;                                       \
+    ACC *part = (ACC *)malloc(sizeof(ACC) * nc);                                          \
+    for (int64_t k = 0; k < m.K; k++) {                                                   \
+        const char *b = pin + sx_offset_of(k, m.nk, m.ks, m.kin);                         \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")         \
+        for (int64_t c = 0; c < nc; c++)                                                  \
+            part[c] = NAME##_chunk(b, &m, c * SX_RCHUNK, c + 1 == nc ? m.R : (c + 1) * SX_RCHUNK); \
+        ACC r = NAME##_merge_all(part, nc);                                               \
+        *(T_##SO *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) = ST_##SO(r);             \
+    }                                                                                     \
+    free(part);                                                                           \
+}
+
+/* Arg-reductions: index (in the logical order of the reduced space) of the first element
+ * that BETTER(x, best) prefers; NaN wins and the first NaN is kept. */
+#define SX_ARGREDUCE(NAME, SI, BETTER)                                                     \
+static void NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int64_t hi,   \
+                         C_##SI *bv, int64_t *bi) {                                       \
+    int one = m->nr == 1; int64_t s0 = m->rin[0];                                         \
+    C_##SI best = LD_##SI(*(const T_##SI *)(base + sx_offset_of(lo, m->nr, m->rs, m->rin))); \
+    int64_t besti = lo;                                                                   \
+    for (int64_t i = lo + 1; i < hi; i++) {                                               \
+        int64_t off = one ? i * s0 : sx_offset_of(i, m->nr, m->rs, m->rin);               \
+        C_##SI x = LD_##SI(*(const T_##SI *)(base + off));                                \
+        if (BETTER(x, best)) { best = x; besti = i; }                                     \
+    }                                                                                     \
+    *bv = best; *bi = besti;                                                              \
+}                                                                                         \
+static int64_t NAME##_one(const char *base, const sx_red_meta *m, int nt) {               \
+    int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK;                                      \
+    C_##SI *bv = (C_##SI *)malloc(sizeof(C_##SI) * nc);                                  \
+    int64_t *bi = (int64_t *)malloc(sizeof(int64_t) * nc);                                \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
+    for (int64_t c = 0; c < nc; c++)                                                      \
+        NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK, bv + c, bi + c); \
+    C_##SI best = bv[0]; int64_t besti = bi[0];                                           \
+    for (int64_t c = 1; c < nc; c++) if (BETTER(bv[c], best)) { best = bv[c]; besti = bi[c]; } \
+    free(bv); free(bi);                                                                   \
+    return besti;                                                                         \
+}                                                                                         \
+void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
+    sx_red_meta m = sx_red_parse(meta);                                                   \
+    const char *pin = (const char *)in; char *pout = (char *)out;                         \
+    int nt = (m.K * m.R >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                    \
+    if (m.K >= nt) {                                                                      \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")         \
+        for (int64_t k = 0; k < m.K; k++)                                                 \
+            *(int64_t *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) =                    \
+                NAME##_one(pin + sx_offset_of(k, m.nk, m.ks, m.kin), &m, 1);              \
+        return;                                                                           \
+    }                                                                                     \
+    for (int64_t k = 0; k < m.K; k++)                                                     \
+        *(int64_t *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) =                        \
+            NAME##_one(pin + sx_offset_of(k, m.nk, m.ks, m.kin), &m, nt);                 \
+}
+
+/* Inclusive scans along one axis. meta = [nd, shape[nd], st_in[nd], st_out[nd]] (bytes),
+ * the scanned axis last. Rows are independent (parallel); within a row the order is
+ * sequential, so results are deterministic. */
+#define SX_SCAN(NAME, SI, SO, ACC, INIT, COMBINE)                                          \
+void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
+    int nd = (int)meta[0];                                                                \
+    const int64_t *sh = meta + 1, *si = sh + nd, *so = si + nd;                           \
+    int64_t L = sh[nd - 1], rows = 1;                                                     \
+    for (int d = 0; d < nd - 1; d++) rows *= sh[d];                                       \
+    if (rows == 0 || L == 0) return;                                                      \
+    int nt = (rows * L >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                     \
+    int64_t sin_ = si[nd - 1], sout = so[nd - 1];                                         \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
+    for (int64_t r = 0; r < rows; r++) {                                                  \
+        const char *pi = (const char *)in + sx_offset_of(r, nd - 1, sh, si);             \
+        char *po = (char *)out + sx_offset_of(r, nd - 1, sh, so);                        \
+        ACC acc = INIT;                                                                   \
+        for (int64_t i = 0; i < L; i++) {                                                 \
+            C_##SI v = LD_##SI(*(const T_##SI *)(pi + i * sin_));                        \
+            acc = COMBINE(acc, v);                                                        \
+            *(T_##SO *)(po + i * sout) = ST_##SO(acc);                                    \
+        }                                                                                 \
+    }                                                                                     \
+}

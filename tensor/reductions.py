@@ -1,0 +1,287 @@
+"""Reductions and scans: sum, prod, mean, var, std, max, min, argmax, argmin, any, all,
+logsumexp, cumsum, cumprod. NumPy's `axis` (None, int, tuple, negative) and `keepdims`;
+PyTorch's `dim` is accepted as an alias. Results are bitwise identical on every call.
+
+>>> import tensor as T
+>>> x = T.arange(6.0).reshape(2, 3)
+>>> x.sum(axis=0).tolist(), x.mean(), x.argmax(axis=1).tolist()
+([3.0, 5.0, 7.0], tensor(2.5, dtype=float64, device=cpu), [2, 2])
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+from . import dtypes as dt
+from . import elementwise as ew
+from ._tensor import Tensor
+from .cpu import kernels as K
+from .views import norm_axes, norm_axis
+
+_ACC = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
+
+
+def _red_source(d: dt.DType):
+    s = d.sfx
+    fl = d.kind == "f"
+    acc_sum = _ACC.get(s, "int64_t")
+    sum_out = s if fl else "i64"
+    mx, mn = ("SX_MAXF", "SX_MINF") if fl else ("SX_MAXI", "SX_MINI")
+    amx, amn = ("SX_ARGMAXF", "SX_ARGMINF") if fl else ("SX_ARGMAXI", "SX_ARGMINI")
+    lines = ['#include "reduce.h"',
+             f"SX_REDUCE(sum_{s}, {s}, {sum_out}, {acc_sum}, 0, SX_ADD, SX_ADD)",
+             f"SX_REDUCE(prod_{s}, {s}, {sum_out}, {acc_sum}, 1, SX_MUL, SX_MUL)",
+             f"SX_REDUCE(max_{s}, {s}, {s}, C_{s}, LO_{s}, {mx}, {mx})",
+             f"SX_REDUCE(min_{s}, {s}, {s}, C_{s}, HI_{s}, {mn}, {mn})",
+             f"SX_REDUCE(any_{s}, {s}, b8, int, 0, SX_ANY, SX_ANY)",
+             f"SX_REDUCE(all_{s}, {s}, b8, int, 1, SX_ALL, SX_ALL)",
+             f"SX_ARGREDUCE(argmax_{s}, {s}, {amx})",
+             f"SX_ARGREDUCE(argmin_{s}, {s}, {amn})",
+             f"SX_SCAN(cumsum_{s}, {s}, {sum_out}, {acc_sum}, 0, SX_ADD)",
+             f"SX_SCAN(cumprod_{s}, {s}, {sum_out}, {acc_sum}, 1, SX_MUL)"]
+    names = ["sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "cumsum", "cumprod"]
+    cdef = "\n".join(f"void {n}_{s}(const int64_t *meta, intptr_t in, intptr_t out, int nthreads);"
+                     for n in names)
+    return "\n".join(lines) + "\n", cdef
+
+
+K.register_family("red", _red_source)
+
+_ORDER_FREE = {"sum", "prod", "max", "min", "any", "all"}
+
+
+def _axis_arg(axis, dim):
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("reduction: give axis or dim, not both")
+        return dim
+    return axis
+
+
+def _coalesce_group(shape, *strides):
+    """Merge adjacent dims contiguous in every stride list (dims of size 1 dropped)."""
+    sh, st = [], [[] for _ in strides]
+    for i, n in enumerate(shape):
+        if n == 1:
+            continue
+        if sh and builtins.all(s[-1] == t[i] * n for s, t in zip(st, strides)):
+            sh[-1] *= n
+            for s, t in zip(st, strides):
+                s[-1] = t[i]
+        else:
+            sh.append(n)
+            for s, t in zip(st, strides):
+                s.append(t[i])
+    return sh, st
+
+
+def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
+    """Reduce x over `axes` with kernel `name` into a new tensor of the kept shape."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    out = ew.empty_tensor(tuple(x._shape[i] for i in kept), out_dtype, x.device)
+    isz, osz = x.itemsize, out.itemsize
+    kin = [x._strides[i] * isz for i in kept]
+    kout = [s * osz for s in out._strides]
+    ks, (kin, kout) = _coalesce_group([x._shape[i] for i in kept], kin, kout)
+    red = list(axes)
+    if name in _ORDER_FREE:  # visit memory in order: largest stride outermost
+        red.sort(key=lambda i: -abs(x._strides[i]))
+    rs, (rin,) = _coalesce_group([x._shape[i] for i in red], [x._strides[i] * isz for i in red])
+    if not rs:
+        rs, rin = [1], [0]
+    if 0 in (x._shape[i] for i in red):
+        rs, rin = [0], [0]
+    meta = [len(ks), len(rs), *ks, *kin, *kout, *rs, *rin]
+    K.kernel("red", x.dtype, f"{name}_{x.dtype.sfx}")(meta, x.data_ptr(), out.data_ptr(),
+                                                      K._num_threads)
+    return out
+
+
+def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
+    if not keepdims:
+        return out
+    shape = tuple(1 if i in axes else n for i, n in enumerate(x._shape))
+    return out.reshape(shape)
+
+
+def _prep(x, op):
+    x = ew.as_operand(x)
+    if not isinstance(x, Tensor):
+        from .creation import asarray
+        x = asarray(x)
+    return x
+
+
+def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
+    x = _prep(x, name)
+    axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
+    if dtype is not None:
+        x = x.astype(dtype, copy=False)
+    od = x.dtype if x.dtype.kind == "f" else dt.int64
+    out = _run(name, x, axes, od)
+    if dtype is not None and out.dtype is not dt.dtype(dtype):
+        out = out.astype(dtype)
+    return _keep(out, x, axes, keepdims)
+
+
+def sum(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
+    """Sum over axes; bool and integer inputs sum in int64 (NumPy gives uint64 for unsigned)."""
+    return _sum_like("sum", x, axis, dtype, keepdims, dim)
+
+
+def prod(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    return _sum_like("prod", x, axis, dtype, keepdims, dim)
+
+
+def _count(x: Tensor, axes) -> int:
+    return math.prod(x._shape[i] for i in axes)
+
+
+def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    """Arithmetic mean; integer inputs give float64, 16-bit floats accumulate in float32."""
+    x = _prep(x, "mean")
+    axes = norm_axes(_axis_arg(axis, dim), x.ndim, "mean")
+    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
+    acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
+    s = _run("sum", x.astype(acc, copy=False), axes, acc)
+    n = _count(x, axes)
+    r = ew.binary("true_divide", s, n if n else float("nan"))
+    if r.dtype is not od:
+        r = r.astype(od)
+    return _keep(r, x, axes, keepdims)
+
+
+def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
+        dim=None) -> Tensor:
+    """Variance with `ddof` (NumPy) or `correction` (PyTorch) degrees of freedom removed."""
+    x = _prep(x, "var")
+    if correction is not None:
+        ddof = correction
+    axes = norm_axes(_axis_arg(axis, dim), x.ndim, "var")
+    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
+    acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
+    xa = x.astype(acc, copy=False)
+    m = _keep(_run("sum", xa, axes, acc), x, axes, True)
+    n = _count(x, axes)
+    m = ew.binary("true_divide", m, n if n else float("nan"))
+    dev = ew.binary("subtract", xa, m)
+    ss = _run("sum", ew.unary("square", dev), axes, acc)
+    denom = n - ddof
+    r = ew.binary("true_divide", ss, denom if denom > 0 else float("nan"))
+    if r.dtype is not od:
+        r = r.astype(od)
+    return _keep(r, x, axes, keepdims)
+
+
+def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
+        dim=None) -> Tensor:
+    v = var(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
+    return ew.unary("sqrt", v)
+
+
+def _minmax(name, x, axis, keepdims, dim):
+    x = _prep(x, name)
+    axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
+    if builtins.any(x._shape[i] == 0 for i in axes):
+        raise ValueError(f"{name}: zero-size reduction over axes {axes} of shape {x.shape} has no "
+                         "identity")
+    return _keep(_run(name, x, axes, x.dtype), x, axes, keepdims)
+
+
+def max(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
+    """Largest element (NaN propagates, as NumPy's max)."""
+    return _minmax("max", x, axis, keepdims, dim)
+
+
+def min(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
+    return _minmax("min", x, axis, keepdims, dim)
+
+
+amax, amin = max, min
+
+
+def _arg(name, x, axis, keepdims, dim):
+    x = _prep(x, name)
+    axis = _axis_arg(axis, dim)
+    if x.numel() == 0:
+        raise ValueError(f"{name}: attempt to get {name} of an empty sequence (shape {x.shape})")
+    if axis is None:
+        flat = x.reshape(-1)
+        out = _run(name, flat, (0,), dt.int64)
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    a = norm_axis(axis, x.ndim, name)
+    if x._shape[a] == 0:
+        raise ValueError(f"{name}: attempt to get {name} of an empty axis {a} (shape {x.shape})")
+    return _keep(_run(name, x, (a,), dt.int64), x, (a,), keepdims)
+
+
+def argmax(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    """Index of the first largest element (flat index when axis is None; NaN counts as largest)."""
+    return _arg("argmax", x, axis, keepdims, dim)
+
+
+def argmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    return _arg("argmin", x, axis, keepdims, dim)
+
+
+def _logical(name, x, axis, keepdims, dim):
+    x = _prep(x, name)
+    axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
+    return _keep(_run(name, x, axes, dt.bool_), x, axes, keepdims)
+
+
+def any(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
+    return _logical("any", x, axis, keepdims, dim)
+
+
+def all(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
+    return _logical("all", x, axis, keepdims, dim)
+
+
+def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    """log(sum(exp(x))) computed stably (the max is subtracted first)."""
+    x = _prep(x, "logsumexp")
+    if x.dtype.kind != "f":
+        x = x.astype(dt.float_of(x.dtype))
+    axes = norm_axes(_axis_arg(axis, dim), x.ndim, "logsumexp")
+    m = _keep(_minmax("max", x, axes, False, None), x, axes, True)
+    m = ew.where(ew.unary("isfinite", m), m, 0.0)
+    s = _run("sum", ew.unary("exp", ew.binary("subtract", x, m)), axes, x.dtype)
+    r = ew.binary("add", ew.unary("log", s), m.reshape(s.shape))
+    return _keep(r, x, axes, keepdims)
+
+
+def _scan(name, x, axis, dtype, dim):
+    x = _prep(x, name)
+    axis = _axis_arg(axis, dim)
+    if dtype is not None:
+        x = x.astype(dtype, copy=False)
+    if axis is None:
+        x, a = x.reshape(-1), 0
+    else:
+        a = norm_axis(axis, x.ndim, name)
+    od = x.dtype if x.dtype.kind == "f" else dt.int64
+    out = ew.empty_tensor(x.shape, od, x.device)
+    order = [i for i in range(x.ndim) if i != a] + [a]
+    sh = [x._shape[i] for i in order]
+    meta = [len(sh), *sh, *(x._strides[i] * x.itemsize for i in order),
+            *(out._strides[i] * out.itemsize for i in order)]
+    K.kernel("red", x.dtype, f"{name}_{x.dtype.sfx}")(meta, x.data_ptr(), out.data_ptr(),
+                                                      K._num_threads)
+    if dtype is not None and out.dtype is not dt.dtype(dtype):
+        out = out.astype(dtype)
+    return out
+
+
+def cumsum(x, axis=None, dtype=None, *, dim=None) -> Tensor:
+    """Inclusive cumulative sum (flattened when axis is None, as NumPy)."""
+    return _scan("cumsum", x, axis, dtype, dim)
+
+
+def cumprod(x, axis=None, dtype=None, *, dim=None) -> Tensor:
+    return _scan("cumprod", x, axis, dtype, dim)
+
+
+FUNCS = {"sum": sum, "prod": prod, "mean": mean, "var": var, "std": std, "max": max, "min": min,
+         "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "any": any, "all": all,
+         "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod}
