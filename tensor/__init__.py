@@ -23,3 +23,7 @@ del _FUNCS
 from . import reductions as _red
 
 globals().update(_red.FUNCS)
+from . import linalg as _linalg, random
+
+globals().update(_linalg.FUNCS)
+globals().update({k: v for k, v in random.FUNCS.items() if k != "seed"})

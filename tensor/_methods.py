@@ -194,3 +194,11 @@ from . import reductions as _red  # noqa: E402
 
 for _n, _f in _red.FUNCS.items():
     setattr(Tensor, _n, _f)
+
+# --- matrix products ---
+from . import linalg as _linalg  # noqa: E402
+
+Tensor.__matmul__ = lambda self, other: _linalg.matmul(self, other)
+Tensor.__rmatmul__ = lambda self, other: _linalg.matmul(other, self)
+Tensor.matmul = _linalg.matmul
+Tensor.dot = _linalg.dot

@@ -60,6 +60,20 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
     return struct.pack("<" + _PACK[d.sfx], v)
 
 
+_META: dict = {}
+
+
+def meta_array(meta):
+    """Kernel shape/stride arguments as a cached int64 C array (list conversion costs ~1 us)."""
+    key = tuple(meta)
+    m = _META.get(key)
+    if m is None:
+        if len(_META) > 4096:
+            _META.clear()
+        m = _META[key] = _ffi.new("int64_t[]", key)
+    return m
+
+
 class _Scalar:
     """A scalar operand: one element in host memory, read with stride 0."""
     __slots__ = ("buf", "ptr")
@@ -107,8 +121,7 @@ def launch(fn, out: Tensor, ins: list) -> None:
             ptrs.append(x.data_ptr())
             fast = fast and x._shape == shape and x.is_contiguous()
     if fast:
-        meta = [n, out.itemsize] + [x.itemsize for x in ins]
-        fn(1, meta, *ptrs, K._num_threads)
+        fn(1, meta_array([n, out.itemsize] + [x.itemsize for x in ins]), *ptrs, K._num_threads)
         return
     strides = [[s * out.itemsize for s in out._strides]]
     for x in ins:
@@ -117,8 +130,7 @@ def launch(fn, out: Tensor, ins: list) -> None:
         else:
             strides.append([s * x.itemsize for s in x._strides])
     sh, st = _coalesce(shape, strides)
-    meta = sh + [v for s in st for v in s]
-    fn(len(sh), meta, *ptrs, K._num_threads)
+    fn(len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs, K._num_threads)
 
 
 # ---------------------------------------------------------------- casting and copies
@@ -289,7 +301,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
             n = res.numel()
             if n:
                 isz = d.itemsize
-                K.kernel("ew", d, f"{name}_{d.sfx}")(1, [n, res.itemsize, isz, isz], res.data_ptr(),
+                K.kernel("ew", d, f"{name}_{d.sfx}")(1, meta_array((n, res.itemsize, isz, isz)), res.data_ptr(),
                                                      a.data_ptr(), b.data_ptr(), K._num_threads)
             return res
     a, b = as_operand(a), as_operand(b)

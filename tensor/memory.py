@@ -268,31 +268,24 @@ class CachingAllocator:
 
     def memory_summary(self) -> str:
         """A readable multi-line table of :meth:`memory_stats`."""
-        s = self.memory_stats()
-        w = 68
-        rows = [
-            ("Allocated memory", _fmt(s["allocated_bytes.current"]), _fmt(s["allocated_bytes.peak"])),
-            ("Requested memory", _fmt(s["requested_bytes.current"]), _fmt(s["requested_bytes.peak"])),
-            ("Reserved memory", _fmt(s["reserved_bytes.current"]), _fmt(s["reserved_bytes.peak"])),
-            ("Active blocks", str(s["active_blocks"]), str(s["active_blocks.peak"])),
-            ("Segments (small/large)",
-             f"{s['segments']} ({s['small_pool_segments']}/{s['large_pool_segments']})",
-             str(s["segments.peak"])),
-            ("Cached free memory", f"{_fmt(s['inactive_bytes'])} in {s['inactive_blocks']}", ""),
-            ("  of which split", f"{_fmt(s['inactive_split_bytes'])} in {s['inactive_split_blocks']}", ""),
-        ]
-        lines = ["=" * w, f" Caching allocator summary, device {self.device}".ljust(w), "-" * w,
-                 f"{'Metric':<26}{'Current':>24}{'Peak':>18}", "-" * w]
-        lines += [f"{name:<26}{cur:>24}{peak:>18}" for name, cur, peak in rows]
-        lines += [
-            "-" * w,
-            f"mallocs {s['num_mallocs']}, frees {s['num_frees']}, "
-            + f"raw allocs {s['num_raw_alloc']}, raw frees {s['num_raw_free']}",
-            f"alloc retries {s['num_alloc_retries']}, OOMs {s['num_ooms']}, "
-            + f"limit {_fmt(s['limit_bytes'])}, device total {_fmt(s['total_memory_bytes'])}",
-            "=" * w,
-        ]
-        return "\n".join(lines)
+        s, f = self.memory_stats(), _fmt
+        rows = [("Allocated memory", f(s["allocated_bytes.current"]), f(s["allocated_bytes.peak"])),
+                ("Requested memory", f(s["requested_bytes.current"]), f(s["requested_bytes.peak"])),
+                ("Reserved memory", f(s["reserved_bytes.current"]), f(s["reserved_bytes.peak"])),
+                ("Active blocks", s["active_blocks"], s["active_blocks.peak"]),
+                ("Segments (small/large)", f"{s['segments']} ({s['small_pool_segments']}/"
+                 + f"{s['large_pool_segments']})", s["segments.peak"]),
+                ("Cached free memory", f"{f(s['inactive_bytes'])}, {s['inactive_blocks']} blk", ""),
+                ("  of which split", f"{f(s['inactive_split_bytes'])}, {s['inactive_split_blocks']} blk",
+                 "")]
+        bar = "-" * 68
+        return "\n".join([
+            "=" * 68, f" Caching allocator summary, device {self.device}", bar,
+            f"{'Metric':<26}{'Current':>24}{'Peak':>18}", bar,
+            *(f"{name:<26}{cur:>24}{peak:>18}".rstrip() for name, cur, peak in rows), bar,
+            f"mallocs {s['num_mallocs']}, frees {s['num_frees']}, raw allocs {s['num_raw_alloc']}, "
+            + f"raw frees {s['num_raw_free']}, alloc retries {s['num_alloc_retries']}, OOMs {s['num_ooms']}",
+            f"limit {f(s['limit_bytes'])}, device total {f(s['total_memory_bytes'])}", "=" * 68])
 
     # ---------------------------------------------------------------- internals
     def _run_locked(self, fn: Callable[[], Any]) -> Any:
@@ -536,15 +529,9 @@ def _physical_memory() -> int | None:
 def _env_limit() -> int | None:
     """The byte limit in ``STRIDEX_CPU_MEMORY_LIMIT`` (unset or empty: None)."""
     raw = os.environ.get("STRIDEX_CPU_MEMORY_LIMIT", "").strip()
-    if not raw:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"STRIDEX_CPU_MEMORY_LIMIT must be a number of bytes, got {raw!r}") from None
-    if value < 0:
-        raise ValueError(f"STRIDEX_CPU_MEMORY_LIMIT must be >= 0, got {value}")
-    return value
+    if raw and not raw.isdigit():
+        raise ValueError(f"STRIDEX_CPU_MEMORY_LIMIT must be a number of bytes, got {raw!r}")
+    return int(raw) if raw else None
 
 
 _CPU_ALLOCATOR: CachingAllocator | None = None

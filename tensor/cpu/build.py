@@ -88,7 +88,7 @@ def _file_hash(path: Path) -> str:
 
 def _compile(name: str, source: str, out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="stridex-build-") as tmp:
-        src = Path(tmp) / f"{name}.c"
+        src = Path(tmp) / f"module_{name}.c"
         src.write_text(source)
         so = Path(tmp) / f"{name}.so"
         cmd = [compiler(), *CFLAGS, f"-I{CSRC}", f"-I{CUDA_SRC}", str(src), "-o", str(so), "-lm"]

@@ -39,6 +39,22 @@ static inline float    vm__u2f(uint32_t u) { float x;    memcpy(&x, &u, 4); retu
 static inline uint64_t vm__d2u(double x)   { uint64_t u; memcpy(&u, &x, 8); return u; }
 static inline double   vm__u2d(uint64_t u) { double x;   memcpy(&x, &u, 8); return x; }
 
+/* Branch-free selects: c ? a : b.  Written as bit-mask blends rather than ?:
+ * on purpose: gcc lowers a float ?: to control flow, and when one arm is a
+ * constant it jump-threads the rest of the function into both arms, which
+ * if-conversion then cannot undo (the loop stays scalar on AVX2/SSE).  The
+ * mask form keeps the code straight-line; gcc still emits a blend. */
+static inline float vm__self(int c, float a, float b)
+{
+    uint32_t m = 0u - (uint32_t)c;
+    return vm__u2f((vm__f2u(a) & m) | (vm__f2u(b) & ~m));
+}
+static inline double vm__seld(int c, double a, double b)
+{
+    uint64_t m = 0u - (uint64_t)c;
+    return vm__u2d((vm__d2u(a) & m) | (vm__d2u(b) & ~m));
+}
+
 /* ========================================================================
  * exp, float
  *   x = n*ln2 + r, |r| <= ln2/2 (Cody-Waite, two-part ln2)
@@ -55,8 +71,8 @@ static inline float vm_expf(float x)
     const float ln2_lo = 0x1.7f7d1cp-20f;    /* ln2 - ln2_hi */
 
     /* clamp; NaN fails both compares and passes through unchanged */
-    float xc = x < -150.0f ? -150.0f : x;    /* exp(-150) rounds to +0 */
-    xc = xc > 100.0f ? 100.0f : xc;          /* exp(100) overflows to +inf */
+    float xc = vm__self(x < -150.0f, -150.0f, x);   /* exp(-150) rounds to +0 */
+    xc = vm__self(xc > 100.0f, 100.0f, xc);         /* exp(100) = +inf */
 
     float t  = xc * log2e + shift;
     float nf = t - shift;                    /* n = rint(x/ln2), |n| <= 217 */
@@ -95,8 +111,8 @@ static inline double vm_exp(double x)
     const double ln2_hi = 0x1.62e42fee00000p-1;    /* low 32 bits zero */
     const double ln2_lo = 0x1.a39ef35793c76p-33;   /* ln2 - ln2_hi */
 
-    double xc = x < -760.0 ? -760.0 : x;           /* exp(-760) rounds to +0 */
-    xc = xc > 720.0 ? 720.0 : xc;                  /* exp(720) = +inf */
+    double xc = vm__seld(x < -760.0, -760.0, x);   /* exp(-760) rounds to +0 */
+    xc = vm__seld(xc > 720.0, 720.0, xc);          /* exp(720) = +inf */
 
     double t  = xc * log2e + shift;
     double nf = t - shift;                         /* |n| <= 1097 */
@@ -141,8 +157,8 @@ static inline float vm_logf(float x)
     const float ln2_lo = 0x1.7f7d1cp-20f;
 
     int sub = x < 0x1p-126f;                 /* subnormal (or <= 0: fixed below) */
-    float xs = sub ? x * 0x1p25f : x;
-    float kadj = sub ? 25.0f : 0.0f;
+    float xs = vm__self(sub, x * 0x1p25f, x);
+    float kadj = vm__self(sub, 25.0f, 0.0f);
 
     uint32_t ix  = vm__f2u(xs);
     uint32_t tmp = ix - 0x3f3504f3u;         /* bits of sqrt(1/2) */
@@ -162,9 +178,9 @@ static inline float vm_logf(float x)
     float res = kf * ln2_hi - ((hfsq - (s * (hfsq + R) + kf * ln2_lo)) - f);
 
     /* special values: +inf and NaN -> x, 0 -> -inf, x < 0 -> NaN */
-    res = (x < __builtin_inff()) ? res : x + x;
-    res = (x == 0.0f) ? -__builtin_inff() : res;
-    res = (x < 0.0f) ? __builtin_nanf("") : res;
+    res = vm__self(x < __builtin_inff(), res, x + x);
+    res = vm__self(x == 0.0f, -__builtin_inff(), res);
+    res = vm__self(x < 0.0f, __builtin_nanf(""), res);
     return res;
 }
 
@@ -180,8 +196,8 @@ static inline double vm_log(double x)
     const double ln2_lo = 0x1.a39ef35793c76p-33;
 
     int sub = x < 0x1p-1022;
-    double xs = sub ? x * 0x1p54 : x;
-    double kadj = sub ? 54.0 : 0.0;
+    double xs = vm__seld(sub, x * 0x1p54, x);
+    double kadj = vm__seld(sub, 54.0, 0.0);
 
     uint64_t ix = vm__d2u(xs);
     /* kb = k + 1024 where x = 2^k * m, m in [sqrt(1/2), sqrt(2)) */
@@ -202,9 +218,9 @@ static inline double vm_log(double x)
     double hfsq = 0.5 * f * f;
     double res = kf * ln2_hi - ((hfsq - (s * (hfsq + R) + kf * ln2_lo)) - f);
 
-    res = (x < __builtin_inf()) ? res : x + x;
-    res = (x == 0.0) ? -__builtin_inf() : res;
-    res = (x < 0.0) ? __builtin_nan("") : res;
+    res = vm__seld(x < __builtin_inf(), res, x + x);
+    res = vm__seld(x == 0.0, -__builtin_inf(), res);
+    res = vm__seld(x < 0.0, __builtin_nan(""), res);
     return res;
 }
 
@@ -235,7 +251,7 @@ static inline float vm_tanhf(float x)
     q = q - (q * dl) * (1.0f - 0.5f * q);    /* divide by d + dl: 1/d = 1 - q/2 */
     float big = 1.0f - q;
 
-    float res = ax < 0.55f ? small : big;    /* NaN -> big path -> NaN */
+    float res = vm__self(ax < 0.55f, small, big);   /* NaN -> big -> NaN */
     return vm__u2f(vm__f2u(res) | (ux & 0x80000000u));   /* odd: sign of x */
 }
 
@@ -251,8 +267,8 @@ static inline float vm_sigmoidf(float x)
     float d  = 1.0f + e;
     float dl = (1.0f - d) + e;               /* d + dl == 1 + e exactly */
     int neg  = x < 0.0f;
-    float q  = (neg ? e : 1.0f) / d;
-    float inv = neg ? 1.0f - q : q;          /* ~ 1/d */
+    float q  = vm__self(neg, e, 1.0f) / d;
+    float inv = vm__self(neg, 1.0f - q, q);  /* ~ 1/d */
     return q - (q * dl) * inv;               /* num / (d + dl) */
 }
 

@@ -1,0 +1,324 @@
+/* Indexing kernels: index arrays -> element offsets (wrap + bounds check), gather,
+ * scatter (assign / accumulate), nonzero, and the index expansion behind repeat.
+ *
+ * All shapes, strides and offsets are in ELEMENTS. An "offset" is relative to the
+ * address of element 0 of the tensor being indexed, so negative strides work.
+ * The module instantiates:
+ *   #define SX_INDEX_COMMON  before the include: the dtype-independent kernels
+ *                            (offsets, nonzero, repeat)
+ *   SX_GATHER(W, T)          gather of W-byte elements (T the carrier type)
+ *   SX_SCATTER_SET(W, T)     scatter-assign of W-byte elements: sx_scatter_W
+ *   SX_SCATTER_ADD(S)        scatter-accumulate in dtype S: sx_scatter_add_S
+ * Scatters walk the index positions in order (the last write wins, accumulation is
+ * sequential per destination) and split only the non-indexed inner space between
+ * threads, so results are deterministic. */
+#include "common.h"
+
+#define SX_IDX_PAR_MIN 4096
+
+/* Thread t's share [lo, hi) of n items. */
+#define SX_SPLIT(n, t, T, lo, hi)                                              \
+    int64_t lo = (int64_t)((__int128)(n) * (t) / (T));                          \
+    int64_t hi = (int64_t)((__int128)(n) * ((t) + 1) / (T))
+
+SX_INLINE int sx_team(int64_t work, int64_t min_work, int nthreads) {
+    return (work >= min_work && nthreads > 1) ? nthreads : 1;
+}
+
+SX_INLINE void sx_thread(int *t, int *T) {
+    *t = 0; *T = 1;
+#ifdef _OPENMP
+    *t = omp_get_thread_num(); *T = omp_get_num_threads();
+#endif
+}
+
+/* Unravel linear position `lin` of `shape` (row-major) into idx; return sum idx*st. */
+SX_INLINE int64_t sx_unravel(int nd, const int64_t *shape, const int64_t *st, int64_t lin, int64_t *idx) {
+    int64_t o = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = lin % shape[d];
+        lin /= shape[d];
+        o += idx[d] * st[d];
+    }
+    return o;
+}
+
+/* Advance idx by one over all dims but the last; returns the change of sum idx*st. */
+SX_INLINE int64_t sx_carry(int nd, const int64_t *shape, const int64_t *st, int64_t *idx) {
+    int64_t delta = 0;
+    for (int d = nd - 2; d >= 0; d--) {
+        idx[d]++;
+        delta += st[d];
+        if (idx[d] < shape[d]) break;
+        delta -= idx[d] * st[d];
+        idx[d] = 0;
+    }
+    return delta;
+}
+
+#ifdef SX_INDEX_COMMON
+/* Advance the multi-index idx by one over dims 0..nd-2 (the last dim is walked in runs). */
+static void sx_next_row(int nd, const int64_t *shape, int64_t *idx) {
+    for (int d = nd - 2; d >= 0; d--) {
+        if (++idx[d] < shape[d]) return;
+        idx[d] = 0;
+    }
+}
+
+/* off[p] = sum_j wrap(idx_j[p]) * xst[j] over the broadcast index space `shape` (nd
+ * dims; int64 array j at ptrs[j] with element strides ist[j*nd..]). Returns -1, or
+ * j*n + p for the first bad index of the first array that has one (NumPy's order). */
+int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *ptrs,
+                         const int64_t *ist, const int64_t *sizes, const int64_t *xst,
+                         intptr_t out, int nthreads) {
+    int64_t n = 1, bad = INT64_MAX;
+    for (int d = 0; d < nd; d++) n *= shape[d];
+    if (n <= 0) return -1;
+    int nt = sx_team(n, SX_PAR_MIN, nthreads);
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(min: bad)
+    {
+        int t, T; sx_thread(&t, &T);
+        SX_SPLIT(n, t, T, lo, hi);
+        int64_t idx[SX_MAXDIM];
+        int64_t *o = (int64_t *)out;
+        sx_unravel(nd, shape, ist, lo, idx);
+        int64_t inner = shape[nd - 1];
+        for (int64_t p = lo; p < hi;) {
+            int64_t len = inner - idx[nd - 1];
+            if (len > hi - p) len = hi - p;
+            for (int j = 0; j < k; j++) {
+                const int64_t *st = ist + (int64_t)j * nd;
+                int64_t pos = 0;
+                for (int d = 0; d < nd; d++) pos += idx[d] * st[d];
+                const int64_t *a = (const int64_t *)ptrs[j] + pos;
+                int64_t s = st[nd - 1], sz = sizes[j], xs = xst[j], first = -1;
+                for (int64_t i = 0; i < len; i++) {
+                    int64_t v = a[i * s];
+                    v += v < 0 ? sz : 0;
+                    if ((uint64_t)v >= (uint64_t)sz && first < 0) first = i;
+                    if (j == 0) o[p + i] = v * xs; else o[p + i] += v * xs;
+                }
+                if (first >= 0 && j * n + p + first < bad) bad = j * n + p + first;
+            }
+            p += len;
+            idx[nd - 1] += len;
+            if (idx[nd - 1] == inner) {
+                idx[nd - 1] = 0;
+                sx_next_row(nd, shape, idx);
+            }
+        }
+    }
+    return bad == INT64_MAX ? -1 : bad;
+}
+
+/* Number of nonzero bytes in a contiguous bool array. */
+int64_t sx_count_nonzero(int64_t n, intptr_t mask, int nthreads) {
+    const uint8_t *m = (const uint8_t *)mask;
+    int64_t c = 0;
+    int nt = sx_team(n, SX_PAR_MIN, nthreads);
+    #pragma omp parallel for num_threads(nt) if (nt > 1) reduction(+: c) schedule(static)
+    for (int64_t i = 0; i < n; i++) c += m[i] != 0;
+    return c;
+}
+
+/* out[r] = number of nonzero bytes in row r of a contiguous (rows, len) bool array. */
+void sx_count_rows(int64_t rows, int64_t len, intptr_t mask, intptr_t out, int nthreads) {
+    const uint8_t *m = (const uint8_t *)mask;
+    int64_t *o = (int64_t *)out;
+    int nt = sx_team(rows * len, SX_PAR_MIN, nthreads);
+    #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t c = 0;
+        for (int64_t i = 0; i < len; i++) c += m[r * len + i] != 0;
+        o[r] = c;
+    }
+}
+
+/* Positions of the nonzero bytes of a contiguous bool array of `shape`, in row-major
+ * order: mode 0 writes coordinate d to the int64 array coords[d]; mode 1 writes the
+ * single offset sum_d coord_d * st[d] to `off`. Threads count their slice, then fill
+ * from the prefix of the counts before them. */
+void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
+                     const intptr_t *coords, intptr_t off, const int64_t *st, int nthreads) {
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= shape[d];
+    if (n <= 0) return;
+    const uint8_t *m = (const uint8_t *)mask;
+    int nt = sx_team(n, SX_PAR_MIN, nthreads);
+    int64_t *counts = (int64_t *)calloc((size_t)nt + 1, sizeof(int64_t));
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t, T; sx_thread(&t, &T);
+        SX_SPLIT(n, t, T, lo, hi);
+        int64_t c = 0;
+        for (int64_t i = lo; i < hi; i++) c += m[i] != 0;
+        counts[t + 1] = c;
+        #pragma omp barrier
+        int64_t w = 0;
+        for (int u = 0; u <= t; u++) w += counts[u];
+        int64_t idx[SX_MAXDIM];
+        int64_t acc = sx_unravel(nd, shape, st, lo, idx);
+        int64_t inner = shape[nd - 1], sl = st[nd - 1];
+        for (int64_t p = lo; p < hi;) {
+            int64_t len = inner - idx[nd - 1];
+            if (len > hi - p) len = hi - p;
+            int64_t i0 = idx[nd - 1];
+            for (int64_t i = 0; i < len; i++) {
+                if (!m[p + i]) continue;
+                if (mode == 1) {
+                    ((int64_t *)off)[w++] = acc + i * sl;
+                } else {
+                    for (int d = 0; d < nd - 1; d++) ((int64_t *)coords[d])[w] = idx[d];
+                    ((int64_t *)coords[nd - 1])[w++] = i0 + i;
+                }
+            }
+            p += len;
+            acc += len * sl;
+            idx[nd - 1] += len;
+            if (p < hi && idx[nd - 1] == inner) {
+                idx[nd - 1] = 0;
+                acc += sx_carry(nd, shape, st, idx) - inner * sl;
+            }
+        }
+    }
+    free(counts);
+}
+
+/* repeat's index expansion: with out == 0 return the total of the int64 counts, or
+ * -(i + 1) for the first negative count i; else write i counts[i] times to out. */
+int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out) {
+    const int64_t *c = (const int64_t *)counts;
+    int64_t total = 0;
+    if (!out) {
+        for (int64_t i = 0; i < n; i++) {
+            if (c[i] < 0) return -(i + 1);
+            total += c[i];
+        }
+        return total;
+    }
+    int64_t *o = (int64_t *)out;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t r = 0; r < c[i]; r++) o[total++] = i;
+    return total;
+}
+#endif
+
+/* dst[b * osb + dr(r)] = src[off[b] + sr(r)] for b < nb and r over rshape (nr dims,
+ * src strides sst, dst strides dst_st). The (b, r) space is split evenly between threads. */
+#define SX_GATHER(W, T)                                                                \
+void sx_gather_##W(int64_t nb, intptr_t offp, int64_t osb, int nr, const int64_t *rshape, \
+                   const int64_t *sst, const int64_t *dst_st, intptr_t src, intptr_t dst, \
+                   int nthreads) {                                                     \
+    const int64_t *off = (const int64_t *)offp;                                        \
+    const T *s = (const T *)src;                                                       \
+    T *d = (T *)dst;                                                                   \
+    int64_t rn = 1;                                                                    \
+    for (int i = 0; i < nr; i++) rn *= rshape[i];                                      \
+    if (nb <= 0 || rn <= 0) return;                                                    \
+    if (nr == 0 || rn == 1) {                                                          \
+        int nt = sx_team(nb, SX_PAR_MIN, nthreads);                                    \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")       \
+        for (int64_t b = 0; b < nb; b++) d[b * osb] = s[off[b]];                       \
+        return;                                                                        \
+    }                                                                                  \
+    int64_t n = nb * rn, inner = rshape[nr - 1];                                       \
+    int64_t si = sst[nr - 1], di = dst_st[nr - 1];                                     \
+    int nt = sx_team(n, SX_PAR_MIN, nthreads);                                         \
+    _Pragma("omp parallel num_threads(nt) if (nt > 1)")                                \
+    {                                                                                  \
+        int t, T_; sx_thread(&t, &T_);                                                 \
+        SX_SPLIT(n, t, T_, lo, hi);                                                    \
+        int64_t idx[SX_MAXDIM];                                                        \
+        int64_t b = lo / rn;                                                           \
+        int64_t so = sx_unravel(nr, rshape, sst, lo % rn, idx);                        \
+        int64_t dof = 0;                                                               \
+        for (int i = 0; i < nr; i++) dof += idx[i] * dst_st[i];                        \
+        for (int64_t p = lo; p < hi;) {                                                \
+            int64_t len = inner - idx[nr - 1];                                         \
+            if (len > hi - p) len = hi - p;                                            \
+            const T *sp = s + off[b] + so;                                             \
+            T *dp = d + b * osb + dof;                                                 \
+            if (si == 1 && di == 1) memcpy(dp, sp, (size_t)len * sizeof(T));           \
+            else for (int64_t i = 0; i < len; i++) dp[i * di] = sp[i * si];            \
+            p += len;                                                                  \
+            idx[nr - 1] += len; so += len * si; dof += len * di;                       \
+            if (p < hi && idx[nr - 1] == inner) {                                      \
+                idx[nr - 1] = 0; so -= inner * si; dof -= inner * di;                  \
+                int wrapped = 1;                                                       \
+                for (int i = nr - 2; i >= 0; i--) {                                    \
+                    idx[i]++; so += sst[i]; dof += dst_st[i];                          \
+                    if (idx[i] < rshape[i]) { wrapped = 0; break; }                    \
+                    so -= idx[i] * sst[i]; dof -= idx[i] * dst_st[i]; idx[i] = 0;      \
+                }                                                                      \
+                b += wrapped;                                                          \
+            }                                                                          \
+        }                                                                              \
+    }                                                                                  \
+}
+
+/* For each index position b in order (nbd dims bshape; value strides vbs; destination
+ * offset off[b]), and each r over rshape (nr dims; destination strides dst_st, value
+ * strides vrs): OP(dst[off[b] + dr(r)], val[vb(b) + vr(r)]). Threads own disjoint
+ * slices of r and walk every b in order, so repeated positions resolve as sequentially. */
+#define SX_SCATTER(NAME, T, OP)                                                        \
+void NAME(int nbd, const int64_t *bshape, const int64_t *vbs, intptr_t offp,           \
+          int nr, const int64_t *rshape, const int64_t *dst_st, const int64_t *vrs,     \
+          intptr_t dst, intptr_t val, int nthreads) {                                  \
+    const int64_t *off = (const int64_t *)offp;                                        \
+    T *d = (T *)dst;                                                                   \
+    const T *v = (const T *)val;                                                       \
+    int64_t nb = 1, rn = 1;                                                            \
+    for (int i = 0; i < nbd; i++) nb *= bshape[i];                                     \
+    for (int i = 0; i < nr; i++) rn *= rshape[i];                                      \
+    if (nb <= 0 || rn <= 0) return;                                                    \
+    int nt = rn >= SX_IDX_PAR_MIN ? sx_team(nb * rn, SX_PAR_MIN, nthreads) : 1;        \
+    _Pragma("omp parallel num_threads(nt) if (nt > 1)")                                \
+    {                                                                                  \
+        int t, T_; sx_thread(&t, &T_);                                                 \
+        SX_SPLIT(rn, t, T_, lo, hi);                                                   \
+        int64_t bidx[SX_MAXDIM], ridx[SX_MAXDIM];                                      \
+        int64_t vb = 0;                                                                \
+        for (int i = 0; i < nbd; i++) bidx[i] = 0;                                     \
+        int64_t bin = nbd ? bshape[nbd - 1] : 1, bs = nbd ? vbs[nbd - 1] : 0;          \
+        for (int64_t b = 0; b < nb; b++) {                                             \
+            if (nr == 0) {                                                             \
+                OP(&d[off[b]], v[vb]);                                                 \
+            } else {                                                                   \
+                int64_t dr = sx_unravel(nr, rshape, dst_st, lo, ridx);                 \
+                int64_t vr = 0;                                                        \
+                for (int i = 0; i < nr; i++) vr += ridx[i] * vrs[i];                   \
+                int64_t rin = rshape[nr - 1], ds = dst_st[nr - 1], vs = vrs[nr - 1];   \
+                for (int64_t p = lo; p < hi;) {                                        \
+                    int64_t len = rin - ridx[nr - 1];                                  \
+                    if (len > hi - p) len = hi - p;                                    \
+                    T *dp = d + off[b] + dr;                                           \
+                    const T *vp = v + vb + vr;                                         \
+                    for (int64_t i = 0; i < len; i++) OP(&dp[i * ds], vp[i * vs]);    \
+                    p += len; ridx[nr - 1] += len; dr += len * ds; vr += len * vs;     \
+                    if (p < hi && ridx[nr - 1] == rin) {                               \
+                        ridx[nr - 1] = 0;                                              \
+                        dr += sx_carry(nr, rshape, dst_st, ridx) - rin * ds;           \
+                        vr = 0;                                                        \
+                        for (int i = 0; i < nr; i++) vr += ridx[i] * vrs[i];           \
+                    }                                                                  \
+                }                                                                      \
+            }                                                                          \
+            if (nbd) {                                                                 \
+                bidx[nbd - 1]++; vb += bs;                                             \
+                if (bidx[nbd - 1] == bin && b + 1 < nb) {                              \
+                    bidx[nbd - 1] = 0;                                                 \
+                    vb += sx_carry(nbd, bshape, vbs, bidx) - bin * bs;                 \
+                }                                                                      \
+            }                                                                          \
+        }                                                                              \
+    }                                                                                  \
+}
+
+#define SX_SCATTER_SET(W, T)                                                           \
+SX_INLINE void sx_set_##W(T *d, T v) { *d = v; }                                       \
+SX_SCATTER(sx_scatter_##W, T, sx_set_##W)
+
+/* bool accumulates as logical or: ST_b8 maps any nonzero sum to 1. */
+#define SX_SCATTER_ADD(S)                                                              \
+SX_INLINE void sx_add_##S(T_##S *d, T_##S v) { *d = ST_##S(LD_##S(*d) + LD_##S(v)); }  \
+SX_SCATTER(sx_scatter_add_##S, T_##S, sx_add_##S)

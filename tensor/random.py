@@ -1,0 +1,210 @@
+"""Random numbers from one counter-based Philox4x32-10 stream (cuda_src/philox.h).
+
+A Generator is (seed, offset): every draw reads the blocks starting at `offset` and moves it
+past them, so the same seed gives the same bits on every device, and saving/restoring the
+state (as checkpointing does) replays the same numbers.
+
+>>> import tensor as T
+>>> g = T.random.Generator(42)
+>>> a = g.rand(3); g.manual_seed(42); b = g.rand(3)
+>>> bool((a == b).all())
+True
+"""
+from __future__ import annotations
+
+import operator
+import os
+
+from . import dtypes as dt
+from ._tensor import Tensor
+from .cpu import kernels as K
+from .elementwise import empty_tensor
+
+_SIGS = """
+void rand_bits32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, int nthreads);
+void rand_uniform_f32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, float low, float high, int nthreads);
+void rand_uniform_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, double low, double high, int nthreads);
+void rand_normal_f32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, float mean, float std, int nthreads);
+void rand_normal_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, double mean, double std, int nthreads);
+void rand_int64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, int64_t low, int64_t high, int nthreads);
+void randperm(intptr_t out_int64, int64_t n, uint64_t seed, uint64_t offset, int nthreads);
+"""
+
+K.register_family("random", lambda _: ('#include "random.c"\n', _SIGS))
+_MASK64 = (1 << 64) - 1
+
+
+def _size(size, op):
+    if size is None:
+        return ()
+    if isinstance(size, int) or hasattr(size, "__index__"):
+        size = (size,)
+    if len(size) == 1 and isinstance(size[0], tuple | list):
+        size = size[0]
+    try:
+        size = tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"{op}: size must be an int or a tuple of ints, got {size!r}") from None
+    if any(s < 0 for s in size):
+        raise ValueError(f"{op}: negative dimensions are not allowed: {size}")
+    return size
+
+
+class Generator:
+    """A Philox4x32-10 stream: (seed, offset in 128-bit blocks)."""
+
+    def __init__(self, seed: int | None = None):
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int | None = None) -> Generator:
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        self.seed = int(seed) & _MASK64
+        self.offset = 0
+        return self
+
+    def get_state(self) -> tuple[int, int]:
+        return (self.seed, self.offset)
+
+    def set_state(self, state) -> None:
+        self.seed, self.offset = int(state[0]) & _MASK64, int(state[1])
+
+    def _take(self, n: int, per_block: int) -> int:
+        off = self.offset
+        self.offset += -(-n // per_block)
+        return off
+
+    def _fill(self, shape, dtype, kind, a, b):
+        d = dt.dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        if d.kind != "f":
+            raise TypeError(f"{kind}: dtype must be floating, got {d.name}")
+        gen = dt.float64 if d is dt.float64 else dt.float32
+        out = empty_tensor(shape, gen)
+        n = out.numel()
+        if n:
+            off = self._take(n, 4 if gen is dt.float32 else 2)
+            K.kernel("random", None, f"rand_{kind}_{gen.sfx}")(
+                out.data_ptr(), n, self.seed, off, a, b, K._num_threads)
+        return out if gen is d else out.astype(d)
+
+    def rand(self, *size, dtype=None) -> Tensor:
+        """Uniform in [0, 1)."""
+        return self._fill(_size(size, "rand"), dtype, "uniform", 0.0, 1.0)
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=None) -> Tensor:
+        if not high >= low:
+            raise ValueError(f"uniform: need low <= high, got low={low}, high={high}")
+        return self._fill(_size(size, "uniform"), dtype, "uniform", float(low), float(high))
+
+    def randn(self, *size, dtype=None) -> Tensor:
+        """Standard normal (Box-Muller)."""
+        return self._fill(_size(size, "randn"), dtype, "normal", 0.0, 1.0)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None) -> Tensor:
+        if scale < 0:
+            raise ValueError(f"normal: scale must be non-negative, got {scale}")
+        return self._fill(_size(size, "normal"), dtype, "normal", float(loc), float(scale))
+
+    def randint(self, low, high=None, size=None, dtype=None) -> Tensor:
+        """Integers in [low, high) (NumPy's argument order; randint(n) is [0, n))."""
+        if high is None:
+            low, high = 0, low
+        low, high = operator.index(low), operator.index(high)
+        if high <= low:
+            raise ValueError(f"randint: empty range [{low}, {high})")
+        d = dt.dtype(dtype) if dtype is not None else dt.int64
+        if d.kind in "iu":
+            lo, hi = dt.iinfo_bounds(d)
+            if low < lo or high - 1 > hi:
+                raise ValueError(f"randint: range [{low}, {high}) does not fit {d.name}")
+        out = empty_tensor(_size(size, "randint"), dt.int64)
+        n = out.numel()
+        if n:
+            K.kernel("random", None, "rand_int64")(out.data_ptr(), n, self.seed, self._take(n, 2),
+                                                    low, high, K._num_threads)
+        return out if d is dt.int64 else out.astype(d)
+
+    def permutation(self, x) -> Tensor:
+        """A random permutation of range(x) (int) or of x along its first axis (a copy)."""
+        if isinstance(x, int) or hasattr(x, "__index__") and not isinstance(x, Tensor):
+            n = operator.index(x)
+            if n < 0:
+                raise ValueError(f"permutation: n must be non-negative, got {n}")
+            out = empty_tensor((n,), dt.int64)
+            if n:
+                K.kernel("random", None, "randperm")(out.data_ptr(), n, self.seed, self._take(n, 2),
+                                                     K._num_threads)
+            return out
+        from .creation import asarray
+        x = asarray(x)
+        if x.ndim == 0:
+            raise ValueError("permutation: x must be an int or have at least one dimension")
+        from .indexing import take
+        return take(x, self.permutation(x.shape[0]), axis=0)
+
+    # NumPy Generator names
+    def random(self, size=None, dtype=None) -> Tensor:
+        return self.rand(_size(size, "random"), dtype=dtype)
+
+    def standard_normal(self, size=None, dtype=None) -> Tensor:
+        return self.randn(_size(size, "standard_normal"), dtype=dtype)
+
+    def integers(self, low, high=None, size=None, dtype=None) -> Tensor:
+        return self.randint(low, high, size, dtype)
+
+
+default_generator = Generator(0)
+
+
+def default_rng(seed: int | None = None) -> Generator:
+    return Generator(seed)
+
+
+def seed(s: int) -> None:
+    """Reseed the default generator."""
+    default_generator.manual_seed(s)
+
+
+manual_seed = seed
+
+
+def get_rng_state() -> tuple[int, int]:
+    return default_generator.get_state()
+
+
+def set_rng_state(state) -> None:
+    default_generator.set_state(state)
+
+
+def _gen(generator):
+    return default_generator if generator is None else generator
+
+
+def rand(*size, dtype=None, generator=None) -> Tensor:
+    return _gen(generator).rand(*size, dtype=dtype)
+
+
+def randn(*size, dtype=None, generator=None) -> Tensor:
+    return _gen(generator).randn(*size, dtype=dtype)
+
+
+def randint(low, high=None, size=None, dtype=None, generator=None) -> Tensor:
+    return _gen(generator).randint(low, high, size, dtype)
+
+
+def uniform(low=0.0, high=1.0, size=None, dtype=None, generator=None) -> Tensor:
+    return _gen(generator).uniform(low, high, size, dtype)
+
+
+def normal(loc=0.0, scale=1.0, size=None, dtype=None, generator=None) -> Tensor:
+    return _gen(generator).normal(loc, scale, size, dtype)
+
+
+def permutation(x, generator=None) -> Tensor:
+    return _gen(generator).permutation(x)
+
+
+FUNCS = {"rand": rand, "randn": randn, "randint": randint, "uniform": uniform, "normal": normal,
+         "permutation": permutation, "manual_seed": manual_seed, "seed": seed,
+         "get_rng_state": get_rng_state, "set_rng_state": set_rng_state, "Generator": Generator,
+         "default_rng": default_rng}
