@@ -27,3 +27,7 @@ from . import linalg as _linalg, random
 
 globals().update(_linalg.FUNCS)
 globals().update({k: v for k, v in random.FUNCS.items() if k != "seed"})
+from . import memory, memstats as _memstats
+from .memory import OutOfMemoryError
+
+globals().update(_memstats.FUNCS)

@@ -197,11 +197,13 @@ def can_cast(src, dst, casting: str = "safe") -> bool:
     return promote_types(src, dst) is dst
 
 
+_BOUNDS = {d: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)) for d in INTEGER}
+_BOUNDS[bool_] = (0, 1)
+
+
 def iinfo_bounds(d: DType) -> tuple[int, int]:
-    if d is bool_:
-        return 0, 1
-    info = np.iinfo(d.np)
-    return int(info.min), int(info.max)
+    """(min, max) of an integer or bool dtype."""
+    return _BOUNDS[d]
 
 
 def float_of(d: DType) -> DType:

@@ -255,6 +255,15 @@ def _finish(op_name, res: Tensor, out):
 
 
 def unary(name: str, x, out: Tensor | None = None) -> Tensor:
+    if out is None and type(x) is Tensor and x.is_contiguous():
+        fk = _fast_kernel(name, x._dtype, x._dtype)
+        if fk is not None:
+            res = empty_tensor(x._shape, fk[1], x._storage.device)
+            n = res.numel()
+            if n:
+                fk[0](1, meta_array((n, res.itemsize, x.itemsize)), res.data_ptr(), x.data_ptr(),
+                      K._num_threads)
+            return res
     op = OPS[name]
     x = as_operand(x)
     if not isinstance(x, Tensor):
@@ -290,20 +299,66 @@ def _comparison_fallback(a, b):
     return dt.int64
 
 
-def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
+_FAST: dict = {}
+_WEAK_KIND = {bool: "b", int: "i", float: "f"}
+
+
+def _fast_kernel(name: str, d: dt.DType, other):
+    """(kernel, out dtype) when `d op other` computes in d itself, else None; cached.
+    other is a dtype (tensor operand of the same dtype) or a Python scalar kind."""
+    key = (name, d, other)
+    hit = _FAST.get(key, False)
+    if hit is not False:
+        return hit
     op = OPS[name]
-    # fast path: two tensors of one dtype and shape, contiguous
-    if (out is None and type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
-            and a._shape == b._shape and a.is_contiguous() and b.is_contiguous()):
+    r = None
+    if other == "f" and d.kind != "f" or other == "i" and d is dt.bool_:
+        r = None
+    elif d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
+        r = (K.kernel("ew", d, f"{name}_{d.sfx}"), dt.bool_ if op.out_bool else d)
+    _FAST[key] = r
+    return r
+
+
+def _scalar_operand(v, d: dt.DType) -> _Scalar:
+    key = (type(v), v, d)
+    s = _SCALARS.get(key)
+    if s is None:
+        if len(_SCALARS) > 1024:
+            _SCALARS.clear()
+        s = _SCALARS[key] = _Scalar(v, d)
+    return s
+
+
+_SCALARS: dict = {}
+
+
+def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
+    # fast paths: contiguous tensors of one dtype and shape, or a tensor and a Python scalar
+    if out is None and type(a) is Tensor and a.is_contiguous():
+        tb = type(b)
         d = a._dtype
-        if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and op.no_bool):
-            res = empty_tensor(a._shape, dt.bool_ if op.out_bool else d, a._storage.device)
-            n = res.numel()
-            if n:
-                isz = d.itemsize
-                K.kernel("ew", d, f"{name}_{d.sfx}")(1, meta_array((n, res.itemsize, isz, isz)), res.data_ptr(),
-                                                     a.data_ptr(), b.data_ptr(), K._num_threads)
-            return res
+        if tb is Tensor:
+            if b._dtype is d and a._shape == b._shape and b.is_contiguous():
+                fk = _fast_kernel(name, d, d)
+                if fk is not None:
+                    res = empty_tensor(a._shape, fk[1], a._storage.device)
+                    n = res.numel()
+                    if n:
+                        isz = d.itemsize
+                        fk[0](1, meta_array((n, res.itemsize, isz, isz)), res.data_ptr(),
+                              a.data_ptr(), b.data_ptr(), K._num_threads)
+                    return res
+        elif tb is float or tb is int:
+            fk = _fast_kernel(name, d, _WEAK_KIND[tb])
+            if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
+                res = empty_tensor(a._shape, fk[1], a._storage.device)
+                n = res.numel()
+                if n:
+                    fk[0](1, meta_array((n, res.itemsize, d.itemsize, 0)), res.data_ptr(),
+                          a.data_ptr(), _scalar_operand(b, d).ptr, K._num_threads)
+                return res
+    op = OPS[name]
     a, b = as_operand(a), as_operand(b)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb and a.device != b.device:

@@ -1,29 +1,571 @@
-"""Indexing: basic (views) and advanced (integer arrays, boolean masks), read and write."""
+"""Indexing: basic (views) and advanced (integer arrays, boolean masks), read and write.
+
+Advanced indexing follows NumPy: the basic part of the key becomes a view, the index
+arrays broadcast together into the index shape B, a C kernel turns them into element
+offsets (wrapping negatives and bounds-checking before anything is written), and a
+gather/scatter kernel moves the elements; B goes where the first advanced index is when
+all advanced indices are adjacent, else in front.
+
+>>> import tensor as T
+>>> x = T.arange(12).reshape(3, 4)
+>>> x[[0, 2], 1:3].tolist(), x[x % 5 == 0].tolist()
+([[1, 2], [9, 10]], [0, 5, 10])
+>>> x[[0, 0], [1, 1]] = T.tensor([7, 8]); int(x[0, 1])    # the last write wins
+8
+"""
 from __future__ import annotations
 
-from ._tensor import Tensor
+import operator
+
+import numpy as np
+
+from . import dtypes as dt
 from . import elementwise as ew
-from .views import basic_index
+from ._tensor import Tensor, contiguous_strides
+from .cpu import kernels as K
+from .views import basic_index, broadcast_shapes, broadcast_to, norm_axis, permute, reshape
+
+_WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+_CDEF_COMMON = """
+int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *ptrs,
+    const int64_t *ist, const int64_t *sizes, const int64_t *xst, intptr_t out, int nthreads);
+int64_t sx_count_nonzero(int64_t n, intptr_t mask, int nthreads);
+void sx_count_rows(int64_t rows, int64_t len, intptr_t mask, intptr_t out, int nthreads);
+void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
+    const intptr_t *coords, intptr_t off, const int64_t *st, int nthreads);
+int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out);
+"""
+_CDEF_GATHER = ("void sx_gather_{0}(int64_t nb, intptr_t off, int64_t osb, int nr, const int64_t *rshape, "
+                "const int64_t *sst, const int64_t *dst_st, intptr_t src, intptr_t dst, int nthreads);")
+_CDEF_SCATTER = ("void {0}(int nbd, const int64_t *bshape, const int64_t *vbs, intptr_t off, int nr, "
+                 "const int64_t *rshape, const int64_t *dst_st, const int64_t *vrs, intptr_t dst, "
+                 "intptr_t val, int nthreads);")
+
+
+def _index_source(d: dt.DType | None) -> tuple[str, str]:
+    """Module `index`: dtype-independent kernels; module `index_<sfx>`: accumulation in d."""
+    if d is not None:
+        name = f"sx_scatter_add_{d.sfx}"
+        return f'#include "index.h"\nSX_SCATTER_ADD({d.sfx})\n', _CDEF_SCATTER.format(name)
+    src = ["#define SX_INDEX_COMMON", '#include "index.h"']
+    cdef = [_CDEF_COMMON]
+    for w, t in _WIDTHS.items():
+        src += [f"SX_GATHER({w}, {t})", f"SX_SCATTER_SET({w}, {t})"]
+        cdef += [_CDEF_GATHER.format(w), _CDEF_SCATTER.format(f"sx_scatter_{w}")]
+    return "\n".join(src) + "\n", "\n".join(cdef)
+
+
+K.register_family("index", _index_source)
+
+
+def _k(name: str, d: dt.DType | None = None):
+    return K.kernel("index", d, name)
+
+
+def _merge(shape, strides_list):
+    """Drop size-1 dims and merge dims contiguous in every operand (element strides)."""
+    sh, st = [], [[] for _ in strides_list]
+    for i, n in enumerate(shape):
+        if n == 1:
+            continue
+        if sh and all(s[-1] == t[i] * n for s, t in zip(st, strides_list)):
+            sh[-1] *= n
+            for s, t in zip(st, strides_list):
+                s[-1] = t[i]
+        else:
+            sh.append(n)
+            for s, t in zip(st, strides_list):
+                s.append(t[i])
+    return sh, st
+
+
+# ---------------------------------------------------------------- parsing the key
+
+def _is_int(k) -> bool:
+    if isinstance(k, bool | np.bool_ | Tensor):
+        return False
+    return isinstance(k, int | np.integer) or (hasattr(k, "__index__") and not hasattr(k, "shape"))
 
 
 def _is_basic(k) -> bool:
-    return k is None or k is Ellipsis or isinstance(k, slice) or (
-        isinstance(k, int) and not isinstance(k, bool)) or (
-        hasattr(k, "__index__") and not isinstance(k, Tensor) and not hasattr(k, "shape"))
+    return k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
 
 
-def getitem(x: Tensor, key):
+def _as_index_tensor(k) -> Tensor:
+    if isinstance(k, Tensor):
+        t = k
+    else:
+        a = np.asarray(k)
+        if a.dtype.kind not in "biu":
+            if a.size == 0 and a.dtype.kind == "f":  # x[[]]: NumPy treats [] as an empty int index
+                a = a.astype(np.int64)
+            else:
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        from .creation import asarray
+        t = asarray(a)
+    if t.dtype.kind not in "biu":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {t.dtype.name}")
+    return t
+
+
+def _entries(key: tuple) -> list:
+    """Classify each key item: ('none'|'ell'|'slice'|'int'|'arr'|'mask'|'bool0', value)."""
+    out = []
+    for k in key:
+        if k is None:
+            out.append(("none", None))
+        elif k is Ellipsis:
+            out.append(("ell", None))
+        elif isinstance(k, slice):
+            out.append(("slice", k))
+        elif isinstance(k, bool | np.bool_):
+            out.append(("bool0", bool(k)))
+        elif _is_int(k):
+            out.append(("int", operator.index(k)))
+        elif isinstance(k, Tensor | np.ndarray | list | tuple):
+            t = _as_index_tensor(k)
+            if t.dtype is dt.bool_:
+                out.append(("bool0", bool(t.item())) if t.ndim == 0 else ("mask", t))
+            else:
+                out.append(("arr", t))
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer or "
+                             f"boolean arrays are valid indices, got {type(k).__name__}")
+    return out
+
+
+class _Plan:
+    """An advanced key applied to x: view v, index arrays on v's axes, output placement."""
+    __slots__ = ("v", "arrays", "vaxes", "xaxes", "pos", "mask")
+
+
+def _plan(x: Tensor, key: tuple) -> _Plan:
+    ents = _entries(key)
+    if sum(1 for e in ents if e[0] == "ell") > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(e[1].ndim if e[0] == "mask" else 1 for e in ents if e[0] in ("slice", "int", "arr", "mask"))
+    if used > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed")
+    basic, arrays, vaxes, xaxes, adv = [], [], [], [], []
+    vd = xd = 0
+    pos = None
+    for i, (kind, k) in enumerate(ents):
+        if kind in ("int", "arr", "mask", "bool0"):
+            adv.append(i)
+            pos = vd if pos is None else pos
+        if kind == "none" or kind == "slice":
+            basic.append(k)
+            vd, xd = vd + 1, xd + (kind == "slice")
+        elif kind == "ell":
+            m = x.ndim - used
+            basic += [slice(None)] * m
+            vd, xd = vd + m, xd + m
+        elif kind == "int":
+            basic.append(k)
+            xd += 1
+        elif kind == "arr":
+            basic.append(slice(None))
+            arrays.append(k)
+            vaxes.append(vd)
+            xaxes.append(xd)
+            vd, xd = vd + 1, xd + 1
+        elif kind == "mask":
+            _check_mask(x, k, xd)
+            basic += [slice(None)] * k.ndim
+            arrays.append(k)
+            vaxes.append(tuple(range(vd, vd + k.ndim)))
+            xaxes.append(xd)
+            vd, xd = vd + k.ndim, xd + k.ndim
+        else:  # a 0-d bool: a new axis of size 1, indexed by [0] (True) or [] (False)
+            basic.append(None)
+            from .creation import zeros
+            arrays.append(zeros((1 if k else 0,), dtype=dt.int64))
+            vaxes.append(vd)
+            xaxes.append(None)
+            vd += 1
+    p = _Plan()
+    p.v = basic_index(x, tuple(basic))
+    p.pos = pos if adv[-1] - adv[0] + 1 == len(adv) else 0
+    p.mask = arrays[0] if len(adv) == 1 and ents[adv[0]][0] == "mask" else None
+    if p.mask is None:  # a lone mask gives offsets straight away; else masks become coordinates
+        p.arrays, p.vaxes, p.xaxes = _expand_masks(arrays, vaxes, xaxes)
+    return p
+
+
+def _check_mask(x: Tensor, m: Tensor, xd: int) -> None:
+    for j, n in enumerate(m.shape):
+        if x.shape[xd + j] != n:
+            raise IndexError(f"boolean index did not match indexed array along axis {xd + j}; size of "
+                             f"axis is {x.shape[xd + j]} but size of corresponding boolean axis is {n}")
+
+
+def _expand_masks(arrays, vaxes, xaxes):
+    a2, v2, x2 = [], [], []
+    for a, v, xa in zip(arrays, vaxes, xaxes):
+        if isinstance(v, tuple):
+            coords = nonzero(a)
+            a2 += coords
+            v2 += list(v)
+            x2 += [xa + j for j in range(len(coords))]
+        else:
+            a2.append(a.astype(dt.int64, copy=False))
+            v2.append(v)
+            x2.append(xa)
+    return a2, v2, x2
+
+
+# ---------------------------------------------------------------- offsets
+
+def _offsets(p: _Plan) -> tuple[Tensor, tuple]:
+    """(flat int64 offsets into p.v, index shape B); IndexError before anything is written."""
+    v = p.v
+    if p.mask is not None:
+        m = ew.contiguous(p.mask)
+        n = _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
+        off = ew.empty_tensor((n,), dt.int64)
+        st = [v.strides[a] for a in range(p.pos, p.pos + m.ndim)]
+        if n:
+            _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 1, [0], off.data_ptr(), st,
+                                  K._num_threads)
+        return off, (n,)
+    try:
+        bshape = broadcast_shapes(*[a.shape for a in p.arrays])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(a.shape) for a in p.arrays)) from None
+    arrs = [broadcast_to(a, bshape) for a in p.arrays]
+    off = ew.empty_tensor(bshape, dt.int64)
+    n = off.numel()
+    if n:
+        sh, sts = _merge(bshape, [a.strides for a in arrs])
+        if not sh:
+            sh, sts = [1], [[0] for _ in arrs]
+        bad = _k("sx_index_offsets")(len(arrs), len(sh), sh, [a.data_ptr() for a in arrs],
+                                     [s for st in sts for s in st], [v.shape[a] for a in p.vaxes],
+                                     [v.strides[a] for a in p.vaxes], off.data_ptr(), K._num_threads)
+        if bad >= 0:
+            _raise_bad(p, arrs, bshape, bad // n, bad % n)
+    return off, bshape
+
+
+def _raise_bad(p: _Plan, arrs, bshape, j: int, lin: int):
+    idx = []
+    for n in reversed(bshape):
+        idx.append(lin % n)
+        lin //= n
+    val = int(basic_index(arrs[j], tuple(reversed(idx))).item())
+    axis = p.xaxes[j]
+    raise IndexError(f"index {val} is out of bounds for axis {axis} with size {p.v.shape[p.vaxes[j]]}")
+
+
+def _rest_axes(p: _Plan) -> list:
+    used = set(p.vaxes) if p.mask is None else set(range(p.pos, p.pos + p.mask.ndim))
+    return [a for a in range(p.v.ndim) if a not in used]
+
+
+# ---------------------------------------------------------------- read and write
+
+def getitem(x: Tensor, key) -> Tensor:
+    """x[key] with NumPy's semantics: a view for basic keys, a copy for advanced ones.
+
+    >>> import tensor as T
+    >>> T.arange(6).reshape(2, 3)[:, [2, 0]].tolist()
+    [[2, 0], [5, 3]]
+    """
     if not isinstance(key, tuple):
         key = (key,)
     if all(_is_basic(k) for k in key):
         return basic_index(x, key)
-    raise NotImplementedError("advanced indexing")
+    p = _plan(x, key)
+    off, bshape = _offsets(p)
+    v, rest = p.v, _rest_axes(p)
+    rshape = [v.shape[a] for a in rest]
+    shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
+    out = ew.empty_tensor(shape, x.dtype, x.device)
+    if out.numel():
+        cst = contiguous_strides(shape)
+        ostr = list(cst[:p.pos]) + list(cst[p.pos + len(bshape):])
+        osb = cst[p.pos + len(bshape) - 1] if bshape else 1
+        sh, (sst, dst) = _merge(rshape, [[v.strides[a] for a in rest], ostr])
+        _k(f"sx_gather_{x.itemsize}")(off.numel(), off.data_ptr(), osb, len(sh), sh, sst, dst,
+                                      v.data_ptr(), out.data_ptr(), K._num_threads)
+    return out
+
+
+def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
+    """value cast to x's dtype, broadcast to shape (leading size-1 dims dropped, as NumPy)."""
+    value = ew.as_operand(value)
+    if not isinstance(value, Tensor):
+        t = ew.empty_tensor((), x.dtype, x.device)
+        ew.copy_into(t, value)
+        value = t
+    elif value.dtype is not x.dtype:
+        value = value.astype(x.dtype)
+    elif ew._overlaps(value, x):
+        value = value.copy()
+    while value.ndim > len(shape) and value.shape[0] == 1:
+        value = basic_index(value, (0,))
+    try:
+        return broadcast_to(value, shape)
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {value.shape} could not be broadcast "
+                         f"to indexing result of shape {shape}") from None
+
+
+def _scatter(x: Tensor, key: tuple, value, accumulate: bool) -> None:
+    p = _plan(x, key)
+    off, bshape = _offsets(p)
+    v, rest = p.v, _rest_axes(p)
+    rshape = [v.shape[a] for a in rest]
+    nb = len(bshape)
+    shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
+    val = _value_for(x, value, shape)
+    order = list(range(p.pos, p.pos + nb)) + list(range(p.pos)) + list(range(p.pos + nb, len(shape)))
+    val = permute(val, order)
+    if val.numel() == 0:
+        return
+    bsh, (_, vbs) = _merge(bshape, [contiguous_strides(bshape), val.strides[:nb]])
+    rsh, (dst, vrs) = _merge(rshape, [[v.strides[a] for a in rest], val.strides[nb:]])
+    fn = _k(f"sx_scatter_add_{x.dtype.sfx}", x.dtype) if accumulate else _k(f"sx_scatter_{x.itemsize}")
+    fn(len(bsh), bsh, vbs, off.data_ptr(), len(rsh), rsh, dst, vrs, v.data_ptr(), val.data_ptr(),
+       K._num_threads)
+    x._storage.version += 1
 
 
 def setitem(x: Tensor, key, value) -> None:
+    """x[key] = value: value broadcast to the indexed shape and cast; repeated indices: last wins.
+
+    >>> import tensor as T
+    >>> x = T.zeros(4, dtype="int64"); x[[1, 3]] = 5; x.tolist()
+    [0, 5, 0, 5]
+    """
     if not isinstance(key, tuple):
         key = (key,)
     if all(_is_basic(k) for k in key):
         ew.copy_into(basic_index(x, key), ew.as_operand(value))
         return
-    raise NotImplementedError("advanced indexing")
+    _scatter(x, key, value, accumulate=False)
+
+
+def index_put_(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
+    """x[key] = value in place; accumulate=True adds instead (repeated indices add up, as np.add.at).
+
+    >>> import tensor as T
+    >>> x = T.zeros(3, dtype="int64"); T.indexing.index_put_(x, ([0, 0, 2],), 1, True).tolist()
+    [2, 0, 1]
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    if not all(_is_basic(k) for k in key):
+        _scatter(x, key, value, accumulate)
+    elif accumulate:
+        v = basic_index(x, key)
+        ew.binary("add", v, value, out=v)
+    else:
+        ew.copy_into(basic_index(x, key), ew.as_operand(value))
+    return x
+
+
+# ---------------------------------------------------------------- nonzero and friends
+
+def _bool_contig(x) -> Tensor:
+    x = ew.as_operand(x)
+    if not isinstance(x, Tensor):
+        from .creation import asarray
+        x = asarray(x)
+    return ew.contiguous(x if x.dtype is dt.bool_ else x.astype(dt.bool_))
+
+
+def _nonzero_into(m: Tensor, n: int, rows: list) -> None:
+    if n and rows:
+        _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 0, [r.data_ptr() for r in rows], 0,
+                              [0] * m.ndim, K._num_threads)
+
+
+def nonzero(x) -> tuple:
+    """Indices of the nonzero elements, one int64 tensor per axis (NumPy's nonzero).
+
+    >>> import tensor as T
+    >>> [t.tolist() for t in T.indexing.nonzero(T.tensor([[0, 1], [2, 0]]))]
+    [[0, 1], [1, 0]]
+    """
+    m = _bool_contig(x)
+    if m.ndim == 0:
+        raise ValueError("nonzero: calling nonzero on 0d tensors is not allowed; use atleast_1d first")
+    n = _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
+    rows = [ew.empty_tensor((n,), dt.int64) for _ in range(m.ndim)]
+    _nonzero_into(m, n, rows)
+    return tuple(rows)
+
+
+def argwhere(x) -> Tensor:
+    """Indices of the nonzero elements as an (N, ndim) tensor (NumPy's argwhere).
+
+    >>> import tensor as T
+    >>> T.indexing.argwhere(T.tensor([[0, 1], [2, 0]])).tolist()
+    [[0, 1], [1, 0]]
+    """
+    m = _bool_contig(x)
+    if m.ndim == 0:
+        return argwhere(reshape(m, (1,)))[:, :0]
+    n = _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
+    out = ew.empty_tensor((m.ndim, n), dt.int64)
+    _nonzero_into(m, n, [basic_index(out, (d,)) for d in range(m.ndim)])
+    return out.T
+
+
+def count_nonzero(x, axis=None, keepdims: bool = False):
+    """Number of nonzero elements: a Python int for axis=None, else an int64 tensor.
+
+    >>> import tensor as T
+    >>> T.indexing.count_nonzero(T.tensor([[0, 1], [2, 3]])), T.indexing.count_nonzero(T.eye(2), axis=0).tolist()
+    (3, [1, 1])
+    """
+    from .views import norm_axes
+    x = ew.as_operand(x)
+    if axis is None and not keepdims:
+        m = _bool_contig(x)
+        return _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
+    axes = norm_axes(axis, x.ndim, "count_nonzero")
+    keep = [a for a in range(x.ndim) if a not in axes]
+    m = _bool_contig(permute(x, keep + list(axes)))
+    rows = 1
+    for a in keep:
+        rows *= x.shape[a]
+    out = ew.empty_tensor(tuple(x.shape[a] for a in keep), dt.int64)
+    if rows:
+        _k("sx_count_rows")(rows, m.numel() // rows if rows else 0, m.data_ptr(), out.data_ptr(),
+                            K._num_threads)
+    if keepdims:
+        out = reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+    return out
+
+
+# ---------------------------------------------------------------- take, along-axis, index_add
+
+def _tensor_arg(t, op: str) -> Tensor:
+    t = _as_index_tensor(t) if not isinstance(t, Tensor) else t
+    if t.dtype.kind not in "iu":
+        raise IndexError(f"{op}: indices must be integers, got {t.dtype.name}")
+    return t
+
+
+def take(x: Tensor, indices, axis: int | None = None) -> Tensor:
+    """Elements of x at indices along axis (flattened x when axis is None), as NumPy's take.
+
+    >>> import tensor as T
+    >>> T.indexing.take(T.arange(6).reshape(2, 3), [[2, 0]], axis=1).shape
+    (2, 1, 2)
+    """
+    idx = _tensor_arg(indices, "take")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = norm_axis(axis, x.ndim, "take")
+    return getitem(x, (slice(None),) * axis + (idx,))
+
+
+def _along_key(x: Tensor, idx: Tensor, axis: int, op: str) -> tuple:
+    from .creation import arange
+    if idx.ndim != x.ndim:
+        raise ValueError(f"{op}: indices and arr must have the same number of dimensions, got "
+                         f"{idx.ndim} and {x.ndim}")
+    key = []
+    for d, n in enumerate(x.shape):
+        if d == axis:
+            key.append(idx)
+        else:
+            shape = [1] * x.ndim
+            shape[d] = n
+            key.append(reshape(arange(n), tuple(shape)))
+    return tuple(key)
+
+
+def take_along_axis(x: Tensor, indices, axis: int | None) -> Tensor:
+    """NumPy's take_along_axis: out[..., i, ...] = x[..., indices[..., i, ...], ...].
+
+    >>> import tensor as T
+    >>> x = T.tensor([[10, 30, 20]]); T.indexing.take_along_axis(x, T.tensor([[1, 0]]), 1).tolist()
+    [[30, 10]]
+    """
+    idx = _tensor_arg(indices, "take_along_axis")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = norm_axis(axis, x.ndim, "take_along_axis")
+    return getitem(x, _along_key(x, idx, axis, "take_along_axis"))
+
+
+def put_along_axis(x: Tensor, indices, values, axis: int | None) -> None:
+    """NumPy's put_along_axis (in place): x[..., indices[..., i, ...], ...] = values[..., i, ...].
+
+    >>> import tensor as T
+    >>> x = T.zeros((1, 3)); T.indexing.put_along_axis(x, T.tensor([[2]]), 5.0, 1); x.tolist()
+    [[0.0, 0.0, 5.0]]
+    """
+    idx = _tensor_arg(indices, "put_along_axis")
+    if axis is None:  # scatter into a flat contiguous image of x, then copy back if x is not one
+        c = ew.contiguous(x)
+        put_along_axis(reshape(c, (-1,)), idx, values, 0)
+        if c is not x:
+            ew.copy_into(x, c)
+        return
+    axis = norm_axis(axis, x.ndim, "put_along_axis")
+    _scatter(x, _along_key(x, idx, axis, "put_along_axis"), values, accumulate=False)
+
+
+def index_add_(x: Tensor, axis: int, index, source, alpha=1) -> Tensor:
+    """PyTorch's x.index_add_(dim, index, source, alpha): x[..., index[i], ...] += alpha * source[..., i, ...].
+
+    Repeated indices accumulate, in order of i (deterministic).
+
+    >>> import tensor as T
+    >>> T.indexing.index_add_(T.zeros(3), 0, [0, 0, 2], T.ones(3)).tolist()
+    [2.0, 0.0, 1.0]
+    """
+    axis = norm_axis(axis, x.ndim, "index_add")
+    idx = _tensor_arg(index, "index_add")
+    if idx.ndim > 1:
+        raise ValueError(f"index_add: index must be 1-d, got shape {idx.shape}")
+    idx = reshape(idx, (-1,))
+    source = ew.as_operand(source)
+    want = x.shape[:axis] + (idx.shape[0],) + x.shape[axis + 1:]
+    sshape = source.shape if isinstance(source, Tensor) else ()
+    if sshape != want:
+        raise ValueError(f"index_add: source of shape {sshape} does not match {want} (x of shape "
+                         f"{x.shape}, axis {axis}, {idx.shape[0]} indices)")
+    if not (isinstance(alpha, int | float) and alpha == 1):
+        source = ew.binary("multiply", source, alpha)
+    _scatter(x, (slice(None),) * axis + (idx,), source, accumulate=True)
+    return x
+
+
+def index_add(x: Tensor, axis: int, index, source, alpha=1) -> Tensor:
+    """index_add_ on a copy of x."""
+    return index_add_(ew.copy(x), axis, index, source, alpha)
+
+
+def scatter_add_(x: Tensor, axis: int, index, src) -> Tensor:
+    """PyTorch's scatter_add_: x[..., index[p], ...] += src[p] for every position p of index.
+
+    >>> import tensor as T
+    >>> T.indexing.scatter_add_(T.zeros(3), 0, T.tensor([2, 2, 0]), T.ones(3)).tolist()
+    [1.0, 0.0, 2.0]
+    """
+    axis = norm_axis(axis, x.ndim, "scatter_add")
+    idx = _tensor_arg(index, "scatter_add")
+    src = ew.as_operand(src)
+    if not isinstance(src, Tensor) or not idx.ndim == x.ndim == src.ndim:
+        raise ValueError(f"scatter_add: index, self and src must have the same rank, got {idx.shape}, "
+                         f"{x.shape} and {getattr(src, 'shape', ())}")
+    for d in range(x.ndim):
+        if idx.shape[d] > src.shape[d] or (d != axis and idx.shape[d] > x.shape[d]):
+            raise ValueError(f"scatter_add: index of shape {idx.shape} is larger than src {src.shape} "
+                             f"or self {x.shape} along dimension {d}")
+    v = basic_index(x, tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(idx.shape)))
+    key = _along_key(v, idx, axis, "scatter_add")
+    _scatter(v, key, basic_index(src, tuple(slice(0, n) for n in idx.shape)), accumulate=True)
+    return x
+
+
+def scatter_add(x: Tensor, axis: int, index, src) -> Tensor:
+    """scatter_add_ on a copy of x."""
+    return scatter_add_(ew.copy(x), axis, index, src)

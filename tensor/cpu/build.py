@@ -22,8 +22,8 @@ import cffi
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
-if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as package data of tensor
-    CUDA_SRC = Path(__file__).resolve().parents[1] / "cuda_src"
+if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as the data package tensor/_cuda_src
+    CUDA_SRC = Path(__file__).resolve().parents[1] / "_cuda_src"
 
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
           "-fno-math-errno", "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]

@@ -101,11 +101,54 @@ typedef void (*sx_run_fn)(char **p, const int64_t *s, int64_t n);
  * strides of each operand (nd each). The linear index space is cut into one
  * contiguous slice per thread; each slice walks its multi-index in runs of the
  * last dimension, so a coalesced contiguous operand gives one long run per thread. */
+/* Transposed operands (an operand whose last-dim stride is longer than its
+ * second-to-last one): walk the last two dims in SX_TILE x SX_TILE tiles so the
+ * lines read across rows stay in L1 while the tile's rows consume them. */
+#define SX_TILE 32
+SX_INLINE int sx_wants_tiles(int nargs, int nd, const int64_t *meta) {
+    if (nd < 2 || meta[nd - 1] < SX_TILE || meta[nd - 2] < SX_TILE) return 0;
+    for (int k = 0; k < nargs; k++) {
+        int64_t a = meta[nd * (k + 1) + nd - 1], b = meta[nd * (k + 1) + nd - 2];
+        if (a < 0) a = -a;
+        if (b < 0) b = -b;
+        if (a > b && b != 0) return 1;
+    }
+    return 0;
+}
+
+SX_INLINE void sx_ew_tiled(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
+    const int64_t *shape = meta;
+    int64_t R = shape[nd - 2], C = shape[nd - 1], outer = 1;
+    for (int d = 0; d < nd - 2; d++) outer *= shape[d];
+    int64_t tr = (R + SX_TILE - 1) / SX_TILE, tc = (C + SX_TILE - 1) / SX_TILE;
+    int64_t ntiles = outer * tr * tc;
+    int nt = (outer * R * C >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t t = 0; t < ntiles; t++) {
+        int64_t o = t / (tr * tc), i0 = (t / tc) % tr * SX_TILE, j0 = t % tc * SX_TILE;
+        int64_t ni = R - i0 < SX_TILE ? R - i0 : SX_TILE, nj = C - j0 < SX_TILE ? C - j0 : SX_TILE;
+        char *p[4];
+        int64_t s[4];
+        for (int k = 0; k < nargs; k++) {
+            const int64_t *st = meta + nd * (k + 1);
+            int64_t off = 0, rem = o;
+            for (int d = nd - 3; d >= 0; d--) { off += (rem % shape[d]) * st[d]; rem /= shape[d]; }
+            p[k] = base[k] + off + i0 * st[nd - 2] + j0 * st[nd - 1];
+            s[k] = st[nd - 1];
+        }
+        for (int64_t i = 0; i < ni; i++) {
+            run(p, s, nj);
+            for (int k = 0; k < nargs; k++) p[k] += meta[nd * (k + 1) + nd - 2];
+        }
+    }
+}
+
 SX_INLINE void sx_ew_loop(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
     const int64_t *shape = meta;
     int64_t n = 1;
     for (int d = 0; d < nd; d++) n *= shape[d];
     if (n <= 0) return;
+    if (sx_wants_tiles(nargs, nd, meta)) { sx_ew_tiled(nargs, nd, meta, base, nthreads, run); return; }
     int nt = (n >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
