@@ -58,12 +58,21 @@ def new_storage(nbytes: int, device: Device = CPU) -> Storage:
     return Storage(block.ptr, nbytes, CPU, block, _allocator)
 
 
+_STRIDES: dict = {}
+
+
 def contiguous_strides(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n if n > 0 else 1
-    return tuple(reversed(strides))
+    """C-order strides (in elements) of a shape; cached, since shapes repeat."""
+    st = _STRIDES.get(shape)
+    if st is None:
+        out, acc = [], 1
+        for n in reversed(shape):
+            out.append(acc)
+            acc *= n if n > 0 else 1
+        st = tuple(reversed(out))
+        if len(_STRIDES) < 4096:
+            _STRIDES[tuple(shape)] = st
+    return st
 
 
 class Tensor:

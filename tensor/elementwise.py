@@ -11,6 +11,7 @@ tensor.int8
 """
 from __future__ import annotations
 
+import math
 import struct
 
 import cffi
@@ -19,7 +20,7 @@ import numpy as np
 from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides, new_storage
 from .cpu import kernels as K
-from .optable import OPS, loop_dtype
+from .optable import OPS, binary_loop_dtype, loop_dtype
 from .views import broadcast_shapes, broadcast_to
 
 _ffi = cffi.FFI()
@@ -258,11 +259,10 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     if out is None and type(x) is Tensor and x.is_contiguous():
         fk = _fast_kernel(name, x._dtype, x._dtype)
         if fk is not None:
-            res = empty_tensor(x._shape, fk[1], x._storage.device)
-            n = res.numel()
+            res, n = _new_like(x, fk[1])
             if n:
-                fk[0](1, meta_array((n, res.itemsize, x.itemsize)), res.data_ptr(), x.data_ptr(),
-                      K._num_threads)
+                fk[0](1, meta_array((n, res._dtype.itemsize, x._dtype.itemsize)), res._storage.ptr,
+                      x.data_ptr(), K._num_threads)
             return res
     op = OPS[name]
     x = as_operand(x)
@@ -292,11 +292,15 @@ def _fits(x, d: dt.DType) -> bool:
 
 
 def _comparison_fallback(a, b):
-    """A Python int beyond the tensor's integer range in a comparison: compare in int64/float64."""
+    """A Python int beyond the tensor's integer range in a comparison: compare in int64, or, past
+    int64, against +-inf in float64 (exact: 2**63 itself would round onto int64's max).
+    Returns (loop dtype, a, b)."""
+    out, ld = [], dt.int64
     for s in (a, b):
         if isinstance(s, int) and not isinstance(s, bool) and not -2**63 <= s < 2**63:
-            return dt.float64
-    return dt.int64
+            s, ld = (math.inf if s > 0 else -math.inf), dt.float64
+        out.append(s)
+    return ld, out[0], out[1]
 
 
 _FAST: dict = {}
@@ -331,6 +335,15 @@ def _scalar_operand(v, d: dt.DType) -> _Scalar:
 
 
 _SCALARS: dict = {}
+_LOGICAL = frozenset(("logical_and", "logical_or", "logical_xor"))
+
+
+def _new_like(a: Tensor, d: dt.DType) -> Tensor:
+    """A fresh tensor with a's shape and (contiguous) strides."""
+    n = 1
+    for s in a._shape:
+        n *= s
+    return Tensor._make(new_storage(n * d.itemsize, a._storage.device), a._shape, a._strides, 0, d), n
 
 
 def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
@@ -340,22 +353,22 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         d = a._dtype
         if tb is Tensor:
             if b._dtype is d and a._shape == b._shape and b.is_contiguous():
-                fk = _fast_kernel(name, d, d)
+                fk = _FAST.get((name, d, d), False)
+                if fk is False:
+                    fk = _fast_kernel(name, d, d)
                 if fk is not None:
-                    res = empty_tensor(a._shape, fk[1], a._storage.device)
-                    n = res.numel()
+                    res, n = _new_like(a, fk[1])
                     if n:
                         isz = d.itemsize
-                        fk[0](1, meta_array((n, res.itemsize, isz, isz)), res.data_ptr(),
+                        fk[0](1, meta_array((n, res._dtype.itemsize, isz, isz)), res._storage.ptr,
                               a.data_ptr(), b.data_ptr(), K._num_threads)
                     return res
         elif tb is float or tb is int:
             fk = _fast_kernel(name, d, _WEAK_KIND[tb])
             if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
-                res = empty_tensor(a._shape, fk[1], a._storage.device)
-                n = res.numel()
+                res, n = _new_like(a, fk[1])
                 if n:
-                    fk[0](1, meta_array((n, res.itemsize, d.itemsize, 0)), res.data_ptr(),
+                    fk[0](1, meta_array((n, res._dtype.itemsize, d.itemsize, 0)), res._storage.ptr,
                           a.data_ptr(), _scalar_operand(b, d).ptr, K._num_threads)
                 return res
     op = OPS[name]
@@ -363,10 +376,9 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb and a.device != b.device:
         raise ValueError(f"{name}: tensors are on different devices: {a.device} and {b.device}")
-    rd = dt.result_type(a, b)
-    ld = loop_dtype(op, rd)
+    ld = binary_loop_dtype(op, a._dtype if ta else a, b._dtype if tb else b)
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
-        ld = _comparison_fallback(a, b)
+        ld, a, b = _comparison_fallback(a, b)
     od = dt.bool_ if op.out_bool else ld
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else ())
     if out is not None:

@@ -54,6 +54,7 @@ _LARGE_SEGMENT = 20 * _MiB  # segment size for large requests < _MIN_LARGE_ALLOC
 _MIN_LARGE_ALLOC = 10 * _MiB
 _ROUND_LARGE = 2 * _MiB  # large segments are multiples of this
 _LARGE_SPLIT = 1 * _MiB  # large-pool remainders must be bigger than this to split
+_QUICK_MAX = 64 * _KiB  # freed blocks up to this size (stream 0) park unmerged for exact reuse
 
 RawAlloc = Callable[[int], int]
 RawFree = Callable[[int], None]
@@ -90,12 +91,13 @@ class Block:
     False, ``segment`` None); freeing it again raises :class:`ValueError`.
     """
 
-    __slots__ = ("allocated", "next", "prev", "ptr", "requested", "segment", "size", "stream")
+    __slots__ = ("allocated", "next", "prev", "ptr", "quick", "requested", "segment", "size", "stream")
 
     def __init__(self, ptr: int, size: int, stream: int, segment: _Segment | None,
                  prev: Block | None = None, next: Block | None = None) -> None:
         self.ptr, self.size, self.requested, self.stream = ptr, size, 0, stream
         self.segment, self.allocated, self.prev, self.next = segment, False, prev, next
+        self.quick = False  # free, parked in the exact-size cache, not merged yet
 
     def __repr__(self) -> str:
         state = "allocated" if self.allocated else "free"
@@ -169,6 +171,10 @@ class CachingAllocator:
         self._pending: list[Block] = []  # re-entrant frees, done before the lock is released
         self._small, self._large = _Pool(), _Pool()
         self._segments: dict[int, _Segment] = {}  # base address -> segment
+        # Exact-size cache: a tensor library frees and re-asks for the same small sizes all
+        # the time, so small stream-0 frees park here unmerged (O(1) both ways); they are
+        # merged into the pools before any search would otherwise fail.
+        self._quick: dict[int, list[Block]] = {}
         self._allocated = self._allocated_peak = self._requested = self._requested_peak = 0
         self._reserved = self._reserved_peak = self._active = self._active_peak = 0
         self._segments_peak = self._num_mallocs = self._num_frees = 0
@@ -184,6 +190,26 @@ class CachingAllocator:
         if nbytes < 0:
             raise ValueError(f"malloc: negative size {nbytes}")
         size = ((nbytes + 511) & -512) or _MIN_BLOCK
+        if stream == 0 and self._owner is None:
+            q = self._quick.get(size)
+            if q:
+                with self._lock:
+                    if q:
+                        b = q.pop()
+                        b.quick = False
+                        b.allocated = True
+                        b.requested = nbytes
+                        self._allocated += size
+                        if self._allocated > self._allocated_peak:
+                            self._allocated_peak = self._allocated
+                        self._requested += nbytes
+                        if self._requested > self._requested_peak:
+                            self._requested_peak = self._requested
+                        self._active += 1
+                        if self._active > self._active_peak:
+                            self._active_peak = self._active
+                        self._num_mallocs += 1
+                        return b
         block = self._locked_malloc(nbytes, size, stream, False)
         if block is None:  # out of memory: collect garbage (lock not held), then retry once
             self._collect_garbage()
@@ -200,6 +226,13 @@ class CachingAllocator:
                 raise ValueError(f"free: double free of {block!r}")
             self._pending.append(block)
             return
+        if (type(block) is Block and block.stream == 0 and block.size <= _QUICK_MAX
+                and self._owner is None):
+            with self._lock:
+                seg = block.segment
+                if block.allocated and seg is not None and self._segments.get(seg.ptr) is seg:
+                    self._park(block, seg)
+                    return
         with self._lock:
             self._owner = me
             try:
@@ -316,6 +349,9 @@ class CachingAllocator:
         pool = self._small if small else self._large
         keys = pool.keys
         i = _bisect_left(keys, (stream, size))  # (s, n) sorts before every (s, n, ptr): best fit
+        if (i >= len(keys) or keys[i][0] != stream) and self._quick:
+            self._flush_quick()
+            i = _bisect_left(keys, (stream, size))
         if i < len(keys) and keys[i][0] == stream:
             block = pool.blocks.pop(keys.pop(i))
         else:
@@ -391,6 +427,8 @@ class CachingAllocator:
         return None
 
     def _release_cached(self) -> None:
+        if self._quick:
+            self._flush_quick()
         for seg in list(self._segments.values()):
             head = seg.head
             if head is not None and not head.allocated and head.next is None:
@@ -421,31 +459,40 @@ class CachingAllocator:
         self._requested -= block.requested
         self._active -= 1
         self._num_frees += 1
+        self._merge_insert(block, seg, fresh=True)
+
+    def _merge_insert(self, block: Block, seg: _Segment, fresh: bool) -> None:
+        """Merge a block that just became free with its free neighbours (parked ones stay
+        apart) and put the result in its pool. fresh: the block is a caller's handle, which
+        is retired and never reused."""
+        pool = self._small if seg.small else self._large
         prev, nxt = block.prev, block.next
-        if prev is not None and not prev.allocated:  # grow the free block before us
+        if prev is not None and not prev.allocated and not prev.quick:  # grow the block before us
             pool.remove(prev)
             prev.size += block.size
             prev.next = nxt
             if nxt is not None:
                 nxt.prev = prev
             fb = prev
-            if nxt is not None and not nxt.allocated:  # ... and swallow the one after us
+            if nxt is not None and not nxt.allocated and not nxt.quick:  # ... and swallow the next
                 pool.remove(nxt)
                 fb.size += nxt.size
                 fb.next = nxt.next
                 if nxt.next is not None:
                     nxt.next.prev = fb
                 _retire(nxt)
-        elif nxt is not None and not nxt.allocated:  # grow the free block after us backwards
+        elif nxt is not None and not nxt.allocated and not nxt.quick:  # grow the next backwards
             pool.remove(nxt)
             nxt.ptr = block.ptr
             nxt.size += block.size
             nxt.prev = prev
             fb = nxt
-        else:  # a fresh block object: the caller's handle is retired below
+        elif fresh:  # a fresh block object: the caller's handle is retired below
             fb = Block(block.ptr, block.size, block.stream, seg, prev, nxt)
             if nxt is not None:
                 nxt.prev = fb
+        else:
+            fb = block
         if prev is None:
             seg.head = fb
         elif prev is not fb:
@@ -453,7 +500,38 @@ class CachingAllocator:
         k = (fb.stream, fb.size, fb.ptr)
         _insort(pool.keys, k)
         pool.blocks[k] = fb
+        if fb is not block:
+            _retire(block)
+
+    def _park(self, block: Block, seg: _Segment) -> None:
+        """Free a small block into the exact-size cache; a fresh object replaces the handle."""
+        prev, nxt = block.prev, block.next
+        fb = Block(block.ptr, block.size, 0, seg, prev, nxt)
+        fb.quick = True
+        if prev is None:
+            seg.head = fb
+        else:
+            prev.next = fb
+        if nxt is not None:
+            nxt.prev = fb
+        self._allocated -= block.size
+        self._requested -= block.requested
+        self._active -= 1
+        self._num_frees += 1
+        q = self._quick.get(block.size)
+        if q is None:
+            self._quick[block.size] = [fb]
+        else:
+            q.append(fb)
         _retire(block)
+
+    def _flush_quick(self) -> None:
+        """Merge every parked block into the pools (before a search would fail)."""
+        parked = [b for q in self._quick.values() for b in q]
+        self._quick.clear()
+        for b in parked:
+            b.quick = False
+            self._merge_insert(b, b.segment, fresh=False)
 
     def _drain(self) -> None:
         while self._pending:

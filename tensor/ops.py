@@ -6,8 +6,12 @@
 """
 from __future__ import annotations
 
-from . import elementwise as ew
-from .optable import BINARY, UNARY
+from . import dtypes as dt, elementwise as ew
+from .optable import BINARY, OPS, UNARY
+
+
+def _ones(name):  # an example input the op accepts: ints for bitwise/shift ops, else floats
+    return "T.ones({}, dtype='int64')" if "f" not in OPS[name].kinds else "T.ones({})"
 
 
 def _make_unary(name, doc_ref):
@@ -15,7 +19,7 @@ def _make_unary(name, doc_ref):
         return ew.unary(name, x, out=out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise {name}, as NumPy's `{doc_ref}`.\n\n>>> import tensor as T\n" \
-                f">>> T.{name}(T.ones(2)).shape\n(2,)\n"
+                f">>> T.{name}({_ones(name).format(2)}).shape\n(2,)\n"
     return f
 
 
@@ -24,7 +28,8 @@ def _make_binary(name, doc_ref):
         return ew.binary(name, a, b, out=out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise {name} with broadcasting, as NumPy's `{doc_ref}`.\n\n" \
-                f">>> import tensor as T\n>>> T.{name}(T.ones(2), T.ones((3, 1))).shape\n(3, 2)\n"
+                f">>> import tensor as T\n>>> T.{name}({_ones(name).format(2)}, {_ones(name).format('(3, 1)')}).shape\n" \
+                "(3, 2)\n"
     return f
 
 
@@ -40,16 +45,32 @@ globals().update(FUNCS)
 
 
 def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
-    """Round half to even (NumPy's round/around); decimals scales by 10**decimals first."""
+    """Round half to even, as NumPy's round/around (and with its arithmetic, so results match
+    bit for bit): x * 10**decimals is rounded and scaled back (divide first for negative
+    decimals). Integers come back unchanged for decimals >= 0; negative decimals round them in
+    float64 and cast back.
+
+    >>> import tensor as T
+    >>> T.round(T.tensor([0.5, 1.5, 2.25]), 1).tolist(), T.round(T.tensor([15, 25]), -1).tolist()
+    ([0.5, 1.5, 2.2], [20, 20])
+    """
+    x = ew.as_operand(x)
+    if not isinstance(x, ew.Tensor):
+        from .creation import asarray
+        x = asarray(x)
+    is_int = x.dtype.kind in "iu"
+    if is_int and decimals >= 0:
+        return x.copy() if out is None else ew._finish("round", x, out)
     if decimals == 0:
         return ew.unary("rint", x, out=out)
-    x = ew.as_operand(x)
-    if x.dtype.kind != "f":
-        if decimals >= 0:
-            return x.copy() if out is None else ew._finish("round", x, out)
-        raise ValueError("round: negative decimals on integer tensors are not supported")
-    s = 10.0 ** decimals
-    return ew.binary("true_divide", ew.unary("rint", ew.binary("multiply", x, s)), s, out=out)
+    if x.dtype.kind == "b":
+        raise TypeError("round: decimals != 0 is not supported for bool tensors (as NumPy)")
+    f = 10.0 ** (decimals if decimals > 0 else -decimals)  # not abs(): this module's abs is the op
+    scale, unscale = ("multiply", "true_divide") if decimals > 0 else ("true_divide", "multiply")
+    r = ew.binary(unscale, ew.unary("rint", ew.binary(scale, x, f)), f)
+    if is_int:
+        r = ew.astype(r, x.dtype)
+    return r if out is None else ew._finish("round", r, out)
 
 
 around = round
@@ -59,6 +80,14 @@ def clip(x, a_min=None, a_max=None, out=None):
     """Limit values to [a_min, a_max] (either may be None), as NumPy's clip."""
     if a_min is None and a_max is None:
         raise ValueError("clip: at least one of a_min and a_max must be given")
+    if isinstance(x, ew.Tensor) and x.dtype.kind in "iu":
+        # NumPy 2: a Python int bound past the dtype's range that cannot bind is no bound
+        # (int8 clip(-1000, 1000) is fine); one that would bind still raises OverflowError.
+        lo, hi = dt.iinfo_bounds(x.dtype)
+        if _is_pyint(a_min) and a_min < lo:
+            a_min = lo
+        if _is_pyint(a_max) and a_max > hi:
+            a_max = hi
     r = x
     if a_min is not None:
         r = ew.binary("maximum", r, a_min, out=None if a_max is not None else out)
@@ -68,6 +97,10 @@ def clip(x, a_min=None, a_max=None, out=None):
 
 
 clamp = clip
+
+
+def _is_pyint(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def __getattr__(name):

@@ -56,7 +56,7 @@ def make(**kw) -> tuple[CachingAllocator, FakeRaw]:
 def check_invariants(a: CachingAllocator, fake: FakeRaw, live: list[Block]) -> None:
     """Blocks tile their segments, free lists match, stats match the live blocks."""
     assert set(fake.live) == set(a._segments)
-    seen_live, seen_free = [], []
+    seen_live, seen_free, seen_quick = [], [], []
     for base, seg in a._segments.items():
         assert fake.live[base] == seg.size
         b, prev, addr = seg.head, None, base
@@ -64,8 +64,10 @@ def check_invariants(a: CachingAllocator, fake: FakeRaw, live: list[Block]) -> N
             assert b.segment is seg and b.prev is prev and b.ptr == addr
             assert b.size > 0 and b.size % 512 == 0 and b.stream == seg.stream
             if not b.allocated:
-                assert prev is None or prev.allocated, "two adjacent free blocks"
-                seen_free.append(b)
+                # pooled free blocks are merged; parked ones (exact-size cache) may touch
+                assert b.quick or prev is None or prev.allocated or prev.quick, \
+                    "two adjacent free blocks"
+                (seen_quick if b.quick else seen_free).append(b)
             else:
                 seen_live.append(b)
             addr += b.size
@@ -74,6 +76,9 @@ def check_invariants(a: CachingAllocator, fake: FakeRaw, live: list[Block]) -> N
     assert {id(b) for b in seen_live} == {id(b) for b in live} and len(seen_live) == len(live)
     pooled = list(a._small.blocks.values()) + list(a._large.blocks.values())
     assert {id(b) for b in pooled} == {id(b) for b in seen_free} and len(pooled) == len(seen_free)
+    parked = [b for q in a._quick.values() for b in q]
+    assert {id(b) for b in parked} == {id(b) for b in seen_quick} and len(parked) == len(seen_quick)
+    assert all(b.size == size for size, q in a._quick.items() for b in q)
     assert a._small.keys == sorted(a._small.keys) and a._large.keys == sorted(a._large.keys)
     by_ptr = sorted(live, key=lambda b: b.ptr)
     for x, y in itertools.pairwise(by_ptr):
@@ -501,3 +506,21 @@ def test_cpu_allocator_env_limit(monkeypatch):
 def test_docstring_examples():
     result = doctest.testmod(memory)
     assert result.attempted >= 6 and result.failed == 0
+
+
+def test_parked_small_blocks_merge_before_a_new_segment():
+    a, fake = make()
+    blocks = [a.malloc(64 * 1024) for _ in range(32)]  # fills one 2 MiB small segment
+    assert fake.n_alloc == 1
+    for b in blocks:
+        a.free(b)  # parked in the exact-size cache, unmerged
+    assert a.memory_allocated() == 0 and len(a._quick[64 * 1024]) == 32
+    again = a.malloc(64 * 1024)  # exact-size reuse: the last parked block
+    assert again.ptr == blocks[-1].ptr and fake.n_alloc == 1
+    a.free(again)
+    big = a.malloc(1024 * 1024)  # no pooled block fits: parked ones merge first, no raw alloc
+    assert fake.n_alloc == 1 and not a._quick
+    check_invariants(a, fake, [big])
+    a.free(big)
+    a.empty_cache()
+    assert fake.n_free == 1 and a.memory_reserved() == 0
