@@ -41,20 +41,26 @@ def _f(name):  # libm function over the compute type (float or double)
 _vec_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
+def _float_loop(x):  # the float dtype NumPy's float-only ufuncs use for x (int8 -> float16)
+    return np.sin(np.zeros(0, x.dtype)).dtype
+
+
 def _erf_ref(x):
     x = np.asarray(x)
-    return _vec_erf(x.astype(np.float64)).astype(x.dtype)
+    ft = _float_loop(x)
+    return _vec_erf(x.astype(ft).astype(np.float64)).astype(ft)
 
 
 def _sigmoid_ref(x):
     x = np.asarray(x)
+    ft = _float_loop(x)
     with np.errstate(over="ignore"):
-        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(x.dtype)
+        return (1.0 / (1.0 + np.exp(-x.astype(ft).astype(np.float64)))).astype(ft)
 
 
 UNARY = [
     Op("negative", 1, "iuf", {"*": "-a"}, np.negative, no_bool=True, aliases=("neg",)),
-    Op("positive", 1, "biuf", {"*": "a"}, np.positive),
+    Op("positive", 1, "iuf", {"*": "a"}, np.positive, no_bool=True),
     Op("abs", 1, "biuf", {"f": "SX_F1(fabs, a)", "i": "(a < 0 ? -a : a)", "*": "a"}, np.abs,
        aliases=("absolute",)),
     Op("sign", 1, "iuf", {"f": "((a != a) ? a : (a > 0) - (a < 0))", "*": "(a > 0) - (a < 0)"},
@@ -83,7 +89,7 @@ UNARY = [
     Op("floor", 1, "biuf", {"f": "SX_F1(floor, a)", "*": "a"}, np.floor),
     Op("ceil", 1, "biuf", {"f": "SX_F1(ceil, a)", "*": "a"}, np.ceil),
     Op("trunc", 1, "biuf", {"f": "SX_F1(trunc, a)", "*": "a"}, np.trunc),
-    Op("rint", 1, "iuf", {"f": "SX_F1(rint, a)", "*": "a"}, np.rint, bool_to=dt.float16),
+    Op("rint", 1, "f", _f("rint"), np.rint),  # NumPy: ints go to the float loop (int8 -> float16)
     Op("logical_not", 1, "biuf", {"*": "a == 0"}, np.logical_not, out_bool=True),
     Op("bitwise_not", 1, "biu", {"b": "!a", "*": "~a"}, np.bitwise_not, aliases=("invert",)),
     Op("isnan", 1, "biuf", {"f": "a != a", "*": "0"}, np.isnan, out_bool=True),
@@ -153,3 +159,18 @@ def loop_dtype(op: Op, d: dt.DType) -> dt.DType:
     raise TypeError(f"{op.name}: unsupported dtype {d.name} (supported kinds: "
                     + ", ".join({"b": "bool", "i": "signed int", "u": "unsigned int",
                                  "f": "float"}[k] for k in op.kinds) + ")")
+
+
+def binary_loop_dtype(op: Op, a, b) -> dt.DType:
+    """The dtype a binary op computes in; a and b are DTypes or (weak) Python scalars.
+
+    The promoted dtype's loop, except where two integer dtypes meet a float-only op: NumPy then
+    searches with each input's own dtype, so arctan2(int8, uint8) is float16, not float32."""
+    rd = dt.result_type(a, b)
+    ld = loop_dtype(op, rd)
+    if (ld.kind == "f" and rd.kind in "iu" and op.int_to is None
+            and isinstance(a, dt.DType) and isinstance(b, dt.DType)):
+        for cand in _SEARCH:
+            if cand.kind in op.kinds and dt.can_cast(a, cand) and dt.can_cast(b, cand):
+                return cand
+    return ld
