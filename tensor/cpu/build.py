@@ -8,11 +8,16 @@ is rebuilt instead of loaded.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import importlib.machinery
+import importlib.util
 import os
 import platform
 import shutil
 import subprocess
+import sysconfig
 import tempfile
 import threading
 from functools import lru_cache
@@ -86,12 +91,29 @@ def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _compile(name: str, source: str, out: Path) -> None:
+@lru_cache(maxsize=1)
+def _python_include() -> str | None:
+    """Python's C headers, needed to build kernels as extension modules (API mode)."""
+    inc = sysconfig.get_paths().get("include")
+    return inc if inc and os.path.exists(os.path.join(inc, "Python.h")) else None
+
+
+def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) -> None:
+    """Compile to `out`. modname given: a CPython extension whose wrappers cffi generates
+    (calls cost ~0.3 us instead of ~1 us through dlopen); else a plain shared library."""
     with tempfile.TemporaryDirectory(prefix="stridex-build-") as tmp:
         src = Path(tmp) / f"module_{name}.c"
-        src.write_text(source)
-        so = Path(tmp) / f"{name}.so"
-        cmd = [compiler(), *CFLAGS, f"-I{CSRC}", f"-I{CUDA_SRC}", str(src), "-o", str(so), "-lm"]
+        if modname:
+            ffi = cffi.FFI()
+            ffi.cdef(cdef)
+            ffi.set_source(modname, source)
+            with contextlib.redirect_stdout(io.StringIO()):  # cffi prints "generating ..."
+                ffi.emit_c_code(str(src))
+        else:
+            src.write_text(source)
+        so = Path(tmp) / out.name
+        extra = [f"-I{_python_include()}"] if modname else []
+        cmd = [compiler(), *CFLAGS, f"-I{CSRC}", f"-I{CUDA_SRC}", *extra, str(src), "-o", str(so), "-lm"]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except OSError as e:
@@ -109,6 +131,14 @@ def _compile(name: str, source: str, out: Path) -> None:
             f.write(digest)
         os.replace(tmp_out, out)
         os.replace(tmp_hash, str(out) + ".sha256")
+
+
+def _load_extension(modname: str, path: Path):
+    loader = importlib.machinery.ExtensionFileLoader(modname, str(path))
+    spec = importlib.util.spec_from_file_location(modname, str(path), loader=loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod.lib
 
 
 @lru_cache(maxsize=1)
@@ -132,13 +162,18 @@ def load(name: str, source: str, cdef: str):
         lib = _loaded.get(mem_key)
         if lib is not None:
             return lib
-        path = cache_dir() / f"{mem_key}.so"
+        modname = f"_sx_{name}_{key}" if _python_include() else None
+        path = cache_dir() / (modname + sysconfig.get_config_var("EXT_SUFFIX") if modname
+                              else f"{mem_key}.so")
         hpath = Path(str(path) + ".sha256")
         ok = path.exists() and hpath.exists() and hpath.read_text().strip() == _file_hash(path)
         if not ok:
-            _compile(name, source, path)
-        ffi = cffi.FFI()
-        ffi.cdef(cdef)
-        lib = ffi.dlopen(str(path))
+            _compile(name, source, cdef, path, modname)
+        if modname:
+            lib = _load_extension(modname, path)
+        else:
+            ffi = cffi.FFI()
+            ffi.cdef(cdef)
+            lib = ffi.dlopen(str(path))
         _loaded[mem_key] = lib
         return lib
