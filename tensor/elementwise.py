@@ -347,6 +347,9 @@ def _new_like(a: Tensor, d: dt.DType) -> Tensor:
 
 
 def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
+    if name in _LOGICAL:  # NumPy reads a mixed operand as bool: 1e-250 stays True next to float16
+        a = a != 0.0 if type(a) is float else a
+        b = b != 0.0 if type(b) is float else b
     # fast paths: contiguous tensors of one dtype and shape, or a tensor and a Python scalar
     if out is None and type(a) is Tensor and a.is_contiguous():
         tb = type(b)
@@ -380,7 +383,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
         ld, a, b = _comparison_fallback(a, b)
     od = dt.bool_ if op.out_bool else ld
-    shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else ())
+    shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
         _prepare_out(name, out, shape, od)
     ops = []
@@ -417,7 +420,7 @@ def where(cond, a, b) -> Tensor:
         cond = astype(cond, dt.bool_)
     rd = dt.result_type(a, b)
     shapes = [cond._shape] + [x._shape for x in (a, b) if isinstance(x, Tensor)]
-    shape = broadcast_shapes(*shapes)
+    shape = broadcast_shapes(*shapes, op="where")
     ops = [broadcast_to(cond, shape, "where")]
     for x in (a, b):
         if isinstance(x, Tensor):

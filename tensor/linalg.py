@@ -52,7 +52,11 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
     Kb, N = b2.shape[-2:]
     if Ka != Kb:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape}: inner dimensions {Ka} != {Kb}")
-    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    try:
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape}: batch dimensions "
+                         f"{a2.shape[:-2]} and {b2.shape[:-2]} do not broadcast") from None
     a3 = broadcast_to(a2.astype(d, copy=False), batch + (M, Ka), "matmul")
     b3 = broadcast_to(b2.astype(d, copy=False), batch + (Kb, N), "matmul")
     res = ew.empty_tensor(batch + (M, N), d, a.device)
@@ -133,8 +137,13 @@ def tensordot(a, b, axes=2) -> Tensor:
     ksize = 1
     for i in ax_a:
         ksize *= a.shape[i]
-    am = a.permute(*free_a, *ax_a).reshape(-1, ksize)
-    bm = b.permute(*ax_b, *free_b).reshape(ksize, -1)
+    ma = nb = 1  # explicit sizes: reshape(-1, 0) is ambiguous when ksize is 0
+    for i in free_a:
+        ma *= a.shape[i]
+    for j in free_b:
+        nb *= b.shape[j]
+    am = a.permute(*free_a, *ax_a).reshape(ma, ksize)
+    bm = b.permute(*ax_b, *free_b).reshape(ksize, nb)
     return matmul(am, bm).reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 

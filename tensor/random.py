@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import operator
 import os
+import struct
 
 from . import dtypes as dt
 from ._tensor import Tensor
@@ -32,6 +33,20 @@ void randperm(intptr_t out_int64, int64_t n, uint64_t seed, uint64_t offset, int
 
 K.register_family("random", lambda _: ('#include "random.c"\n', _SIGS))
 _MASK64 = (1 << 64) - 1
+
+
+def _below16(x: float, d: dt.DType) -> float:
+    """The largest float16 / bfloat16 value that is < x."""
+    if d is dt.float16:
+        import numpy as np
+        v = np.float16(x)
+        return float(v if v < x else np.nextafter(v, np.float16(-np.inf)))
+    u = struct.unpack("<I", struct.pack("<f", x))[0] >> 16  # bfloat16: the top half of a float32
+    while True:
+        v = struct.unpack("<f", struct.pack("<I", u << 16))[0]
+        if v < x:
+            return v
+        u = 0x8001 if u == 0 else (u - 1 if u < 0x8000 else u + 1)  # one bfloat16 ulp down
 
 
 def _size(size, op):
@@ -85,7 +100,16 @@ class Generator:
             off = self._take(n, 4 if gen is dt.float32 else 2)
             K.kernel("random", None, f"rand_{kind}_{gen.sfx}")(
                 out.data_ptr(), n, self.seed, off, a, b, K._num_threads)
-        return out if gen is d else out.astype(d)
+        if gen is d:
+            return out
+        res = out.astype(d)
+        if kind == "uniform" and n and a < b:
+            # rounding to a 16-bit float can reach `high` (rand: 1.0 once in ~2^12 draws);
+            # those values become the largest 16-bit value below it, so [low, high) holds
+            from .elementwise import binary, where
+            hit = binary("greater_equal", res.astype(dt.float64), b)
+            res = where(hit, max(a, _below16(b, d)), res)
+        return res
 
     def rand(self, *size, dtype=None) -> Tensor:
         """Uniform in [0, 1)."""

@@ -10,6 +10,7 @@ PyTorch's `dim` is accepted as an alias. Results are bitwise identical on every 
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 from . import dtypes as dt
@@ -167,7 +168,8 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
     dev = ew.binary("subtract", xa, m)
     ss = _run("sum", ew.unary("square", dev), axes, acc)
     denom = n - ddof
-    r = ew.binary("true_divide", ss, denom if denom > 0 else float("nan"))
+    # n <= ddof divides by zero: inf (nan where ss is 0), as NumPy and PyTorch
+    r = ew.binary("true_divide", ss, float(denom if denom > 0 else 0))
     if r.dtype is not od:
         r = r.astype(od)
     return _keep(r, x, axes, keepdims)
@@ -175,6 +177,8 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
 
 def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
         dim=None) -> Tensor:
+    x = _prep(x, "std")
+    norm_axes(_axis_arg(axis, dim), x.ndim, "std")  # so a bad axis is reported for std, not var
     v = var(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
     return ew.unary("sqrt", v)
 
@@ -244,8 +248,12 @@ def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     if x.dtype.kind != "f":
         x = x.astype(dt.float_of(x.dtype))
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "logsumexp")
-    m = _keep(_minmax("max", x, axes, False, None), x, axes, True)
-    m = ew.where(ew.unary("isfinite", m), m, 0.0)
+    if builtins.any(x._shape[i] == 0 for i in axes):  # empty sum: log(0) = -inf, as PyTorch/SciPy
+        from .creation import zeros
+        m = zeros(tuple(1 if i in axes else n for i, n in enumerate(x._shape)), dtype=x.dtype)
+    else:
+        m = _keep(_minmax("max", x, axes, False, None), x, axes, True)
+        m = ew.where(ew.unary("isfinite", m), m, 0.0)
     s = _run("sum", ew.unary("exp", ew.binary("subtract", x, m)), axes, x.dtype)
     r = ew.binary("add", ew.unary("log", s), m.reshape(s.shape))
     return _keep(r, x, axes, keepdims)
@@ -282,6 +290,20 @@ def cumprod(x, axis=None, dtype=None, *, dim=None) -> Tensor:
     return _scan("cumprod", x, axis, dtype, dim)
 
 
-FUNCS = {"sum": sum, "prod": prod, "mean": mean, "var": var, "std": std, "max": max, "min": min,
-         "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "any": any, "all": all,
-         "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod}
+def _with_out(fn):
+    """Accept NumPy's `out=` (np.sum(t) calls t.sum(axis=None, dtype=None, out=None))."""
+    @functools.wraps(fn)
+    def f(*args, out=None, **kwargs):
+        r = fn(*args, **kwargs)
+        if out is None:
+            return r
+        ew._prepare_out(fn.__name__, out, r.shape, r.dtype)
+        ew.copy_into(out, r)
+        return out
+    return f
+
+
+FUNCS = {name: _with_out(f) for name, f in {
+    "sum": sum, "prod": prod, "mean": mean, "var": var, "std": std, "max": max, "min": min,
+    "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "any": any, "all": all,
+    "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod}.items()}

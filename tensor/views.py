@@ -48,8 +48,8 @@ def _shape_arg(shape, op: str) -> tuple:
         raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r}") from None
 
 
-def broadcast_shapes(*shapes) -> tuple:
-    """NumPy broadcasting of shapes; ValueError naming the shapes when they don't fit."""
+def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple:
+    """NumPy broadcasting of shapes; ValueError naming the op and shapes when they don't fit."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
@@ -59,8 +59,8 @@ def broadcast_shapes(*shapes) -> tuple:
                 if out[j] == 1:
                     out[j] = n
                 elif n != 1:
-                    raise ValueError("broadcast: shapes " + " and ".join(str(tuple(x)) for x in shapes)
-                                     + " are not compatible")
+                    raise ValueError(f"{op}: shapes " + " and ".join(str(tuple(x)) for x in shapes)
+                                     + " cannot be broadcast together")
     return tuple(out)
 
 
@@ -222,7 +222,9 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def ravel(x: Tensor) -> Tensor:
-    return reshape(x, (-1,))
+    """A contiguous 1-D tensor of x's elements; a view when x is contiguous (NumPy's and
+    PyTorch's ravel; reshape(-1) keeps a strided 1-D view instead)."""
+    return reshape(x, (-1,)).contiguous()
 
 
 def squeeze(x: Tensor, axis=None) -> Tensor:

@@ -224,6 +224,15 @@ SX_INLINE T sx_floordiv##SUF(T a, T b) { \
 SX_DEF_FDIVMOD(float, f)
 SX_DEF_FDIVMOD(double, )
 
+/* Vectorisable exp/log/tanh/sigmoid (vmath.h): libm's are scalar calls that stop the
+ * compiler from vectorising a loop; these are select-based and accurate to ~1 ulp. */
+#include "vmath.h"
+static inline double sx_sigmoid_d(double a) { return 1.0 / (1.0 + vm_exp(-a)); }
+#define SX_EXP(x) _Generic((x), float: vm_expf, default: vm_exp)(x)
+#define SX_LOG(x) _Generic((x), float: vm_logf, default: vm_log)(x)
+#define SX_TANH(x) _Generic((x), float: vm_tanhf, default: tanh)(x)
+#define SX_SIGMOID(x) _Generic((x), float: vm_sigmoidf, default: sx_sigmoid_d)(x)
+
 /* Type-generic float functions: float -> the f-suffixed libm call, double -> plain. */
 #define SX_F1(name, x) _Generic((x), float: name##f, default: name)(x)
 #define SX_F2(name, x, y) _Generic((x), float: name##f, default: name)(x, y)
