@@ -31,3 +31,8 @@ from . import memory, memstats as _memstats
 from .memory import OutOfMemoryError
 
 globals().update(_memstats.FUNCS)
+from .indexing import (argwhere, count_nonzero, index_add, index_add_, index_put_, nonzero,
+                       put_along_axis, scatter_add, scatter_add_, take, take_along_axis)
+from .manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d, cat, chunk, concatenate,
+                           dstack, fliplr, flipud, hsplit, hstack, pad, repeat, roll, rot90, split,
+                           stack, tile, unbind, vsplit, vstack)

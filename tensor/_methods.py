@@ -202,3 +202,22 @@ Tensor.__matmul__ = lambda self, other: _linalg.matmul(self, other)
 Tensor.__rmatmul__ = lambda self, other: _linalg.matmul(other, self)
 Tensor.matmul = _linalg.matmul
 Tensor.dot = _linalg.dot
+
+# --- indexing and manipulation ---
+from . import indexing, manipulation  # noqa: E402
+
+Tensor.take = lambda self, indices, axis=None: indexing.take(self, indices, axis)
+Tensor.nonzero = indexing.nonzero  # NumPy's (tuple of int64 tensors); torch's is argwhere
+Tensor.argwhere = indexing.argwhere
+Tensor.count_nonzero = lambda self, axis=None, keepdims=False: indexing.count_nonzero(self, axis, keepdims)
+Tensor.index_add_ = lambda self, dim, index, source, alpha=1: indexing.index_add_(self, dim, index, source, alpha)
+Tensor.index_add = lambda self, dim, index, source, alpha=1: indexing.index_add(self, dim, index, source, alpha)
+Tensor.index_put_ = lambda self, indices, values, accumulate=False: indexing.index_put_(
+    self, indices, values, accumulate)
+Tensor.scatter_add_ = lambda self, dim, index, src: indexing.scatter_add_(self, dim, index, src)
+Tensor.scatter_add = lambda self, dim, index, src: indexing.scatter_add(self, dim, index, src)
+Tensor.repeat = lambda self, repeats, axis=None: manipulation.repeat(self, repeats, axis)  # NumPy's
+Tensor.tile = lambda self, reps: manipulation.tile(self, reps)
+Tensor.roll = lambda self, shift, axis=None: manipulation.roll(self, shift, axis)
+Tensor.chunk = lambda self, chunks, dim=0: manipulation.chunk(self, chunks, dim)
+Tensor.unbind = lambda self, dim=0: manipulation.unbind(self, dim)

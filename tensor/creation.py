@@ -231,6 +231,9 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     if endpoint and num > 1:
         t[num - 1] = stop
     d = _dtype_or(dtype, dt.get_default_dtype())
+    if d.kind in "iu":  # NumPy 2 floors toward -inf before an integer cast (a cast truncates)
+        from .elementwise import unary
+        unary("floor", t, out=t)
     out = t if d is dt.float64 else t.astype(d)
     return out if device is None else out.to(device)
 

@@ -188,12 +188,21 @@ def result_type(*args) -> DType:
     return int64 if weak == 1 else _default_float
 
 
+_CAST_KIND = {"b": 0, "u": 1, "i": 2, "f": 3}  # NumPy's 'same_kind' order: int -> uint is not
+
+
 def can_cast(src, dst, casting: str = "safe") -> bool:
+    """NumPy's can_cast for dtypes: casting is 'no', 'equiv', 'safe', 'same_kind' or 'unsafe'."""
     src, dst = dtype(src), dtype(dst)
     if casting == "unsafe":
         return True
+    if casting in ("no", "equiv"):
+        return src is dst
     if casting == "same_kind":
-        return _KIND_RANK[src.kind] <= _KIND_RANK[dst.kind] or src is dst
+        return _CAST_KIND[src.kind] <= _CAST_KIND[dst.kind]
+    if casting != "safe":
+        raise ValueError(f"can_cast: casting must be 'no', 'equiv', 'safe', 'same_kind' or "
+                         f"'unsafe', got {casting!r}")
     return promote_types(src, dst) is dst
 
 

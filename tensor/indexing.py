@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import operator
 
+import cffi
 import numpy as np
 
 from . import dtypes as dt
@@ -25,6 +26,7 @@ from ._tensor import Tensor, contiguous_strides
 from .cpu import kernels as K
 from .views import basic_index, broadcast_shapes, broadcast_to, norm_axis, permute, reshape
 
+_ffi = cffi.FFI()
 _WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 _CDEF_COMMON = """
 int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *ptrs,
@@ -37,6 +39,10 @@ int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out);
 """
 _CDEF_GATHER = ("void sx_gather_{0}(int64_t nb, intptr_t off, int64_t osb, int nr, const int64_t *rshape, "
                 "const int64_t *sst, const int64_t *dst_st, intptr_t src, intptr_t dst, int nthreads);")
+_CDEF_TAKE = ("int64_t sx_take_{0}(int64_t nb, intptr_t idx, int64_t is, int64_t size, int64_t xs, "
+              "int64_t osb, intptr_t src, intptr_t dst, int nthreads);")
+_CDEF_PUT = ("int64_t sx_put_{0}(int64_t nb, intptr_t idx, int64_t is, int64_t size, int64_t xs, "
+             "intptr_t val, int64_t vs, intptr_t dst);")
 _CDEF_SCATTER = ("void {0}(int nbd, const int64_t *bshape, const int64_t *vbs, intptr_t off, int nr, "
                  "const int64_t *rshape, const int64_t *dst_st, const int64_t *vrs, intptr_t dst, "
                  "intptr_t val, int nthreads);")
@@ -50,8 +56,9 @@ def _index_source(d: dt.DType | None) -> tuple[str, str]:
     src = ["#define SX_INDEX_COMMON", '#include "index.h"']
     cdef = [_CDEF_COMMON]
     for w, t in _WIDTHS.items():
-        src += [f"SX_GATHER({w}, {t})", f"SX_SCATTER_SET({w}, {t})"]
-        cdef += [_CDEF_GATHER.format(w), _CDEF_SCATTER.format(f"sx_scatter_{w}")]
+        src += [f"SX_{m}({w}, {t})" for m in ("GATHER", "TAKE", "PUT", "SCATTER_SET")]
+        cdef += [_CDEF_GATHER.format(w), _CDEF_TAKE.format(w), _CDEF_PUT.format(w),
+                 _CDEF_SCATTER.format(f"sx_scatter_{w}")]
     return "\n".join(src) + "\n", "\n".join(cdef)
 
 
@@ -95,14 +102,18 @@ def _as_index_tensor(k) -> Tensor:
     if isinstance(k, Tensor):
         t = k
     else:
-        a = np.asarray(k)
+        a = np.asarray(k)  # NumPy only parses the host-side key here
         if a.dtype.kind not in "biu":
             if a.size == 0 and a.dtype.kind == "f":  # x[[]]: NumPy treats [] as an empty int index
                 a = a.astype(np.int64)
             else:
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
-        from .creation import asarray
-        t = asarray(a)
+        if isinstance(k, np.ndarray):
+            from .creation import asarray
+            return asarray(a)  # zero-copy
+        a = np.asarray(a, np.bool_ if a.dtype.kind == "b" else np.int64, order="C")
+        t = ew.empty_tensor(a.shape, dt.bool_ if a.dtype.kind == "b" else dt.int64)
+        _ffi.memmove(_ffi.cast("char *", t.data_ptr()), _ffi.from_buffer(a), a.nbytes)
     if t.dtype.kind not in "biu":
         raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {t.dtype.name}")
     return t
@@ -124,10 +135,10 @@ def _entries(key: tuple) -> list:
             out.append(("int", operator.index(k)))
         elif isinstance(k, Tensor | np.ndarray | list | tuple):
             t = _as_index_tensor(k)
-            if t.dtype is dt.bool_:
-                out.append(("bool0", bool(t.item())) if t.ndim == 0 else ("mask", t))
+            if t.ndim == 0:  # 0-d arrays act as (eagerly checked) scalars, but the result copies
+                out.append(("bool0", bool(t.item())) if t.dtype is dt.bool_ else ("int", int(t.item())))
             else:
-                out.append(("arr", t))
+                out.append(("mask", t) if t.dtype is dt.bool_ else ("arr", t))
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer or "
                              f"boolean arrays are valid indices, got {type(k).__name__}")
@@ -136,7 +147,7 @@ def _entries(key: tuple) -> list:
 
 class _Plan:
     """An advanced key applied to x: view v, index arrays on v's axes, output placement."""
-    __slots__ = ("v", "arrays", "vaxes", "xaxes", "pos", "mask")
+    __slots__ = ("v", "arrays", "vaxes", "xaxes", "pos", "mask", "bshape")
 
 
 def _plan(x: Tensor, key: tuple) -> _Plan:
@@ -145,56 +156,55 @@ def _plan(x: Tensor, key: tuple) -> _Plan:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(e[1].ndim if e[0] == "mask" else 1 for e in ents if e[0] in ("slice", "int", "arr", "mask"))
     if used > x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed")
-    basic, arrays, vaxes, xaxes, adv = [], [], [], [], []
-    vd = xd = 0
-    pos = None
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, "
+                         f"but {used} were indexed")
+    basic, arrays, vaxes, xaxes, adv, pos, vd, xd = [], [], [], [], [], None, 0, 0
     for i, (kind, k) in enumerate(ents):
         if kind in ("int", "arr", "mask", "bool0"):
             adv.append(i)
             pos = vd if pos is None else pos
-        if kind == "none" or kind == "slice":
+        if kind in ("none", "slice", "int"):
             basic.append(k)
-            vd, xd = vd + 1, xd + (kind == "slice")
+            vd, xd = vd + (kind != "int"), xd + (kind != "none")
         elif kind == "ell":
-            m = x.ndim - used
-            basic += [slice(None)] * m
-            vd, xd = vd + m, xd + m
-        elif kind == "int":
-            basic.append(k)
-            xd += 1
-        elif kind == "arr":
-            basic.append(slice(None))
-            arrays.append(k)
-            vaxes.append(vd)
-            xaxes.append(xd)
-            vd, xd = vd + 1, xd + 1
-        elif kind == "mask":
-            _check_mask(x, k, xd)
-            basic += [slice(None)] * k.ndim
-            arrays.append(k)
-            vaxes.append(tuple(range(vd, vd + k.ndim)))
-            xaxes.append(xd)
-            vd, xd = vd + k.ndim, xd + k.ndim
-        else:  # a 0-d bool: a new axis of size 1, indexed by [0] (True) or [] (False)
-            basic.append(None)
+            basic += [slice(None)] * (x.ndim - used)
+            vd, xd = vd + x.ndim - used, xd + x.ndim - used
+        elif kind == "bool0":  # a new axis of size 1, indexed by [0] (True) or [] (False)
             from .creation import zeros
+            basic.append(None)
             arrays.append(zeros((1 if k else 0,), dtype=dt.int64))
             vaxes.append(vd)
             xaxes.append(None)
             vd += 1
+        else:  # an index array (one axis) or a mask (k.ndim axes)
+            m = k.ndim if kind == "mask" else 1
+            if kind == "mask":
+                _check_mask(x, k, xd)
+            basic += [slice(None)] * m
+            arrays.append(k)
+            vaxes.append(tuple(range(vd, vd + m)) if kind == "mask" else vd)
+            xaxes.append(xd)
+            vd, xd = vd + m, xd + m
     p = _Plan()
     p.v = basic_index(x, tuple(basic))
     p.pos = pos if adv[-1] - adv[0] + 1 == len(adv) else 0
     p.mask = arrays[0] if len(adv) == 1 and ents[adv[0]][0] == "mask" else None
-    if p.mask is None:  # a lone mask gives offsets straight away; else masks become coordinates
-        p.arrays, p.vaxes, p.xaxes = _expand_masks(arrays, vaxes, xaxes)
+    if p.mask is not None:  # a lone mask gives offsets straight away; else masks become coordinates
+        p.mask = ew.contiguous(p.mask)
+        p.bshape = (_k("sx_count_nonzero")(p.mask.numel(), p.mask.data_ptr(), K._num_threads),)
+        return p
+    p.arrays, p.vaxes, p.xaxes = _expand_masks(arrays, vaxes, xaxes)
+    try:
+        p.bshape = broadcast_shapes(*[a.shape for a in p.arrays])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(a.shape) for a in p.arrays)) from None
     return p
 
 
 def _check_mask(x: Tensor, m: Tensor, xd: int) -> None:
     for j, n in enumerate(m.shape):
-        if x.shape[xd + j] != n:
+        if n and x.shape[xd + j] != n:  # NumPy lets an empty mask axis pass
             raise IndexError(f"boolean index did not match indexed array along axis {xd + j}; size of "
                              f"axis is {x.shape[xd + j]} but size of corresponding boolean axis is {n}")
 
@@ -216,23 +226,19 @@ def _expand_masks(arrays, vaxes, xaxes):
 
 # ---------------------------------------------------------------- offsets
 
-def _offsets(p: _Plan) -> tuple[Tensor, tuple]:
-    """(flat int64 offsets into p.v, index shape B); IndexError before anything is written."""
-    v = p.v
+def _offsets(p: _Plan) -> Tensor:
+    """Flat int64 offsets into p.v over the index shape B; IndexError before anything is written."""
+    v, bshape = p.v, p.bshape
     if p.mask is not None:
-        m = ew.contiguous(p.mask)
-        n = _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
+        m, (n,) = p.mask, bshape
         off = ew.empty_tensor((n,), dt.int64)
         st = [v.strides[a] for a in range(p.pos, p.pos + m.ndim)]
         if n:
             _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 1, [0], off.data_ptr(), st,
                                   K._num_threads)
-        return off, (n,)
-    try:
-        bshape = broadcast_shapes(*[a.shape for a in p.arrays])
-    except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
-                         + " ".join(str(a.shape) for a in p.arrays)) from None
+        return off
+    if not p.arrays:  # only scalar indices: the view already points at the element
+        return ew.empty_tensor((), dt.int64).fill_(0)
     arrs = [broadcast_to(a, bshape) for a in p.arrays]
     off = ew.empty_tensor(bshape, dt.int64)
     n = off.numel()
@@ -245,17 +251,12 @@ def _offsets(p: _Plan) -> tuple[Tensor, tuple]:
                                      [v.strides[a] for a in p.vaxes], off.data_ptr(), K._num_threads)
         if bad >= 0:
             _raise_bad(p, arrs, bshape, bad // n, bad % n)
-    return off, bshape
+    return off
 
 
 def _raise_bad(p: _Plan, arrs, bshape, j: int, lin: int):
-    idx = []
-    for n in reversed(bshape):
-        idx.append(lin % n)
-        lin //= n
-    val = int(basic_index(arrs[j], tuple(reversed(idx))).item())
-    axis = p.xaxes[j]
-    raise IndexError(f"index {val} is out of bounds for axis {axis} with size {p.v.shape[p.vaxes[j]]}")
+    val = int(basic_index(arrs[j], tuple(int(i) for i in np.unravel_index(lin, bshape))).item())
+    raise IndexError(f"index {val} is out of bounds for axis {p.xaxes[j]} with size {p.v.shape[p.vaxes[j]]}")
 
 
 def _rest_axes(p: _Plan) -> list:
@@ -277,7 +278,11 @@ def getitem(x: Tensor, key) -> Tensor:
     if all(_is_basic(k) for k in key):
         return basic_index(x, key)
     p = _plan(x, key)
-    off, bshape = _offsets(p)
+    if p.mask is None and len(p.arrays) == 1 and all(p.v.shape[a] == 1 for a in _rest_axes(p)):
+        out = _take1(p)
+        if out is not None:
+            return out
+    off, bshape = _offsets(p), p.bshape
     v, rest = p.v, _rest_axes(p)
     rshape = [v.shape[a] for a in rest]
     shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
@@ -289,6 +294,23 @@ def getitem(x: Tensor, key) -> Tensor:
         sh, (sst, dst) = _merge(rshape, [[v.strides[a] for a in rest], ostr])
         _k(f"sx_gather_{x.itemsize}")(off.numel(), off.data_ptr(), osb, len(sh), sh, sst, dst,
                                       v.data_ptr(), out.data_ptr(), K._num_threads)
+    return out
+
+
+def _take1(p: _Plan) -> Tensor | None:
+    """One index array over a 1-d space (the hot path of x[idx] and take): fused kernel."""
+    idx, v = p.arrays[0], p.v
+    sh, (ist,) = _merge(idx.shape, [idx.strides])
+    if len(sh) > 1:
+        return None
+    ones = (1,) * (v.ndim - 1)  # the other axes all have size 1
+    out = ew.empty_tensor(ones[:p.pos] + idx.shape + ones[p.pos:], v.dtype, v.device)
+    n, a = out.numel(), p.vaxes[0]
+    if n:
+        bad = _k(f"sx_take_{v.itemsize}")(n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
+                                         v.strides[a], 1, v.data_ptr(), out.data_ptr(), K._num_threads)
+        if bad >= 0:
+            _raise_bad(p, [idx], idx.shape, 0, bad)
     return out
 
 
@@ -312,14 +334,37 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
                          f"to indexing result of shape {shape}") from None
 
 
+def _put1(p: _Plan, value) -> bool:
+    """One index array, no other axes, plain assignment (the hot path of x[idx] = v): fused."""
+    idx, v = p.arrays[0], p.v
+    sh, (ist,) = _merge(idx.shape, [idx.strides])
+    ones = (1,) * (v.ndim - 1)
+    val = _value_for(v, value, ones[:p.pos] + idx.shape + ones[p.pos:])
+    vsh, (vst,) = _merge(val.shape, [val.strides])
+    if len(sh) > 1 or (len(vsh) > 1 or vsh != sh) and vst != [0]:
+        return False
+    a = p.vaxes[0]
+    n = val.numel()
+    if n:
+        bad = _k(f"sx_put_{v.itemsize}")(n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
+                                        v.strides[a], val.data_ptr(), vst[0] if vst else 0, v.data_ptr())
+        if bad >= 0:
+            _raise_bad(p, [idx], idx.shape, 0, bad)
+        v._storage.version += 1
+    return True
+
+
 def _scatter(x: Tensor, key: tuple, value, accumulate: bool) -> None:
     p = _plan(x, key)
-    off, bshape = _offsets(p)
     v, rest = p.v, _rest_axes(p)
-    rshape = [v.shape[a] for a in rest]
+    if (not accumulate and p.mask is None and len(p.arrays) == 1 and all(v.shape[a] == 1 for a in rest)
+            and _put1(p, value)):
+        return
+    rshape, bshape = [v.shape[a] for a in rest], p.bshape
     nb = len(bshape)
     shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
-    val = _value_for(x, value, shape)
+    val = _value_for(x, value, shape)  # a bad value shape is reported first, as NumPy does
+    off = _offsets(p)
     order = list(range(p.pos, p.pos + nb)) + list(range(p.pos)) + list(range(p.pos + nb, len(shape)))
     val = permute(val, order)
     if val.numel() == 0:
@@ -418,8 +463,10 @@ def count_nonzero(x, axis=None, keepdims: bool = False):
     """Number of nonzero elements: a Python int for axis=None, else an int64 tensor.
 
     >>> import tensor as T
-    >>> T.indexing.count_nonzero(T.tensor([[0, 1], [2, 3]])), T.indexing.count_nonzero(T.eye(2), axis=0).tolist()
-    (3, [1, 1])
+    >>> T.indexing.count_nonzero(T.tensor([[0, 1], [2, 3]]))
+    3
+    >>> T.indexing.count_nonzero(T.eye(2), axis=0).tolist()
+    [1, 1]
     """
     from .views import norm_axes
     x = ew.as_operand(x)
@@ -429,12 +476,9 @@ def count_nonzero(x, axis=None, keepdims: bool = False):
     axes = norm_axes(axis, x.ndim, "count_nonzero")
     keep = [a for a in range(x.ndim) if a not in axes]
     m = _bool_contig(permute(x, keep + list(axes)))
-    rows = 1
-    for a in keep:
-        rows *= x.shape[a]
     out = ew.empty_tensor(tuple(x.shape[a] for a in keep), dt.int64)
-    if rows:
-        _k("sx_count_rows")(rows, m.numel() // rows if rows else 0, m.data_ptr(), out.data_ptr(),
+    if out.numel():
+        _k("sx_count_rows")(out.numel(), m.numel() // out.numel(), m.data_ptr(), out.data_ptr(),
                             K._num_threads)
     if keepdims:
         out = reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
@@ -513,7 +557,7 @@ def put_along_axis(x: Tensor, indices, values, axis: int | None) -> None:
 
 
 def index_add_(x: Tensor, axis: int, index, source, alpha=1) -> Tensor:
-    """PyTorch's x.index_add_(dim, index, source, alpha): x[..., index[i], ...] += alpha * source[..., i, ...].
+    """PyTorch's index_add_: x[..., index[i], ...] += alpha * source[..., i, ...] along axis.
 
     Repeated indices accumulate, in order of i (deterministic).
 

@@ -6,7 +6,8 @@
 """
 from __future__ import annotations
 
-from . import dtypes as dt, elementwise as ew
+from . import dtypes as dt
+from . import elementwise as ew
 from .optable import BINARY, OPS, UNARY
 
 
@@ -27,9 +28,9 @@ def _make_binary(name, doc_ref):
     def f(a, b, out=None):
         return ew.binary(name, a, b, out=out)
     f.__name__ = f.__qualname__ = name
+    args = f"{_ones(name).format(2)}, {_ones(name).format('(3, 1)')}"
     f.__doc__ = f"Elementwise {name} with broadcasting, as NumPy's `{doc_ref}`.\n\n" \
-                f">>> import tensor as T\n>>> T.{name}({_ones(name).format(2)}, {_ones(name).format('(3, 1)')}).shape\n" \
-                "(3, 2)\n"
+                f">>> import tensor as T\n>>> T.{name}({args}).shape\n(3, 2)\n"
     return f
 
 

@@ -48,9 +48,11 @@ typedef double gm_vd __attribute__((vector_size(GM_VBYTES)));
 #define GM_VLF (GM_VBYTES / 4)
 #define GM_VLD (GM_VBYTES / 8)
 
-/* Micro-tile: MR rows x NV vectors.  Needs MR*NV accumulators + NV + 1
- * registers: 32 vector registers on AVX-512 / AArch64, 16 elsewhere. */
-#if defined(__AVX512F__) || defined(__aarch64__)
+/* Micro-tile: MR rows x NV vectors (6 x 32 floats / 6 x 16 doubles with
+ * AVX-512).  Needs MR*NV accumulators + NV + 1 vector registers, which fits
+ * the 16 registers of AVX2 / SSE as well as the 32 of AVX-512 / AArch64.
+ * On Zen 4, 8x2, 12x2, 14x2, 8x3 and 6x4 tiles measured the same as 6x2
+ * (all ~95% of FMA peak); 6x2 keeps edge waste and register pressure low. */
 #ifndef GM_MR_F
 #define GM_MR_F 6
 #define GM_NV_F 2
@@ -58,37 +60,31 @@ typedef double gm_vd __attribute__((vector_size(GM_VBYTES)));
 #ifndef GM_MR_D
 #define GM_MR_D 6
 #define GM_NV_D 2
-#endif
-#else
-#ifndef GM_MR_F
-#define GM_MR_F 6
-#define GM_NV_F 2
-#endif
-#ifndef GM_MR_D
-#define GM_MR_D 6
-#define GM_NV_D 2
-#endif
 #endif
 #define GM_NR_F (GM_NV_F * GM_VLF)
 #define GM_NR_D (GM_NV_D * GM_VLD)
 
-/* Cache blocking (elements).  KC: depth of a packed panel, so that a KC x NR
- * micro-panel of B stays in L1 while A streams from L2; MC x KC block of A
- * sized for L2 (1 MiB on Zen 4); KC x NC panel of B for (a share of) L3. */
+/* Cache blocking (elements), tuned on Zen 4 (32 KiB L1d, 1 MiB L2 per core,
+ * 32 MiB L3).  MC x KC block of A (240 KiB f32 / 480 KiB f64) stays in L2 and
+ * is swept once per NR-column micro-panel of B; the KC x NC panel of B lives in
+ * L3.  A long KC amortises the read-modify-write of C between K blocks; the
+ * kernel needs only ~13 bytes/cycle, so B micro-panels may stream from L2.
+ * Only KC influences rounding (the order of the K blocks), and it depends on
+ * K alone. */
 #ifndef GM_KC_F
-#define GM_KC_F 384
+#define GM_KC_F 512
 #endif
 #ifndef GM_MC_F
-#define GM_MC_F 240
+#define GM_MC_F 120
 #endif
 #ifndef GM_NC_F
 #define GM_NC_F 3072
 #endif
 #ifndef GM_KC_D
-#define GM_KC_D 256
+#define GM_KC_D 512
 #endif
 #ifndef GM_MC_D
-#define GM_MC_D 180
+#define GM_MC_D 120
 #endif
 #ifndef GM_NC_D
 #define GM_NC_D 2048
@@ -96,7 +92,7 @@ typedef double gm_vd __attribute__((vector_size(GM_VBYTES)));
 
 /* Below this many multiply-adds per matrix the direct loop is used. */
 #ifndef GM_SMALL
-#define GM_SMALL (32 * 32 * 32)
+#define GM_SMALL (64 * 64 * 64)
 #endif
 /* Below this many multiply-adds in total no thread team is started. */
 #ifndef GM_PAR_MIN
@@ -182,7 +178,7 @@ enum { GM_K_F32 = 0, GM_K_F16 = 1, GM_K_BF16 = 2, GM_K_F64 = 3 };
         for (int64_t k = 0; k < kc; k++) {                                          \
             VT bv[NV];                                                              \
             _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)                    \
-                bv[j] = *(const VT *)(b + j * VL);                                  \
+                memcpy(&bv[j], b + j * VL, sizeof(VT));                            \
             _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                 \
                 T s = a[i];                                                         \
                 _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)                \
@@ -452,10 +448,12 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
 }
 
 /* ------------------------------------------------------------------------ */
-/* Small problems: direct i-k-j loop, no packing                             */
+/* Small problems: direct loops, no packing                                  */
 /* ------------------------------------------------------------------------ */
+/* Integers and bool (also the fallback when scratch memory cannot be had):
+ * i-k-j over a strip of GM_SJ columns of one row. */
 #define GM_SJ 128 /* columns per row strip */
-#define GM_DEFINE_SMALL(NAME, TE, TA, LD, ST)                                       \
+#define GM_DEFINE_SMALL(NAME, TE, TA, LD, ST, MAC)                                     \
     static void NAME(const gm_task *t)                                              \
     {                                                                               \
         const TE *A = (const TE *)t->A, *B = (const TE *)t->B;                      \
@@ -469,22 +467,266 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
                     TA a = LD(A[i * t->sAm + k * t->sAk]);                          \
                     const TE *b = B + k * t->sBk + j0 * t->sBn;                     \
                     if (t->sBn == 1)                                                \
-                        for (int64_t j = 0; j < nj; j++) acc[j] += a * LD(b[j]);    \
+                        for (int64_t j = 0; j < nj; j++) MAC(acc[j], a, LD(b[j]));  \
                     else                                                            \
                         for (int64_t j = 0; j < nj; j++)                            \
-                            acc[j] += a * LD(b[j * t->sBn]);                        \
+                            MAC(acc[j], a, LD(b[j * t->sBn]));                      \
                 }                                                                   \
                 TE *c = C + i * t->sCm + j0 * t->sCn;                               \
-                for (int64_t j = 0; j < nj; j++) c[j * t->sCn] = ST(acc[j]);        \
+                if (t->sCn == 1)                                                    \
+                    for (int64_t j = 0; j < nj; j++) c[j] = ST(acc[j]);             \
+                else                                                                \
+                    for (int64_t j = 0; j < nj; j++) c[j * t->sCn] = ST(acc[j]);    \
             }                                                                       \
         }                                                                           \
     }
 
 #define GM_ID(x) (x)
-GM_DEFINE_SMALL(gm_small_f32, float, float, GM_ID, GM_ID)
-GM_DEFINE_SMALL(gm_small_f64, double, double, GM_ID, GM_ID)
-GM_DEFINE_SMALL(gm_small_f16, uint16_t, float, gm_half_to_float, gm_float_to_half)
-GM_DEFINE_SMALL(gm_small_bf16, uint16_t, float, gm_bf16_to_float, gm_float_to_bf16)
+#define GM_MAC(acc, a, b) ((acc) += (a) * (b))
+#define GM_ORAND(acc, a, b) ((acc) |= (a) & (b))
+/* Floats: a register tile of GM_DR rows x GM_DV vectors read straight from
+ * the strided operands (rows past M repeat the last row and are not stored;
+ * columns past N are zero).  Each element: k order from zero, like the
+ * blocked path's first K block. */
+#define GM_DR 4
+#define GM_DV 2
+#define GM_DEFINE_DIRECT(NAME, T, VT, VL, TE, LD, ST, NATIVE)                          \
+    static void NAME(const gm_task *t)                                                 \
+    {                                                                                  \
+        enum { W = GM_DV * VL };                                                       \
+        const TE *A = (const TE *)t->A, *B = (const TE *)t->B;                         \
+        TE *C = (TE *)t->C;                                                            \
+        const int64_t M = t->M, N = t->N, K = t->K;                                    \
+        T tmp[W] __attribute__((aligned(GM_ALIGN)));                                   \
+        T out[GM_DR][W] __attribute__((aligned(GM_ALIGN)));                            \
+        for (int64_t i0 = 0; i0 < M; i0 += GM_DR) {                                    \
+            const int64_t mr = GM_MIN((int64_t)GM_DR, M - i0);                         \
+            const TE *ar[GM_DR];                                                       \
+            for (int r = 0; r < GM_DR; r++)                                            \
+                ar[r] = A + (i0 + GM_MIN((int64_t)r, mr - 1)) * t->sAm;                \
+            for (int64_t j0 = 0; j0 < N; j0 += W) {                                    \
+                const int64_t nw = GM_MIN((int64_t)W, N - j0);                         \
+                const TE *b = B + j0 * t->sBn;                                         \
+                /* unit-stride B at least one vector wide: load straight from B; \
+                 * a partial last vector is shifted left to end at column nw-1, \
+                 * recomputing a few columns (bitwise the same values) */         \
+                const int direct = NATIVE && nw >= VL && t->sBn == 1;                  \
+                int64_t off[GM_DV];                                                    \
+                for (int u = 0; u < GM_DV; u++)                                        \
+                    off[u] = u * VL + VL <= nw ? u * VL : (direct ? nw - VL : u * VL); \
+                VT acc[GM_DR][GM_DV];                                                  \
+                _Pragma("GCC unroll 4") for (int r = 0; r < GM_DR; r++)                \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < GM_DV; u++)            \
+                        acc[r][u] = (VT){0};                                           \
+                for (int j = 0; j < W; j++) tmp[j] = 0;                                \
+                for (int64_t k = 0; k < K; k++) {                                      \
+                    const TE *bk = b + k * t->sBk;                                     \
+                    VT bv[GM_DV];                                                      \
+                    if (direct) {                                                      \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < GM_DV; u++)        \
+                            memcpy(&bv[u], bk + off[u], sizeof(VT));                   \
+                    } else {                                                           \
+                        for (int64_t j = 0; j < nw; j++) tmp[j] = LD(bk[j * t->sBn]);  \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < GM_DV; u++)        \
+                            memcpy(&bv[u], tmp + u * VL, sizeof(VT));                  \
+                    }                                                                  \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < GM_DR; r++) {          \
+                        T a = LD(ar[r][k * t->sAk]);                                   \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < GM_DV; u++)        \
+                            acc[r][u] += a * bv[u];                                    \
+                    }                                                                  \
+                }                                                                      \
+                _Pragma("GCC unroll 4") for (int r = 0; r < GM_DR; r++)                \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < GM_DV; u++)            \
+                        memcpy(out[r] + off[u], &acc[r][u], sizeof(VT));               \
+                for (int64_t r = 0; r < mr; r++) {                                     \
+                    TE *c = C + (i0 + r) * t->sCm + j0 * t->sCn;                       \
+                    for (int64_t j = 0; j < nw; j++) c[j * t->sCn] = ST(out[r][j]);    \
+                }                                                                      \
+            }                                                                          \
+        }                                                                              \
+    }
+
+GM_DEFINE_DIRECT(gm_small_f32, float, gm_vf, GM_VLF, float, GM_ID, GM_ID, 1)
+GM_DEFINE_DIRECT(gm_small_f64, double, gm_vd, GM_VLD, double, GM_ID, GM_ID, 1)
+GM_DEFINE_DIRECT(gm_small_f16, float, gm_vf, GM_VLF, uint16_t, gm_half_to_float, gm_float_to_half, 0)
+GM_DEFINE_DIRECT(gm_small_bf16, float, gm_vf, GM_VLF, uint16_t, gm_bf16_to_float, gm_float_to_bf16, 0)
+/* integers: wrapping arithmetic in a wider unsigned type, truncated on store */
+#define GM_U32(x) ((uint32_t)(x))
+#define GM_U64(x) ((uint64_t)(x))
+#define GM_TO_I8(x) ((int8_t)(x))
+#define GM_TO_U8(x) ((uint8_t)(x))
+#define GM_TO_I16(x) ((int16_t)(x))
+#define GM_TO_I32(x) ((int32_t)(x))
+#define GM_TO_I64(x) ((int64_t)(x))
+GM_DEFINE_SMALL(gm_small_i8, int8_t, uint32_t, GM_U32, GM_TO_I8, GM_MAC)
+GM_DEFINE_SMALL(gm_small_u8, uint8_t, uint32_t, GM_U32, GM_TO_U8, GM_MAC)
+GM_DEFINE_SMALL(gm_small_i16, int16_t, uint32_t, GM_U32, GM_TO_I16, GM_MAC)
+GM_DEFINE_SMALL(gm_small_i32, int32_t, uint32_t, GM_U32, GM_TO_I32, GM_MAC)
+GM_DEFINE_SMALL(gm_small_i64, int64_t, uint64_t, GM_U64, GM_TO_I64, GM_MAC)
+/* bool: a AND b is a*b on 0/1 values, OR-accumulate */
+#define GM_B01(x) ((unsigned)((x) != 0))
+#define GM_TO_B8(x) ((uint8_t)((x) != 0))
+GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
+
+/* ------------------------------------------------------------------------ */
+/* Thin problems (matrix-vector like): at most GM_TMT rows on one side        */
+/* ------------------------------------------------------------------------ */
+/* After normalisation M <= GM_TMT.  The m x K operand A is copied (widened)
+ * into a small contiguous buffer; B is streamed once in its own layout:
+ *   axpy form (B rows contiguous, sBn == 1): C[r, j:j+JW] += A[r,k] * B[k, j:j+JW],
+ *     a strip of C rows kept in L1 while GM_TK rows of B stream through it
+ *   dot form  (B cols contiguous, sBk == 1): C[r, j] = dot(A[r,:], B[:,j])
+ * Packing B here would cost as much memory traffic as the product itself.
+ * Summation order per element depends on K (and the form, fixed by the
+ * strides) only. */
+#define GM_TMT 4 /* rows of the thin side */
+#define GM_TW 64 /* vectors per strip of C in the axpy form (in L1) */
+#define GM_TK 4  /* rows of B streamed together in the axpy form */
+#define GM_TJ 4  /* columns at a time in the dot form */
+
+#define GM_DEFINE_THIN(NAME, T, VT, VL, TE, LD, ST, NATIVE)                            \
+    static inline __attribute__((always_inline)) void NAME##_axpy(                     \
+        const int m, const T *restrict ap, const TE *B, int64_t sBk, int64_t N,         \
+        int64_t K, TE *C, int64_t sCm, int64_t sCn)                                    \
+    {                                                                                  \
+        enum { JW = GM_TW * VL };                                                      \
+        T out[GM_TMT][JW] __attribute__((aligned(GM_ALIGN)));                          \
+        T tmp[GM_TK][VL] __attribute__((aligned(GM_ALIGN)));                           \
+        for (int64_t j0 = 0; j0 < N; j0 += JW) {                                       \
+            const int64_t jw = GM_MIN((int64_t)JW, N - j0);                            \
+            const int64_t nv = (jw + VL - 1) / VL;                                     \
+            for (int r = 0; r < m; r++)                                                \
+                memset(out[r], 0, (size_t)(nv * VL) * sizeof(T));                    \
+            int64_t k0 = 0;                                                            \
+            /* GM_TK rows of B at a time, streamed along n */                          \
+            for (; k0 + GM_TK <= K; k0 += GM_TK) {                                     \
+                const TE *bq[GM_TK];                                                   \
+                T aq[GM_TMT][GM_TK];                                                   \
+                for (int q = 0; q < GM_TK; q++) bq[q] = B + (k0 + q) * sBk + j0;      \
+                for (int r = 0; r < m; r++)                                            \
+                    for (int q = 0; q < GM_TK; q++) aq[r][q] = ap[r * K + k0 + q];     \
+                for (int64_t v = 0; v < nv; v++) {                                     \
+                    const int64_t j = v * VL, cnt = GM_MIN((int64_t)VL, jw - j);       \
+                    VT bv[GM_TK];                                                      \
+                    _Pragma("GCC unroll 8") for (int q = 0; q < GM_TK; q++) {          \
+                        if (NATIVE && cnt == VL) {                                     \
+                            memcpy(&bv[q], bq[q] + j, sizeof(VT));                     \
+                        } else {                                                       \
+                            for (int l = 0; l < VL; l++)                               \
+                                tmp[q][l] = l < cnt ? LD(bq[q][j + l]) : 0;            \
+                            memcpy(&bv[q], tmp[q], sizeof(VT));                        \
+                        }                                                              \
+                    }                                                                  \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < m; r++) {              \
+                        VT acc;                                                        \
+                        memcpy(&acc, out[r] + j, sizeof(VT));                          \
+                        _Pragma("GCC unroll 8") for (int q = 0; q < GM_TK; q++)        \
+                            acc += aq[r][q] * bv[q];                                   \
+                        memcpy(out[r] + j, &acc, sizeof(VT));                          \
+                    }                                                                  \
+                }                                                                      \
+            }                                                                          \
+            for (; k0 < K; k0++) { /* remaining rows one at a time */                  \
+                const TE *bk = B + k0 * sBk + j0;                                      \
+                for (int64_t v = 0; v < nv; v++) {                                     \
+                    const int64_t j = v * VL, cnt = GM_MIN((int64_t)VL, jw - j);       \
+                    VT bv;                                                             \
+                    if (NATIVE && cnt == VL) {                                         \
+                        memcpy(&bv, bk + j, sizeof(VT));                               \
+                    } else {                                                           \
+                        for (int l = 0; l < VL; l++) tmp[0][l] = l < cnt ? LD(bk[j + l]) : 0; \
+                        memcpy(&bv, tmp[0], sizeof(VT));                               \
+                    }                                                                  \
+                    _Pragma("GCC unroll 4") for (int r = 0; r < m; r++)                \
+                        {                                                              \
+                            VT o;                                                      \
+                            memcpy(&o, out[r] + j, sizeof(VT));                        \
+                            o += ap[r * K + k0] * bv;                                  \
+                            memcpy(out[r] + j, &o, sizeof(VT));                        \
+                        }                                                              \
+                }                                                                      \
+            }                                                                          \
+            for (int r = 0; r < m; r++) {                                              \
+                TE *c = C + r * sCm + j0 * sCn;                                        \
+                if (sCn == 1)                                                          \
+                    for (int64_t j = 0; j < jw; j++) c[j] = ST(out[r][j]);             \
+                else                                                                   \
+                    for (int64_t j = 0; j < jw; j++) c[j * sCn] = ST(out[r][j]);       \
+            }                                                                          \
+        }                                                                              \
+    }                                                                                  \
+    static inline __attribute__((always_inline)) void NAME##_dot(                      \
+        const int m, const T *restrict ap, const TE *B, int64_t sBn, int64_t N,         \
+        int64_t K, TE *C, int64_t sCm, int64_t sCn)                                    \
+    {                                                                                  \
+        T tmp[GM_TJ][VL] __attribute__((aligned(GM_ALIGN)));                           \
+        const int64_t kv = K / VL * VL;                                                \
+        for (int64_t j0 = 0; j0 < N; j0 += GM_TJ) {                                    \
+            int64_t jn = GM_MIN((int64_t)GM_TJ, N - j0);                               \
+            const TE *bc[GM_TJ];                                                       \
+            for (int c = 0; c < GM_TJ; c++) /* surplus columns repeat the last */      \
+                bc[c] = B + (j0 + GM_MIN((int64_t)c, jn - 1)) * sBn;                   \
+            VT acc[GM_TMT][GM_TJ];                                                     \
+            _Pragma("GCC unroll 4") for (int r = 0; r < m; r++)                        \
+                _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++)                \
+                    acc[r][c] = (VT){0};                                               \
+            for (int64_t k = 0; k < kv; k += VL) {                                     \
+                VT bv[GM_TJ], av[GM_TMT];                                              \
+                _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++) {              \
+                    if (NATIVE) {                                                      \
+                        memcpy(&bv[c], bc[c] + k, sizeof(VT));                         \
+                    } else {                                                           \
+                        for (int l = 0; l < VL; l++) tmp[c][l] = LD(bc[c][k + l]);     \
+                        memcpy(&bv[c], tmp[c], sizeof(VT));                            \
+                    }                                                                  \
+                }                                                                      \
+                _Pragma("GCC unroll 4") for (int r = 0; r < m; r++) {                  \
+                    memcpy(&av[r], ap + r * K + k, sizeof(VT));                        \
+                    _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++)            \
+                        acc[r][c] += av[r] * bv[c];                                    \
+                }                                                                      \
+            }                                                                          \
+            for (int r = 0; r < m; r++)                                                \
+                for (int c = 0; c < jn; c++) {                                         \
+                    T s = 0;                                                           \
+                    for (int l = 0; l < VL; l++) s += acc[r][c][l];                    \
+                    for (int64_t k = kv; k < K; k++)                                   \
+                        s += ap[r * K + k] * LD(bc[c][k]);                             \
+                    C[r * sCm + (j0 + c) * sCn] = ST(s);                               \
+                }                                                                      \
+        }                                                                              \
+    }                                                                                  \
+    /* m x K of A (strides sAm, sAk) -> ap, then the form chosen by B's strides */     \
+    static void NAME(const gm_task *t, T *ap, int dot)                                 \
+    {                                                                                  \
+        const TE *A = (const TE *)t->A, *B = (const TE *)t->B;                         \
+        TE *C = (TE *)t->C;                                                            \
+        const int64_t K = t->K;                                                        \
+        const int m = (int)t->M;                                                       \
+        for (int r = 0; r < m; r++)                                                    \
+            for (int64_t k = 0; k < K; k++) ap[r * K + k] = LD(A[r * t->sAm + k * t->sAk]); \
+        if (dot) {                                                                     \
+            switch (m) {                                                               \
+            case 1: NAME##_dot(1, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;   \
+            case 2: NAME##_dot(2, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;   \
+            case 3: NAME##_dot(3, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;   \
+            default: NAME##_dot(4, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            }                                                                          \
+        } else {                                                                       \
+            switch (m) {                                                               \
+            case 1: NAME##_axpy(1, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 2: NAME##_axpy(2, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 3: NAME##_axpy(3, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            default: NAME##_axpy(4, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break; \
+            }                                                                          \
+        }                                                                              \
+    }
+
+GM_DEFINE_THIN(gm_thin_f32, float, gm_vf, GM_VLF, float, GM_ID, GM_ID, 1)
+GM_DEFINE_THIN(gm_thin_f64, double, gm_vd, GM_VLD, double, GM_ID, GM_ID, 1)
+GM_DEFINE_THIN(gm_thin_f16, float, gm_vf, GM_VLF, uint16_t, gm_half_to_float, gm_float_to_half, 0)
+GM_DEFINE_THIN(gm_thin_bf16, float, gm_vf, GM_VLF, uint16_t, gm_bf16_to_float, gm_float_to_bf16, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Integer and bool kernels                                                  */
@@ -588,6 +830,7 @@ typedef struct {
     char *C;
     int64_t sAb, sAm, sAk, sBb, sBk, sBn, sCb, sCm, sCn;
     int64_t mp, np, mu, nu; /* parts along M / N and their granularity */
+    int thin, dot;          /* thin path, and its form */
 } gm_problem;
 
 /* Rows [m0, m1) of part i of mp, cut at multiples of unit. */
@@ -645,48 +888,64 @@ static void gm_task_of(const gm_problem *p, int64_t id, gm_task *t)
     t->sCm = p->sCm; t->sCn = p->sCn;
 }
 
-/* Bytes of per-thread scratch for one task of this problem (upper bound). */
+/* Bytes of per-thread scratch for any task of this problem (upper bound). */
 static void gm_scratch(const gm_problem *p, size_t *sa, size_t *sb, size_t *sw)
 {
     *sa = *sb = *sw = 0;
-    int64_t K = p->K;
+    const int64_t M = p->M, N = p->N, K = p->K;
+    if (p->thin) {
+        *sa = (size_t)GM_TMT * K * (p->type == GM_F64 ? sizeof(double) : sizeof(float));
+        return;
+    }
     switch (p->type) {
     case GM_F32: {
-        int64_t kc = GM_MIN(K, GM_KC_F);
-        *sa = (size_t)(GM_MC_F + GM_MR_F) * kc * sizeof(float);
-        *sb = (size_t)(GM_NC_F + GM_NR_F) * kc * sizeof(float);
+        int64_t kc = gm_even_block(K, GM_KC_F, 1);
+        *sa = (size_t)(GM_MIN(M, GM_MC_F) + GM_MR_F) * kc * sizeof(float);
+        *sb = (size_t)(GM_MIN(N, GM_NC_F) + GM_NR_F) * kc * sizeof(float);
         break;
     }
     case GM_F64: {
-        int64_t kc = GM_MIN(K, GM_KC_D);
-        *sa = (size_t)(GM_MC_D + GM_MR_D) * kc * sizeof(double);
-        *sb = (size_t)(GM_NC_D + GM_NR_D) * kc * sizeof(double);
+        int64_t kc = gm_even_block(K, GM_KC_D, 1);
+        *sa = (size_t)(GM_MIN(M, GM_MC_D) + GM_MR_D) * kc * sizeof(double);
+        *sb = (size_t)(GM_MIN(N, GM_NC_D) + GM_NR_D) * kc * sizeof(double);
         break;
     }
     case GM_F16:
     case GM_BF16: {
-        int64_t kc = GM_MIN(K, GM_KC_F);
-        int64_t nc = gm_half_nc(K) + GM_NR_F;
-        *sa = (size_t)(GM_MC_F + GM_MR_F) * kc * sizeof(float);
+        int64_t kc = gm_even_block(K, GM_KC_F, 1);
+        int64_t nc = GM_MIN(N, gm_half_nc(K)) + GM_NR_F;
+        int64_t mc = GM_MIN(M, GM_MC_F) + GM_MR_F;
+        *sa = (size_t)mc * kc * sizeof(float);
         *sb = (size_t)nc * K * sizeof(float);
-        *sw = (size_t)(GM_MC_F + GM_MR_F) * nc * sizeof(float);
+        *sw = (size_t)mc * nc * sizeof(float);
         break;
     }
-    case GM_I64:
-        *sb = (size_t)GM_KCI * GM_NCI * 8;
+    default: {
+        size_t e = p->type == GM_I64 ? 8 : p->type == GM_B8 ? 1 : 4;
+        *sb = (size_t)GM_MIN(K, GM_KCI) * GM_MIN(N, GM_NCI) * e;
         break;
-    case GM_B8:
-        *sb = (size_t)GM_KCI * GM_NCI;
-        break;
-    default:
-        *sb = (size_t)GM_KCI * GM_NCI * 4;
-        break;
+    }
     }
 }
 
-/* Run tasks [id0, id1) with one set of scratch buffers.  Returns 0 on
- * allocation failure. */
-static int gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t step)
+static void gm_small_task(int type, const gm_task *t)
+{
+    switch (type) {
+    case GM_F32: gm_small_f32(t); break;
+    case GM_F64: gm_small_f64(t); break;
+    case GM_F16: gm_small_f16(t); break;
+    case GM_BF16: gm_small_bf16(t); break;
+    case GM_I8: gm_small_i8(t); break;
+    case GM_U8: gm_small_u8(t); break;
+    case GM_I16: gm_small_i16(t); break;
+    case GM_I32: gm_small_i32(t); break;
+    case GM_I64: gm_small_i64(t); break;
+    case GM_B8: gm_small_b8(t); break;
+    }
+}
+
+/* Run tasks id0, id0+step, ... with one set of scratch buffers. */
+static void gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t step)
 {
     size_t sa, sb, sw;
     gm_scratch(p, &sa, &sb, &sw);
@@ -694,13 +953,28 @@ static int gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t s
     void *Bp = sb ? gm_alloc(sb) : NULL;
     void *W = sw ? gm_alloc(sw) : NULL;
     if ((sa && !Ap) || (sb && !Bp) || (sw && !W)) {
+        /* out of memory: fall back to the direct loop, which needs none */
         free(Ap); free(Bp); free(W);
-        return 0;
+        for (int64_t id = id0; id < id1; id += step) {
+            gm_task t;
+            gm_task_of(p, id, &t);
+            if (t.M > 0 && t.N > 0) gm_small_task(p->type, &t);
+        }
+        return;
     }
     for (int64_t id = id0; id < id1; id += step) {
         gm_task t;
         gm_task_of(p, id, &t);
         if (t.M <= 0 || t.N <= 0) continue;
+        if (p->thin) {
+            switch (p->type) {
+            case GM_F32: gm_thin_f32(&t, (float *)Ap, p->dot); break;
+            case GM_F64: gm_thin_f64(&t, (double *)Ap, p->dot); break;
+            case GM_F16: gm_thin_f16(&t, (float *)Ap, p->dot); break;
+            case GM_BF16: gm_thin_bf16(&t, (float *)Ap, p->dot); break;
+            }
+            continue;
+        }
         switch (p->type) {
         case GM_F32: gm_drive_f32(&t, (float *)Ap, (float *)Bp); break;
         case GM_F64: gm_drive_f64(&t, (double *)Ap, (double *)Bp); break;
@@ -715,7 +989,6 @@ static int gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t s
         }
     }
     free(Ap); free(Bp); free(W);
-    return 1;
 }
 
 static void gm_small_one(const gm_problem *p, int64_t b)
@@ -729,12 +1002,7 @@ static void gm_small_one(const gm_problem *p, int64_t b)
     t.sAm = p->sAm; t.sAk = p->sAk;
     t.sBk = p->sBk; t.sBn = p->sBn;
     t.sCm = p->sCm; t.sCn = p->sCn;
-    switch (p->type) {
-    case GM_F32: gm_small_f32(&t); break;
-    case GM_F64: gm_small_f64(&t); break;
-    case GM_F16: gm_small_f16(&t); break;
-    case GM_BF16: gm_small_bf16(&t); break;
-    }
+    gm_small_task(p->type, &t);
 }
 
 static void gm_zero(const gm_problem *p)
@@ -750,6 +1018,41 @@ static void gm_zero(const gm_problem *p)
         }
 }
 
+/* C^T = B^T A^T: swap the roles of A and B.  Per-element arithmetic is
+ * unchanged (fma(a, b, c) == fma(b, a, c)). */
+static void gm_transpose_problem(gm_problem *p)
+{
+    const char *tp = p->A; p->A = p->B; p->B = tp;
+    int64_t x;
+    x = p->M; p->M = p->N; p->N = x;
+    x = p->sAb; p->sAb = p->sBb; p->sBb = x;
+    int64_t am = p->sAm, ak = p->sAk;
+    p->sAm = p->sBn; p->sAk = p->sBk;
+    p->sBk = ak; p->sBn = am;
+    x = p->sCm; p->sCm = p->sCn; p->sCn = x;
+}
+
+/* Pick the thin path when one side has at most GM_TMT rows and the other
+ * operand can be streamed along a contiguous dimension.  Depends on shapes
+ * and strides only. */
+static void gm_choose_thin(gm_problem *p)
+{
+    const int64_t vl = p->type == GM_F64 ? GM_VLD : GM_VLF;
+    const int64_t M = p->M, N = p->N, K = p->K;
+    p->thin = 0;
+    if (M <= GM_TMT && p->sBn == 1 && N >= vl) {            /* rows of B */
+        p->thin = 1; p->dot = 0;
+    } else if (N <= GM_TMT && p->sAm == 1 && M >= vl) {     /* columns of A */
+        gm_transpose_problem(p);
+        p->thin = 1; p->dot = 0;
+    } else if (M <= GM_TMT && p->sBk == 1 && K >= 2 * vl) { /* columns of B */
+        p->thin = 1; p->dot = 1;
+    } else if (N <= GM_TMT && p->sAk == 1 && K >= 2 * vl) { /* rows of A */
+        gm_transpose_problem(p);
+        p->thin = 1; p->dot = 1;
+    }
+}
+
 static void gm_run(gm_problem *p, int nthreads)
 {
     if (p->batch <= 0 || p->M <= 0 || p->N <= 0) return;
@@ -757,25 +1060,12 @@ static void gm_run(gm_problem *p, int nthreads)
         gm_zero(p);
         return;
     }
-    int is_float = p->type <= GM_BF16;
-    /* Column-major C: compute C^T = B^T A^T so the micro-kernel writes along
-     * contiguous memory.  Per-element arithmetic is unchanged (a*b == b*a). */
-    if (is_float && p->sCn != 1 && (p->sCm == 1 || p->sCm == -1 ||
-        (p->sCm != 0 && llabs(p->sCm) < llabs(p->sCn)))) {
-        const char *tp = p->A; p->A = p->B; p->B = tp;
-        int64_t x;
-        x = p->M; p->M = p->N; p->N = x;
-        x = p->sAb; p->sAb = p->sBb; p->sBb = x;
-        int64_t am = p->sAm, ak = p->sAk;
-        p->sAm = p->sBn; p->sAk = p->sBk;
-        p->sBk = ak; p->sBn = am;
-        x = p->sCm; p->sCm = p->sCn; p->sCn = x;
-    }
+    const int is_float = p->type <= GM_BF16;
     double work = (double)p->batch * (double)p->M * (double)p->N * (double)p->K;
     int nt = nthreads < 1 ? 1 : nthreads;
     if (work < GM_PAR_MIN) nt = 1;
 
-    if (is_float && (double)p->M * p->N * p->K < GM_SMALL) {
+    if ((double)p->M * p->N * p->K < GM_SMALL) {
         if (nt > 1 && p->batch >= 2) {
             if (nt > p->batch) nt = (int)p->batch;
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -785,11 +1075,22 @@ static void gm_run(gm_problem *p, int nthreads)
         }
         return;
     }
+    if (is_float) gm_choose_thin(p);
+    /* Column-major C: compute C^T so the micro-kernel writes along contiguous
+     * memory. */
+    if (is_float && !p->thin && p->sCn != 1 &&
+        (p->sCm == 1 || p->sCm == -1 || (p->sCm != 0 && llabs(p->sCm) < llabs(p->sCn))))
+        gm_transpose_problem(p);
 
-    switch (p->type) {
-    case GM_F32: case GM_F16: case GM_BF16: p->mu = GM_MR_F; p->nu = GM_NR_F; break;
-    case GM_F64: p->mu = GM_MR_D; p->nu = GM_NR_D; break;
-    default: p->mu = 8; p->nu = 64; break;
+    if (p->thin) {
+        p->mu = GM_TMT;
+        p->nu = p->dot ? GM_TJ * 4 : 4 * (p->type == GM_F64 ? GM_VLD : GM_VLF);
+    } else {
+        switch (p->type) {
+        case GM_F32: case GM_F16: case GM_BF16: p->mu = GM_MR_F; p->nu = GM_NR_F; break;
+        case GM_F64: p->mu = GM_MR_D; p->nu = GM_NR_D; break;
+        default: p->mu = 8; p->nu = 64; break;
+        }
     }
     gm_split(p, nt);
     int64_t ntask = p->batch * p->mp * p->np;

@@ -7,6 +7,8 @@
  *   #define SX_INDEX_COMMON  before the include: the dtype-independent kernels
  *                            (offsets, nonzero, repeat)
  *   SX_GATHER(W, T)          gather of W-byte elements (T the carrier type)
+ *   SX_TAKE(W, T)            fused bounds check + 1-d gather of W-byte elements
+ *   SX_PUT(W, T)             bounds pass + 1-d scatter-assign of W-byte elements
  *   SX_SCATTER_SET(W, T)     scatter-assign of W-byte elements: sx_scatter_W
  *   SX_SCATTER_ADD(S)        scatter-accumulate in dtype S: sx_scatter_add_S
  * Scatters walk the index positions in order (the last write wins, accumulation is
@@ -256,6 +258,46 @@ void sx_gather_##W(int64_t nb, intptr_t offp, int64_t osb, int nr, const int64_t
     }                                                                                  \
 }
 
+/* The 1-d hot path of x[idx] / take, fused: dst[b * osb] = src[wrap(idx[b * is]) * xs].
+ * The output is fresh memory, so checking while copying is safe; returns the first
+ * bad b, or -1. */
+#define SX_TAKE(W, T)                                                                  \
+int64_t sx_take_##W(int64_t nb, intptr_t idxp, int64_t is, int64_t size, int64_t xs,   \
+                    int64_t osb, intptr_t src, intptr_t dst, int nthreads) {            \
+    const int64_t *idx = (const int64_t *)idxp;                                        \
+    const T *s = (const T *)src;                                                       \
+    T *d = (T *)dst;                                                                   \
+    int64_t bad = INT64_MAX;                                                           \
+    int nt = sx_team(nb, SX_PAR_MIN, nthreads);                                        \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static) reduction(min: bad)") \
+    for (int64_t b = 0; b < nb; b++) {                                                 \
+        int64_t v = idx[b * is];                                                       \
+        v += v < 0 ? size : 0;                                                         \
+        if ((uint64_t)v >= (uint64_t)size) { bad = b < bad ? b : bad; continue; }      \
+        d[b * osb] = s[v * xs];                                                        \
+    }                                                                                  \
+    return bad == INT64_MAX ? -1 : bad;                                                \
+}
+
+/* The 1-d hot path of x[idx] = v, fused: a read-only bounds pass (returns the first bad
+ * b, having written nothing), then dst[wrap(idx[b * is]) * xs] = val[b * vs] in order. */
+#define SX_PUT(W, T)                                                                   \
+int64_t sx_put_##W(int64_t nb, intptr_t idxp, int64_t is, int64_t size, int64_t xs,    \
+                   intptr_t val, int64_t vs, intptr_t dst) {                           \
+    const int64_t *idx = (const int64_t *)idxp;                                        \
+    const T *v = (const T *)val;                                                       \
+    T *d = (T *)dst;                                                                   \
+    for (int64_t b = 0; b < nb; b++) {                                                 \
+        int64_t i = idx[b * is];                                                       \
+        if ((uint64_t)(i + (i < 0 ? size : 0)) >= (uint64_t)size) return b;            \
+    }                                                                                  \
+    for (int64_t b = 0; b < nb; b++) {                                                 \
+        int64_t i = idx[b * is];                                                       \
+        d[(i + (i < 0 ? size : 0)) * xs] = v[b * vs];                                  \
+    }                                                                                  \
+    return -1;                                                                         \
+}
+
 /* For each index position b in order (nbd dims bshape; value strides vbs; destination
  * offset off[b]), and each r over rshape (nr dims; destination strides dst_st, value
  * strides vrs): OP(dst[off[b] + dr(r)], val[vb(b) + vr(r)]). Threads own disjoint
@@ -271,6 +313,11 @@ void NAME(int nbd, const int64_t *bshape, const int64_t *vbs, intptr_t offp,    
     for (int i = 0; i < nbd; i++) nb *= bshape[i];                                     \
     for (int i = 0; i < nr; i++) rn *= rshape[i];                                      \
     if (nb <= 0 || rn <= 0) return;                                                    \
+    if (nr == 0 && nbd <= 1) {  /* the common 1-d scatter: one sequential pass */      \
+        int64_t bs = nbd ? vbs[0] : 0;                                                 \
+        for (int64_t b = 0; b < nb; b++) OP(&d[off[b]], v[b * bs]);                    \
+        return;                                                                        \
+    }                                                                                  \
     int nt = rn >= SX_IDX_PAR_MIN ? sx_team(nb * rn, SX_PAR_MIN, nthreads) : 1;        \
     _Pragma("omp parallel num_threads(nt) if (nt > 1)")                                \
     {                                                                                  \

@@ -1,0 +1,32 @@
+"""The one link from `tensor` up to `autograd` (DESIGN.md, "Layers and folders").
+
+Public ops are exported through `differentiable(name, fn)`. While autograd is not loaded, the
+wrapper calls fn directly. The autograd package, once imported (it is imported lazily the first
+time a tensor asks for gradients: `requires_grad_()`, `backward()`...), sets `record`; from then
+on every public op is handed to `record(name, fn, args, kwargs)`, which runs fn and, when an
+input requires grad (or carries a forward-mode tangent), puts a node on the graph keyed by the
+op's name. Internal code calls the undecorated functions, so nothing is recorded twice.
+"""
+from __future__ import annotations
+
+import functools
+
+record = None  # set by autograd: (name, fn, args, kwargs) -> result
+
+
+def differentiable(name: str, fn):
+    """Wrap a public op so autograd can record it under `name`."""
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        r = record
+        if r is None:
+            return fn(*args, **kwargs)
+        return r(name, fn, args, kwargs)
+    op.__wrapped_op__ = name
+    return op
+
+
+def autograd():
+    """Import autograd (which installs `record`) and return the module."""
+    import autograd as ag
+    return ag

@@ -1,0 +1,159 @@
+"""dtypes against NumPy 2: promote_types, result_type with weak Python scalars (NEP 50),
+can_cast, dtype() parsing; and the bfloat16 rules NumPy has no opinion on."""
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+from helpers import ALL_DTYPES, DTYPE_NAMES, NP_DTYPES
+
+import tensor as T
+from tensor import dtypes as dt
+
+PAIRS = list(itertools.product(NP_DTYPES, NP_DTYPES))
+SCALARS = (True, False, 0, 1, -3, 2**40, 1.5, -0.0, float("inf"))
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def test_promote_types_matches_numpy_for_all_pairs():
+    for a, b in PAIRS:
+        want = np.promote_types(a.np, b.np).name
+        assert T.promote_types(a, b).name == want, (a.name, b.name)
+        assert T.promote_types(a.name, b.np).name == want     # names and NumPy dtypes accepted
+        assert T.promote_types(b, a) is T.promote_types(a, b)
+
+
+@pytest.mark.parametrize("other", ALL_DTYPES, ids=lambda d: d.name)
+def test_bfloat16_promotion_rules(other):
+    """bfloat16 with bool/ints -> bfloat16; with float16 -> float32 (neither holds the other);
+    with float32 -> float32; with float64 -> float64; with itself -> bfloat16."""
+    want = {"float16": "float32", "float32": "float32", "float64": "float64"}.get(
+        other.name, "bfloat16")
+    assert T.promote_types(T.bfloat16, other).name == want
+    assert T.promote_types(other, T.bfloat16).name == want
+    assert T.result_type(T.bfloat16, other).name == want
+
+
+@pytest.mark.parametrize("d", NP_DTYPES, ids=lambda d: d.name)
+def test_result_type_with_weak_python_scalars(d):
+    """NEP 50: a Python scalar adopts the other operand's dtype within its kind; int with a float
+    scalar goes to float64; bool with an int scalar to int64 -- exactly np.result_type."""
+    for s in SCALARS:
+        assert T.result_type(d, s).name == np.result_type(d.np, s).name, (d.name, s)
+        assert T.result_type(s, d).name == np.result_type(s, d.np).name, (s, d.name)
+        x = T.zeros(2, dtype=d)
+        assert T.result_type(x, s).name == np.result_type(np.zeros(2, d.np), s).name
+
+
+def test_result_type_many_operands_and_pure_scalars():
+    for a, b in PAIRS:
+        for s in (True, 7, 2.5):
+            want = np.result_type(a.np, b.np, s).name
+            assert T.result_type(a, s, b).name == want, (a.name, b.name, s)
+    for scalars in ((1,), (1.5,), (True,), (True, 1), (1, 2.5), (True, 2.5, 3)):
+        assert T.result_type(*scalars).name == np.result_type(*scalars).name, scalars
+    assert T.result_type(T.int8, np.float32(1)).name == "float32"   # NumPy scalars are strong
+    assert T.result_type(T.int8, np.int64(1)).name == "int64"
+    with pytest.raises(TypeError, match="result_type"):
+        T.result_type(T.int8, "abc")
+
+
+def test_bfloat16_with_python_scalars():
+    for s in SCALARS:
+        assert T.result_type(T.bfloat16, s) is T.bfloat16, s
+        assert T.result_type(s, T.bfloat16) is T.bfloat16, s
+    assert T.result_type(T.int8, T.bfloat16, 1.5) is T.bfloat16
+    assert T.result_type(T.float16, T.bfloat16, 1) is T.float32
+
+
+def test_default_float_dtype_applies_to_weak_floats():
+    old = T.get_default_dtype()
+    try:
+        T.set_default_dtype("float32")
+        assert T.result_type(T.int8, 1.5) is T.float32
+        assert T.result_type(1.5) is T.float32
+        assert T.result_type(T.float16, 1.5) is T.float16    # a float tensor keeps its dtype
+        assert T.result_type(T.float64, 1.5) is T.float64
+    finally:
+        T.set_default_dtype(old)
+    assert T.result_type(T.int8, 1.5) is T.float64
+
+
+@pytest.mark.parametrize("casting", CASTINGS)
+def test_can_cast_matches_numpy(casting):
+    for a, b in PAIRS:
+        want = bool(np.can_cast(a.np, b.np, casting))
+        assert T.can_cast(a, b, casting) == want, (a.name, b.name, casting)
+
+
+def test_can_cast_bfloat16():
+    assert T.can_cast(T.bfloat16, T.float32) and T.can_cast(T.bfloat16, T.float64)
+    assert not T.can_cast(T.bfloat16, T.float16) and not T.can_cast(T.float16, T.bfloat16)
+    assert not T.can_cast(T.float32, T.bfloat16)
+    assert T.can_cast(T.int8, T.bfloat16) and T.can_cast(T.bool_, T.bfloat16)  # the promotion rule
+    assert not T.can_cast(T.bfloat16, T.int64)
+    assert T.can_cast(T.float64, T.bfloat16, "same_kind")
+    assert not T.can_cast(T.bfloat16, T.int32, "same_kind")
+    assert T.can_cast(T.bfloat16, T.bool_, "unsafe")
+    assert T.can_cast(T.bfloat16, T.bfloat16, "no") and not T.can_cast(T.bfloat16, T.float32, "no")
+    with pytest.raises(ValueError, match="casting"):
+        T.can_cast(T.int8, T.int16, "sideways")
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dtype_parsing_names_numpy_and_python(name):
+    d = dt.dtype(name)
+    assert d.name == name and dt.dtype(d) is d
+    assert getattr(T, name if name != "bool" else "bool_") is d
+    if d.np is not None:
+        assert dt.dtype(d.np) is d                      # np.dtype
+        assert dt.dtype(d.np.type) is d                 # np.float32 and friends
+        assert dt.dtype(d.np.str) is d                  # '<f4'
+        if d.itemsize > 1:
+            assert dt.dtype(d.np.newbyteorder(">")) is d  # byte order does not make a new dtype
+        assert d.itemsize == d.np.itemsize and d.kind == d.np.kind
+    assert pickle.loads(pickle.dumps(d)) is d
+    assert repr(d) == f"tensor.{name}"
+    assert d == name and d != ("int8" if name != "int8" else "int16")
+    assert hash(d) == hash(dt.dtype(name))
+
+
+def test_dtype_aliases_and_python_types():
+    cases = {"float": "float32", "double": "float64", "half": "float16", "f4": "float32",
+             "f8": "float64", "i4": "int32", "i8": "int64", "int": "int64", "u1": "uint8",
+             "?": "bool", "bf16": "bfloat16", "short": "int16", "long": "int64"}
+    for alias, name in cases.items():
+        assert dt.dtype(alias).name == name, alias
+    assert dt.dtype(bool) is T.bool_ and dt.dtype(int) is T.int64 and dt.dtype(float) is T.float64
+    assert T.bool is T.bool_
+    assert T.float32.is_floating_point and T.bfloat16.is_floating_point and not T.int8.is_floating_point
+    assert T.int8.is_signed and T.float16.is_signed and not T.uint8.is_signed and not T.bool_.is_signed
+    assert [d.bits for d in ALL_DTYPES] == [8, 8, 8, 16, 32, 64, 16, 16, 32, 64]
+
+
+@pytest.mark.parametrize("bad", ["complex64", np.complex128, np.uint64, "uint32", "float128", object,
+                                 "foo", None, 3, np.dtype("U3")], ids=repr)
+def test_unsupported_dtypes_raise_type_error_naming_them(bad):
+    with pytest.raises(TypeError, match="unsupported data type") as ei:
+        dt.dtype(bad)
+    msg = str(ei.value)
+    assert repr(bad) in msg
+    assert "float32" in msg and "bfloat16" in msg            # the supported ones are listed
+    with pytest.raises(TypeError):
+        T.zeros(2, dtype=bad) if bad is not None else dt.dtype(bad)
+
+
+def test_set_default_dtype_validates():
+    with pytest.raises(TypeError, match="float32 or float64"):
+        T.set_default_dtype("float16")
+    with pytest.raises(TypeError):
+        T.set_default_dtype("nonsense")
+    assert T.get_default_dtype() is T.float64
+
+
+def test_dtype_equality_with_other_objects():
+    assert T.float32 == np.float32 and T.float32 == np.dtype("float32")
+    assert T.float32 != np.float64 and T.float32 != "not a dtype" and T.float32 != 3
+    assert len({T.float32, dt.dtype("float"), dt.dtype(np.float32)}) == 1
