@@ -78,6 +78,7 @@ _ALIASES = {
 _NAMES = {d.name: d for d in ALL}
 _NP_TO = {d.np: d for d in ALL if d.np is not None}
 
+_NP_DTYPE_TYPES = {type(d.np) for d in ALL if d.np is not None}
 _default_float = float64
 
 
@@ -89,6 +90,10 @@ def dtype(x) -> DType:
     """Convert a dtype-like (DType, name, NumPy dtype, Python type) to a DType."""
     if isinstance(x, DType):
         return x
+    if type(x) in _NP_DTYPE_TYPES:
+        d = _NP_TO.get(x)
+        if d is not None:
+            return d
     if isinstance(x, str):
         d = _NAMES.get(x) or _ALIASES.get(x)
         if d is not None:
@@ -164,6 +169,7 @@ def scalar_kind(x) -> str | None:
 def result_type(*args) -> DType:
     """NumPy-2 result type of DTypes, tensors (anything with .dtype) and weak Python scalars."""
     strong = None
+    strongs = []
     weak = -1
     for a in args:
         if isinstance(a, DType):
@@ -180,7 +186,13 @@ def result_type(*args) -> DType:
             else:
                 weak = max(weak, _KIND_RANK[k])
                 continue
-        strong = d if strong is None else _TABLE[strong, d]
+        strongs.append(d)
+    if len(strongs) > 2 and bfloat16 not in strongs:
+        strong = _smallest_common(strongs)
+    elif strongs:
+        strong = strongs[0]
+        for d in strongs[1:]:
+            strong = _TABLE[strong, d]
     if strong is None:
         return (bool_, int64, _default_float)[weak]
     if weak < 0 or weak <= _KIND_RANK[strong.kind]:
@@ -189,6 +201,15 @@ def result_type(*args) -> DType:
 
 
 _CAST_KIND = {"b": 0, "u": 1, "i": 2, "f": 3}  # NumPy's 'same_kind' order: int -> uint is not
+
+
+def _smallest_common(ds) -> DType:
+    """NumPy's n-ary promotion: the first dtype (in NumPy's order) every input casts to
+    safely. Pairwise promotion is not associative: int8, uint8, float16 -> float16."""
+    for cand in (bool_, int8, uint8, int16, int32, int64, float16, float32, float64):
+        if all(_TABLE[d, cand] is cand for d in ds):
+            return cand
+    return float64
 
 
 def can_cast(src, dst, casting: str = "safe") -> bool:

@@ -157,3 +157,11 @@ def test_dtype_equality_with_other_objects():
     assert T.float32 == np.float32 and T.float32 == np.dtype("float32")
     assert T.float32 != np.float64 and T.float32 != "not a dtype" and T.float32 != 3
     assert len({T.float32, dt.dtype("float"), dt.dtype(np.float32)}) == 1
+
+
+def test_result_type_of_three_or_more_dtypes_matches_numpy():
+    import itertools
+    nps = [d for d in dt.ALL if d.np is not None]
+    for trio in itertools.product(nps, repeat=3):
+        expected = np.result_type(*(d.np for d in trio))
+        assert dt.result_type(*trio).name == expected.name, trio

@@ -15,6 +15,7 @@ import importlib.machinery
 import importlib.util
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -141,19 +142,37 @@ def _load_extension(modname: str, path: Path):
     return mod.lib
 
 
-@lru_cache(maxsize=1)
-def _headers_text() -> str:
-    parts = []
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+@lru_cache(maxsize=256)
+def _file_text(name: str) -> str:
     for d in (CSRC, CUDA_SRC):
-        for h in sorted(d.glob("*.h")) + sorted(d.glob("*.c")):
-            parts.append(h.name + "\n" + h.read_text())
-    return "\n".join(parts)
+        f = d / name
+        if f.is_file():
+            return f.read_text()
+    return ""
+
+
+def _included_text(source: str) -> str:
+    """The text of every project header a source includes, transitively (for the cache key:
+    editing gemm.c must not rebuild the elementwise modules)."""
+    seen, todo, parts = set(), _INCLUDE.findall(source), []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        text = _file_text(name)
+        parts.append(name + "\n" + text)
+        todo.extend(_INCLUDE.findall(text))
+    return "\n".join(sorted(parts))
 
 
 def load(name: str, source: str, cdef: str):
     """Compile (or fetch from cache) a C module and return its cffi library object."""
     key = hashlib.sha256("\0".join(
-        [source, cdef, " ".join(CFLAGS), _toolchain_id(), _headers_text()]).encode()).hexdigest()[:24]
+        [source, cdef, " ".join(CFLAGS), _toolchain_id(), _included_text(source)]).encode()).hexdigest()[:24]
     mem_key = f"{name}-{key}"
     lib = _loaded.get(mem_key)
     if lib is not None:
