@@ -164,10 +164,10 @@ enum { GM_K_F32 = 0, GM_K_F16 = 1, GM_K_BF16 = 2, GM_K_F64 = 3 };
 /* Micro-kernels                                                             */
 /* ------------------------------------------------------------------------ */
 /* c[i*ldc + j] (=|+=) sum_k a[k*MR + i] * b[k*NR + j] for an MR x NR tile.
- * a, b: packed panels (b 64-byte aligned).  c: unit column stride.  Each
+ * a, b: packed panels, BS elements per k in b.  c: unit column stride.  Each
  * element is accumulated in k order starting from zero, then stored (first
  * K block) or added to c. */
-#define GM_DEFINE_KERNEL(NAME, T, VT, VL, MR, NV)                                  \
+#define GM_DEFINE_KERNEL(NAME, T, VT, VL, MR, NV, BS)                              \
     static void NAME(int64_t kc, const T *restrict a, const T *restrict b,          \
                      T *restrict c, int64_t ldc, int first)                         \
     {                                                                               \
@@ -185,7 +185,7 @@ enum { GM_K_F32 = 0, GM_K_F16 = 1, GM_K_BF16 = 2, GM_K_F64 = 3 };
                     acc[i][j] += s * bv[j];                                         \
             }                                                                       \
             a += MR;                                                                \
-            b += NV * VL;                                                           \
+            b += BS;                                                                \
         }                                                                           \
         if (first) {                                                                \
             _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
@@ -202,8 +202,12 @@ enum { GM_K_F32 = 0, GM_K_F16 = 1, GM_K_BF16 = 2, GM_K_F64 = 3 };
         }                                                                           \
     }
 
-GM_DEFINE_KERNEL(gm_kern_f, float, gm_vf, GM_VLF, GM_MR_F, GM_NV_F)
-GM_DEFINE_KERNEL(gm_kern_d, double, gm_vd, GM_VLD, GM_MR_D, GM_NV_D)
+GM_DEFINE_KERNEL(gm_kern_f, float, gm_vf, GM_VLF, GM_MR_F, GM_NV_F, GM_NR_F)
+GM_DEFINE_KERNEL(gm_kern_d, double, gm_vd, GM_VLD, GM_MR_D, GM_NV_D, GM_NR_D)
+/* Same tile with only the first vector of each packed B row: for the last
+ * column panel when it is at most one vector wide (half the work). */
+GM_DEFINE_KERNEL(gm_kern1_f, float, gm_vf, GM_VLF, GM_MR_F, 1, GM_NR_F)
+GM_DEFINE_KERNEL(gm_kern1_d, double, gm_vd, GM_VLD, GM_MR_D, 1, GM_NR_D)
 
 /* ------------------------------------------------------------------------ */
 /* Packing                                                                   */
@@ -307,7 +311,7 @@ typedef struct {
 /* ------------------------------------------------------------------------ */
 /* Float32 / float64 blocked driver (direct accumulation into C)             */
 /* ------------------------------------------------------------------------ */
-#define GM_DEFINE_DRIVER(NAME, T, MR, NR, KC, MC, NC, KERN, PACKA, PACKB)           \
+#define GM_DEFINE_DRIVER(NAME, T, MR, NR, VL, KC, MC, NC, KERN, KERN1, PACKA, PACKB) \
     static void NAME(const gm_task *t, T *Ap, T *Bp)                                \
     {                                                                               \
         const int64_t M = t->M, N = t->N, K = t->K;                                 \
@@ -337,7 +341,10 @@ typedef struct {
                             if (mr == MR && nr == NR && t->sCn == 1) {              \
                                 KERN(kc, ap, bp, c, t->sCm, first);                 \
                             } else {                                                \
-                                KERN(kc, ap, bp, tile, NR, 1);                      \
+                                if (nr <= VL)                                       \
+                                    KERN1(kc, ap, bp, tile, NR, 1);                 \
+                                else                                                \
+                                    KERN(kc, ap, bp, tile, NR, 1);                  \
                                 for (int64_t i = 0; i < mr; i++) {                  \
                                     T *ci = c + i * t->sCm;                         \
                                     if (first)                                      \
@@ -355,10 +362,10 @@ typedef struct {
         }                                                                           \
     }
 
-GM_DEFINE_DRIVER(gm_drive_f32, float, GM_MR_F, GM_NR_F, GM_KC_F, GM_MC_F, GM_NC_F,
-                 gm_kern_f, gm_packA_f32, gm_packB_f32)
-GM_DEFINE_DRIVER(gm_drive_f64, double, GM_MR_D, GM_NR_D, GM_KC_D, GM_MC_D, GM_NC_D,
-                 gm_kern_d, gm_packA_f64, gm_packB_f64)
+GM_DEFINE_DRIVER(gm_drive_f32, float, GM_MR_F, GM_NR_F, GM_VLF, GM_KC_F, GM_MC_F, GM_NC_F,
+                 gm_kern_f, gm_kern1_f, gm_packA_f32, gm_packB_f32)
+GM_DEFINE_DRIVER(gm_drive_f64, double, GM_MR_D, GM_NR_D, GM_VLD, GM_KC_D, GM_MC_D, GM_NC_D,
+                 gm_kern_d, gm_kern1_d, gm_packA_f64, gm_packB_f64)
 
 /* ------------------------------------------------------------------------ */
 /* 16-bit float driver: float32 accumulation in a workspace                  */
@@ -418,7 +425,10 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
                         if (mr == MR) {
                             gm_kern_f(kc, ap, bp, w, ncr, first);
                         } else {
-                            gm_kern_f(kc, ap, bp, tile, NR, 1);
+                            if (nr <= GM_VLF)
+                                gm_kern1_f(kc, ap, bp, tile, NR, 1);
+                            else
+                                gm_kern_f(kc, ap, bp, tile, NR, 1);
                             for (int64_t i = 0; i < mr; i++)
                                 for (int64_t j = 0; j < nr; j++)
                                     w[i * ncr + j] = first ? tile[i * NR + j]

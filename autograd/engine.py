@@ -1,0 +1,259 @@
+"""The backward engine: reverse topological walk, summing adjoints, leaf accumulation.
+
+>>> import tensor as T, autograd
+>>> x = T.tensor([1.0, 2.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad.tolist()
+[2.0, 4.0]
+"""
+from __future__ import annotations
+
+import heapq
+
+from tensor import elementwise as ew
+from tensor._tensor import Tensor
+
+from .grad_mode import set_grad_enabled
+from .graph import AccumulateGrad, edge_of, flat_tensors
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    from tensor.creation import full
+    return full(t.shape, 1, dtype=t.dtype)
+
+
+def _check_grad(t: Tensor, g, op: str) -> Tensor:
+    if not isinstance(g, Tensor):
+        from tensor.creation import asarray
+        g = asarray(g, dtype=t.dtype)
+    if g.shape != t.shape:
+        raise ValueError(f"{op}: gradient of shape {g.shape} does not match the output of shape "
+                         f"{t.shape}")
+    return g
+
+
+def _root_grads(outputs, grad_outputs, op):
+    roots = []
+    for i, t in enumerate(outputs):
+        g = grad_outputs[i] if grad_outputs is not None else None
+        if not t.requires_grad:
+            raise RuntimeError(f"{op}: output {i} (shape {t.shape}) does not require grad and has "
+                               "no grad_fn: nothing to differentiate")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs; "
+                                   f"output {i} has shape {t.shape}, pass a gradient of that shape")
+            g = _ones_like(t)
+        roots.append((edge_of(t), _check_grad(t, g, op)))
+    return roots
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def _sum_to(g: Tensor, shape: tuple) -> Tensor:
+    from autograd.rules_util import sum_to
+    return sum_to(g, shape)
+
+
+def _order(roots):
+    """Nodes reachable from the roots, parents before children (Kahn's algorithm; among ready
+    nodes the most recently created first), so every node runs after all its consumers."""
+    deps: dict = {}
+    nodes: dict = {}
+    stack = []
+    for e, _ in roots:
+        if e is not None and id(e[0]) not in nodes:
+            nodes[id(e[0])] = e[0]
+            stack.append(e[0])
+    while stack:
+        n = stack.pop()
+        for e in n.next:
+            if e is not None:
+                m = e[0]
+                deps[id(m)] = deps.get(id(m), 0) + 1
+                if id(m) not in nodes:
+                    nodes[id(m)] = m
+                    stack.append(m)
+    ready = [(-n.seq, nid) for nid, n in nodes.items() if deps.get(nid, 0) == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, nid = heapq.heappop(ready)
+        n = nodes[nid]
+        order.append(n)
+        for e in n.next:
+            if e is not None:
+                mid = id(e[0])
+                deps[mid] -= 1
+                if deps[mid] == 0:
+                    heapq.heappush(ready, (-e[0].seq, mid))
+    return order
+
+
+def run(roots, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
+    """roots: [((node, output_nr), grad)]. capture: {(id(node), nr): index} of edges whose total
+    gradient is returned (autograd.grad); accumulate: write leaf .grad (backward)."""
+    order = _order(roots)
+    runs = None
+    if capture:  # only nodes that lead to a captured edge need to run
+        targets = {nid for nid, _ in capture}
+        useful = set()
+        runs = set()
+        for n in reversed(order):
+            if any(e is not None and id(e[0]) in useful for e in n.next):
+                runs.add(id(n))
+                useful.add(id(n))
+            elif id(n) in targets:
+                useful.add(id(n))
+    grads: dict = {}
+    for e, g in roots:
+        if e is not None:
+            slot = grads.setdefault(id(e[0]), [None] * e[0].n_out)
+            slot[e[1]] = _add(slot[e[1]], g)
+    captured = [None] * (len(capture) if capture else 0)
+    with set_grad_enabled(create_graph):
+        for node in order:
+            nid = id(node)
+            gs = grads.pop(nid, None)
+            if gs is None:
+                continue
+            gs = _run_hooks(node, gs)
+            if capture:
+                for i, g in enumerate(gs):
+                    k = capture.get((nid, i))
+                    if k is not None:
+                        captured[k] = g
+            if isinstance(node, AccumulateGrad):
+                if accumulate and gs[0] is not None:
+                    _accumulate(node, gs[0], create_graph)
+                continue
+            if runs is not None and nid not in runs:
+                continue
+            for e, g in zip(node.next, _call_rule(node, gs, retain_graph)):
+                if e is not None and g is not None:
+                    slot = grads.setdefault(id(e[0]), [None] * e[0].n_out)
+                    slot[e[1]] = _add(slot[e[1]], g)
+    return captured
+
+
+def _run_hooks(node, gs):
+    if node.hooks:
+        for nr, fns in node.hooks.items():
+            for fn in fns:
+                if gs[nr] is not None:
+                    r = fn(gs[nr])
+                    if r is not None:
+                        gs[nr] = r
+    return gs
+
+
+def _accumulate(acc, g, create_graph):
+    leaf = acc.leaf()
+    if leaf is None:
+        return
+    if g.shape != leaf.shape:
+        g = _sum_to(g, leaf.shape)
+    if g.dtype is not leaf.dtype:
+        g = g.astype(leaf.dtype)
+    if leaf.grad is None:
+        leaf.grad = g if create_graph else g.detach()
+    else:
+        leaf.grad = leaf.grad + g if create_graph else (leaf.grad.detach() + g.detach())
+
+
+def _flatten_like(node, grads):
+    """Rule results are shaped like the op's args; flatten to one per tensor input."""
+    out = []
+    for a, g in zip(node.ctx.args, grads):
+        if isinstance(a, list | tuple) and not hasattr(a, "shape"):
+            if any(hasattr(x, "shape") for x in a):
+                out.extend(g if g is not None else [None] * sum(hasattr(x, "shape") for x in a))
+        elif hasattr(a, "shape"):
+            out.append(g)
+    return out
+
+
+def _call_rule(node, gs, retain_graph):
+    node.check_saved()
+    if node.n_out == 1:
+        g_in = gs[0]
+        if g_in is None:
+            return [None] * len(node.next)
+    else:
+        g_in = gs
+    grads = node.rule.vjp(node.ctx, g_in)
+    if not isinstance(grads, tuple | list):
+        grads = (grads,)
+    flat = _flatten_like(node, grads)
+    for e, g, a in zip(node.next, flat, _flat_args(node)):
+        if e is not None and g is not None and tuple(g.shape) != tuple(a.shape):
+            raise RuntimeError(f"autograd: the rule of {node.name!r} returned a gradient of shape "
+                               f"{g.shape} for an input of shape {a.shape}")
+    if not retain_graph:
+        node.release()
+    return flat
+
+
+def _flat_args(node):
+    out = []
+    for a in node.ctx.args:
+        if hasattr(a, "shape") and not isinstance(a, list | tuple):
+            out.append(a)
+        elif isinstance(a, list | tuple):
+            out.extend(x for x in a if hasattr(x, "shape"))
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' .grad (or only into `inputs`)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is not None and not isinstance(grad_tensors, list | tuple):
+        grad_tensors = [grad_tensors]
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_grads(tensors, grad_tensors, "backward")
+    if inputs is None:
+        run(roots, retain_graph, create_graph)
+        return
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    got = _grads_for(roots, inputs, retain_graph, create_graph, allow_unused=True)
+    for t, g in zip(inputs, got):
+        if g is not None:
+            t.grad = g if t.grad is None else t.grad + g
+
+
+def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):
+    capture = {}
+    for i, t in enumerate(inputs):
+        e = edge_of(t)
+        if e is None:
+            raise RuntimeError(f"grad: input {i} (shape {t.shape}) does not require grad")
+        capture[(id(e[0]), e[1])] = i
+    got = run(roots, retain_graph, create_graph, capture=capture, accumulate=False)
+    for i, g in enumerate(got):
+        if g is None and not allow_unused:
+            raise RuntimeError(f"grad: input {i} (shape {inputs[i].shape}) is not part of the graph "
+                               "of the outputs; pass allow_unused=True to get None for it")
+        if g is not None and g.shape != inputs[i].shape:
+            got[i] = _sum_to(g, inputs[i].shape)
+    return got
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """d(outputs)/d(inputs) contracted with grad_outputs, without touching .grad."""
+    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is not None and not isinstance(grad_outputs, list | tuple):
+        grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_grads(outputs, grad_outputs, "grad")
+    got = _grads_for(roots, inputs, retain_graph, create_graph, allow_unused)
+    return tuple(got)
+
+
+__all__ = ["backward", "grad", "flat_tensors", "ew"]

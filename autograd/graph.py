@@ -1,0 +1,256 @@
+"""Graph nodes and the hook that records ops on the graph.
+
+A Node is one recorded op: its derivative rule (looked up by the op's name), what the rule
+saved (detached aliases of tensors, checked against the storage's version counter so an
+in-place change after the forward is caught), and one edge per differentiable input pointing
+at the node that produced it (or at the AccumulateGrad node of a leaf).
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from tensor import _hook
+from tensor._tensor import Tensor
+
+from .grad_mode import state
+
+RULES: dict = {}  # op name -> Rule (rules.py and friends register here)
+_seq = itertools.count()
+
+
+class Rule:
+    """vjp(ctx, g) -> grads shaped like the op's args (None where not differentiable);
+    jvp(ctx, tangents) -> output tangent (tangents shaped like args, None where absent).
+    save: indices of args the rule reads in backward, plus "out" for the output."""
+
+    __slots__ = ("name", "vjp", "jvp", "save")
+
+    def __init__(self, name, vjp=None, jvp=None, save=()):
+        self.name, self.vjp, self.jvp, self.save = name, vjp, jvp, frozenset(save)
+
+
+class Meta:
+    """What backward knows of an input it did not save: shape, dtype, device."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, t: Tensor):
+        self.shape, self.dtype, self.device = t.shape, t.dtype, t.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+class AGMeta:
+    """Autograd state of one tensor (Tensor._ag): its leaf accumulator, hooks, tangent."""
+
+    __slots__ = ("acc", "hooks", "tangent", "output_nr", "retain")
+
+    def __init__(self):
+        self.acc = None
+        self.hooks = None
+        self.tangent = None
+        self.output_nr = 0
+        self.retain = False
+
+
+def meta_of(t: Tensor) -> AGMeta:
+    m = t._ag
+    if m is None:
+        m = t._ag = AGMeta()
+    return m
+
+
+class Ctx:
+    """What a rule sees in backward: args (saved tensors, Meta for unsaved tensor args, other
+    values as given), kwargs, out (when saved) and anything the forward stored on it."""
+
+    def __init__(self, args, kwargs, out, needs=None):
+        self.args, self.kwargs, self.out = args, kwargs, out
+        self.needs = needs  # per arg: does it need a gradient
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+class Node:
+    __slots__ = ("name", "rule", "ctx", "next", "n_out", "hooks", "saved", "released", "seq",
+                 "__weakref__")
+
+    def __init__(self, name, rule, ctx, next_edges, n_out=1):
+        self.name, self.rule, self.ctx, self.next, self.n_out = name, rule, ctx, next_edges, n_out
+        self.hooks = None      # output_nr -> [fn]: hooks of the non-leaf outputs
+        self.saved = []        # (tensor alias, storage, version) to check before backward
+        self.released = False
+        self.seq = next(_seq)  # creation order: later nodes run first
+
+    def __repr__(self):
+        return f"<{self.name}Backward>"
+
+    def check_saved(self):
+        if self.released:
+            raise RuntimeError(
+                f"autograd: trying to backward through the graph a second time (op {self.name!r}): "
+                "its saved tensors were freed after the first backward; pass retain_graph=True to "
+                "the first backward() or autograd.grad() call if you need to backward twice")
+        for t, storage, version in self.saved:
+            if storage.version != version:
+                raise RuntimeError(
+                    f"autograd: a tensor saved by {self.name!r} for backward (shape {t.shape}, "
+                    f"{t.dtype.name}) was modified by an in-place operation: it was at version "
+                    f"{version}, now {storage.version}; avoid the in-place op or clone() first")
+
+    def release(self):
+        self.ctx = None
+        self.saved = []
+        self.released = True
+
+
+class AccumulateGrad:
+    """The node of a leaf tensor: adds incoming gradients into leaf.grad."""
+
+    __slots__ = ("leaf", "seq", "next", "n_out", "hooks", "name", "__weakref__")
+
+    def __init__(self, leaf: Tensor):
+        self.leaf = weakref.ref(leaf)
+        self.seq = -1
+        self.next = ()
+        self.n_out = 1
+        self.hooks = None
+        self.name = "AccumulateGrad"
+
+    def __repr__(self):
+        return "<AccumulateGrad>"
+
+
+def edge_of(t: Tensor):
+    """(node, output index) that receives t's gradient, or None when t needs none."""
+    if not t.requires_grad:
+        return None
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._ag.output_nr if t._ag is not None else 0)
+    m = meta_of(t)
+    if m.acc is None:
+        m.acc = AccumulateGrad(t)
+    return (m.acc, 0)
+
+
+def flat_tensors(args):
+    """The tensors among args, one level into lists/tuples (concatenate, stack, where...)."""
+    out = []
+    for a in args:
+        if type(a) is Tensor:
+            out.append(a)
+        elif isinstance(a, list | tuple):
+            out.extend(x for x in a if type(x) is Tensor)
+    return out
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A detached alias: same storage and view, no graph (no reference cycle through out)."""
+    return Tensor._make(t._storage, t._shape, t._strides, t._offset, t._dtype)
+
+
+def _saved_args(args, save, node):
+    """args with saved tensors aliased (and version-recorded), other tensors as Meta."""
+    def one(i, a):
+        if type(a) is Tensor:
+            if i in save:
+                al = _alias(a)
+                node.saved.append((al, a._storage, a._storage.version))
+                return al
+            return Meta(a)
+        if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
+            return type(a)(one(i, x) for x in a)
+        return a
+    return tuple(one(i, a) for i, a in enumerate(args))
+
+
+def _attach(name, rule, args, kwargs, out, tensors):
+    edges = [edge_of(t) for t in tensors]
+    outs = out if isinstance(out, list | tuple) else (out,)
+    node = Node(name, rule, None, edges, n_out=len(outs))
+    ctx_out = None
+    if "out" in rule.save:
+        ctx_out = [_alias(o) for o in outs] if isinstance(out, list | tuple) else _alias(out)
+        for o in (ctx_out if isinstance(ctx_out, list) else [ctx_out]):
+            node.saved.append((o, o._storage, o._storage.version))
+    needs = tuple(a.requires_grad if type(a) is Tensor else
+                  any(type(x) is Tensor and x.requires_grad for x in a)
+                  if isinstance(a, list | tuple) else False for a in args)
+    node.ctx = Ctx(_saved_args(args, rule.save, node), kwargs, ctx_out, needs)
+    for i, o in enumerate(outs):
+        if type(o) is Tensor:
+            o.requires_grad = True
+            o.grad_fn = node
+            if i:
+                meta_of(o).output_nr = i
+    return node
+
+
+def _tangents(args):
+    def one(a):
+        if type(a) is Tensor:
+            m = a._ag
+            return m.tangent if m is not None else None
+        if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
+            return type(a)(one(x) for x in a)
+        return None
+    return tuple(one(a) for a in args)
+
+
+def _differentiable_out(out) -> bool:
+    """Only floating outputs carry gradients (comparisons, argmax, indices do not)."""
+    if type(out) is Tensor:
+        return out.dtype.kind == "f"
+    return isinstance(out, list | tuple) and any(type(o) is Tensor and o.dtype.kind == "f"
+                                                for o in out)
+
+
+def record(name, fn, args, kwargs):
+    """The hook tensor's public ops call (installed into tensor._hook on import)."""
+    st = state
+    if st.depth:
+        return fn(*args, **kwargs)
+    need_grad = need_tan = False
+    tensors = None
+    if st.grad_enabled or st.fw_level:
+        tensors = flat_tensors(args)
+        if st.grad_enabled:
+            need_grad = any(t.requires_grad for t in tensors)
+        if st.fw_level:
+            need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
+    if not (need_grad or need_tan):
+        return fn(*args, **kwargs)
+    rule = RULES.get(name)
+    if rule is None:
+        raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
+    st.depth += 1
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        st.depth -= 1
+    if need_grad and _differentiable_out(out):
+        _attach(name, rule, args, kwargs, out, tensors)
+    if need_tan:
+        if rule.jvp is None:
+            raise NotImplementedError(f"autograd: no forward-mode (jvp) rule for {name!r}")
+        ctx = Ctx(args, kwargs, out)
+        lvl, st.fw_level = st.fw_level, 0  # tangent arithmetic carries no tangents itself
+        try:
+            tan = rule.jvp(ctx, _tangents(args))
+        finally:
+            st.fw_level = lvl
+        if tan is not None:
+            outs, tans = (out, tan) if isinstance(out, list | tuple) else ((out,), (tan,))
+            for o, t in zip(outs, tans):
+                if t is not None and type(o) is Tensor:
+                    meta_of(o).tangent = t
+    return out
+
+
+def install():
+    _hook.record = record
