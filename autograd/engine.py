@@ -13,7 +13,7 @@ import heapq
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
-from .grad_mode import set_grad_enabled
+from .grad_mode import is_grad_enabled, set_grad_enabled
 from .graph import AccumulateGrad, edge_of, flat_tensors
 
 
@@ -183,7 +183,15 @@ def _call_rule(node, gs, retain_graph):
             return [None] * len(node.next)
     else:
         g_in = gs
-    grads = node.rule.vjp(node.ctx, g_in)
+    out = node.ctx.out
+    linked = out is not None and not isinstance(out, list) and is_grad_enabled()
+    if linked:  # create_graph: the saved output stands for the node's output in the new graph
+        out._requires_grad, out.grad_fn = True, node
+    try:
+        grads = node.rule.vjp(node.ctx, g_in)
+    finally:
+        if linked:
+            out._requires_grad, out.grad_fn = False, None
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     flat = _flatten_like(node, grads)

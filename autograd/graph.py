@@ -12,6 +12,7 @@ import weakref
 
 from tensor import _hook
 from tensor._tensor import Tensor
+from tensor.public import INPLACE
 
 from .grad_mode import state
 
@@ -155,13 +156,13 @@ def _alias(t: Tensor) -> Tensor:
 
 
 def _saved_args(args, save, node):
-    """args with saved tensors aliased (and version-recorded), other tensors as Meta."""
+    """args with the saved tensors kept (version-recorded; they keep their own history, which
+    create_graph needs), other tensor args replaced by Meta."""
     def one(i, a):
         if type(a) is Tensor:
             if i in save:
-                al = _alias(a)
-                node.saved.append((al, a._storage, a._storage.version))
-                return al
+                node.saved.append((a, a._storage, a._storage.version))
+                return a
             return Meta(a)
         if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
             return type(a)(one(i, x) for x in a)
@@ -184,7 +185,7 @@ def _attach(name, rule, args, kwargs, out, tensors):
     node.ctx = Ctx(_saved_args(args, rule.save, node), kwargs, ctx_out, needs)
     for i, o in enumerate(outs):
         if type(o) is Tensor:
-            o.requires_grad = True
+            o._requires_grad = True
             o.grad_fn = node
             if i:
                 meta_of(o).output_nr = i
@@ -220,11 +221,16 @@ def record(name, fn, args, kwargs):
     if st.grad_enabled or st.fw_level:
         tensors = flat_tensors(args)
         if st.grad_enabled:
-            need_grad = any(t.requires_grad for t in tensors)
+            need_grad = any(t._requires_grad for t in tensors)
         if st.fw_level:
             need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
     if not (need_grad or need_tan):
         return fn(*args, **kwargs)
+    if need_grad and name in INPLACE:
+        x = args[0]
+        if type(x) is Tensor and x._requires_grad and x.grad_fn is None:
+            raise RuntimeError(f"{name}: a leaf tensor that requires grad (shape {x.shape}) cannot "
+                               "be modified in place; do it under autograd.no_grad() or on a copy")
     rule = RULES.get(name)
     if rule is None:
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")

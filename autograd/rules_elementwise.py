@@ -149,3 +149,24 @@ def _where_jvp(ctx, tans):
 
 
 RULES["where"] = Rule("where", _where_vjp, _where_jvp, (0,))
+
+
+def _inplace_scaled(name, forward_scale):
+    """multiply_/true_divide_ by an operand that needs no gradient: d(self) = g * scale(b).
+    The old value of self is gone after the op, so b's own gradient cannot be formed."""
+    def vjp(ctx, g):
+        b = ctx.args[1]
+        if ctx.needs[1]:
+            raise NotImplementedError(f"autograd: in-place {name} where the other operand requires "
+                                      "grad is not supported; use the out-of-place form")
+        return (fit(g * forward_scale(b), ctx.args[0]), None)
+
+    def jvp(ctx, tans):
+        return None if tans[0] is None else tans[0] * forward_scale(ctx.args[1])
+    RULES[name] = Rule(name, vjp, jvp, (1,))
+
+
+for _n in ("add", "subtract", "negative", "positive"):
+    RULES[_n + "_"] = RULES[_n]
+_inplace_scaled("multiply_", lambda b: b)
+_inplace_scaled("true_divide_", lambda b: 1.0 / b)

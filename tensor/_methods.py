@@ -3,7 +3,7 @@
 the same node."""
 from __future__ import annotations
 
-from . import interop
+from . import _hook, interop
 from ._tensor import Tensor
 from .public import PUB
 
@@ -116,3 +116,43 @@ Tensor.__bool__ = _bool
 Tensor.__iter__ = _iter
 
 
+
+
+# --- autograd (the package is imported lazily, through tensor._hook) ---
+def _requires_grad_(self, requires_grad: bool = True):
+    self.requires_grad = requires_grad
+    return self
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the .grad of the leaves it depends on."""
+    _hook.autograd().backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def _detach(self):
+    """The same data without history (shares memory)."""
+    return Tensor._make(self._storage, self._shape, self._strides, self._offset, self._dtype)
+
+
+def _detach_(self):
+    self.grad_fn = None
+    self._requires_grad = False
+    return self
+
+
+def _register_hook(self, fn):
+    """Call fn(grad) when this tensor's gradient is computed; a returned tensor replaces it."""
+    return _hook.autograd().hooks.register_hook(self, fn)
+
+
+def _retain_grad(self):
+    """Keep .grad on a non-leaf tensor after backward."""
+    _hook.autograd().hooks.retain_grad(self)
+
+
+Tensor.requires_grad_ = _requires_grad_
+Tensor.backward = _backward
+Tensor.detach = _detach
+Tensor.detach_ = _detach_
+Tensor.register_hook = _register_hook
+Tensor.retain_grad = _retain_grad

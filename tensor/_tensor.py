@@ -79,7 +79,7 @@ class Tensor:
     """An n-dimensional array of one dtype on one device (see the package docstring)."""
 
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_contig",
-                 "requires_grad", "grad", "grad_fn", "_ag", "__weakref__")
+                 "_requires_grad", "grad", "grad_fn", "_ag", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to our reflected operators
 
     def __init__(self, *args, **kwargs):
@@ -92,7 +92,7 @@ class Tensor:
         t = object.__new__(cls)
         t._storage, t._shape, t._strides, t._offset, t._dtype = storage, shape, strides, offset, dtype
         t._contig = None
-        t.requires_grad = False
+        t._requires_grad = False
         t.grad = t.grad_fn = t._ag = None
         return t
 
@@ -184,6 +184,24 @@ class Tensor:
                     acc *= n
             self._contig = c
         return c
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if flag and not self._requires_grad:
+            if self._dtype.kind != "f":
+                raise RuntimeError(f"requires_grad: only floating-point tensors can require "
+                                   f"gradients, got {self._dtype.name}")
+            from . import _hook
+            if _hook.record is None:
+                _hook.autograd()  # importing autograd installs the recording hook
+        elif not flag and self.grad_fn is not None:
+            raise RuntimeError("requires_grad: a non-leaf tensor always requires grad; use "
+                               "detach() for a tensor without history")
+        self._requires_grad = bool(flag)
 
     @property
     def is_leaf(self) -> bool:

@@ -90,7 +90,7 @@ typedef double gm_vd __attribute__((vector_size(GM_VBYTES)));
 #define GM_NC_D 2048
 #endif
 
-/* Below this many multiply-adds per matrix the direct loop is used. */
+/* Up to this many multiply-adds per matrix the direct loop is used. */
 #ifndef GM_SMALL
 #define GM_SMALL (64 * 64 * 64)
 #endif
@@ -340,6 +340,8 @@ typedef struct {
                             T *c = C + (ic + ir) * t->sCm + (jc + jr) * t->sCn;     \
                             if (mr == MR && nr == NR && t->sCn == 1) {              \
                                 KERN(kc, ap, bp, c, t->sCm, first);                 \
+                            } else if (mr == MR && nr == VL && t->sCn == 1) {       \
+                                KERN1(kc, ap, bp, c, t->sCm, first);                \
                             } else {                                                \
                                 if (nr <= VL)                                       \
                                     KERN1(kc, ap, bp, tile, NR, 1);                 \
@@ -422,8 +424,11 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
                         int64_t mr = GM_MIN(MR, mc - ir);
                         const float *ap = Ap + ir * kc;
                         float *w = W + ir * ncr + jr;
-                        if (mr == MR) {
-                            gm_kern_f(kc, ap, bp, w, ncr, first);
+                        if (mr == MR) { /* W rows are padded to whole panels */
+                            if (nr <= GM_VLF)
+                                gm_kern1_f(kc, ap, bp, w, ncr, first);
+                            else
+                                gm_kern_f(kc, ap, bp, w, ncr, first);
                         } else {
                             if (nr <= GM_VLF)
                                 gm_kern1_f(kc, ap, bp, tile, NR, 1);
@@ -498,8 +503,10 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
  * the strided operands (rows past M repeat the last row and are not stored;
  * columns past N are zero).  Each element: k order from zero, like the
  * blocked path's first K block. */
+#ifndef GM_DR
 #define GM_DR 4
 #define GM_DV 2
+#endif
 #define GM_DEFINE_DIRECT(NAME, T, VT, VL, TE, LD, ST, NATIVE)                          \
     static void NAME(const gm_task *t)                                                 \
     {                                                                                  \
@@ -1075,7 +1082,7 @@ static void gm_run(gm_problem *p, int nthreads)
     int nt = nthreads < 1 ? 1 : nthreads;
     if (work < GM_PAR_MIN) nt = 1;
 
-    if ((double)p->M * p->N * p->K < GM_SMALL) {
+    if ((double)p->M * p->N * p->K <= GM_SMALL) {
         if (nt > 1 && p->batch >= 2) {
             if (nt > p->batch) nt = (int)p->batch;
 #pragma omp parallel for num_threads(nt) schedule(static)

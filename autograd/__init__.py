@@ -1,0 +1,23 @@
+"""autograd: reverse- and forward-mode differentiation of tensor programs.
+
+>>> import tensor as T, autograd
+>>> x = T.tensor([0.5, 2.0], requires_grad=True)
+>>> y = (T.exp(x) * x).sum()
+>>> (g,) = autograd.grad(y, x)
+>>> [round(v, 4) for v in g.tolist()]
+[2.4731, 22.1672]
+"""
+from . import rules_elementwise, rules_reduce  # noqa: F401  (register rules)
+from .engine import backward, grad
+from .function import Function
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import hooks  # noqa: F401
+from .graph import RULES, install
+
+install()
+
+__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "RULES"]
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]

@@ -1,0 +1,86 @@
+"""Custom differentiable functions in PyTorch's shape.
+
+>>> import tensor as T
+>>> from autograd import Function
+>>> class Cube(Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x * x * x
+...     @staticmethod
+...     def backward(ctx, g):
+...         (x,) = ctx.saved_tensors
+...         return g * 3 * x * x
+>>> x = T.tensor([2.0], requires_grad=True)
+>>> Cube.apply(x).sum().backward(); x.grad.tolist()
+[12.0]
+"""
+from __future__ import annotations
+
+from tensor._tensor import Tensor
+
+from .grad_mode import state
+from .graph import Ctx, Node, Rule, edge_of, flat_tensors
+
+
+class _FnCtx(Ctx):
+    def __init__(self):
+        super().__init__((), {}, None)
+        self.needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+class Function:
+    """Subclass with static forward(ctx, *args) and backward(ctx, *grads); call .apply()."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = _FnCtx()
+        tensors = flat_tensors(args)
+        need = state.grad_enabled and any(t.requires_grad for t in tensors)
+        ctx.needs_input_grad = tuple(type(a) is Tensor and a.requires_grad for a in args)
+        st_depth = state.depth
+        state.depth += 1  # ops inside forward are not recorded
+        try:
+            out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            state.depth = st_depth
+        if not need:
+            return out
+        ctx.args = tuple(a for a in args if type(a) is Tensor)  # what backward returns grads for
+        edges = [edge_of(t) for t in args if type(t) is Tensor]
+        outs = out if isinstance(out, tuple) else (out,)
+        rule = Rule(cls.__name__, _vjp_of(cls, len(args), [type(a) is Tensor for a in args]))
+        node = Node(cls.__name__, rule, ctx, edges, n_out=len(outs))
+        node.saved = [(t, t._storage, t._storage.version) for t in ctx.saved_tensors
+                      if type(t) is Tensor]
+        from .graph import meta_of
+        for i, o in enumerate(outs):
+            if type(o) is Tensor and o.dtype.kind == "f":
+                o._requires_grad = True
+                o.grad_fn = node
+                if i:
+                    meta_of(o).output_nr = i
+        return out
+
+
+def _vjp_of(cls, nargs, is_tensor):
+    def vjp(ctx, g):
+        gs = g if isinstance(g, list) else [g]
+        r = cls.backward(ctx, *gs)
+        r = r if isinstance(r, tuple) else (r,)
+        if len(r) != nargs:
+            raise RuntimeError(f"{cls.__name__}.backward returned {len(r)} gradients for "
+                               f"{nargs} inputs")
+        return tuple(x for x, t in zip(r, is_tensor) if t)
+    return vjp
