@@ -7,7 +7,8 @@
 >>> [round(v, 4) for v in g.tolist()]
 [2.4731, 22.1672]
 """
-from . import rules_elementwise, rules_reduce  # noqa: F401  (register rules)
+from . import (rules_elementwise, rules_index, rules_linalg, rules_manip,  # noqa: F401
+               rules_reduce, rules_views)  # (import = register the rules)
 from .engine import backward, grad
 from .function import Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -48,10 +48,15 @@ def _analytic_jacobian(fn, inputs, i):
     sizes = [o.numel() for o in outs]
     rows = []
     for j, o in enumerate(outs):
+        if not o.requires_grad:  # constant in the inputs: zero rows
+            rows.extend(np.zeros(inputs[i].numel()) for _ in range(sizes[j]))
+            continue
         for k in range(sizes[j]):
             gos = [T.zeros(oo.shape, dtype=oo.dtype) for oo in outs]
             gos[j].reshape(-1)[k] = 1.0
-            (g,) = grad(outs, [inputs[i]], gos, retain_graph=True, allow_unused=True)
+            live = [(oo, go) for oo, go in zip(outs, gos) if oo.requires_grad]
+            (g,) = grad([oo for oo, _ in live], [inputs[i]], [go for _, go in live],
+                        retain_graph=True, allow_unused=True)
             rows.append(np.zeros(inputs[i].numel()) if g is None else
                         g.astype("float64").numpy().reshape(-1))
     return np.stack(rows) if rows else np.zeros((0, inputs[i].numel()))

@@ -226,22 +226,27 @@ def record(name, fn, args, kwargs):
             need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
     if not (need_grad or need_tan):
         return fn(*args, **kwargs)
+    rule = RULES.get(name)
     if need_grad and name in INPLACE:
         x = args[0]
         if type(x) is Tensor and x._requires_grad and x.grad_fn is None:
             raise RuntimeError(f"{name}: a leaf tensor that requires grad (shape {x.shape}) cannot "
                                "be modified in place; do it under autograd.no_grad() or on a copy")
-    rule = RULES.get(name)
-    if rule is None:
-        raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
+        if rule is None:  # refuse before the data changes
+            raise NotImplementedError(f"autograd: no derivative rule for in-place {name!r}; use "
+                                      "the out-of-place form")
     st.depth += 1
     try:
         out = fn(*args, **kwargs)
     finally:
         st.depth -= 1
     if need_grad and _differentiable_out(out):
+        if rule is None:
+            raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
         _attach(name, rule, args, kwargs, out, tensors)
-    if need_tan:
+    if need_tan and rule is None and _differentiable_out(out):
+        raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
+    if need_tan and rule is not None:
         if rule.jvp is None:
             raise NotImplementedError(f"autograd: no forward-mode (jvp) rule for {name!r}")
         ctx = Ctx(args, kwargs, out)
