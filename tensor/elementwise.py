@@ -21,7 +21,7 @@ from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides, new_storage
 from .cpu import kernels as K
 from .optable import OPS, binary_loop_dtype, loop_dtype
-from .views import broadcast_shapes, broadcast_to
+from .views import broadcast_shapes, broadcast_to, coalesce
 
 _ffi = cffi.FFI()
 _PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
@@ -84,26 +84,6 @@ class _Scalar:
         self.ptr = int(_ffi.cast("intptr_t", self.buf))
 
 
-def _coalesce(shape, strides_list):
-    """Drop size-1 dims and merge dims contiguous in every operand. strides in bytes."""
-    dims = [i for i, n in enumerate(shape) if n != 1]
-    if not dims:
-        return [1], [[0] for _ in strides_list]
-    sh = [shape[dims[0]]]
-    st = [[s[dims[0]]] for s in strides_list]
-    for i in dims[1:]:
-        n = shape[i]
-        if all(s[-1] == t[i] * n for s, t in zip(st, strides_list)):
-            sh[-1] *= n
-            for s, t in zip(st, strides_list):
-                s[-1] = t[i]
-        else:
-            sh.append(n)
-            for s, t in zip(st, strides_list):
-                s.append(t[i])
-    return sh, st
-
-
 def launch(fn, out: Tensor, ins: list) -> None:
     """Run an elementwise kernel: out and inputs (Tensors broadcast to out.shape, or _Scalar)."""
     shape = out._shape
@@ -130,7 +110,9 @@ def launch(fn, out: Tensor, ins: list) -> None:
             strides.append([0] * len(shape))
         else:
             strides.append([s * x.itemsize for s in x._strides])
-    sh, st = _coalesce(shape, strides)
+    sh, st = coalesce(shape, strides)
+    if not sh:
+        sh, st = [1], [[0] for _ in strides]
     fn(len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs, K._num_threads)
 
 

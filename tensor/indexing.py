@@ -24,7 +24,8 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .cpu import kernels as K
-from .views import basic_index, broadcast_shapes, broadcast_to, norm_axis, permute, reshape
+from .views import (basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute,
+                    reshape)
 
 _ffi = cffi.FFI()
 _WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
@@ -67,23 +68,6 @@ K.register_family("index", _index_source)
 
 def _k(name: str, d: dt.DType | None = None):
     return K.kernel("index", d, name)
-
-
-def _merge(shape, strides_list):
-    """Drop size-1 dims and merge dims contiguous in every operand (element strides)."""
-    sh, st = [], [[] for _ in strides_list]
-    for i, n in enumerate(shape):
-        if n == 1:
-            continue
-        if sh and all(s[-1] == t[i] * n for s, t in zip(st, strides_list)):
-            sh[-1] *= n
-            for s, t in zip(st, strides_list):
-                s[-1] = t[i]
-        else:
-            sh.append(n)
-            for s, t in zip(st, strides_list):
-                s.append(t[i])
-    return sh, st
 
 
 # ---------------------------------------------------------------- parsing the key
@@ -243,7 +227,7 @@ def _offsets(p: _Plan) -> Tensor:
     off = ew.empty_tensor(bshape, dt.int64)
     n = off.numel()
     if n:
-        sh, sts = _merge(bshape, [a.strides for a in arrs])
+        sh, sts = coalesce(bshape, [a.strides for a in arrs])
         if not sh:
             sh, sts = [1], [[0] for _ in arrs]
         bad = _k("sx_index_offsets")(len(arrs), len(sh), sh, [a.data_ptr() for a in arrs],
@@ -291,7 +275,7 @@ def getitem(x: Tensor, key) -> Tensor:
         cst = contiguous_strides(shape)
         ostr = list(cst[:p.pos]) + list(cst[p.pos + len(bshape):])
         osb = cst[p.pos + len(bshape) - 1] if bshape else 1
-        sh, (sst, dst) = _merge(rshape, [[v.strides[a] for a in rest], ostr])
+        sh, (sst, dst) = coalesce(rshape, [[v.strides[a] for a in rest], ostr])
         _k(f"sx_gather_{x.itemsize}")(off.numel(), off.data_ptr(), osb, len(sh), sh, sst, dst,
                                       v.data_ptr(), out.data_ptr(), K._num_threads)
     return out
@@ -300,7 +284,7 @@ def getitem(x: Tensor, key) -> Tensor:
 def _take1(p: _Plan) -> Tensor | None:
     """One index array over a 1-d space (the hot path of x[idx] and take): fused kernel."""
     idx, v = p.arrays[0], p.v
-    sh, (ist,) = _merge(idx.shape, [idx.strides])
+    sh, (ist,) = coalesce(idx.shape, [idx.strides])
     if len(sh) > 1:
         return None
     ones = (1,) * (v.ndim - 1)  # the other axes all have size 1
@@ -337,10 +321,10 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
 def _put1(p: _Plan, value) -> bool:
     """One index array, no other axes, plain assignment (the hot path of x[idx] = v): fused."""
     idx, v = p.arrays[0], p.v
-    sh, (ist,) = _merge(idx.shape, [idx.strides])
+    sh, (ist,) = coalesce(idx.shape, [idx.strides])
     ones = (1,) * (v.ndim - 1)
     val = _value_for(v, value, ones[:p.pos] + idx.shape + ones[p.pos:])
-    vsh, (vst,) = _merge(val.shape, [val.strides])
+    vsh, (vst,) = coalesce(val.shape, [val.strides])
     if len(sh) > 1 or (len(vsh) > 1 or vsh != sh) and vst != [0]:
         return False
     a = p.vaxes[0]
@@ -369,8 +353,8 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool) -> None:
     val = permute(val, order)
     if val.numel() == 0:
         return
-    bsh, (_, vbs) = _merge(bshape, [contiguous_strides(bshape), val.strides[:nb]])
-    rsh, (dst, vrs) = _merge(rshape, [[v.strides[a] for a in rest], val.strides[nb:]])
+    bsh, (_, vbs) = coalesce(bshape, [contiguous_strides(bshape), val.strides[:nb]])
+    rsh, (dst, vrs) = coalesce(rshape, [[v.strides[a] for a in rest], val.strides[nb:]])
     fn = _k(f"sx_scatter_add_{x.dtype.sfx}", x.dtype) if accumulate else _k(f"sx_scatter_{x.itemsize}")
     fn(len(bsh), bsh, vbs, off.data_ptr(), len(rsh), rsh, dst, vrs, v.data_ptr(), val.data_ptr(),
        K._num_threads)

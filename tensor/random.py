@@ -19,6 +19,7 @@ import struct
 from . import dtypes as dt
 from ._tensor import Tensor
 from .cpu import kernels as K
+from .creation import _shape
 from .elementwise import empty_tensor
 
 _SIGS = """
@@ -50,19 +51,12 @@ def _below16(x: float, d: dt.DType) -> float:
 
 
 def _size(size, op):
+    """A shape from size=None, an int, a tuple, or varargs (rand(2, 3) / rand((2, 3)))."""
     if size is None:
         return ()
-    if isinstance(size, int) or hasattr(size, "__index__"):
-        size = (size,)
-    if len(size) == 1 and isinstance(size[0], tuple | list):
+    if isinstance(size, tuple) and len(size) == 1 and isinstance(size[0], tuple | list):
         size = size[0]
-    try:
-        size = tuple(operator.index(s) for s in size)
-    except TypeError:
-        raise TypeError(f"{op}: size must be an int or a tuple of ints, got {size!r}") from None
-    if any(s < 0 for s in size):
-        raise ValueError(f"{op}: negative dimensions are not allowed: {size}")
-    return size
+    return _shape(size, op)
 
 
 class Generator:

@@ -17,7 +17,7 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
 from .cpu import kernels as K
-from .views import norm_axes, norm_axis
+from .views import coalesce, norm_axes, norm_axis
 
 _ACC = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
 
@@ -59,23 +59,6 @@ def _axis_arg(axis, dim):
     return axis
 
 
-def _coalesce_group(shape, *strides):
-    """Merge adjacent dims contiguous in every stride list (dims of size 1 dropped)."""
-    sh, st = [], [[] for _ in strides]
-    for i, n in enumerate(shape):
-        if n == 1:
-            continue
-        if sh and builtins.all(s[-1] == t[i] * n for s, t in zip(st, strides)):
-            sh[-1] *= n
-            for s, t in zip(st, strides):
-                s[-1] = t[i]
-        else:
-            sh.append(n)
-            for s, t in zip(st, strides):
-                s.append(t[i])
-    return sh, st
-
-
 def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     """Reduce x over `axes` with kernel `name` into a new tensor of the kept shape."""
     kept = [i for i in range(x.ndim) if i not in axes]
@@ -83,11 +66,11 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     isz, osz = x.itemsize, out.itemsize
     kin = [x._strides[i] * isz for i in kept]
     kout = [s * osz for s in out._strides]
-    ks, (kin, kout) = _coalesce_group([x._shape[i] for i in kept], kin, kout)
+    ks, (kin, kout) = coalesce([x._shape[i] for i in kept], [kin, kout])
     red = list(axes)
     if name in _ORDER_FREE:  # visit memory in order: largest stride outermost
         red.sort(key=lambda i: -abs(x._strides[i]))
-    rs, (rin,) = _coalesce_group([x._shape[i] for i in red], [x._strides[i] * isz for i in red])
+    rs, (rin,) = coalesce([x._shape[i] for i in red], [[x._strides[i] * isz for i in red]])
     if not rs:
         rs, rin = [1], [0]
     if 0 in (x._shape[i] for i in red):

@@ -64,6 +64,24 @@ def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple:
     return tuple(out)
 
 
+def coalesce(shape, strides_list):
+    """Drop size-1 dims and merge adjacent dims that are contiguous in every stride list
+    (the strides of the operands of one loop); returns (shape, [strides per operand])."""
+    sh, st = [], [[] for _ in strides_list]
+    for i, n in enumerate(shape):
+        if n == 1:
+            continue
+        if sh and all(s[-1] == t[i] * n for s, t in zip(st, strides_list)):
+            sh[-1] *= n
+            for s, t in zip(st, strides_list):
+                s[-1] = t[i]
+        else:
+            sh.append(n)
+            for s, t in zip(st, strides_list):
+                s.append(t[i])
+    return sh, st
+
+
 def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
     shape = tuple(shape)
     if shape == x._shape:
