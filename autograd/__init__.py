@@ -7,12 +7,18 @@
 >>> [round(v, 4) for v in g.tolist()]
 [2.4731, 22.1672]
 """
-from . import (rules_elementwise, rules_index, rules_linalg, rules_manip,  # noqa: F401
-               rules_reduce, rules_views)  # (import = register the rules)
+from . import (  # noqa: F401
+               hooks,  # noqa: F401
+               rules_elementwise,
+               rules_index,
+               rules_linalg,
+               rules_manip,
+               rules_reduce,  # (import = register the rules)
+               rules_views,
+)
 from .engine import backward, grad
 from .function import Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from . import hooks  # noqa: F401
 from .graph import RULES, install
 
 install()

@@ -1,1 +1,219 @@
-"""(being written)"""
+"""Derivative rules of the view ops (tensor/views.py): permutations, reshapes, broadcasts,
+diagonal, as_strided, flip.
+
+All of them are linear, so each jvp applies the op itself to the tangent; each vjp applies
+the adjoint view (the inverse permutation, a reshape back, a sum over broadcast axes...).
+Everything goes through the public (recorded) ops, so create_graph=True works.
+"""
+from __future__ import annotations
+
+import inspect
+
+import tensor as T
+from tensor.public import PUB
+from tensor.views import norm_axes, norm_axis
+
+from .graph import RULES, Rule
+from .rules_util import fit, sum_to
+
+_SIGS: dict = {}
+
+
+def params(name: str, ctx) -> dict:
+    """The public call's parameters by name, defaults applied (args and kwargs alike)."""
+    sig = _SIGS.get(name)
+    if sig is None:
+        sig = _SIGS[name] = inspect.signature(PUB[name].__wrapped__)
+    b = sig.bind(*ctx.args, **ctx.kwargs)
+    b.apply_defaults()
+    return b.arguments
+
+
+def same_op_jvp(name: str, op: str | None = None):
+    """jvp of an op linear in its first argument: the op (or `op`) applied to the tangent with
+    the same other arguments."""
+    fn = PUB[op or name]
+
+    def jvp(ctx, tans):
+        t = tans[0]
+        return None if t is None else fn(t, *ctx.args[1:], **ctx.kwargs)
+    return jvp
+
+
+def register(name, vjp, jvp=None, save=()):
+    RULES[name] = Rule(name, vjp, jvp if jvp is not None else same_op_jvp(name), save)
+
+
+def reshape_back(ctx, g):
+    """vjp of every op that only regroups x's elements in order (reshape, squeeze...)."""
+    x = ctx.args[0]
+    return (fit(g.reshape(x.shape), x),)
+
+
+# ---------------------------------------------------------------- permutations
+
+def _perm_of(axes, ndim, op):
+    if len(axes) == 1 and not isinstance(axes[0], int) and not hasattr(axes[0], "__index__"):
+        axes = tuple(axes[0])
+    return [norm_axis(a, ndim, op) for a in axes]
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def _transpose_vjp(ctx, g):
+    x = ctx.args[0]
+    axes = params("transpose", ctx)["axes"]
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return (fit(T.transpose(g), x),)
+    return (fit(T.permute(g, _inverse(_perm_of(axes, x.ndim, "transpose"))), x),)
+
+
+def _permute_vjp(ctx, g):
+    x = ctx.args[0]
+    axes = params("permute", ctx)["axes"]
+    return (fit(T.permute(g, _inverse(_perm_of(axes, x.ndim, "permute"))), x),)
+
+
+def _swapaxes_vjp(ctx, g):
+    p = params("swapaxes", ctx)
+    return (fit(T.swapaxes(g, p["axis1"], p["axis2"]), ctx.args[0]),)
+
+
+def _moveaxis_vjp(ctx, g):
+    p = params("moveaxis", ctx)
+    return (fit(T.moveaxis(g, p["destination"], p["source"]), ctx.args[0]),)
+
+
+def _matrix_transpose_vjp(ctx, g):
+    return (fit(T.matrix_transpose(g), ctx.args[0]),)
+
+
+register("transpose", _transpose_vjp)
+register("permute", _permute_vjp)
+register("swapaxes", _swapaxes_vjp)
+register("moveaxis", _moveaxis_vjp)
+register("matrix_transpose", _matrix_transpose_vjp)
+
+# ---------------------------------------------------------------- reshapes
+
+for _n in ("reshape", "flatten", "ravel", "squeeze", "expand_dims", "unsqueeze"):
+    register(_n, reshape_back)
+# view's jvp reshapes: the tangent's strides need not allow a view
+register("view", reshape_back, same_op_jvp("view", "reshape"))
+
+
+# ---------------------------------------------------------------- broadcasts
+
+def _broadcast_vjp(ctx, g):
+    x = ctx.args[0]
+    return (fit(sum_to(g, x.shape), x),)
+
+
+register("expand", _broadcast_vjp)
+register("broadcast_to", _broadcast_vjp)
+
+
+# ---------------------------------------------------------------- diagonal
+
+def _diagonal_vjp(ctx, g):
+    """Zeros of x's shape with the diagonal filled by g: the diagonal's two axes are moved
+    last, (..., i, j) is written with index_put_ (recorded), then the axes move back."""
+    x = ctx.args[0]
+    p = params("diagonal", ctx)
+    off = int(p["offset"])
+    a1, a2 = norm_axis(p["axis1"], x.ndim, "diagonal"), norm_axis(p["axis2"], x.ndim, "diagonal")
+    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    perm = rest + [a1, a2]
+    z = T.zeros(tuple(x.shape[i] for i in perm), dtype=g.dtype)
+    n = g.shape[-1]
+    if n:
+        i0, j0 = max(-off, 0), max(off, 0)
+        key = (Ellipsis, T.arange(i0, i0 + n), T.arange(j0, j0 + n))
+        z = T.index_put_(z, key, g, True)
+    return (fit(T.permute(z, _inverse(perm)), x),)
+
+
+register("diagonal", _diagonal_vjp)
+
+
+# ---------------------------------------------------------------- as_strided
+
+def _positions(shape, strides, off):
+    """Storage position of every element of the (shape, strides, off) view, row-major, flat."""
+    pos = T.full((1,) * len(shape), off, dtype=T.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        sh = [1] * len(shape)
+        sh[d] = n
+        pos = pos + T.arange(n).reshape(sh) * s
+    return pos.reshape(-1)
+
+
+def _extent(shape, strides, off):
+    lo = off + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    hi = off + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+    return lo, hi
+
+
+def _as_strided_map(ctx):
+    """For each output element, the flat (row-major) index of the element of x it reads, or
+    x.numel() when it reads storage outside x. NotImplementedError when x overlaps itself."""
+    x = ctx.args[0]
+    p = params("as_strided", ctx)
+    shape, strides = tuple(p["shape"]), tuple(p["strides"])
+    off = x._offset if p["offset"] is None else p["offset"]
+    nx = x.numel()
+    if nx == 0 or 0 in shape:
+        return None, shape
+    xs, xo = x.strides, x._offset
+    lo_x, hi_x = _extent(x.shape, xs, xo)
+    lo_o, hi_o = _extent(shape, strides, off)
+    lo, hi = min(lo_x, lo_o), max(hi_x, hi_o)
+    posx = _positions(x.shape, xs, xo) - lo
+    ids = T.arange(nx)
+    m = T.full((hi - lo + 1,), nx, dtype=T.int64)
+    m[posx] = ids
+    if nx > 1 and not bool(T.all(m[posx] == ids)):
+        raise NotImplementedError(
+            f"autograd: as_strided of a tensor whose own elements overlap in memory (shape "
+            f"{x.shape}, strides {xs}) has no well-defined gradient; call contiguous() first")
+    return m[_positions(shape, strides, off) - lo].reshape(shape), shape
+
+
+def _as_strided_vjp(ctx, g):
+    x = ctx.args[0]
+    idx, shape = _as_strided_map(ctx)
+    if idx is None:
+        return (T.zeros(x.shape, dtype=x.dtype),)
+    nx = x.numel()
+    buf = T.index_add(T.zeros((nx + 1,), dtype=g.dtype), 0, idx.reshape(-1), g.reshape(-1))
+    return (fit(buf[:nx].reshape(x.shape), x),)
+
+
+def _as_strided_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    idx, shape = _as_strided_map(ctx)
+    if idx is None:
+        return T.zeros(shape, dtype=t.dtype)
+    ext = T.concatenate([t.reshape(-1), T.zeros((1,), dtype=t.dtype)])
+    return ext[idx]
+
+
+register("as_strided", _as_strided_vjp, _as_strided_jvp, save=(0,))
+
+
+# ---------------------------------------------------------------- flip
+
+def _flip_vjp(ctx, g):
+    x = ctx.args[0]
+    axis = params("flip", ctx)["axis"]
+    return (fit(T.flip(g, norm_axes(axis, x.ndim, "flip")), x),)
+
+
+register("flip", _flip_vjp)

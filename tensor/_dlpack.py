@@ -273,7 +273,7 @@ def _call_from_c(fn, arg):
         stale = exc
     try:
         fn(arg)
-    except BaseException as exc:  # pragma: no cover - genuine failure
+    except BaseException:  # pragma: no cover - genuine failure
         if stale is None:
             raise  # printed by ctypes as an unraisable exception
     if stale is not None:

@@ -59,7 +59,8 @@ Tensor.triu = lambda self, k=0: PUB["triu"](self, k)
 
 def _to(self, *args, dtype=None, device=None, copy: bool = False):
     """to(device), to(dtype) or to(device, dtype), as PyTorch's."""
-    from .device import Device, device as parse_device
+    from .device import Device
+    from .device import device as parse_device
     for a in args:
         if isinstance(a, Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
             device = a

@@ -13,10 +13,10 @@ import numpy as np
 
 from . import dtypes as dt
 from ._tensor import Storage, Tensor
+from .cpu import kernels as K
 from .device import CPU
 from .device import device as parse_device
 from .elementwise import _Scalar, copy_into, empty_tensor, launch
-from .cpu import kernels as K
 
 
 def _shape(shape, op: str) -> tuple:

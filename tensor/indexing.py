@@ -24,8 +24,7 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .cpu import kernels as K
-from .views import (basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute,
-                    reshape)
+from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute, reshape
 
 _ffi = cffi.FFI()
 _WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}

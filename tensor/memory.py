@@ -454,7 +454,6 @@ class CachingAllocator:
         if seg is None or not block.allocated or self._segments.get(seg.ptr) is not seg:
             self._validate(block)  # raises the precise error (passes only for a subclass)
             seg = block.segment
-        pool = self._small if seg.small else self._large
         self._allocated -= block.size
         self._requested -= block.requested
         self._active -= 1

@@ -6,7 +6,8 @@ these, so the graph sees exactly one node per public call.
 """
 from __future__ import annotations
 
-from . import creation, elementwise as ew, indexing, linalg, manipulation, ops, reductions, views
+from . import creation, indexing, linalg, manipulation, ops, reductions, views
+from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, UNARY
 

@@ -22,14 +22,15 @@ from .cpu import kernels as K
 from .creation import _shape
 from .elementwise import empty_tensor
 
-_SIGS = """
-void rand_bits32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, int nthreads);
-void rand_uniform_f32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, float low, float high, int nthreads);
-void rand_uniform_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, double low, double high, int nthreads);
-void rand_normal_f32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, float mean, float std, int nthreads);
-void rand_normal_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, double mean, double std, int nthreads);
-void rand_int64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset, int64_t low, int64_t high, int nthreads);
-void randperm(intptr_t out_int64, int64_t n, uint64_t seed, uint64_t offset, int nthreads);
+_HEAD = "intptr_t out, int64_t n, uint64_t seed, uint64_t offset"
+_SIGS = f"""
+void rand_bits32({_HEAD}, int nthreads);
+void rand_uniform_f32({_HEAD}, float low, float high, int nthreads);
+void rand_uniform_f64({_HEAD}, double low, double high, int nthreads);
+void rand_normal_f32({_HEAD}, float mean, float std, int nthreads);
+void rand_normal_f64({_HEAD}, double mean, double std, int nthreads);
+void rand_int64({_HEAD}, int64_t low, int64_t high, int nthreads);
+void randperm({_HEAD}, int nthreads);
 """
 
 K.register_family("random", lambda _: ('#include "random.c"\n', _SIGS))

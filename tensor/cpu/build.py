@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import importlib.machinery
 import importlib.util
+import io
 import os
 import platform
 import re
