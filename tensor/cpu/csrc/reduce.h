@@ -12,7 +12,7 @@
 
 #define SX_RCHUNK 4096
 #define SX_RW 16
-#define SX_OUTER_BLOCK 256
+#define SX_OUTER_BLOCK 2048  /* outputs accumulated together: the accumulators stay in L1 */
 
 #define LO_b8 0
 #define HI_b8 1
@@ -124,13 +124,16 @@ static ACC NAME##_one(const char *base, const sx_red_meta *m) {                 
     return r;                                                                             \
 }                                                                                         \
 static void NAME##_outer(const char *in, char *out, const sx_red_meta *m, int nthreads) { \
-    int nk = m->nk; int64_t inner = m->ks[nk - 1];                                        \
-    int64_t nblk = (inner + SX_OUTER_BLOCK - 1) / SX_OUTER_BLOCK, rows = m->K / inner;    \
+    int nk = m->nk; int64_t inner = m->ks[nk - 1], rows = m->K / inner;                   \
     int nt = (m->K * m->R >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                  \
+    /* Each output sums its rows in order whatever the blocking: thread-count independent. */ \
+    int64_t blk = rows >= nt ? SX_OUTER_BLOCK : ((inner + nt - 1) / nt + 63) / 64 * 64;  \
+    if (blk > SX_OUTER_BLOCK) blk = SX_OUTER_BLOCK;                                       \
+    int64_t nblk = (inner + blk - 1) / blk;                                               \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
     for (int64_t t = 0; t < rows * nblk; t++) {                                           \
-        int64_t row = t / nblk, j0 = (t % nblk) * SX_OUTER_BLOCK;                        \
-        int64_t nj = inner - j0 < SX_OUTER_BLOCK ? inner - j0 : SX_OUTER_BLOCK;           \
+        int64_t row = t / nblk, j0 = (t % nblk) * blk;                                    \
+        int64_t nj = inner - j0 < blk ? inner - j0 : blk;                                 \
         const char *pin = in + sx_offset_of(row, nk - 1, m->ks, m->kin) + j0 * m->kin[nk - 1]; \
         char *pout = out + sx_offset_of(row, nk - 1, m->ks, m->kout) + j0 * m->kout[nk - 1]; \
         ACC acc[SX_OUTER_BLOCK];                                                          \
