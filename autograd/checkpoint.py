@@ -1,1 +1,253 @@
-"""(being written)"""
+"""Activation checkpointing: trade compute for memory.
+
+`checkpoint(fn, *args)` runs fn and records its graph as usual, then drops everything that
+graph saved for backward (the activations), keeping only fn, its arguments and the position of
+the random generator. The first time backward reaches one of fn's nodes, fn is run again with
+the same random state, and each of fn's nodes runs its rule on the recomputed tensors. The
+recorded nodes themselves (their edges, order and hooks) stay the ones of the first run, so:
+
+* gradients are bitwise those of the run without checkpointing (same rules, same order of
+  accumulation);
+* everything fn uses reaches the graph: its tensor arguments, tensors captured by closure
+  (parameters), nested checkpoints; `backward()`, `autograd.grad()` (which leaves .grad alone)
+  and create_graph (higher derivatives) work as without checkpointing;
+* a recomputation that disagrees with the first run (other output shapes, dtypes or devices,
+  or another graph) is a RuntimeError, as is an argument modified in place in between.
+
+>>> import tensor as T, autograd
+>>> from autograd.checkpoint import checkpoint
+>>> w = T.tensor([1.0, 2.0], requires_grad=True)
+>>> x = T.tensor([3.0, 4.0], requires_grad=True)
+>>> y = checkpoint(lambda x: T.sin(x * w) * w, x)
+>>> y.sum().backward()
+>>> [round(v, 4) for v in x.grad.tolist()], [round(v, 4) for v in w.grad.tolist()]
+([-0.99, -0.582], [-2.8289, -0.1746])
+"""
+from __future__ import annotations
+
+from tensor import random as _random
+from tensor._tensor import Tensor
+
+from . import graph
+from .grad_mode import enable_grad, is_grad_enabled
+from .graph import Ctx, Meta, Node, Rule
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+
+def _tensors_in(x, out):
+    """Tensors in a (nested) tuple/list/dict, in order."""
+    if type(x) is Tensor:
+        out.append(x)
+    elif isinstance(x, list | tuple):
+        for v in x:
+            _tensors_in(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _tensors_in(v, out)
+    return out
+
+
+def _inner_nodes(outs, s0):
+    """The nodes recorded since sequence number s0 that lead to outs, in a deterministic
+    breadth-first order, with each node's edge pattern: per edge None, ("in", index, nr) for
+    an edge to another of these nodes, or ("out", nr) for an edge leaving fn (an argument's
+    node, a captured parameter's accumulator...)."""
+    def inner(n):
+        return type(n) is Node and n.seq >= s0
+
+    nodes, index = [], {}
+    for o in outs:
+        n = o.grad_fn
+        if n is not None and inner(n) and id(n) not in index:
+            index[id(n)] = len(nodes)
+            nodes.append(n)
+    k = 0
+    while k < len(nodes):
+        for e in nodes[k].next:
+            if e is not None and inner(e[0]) and id(e[0]) not in index:
+                index[id(e[0])] = len(nodes)
+                nodes.append(e[0])
+        k += 1
+    sig = []
+    for n in nodes:
+        edges = tuple(None if e is None else ("in", index[id(e[0])], e[1]) if inner(e[0])
+                      else ("out", e[1]) for e in n.next)
+        sig.append((n.name, n.n_out, edges))
+    roots = tuple(index.get(id(o.grad_fn)) if o.grad_fn is not None else None for o in outs)
+    return nodes, (roots, tuple(sig))
+
+
+def _meta_args(a):
+    if type(a) is Tensor:
+        return Meta(a)
+    if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
+        return type(a)(_meta_args(x) for x in a)
+    return a
+
+
+def _describe(o):
+    return f"shape {tuple(o.shape)}, {o.dtype.name}, {o.device}"
+
+
+class _Record:
+    """What a checkpoint keeps between forward and backward: fn, its arguments (with their
+    storage versions), the random state, what fn's outputs and graph looked like, and the
+    nodes of the latest recomputation not yet consumed by backward."""
+
+    __slots__ = ("fn", "args", "kwargs", "rng", "versions", "out_meta", "sig", "new", "name")
+
+    def take(self, i: int) -> Node:
+        """The recomputed twin of recorded node i (recomputing fn when it is not at hand: the
+        first node backward reaches, or a second backward with retain_graph)."""
+        new = self.new
+        if new is None or new[i] is None:
+            self.recompute()
+            new = self.new
+        n, new[i] = new[i], None
+        return n
+
+    def recompute(self):
+        for t, storage, version in self.versions:
+            if storage.version != version:
+                raise RuntimeError(
+                    f"checkpoint: an argument of {self.name} (shape {tuple(t.shape)}, "
+                    f"{t.dtype.name}) was modified in place after the forward pass (version "
+                    f"{version}, now {storage.version}); the recomputation in backward would "
+                    "see other values. Clone it before modifying it, or do not checkpoint")
+        gen = _random.default_generator
+        cur = gen.get_state()
+        if self.rng is not None:
+            gen.set_state(self.rng)
+        try:
+            with enable_grad():
+                s0 = next(graph._seq)
+                out = self.fn(*self.args, **self.kwargs)
+        finally:
+            gen.set_state(cur)
+        outs = _tensors_in(out, [])
+        meta = [(tuple(o.shape), o.dtype, o.device) for o in outs]
+        if meta != self.out_meta:
+            old = "; ".join(f"shape {s}, {d.name}, {dev}" for s, d, dev in self.out_meta)
+            got = "; ".join(_describe(o) for o in outs)
+            raise RuntimeError(
+                f"checkpoint: recomputing {self.name} in backward gave outputs [{got}] but the "
+                f"forward pass gave [{old}]; fn must compute the same thing when run again "
+                "(same shapes, dtypes and devices, no dependence on outside state)")
+        nodes, sig = _inner_nodes(outs, s0)
+        if sig != self.sig:
+            raise RuntimeError(
+                f"checkpoint: recomputing {self.name} in backward recorded another graph than the "
+                f"forward pass (forward: {[s[0] for s in self.sig[1]]}, recomputation: "
+                f"{[s[0] for s in sig[1]]}); fn must run the same ops when run again")
+        self.new = nodes
+
+
+def _replayed(rec: _Record, i: int):
+    """The rule of recorded node i: run the rule of its recomputed twin on the twin's saved
+    tensors (the twin's output stands for the node's output under create_graph, as in
+    engine._call_rule)."""
+    def vjp(ctx, g):
+        n = rec.take(i)
+        n.check_saved()
+        out = n.ctx.out
+        linked = out is not None and not isinstance(out, list) and is_grad_enabled()
+        if linked:
+            out._requires_grad, out.grad_fn = True, n
+        try:
+            return n.rule.vjp(n.ctx, g)
+        finally:
+            if linked:
+                out._requires_grad, out.grad_fn = False, None
+            if not is_grad_enabled():
+                # nothing recorded refers to the twin: free its tensors now (a later backward
+                # with retain_graph recomputes). Under create_graph the new graph may use them.
+                n.release()
+    return vjp
+
+
+def _strip(node: Node, rec: _Record, i: int):
+    """Drop what node saved for backward; keep the arguments' structure (the engine reads it)."""
+    c = node.ctx
+    node.ctx = Ctx(tuple(_meta_args(a) for a in c.args), {}, None, c.needs)
+    node.saved = []
+    node.rule = Rule(node.name, _replayed(rec, i), None, ())
+
+
+def checkpoint(fn, *args, preserve_rng_state: bool = True, **kwargs):
+    """fn(*args, **kwargs), keeping none of its activations for backward: they are recomputed
+    (fn is run again) when backward needs them.
+
+    fn may take any arguments (tensors that require grad or not, other values) and use tensors
+    captured by closure; it may return a Tensor or a (nested) tuple/list/dict holding tensors.
+    It must be deterministic apart from the default random generator, whose position is saved
+    and restored for the recomputation when preserve_rng_state is true (so a dropout mask is
+    drawn again identically); fn must not modify its arguments in place. Without grad mode, or
+    when nothing in fn requires grad, this is a plain call.
+    """
+    if not callable(fn):
+        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
+    if not is_grad_enabled():
+        return fn(*args, **kwargs)
+    rng = _random.default_generator.get_state() if preserve_rng_state else None
+    ins = _tensors_in(args, []) + _tensors_in(kwargs, [])
+    versions = [(t, t._storage, t._storage.version) for t in ins]
+    s0 = next(graph._seq)
+    out = fn(*args, **kwargs)
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    for t, storage, version in versions:
+        if storage.version != version:
+            raise RuntimeError(
+                f"checkpoint: {name} modified its argument (shape {tuple(t.shape)}) in place; the "
+                "recomputation in backward would see the modified value. Clone it inside fn")
+    outs = _tensors_in(out, [])
+    nodes, sig = _inner_nodes(outs, s0)
+    if not nodes:  # nothing recorded (no input or parameter requires grad): nothing to keep
+        return out
+    rec = _Record()
+    rec.fn, rec.args, rec.kwargs, rec.rng, rec.name = fn, args, kwargs, rng, name
+    rec.versions = [(Meta(t), storage, version) for t, storage, version in versions]
+    rec.out_meta = [(tuple(o.shape), o.dtype, o.device) for o in outs]
+    rec.sig, rec.new = sig, None
+    for i, n in enumerate(nodes):
+        _strip(n, rec, i)
+    return out
+
+
+def _segments(n: int, segments: int):
+    """[start, stop) bounds of `segments` nearly equal chunks (the first ones one longer)."""
+    q, r = divmod(n, segments)
+    bounds, start = [], 0
+    for k in range(segments):
+        stop = start + q + (1 if k < r else 0)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def checkpoint_sequential(functions, segments: int, input, preserve_rng_state: bool = True):
+    """Run functions (callables applied one after the other) as `segments` chunks, each but the
+    last under checkpoint: only the chunk boundaries are kept for backward, so activation
+    memory is about (segments + length / segments) layers instead of length
+    (segments ~ sqrt(length) is the usual choice)."""
+    functions = list(functions)
+    if not functions:
+        raise ValueError("checkpoint_sequential: functions is empty")
+    if int(segments) != segments or segments < 1:
+        raise ValueError(f"checkpoint_sequential: segments must be a positive integer, got "
+                         f"{segments!r}")
+    segments = min(int(segments), len(functions))
+
+    def chunk(start, stop):
+        def run(x):
+            for f in functions[start:stop]:
+                x = f(x)
+            return x
+        run.__qualname__ = f"checkpoint_sequential[{start}:{stop}]"
+        return run
+
+    bounds = _segments(len(functions), segments)
+    for start, stop in bounds[:-1]:
+        input = checkpoint(chunk(start, stop), input, preserve_rng_state=preserve_rng_state)
+    return chunk(*bounds[-1])(input)
+

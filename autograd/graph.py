@@ -7,6 +7,7 @@ at the node that produced it (or at the AccumulateGrad node of a leaf).
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import weakref
 
@@ -47,9 +48,10 @@ class Meta:
 class AGMeta:
     """Autograd state of one tensor (Tensor._ag): its leaf accumulator, hooks, tangent."""
 
-    __slots__ = ("acc", "hooks", "tangent", "output_nr", "retain")
+    __slots__ = ("acc", "hooks", "tangent", "output_nr", "retain", "is_view")
 
     def __init__(self):
+        self.is_view = False  # shares memory with a tensor of the graph (in-place is refused)
         self.acc = None
         self.hooks = None
         self.tangent = None
@@ -189,6 +191,8 @@ def _attach(name, rule, args, kwargs, out, tensors):
             o.grad_fn = node
             if i:
                 meta_of(o).output_nr = i
+            if name not in INPLACE and any(o._storage is t._storage for t in tensors):
+                meta_of(o).is_view = True
     return node
 
 
@@ -201,6 +205,22 @@ def _tangents(args):
             return type(a)(one(x) for x in a)
         return None
     return tuple(one(a) for a in args)
+
+
+_SIGS: dict = {}
+
+
+def _positional(fn, args, kwargs):
+    """Bind keyword arguments to their positions (rules read ctx.args), keeping only the
+    keyword-only ones as kwargs."""
+    sig = _SIGS.get(fn)
+    if sig is None:
+        sig = _SIGS[fn] = inspect.signature(fn)
+    try:
+        b = sig.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs  # let the op itself raise its own message
+    return b.args, b.kwargs
 
 
 def _differentiable_out(out) -> bool:
@@ -219,6 +239,8 @@ def record(name, fn, args, kwargs):
     need_grad = need_tan = False
     tensors = None
     if st.grad_enabled or st.fw_level:
+        if kwargs:  # tensors passed by keyword count too: move them to their positions
+            args, kwargs = _positional(fn, args, kwargs)
         tensors = flat_tensors(args)
         if st.grad_enabled:
             need_grad = any(t._requires_grad for t in tensors)
@@ -232,6 +254,10 @@ def record(name, fn, args, kwargs):
         if type(x) is Tensor and x._requires_grad and x.grad_fn is None:
             raise RuntimeError(f"{name}: a leaf tensor that requires grad (shape {x.shape}) cannot "
                                "be modified in place; do it under autograd.no_grad() or on a copy")
+        if type(x) is Tensor and x._ag is not None and x._ag.is_view:
+            raise RuntimeError(f"{name}: in-place change of a view (shape {x.shape}) of a tensor "
+                               "that requires grad is not supported (the base's graph would not "
+                               "see it); write into the base tensor, or use out-of-place ops")
         if rule is None:  # refuse before the data changes
             raise NotImplementedError(f"autograd: no derivative rule for in-place {name!r}; use "
                                       "the out-of-place form")
@@ -240,6 +266,9 @@ def record(name, fn, args, kwargs):
         out = fn(*args, **kwargs)
     finally:
         st.depth -= 1
+    res = out
+    if out is None and name in INPLACE:  # x[key] = v returns None: the output is x, written
+        out = args[0]
     if need_grad and _differentiable_out(out):
         if rule is None:
             raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
@@ -260,7 +289,7 @@ def record(name, fn, args, kwargs):
             for o, t in zip(outs, tans):
                 if t is not None and type(o) is Tensor:
                     meta_of(o).tangent = t
-    return out
+    return res
 
 
 def install():

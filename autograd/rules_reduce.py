@@ -1,40 +1,507 @@
-"""Derivative rules of reductions and scans (tensor/reductions.py)."""
+"""Derivative rules of reductions and scans (tensor/reductions.py), then of the small ops that
+sit beside them in tensor/public.py: round, clip, astype, copies, fills, tril/triu.
+
+A reduction's vjp broadcasts g back over the reduced axes and weights it (1 for sum, 1/n for
+mean, the softmax for logsumexp...); its jvp reduces the weighted tangent the same way.
+"""
 from __future__ import annotations
 
+import inspect
+import math
+
 import tensor as T
+from tensor.public import PUB
+from tensor.views import norm_axes, norm_axis
 
+from .grad_mode import is_grad_enabled
 from .graph import RULES, Rule
-from .rules_util import fit
+from .rules_util import fit, zeros_for
+
+_SIGS: dict = {}
 
 
-def _axes(ctx, ndim):
-    from tensor.views import norm_axes
-    a = ctx.kwargs.get("axis", ctx.args[1] if len(ctx.args) > 1 else None)
-    if a is None:
-        a = ctx.kwargs.get("dim")
-    return norm_axes(a, ndim, "sum")
+def params(ctx, name) -> dict:
+    """The public call's parameters by name, defaults applied (out= dropped: it only says where
+    the result is written)."""
+    sig = _SIGS.get(name)
+    if sig is None:
+        sig = _SIGS[name] = inspect.signature(PUB[name])
+    kw = ctx.kwargs
+    if "out" in kw:
+        kw = {k: v for k, v in kw.items() if k != "out"}
+    b = sig.bind(*ctx.args, **kw)
+    b.apply_defaults()
+    return b.arguments
 
 
-def _keepdims(ctx, i):
-    return ctx.kwargs.get("keepdims", ctx.args[i] if len(ctx.args) > i else False)
+def _needs(ctx) -> tuple:
+    """Per arg: does it need a gradient (every tensor arg when the Ctx was built without)."""
+    if ctx.needs is not None:
+        return ctx.needs
+    return tuple(hasattr(a, "shape") for a in ctx.args)
 
 
-def _expand_back(g, x, axes, keepdims):
+def _reduction(ctx, name, ndim):
+    p = params(ctx, name)
+    ax = p["axis"] if p["axis"] is not None else p.get("dim")
+    return p, norm_axes(ax, ndim, name)
+
+
+def _keep(r, axes, keepdims):
+    """A reduced result with the reduced axes kept as size 1 (broadcastable against x)."""
+    return T.expand_dims(r, axes) if axes and not keepdims else r
+
+
+def _unreduce(g, shape, axes, keepdims):
     """Broadcast a reduced gradient back to the input's shape."""
-    if not keepdims and axes:
-        g = T.expand_dims(g, axes)
-    return T.broadcast_to(g, x.shape)
+    return T.broadcast_to(_keep(g, axes, keepdims), shape)
 
+
+def _like(t, out):
+    """A tangent cast to the output's dtype."""
+    return t if t.dtype is out.dtype else t.astype(out.dtype)
+
+
+def _count(shape, axes) -> int:
+    return math.prod(shape[i] for i in axes)
+
+
+# ---------------------------------------------------------------- sum, mean, prod
 
 def _sum_vjp(ctx, g):
     x = ctx.args[0]
-    axes = _axes(ctx, x.ndim)
-    return (fit(_expand_back(g, x, axes, _keepdims(ctx, 3)), x),)
+    p, axes = _reduction(ctx, "sum", x.ndim)
+    return (fit(_unreduce(g, x.shape, axes, p["keepdims"]), x),)
 
 
 def _sum_jvp(ctx, tans):
     t = tans[0]
-    return None if t is None else T.sum(t, *ctx.args[1:], **ctx.kwargs)
+    if t is None:
+        return None
+    p, axes = _reduction(ctx, "sum", t.ndim)
+    return _like(T.sum(t, axis=axes, keepdims=p["keepdims"]), ctx.out)
+
+
+def _mean_vjp(ctx, g):
+    x = ctx.args[0]
+    p, axes = _reduction(ctx, "mean", x.ndim)
+    n = _count(x.shape, axes)
+    return (fit(_unreduce(g, x.shape, axes, p["keepdims"]) / max(n, 1), x),)
+
+
+def _mean_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    p, axes = _reduction(ctx, "mean", t.ndim)
+    return _like(T.mean(t, axis=axes, keepdims=p["keepdims"]), ctx.out)
+
+
+def _exclusive_cumprod(v):
+    """prod of v[..., :i] at position i (last axis): 1 first, no division."""
+    one = T.ones(v.shape[:-1] + (1,), dtype=v.dtype)
+    return T.concatenate([one, T.cumprod(v[..., :-1], axis=-1)], axis=-1)
+
+
+def _prod_others(x, axes, out_keep):
+    """The product over `axes` of every element but the one at each position, shaped like x.
+    Without zeros that is out / x; with zeros, left and right exclusive cumulative products
+    (exact, and differentiable again through cumprod's rule)."""
+    if not axes:
+        return T.ones(x.shape, dtype=x.dtype)
+    if x.numel() == 0:
+        return T.zeros(x.shape, dtype=x.dtype)
+    if not bool(T.any(x == 0)):
+        return out_keep / x
+    k = len(axes)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    front = T.moveaxis(x, list(axes), list(range(x.ndim - k, x.ndim)))
+    moved_shape = front.shape
+    v = front.reshape(tuple(x.shape[i] for i in kept) + (_count(x.shape, axes),))
+    left = _exclusive_cumprod(v)
+    right = T.flip(_exclusive_cumprod(T.flip(v, -1)), -1)
+    r = (left * right).reshape(moved_shape)
+    return T.moveaxis(r, list(range(x.ndim - k, x.ndim)), list(axes))
+
+
+def _prod_vjp(ctx, g):
+    x, out = ctx.args[0], ctx.out
+    p, axes = _reduction(ctx, "prod", x.ndim)
+    others = _prod_others(x, axes, _keep(out, axes, p["keepdims"]))
+    return (fit(_unreduce(g, x.shape, axes, p["keepdims"]) * others, x),)
+
+
+def _prod_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    x, out = ctx.args[0], ctx.out
+    p, axes = _reduction(ctx, "prod", x.ndim)
+    others = _prod_others(x, axes, _keep(out, axes, p["keepdims"]))
+    return _like(T.sum(t * others, axis=axes, keepdims=p["keepdims"]), out)
 
 
 RULES["sum"] = Rule("sum", _sum_vjp, _sum_jvp, ())
+RULES["mean"] = Rule("mean", _mean_vjp, _mean_jvp, ())
+RULES["prod"] = Rule("prod", _prod_vjp, _prod_jvp, (0, "out"))
+
+
+# ---------------------------------------------------------------- var, std
+
+def _var_parts(ctx, name):
+    """(params, axes, x - mean, 1 / (n - ddof)) of a var/std call."""
+    x = ctx.args[0]
+    p, axes = _reduction(ctx, name, x.ndim)
+    ddof = p["correction"] if p["correction"] is not None else p["ddof"]
+    denom = _count(x.shape, axes) - ddof
+    dev = x - T.mean(x, axis=axes, keepdims=True)
+    return p, axes, dev, (1.0 / denom if denom > 0 else math.inf)
+
+
+def _var_vjp(ctx, g):
+    x = ctx.args[0]
+    p, axes, dev, inv = _var_parts(ctx, "var")
+    return (fit(_unreduce(g, x.shape, axes, p["keepdims"]) * dev * (2.0 * inv), x),)
+
+
+def _var_jvp(ctx, tans):
+    if tans[0] is None:
+        return None
+    p, axes, dev, inv = _var_parts(ctx, "var")
+    return _like(T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv), ctx.out)
+
+
+def _std_scale(out):
+    """d std / d var = 1 / (2 std), taken as 0 where std is 0 (as PyTorch), NaN-free."""
+    zero = out == 0
+    return T.where(zero, 0.0, 0.5 / T.where(zero, 1.0, out))
+
+
+def _std_vjp(ctx, g):
+    x = ctx.args[0]
+    p, axes, dev, inv = _var_parts(ctx, "std")
+    gv = g * _std_scale(ctx.out)
+    return (fit(_unreduce(gv, x.shape, axes, p["keepdims"]) * dev * (2.0 * inv), x),)
+
+
+def _std_jvp(ctx, tans):
+    if tans[0] is None:
+        return None
+    p, axes, dev, inv = _var_parts(ctx, "std")
+    dvar = T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv)
+    return _like(dvar * _std_scale(ctx.out), ctx.out)
+
+
+RULES["var"] = Rule("var", _var_vjp, _var_jvp, (0,))
+RULES["std"] = Rule("std", _std_vjp, _std_jvp, (0, "out"))
+
+
+# ---------------------------------------------------------------- max, min, logsumexp
+
+def _extreme_weights(ctx, name):
+    """Where x equals the (broadcast) result, 1/count (ties share the gradient evenly, as
+    PyTorch's amax/amin); a NaN result matches the NaNs."""
+    x, out = ctx.args[0], ctx.out
+    p, axes = _reduction(ctx, name, x.ndim)
+    o = _keep(out, axes, p["keepdims"])
+    hit = (x == o) | (T.isnan(x) & T.isnan(o))
+    w = hit.astype(x.dtype)
+    return p, axes, w / T.sum(w, axis=axes, keepdims=True)
+
+
+def _extreme(name):
+    def vjp(ctx, g):
+        x = ctx.args[0]
+        p, axes, w = _extreme_weights(ctx, name)
+        return (fit(_unreduce(g, x.shape, axes, p["keepdims"]) * w, x),)
+
+    def jvp(ctx, tans):
+        if tans[0] is None:
+            return None
+        p, axes, w = _extreme_weights(ctx, name)
+        return _like(T.sum(tans[0] * w, axis=axes, keepdims=p["keepdims"]), ctx.out)
+    RULES[name] = Rule(name, vjp, jvp, (0, "out"))
+
+
+for _n in ("max", "min", "amax", "amin"):
+    _extreme(_n)
+
+
+def _softmax(ctx):
+    x, out = ctx.args[0], ctx.out
+    p, axes = _reduction(ctx, "logsumexp", x.ndim)
+    o = _keep(out, axes, p["keepdims"])
+    o = T.where(o == -math.inf, 0.0, o)  # all -inf (or empty): zero weights, not NaN
+    return p, axes, T.exp(x - o)
+
+
+def _lse_vjp(ctx, g):
+    x = ctx.args[0]
+    p, axes, sm = _softmax(ctx)
+    return (fit(_unreduce(g, x.shape, axes, p["keepdims"]) * sm, x),)
+
+
+def _lse_jvp(ctx, tans):
+    if tans[0] is None:
+        return None
+    p, axes, sm = _softmax(ctx)
+    return _like(T.sum(tans[0] * sm, axis=axes, keepdims=p["keepdims"]), ctx.out)
+
+
+RULES["logsumexp"] = Rule("logsumexp", _lse_vjp, _lse_jvp, (0, "out"))
+
+
+# ---------------------------------------------------------------- cumsum, cumprod
+
+def _scan_axis(ctx, name, x):
+    """(axis, flat): the scanned axis, and whether x was flattened first (axis=None)."""
+    p = params(ctx, name)
+    ax = p["axis"] if p["axis"] is not None else p["dim"]
+    if ax is None:
+        return 0, True
+    return norm_axis(ax, x.ndim, name), False
+
+
+def _revcumsum(v, a):
+    return T.flip(T.cumsum(T.flip(v, a), axis=a), a)
+
+
+def _cumsum_vjp(ctx, g):
+    x = ctx.args[0]
+    a, flat = _scan_axis(ctx, "cumsum", x)
+    r = _revcumsum(g, a)
+    return (fit(r.reshape(x.shape) if flat else r, x),)
+
+
+def _cumsum_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    a, flat = _scan_axis(ctx, "cumsum", t)
+    return _like(T.cumsum(t.reshape(-1) if flat else t, axis=a), ctx.out)
+
+
+def _zeros_split(x, a):
+    """Masks along axis a: positions before the first zero, and the first zero itself."""
+    nz = T.cumsum(x == 0, axis=a)
+    return nz == 0, (x == 0) & (nz == 1), nz
+
+
+_DENSE_MAX = 1 << 24  # elements of the (..., n, n) table of the exact-to-all-orders form
+
+
+def _dense(x, a):
+    """P[..., i, k] = prod_{j<=k, j!=i} x_j for k >= i, else 0 (axis a moved last): a polynomial
+    in x, so differentiating it again is exact even at zeros. O(n) times x's memory."""
+    xm = T.moveaxis(x, a, -1)
+    n = xm.shape[-1]
+    i = T.arange(n)
+    p = T.cumprod(T.where(T.eye(n, dtype=T.bool_), 1.0, T.expand_dims(xm, -2)), axis=-1)
+    return T.where(i.reshape(n, 1) <= i, p, 0.0)
+
+
+def _use_dense(x, a, v) -> bool:
+    """With zeros, the O(n) form below is exact to first order only; when this computation is
+    itself recorded (create_graph, reverse-over-forward) take the dense form if it fits."""
+    return (is_grad_enabled() and (x.requires_grad or v.requires_grad)
+            and x.numel() * x.shape[a] <= _DENSE_MAX)
+
+
+def _cumprod_grad(x, y, g, a):
+    """d/dx_i of sum_k g_k y_k = sum_{k>=i} g_k prod_{j<=k, j!=i} x_j. Before the first zero it
+    is revcumsum(g y) / x; at the first zero, revcumsum(g y') with that zero replaced by 1;
+    past it every term holds the zero."""
+    if not bool(T.any(x == 0)):
+        return _revcumsum(g * y, a) / x
+    if _use_dense(x, a, g):
+        r = T.sum(_dense(x, a) * T.expand_dims(T.moveaxis(g, a, -1), -2), axis=-1)
+        return T.moveaxis(r, -1, a)
+    before, first, _ = _zeros_split(x, a)
+    y1 = T.cumprod(T.where(first, 1.0, x), axis=a)
+    return (T.where(before, _revcumsum(g * y, a) / T.where(before, x, 1.0), 0.0)
+            + T.where(first, _revcumsum(g * y1, a), 0.0))
+
+
+def _cumprod_tangent(x, y, t, a):
+    """dy_k = sum_{i<=k} t_i prod_{j<=k, j!=i} x_j (same split as _cumprod_grad)."""
+    if not bool(T.any(x == 0)):
+        return y * T.cumsum(t / x, axis=a)
+    if _use_dense(x, a, t):
+        r = T.sum(_dense(x, a) * T.expand_dims(T.moveaxis(t, a, -1), -1), axis=-2)
+        return T.moveaxis(r, -1, a)
+    before, first, nz = _zeros_split(x, a)
+    y1 = T.cumprod(T.where(first, 1.0, x), axis=a)
+    t0 = T.sum(T.where(first, t, 0.0), axis=a, keepdims=True)
+    head = y * T.cumsum(T.where(before, t, 0.0) / T.where(before, x, 1.0), axis=a)
+    return T.where(before, head, 0.0) + T.where(nz >= 1, t0 * y1, 0.0)
+
+
+def _cumprod_operand(ctx, x):
+    a, flat = _scan_axis(ctx, "cumprod", x)
+    xs = x.reshape(-1) if flat else x
+    return a, flat, _like(xs, ctx.out)
+
+
+def _cumprod_vjp(ctx, g):
+    x = ctx.args[0]
+    a, flat, xs = _cumprod_operand(ctx, x)
+    r = _cumprod_grad(xs, ctx.out, g, a)
+    return (fit(r.reshape(x.shape) if flat else r, x),)
+
+
+def _cumprod_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    a, flat, xs = _cumprod_operand(ctx, ctx.args[0])
+    t = _like(t.reshape(-1) if flat else t, ctx.out)
+    return _cumprod_tangent(xs, ctx.out, t, a)
+
+
+RULES["cumsum"] = Rule("cumsum", _cumsum_vjp, _cumsum_jvp, ())
+RULES["cumprod"] = Rule("cumprod", _cumprod_vjp, _cumprod_jvp, (0, "out"))
+
+
+# ---------------------------------------------------------------- round, clip
+
+def _zero_rule(name):
+    def vjp(ctx, g):
+        return (zeros_for(ctx.args[0]) if _needs(ctx)[0] else None,) + (None,) * (len(ctx.args) - 1)
+
+    def jvp(ctx, tans):
+        return None if tans[0] is None else T.zeros(ctx.out.shape, dtype=ctx.out.dtype)
+    RULES[name] = Rule(name, vjp, jvp, ())
+
+
+_zero_rule("round")
+_zero_rule("around")
+
+
+def _clip_masks(x, lo, hi):
+    """(x passes, a_min active, a_max active) for out = min(max(x, lo), hi): x passes where
+    lo <= x <= hi; lo where x < lo <= hi; hi where x > hi or lo > hi (then out is hi)."""
+    if lo is None:
+        return x <= hi, None, x > hi
+    if hi is None:
+        return x >= lo, x < lo, None
+    mlo = (x < lo) & (lo <= hi) if isinstance(lo, T.Tensor) else None
+    mhi = (x > hi) | (lo > hi) if isinstance(hi, T.Tensor) else None
+    return (x >= lo) & (x <= hi), mlo, mhi
+
+
+def _no_grad_kwargs(ctx, name):
+    """The engine tracks positional tensors only: a keyword tensor needing a gradient would
+    silently get none."""
+    for k, v in ctx.kwargs.items():
+        if isinstance(v, T.Tensor) and v.requires_grad:
+            raise NotImplementedError(f"autograd: {name}: the gradient of a tensor passed by "
+                                      f"keyword ({k}=) is not tracked; pass it positionally")
+
+
+def _clip_vjp(ctx, g):
+    _no_grad_kwargs(ctx, "clip")
+    p = params(ctx, "clip")
+    x, lo, hi = p["x"], p["a_min"], p["a_max"]
+    masks = _clip_masks(x, lo, hi)
+    grads = [fit(T.where(m, g, 0.0), a) if need and m is not None else None
+             for m, a, need in zip(masks, (x, lo, hi), _needs(ctx) + (False,) * 3)]
+    return tuple(grads[:len(ctx.args)])
+
+
+def _clip_jvp(ctx, tans):
+    p = params(ctx, "clip")
+    masks = _clip_masks(p["x"], p["a_min"], p["a_max"])
+    r = None
+    for m, t in zip(masks, tans):
+        if m is not None and t is not None:
+            term = T.where(m, t, 0.0)
+            r = term if r is None else r + term
+    return None if r is None else _like(T.broadcast_to(r, ctx.out.shape), ctx.out)
+
+
+def _clip_inplace_mask(ctx):
+    """In place, only the clipped values are left: x passed where lo < out < hi (strictly, so
+    an x exactly on a bound gets 0 here, where out-of-place clip gives it 1)."""
+    p = params(ctx, "clip_")
+    out, lo, hi = ctx.args[0], p["a_min"], p["a_max"]
+    m = None if lo is None else out > lo
+    if hi is not None:
+        m = out < hi if m is None else m & (out < hi)
+    return m
+
+
+def _clip_inplace_refuse(bound_needs):
+    if any(bound_needs):
+        raise NotImplementedError("autograd: clip_/clamp_ with bounds that require grad (or carry "
+                                  "a tangent) is not supported: the input is overwritten; use "
+                                  "clip()/clamp()")
+
+
+def _clip_inplace_vjp(ctx, g):
+    _clip_inplace_refuse(_needs(ctx)[1:])
+    m = _clip_inplace_mask(ctx)
+    return (fit(T.where(m, g, 0.0), ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
+
+
+def _clip_inplace_jvp(ctx, tans):
+    _clip_inplace_refuse([t is not None for t in tans[1:]])
+    if tans[0] is None:
+        return None
+    return _like(T.where(_clip_inplace_mask(ctx), tans[0], 0.0), ctx.out)
+
+
+for _n in ("clip", "clamp"):
+    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2))
+for _n in ("clip_", "clamp_"):
+    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2))
+
+
+# ---------------------------------------------------------------- casts, copies, fills, tril
+
+def _identity_vjp(ctx, g):
+    return (fit(g, ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
+
+
+def _identity_jvp(ctx, tans):
+    return None if tans[0] is None else _like(tans[0], ctx.out)
+
+
+for _n in ("astype", "contiguous", "copy", "clone"):
+    RULES[_n] = Rule(_n, _identity_vjp, _identity_jvp, ())
+
+
+def _overwrite_vjp(ctx, g):
+    """copy_(x, src) / fill_(x, value): x's old value is gone (zero gradient); a tensor source
+    gets g summed to its shape."""
+    _no_grad_kwargs(ctx, "copy_/fill_")
+    x = ctx.args[0]
+    gx = zeros_for(x) if _needs(ctx)[0] else None
+    if len(ctx.args) < 2:
+        return (gx,)
+    return gx, (fit(g, ctx.args[1]) if _needs(ctx)[1] else None)
+
+
+def _overwrite_jvp(ctx, tans):
+    ts = tans[1] if len(tans) > 1 else None
+    if ts is None:
+        return T.zeros(ctx.out.shape, dtype=ctx.out.dtype)
+    return _like(T.broadcast_to(ts, ctx.out.shape), ctx.out)
+
+
+for _n in ("copy_", "fill_", "zero_"):
+    RULES[_n] = Rule(_n, _overwrite_vjp, _overwrite_jvp, ())
+
+
+def _tri(name):
+    fn = getattr(T, name)
+
+    def vjp(ctx, g):
+        return (fn(g, params(ctx, name)["k"]),) + (None,) * (len(ctx.args) - 1)
+
+    def jvp(ctx, tans):
+        return None if tans[0] is None else fn(tans[0], params(ctx, name)["k"])
+    RULES[name] = Rule(name, vjp, jvp, ())
+
+
+_tri("tril")
+_tri("triu")

@@ -160,8 +160,9 @@ def _extent(shape, strides, off):
 
 
 def _as_strided_map(ctx):
-    """For each output element, the flat (row-major) index of the element of x it reads, or
-    x.numel() when it reads storage outside x. NotImplementedError when x overlaps itself."""
+    """For each output element, the flat (row-major) index of the element of x it reads.
+    NotImplementedError when x overlaps itself or the output reads storage outside x (the
+    gradient would belong to a base tensor the graph does not know)."""
     x = ctx.args[0]
     p = params("as_strided", ctx)
     shape, strides = tuple(p["shape"]), tuple(p["strides"])
@@ -181,7 +182,13 @@ def _as_strided_map(ctx):
         raise NotImplementedError(
             f"autograd: as_strided of a tensor whose own elements overlap in memory (shape "
             f"{x.shape}, strides {xs}) has no well-defined gradient; call contiguous() first")
-    return m[_positions(shape, strides, off) - lo].reshape(shape), shape
+    idx = m[_positions(shape, strides, off) - lo]
+    if bool(T.any(idx == nx)):
+        raise NotImplementedError(
+            f"autograd: as_strided (shape {shape}, strides {strides}, offset {off}) reads storage "
+            f"outside its input (shape {x.shape}, strides {xs}, offset {xo}), which the gradient "
+            "cannot reach; apply as_strided to the whole base tensor instead")
+    return idx.reshape(shape), shape
 
 
 def _as_strided_vjp(ctx, g):
@@ -189,9 +196,8 @@ def _as_strided_vjp(ctx, g):
     idx, shape = _as_strided_map(ctx)
     if idx is None:
         return (T.zeros(x.shape, dtype=x.dtype),)
-    nx = x.numel()
-    buf = T.index_add(T.zeros((nx + 1,), dtype=g.dtype), 0, idx.reshape(-1), g.reshape(-1))
-    return (fit(buf[:nx].reshape(x.shape), x),)
+    buf = T.index_add(T.zeros((x.numel(),), dtype=g.dtype), 0, idx.reshape(-1), g.reshape(-1))
+    return (fit(buf.reshape(x.shape), x),)
 
 
 def _as_strided_jvp(ctx, tans):
@@ -201,8 +207,7 @@ def _as_strided_jvp(ctx, tans):
     idx, shape = _as_strided_map(ctx)
     if idx is None:
         return T.zeros(shape, dtype=t.dtype)
-    ext = T.concatenate([t.reshape(-1), T.zeros((1,), dtype=t.dtype)])
-    return ext[idx]
+    return t.reshape(-1)[idx]
 
 
 register("as_strided", _as_strided_vjp, _as_strided_jvp, save=(0,))

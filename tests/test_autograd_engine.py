@@ -279,3 +279,21 @@ def test_an_op_without_a_rule_is_a_clear_error_not_a_wrong_gradient():
     x = leaf([1.0, 2.0])
     with pytest.raises(NotImplementedError, match="exp_"):
         (x * 1).exp_()
+
+
+def test_in_place_through_a_view_of_a_graph_tensor_is_refused():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    y = x * 1.0
+    with pytest.raises(RuntimeError, match="view"):
+        y[0:2].add_(1.0)
+    y[1] = 7.0  # writing through the base itself is differentiated
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 1.0])
+
+
+def test_tensors_passed_by_keyword_get_gradients():
+    x, s = leaf([1.0, 2.0, 3.0]), leaf([10.0])
+    y = T.index_add(x * 1.0, 0, T.tensor([1]), source=s)
+    y.sum().backward()
+    np.testing.assert_array_equal(s.grad.numpy(), [1.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])

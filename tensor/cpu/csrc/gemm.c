@@ -20,10 +20,15 @@
  *   whatever the thread count: results are bitwise reproducible.
  *   16-bit floats are widened to float while packing, accumulated in float32
  *   in a workspace and rounded to nearest-even once, on the final store.
+ *   Thin problems (<= 4 rows on one side: matrix-vector and the like) skip
+ *   the packing of the big operand and stream it along its contiguous axis.
+ *   Small problems (M*N*K <= 64^3) take a direct register-tiled loop with no
+ *   packing and no OpenMP (only a large batch of them is spread over threads).
  * Integer types: i-k-j loops over a packed block of B, accumulating in a wider
  *   unsigned type (wrapping arithmetic, truncated on store == NumPy's result).
  * Bool: C = OR_k (A AND B), output 0/1.
- * Small problems take a direct loop with no packing and no OpenMP.
+ * nthreads < 1 is taken as 1.  Scratch memory is allocated per call and per
+ * thread and freed before returning; there is no global mutable state.
  */
 #include <stdint.h>
 #include <string.h>
