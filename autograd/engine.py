@@ -14,7 +14,7 @@ from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
 from .grad_mode import is_grad_enabled, set_grad_enabled
-from .graph import AccumulateGrad, edge_of, flat_tensors
+from .graph import AccumulateGrad, Meta, edge_of, flat_tensors, meta_of
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -167,12 +167,18 @@ def _flatten_like(node, grads):
     """Rule results are shaped like the op's args; flatten to one per tensor input."""
     out = []
     for a, g in zip(node.ctx.args, grads):
-        if isinstance(a, list | tuple) and not hasattr(a, "shape"):
-            if any(hasattr(x, "shape") for x in a):
-                out.extend(g if g is not None else [None] * sum(hasattr(x, "shape") for x in a))
-        elif hasattr(a, "shape"):
+        if isinstance(a, list | tuple):
+            n = sum(_is_input(x) for x in a)
+            if n:
+                out.extend(g if g is not None else [None] * n)
+        elif _is_input(a):
             out.append(g)
     return out
+
+
+def _is_input(a) -> bool:
+    """A tensor input of the op (saved as itself, or replaced by its Meta)."""
+    return type(a) is Tensor or isinstance(a, Meta)
 
 
 def _call_rule(node, gs, retain_graph):
@@ -187,11 +193,16 @@ def _call_rule(node, gs, retain_graph):
     linked = out is not None and not isinstance(out, list) and is_grad_enabled()
     if linked:  # create_graph: the saved output stands for the node's output in the new graph
         out._requires_grad, out.grad_fn = True, node
+        tan = getattr(node.ctx, "out_tangent", None)
+        if tan is not None:  # forward-over-reverse: the saved output carries its tangent too
+            meta_of(out).tangent = tan
     try:
         grads = node.rule.vjp(node.ctx, g_in)
     finally:
         if linked:
             out._requires_grad, out.grad_fn = False, None
+            if out._ag is not None:
+                out._ag.tangent = None
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     flat = _flatten_like(node, grads)
@@ -207,10 +218,10 @@ def _call_rule(node, gs, retain_graph):
 def _flat_args(node):
     out = []
     for a in node.ctx.args:
-        if hasattr(a, "shape") and not isinstance(a, list | tuple):
+        if isinstance(a, list | tuple):
+            out.extend(x for x in a if _is_input(x))
+        elif _is_input(a):
             out.append(a)
-        elif isinstance(a, list | tuple):
-            out.extend(x for x in a if hasattr(x, "shape"))
     return out
 
 

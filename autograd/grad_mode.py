@@ -18,6 +18,7 @@ class _State(threading.local):
         self.grad_enabled = True
         self.depth = 0        # > 0 while a recorded op runs: its inner ops are not recorded
         self.fw_level = 0     # > 0 inside autograd.jvp: tangents are pushed forward
+        self.fw_tensors = []  # weak refs to tensors given a tangent (cleared when jvp returns)
 
 
 state = _State()

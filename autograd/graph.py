@@ -185,6 +185,8 @@ def _attach(name, rule, args, kwargs, out, tensors):
                   any(type(x) is Tensor and x.requires_grad for x in a)
                   if isinstance(a, list | tuple) else False for a in args)
     node.ctx = Ctx(_saved_args(args, rule.save, node), kwargs, ctx_out, needs)
+    if ctx_out is not None and type(out) is Tensor and out._ag is not None:
+        node.ctx.out_tangent = out._ag.tangent  # for forward-over-reverse through this node
     for i, o in enumerate(outs):
         if type(o) is Tensor:
             o._requires_grad = True
@@ -211,8 +213,8 @@ _SIGS: dict = {}
 
 
 def _positional(fn, args, kwargs):
-    """Bind keyword arguments to their positions (rules read ctx.args), keeping only the
-    keyword-only ones as kwargs."""
+    """Bind keyword arguments to their positions (rules read ctx.args; defaults fill the gaps
+    before the last one given), keeping only keyword-only ones as kwargs."""
     sig = _SIGS.get(fn)
     if sig is None:
         sig = _SIGS[fn] = inspect.signature(fn)
@@ -220,7 +222,14 @@ def _positional(fn, args, kwargs):
         b = sig.bind(*args, **kwargs)
     except TypeError:
         return args, kwargs  # let the op itself raise its own message
-    return b.args, b.kwargs
+    P = inspect.Parameter
+    if any(q.kind is P.VAR_POSITIONAL for q in sig.parameters.values()):
+        return b.args, b.kwargs
+    names = [n for n, q in sig.parameters.items() if q.kind in (P.POSITIONAL_ONLY,
+                                                                 P.POSITIONAL_OR_KEYWORD)]
+    last = max((i for i, n in enumerate(names) if n in b.arguments), default=-1)
+    pos = tuple(b.arguments.get(n, sig.parameters[n].default) for n in names[:last + 1])
+    return pos, {k: v for k, v in b.kwargs.items() if k not in names}
 
 
 def _differentiable_out(out) -> bool:
@@ -266,13 +275,11 @@ def record(name, fn, args, kwargs):
         out = fn(*args, **kwargs)
     finally:
         st.depth -= 1
+    if name not in INPLACE and type(out) is Tensor and any(out is t for t in tensors):
+        return out  # the op returned its input itself: already on the graph, tangent included
     res = out
     if out is None and name in INPLACE:  # x[key] = v returns None: the output is x, written
         out = args[0]
-    if need_grad and _differentiable_out(out):
-        if rule is None:
-            raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
-        _attach(name, rule, args, kwargs, out, tensors)
     if need_tan and rule is None and _differentiable_out(out):
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
     if need_tan and rule is not None:
@@ -289,6 +296,11 @@ def record(name, fn, args, kwargs):
             for o, t in zip(outs, tans):
                 if t is not None and type(o) is Tensor:
                     meta_of(o).tangent = t
+                    st.fw_tensors.append(weakref.ref(o))
+    if need_grad and _differentiable_out(out):
+        if rule is None:
+            raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
+        _attach(name, rule, args, kwargs, out, tensors)
     return res
 
 

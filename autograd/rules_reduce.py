@@ -53,8 +53,10 @@ def _keep(r, axes, keepdims):
 
 
 def _unreduce(g, shape, axes, keepdims):
-    """Broadcast a reduced gradient back to the input's shape."""
-    return T.broadcast_to(_keep(g, axes, keepdims), shape)
+    """Broadcast a reduced gradient back to the input's shape (broadcast_to is skipped when
+    nothing changes: it returns its input then, which the recorder mishandles)."""
+    g = _keep(g, axes, keepdims)
+    return g if g.shape == tuple(shape) else T.broadcast_to(g, shape)
 
 
 def _like(t, out):
@@ -390,8 +392,8 @@ def _clip_masks(x, lo, hi):
 
 
 def _no_grad_kwargs(ctx, name):
-    """The engine tracks positional tensors only: a keyword tensor needing a gradient would
-    silently get none."""
+    """A tensor the recorder left in kwargs (clip(x, a_max=w): a_min skipped) has no edge: its
+    gradient would silently be dropped."""
     for k, v in ctx.kwargs.items():
         if isinstance(v, T.Tensor) and v.requires_grad:
             raise NotImplementedError(f"autograd: {name}: the gradient of a tensor passed by "
@@ -416,7 +418,9 @@ def _clip_jvp(ctx, tans):
         if m is not None and t is not None:
             term = T.where(m, t, 0.0)
             r = term if r is None else r + term
-    return None if r is None else _like(T.broadcast_to(r, ctx.out.shape), ctx.out)
+    if r is None:
+        return None
+    return _like(r if r.shape == ctx.out.shape else T.broadcast_to(r, ctx.out.shape), ctx.out)
 
 
 def _clip_inplace_mask(ctx):
@@ -485,7 +489,7 @@ def _overwrite_jvp(ctx, tans):
     ts = tans[1] if len(tans) > 1 else None
     if ts is None:
         return T.zeros(ctx.out.shape, dtype=ctx.out.dtype)
-    return _like(T.broadcast_to(ts, ctx.out.shape), ctx.out)
+    return _like(ts if ts.shape == ctx.out.shape else T.broadcast_to(ts, ctx.out.shape), ctx.out)
 
 
 for _n in ("copy_", "fill_", "zero_"):
