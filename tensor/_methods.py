@@ -4,6 +4,7 @@ the same node."""
 from __future__ import annotations
 
 from . import _hook, interop
+from . import dtypes as _dt
 from ._tensor import Tensor
 from .public import PUB
 
@@ -157,3 +158,29 @@ Tensor.detach = _detach
 Tensor.detach_ = _detach_
 Tensor.register_hook = _register_hook
 Tensor.retain_grad = _retain_grad
+
+
+# --- copy and pickle: a tensor travels as its values (a detached copy) ---
+def _rebuild(raw: bytes, dtype: str, shape: tuple, requires_grad: bool):
+    from .creation import from_numpy
+    from .dtypes import dtype as to_dtype
+    d = to_dtype(dtype)
+    import numpy as np
+    a = np.frombuffer(raw, dtype=np.int16 if d.np is None else d.np).reshape(shape)
+    t = from_numpy(a.copy())
+    if d.np is None:  # bfloat16 travels as its raw 16-bit words
+        t = Tensor._make(t._storage, t._shape, t._strides, t._offset, d)
+    return t.requires_grad_() if requires_grad else t
+
+
+def _reduce(self):
+    c = PUB["contiguous"](self.detach())
+    words = c if c.dtype.np is not None else Tensor._make(c._storage, c._shape, c._strides,
+                                                          c._offset, _dt.int16)
+    return (_rebuild, (words.numpy().tobytes(), self.dtype.name, self.shape,
+                       self.requires_grad and self.is_leaf))
+
+
+Tensor.__reduce__ = _reduce
+Tensor.__copy__ = lambda self: _rebuild(*_reduce(self)[1])  # as NumPy: copy.copy copies data
+Tensor.__deepcopy__ = lambda self, memo: _rebuild(*_reduce(self)[1])

@@ -28,11 +28,12 @@ class Storage:
         self.version = 0  # bumped by in-place writes; autograd checks saved tensors against it
 
     def __del__(self):
-        b, self._block = self._block, None
+        b = getattr(self, "_block", None)  # may be unset if __init__ never ran (copy/pickle)
+        self._block = None
         try:
             if b is not None:
                 self._alloc.free(b)
-            elif self.release is not None:
+            elif getattr(self, "release", None) is not None:
                 r, self.release = self.release, None
                 r()
         except Exception:  # interpreter shutdown: modules may already be torn down

@@ -258,3 +258,17 @@ def test_memory_allocated_tracks_tensor_lifetime():
     w = T.from_numpy(n)  # external memory is not the allocator's
     assert alloc.memory_allocated() == before
     del w
+
+
+def test_copy_deepcopy_and_pickle_copy_values_and_dtype():
+    import copy
+    import pickle
+    x = T.arange(6.0).reshape(2, 3).T
+    for y in (copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
+        assert y.shape == x.shape and y.dtype == x.dtype and y.tolist() == x.tolist()
+        assert not T.shares_memory(x, y)
+    b = T.tensor([1.5, -2.0], dtype="bfloat16")
+    rb = pickle.loads(pickle.dumps(b))
+    assert rb.dtype == T.bfloat16 and rb.astype("float32").tolist() == [1.5, -2.0]
+    w = T.ones(2).requires_grad_()
+    assert copy.deepcopy(w).requires_grad and copy.deepcopy(w).is_leaf

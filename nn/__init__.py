@@ -1,0 +1,11 @@
+"""nn: modules, layers, losses and optimizers on top of tensor and autograd.
+
+>>> import tensor as T, nn
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+>>> model(T.ones((3, 4), dtype="float32")).shape
+(3, 2)
+"""
+from . import data, init, utils
+from .containers import ModuleDict, ModuleList, Sequential
+from .module import Module, Parameter
+from .serialization import load, save

@@ -1,0 +1,182 @@
+"""Containers of modules: Sequential, ModuleList, ModuleDict, as torch.nn's.
+
+>>> import tensor as T
+>>> from nn.containers import ModuleDict, ModuleList, Sequential
+>>> from nn.module import Module
+>>> class Double(Module):
+...     def forward(self, x): return 2 * x
+>>> s = Sequential(Double(), ModuleList([Double()])[0])
+>>> s(T.ones(2)).tolist(), len(s), len(ModuleDict({"a": Double()}))
+([4.0, 4.0], 2, 1)
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+
+from .module import Module
+
+
+def _index(i, n: int, what: str) -> int:
+    i = i.__index__()
+    if not -n <= i < n:
+        raise IndexError(f"{what}: index {i} is out of range for length {n}")
+    return i % n
+
+
+class Sequential(Module):
+    """Modules applied in order: Sequential(a, b, c)(x) == c(b(a(x))).
+
+    >>> import tensor as T
+    >>> class Double(Module):
+    ...     def forward(self, x): return 2 * x
+    >>> s = Sequential(Double(), Double())
+    >>> s(T.ones(2)).tolist(), len(s), repr(s).splitlines()[1]
+    ([4.0, 4.0], 2, '  (0): Double()')
+    """
+
+    def __init__(self, *args: Module) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, i):
+        items = list(self._modules.items())
+        if isinstance(i, slice):
+            return Sequential(OrderedDict(items[i]))
+        return items[_index(i, len(items), "Sequential")][1]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        key = list(self._modules)[_index(i, len(self), "Sequential")]
+        self.add_module(key, module)
+
+    def __delitem__(self, i) -> None:
+        keys = list(self._modules)
+        for k in (keys[i] if isinstance(i, slice) else [keys[_index(i, len(keys), "Sequential")]]):
+            del self._modules[k]
+        if all(k.isdigit() for k in keys):  # numbered: renumber 0..n-1, as PyTorch
+            mods = list(self._modules.values())
+            self._modules.clear()
+            self._modules.update((str(j), m) for j, m in enumerate(mods))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> Sequential:
+        for m in modules:
+            self.append(m)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules, registered as children (indexable, iterable, appendable)."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, i):
+        mods = list(self._modules.values())
+        if isinstance(i, slice):
+            return ModuleList(mods[i])
+        return mods[_index(i, len(mods), "ModuleList")]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        self.add_module(str(_index(i, len(self), "ModuleList")), module)
+
+    def __delitem__(self, i) -> None:
+        mods = list(self._modules.values())
+        if isinstance(i, slice):
+            del mods[i]
+        else:
+            del mods[_index(i, len(mods), "ModuleList")]
+        self._modules.clear()
+        self.extend(mods)  # keys stay "0".."n-1"
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        self.extend(mods)
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, registered as children."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def pop(self, key: str) -> Module:
+        return self._modules.pop(key)
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def update(self, modules: Mapping[str, Module] | Iterable) -> None:
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for k, m in pairs:
+            self[k] = m

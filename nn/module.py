@@ -1,0 +1,513 @@
+"""Module, Parameter and the containers (Sequential, ModuleList, ModuleDict), as torch.nn's.
+
+>>> import tensor as T
+>>> from nn.module import Module, Parameter
+>>> class Affine(Module):
+...     def __init__(self, n):
+...         super().__init__()
+...         self.w = Parameter(T.ones(n, dtype=T.float32))
+...         self.register_buffer("calls", T.zeros((), dtype=T.int64))
+...     def forward(self, x):
+...         return x * self.w
+>>> m = Affine(3)
+>>> [name for name, _ in m.named_parameters()], list(m.state_dict())
+(['w'], ['w', 'calls'])
+>>> m(T.ones(3, dtype=T.float32)).sum().backward(); m.w.grad.tolist()
+[1.0, 1.0, 1.0]
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+import tensor as T
+from autograd import no_grad
+from tensor import Tensor
+
+# --------------------------------------------------------------------------- Parameter
+# A parameter is a plain Tensor remembered in this registry, not a Tensor subclass: autograd
+# records only `type(x) is Tensor` inputs, so a subclass would silently drop out of the graph.
+_PARAMS: dict[int, weakref.ref] = {}
+
+
+def _forget(key: int):
+    def cb(ref):
+        if _PARAMS.get(key) is ref:
+            del _PARAMS[key]
+    return cb
+
+
+def is_parameter(obj: Any) -> bool:
+    """True for tensors created by Parameter(...)."""
+    if type(obj) is not Tensor:
+        return False
+    r = _PARAMS.get(id(obj))
+    return r is not None and r() is obj
+
+
+class _ParameterMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return is_parameter(obj)
+
+
+class Parameter(metaclass=_ParameterMeta):
+    """A leaf tensor that requires grad and that a Module registers when assigned to it.
+
+    Parameter(data) returns a plain Tensor sharing data's memory (without its history);
+    `isinstance(p, Parameter)` is True for it.
+
+    >>> import tensor as T
+    >>> p = Parameter(T.zeros(2, dtype=T.float32))
+    >>> isinstance(p, Parameter), isinstance(p, T.Tensor), p.requires_grad, p.is_leaf
+    (True, True, True, True)
+    """
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Tensor:
+        if data is None:
+            data = T.empty(0, dtype=T.float32)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter: data must be a Tensor, got {type(data).__name__}")
+        t = data.detach()
+        if requires_grad:
+            t.requires_grad_(True)
+        _PARAMS[id(t)] = weakref.ref(t, _forget(id(t)))
+        return t
+
+
+def _set_data(t: Tensor, new: Tensor) -> None:
+    """Point t at new's data in place (PyTorch's `param.data = new`): references held elsewhere,
+    by an optimizer for instance, stay valid."""
+    t._storage, t._shape, t._strides, t._offset = new._storage, new._shape, new._strides, new._offset
+    t._dtype, t._contig = new._dtype, None
+
+
+# --------------------------------------------------------------------------- hooks, errors
+class RemovableHandle:
+    """Returned by register_*_hook: remove() unregisters the hook (also as a context manager)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self.hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else lambda: hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        hooks = self.hooks_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class StateDictError(ValueError, RuntimeError):
+    """load_state_dict: missing, unexpected or mis-shaped entries (a ValueError, and a
+    RuntimeError as PyTorch raises)."""
+
+
+class IncompatibleKeys(NamedTuple):
+    missing_keys: list
+    unexpected_keys: list
+
+
+def _addindent(s: str, n: int) -> str:
+    lines = s.split("\n")
+    return lines[0] if len(lines) == 1 else "\n".join([lines[0]] + [" " * n + x for x in lines[1:]])
+
+
+def _parse_to(args, device, dtype):
+    for a in args:
+        if isinstance(a, T.Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
+            device = a
+        else:
+            dtype = a
+    return device, (T.dtypes.dtype(dtype) if dtype is not None else None)
+
+
+# --------------------------------------------------------------------------- Module
+class Module:
+    """Base class of every layer and model: subclass, assign Parameters, Modules and buffers
+    in __init__ (after super().__init__()), and define forward()."""
+
+    training: bool
+
+    def __init__(self) -> None:
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__}: forward() is not defined")
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    # ---- registration
+    def _check_name(self, name, what: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{what} name must be a str, got {type(name).__name__}")
+        if name == "" or "." in name:
+            raise KeyError(f"{what} name must be non-empty and contain no '.', got {name!r}")
+
+    def register_parameter(self, name: str, param: Tensor | None) -> None:
+        """Add a parameter (or None: a declared slot, skipped by parameters())."""
+        self._check_name(name, "parameter")
+        if param is not None and not is_parameter(param):
+            raise TypeError(f"cannot assign a {type(param).__name__} as parameter {name!r} "
+                            "(wrap it: Parameter(tensor))")
+        self._remove_attr(name, self._parameters)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter (running statistics...). Persistent
+        buffers are in state_dict()."""
+        self._check_name(name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+        self._remove_attr(name, self._buffers)
+        self._buffers[name] = tensor
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        self._check_name(name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._remove_attr(name, self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _remove_attr(self, name: str, keep: dict) -> None:
+        """Drop name from every namespace but `keep` (where a re-assignment keeps its place)."""
+        self.__dict__.pop(name, None)
+        for d in (self._parameters, self._buffers, self._modules):
+            if d is not keep:
+                d.pop(name, None)
+        self._non_persistent.discard(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if is_parameter(value):
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            self.add_module(name, value)
+        elif "_parameters" in d and name in self._parameters:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to parameter {name!r} "
+                                "(a Parameter or None expected)")
+            self._parameters[name] = None
+        elif "_modules" in d and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to submodule {name!r}")
+            self._modules[name] = None
+        elif "_buffers" in d and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for k in ("_parameters", "_buffers", "_modules"):
+            if k in d and name in d[k]:
+                return d[k][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for k in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(k, ()):
+                del self.__dict__[k][name]
+                self._non_persistent.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
+    # ---- traversal
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """(qualified name, module) of this module and every descendant, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                           remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, attr: str, prefix: str, recurse: bool, remove_duplicate: bool = True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for mp, m in mods:
+            for name, t in getattr(m, attr).items():
+                if t is None or (remove_duplicate and id(t) in seen):
+                    continue
+                seen.add(id(t))
+                yield (f"{mp}.{name}" if mp else name), t
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """(qualified name, parameter); a parameter shared by several modules comes once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        m = self
+        for part in target.split(".") if target else ():
+            sub = m._modules.get(part)
+            if sub is None:
+                raise AttributeError(f"{m._get_name()} has no submodule {part!r} (in {target!r})")
+            m = sub
+        return m
+
+    def get_parameter(self, target: str) -> Tensor:
+        mod, _, name = target.rpartition(".")
+        m = self.get_submodule(mod)
+        if name not in m._parameters:
+            raise AttributeError(f"{m._get_name()} has no parameter {name!r}")
+        return m._parameters[name]
+
+    # ---- modes and in-place changes
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and every descendant (dropout, batch norm...)."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"train: mode must be a bool, got {type(mode).__name__}")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's .grad: to None (default), or to zeros in place."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                with no_grad():
+                    p.grad = p.grad.detach()
+                    p.grad.zero_()
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call fn(m) on every submodule (children first) and on self; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply_tensors(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Replace each parameter's data (in place, identity kept) and each buffer by fn(t)."""
+        with no_grad():
+            for m in self.modules():
+                for p in m._parameters.values():
+                    if p is None:
+                        continue
+                    new = fn(p)
+                    if new is not p:
+                        _set_data(p, new)
+                        if p.grad is not None:
+                            p.grad = fn(p.grad)
+                for k, b in m._buffers.items():
+                    if b is not None:
+                        m._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args, device=None, dtype=None) -> Module:
+        """to(device), to(dtype) or to(device, dtype): moves every parameter and buffer, and
+        casts the floating ones (integer buffers keep their dtype). In place; returns self."""
+        device, dtype = _parse_to(args, device, dtype)
+        if dtype is not None and dtype.kind != "f":
+            raise TypeError(f"Module.to: only floating dtypes are accepted, got {dtype.name}")
+
+        def fn(t):
+            d = dtype if dtype is not None and t.dtype.kind == "f" else None
+            return t.to(device=device, dtype=d, copy=False) if device or d else t
+        return self._apply_tensors(fn)
+
+    def float(self) -> Module:
+        return self.to(T.float32)
+
+    def double(self) -> Module:
+        return self.to(T.float64)
+
+    def half(self) -> Module:
+        return self.to(T.float16)
+
+    def bfloat16(self) -> Module:
+        return self.to(T.bfloat16)
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device: int | None = None) -> Module:
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    # ---- hooks
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, args) runs before forward; a non-None result replaces args."""
+        h = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[h.id] = hook
+        return h
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, args, output) runs after forward; a non-None result replaces output."""
+        h = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[h.id] = hook
+        return h
+
+    # ---- state
+    def state_dict(self, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict:
+        """Parameters and persistent buffers by qualified name (detached: same memory, no
+        history; keep_vars=True gives the tensors themselves)."""
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(out, prefix + name + ".", keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True) -> IncompatibleKeys:
+        """Copy tensors into the parameters and buffers of the same names (cast to their dtype).
+
+        Everything is checked before anything is copied: a shape mismatch always raises, and
+        with strict=True so does a missing or unexpected key (StateDictError, a ValueError and a
+        RuntimeError, listing all of them). Returns (missing_keys, unexpected_keys)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict: expected a mapping, got {type(state_dict).__name__}")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        for k, t in own.items():
+            if k not in state_dict:
+                continue
+            v = state_dict[k]
+            if not isinstance(v, Tensor):
+                raise TypeError(f"load_state_dict: entry {k!r} is a {type(v).__name__}, not a Tensor")
+            if v.shape != t.shape:
+                errors.append(f"size mismatch for {k}: copying a tensor of shape {v.shape} from the "
+                              f"checkpoint, the shape in the current model is {t.shape}")
+        if strict:
+            head = [f"{what} key(s) in state_dict: " + ", ".join(map(repr, keys))
+                    for what, keys in (("Missing", missing), ("Unexpected", unexpected)) if keys]
+            errors = head + errors
+        if errors:
+            raise StateDictError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
+                                 + "\n\t".join(errors))
+        with no_grad():
+            for k, t in own.items():
+                if k in state_dict and state_dict[k] is not t:
+                    t.copy_(state_dict[k])
+        return IncompatibleKeys(missing, unexpected)
+
+    def __deepcopy__(self, memo: dict) -> Module:
+        """copy.deepcopy(model): parameters (still Parameters), their grads and buffers copied."""
+        for m in self.modules():
+            for t in itertools.chain(m._parameters.values(), m._buffers.values()):
+                if t is not None and id(t) not in memo:
+                    c = t.detach().copy()
+                    if is_parameter(t):
+                        c = Parameter(c, t.requires_grad)
+                        c.grad = None if t.grad is None else t.grad.detach().copy()
+                    memo[id(t)] = c
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
+
+    # ---- printing
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in repr (override in layers)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({k}): " + _addindent(repr(m), 2) for k, m in self._modules.items()
+                       if m is not None]
+        lines = extra_lines + child_lines
+        s = self._get_name() + "("
+        if lines:
+            s += extra_lines[0] if len(extra_lines) == 1 and not child_lines else \
+                "\n  " + "\n  ".join(lines) + "\n"
+        return s + ")"
+
+
+from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402,F401  (re-exported)

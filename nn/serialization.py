@@ -1,0 +1,158 @@
+"""save / load of state dicts in NumPy's .npz format, without pickle.
+
+Tensors become arrays named by their path of keys joined with '/' (`layer.weight`,
+`state/0/momentum_buffer`); a JSON entry `__tree__` records the nesting (dicts, lists, tuples,
+int or str keys), the dtype of every tensor (bfloat16, which NumPy lacks, is stored as its raw
+uint16 bits) and the plain values (numbers, strings, None) such as an optimizer's learning rate.
+Files are read with allow_pickle=False, so loading one runs no code.
+
+>>> import os, tempfile, tensor as T
+>>> sd = {"w": T.ones(2, dtype=T.bfloat16), "opt": {"step": 3, "state": {0: T.zeros(1)}}}
+>>> path = os.path.join(tempfile.mkdtemp(), "ckpt.npz")
+>>> save(sd, path); back = load(path)
+>>> back["w"].dtype, back["opt"]["step"], list(back["opt"]["state"])
+(tensor.bfloat16, 3, [0])
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+import tensor as T
+from tensor import Tensor
+
+_TREE = "__tree__"
+_FORMAT = "stridex-state-v1"
+
+
+class CheckpointError(ValueError):
+    """A file that is not a checkpoint save() wrote, or one whose entries are damaged."""
+
+
+def _bits(t: Tensor, dtype) -> Tensor:
+    """The same memory read as another dtype of the same size (contiguous t)."""
+    return Tensor._make(t._storage, t._shape, t._strides, t._offset, T.dtypes.dtype(dtype))
+
+
+def _to_numpy(t: Tensor) -> np.ndarray:
+    t = t.detach().contiguous()
+    if t.dtype is T.bfloat16:  # tensor has no uint16: read the bits as int16, label them uint16
+        return _bits(t, T.int16).numpy().view(np.uint16)
+    return t.numpy()
+
+
+def _encode(obj: Any, path: list, arrays: dict) -> Any:
+    """The JSON description of obj; tensors go into arrays under their '/'-joined path."""
+    if isinstance(obj, Tensor):
+        name = "/".join(map(str, path))
+        if name in arrays or name == _TREE or name == "":
+            raise ValueError(f"save: the key path {path!r} gives the entry name {name!r}, which is "
+                             "empty, reserved or taken by another path (keys must not contain '/')")
+        arrays[name] = _to_numpy(obj)
+        return {"tensor": name, "dtype": obj.dtype.name}
+    if isinstance(obj, Mapping):
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, str | int) or isinstance(k, bool):
+                raise TypeError(f"save: dict keys must be str or int, got {k!r} at {path!r}")
+            items.append([k, _encode(v, path + [k], arrays)])
+        return {"dict": items}
+    if isinstance(obj, list | tuple):
+        kind = "list" if isinstance(obj, list) else "tuple"
+        return {kind: [_encode(v, path + [i], arrays) for i, v in enumerate(obj)]}
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return {"value": obj}
+    if isinstance(obj, np.generic):
+        return {"value": obj.item()}
+    raise TypeError(f"save: cannot store a {type(obj).__name__} (at key path {path!r}); "
+                    "tensors, dicts, lists, tuples, numbers, strings and None are supported")
+
+
+def save(obj: Mapping, path: str | os.PathLike, compress: bool = False) -> None:
+    """Write a (nested) dict of tensors and plain values to `path` as .npz (atomically)."""
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"save: expected a dict (a state_dict), got {type(obj).__name__}")
+    arrays: dict = {}
+    tree = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
+    arrays[_TREE] = np.array(json.dumps(tree))
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            (np.savez_compressed if compress else np.savez)(f, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _from_numpy(a: np.ndarray, dtype: str, name: str) -> Tensor:
+    want = "uint16" if dtype == "bfloat16" else dtype
+    if a.dtype.name != want:
+        raise CheckpointError(f"load: entry {name!r} holds {a.dtype.name} data but is recorded as "
+                              f"{dtype}")
+    if dtype == "bfloat16":
+        return _bits(T.from_numpy(np.ascontiguousarray(a).view(np.int16)), T.bfloat16)
+    return T.from_numpy(a)
+
+
+def _decode(node: Any, arrays, used: set) -> Any:
+    if not isinstance(node, dict) or len(node) not in (1, 2):
+        raise CheckpointError(f"load: damaged tree node {node!r}")
+    if "tensor" in node:
+        name = node["tensor"]
+        if name not in arrays.files:
+            raise CheckpointError(f"load: the file has no entry {name!r} (it is listed in its tree)")
+        used.add(name)
+        return _from_numpy(arrays[name], node.get("dtype", ""), name)
+    (kind, v), = node.items()
+    if kind == "dict":
+        return {k: _decode(c, arrays, used) for k, c in v}
+    if kind in ("list", "tuple"):
+        out = [_decode(c, arrays, used) for c in v]
+        return out if kind == "list" else tuple(out)
+    if kind == "value":
+        return v
+    raise CheckpointError(f"load: damaged tree node {node!r}")
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Read what save() wrote: the same nesting, with tensors on the CPU.
+
+    A plain .npz of arrays (no `__tree__`) loads as a flat dict of tensors."""
+    try:
+        arrays = np.load(os.fspath(path), allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise CheckpointError(f"load: {os.fspath(path)!r} is not a readable .npz file: {e}") from None
+    if not isinstance(arrays, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"load: {os.fspath(path)!r} holds one array, not a state dict (.npz)")
+    with arrays:
+        try:
+            if _TREE not in arrays.files:
+                return {k: T.from_numpy(arrays[k]) for k in arrays.files}
+            tree = json.loads(str(arrays[_TREE]))
+            if not isinstance(tree, dict) or tree.get("format") != _FORMAT:
+                raise CheckpointError(f"load: unknown checkpoint format in {os.fspath(path)!r}")
+            used: set = set()
+            out = _decode(tree["root"], arrays, used)
+        except (ValueError, KeyError, zipfile.BadZipFile, EOFError, OSError, TypeError) as e:
+            if isinstance(e, CheckpointError):
+                raise
+            raise CheckpointError(f"load: {os.fspath(path)!r} is damaged: {e}") from None
+    extra = sorted(set(arrays.files) - used - {_TREE})
+    if extra:
+        raise CheckpointError(f"load: entries {extra} of {os.fspath(path)!r} are not in its tree")
+    return out
+
+
+__all__ = ["save", "load", "CheckpointError"]
