@@ -28,3 +28,10 @@ __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_e
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
+from .checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
+from .forward import jvp, vjp  # noqa: E402
+from .functional import hessian, hvp, jacobian  # noqa: E402
+from . import functional  # noqa: E402
+
+__all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "checkpoint", "checkpoint_sequential",
+            "functional"]

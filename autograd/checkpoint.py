@@ -28,7 +28,7 @@ from __future__ import annotations
 from tensor import random as _random
 from tensor._tensor import Tensor
 
-from . import graph
+from . import engine, graph
 from .grad_mode import enable_grad, is_grad_enabled
 from .graph import Ctx, Meta, Node, Rule
 
@@ -76,14 +76,6 @@ def _inner_nodes(outs, s0):
         sig.append((n.name, n.n_out, edges))
     roots = tuple(index.get(id(o.grad_fn)) if o.grad_fn is not None else None for o in outs)
     return nodes, (roots, tuple(sig))
-
-
-def _meta_args(a):
-    if type(a) is Tensor:
-        return Meta(a)
-    if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
-        return type(a)(_meta_args(x) for x in a)
-    return a
 
 
 def _describe(o):
@@ -144,32 +136,26 @@ class _Record:
 
 
 def _replayed(rec: _Record, i: int):
-    """The rule of recorded node i: run the rule of its recomputed twin on the twin's saved
-    tensors (the twin's output stands for the node's output under create_graph, as in
-    engine._call_rule)."""
+    """The rule of recorded node i: run its recomputed twin through the engine's own rule call
+    (saved-tensor checks, the twin's output standing for the node's output under create_graph,
+    its tangent for forward over reverse). The twin is freed at once unless create_graph needs
+    it; a later backward with retain_graph recomputes."""
     def vjp(ctx, g):
         n = rec.take(i)
-        n.check_saved()
-        out = n.ctx.out
-        linked = out is not None and not isinstance(out, list) and is_grad_enabled()
-        if linked:
-            out._requires_grad, out.grad_fn = True, n
-        try:
-            return n.rule.vjp(n.ctx, g)
-        finally:
-            if linked:
-                out._requires_grad, out.grad_fn = False, None
-            if not is_grad_enabled():
-                # nothing recorded refers to the twin: free its tensors now (a later backward
-                # with retain_graph recomputes). Under create_graph the new graph may use them.
-                n.release()
+        return engine._call_rule(n, g if n.n_out > 1 else [g], retain_graph=is_grad_enabled())
     return vjp
 
 
 def _strip(node: Node, rec: _Record, i: int):
-    """Drop what node saved for backward; keep the arguments' structure (the engine reads it)."""
-    c = node.ctx
-    node.ctx = Ctx(tuple(_meta_args(a) for a in c.args), {}, None, c.needs)
+    """Drop what node saved for backward. Its ctx keeps one Meta per tensor input, in order:
+    the engine reads them to check the gradients' shapes (the twin's rule returns one gradient
+    per tensor input already)."""
+    metas = []
+    for a in node.ctx.args:
+        for x in (a if isinstance(a, list | tuple) else (a,)):
+            if type(x) is Tensor or isinstance(x, Meta):
+                metas.append(Meta(x) if type(x) is Tensor else x)
+    node.ctx = Ctx(tuple(metas), {}, None, None)
     node.saved = []
     node.rule = Rule(node.name, _replayed(rec, i), None, ())
 

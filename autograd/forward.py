@@ -124,15 +124,15 @@ def jvp(f, primals, tangents):
 
 
 def _clear_recorded():
-    """Drop the tangents of every tensor the recording hook gave one during the call, where the
-    hook keeps that list (graph.record appends weak references to state.fw_tensors)."""
-    refs = getattr(state, "fw_tensors", None)
-    if refs:
-        for r in refs:
-            t = r()
-            if t is not None and t._ag is not None:
-                t._ag.tangent = None
-        refs.clear()
+    """Drop the tangents of every tensor the recording hook gave one during the call
+    (graph.record lists them in state.fw_tensors): an intermediate that f kept somewhere must
+    not carry a stale tangent into a later jvp."""
+    refs = state.fw_tensors
+    for r in refs:
+        t = r()
+        if t is not None and t._ag is not None:
+            t._ag.tangent = None
+    refs.clear()
 
 
 def vjp(f, primals, v=None, create_graph: bool = False):

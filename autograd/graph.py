@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import sys
 import weakref
 
 from tensor import _hook
@@ -119,7 +120,7 @@ class AccumulateGrad:
 
     def __init__(self, leaf: Tensor):
         self.leaf = weakref.ref(leaf)
-        self.seq = -1
+        self.seq = sys.maxsize  # runs as soon as ready: the leaf's gradient is complete then
         self.next = ()
         self.n_out = 1
         self.hooks = None
@@ -157,19 +158,22 @@ def _alias(t: Tensor) -> Tensor:
     return Tensor._make(t._storage, t._shape, t._strides, t._offset, t._dtype)
 
 
+def _save_one(i, a, save, node):
+    if type(a) is Tensor:
+        if i in save:
+            node.saved.append((a, a._storage, a._storage.version))
+            return a
+        return Meta(a)
+    if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
+        return type(a)(_save_one(i, x, save, node) for x in a)
+    return a
+
+
 def _saved_args(args, save, node):
     """args with the saved tensors kept (version-recorded; they keep their own history, which
-    create_graph needs), other tensor args replaced by Meta."""
-    def one(i, a):
-        if type(a) is Tensor:
-            if i in save:
-                node.saved.append((a, a._storage, a._storage.version))
-                return a
-            return Meta(a)
-        if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
-            return type(a)(one(i, x) for x in a)
-        return a
-    return tuple(one(i, a) for i, a in enumerate(args))
+    create_graph needs), other tensor args replaced by Meta. (A module-level helper: a nested
+    recursive closure would make a reference cycle that holds the graph until gc runs.)"""
+    return tuple(_save_one(i, a, save, node) for i, a in enumerate(args))
 
 
 def _attach(name, rule, args, kwargs, out, tensors):

@@ -5,9 +5,10 @@
                                         [--steps 3] [--segments N] [--threads N]
 
 The MLP is written with raw tensor ops (h = relu(h @ W + b), relu as T.maximum(h, 0.0)), float32,
-loss = mean(out^2); a step is forward, backward and a plain SGD update under no_grad. It runs
-once without checkpointing and once with checkpoint_sequential over `segments` chunks (default
-round(sqrt(depth))), each from the same initial parameters: their losses must agree bitwise.
+loss = mean(out^2); a step is forward, backward and a plain SGD update under no_grad. Two copies
+of the same initial parameters train side by side, one without checkpointing and one with
+checkpoint_sequential over `segments` chunks (default round(sqrt(depth))), their steps
+alternating (median times reported); their losses must agree bitwise.
 
 Memory (tensor.max_memory_allocated, reset before each step): the gradients are kept from the
 warm-up step and zeroed in place, so at the start of a measured step the allocator holds the
@@ -22,6 +23,7 @@ import gc
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -54,9 +56,10 @@ def layers_of(params):
     return [lambda h, w=w, b=b: T.maximum(h @ w + b, 0.0) for w, b in params]
 
 
-def run_mode(name, params, x, segments, steps, lr):
-    """Warm-up step, then `steps` measured steps: per step (loss, fwd s, bwd s, total s,
-    activation peak bytes, bytes held after forward)."""
+def stepper(params, x, segments, lr):
+    """A training step (checkpoint_sequential over `segments` chunks, or none when 0) that
+    returns (loss, fwd s, bwd s, total s, activation peak bytes, bytes held after forward).
+    The warm-up step runs here: it compiles the kernels and creates the .grad tensors."""
     layers = layers_of(params)
     flat = [p for wb in params for p in wb]
     inv_n = 1.0 / x.numel()
@@ -76,12 +79,7 @@ def run_mode(name, params, x, segments, steps, lr):
                 p -= lr * p.grad
                 p.grad.zero_()
 
-    loss = forward()          # warm-up: compiles kernels, creates the .grad tensors
-    loss.backward()
-    update()
-    del loss
-    rows = []
-    for _ in range(steps):
+    def step():
         gc.collect()
         base = T.memory_allocated()
         T.reset_peak_memory_stats()
@@ -94,15 +92,24 @@ def run_mode(name, params, x, segments, steps, lr):
         peak = T.max_memory_allocated() - base
         update()
         t3 = time.perf_counter()
-        rows.append((loss.item(), t1 - t0, t2 - t1, t3 - t0, peak, held))
-        del loss
-    return rows
+        return loss.item(), t1 - t0, t2 - t1, t3 - t0, peak, held
+
+    step()
+    return step
 
 
 def torch_ratio(depth, width, batch, steps):
-    """PyTorch's backward/forward time ratio on the same MLP (None when not importable)."""
+    """PyTorch's backward/forward time ratio on the same MLP (None when not importable), timed
+    in a child process: in this one our OpenMP threads would compete with torch's."""
     if torch is None:
         return None
+    cmd = [sys.executable, os.path.abspath(__file__), "--threads", str(T.get_num_threads()),
+           "--_torch", f"{depth},{width},{batch},{steps}"]
+    return float(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def _torch_child(depth, width, batch, steps):
+    torch.set_num_threads(T.get_num_threads())
     g = torch.Generator().manual_seed(0)
     ws = [(torch.randn(width, width, generator=g) * math.sqrt(2.0 / width)).requires_grad_()
           for _ in range(depth)]
@@ -135,13 +142,17 @@ def main():
     ap.add_argument("--steps", type=int, default=3, help="measured steps per mode (after 1 warm-up)")
     ap.add_argument("--segments", type=int, help="checkpoint segments (default round(sqrt(depth)))")
     ap.add_argument("--threads", type=int, help="tensor.set_num_threads")
+    ap.add_argument("--_torch", help=argparse.SUPPRESS)  # child: time torch only
     a = ap.parse_args()
+    if a.threads:
+        T.set_num_threads(a.threads)
+    if a._torch:
+        print(_torch_child(*(int(v) for v in a._torch.split(","))))
+        return
     depth = a.depth or (8 if a.quick else 32)
     width = a.width or (256 if a.quick else 1024)
     batch = a.batch or (64 if a.quick else 256)
     segments = a.segments or max(1, round(math.sqrt(depth)))
-    if a.threads:
-        T.set_num_threads(a.threads)
     lr = 1e-3
 
     x = T.asarray(np.random.default_rng(1).standard_normal((batch, width)).astype(np.float32))
@@ -150,16 +161,18 @@ def main():
     print(f"MLP: depth {depth}, width {width}, batch {batch}, float32, {T.get_num_threads()} "
           f"threads; parameters {pbytes / MiB:.1f} MiB (+ as much for their gradients), one "
           f"activation {act_layer / MiB:.2f} MiB; checkpoint_sequential with {segments} segments")
-    results = {}
-    for name, segs in (("plain", 0), ("checkpoint", segments)):
-        params = make_params(depth, width)
-        results[name] = run_mode(name, params, x, segs, a.steps, lr)
-        del params
-        gc.collect()
+    # both modes from the same initial parameters; their steps alternate, so that load from
+    # other processes hits both alike
+    steps = {"plain": stepper(make_params(depth, width), x, 0, lr),
+             "checkpoint": stepper(make_params(depth, width), x, segments, lr)}
+    results = {k: [] for k in steps}
+    for _ in range(a.steps):
+        for k, step in steps.items():
+            results[k].append(step())
     med = {k: [statistics.median(c) for c in zip(*v)] for k, v in results.items()}
     print(f"{'mode':<12}{'step ms':>10}{'fwd ms':>10}{'bwd ms':>10}{'bwd/fwd':>9}"
           f"{'act peak MiB':>14}{'held MiB':>10}")
-    for k, (loss, fw, bw, tot, peak, held) in med.items():
+    for k, (_loss, fw, bw, tot, peak, held) in med.items():
         print(f"{k:<12}{tot * 1e3:>10.1f}{fw * 1e3:>10.1f}{bw * 1e3:>10.1f}{bw / fw:>9.2f}"
               f"{peak / MiB:>14.1f}{held / MiB:>10.1f}")
     same = [r[0] for r in results["plain"]] == [r[0] for r in results["checkpoint"]]
@@ -171,7 +184,9 @@ def main():
     print(f"checkpoint / plain: activation peak {mem_ratio:.3f} (target <= 0.333: "
           f"{'met' if ok_mem else 'MISSED'}), held after forward {c[5] / p[5]:.3f}, time per step "
           f"{time_ratio:.2f}x (target <= 1.5x: {'met' if ok_time else 'MISSED'})")
-    ratio = torch_ratio(depth, width, batch, a.steps)
+    print(f"peak over held (backward temporaries, recomputed segments): plain "
+          f"{(p[4] - p[5]) / MiB:.1f} MiB, checkpoint {(c[4] - c[5]) / MiB:.1f} MiB")
+    ratio = torch_ratio(depth, width, batch, max(a.steps, 5))
     if ratio is None:
         print("torch: not importable, skipping the backward/forward comparison with PyTorch")
     else:

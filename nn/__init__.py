@@ -5,7 +5,7 @@
 >>> model(T.ones((3, 4), dtype="float32")).shape
 (3, 2)
 """
+from .module import Module, Parameter  # first: module.py re-exports the containers
 from . import data, init, utils
 from .containers import ModuleDict, ModuleList, Sequential
-from .module import Module, Parameter
 from .serialization import load, save
