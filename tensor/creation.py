@@ -39,19 +39,23 @@ def _dtype_or(d, default):
     return dt.dtype(d) if d is not None else default
 
 
-def empty(*shape, dtype=None, device=None) -> Tensor:
+def _grad(t: Tensor, requires_grad: bool) -> Tensor:
+    return t.requires_grad_() if requires_grad else t
+
+
+def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
-    return empty_tensor(_shape_args(shape, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
-                        parse_device(device))
+    return _grad(empty_tensor(_shape_args(shape, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
+                              parse_device(device)), requires_grad)
 
 
-def full(shape, fill_value, dtype=None, device=None) -> Tensor:
+def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     d = _dtype_or(dtype, None)
     if d is None:
         d = dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
     out = empty_tensor(_shape(shape, "full"), d, parse_device(device))
     fill_(out, fill_value)
-    return out
+    return _grad(out, requires_grad)
 
 
 def fill_(t: Tensor, value) -> Tensor:
@@ -69,28 +73,30 @@ def fill_(t: Tensor, value) -> Tensor:
     return t
 
 
-def zeros(*shape, dtype=None, device=None) -> Tensor:
-    return full(_shape_args(shape, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device)
+def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(_shape_args(shape, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
+                requires_grad)
 
 
-def ones(*shape, dtype=None, device=None) -> Tensor:
-    return full(_shape_args(shape, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device)
+def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(_shape_args(shape, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
+                requires_grad)
 
 
 def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
     return empty_tensor(x.shape, _dtype_or(dtype, x.dtype), parse_device(device) if device else x.device)
 
 
-def zeros_like(x: Tensor, dtype=None, device=None) -> Tensor:
-    return full(x.shape, 0, _dtype_or(dtype, x.dtype), device or x.device)
+def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(x.shape, 0, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
-def ones_like(x: Tensor, dtype=None, device=None) -> Tensor:
-    return full(x.shape, 1, _dtype_or(dtype, x.dtype), device or x.device)
+def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(x.shape, 1, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
-def full_like(x: Tensor, fill_value, dtype=None, device=None) -> Tensor:
-    return full(x.shape, fill_value, _dtype_or(dtype, x.dtype), device or x.device)
+def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(x.shape, fill_value, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
 # ---------------------------------------------------------------- from data

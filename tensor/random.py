@@ -199,12 +199,14 @@ def _gen(generator):
     return default_generator if generator is None else generator
 
 
-def rand(*size, dtype=None, generator=None) -> Tensor:
-    return _gen(generator).rand(*size, dtype=dtype)
+def rand(*size, dtype=None, generator=None, requires_grad: bool = False) -> Tensor:
+    t = _gen(generator).rand(*size, dtype=dtype)
+    return t.requires_grad_() if requires_grad else t
 
 
-def randn(*size, dtype=None, generator=None) -> Tensor:
-    return _gen(generator).randn(*size, dtype=dtype)
+def randn(*size, dtype=None, generator=None, requires_grad: bool = False) -> Tensor:
+    t = _gen(generator).randn(*size, dtype=dtype)
+    return t.requires_grad_() if requires_grad else t
 
 
 def randint(low, high=None, size=None, dtype=None, generator=None) -> Tensor:
