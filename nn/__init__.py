@@ -9,3 +9,8 @@ from .module import Module, Parameter  # first: module.py re-exports the contain
 from . import data, init, utils
 from .containers import ModuleDict, ModuleList, Sequential
 from .serialization import load, save
+from . import functional
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .dropout import Dropout
+from .linear import Flatten, Identity, Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss

@@ -1,0 +1,412 @@
+"""Fused, numerically stable row kernels of nn (tensor/cpu/csrc/nn_rows.h), as recorded ops.
+
+softmax, log_softmax, layer_norm and cross_entropy (class indices) run one C pass per row
+(rows along the last axis, made contiguous first); binary_cross_entropy is an elementwise op
+with PyTorch's derivative. Each is a public op wrapped by `tensor._hook.differentiable` under
+its name, with a Rule (vjp and jvp) in `autograd.graph.RULES`. A vjp runs the fused C
+backward when the backward pass is not itself recorded, and composes public ops under
+create_graph=True, so higher derivatives work. float32 and float64; 16-bit floats compute in
+float32 inside the kernels (statistics such as mean, rstd and lse are float32 for them).
+
+>>> import tensor as T
+>>> from nn import _fused
+>>> _fused.softmax(T.tensor([[0.0, 0.0, 0.0, 0.0]]), -1).tolist()
+[[0.25, 0.25, 0.25, 0.25]]
+"""
+from __future__ import annotations
+
+import math
+
+import tensor as T
+from autograd.grad_mode import is_grad_enabled
+from autograd.graph import RULES, Rule
+from autograd.rules_util import fit
+from tensor import dtypes as dt
+from tensor import elementwise as ew
+from tensor import views
+from tensor._hook import differentiable
+from tensor._tensor import Tensor
+from tensor.cpu import kernels as K
+
+_P = "intptr_t"
+_SIGS = (
+    f"void softmax_fwd_{{s}}({_P} x, {_P} y, int64_t rows, int64_t L, int log_, int nthreads);",
+    f"void softmax_bwd_{{s}}({_P} y, {_P} g, {_P} gx, int64_t rows, int64_t L, int log_, "
+    "int nthreads);",
+    f"void ln_fwd_{{s}}({_P} x, {_P} w, {_P} b, {_P} y, {_P} mean, {_P} rstd, int64_t rows, "
+    "int64_t L, double eps, int nthreads);",
+    f"void ln_bwd_{{s}}({_P} x, {_P} mean, {_P} rstd, {_P} g, {_P} w, {_P} gx, {_P} pgw, {_P} pgb, "
+    "int64_t rows, int64_t L, int64_t rb, int nthreads);",
+    f"int64_t ce_fwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} loss, {_P} lse, int64_t rows, int64_t C, "
+    "int64_t ignore, double eps, int nthreads);",
+    f"void ce_bwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} lse, {_P} g, {_P} gx, int64_t rows, int64_t C, "
+    "int64_t ignore, double eps, double wsum, int nthreads);",
+)
+
+
+def _source(d: dt.DType) -> tuple[str, str]:
+    return (f'#define NR_S {d.sfx}\n#include "nn_rows.h"\n',
+            "\n".join(s.format(s=d.sfx) for s in _SIGS))
+
+
+K.register_family("nn_rows", _source)
+_LN_BLOCKS = 64  # layer_norm weight/bias gradients: at most this many row blocks, summed in order
+
+
+def _kernel(name: str, d: dt.DType):
+    return K.kernel("nn_rows", d, f"{name}_{d.sfx}")
+
+
+def _ptr(t: Tensor | None) -> int:
+    return 0 if t is None else t.data_ptr()
+
+
+def _stat_dtype(d: dt.DType) -> dt.DType:
+    return dt.float64 if d is dt.float64 else dt.float32
+
+
+def _floating(x, op: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: expected a floating-point tensor, got {x.dtype.name}")
+
+
+def _rows(x: Tensor, axis: int, op: str) -> tuple[Tensor, int]:
+    """x with `axis` moved last and made contiguous (a copy only when needed), and the axis."""
+    a = views.norm_axis(axis, max(x.ndim, 1), op)
+    if x.ndim == 0:
+        return ew.contiguous(views.reshape(x, (1,))), a
+    if a != x.ndim - 1:
+        x = views.moveaxis(x, a, -1)
+    return ew.contiguous(x), a
+
+
+def _unrows(y: Tensor, like: Tensor, a: int) -> Tensor:
+    if like.ndim == 0:
+        return views.reshape(y, ())
+    return views.moveaxis(y, -1, a) if a != like.ndim - 1 else y
+
+
+def _count(shape) -> tuple[int, int]:
+    """(rows, row length) of a shape whose last axis is the row."""
+    n = shape[-1]
+    return (math.prod(shape) // n if n else 0), n
+
+
+def _red_axis(t, axis):
+    return None if t.ndim == 0 else axis
+
+
+# ---------------------------------------------------------------- softmax / log_softmax
+
+def _softmax_run(x: Tensor, axis: int, log: bool) -> Tensor:
+    op = "log_softmax" if log else "softmax"
+    _floating(x, op)
+    xc, a = _rows(x, axis, op)
+    y = ew.empty_tensor(xc.shape, xc.dtype)
+    rows, n = _count(xc.shape)
+    if rows and n:
+        _kernel("softmax_fwd", xc.dtype)(xc.data_ptr(), y.data_ptr(), rows, n, int(log),
+                                         K._num_threads)
+    return _unrows(y, x, a)
+
+
+def _softmax_bwd(y: Tensor, g: Tensor, axis: int, log: bool) -> Tensor:
+    """The fused backward (not recorded): rows of y and g, as the forward saw them."""
+    op = "log_softmax" if log else "softmax"
+    yc, a = _rows(y, axis, op)
+    gc, _ = _rows(ew.astype(g, y.dtype, copy=False), axis, op)
+    gx = ew.empty_tensor(yc.shape, yc.dtype)
+    rows, n = _count(yc.shape)
+    if rows and n:
+        _kernel("softmax_bwd", yc.dtype)(yc.data_ptr(), gc.data_ptr(), gx.data_ptr(), rows, n,
+                                         int(log), K._num_threads)
+    return _unrows(gx, y, a)
+
+
+def _softmax(x: Tensor, axis: int) -> Tensor:
+    return _softmax_run(x, axis, False)
+
+
+def _log_softmax(x: Tensor, axis: int) -> Tensor:
+    return _softmax_run(x, axis, True)
+
+
+softmax = differentiable("softmax", _softmax)
+log_softmax = differentiable("log_softmax", _log_softmax)
+
+
+def _softmax_rule(log: bool) -> Rule:
+    def vjp(ctx, g):
+        y, x = ctx.out, ctx.args[0]
+        ax = _red_axis(y, ctx.args[1])
+        if not is_grad_enabled():
+            return (fit(_softmax_bwd(y, g, ctx.args[1], log), x), None)
+        if log:
+            return (fit(g - T.exp(y) * g.sum(axis=ax, keepdims=True), x), None)
+        return (fit(y * (g - (g * y).sum(axis=ax, keepdims=True)), x), None)
+
+    def jvp(ctx, tans):
+        t, y = tans[0], ctx.out
+        if t is None:
+            return None
+        ax = _red_axis(y, ctx.args[1])
+        if log:
+            return t - (T.exp(y) * t).sum(axis=ax, keepdims=True)
+        return y * (t - (y * t).sum(axis=ax, keepdims=True))
+    name = "log_softmax" if log else "softmax"
+    return Rule(name, vjp, jvp, ("out",))
+
+
+RULES["softmax"] = _softmax_rule(False)
+RULES["log_softmax"] = _softmax_rule(True)
+
+
+# ---------------------------------------------------------------- layer_norm
+
+def _layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, nd: int, eps: float):
+    """(y, mean, rstd): x normalised over its last nd axes; mean and rstd keep those axes as 1."""
+    _floating(x, "layer_norm")
+    xc = ew.contiguous(x)
+    lead = x.shape[:x.ndim - nd]
+    rows, n = math.prod(lead), math.prod(x.shape[x.ndim - nd:])
+    sd = _stat_dtype(x.dtype)
+    y = ew.empty_tensor(x.shape, x.dtype)
+    mean = ew.empty_tensor(lead + (1,) * nd, sd)
+    rstd = ew.empty_tensor(lead + (1,) * nd, sd)
+    w = None if weight is None else ew.contiguous(weight)
+    b = None if bias is None else ew.contiguous(bias)
+    if rows and n:
+        _kernel("ln_fwd", x.dtype)(xc.data_ptr(), _ptr(w), _ptr(b), y.data_ptr(), mean.data_ptr(),
+                                   rstd.data_ptr(), rows, n, float(eps), K._num_threads)
+    return y, mean, rstd
+
+
+layer_norm = differentiable("layer_norm", _layer_norm)
+
+
+def _ln_bwd(x, mean, rstd, g, w, b, nd, needs):
+    """The fused backward (not recorded): (gx, gw, gb), None where not needed."""
+    xc, gc = ew.contiguous(x), ew.contiguous(ew.astype(g, x.dtype, copy=False))
+    rows, n = mean.numel(), math.prod(x.shape[x.ndim - nd:])
+    sd, rb = mean.dtype, max(1, -(-rows // _LN_BLOCKS))
+    nblk = -(-rows // rb) if rows else 0
+    gx = ew.empty_tensor(x.shape, x.dtype) if needs[0] else None
+    pw = ew.empty_tensor((nblk, n), sd) if needs[1] else None
+    pb = ew.empty_tensor((nblk, n), sd) if needs[2] else None
+    wc = None if w is None else ew.contiguous(w)
+    if rows and n:
+        _kernel("ln_bwd", x.dtype)(xc.data_ptr(), mean.data_ptr(), rstd.data_ptr(), gc.data_ptr(),
+                                   _ptr(wc), _ptr(gx), _ptr(pw), _ptr(pb), rows, n, rb,
+                                   K._num_threads)
+    elif gx is not None:
+        gx = T.zeros(x.shape, dtype=x.dtype)
+
+    def col(p, like):
+        if p is None:
+            return None
+        s = p.sum(axis=0) if nblk else T.zeros((n,), dtype=sd)
+        return s.reshape(like.shape).astype(like.dtype, copy=False)
+    return gx, col(pw, w), col(pb, b)
+
+
+def _ln_stats(x, axes, eps):
+    """mean and rstd in recorded ops (the create_graph path)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    d = x - mean
+    return mean, 1.0 / T.sqrt((d * d).mean(axis=axes, keepdims=True) + eps)
+
+
+def _ln_vjp(ctx, gs):
+    x, w, b, nd, eps = ctx.args
+    gy, gmean, grstd = gs
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    if is_grad_enabled():
+        mean, rstd = _ln_stats(x, axes, eps)
+    else:
+        mean, rstd = ctx.out[1], ctx.out[2]
+    gx = gw = gb = None
+    if gy is not None and not is_grad_enabled():
+        gx, gw, gb = _ln_bwd(x, mean, rstd, gy, w, b, nd, ctx.needs[:3])
+    elif gy is not None:
+        xhat = (x - mean) * rstd
+        gh = gy if w is None else gy * w
+        gx = rstd * (gh - gh.mean(axis=axes, keepdims=True)
+                     - xhat * (gh * xhat).mean(axis=axes, keepdims=True))
+        gw = fit(gy * xhat, w) if ctx.needs[1] else None
+        gb = fit(gy, b) if ctx.needs[2] else None
+    if ctx.needs[0] and (gmean is not None or grstd is not None):
+        n = math.prod(x.shape[x.ndim - nd:])
+        extra = 0.0
+        if gmean is not None:
+            extra = gmean / n
+        if grstd is not None:
+            extra = extra - grstd * rstd * rstd * (x - mean) * rstd / n
+        gx = extra if gx is None else gx + extra
+    return (fit(gx, x) if ctx.needs[0] else None, gw, gb, None, None)
+
+
+def _ln_jvp(ctx, tans):
+    x, w, b, nd, eps = ctx.args
+    _, mean, rstd = ctx.out
+    tx, tw, tb = tans[:3]
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    mean, rstd = mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
+    xhat = (x - mean) * rstd
+    ty = tmean = trstd = None
+    if tx is not None:
+        tmean = tx.mean(axis=axes, keepdims=True)
+        d = tx - tmean
+        c = (xhat * d).mean(axis=axes, keepdims=True)
+        ty = rstd * (d - xhat * c)
+        if w is not None:
+            ty = ty * w
+        trstd = -(rstd * rstd) * c
+    if tw is not None:
+        ty = xhat * tw if ty is None else ty + xhat * tw
+    if tb is not None:
+        ty = T.broadcast_to(tb, x.shape) if ty is None else ty + tb
+    return ty, tmean, trstd
+
+
+RULES["layer_norm"] = Rule("layer_norm", _ln_vjp, _ln_jvp, (0, 1, 2, "out"))
+
+
+# ---------------------------------------------------------------- cross_entropy (class indices)
+
+def _cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+                   label_smoothing: float):
+    """(loss per row, lse per row) of x (N, C) against class indices target (N,)."""
+    _floating(x, "cross_entropy")
+    xc = ew.contiguous(x)
+    tc = ew.contiguous(ew.astype(target, dt.int64, copy=False))
+    wc = None if weight is None else ew.contiguous(ew.astype(weight, x.dtype, copy=False))
+    rows, c = x.shape
+    loss = ew.empty_tensor((rows,), x.dtype)
+    lse = ew.empty_tensor((rows,), _stat_dtype(x.dtype))
+    if rows:
+        bad = _kernel("ce_fwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc), loss.data_ptr(),
+                                         lse.data_ptr(), rows, c, int(ignore_index),
+                                         float(label_smoothing), K._num_threads)
+        if bad >= 0:
+            v = int(tc.reshape(-1)[bad].item())
+            raise IndexError(f"cross_entropy: target {v} is out of bounds for {c} classes "
+                             f"(ignore_index={ignore_index})")
+    return loss, lse
+
+
+cross_entropy = differentiable("cross_entropy", _cross_entropy)
+
+
+def _ce_parts(ctx, weight_differentiated: bool):
+    x, t, w, ignore, eps = ctx.args
+    if weight_differentiated:
+        raise NotImplementedError("cross_entropy: the gradient with respect to weight is not "
+                                  "supported (as in PyTorch); pass weight.detach()")
+    return x, t, (None if w is None else w.detach()), int(ignore), float(eps)
+
+
+def _ce_dense(x, t, w, ignore, eps, p, g):
+    """d(loss_i)/dx contracted with g (N,), in recorded ops: p = softmax(x) (N, C)."""
+    c = x.shape[1]
+    valid = t != ignore
+    st = T.where(valid, t, 0)
+    hot = (T.arange(c)[None, :] == st[:, None]).astype(x.dtype)
+    g = g * valid.astype(g.dtype)
+    wt = 1.0 if w is None else T.take(w, st)[:, None]
+    out = (g * (1.0 - eps))[:, None] * (wt * (p - hot))
+    if eps:
+        wsum = float(c) if w is None else w.sum()
+        out = out + (g * (eps / c))[:, None] * (wsum * p - (1.0 if w is None else w[None, :]))
+    return out
+
+
+def _ce_vjp(ctx, gs):
+    x, t, w, ignore, eps = _ce_parts(ctx, ctx.needs[2])
+    g, glse = gs
+    if not ctx.needs[0]:
+        return (None,) * 5
+    if is_grad_enabled():
+        p = softmax(x, -1)
+        gx = _ce_dense(x, t, w, ignore, eps, p, g) if g is not None else None
+    else:
+        gx = _ce_bwd(x, t, w, ctx.out[1], g, ignore, eps) if g is not None else None
+        p = None
+    if glse is not None:
+        p = p if p is not None else T.exp(x - ctx.out[1][:, None].astype(x.dtype))
+        gx = glse[:, None] * p if gx is None else gx + glse[:, None] * p
+    return (fit(gx, x), None, None, None, None)
+
+
+def _ce_bwd(x, t, w, lse, g, ignore, eps):
+    rows, c = x.shape
+    xc, tc = ew.contiguous(x), ew.contiguous(ew.astype(t, dt.int64, copy=False))
+    gc = ew.contiguous(ew.astype(g, x.dtype, copy=False))
+    wc = None if w is None else ew.contiguous(ew.astype(w, x.dtype, copy=False))
+    wsum = float(c) if w is None else float(wc.astype(dt.float64).sum().item())
+    gx = ew.empty_tensor(x.shape, x.dtype)
+    if rows and c:
+        _kernel("ce_bwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc), lse.data_ptr(),
+                                   gc.data_ptr(), gx.data_ptr(), rows, c, ignore, eps, wsum,
+                                   K._num_threads)
+    return gx
+
+
+def _ce_jvp(ctx, tans):
+    x, t, w, ignore, eps = _ce_parts(ctx, tans[2] is not None)
+    tx = tans[0]
+    if tx is None:
+        return None
+    lse = ctx.out[1].astype(x.dtype, copy=False)
+    p = T.exp(x - lse[:, None])
+    tlse = (p * tx).sum(axis=1)
+    return (_ce_dense(x, t, w, ignore, eps, p, T.ones(x.shape[0], dtype=x.dtype)) * tx).sum(
+        axis=1), tlse
+
+
+RULES["cross_entropy"] = Rule("cross_entropy", _ce_vjp, _ce_jvp, (0, 1, 2, "out"))
+
+
+# ---------------------------------------------------------------- binary_cross_entropy
+
+def _clamped_logs(x):
+    return T.clip(T.log(x), -100.0, None), T.clip(T.log1p(-x), -100.0, None)
+
+
+def _bce(x: Tensor, target: Tensor) -> Tensor:
+    """Elementwise -(t log x + (1 - t) log(1 - x)), logs clamped at -100 as PyTorch."""
+    lx, l1x = _clamped_logs(x)
+    return -(target * lx + (1.0 - target) * l1x)
+
+
+binary_cross_entropy = differentiable("binary_cross_entropy", _bce)
+
+
+def _bce_partials(x, t, needs):
+    dx = (x - t) / T.maximum(x * (1.0 - x), 1e-12) if needs[0] else None
+    dt_ = None
+    if needs[1]:
+        lx, l1x = _clamped_logs(x)
+        dt_ = l1x - lx
+    return dx, dt_
+
+
+def _bce_vjp(ctx, g):
+    x, t = ctx.args
+    dx, dt_ = _bce_partials(x, t, ctx.needs)
+    return (fit(None if dx is None else g * dx, x), fit(None if dt_ is None else g * dt_, t))
+
+
+def _bce_jvp(ctx, tans):
+    x, t = ctx.args
+    dx, dt_ = _bce_partials(x, t, (tans[0] is not None, tans[1] is not None))
+    r = None if dx is None else tans[0] * dx
+    if dt_ is not None:
+        r = tans[1] * dt_ if r is None else r + tans[1] * dt_
+    return r
+
+
+RULES["binary_cross_entropy"] = Rule("binary_cross_entropy", _bce_vjp, _bce_jvp, (0, 1))
+
+__all__ = ["softmax", "log_softmax", "layer_norm", "cross_entropy", "binary_cross_entropy"]

@@ -1,0 +1,471 @@
+"""Convolutions as im2col + one matmul: conv1d, conv2d, conv_transpose1d/2d, unfold, fold,
+and the Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d modules.
+
+Two linear primitives carry the gradients: `im2col` gathers every window of a padded NCHW
+input into a (C, KH, KW, N, OH, OW) block (a zero-copy as_strided view, then one copy), and
+`col2im` scatter-adds such a block back into an image (one strided add per kernel offset, so
+no atomics and a fixed summation order). Each is the other's adjoint, so each one's vjp is the
+other and its jvp is itself: backward, double backward and forward mode all come for free.
+A convolution is then im2col, a (G, O/G, C/G*KH*KW) @ (G, C/G*KH*KW, N*OH*OW) matmul and a
+permute; a transposed convolution is a matmul followed by col2im.
+
+>>> import tensor as T
+>>> x = T.arange(16.0).reshape(1, 1, 4, 4)
+>>> w = T.ones((1, 1, 2, 2))
+>>> conv2d(x, w, stride=2).reshape(-1).tolist()
+[10.0, 18.0, 42.0, 50.0]
+"""
+from __future__ import annotations
+
+import math
+
+import tensor as T
+from autograd.graph import RULES, Rule
+from tensor import elementwise as ew
+from tensor._hook import differentiable
+from tensor._tensor import Tensor
+
+from .module import Module, Parameter
+
+# ---------------------------------------------------------------- the two primitives
+
+
+def _out_size(n: int, k: int, s: int, before: int, after: int, d: int) -> int:
+    return (n + before + after - d * (k - 1) - 1) // s + 1
+
+
+def _im2col(x: Tensor, kernel, stride, padding, dilation, value=0.0) -> Tensor:
+    """(N, C, H, W) -> (C, KH, KW, N, OH, OW): every window of x padded by
+    padding=((top, bottom), (left, right)) with `value`."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    if any(p for pair in padding for p in pair):
+        x = T.pad(x, ((0, 0), (0, 0)) + tuple(tuple(p) for p in padding), constant_values=value)
+    elif not x.is_contiguous():
+        x = T.contiguous(x)
+    n, c, h, w = x.shape
+    oh, ow = _out_size(h, kh, sh, 0, 0, dh), _out_size(w, kw, sw, 0, 0, dw)
+    s = x.strides
+    win = T.as_strided(x, (c, kh, kw, n, oh, ow),
+                       (s[1], dh * s[2], dw * s[3], s[0], sh * s[2], sw * s[3]))
+    out = ew.empty_tensor(win.shape, win.dtype, win.device)
+    ew.copy_into(out, win)
+    return out
+
+
+def _col2im(cols: Tensor, size, stride, padding, dilation) -> Tensor:
+    """Adjoint of im2col: (C, KH, KW, N, OH, OW) -> (N, C, H, W) with size=(H, W), each
+    window added back at its place on the padded canvas, which is then cropped."""
+    c, kh, kw, n, oh, ow = cols.shape
+    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
+    hp, wp = size[0] + pt + pb, size[1] + pl + pr
+    out = T.zeros((n, c, hp, wp), dtype=cols.dtype)
+    s = out.strides
+    for i in range(kh):
+        for j in range(kw):
+            dst = T.as_strided(out, (n, c, oh, ow), (s[0], s[1], sh * s[2], sw * s[3]),
+                               i * dh * s[2] + j * dw * s[3])
+            ew.binary("add", dst, T.permute(cols[:, i, j], (1, 0, 2, 3)), out=dst)
+    if pt or pb or pl or pr:
+        out = T.contiguous(out[:, :, pt:pt + size[0], pl:pl + size[1]])
+    return out
+
+
+im2col = differentiable("im2col", _im2col)
+col2im = differentiable("col2im", _col2im)
+
+
+def _im2col_vjp(ctx, g):
+    x, _, stride, padding, dilation = ctx.args[:5]
+    return (col2im(g, tuple(x.shape[2:]), stride, padding, dilation),)
+
+
+def _col2im_vjp(ctx, g):
+    cols, _, stride, padding, dilation = ctx.args[:5]
+    r = im2col(g, tuple(cols.shape[1:3]), stride, padding, dilation, 0.0)
+    oh, ow = cols.shape[4:]
+    # a canvas longer than the windows reach (output_padding >= stride) has more windows
+    return (r if r.shape[4:] == (oh, ow) else r[:, :, :, :, :oh, :ow],)
+
+
+def _im2col_jvp(ctx, tans):
+    # a padding constant (even -inf for max pooling) has a zero tangent
+    return None if tans[0] is None else im2col(tans[0], *ctx.args[1:5], 0.0)
+
+
+def _col2im_jvp(ctx, tans):
+    return None if tans[0] is None else col2im(tans[0], *ctx.args[1:5])
+
+
+RULES["im2col"] = Rule("im2col", _im2col_vjp, _im2col_jvp, ())
+RULES["col2im"] = Rule("col2im", _col2im_vjp, _col2im_jvp, ())
+
+# ---------------------------------------------------------------- argument checks
+
+
+def ntuple(v, n: int, what: str, op: str) -> tuple:
+    """An int or an n-sequence of ints as an n-tuple."""
+    t = (v,) * n if isinstance(v, int) else tuple(v)
+    if len(t) != n or not all(isinstance(i, int) for i in t):
+        raise ValueError(f"{op}: {what} must be an int or {n} ints, got {v!r}")
+    return t
+
+
+def conv_padding(padding, kernel, stride, dilation, op: str) -> tuple:
+    """((before, after), ...) per spatial dim from an int, a tuple, 'valid' or 'same'."""
+    nd = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise ValueError(f"{op}: padding must be an int, a tuple, 'valid' or 'same', "
+                             f"got {padding!r}")
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{op}: padding='same' is not supported for strided convolutions "
+                             f"(stride {stride})")
+        tot = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in tot)  # the extra one goes after, as PyTorch
+    p = ntuple(padding, nd, "padding", op)
+    if any(v < 0 for v in p):
+        raise ValueError(f"{op}: padding must be non-negative, got {padding!r}")
+    return tuple((v, v) for v in p)
+
+
+def _shape_str(dims) -> str:
+    return "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+def check_input(x, nd: int, channels: int | None, op: str) -> bool:
+    """Raise unless x is (N, C, *spatial) or unbatched (C, *spatial) with C == channels;
+    returns whether x is batched."""
+    sp = ["H", "W"] if nd == 2 else ["L"] if nd == 1 else [f"D{i}" for i in range(nd)]
+    c = "C" if channels is None else str(channels)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor input, got {type(x).__name__}")
+    if x.ndim not in (nd + 1, nd + 2) or (channels is not None and x.shape[-nd - 1] != channels):
+        raise ValueError(f"{op}: expected input of shape {_shape_str(['N', c] + sp)} or "
+                         f"{_shape_str([c] + sp)}, got {tuple(x.shape)}")
+    return x.ndim == nd + 2
+
+# ---------------------------------------------------------------- convolution
+
+
+def _as_2d(x, weight, stride, pads, dilation, nd):
+    """conv1d runs as conv2d over a height-1 image."""
+    if nd == 2:
+        return x, weight, stride, pads, dilation
+    return (T.expand_dims(x, 2), T.expand_dims(weight, 2), (1,) + stride, ((0, 0),) + pads,
+            (1,) + dilation)
+
+
+def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
+    batched = check_input(x, nd, None, op)
+    if weight.ndim != nd + 2:
+        raise ValueError(f"{op}: weight must be {nd + 2}-D (out_channels, in_channels/groups, "
+                         f"*kernel), got shape {tuple(weight.shape)}")
+    x = x if batched else T.expand_dims(x, 0)
+    o, cg = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    stride = ntuple(stride, nd, "stride", op)
+    dilation = ntuple(dilation, nd, "dilation", op)
+    if groups < 1 or o % groups or x.shape[1] != cg * groups:
+        raise ValueError(f"{op}: input of shape {tuple(x.shape)} has {x.shape[1]} channels, but "
+                         f"weight of shape {tuple(weight.shape)} with groups={groups} expects "
+                         f"{cg * groups} (and out_channels {o} divisible by groups)")
+    if min(stride + dilation) < 1:
+        raise ValueError(f"{op}: stride and dilation must be positive, got {stride}, {dilation}")
+    pads = conv_padding(padding, kernel, stride, dilation, op)
+    for n, k, (b, a), d in zip(x.shape[2:], kernel, pads, dilation):
+        if n + b + a < d * (k - 1) + 1:
+            raise ValueError(f"{op}: input of shape {tuple(x.shape)} padded by {pads} is smaller "
+                             f"than the (dilated) kernel {kernel} with dilation {dilation}")
+    x4, w4, s2, p2, d2 = _as_2d(x, weight, stride, pads, dilation, nd)
+    cols = im2col(x4, tuple(w4.shape[2:]), s2, p2, d2, 0.0)
+    c, kh, kw, n, oh, ow = cols.shape
+    y = T.matmul(w4.reshape(groups, o // groups, cg * kh * kw),
+                 cols.reshape(groups, cg * kh * kw, n * oh * ow))
+    y = T.contiguous(T.permute(y.reshape(o, n, oh, ow), (1, 0, 2, 3)))
+    if bias is not None:
+        y = y + bias.reshape(1, o, 1, 1)
+    y = y.reshape(y.shape[:2] + y.shape[4 - nd:])
+    return y if batched else y[0]
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input, as PyTorch.
+
+    padding: int, (ph, pw), 'valid' or 'same'.
+
+    >>> import tensor as T
+    >>> conv2d(T.ones((1, 2, 3, 3)), T.ones((4, 2, 3, 3)), padding=1).shape
+    (1, 4, 3, 3)
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """1-D convolution of (N, C, L) or (C, L) input, as PyTorch.
+
+    >>> import tensor as T
+    >>> conv1d(T.ones((1, 1, 5)), T.ones((1, 1, 3))).tolist()
+    [[[3.0, 3.0, 3.0]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, nd, op):
+    batched = check_input(x, nd, None, op)
+    if weight.ndim != nd + 2:
+        raise ValueError(f"{op}: weight must be {nd + 2}-D (in_channels, out_channels/groups, "
+                         f"*kernel), got shape {tuple(weight.shape)}")
+    x = x if batched else T.expand_dims(x, 0)
+    cin, og = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    stride, dilation = ntuple(stride, nd, "stride", op), ntuple(dilation, nd, "dilation", op)
+    pad, opad = ntuple(padding, nd, "padding", op), ntuple(output_padding, nd, "output_padding", op)
+    if groups < 1 or cin % groups or x.shape[1] != cin:
+        raise ValueError(f"{op}: input of shape {tuple(x.shape)} has {x.shape[1]} channels, but "
+                         f"weight of shape {tuple(weight.shape)} expects {cin} (divisible by "
+                         f"groups={groups})")
+    if any(p >= max(s, d) for p, s, d in zip(opad, stride, dilation)) or min(pad + opad) < 0:
+        raise ValueError(f"{op}: output_padding {opad} must be smaller than stride {stride} or "
+                         f"dilation {dilation}, and paddings non-negative")
+    size = tuple((n - 1) * s - 2 * p + d * (k - 1) + q + 1
+                 for n, s, p, d, k, q in zip(x.shape[2:], stride, pad, dilation, kernel, opad))
+    if min(size) < 1:
+        raise ValueError(f"{op}: input of shape {tuple(x.shape)} gives an empty output {size}")
+    pads = tuple((p, p) for p in pad)  # output_padding rows lie past every window: zeros
+    x4, w4, s2, p2, d2 = _as_2d(x, weight, stride, pads, dilation, nd)
+    n, _, h, w = x4.shape
+    kh, kw = w4.shape[2:]
+    xs = T.contiguous(T.permute(x4, (1, 0, 2, 3))).reshape(groups, cin // groups, n * h * w)
+    cols = T.matmul(T.matrix_transpose(w4.reshape(groups, cin // groups, og * kh * kw)), xs)
+    y = col2im(cols.reshape(og * groups, kh, kw, n, h, w), ((1,) + size)[-2:], s2, p2, d2)
+    if bias is not None:
+        y = y + bias.reshape(1, -1, 1, 1)
+    y = y.reshape(y.shape[:2] + size)
+    return y if batched else y[0]
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 2-D convolution (the gradient of conv2d with respect to its input), as
+    PyTorch: weight (in_channels, out_channels/groups, KH, KW).
+
+    >>> import tensor as T
+    >>> conv_transpose2d(T.ones((1, 1, 2, 2)), T.ones((1, 1, 2, 2)), stride=2).shape
+    (1, 1, 4, 4)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           2, "conv_transpose2d")
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 1-D convolution, as PyTorch.
+
+    >>> import tensor as T
+    >>> conv_transpose1d(T.ones((1, 1, 2)), T.ones((1, 1, 3))).tolist()
+    [[[1.0, 2.0, 2.0, 1.0]]]
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           1, "conv_transpose1d")
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sliding windows of (N, C, H, W) as (N, C*KH*KW, L), as torch.nn.functional.unfold.
+
+    >>> import tensor as T
+    >>> unfold(T.ones((2, 3, 4, 4)), 2).shape
+    (2, 12, 9)
+    """
+    check_input(input, 2, None, "unfold")
+    if input.ndim != 4:
+        raise ValueError(f"unfold: expected input of shape (N, C, H, W), got {tuple(input.shape)}")
+    k = ntuple(kernel_size, 2, "kernel_size", "unfold")
+    pads = tuple((p, p) for p in ntuple(padding, 2, "padding", "unfold"))
+    cols = im2col(input, k, ntuple(stride, 2, "stride", "unfold"), pads,
+                  ntuple(dilation, 2, "dilation", "unfold"), 0.0)
+    c, kh, kw, n, oh, ow = cols.shape
+    return T.permute(cols, (3, 0, 1, 2, 4, 5)).reshape(n, c * kh * kw, oh * ow)
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sum (N, C*KH*KW, L) windows back into (N, C, H, W), as torch.nn.functional.fold.
+
+    >>> import tensor as T
+    >>> fold(T.ones((1, 4, 4)), (3, 3), 2).reshape(-1).tolist()
+    [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]
+    """
+    size, k = ntuple(output_size, 2, "output_size", "fold"), ntuple(kernel_size, 2, "kernel_size", "fold")
+    s, d = ntuple(stride, 2, "stride", "fold"), ntuple(dilation, 2, "dilation", "fold")
+    p = ntuple(padding, 2, "padding", "fold")
+    oh, ow = (_out_size(n, kk, ss, pp, pp, dd) for n, kk, ss, pp, dd in zip(size, k, s, p, d))
+    if input.ndim != 3 or input.shape[1] % (k[0] * k[1]) or input.shape[2] != oh * ow:
+        raise ValueError(f"fold: expected input of shape (N, C*{k[0]}*{k[1]}, {oh}*{ow}) for "
+                         f"output_size {size}, got {tuple(input.shape)}")
+    n, ckk = input.shape[:2]
+    cols = T.permute(input.reshape(n, ckk // (k[0] * k[1]), k[0], k[1], oh, ow), (1, 2, 3, 0, 4, 5))
+    return col2im(T.contiguous(cols), size, s, tuple((q, q) for q in p), d)
+
+# ---------------------------------------------------------------- modules
+
+
+_PAD_MODES = {"zeros": None, "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+class _ConvNd(Module):
+    _nd = 2
+    _transposed = False
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None, output_padding=0) -> None:
+        super().__init__()
+        name, nd = type(self).__name__, self._nd
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must be divisible by groups ({groups})")
+        if padding_mode not in _PAD_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {list(_PAD_MODES)}, "
+                             f"got {padding_mode!r}")
+        if self._transposed and padding_mode != "zeros":
+            raise ValueError(f"{name}: only padding_mode='zeros' is supported")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = ntuple(kernel_size, nd, "kernel_size", name)
+        self.stride = ntuple(stride, nd, "stride", name)
+        self.dilation = ntuple(dilation, nd, "dilation", name)
+        self.padding = padding if isinstance(padding, str) else ntuple(padding, nd, "padding", name)
+        conv_padding(self.padding, self.kernel_size, self.stride, self.dilation, name)  # checks
+        self.output_padding = ntuple(output_padding, nd, "output_padding", name)
+        self.padding_mode = padding_mode
+        shape = ((in_channels, out_channels // groups) if self._transposed
+                 else (out_channels, in_channels // groups)) + self.kernel_size
+        dtype = T.float32 if dtype is None else dtype
+        self.weight = Parameter(T.empty(shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(T.empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's: kaiming_uniform_(a=sqrt(5)) weight, U(+-1/sqrt(fan_in)) bias."""
+        from . import init
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def _check(self, x: Tensor) -> None:
+        check_input(x, self._nd, self.in_channels, type(self).__name__)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding!r}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode!r}"
+        return s
+
+
+class _Conv(_ConvNd):
+    def forward(self, input: Tensor) -> Tensor:
+        self._check(input)
+        padding = self.padding
+        mode = _PAD_MODES[self.padding_mode]
+        if mode is not None:  # pad here with the mode, convolve unpadded
+            pads = conv_padding(padding, self.kernel_size, self.stride, self.dilation,
+                                type(self).__name__)
+            input = T.pad(input, ((0, 0),) * (input.ndim - self._nd) + pads, mode=mode)
+            padding = 0
+        return _conv(input, self.weight, self.bias, self.stride, padding, self.dilation,
+                     self.groups, self._nd, type(self).__name__)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over (N, C_in, L): weight (C_out, C_in/groups, K), as torch.nn.Conv1d.
+
+    >>> import tensor as T
+    >>> Conv1d(2, 4, 3, padding=1)(T.ones((5, 2, 7), dtype=T.float32)).shape
+    (5, 4, 7)
+    """
+    _nd = 1
+
+
+class Conv2d(_Conv):
+    """2-D convolution over (N, C_in, H, W): weight (C_out, C_in/groups, KH, KW), as
+    torch.nn.Conv2d (padding int, tuple, 'valid' or 'same'; padding_mode 'zeros', 'reflect',
+    'replicate' or 'circular').
+
+    >>> import tensor as T
+    >>> Conv2d(1, 8, 3, stride=2)(T.ones((4, 1, 28, 28), dtype=T.float32)).shape
+    (4, 8, 13, 13)
+    """
+    _nd = 2
+
+
+class _ConvTranspose(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple, "
+                             f"got {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, output_padding)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        self._check(input)
+        opad = self.output_padding
+        if output_size is not None:
+            opad = self._output_padding(input, output_size)
+        return _conv_transpose(input, self.weight, self.bias, self.stride, self.padding, opad,
+                               self.groups, self.dilation, self._nd, type(self).__name__)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        """The output_padding that gives output_size (PyTorch's forward(x, output_size))."""
+        size = tuple(output_size)[-self._nd:]
+        res = []
+        for n, want, s, p, d, k in zip(input.shape[-self._nd:], size, self.stride, self.padding,
+                                       self.dilation, self.kernel_size):
+            lo = (n - 1) * s - 2 * p + d * (k - 1) + 1
+            if not lo <= want < lo + s:
+                raise ValueError(f"{type(self).__name__}: output_size {tuple(output_size)} is "
+                                 f"not reachable from input shape {tuple(input.shape)}")
+            res.append(want - lo)
+        return tuple(res)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-D convolution: weight (C_in, C_out/groups, K), as torch.nn.ConvTranspose1d.
+
+    >>> import tensor as T
+    >>> ConvTranspose1d(2, 3, 3, stride=2)(T.ones((1, 2, 4), dtype=T.float32)).shape
+    (1, 3, 9)
+    """
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-D convolution: weight (C_in, C_out/groups, KH, KW), as
+    torch.nn.ConvTranspose2d; forward(x, output_size=None).
+
+    >>> import tensor as T
+    >>> ConvTranspose2d(8, 1, 4, stride=2, padding=1)(T.ones((2, 8, 7, 7), dtype=T.float32)).shape
+    (2, 1, 14, 14)
+    """
+    _nd = 2

@@ -1,0 +1,144 @@
+"""Embedding lookup: embedding (functional) and the Embedding module, as PyTorch's.
+
+The lookup is weight[indices] (integer-array indexing), whose gradient accumulates into the
+rows that were read, once per occurrence; the padding_idx row is read through a detached
+alias, so it gets no gradient.
+
+>>> import tensor as T
+>>> w = T.arange(6.0).reshape(3, 2)
+>>> embedding(T.tensor([2, 0]), w).tolist()
+[[4.0, 5.0], [0.0, 1.0]]
+"""
+from __future__ import annotations
+
+import tensor as T
+from autograd import no_grad
+from tensor._tensor import Tensor
+
+from . import init
+from .module import Module, Parameter
+
+
+def _check_indices(input, num: int, op: str) -> None:
+    if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
+        what = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
+        raise TypeError(f"{op}: expected an integer index tensor, got {what}")
+    if input.numel():
+        lo, hi = int(T.min(input).item()), int(T.max(input).item())
+        if lo < 0 or hi >= num:
+            raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
+                             f"table has {num} rows")
+
+
+def _renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of weight that idx reads down to norm max_norm, in place (as PyTorch)."""
+    with no_grad():
+        flat = idx.reshape(-1)
+        rows = weight[flat]
+        norms = T.sum(T.abs(rows) ** norm_type, axis=1, keepdims=True) ** (1.0 / norm_type)
+        scale = T.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[flat] = (rows * scale).astype(weight.dtype)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of weight (num_embeddings, dim) picked by integer input of any shape: output
+    input.shape + (dim,). padding_idx's row gets no gradient; max_norm renormalizes the rows
+    read (in place) first.
+
+    >>> import tensor as T
+    >>> embedding(T.tensor([[1]]), T.eye(2)).tolist()
+    [[[0.0, 1.0]]]
+    """
+    op = "embedding"
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(f"{op}: scale_grad_by_freq and sparse are not supported")
+    if weight.ndim != 2:
+        raise ValueError(f"{op}: weight must be 2-D (num_embeddings, embedding_dim), got shape "
+                         f"{tuple(weight.shape)}")
+    num = weight.shape[0]
+    _check_indices(input, num, op)
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"{op}: padding_idx {padding_idx} must be within num_embeddings "
+                             f"({num})")
+        padding_idx %= num
+    if max_norm is not None:
+        _renorm_(weight, input, max_norm, norm_type)
+    out = weight[input]
+    if padding_idx is not None and weight.requires_grad:
+        pad = T.expand_dims(input == padding_idx, -1)
+        out = T.where(pad, out.detach(), out)
+    return out
+
+
+class Embedding(Module):
+    """A lookup table of num_embeddings vectors of size embedding_dim, as torch.nn.Embedding:
+    weight ~ N(0, 1), with the padding_idx row zeroed (and never updated by gradients).
+
+    >>> import tensor as T
+    >>> emb = Embedding(10, 3, padding_idx=0)
+    >>> emb(T.tensor([[0, 4], [4, 9]])).shape, emb.weight[0].tolist()
+    ((2, 2, 3), [0.0, 0.0, 0.0])
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight: Tensor | None = None, _freeze: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
+                                 f"num_embeddings ({num_embeddings})")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim, self.padding_idx = (num_embeddings,
+                                                                     embedding_dim, padding_idx)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            w = T.empty((num_embeddings, embedding_dim),
+                        dtype=T.float32 if dtype is None else dtype, device=device)
+            self.weight = Parameter(w, requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight shape {tuple(_weight.shape)} != "
+                                 f"({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input: Tensor) -> Tensor:
+        try:
+            return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.sparse)
+        except (TypeError, IndexError) as e:
+            raise type(e)(str(e).replace("embedding:", "Embedding:", 1)) from None
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is (a detached alias of) the given 2-D tensor."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
+                             f"{tuple(embeddings.shape)}")
+        n, d = embeddings.shape
+        return cls(n, d, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        return s

@@ -1,0 +1,350 @@
+"""Pooling: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d and their modules.
+
+Max and average pooling gather the windows with the convolutions' `im2col` primitive (padding
+with -inf for max), then reduce over the window axis: a sum for average pooling, a chain of
+elementwise where ops for max pooling, which sends each gradient to the first largest element
+of its window (as PyTorch). Adaptive average pooling is two small matmuls with averaging
+matrices built from PyTorch's start/end index formula.
+
+>>> import tensor as T
+>>> x = T.arange(16.0).reshape(1, 1, 4, 4)
+>>> max_pool2d(x, 2).reshape(-1).tolist(), avg_pool2d(x, 2).reshape(-1).tolist()
+([5.0, 7.0, 13.0, 15.0], [2.5, 4.5, 10.5, 12.5])
+"""
+from __future__ import annotations
+
+import math
+
+import tensor as T
+from tensor._tensor import Tensor
+
+from .conv import check_input, im2col, ntuple
+from .module import Module
+
+
+def _geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, op):
+    """(kernel, stride, dilation, pads, out sizes) for pooling x's last nd axes, as PyTorch
+    (ceil_mode: the last window must start inside the input or its left padding)."""
+    k = ntuple(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride", op)
+    p, d = ntuple(padding, nd, "padding", op), ntuple(dilation, nd, "dilation", op)
+    if min(k + s + d) < 1 or min(p) < 0:
+        raise ValueError(f"{op}: kernel_size {k}, stride {s} and dilation {d} must be positive "
+                         f"and padding {p} non-negative")
+    if any(2 * pp > kk for pp, kk in zip(p, k)):
+        raise ValueError(f"{op}: padding {p} must be at most half of kernel_size {k}")
+    pads, out = [], []
+    for n, kk, ss, pp, dd in zip(x.shape[-nd:], k, s, p, d):
+        span = n + 2 * pp - dd * (kk - 1) - 1
+        o = (-(-span // ss) if ceil_mode else span // ss) + 1
+        if ceil_mode and (o - 1) * ss >= n + pp:
+            o -= 1
+        if o < 1:
+            raise ValueError(f"{op}: input of shape {tuple(x.shape)} is too small for "
+                             f"kernel_size {k} (padding {p}, dilation {d}): output size {o}")
+        pads.append((pp, pp + max(0, (o - 1) * ss + dd * (kk - 1) + 1 - (n + 2 * pp))))
+        out.append(o)
+    return k, s, d, tuple(pads), tuple(out)
+
+
+def _to4d(x, nd):
+    """(x as (N, C, H, W), undo) for batched/unbatched 1-D and 2-D pooling input."""
+    batched = x.ndim == nd + 2
+    x4 = x if batched else T.expand_dims(x, 0)
+    if nd == 1:
+        x4 = T.expand_dims(x4, 2)
+
+    def undo(y):  # y: (N, C, OH, OW)
+        if nd == 1:
+            y = y[:, :, 0]
+        return y if batched else y[0]
+    return x4, undo
+
+
+def _pad2(t, nd, fill):
+    return ((fill,) + tuple(t)) if nd == 1 else tuple(t)
+
+
+def _lowest(dtype):
+    """The padding value of max pooling: below every value of dtype."""
+    if dtype.kind == "f":
+        return -math.inf
+    return -(2 ** (8 * dtype.itemsize - 1)) if dtype.kind == "i" else 0
+
+
+def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices, op):
+    check_input(x, nd, None, op)
+    k, s, d, pads, out = _geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, op)
+    x4, undo = _to4d(x, nd)
+    k2, s2, d2 = _pad2(k, nd, 1), _pad2(s, nd, 1), _pad2(d, nd, 1)
+    cols = im2col(x4, k2, s2, _pad2(pads, nd, (0, 0)), d2, _lowest(x.dtype))
+    c, kh, kw, n, oh, ow = cols.shape
+    y, idx = _window_max(cols.reshape(c, kh * kw, n, oh, ow), return_indices)
+    y = undo(T.contiguous(T.permute(y, (1, 0, 2, 3))))
+    if not return_indices:
+        return y
+    return y, undo(_flat_indices(idx, x4.shape, k2, s2, d2, _pad2(pads, nd, (0, 0))))
+
+
+def _window_max(cols, with_index):
+    """Max over axis 1 of (C, K, N, OH, OW), as PyTorch's kernel: a later element wins only if
+    it is larger (the first maximum gets the gradient) or NaN (NaN propagates). A chain of
+    elementwise where ops: autograd routes each gradient to the chosen element."""
+    best = cols[:, 0]
+    idx = T.zeros(best.shape, dtype=T.int64) if with_index else None
+    for i in range(1, cols.shape[1]):
+        v = cols[:, i]
+        better = v > best
+        if v.dtype.kind == "f":
+            better = better | T.isnan(v)
+        best = T.where(better, v, best)
+        if with_index:
+            idx = T.where(better, i, idx)
+    return best, idx
+
+
+def _flat_indices(idx, shape, k, s, d, pads):
+    """PyTorch's return_indices: the flat (row * W + col) input position of each maximum."""
+    c, n, oh, ow = idx.shape
+    h = T.arange(oh).reshape(1, 1, oh, 1) * s[0] - pads[0][0] + (idx // k[1]) * d[0]
+    w = T.arange(ow).reshape(1, 1, 1, ow) * s[1] - pads[1][0] + (idx % k[1]) * d[1]
+    return T.contiguous(T.permute(h * shape[3] + w, (1, 0, 2, 3)))
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """2-D max pooling over (N, C, H, W) or (C, H, W), as PyTorch (stride defaults to the
+    kernel size); with return_indices, also the flat H*W index of each maximum.
+
+    >>> import tensor as T
+    >>> max_pool2d(T.tensor([[[[1.0, 3.0], [2.0, 0.0]]]]), 2).tolist()
+    [[[[3.0]]]]
+    """
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     "max_pool2d")
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """1-D max pooling over (N, C, L) or (C, L).
+
+    >>> import tensor as T
+    >>> max_pool1d(T.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+    [[[3.0, 2.0]]]
+    """
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     "max_pool1d")
+
+
+def _counts(n, k, s, p, o, include_pad):
+    """Per output position along one axis: how many elements its window averages."""
+    res = []
+    for i in range(o):
+        lo = i * s - p
+        hi = min(lo + k, n + p)
+        if not include_pad:
+            lo, hi = max(lo, 0), min(hi, n)
+        res.append(hi - lo)
+    return res
+
+
+def _avg_pool(x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, op):
+    check_input(x, nd, None, op)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: expected a floating input, got {x.dtype.name}")
+    k, s, d, pads, out = _geometry(x, nd, kernel_size, stride, padding, 1, ceil_mode, op)
+    x4, undo = _to4d(x, nd)
+    cols = im2col(x4, _pad2(k, nd, 1), _pad2(s, nd, 1), _pad2(pads, nd, (0, 0)), (1, 1), 0.0)
+    y = T.sum(cols, axis=(1, 2))  # (C, N, OH, OW)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError(f"{op}: divisor_override must be non-zero")
+        y = y / divisor_override
+    else:
+        cnt = [_counts(n, kk, ss, pp[0], o, count_include_pad)
+               for n, kk, ss, pp, o in zip(x.shape[-nd:], k, s, pads, out)]
+        if nd == 1:
+            cnt = [[1]] + cnt
+        div = T.tensor(cnt[0], dtype=x.dtype).reshape(-1, 1) * T.tensor(cnt[1], dtype=x.dtype)
+        y = y / div
+    return undo(T.contiguous(T.permute(y, (1, 0, 2, 3))))
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """2-D average pooling over (N, C, H, W) or (C, H, W), as PyTorch.
+
+    >>> import tensor as T
+    >>> avg_pool2d(T.ones((1, 1, 2, 2)), 2, padding=1).reshape(-1).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, "avg_pool2d")
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """1-D average pooling over (N, C, L) or (C, L).
+
+    >>> import tensor as T
+    >>> avg_pool1d(T.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+    [[[2.0, 1.0]]]
+    """
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     "avg_pool1d")
+
+
+def _averaging(n: int, o: int, dtype) -> Tensor:
+    """(o, n) matrix whose row i averages x[floor(i*n/o) : ceil((i+1)*n/o)]."""
+    rows = []
+    for i in range(o):
+        lo, hi = (i * n) // o, -(-((i + 1) * n) // o)
+        rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(n)])
+    return T.tensor(rows, dtype=dtype).reshape(o, n)
+
+
+def _adaptive_avg(x, nd, output_size, op):
+    check_input(x, nd, None, op)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: expected a floating input, got {x.dtype.name}")
+    size = (output_size,) * nd if isinstance(output_size, int) or output_size is None \
+        else tuple(output_size)
+    if len(size) != nd:
+        raise ValueError(f"{op}: output_size must be an int or {nd} values, got {output_size!r}")
+    size = tuple(n if o is None else o for n, o in zip(x.shape[-nd:], size))
+    if min(size) < 1 or min(x.shape[-nd:]) < 1:
+        raise ValueError(f"{op}: output_size {size} and input shape {tuple(x.shape)} must be "
+                         "positive")
+    y = T.matmul(x, T.matrix_transpose(_averaging(x.shape[-1], size[-1], x.dtype)))
+    if nd == 2:
+        y = T.matmul(_averaging(x.shape[-2], size[0], x.dtype), y)
+    return y
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average pooling to a fixed (OH, OW) (int or tuple, None keeps that input size):
+    window i spans [floor(i*H/OH), ceil((i+1)*H/OH)), as PyTorch.
+
+    >>> import tensor as T
+    >>> adaptive_avg_pool2d(T.arange(9.0).reshape(1, 1, 3, 3), 2).reshape(-1).tolist()
+    [2.0, 3.0, 5.0, 6.0]
+    """
+    return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, L) to a fixed length.
+
+    >>> import tensor as T
+    >>> adaptive_avg_pool1d(T.tensor([[[1.0, 3.0, 2.0]]]), 2).tolist()
+    [[[2.0, 2.5]]]
+    """
+    return _adaptive_avg(input, 1, output_size, "adaptive_avg_pool1d")
+
+# ---------------------------------------------------------------- modules
+
+
+class _MaxPool(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+
+    def forward(self, input: Tensor):
+        return _max_pool(input, self._nd, self.kernel_size, self.stride, self.padding,
+                         self.dilation, self.ceil_mode, self.return_indices, type(self).__name__)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPool):
+    """2-D max pooling module (see max_pool2d).
+
+    >>> import tensor as T
+    >>> MaxPool2d(2)(T.ones((1, 3, 8, 8))).shape
+    (1, 3, 4, 4)
+    """
+
+
+class MaxPool1d(_MaxPool):
+    """1-D max pooling module (see max_pool1d).
+
+    >>> import tensor as T
+    >>> MaxPool1d(2)(T.ones((1, 3, 8))).shape
+    (1, 3, 4)
+    """
+    _nd = 1
+
+
+class _AvgPool(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _avg_pool(input, self._nd, self.kernel_size, self.stride, self.padding,
+                         self.ceil_mode, self.count_include_pad, self.divisor_override,
+                         type(self).__name__)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPool):
+    """2-D average pooling module (see avg_pool2d).
+
+    >>> import tensor as T
+    >>> AvgPool2d(2, stride=1)(T.ones((1, 3, 8, 8))).shape
+    (1, 3, 7, 7)
+    """
+
+
+class AvgPool1d(_AvgPool):
+    """1-D average pooling module (see avg_pool1d).
+
+    >>> import tensor as T
+    >>> AvgPool1d(3)(T.ones((2, 8))).shape
+    (2, 2)
+    """
+    _nd = 1
+
+
+class AdaptiveAvgPool2d(Module):
+    """Adaptive 2-D average pooling module (see adaptive_avg_pool2d).
+
+    >>> import tensor as T
+    >>> AdaptiveAvgPool2d((1, 1))(T.ones((2, 5, 7, 7))).shape
+    (2, 5, 1, 1)
+    """
+    _nd = 2
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _adaptive_avg(input, self._nd, self.output_size, type(self).__name__)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Adaptive 1-D average pooling module (see adaptive_avg_pool1d).
+
+    >>> import tensor as T
+    >>> AdaptiveAvgPool1d(4)(T.ones((2, 3, 9))).shape
+    (2, 3, 4)
+    """
+    _nd = 1
