@@ -189,20 +189,15 @@ def _call_rule(node, gs, retain_graph):
             return [None] * len(node.next)
     else:
         g_in = gs
-    out = node.ctx.out
-    linked = out is not None and not isinstance(out, list) and is_grad_enabled()
-    if linked:  # create_graph: the saved output stands for the node's output in the new graph
-        out._requires_grad, out.grad_fn = True, node
-        tan = getattr(node.ctx, "out_tangent", None)
-        if tan is not None:  # forward-over-reverse: the saved output carries its tangent too
-            meta_of(out).tangent = tan
+    outs = _link_saved_outputs(node)
     try:
         grads = node.rule.vjp(node.ctx, g_in)
     finally:
-        if linked:
-            out._requires_grad, out.grad_fn = False, None
-            if out._ag is not None:
-                out._ag.tangent = None
+        for o in outs:
+            o._requires_grad, o.grad_fn = False, None
+            if o._ag is not None:
+                o._ag.tangent = None
+                o._ag.output_nr = 0
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     flat = _flatten_like(node, grads)
@@ -213,6 +208,23 @@ def _call_rule(node, gs, retain_graph):
     if not retain_graph:
         node.release()
     return flat
+
+
+def _link_saved_outputs(node):
+    """With create_graph, the saved outputs stand for the node's outputs in the new graph
+    (and carry their forward tangent, for forward-over-reverse). Returns what was linked."""
+    out = node.ctx.out
+    if out is None or not is_grad_enabled():
+        return []
+    outs = out if isinstance(out, list) else [out]
+    for i, o in enumerate(outs):
+        o._requires_grad, o.grad_fn = True, node
+        if i:
+            meta_of(o).output_nr = i
+    tan = getattr(node.ctx, "out_tangent", None)
+    if tan is not None and not isinstance(out, list):
+        meta_of(out).tangent = tan
+    return outs
 
 
 def _flat_args(node):
