@@ -40,11 +40,9 @@ def _im2col(x: Tensor, kernel, stride, padding, dilation, value=0.0) -> Tensor:
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     if any(p for pair in padding for p in pair):
         x = T.pad(x, ((0, 0), (0, 0)) + tuple(tuple(p) for p in padding), constant_values=value)
-    elif not x.is_contiguous():
-        x = T.contiguous(x)
     n, c, h, w = x.shape
     oh, ow = _out_size(h, kh, sh, 0, 0, dh), _out_size(w, kw, sw, 0, 0, dw)
-    s = x.strides
+    s = x.strides  # any layout: the windows are read through x's own strides
     win = T.as_strided(x, (c, kh, kw, n, oh, ow),
                        (s[1], dh * s[2], dw * s[3], s[0], sh * s[2], sw * s[3]))
     out = ew.empty_tensor(win.shape, win.dtype, win.device)
@@ -58,7 +56,7 @@ def _col2im(cols: Tensor, size, stride, padding, dilation) -> Tensor:
     c, kh, kw, n, oh, ow = cols.shape
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
     hp, wp = size[0] + pt + pb, size[1] + pl + pr
-    out = T.zeros((n, c, hp, wp), dtype=cols.dtype)
+    out = T.zeros((n, c, hp, wp), dtype=cols.dtype, device=cols.device)
     s = out.strides
     for i in range(kh):
         for j in range(kw):

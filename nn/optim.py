@@ -79,14 +79,6 @@ def _zeros(p: Tensor) -> Tensor:
 
 # ---- base class -----------------------------------------------------------------------------
 
-class _Required:
-    def __repr__(self):
-        return "<required parameter>"
-
-
-required = _Required()
-
-
 class Optimizer:
     """Base class: holds `param_groups` (dicts of params + options) and per-parameter `state`.
 
@@ -136,9 +128,6 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for k, v in self.defaults.items():
-            if v is required and k not in group:
-                raise ValueError(f"parameter group didn't specify a value of required "
-                                 f"optimization parameter {k}")
             group.setdefault(k, v)
         self._check_options(group)
         if len({id(p) for p in params}) != len(params):
@@ -174,21 +163,25 @@ class Optimizer:
         with autograd.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    if tuple(g.shape) != tuple(p.shape) or g.dtype is not p.dtype:
-                        raise ValueError(
-                            f"{type(self).__name__}.step: gradient {tuple(g.shape)} {g.dtype.name} "
-                            f"does not match its parameter {tuple(p.shape)} {p.dtype.name}")
-                    state = self.state.get(p, {})
-                    self._update(group, p, g.detach(), state)
-                    if state:  # SGD without momentum keeps none, as in PyTorch
-                        self.state[p] = state
+                    if p.grad is not None:
+                        state = self.state.get(p, {})
+                        self._update(group, p, self._grad(p), state)
+                        if state:  # SGD without momentum keeps none, as in PyTorch
+                            self.state[p] = state
         return loss
 
     def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def _grad(self, p: Tensor) -> Tensor:
+        g = p.grad
+        if tuple(g.shape) != tuple(p.shape) or g.dtype is not p.dtype:
+            raise ValueError(f"{type(self).__name__}.step: gradient {tuple(g.shape)} {g.dtype.name} "
+                             f"does not match its parameter {tuple(p.shape)} {p.dtype.name}")
+        g = g.detach()
+        if not g.is_contiguous() and p.is_contiguous():
+            g = g.contiguous()  # one copy keeps the update in the fused kernel
+        return g
 
     # -- state_dict: PyTorch's layout, parameters replaced by their index in group order --
     def state_dict(self) -> dict[str, Any]:

@@ -197,6 +197,9 @@ static void NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int
 }                                                                                         \
 static int64_t NAME##_one(const char *base, const sx_red_meta *m, int nt) {               \
     int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK;                                      \
+    if (nc == 1) { /* one chunk: no scratch buffers (a malloc per output was the cost) */  \
+        C_##SI b1; int64_t i1; NAME##_chunk(base, m, 0, m->R, &b1, &i1); return i1;       \
+    }                                                                                     \
     C_##SI *bv = (C_##SI *)malloc(sizeof(C_##SI) * nc);                                  \
     int64_t *bi = (int64_t *)malloc(sizeof(int64_t) * nc);                                \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
