@@ -20,3 +20,4 @@ from .embedding import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
                       MaxPool2d)
+from . import optim  # nn.optim.SGD, Adam, AdamW, RMSprop, StepLR, CosineAnnealingLR, LambdaLR
