@@ -12,7 +12,7 @@
 
 #define SX_RCHUNK 4096
 #define SX_RW 16
-#define SX_OUTER_BLOCK 16384  /* outputs accumulated together: the accumulators stay in L1 */
+#define SX_OUTER_BLOCK 16384  /* outputs accumulated together: each input row streams once (acc in L2) */
 
 #define LO_b8 0
 #define HI_b8 1
