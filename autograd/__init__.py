@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (rules register on import, before the hook is installed)
 """autograd: reverse- and forward-mode differentiation of tensor programs.
 
 >>> import tensor as T, autograd

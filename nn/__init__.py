@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (import order matters: module.py re-exports the containers)
 """nn: modules, layers, losses and optimizers on top of tensor and autograd.
 
 >>> import tensor as T, nn

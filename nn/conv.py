@@ -17,8 +17,6 @@ permute; a transposed convolution is a matmul followed by col2im.
 """
 from __future__ import annotations
 
-import math
-
 import tensor as T
 from autograd.graph import RULES, Rule
 from tensor import elementwise as ew
@@ -351,11 +349,7 @@ class _ConvNd(Module):
     def reset_parameters(self) -> None:
         """PyTorch's: kaiming_uniform_(a=sqrt(5)) weight, U(+-1/sqrt(fan_in)) bias."""
         from . import init
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        init.default_layer_init_(self.weight, self.bias)
 
     def _check(self, x: Tensor) -> None:
         check_input(x, self._nd, self.in_channels, type(self).__name__)

@@ -161,3 +161,13 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+
+
+def default_layer_init_(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's Linear/Conv reset_parameters: kaiming_uniform_(a=sqrt(5)) weight and
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias (fan_in from the weight's shape)."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = _calculate_fan_in_and_fan_out(weight)[0] if weight.numel() else 0
+        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        uniform_(bias, -bound, bound)

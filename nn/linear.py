@@ -11,8 +11,6 @@ weight ~ kaiming_uniform(a=sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)), bias ~ the
 """
 from __future__ import annotations
 
-import math
-
 import tensor as T
 from tensor import Tensor
 
@@ -41,10 +39,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         """PyTorch's init: kaiming_uniform(a=sqrt(5)) weight, U(-1/sqrt(fan_in), ..) bias."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        init.default_layer_init_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):
