@@ -490,7 +490,8 @@ def test_cpu_allocator_real_memory():
 
 def test_cpu_allocator_env_limit(monkeypatch):
     monkeypatch.setenv("STRIDEX_CPU_MEMORY_LIMIT", str(64 * MiB))
-    monkeypatch.setattr(memory, "_CPU_ALLOCATOR", None)
+    from tensor.cpu import alloc
+    monkeypatch.setattr(alloc, "_CPU_ALLOCATOR", None)
     a = memory.cpu_allocator()
     assert a.memory_stats()["limit_bytes"] == 64 * MiB
     with pytest.raises(OutOfMemoryError, match="limit 64.00 MiB"):
