@@ -184,3 +184,19 @@ def _reduce(self):
 Tensor.__reduce__ = _reduce
 Tensor.__copy__ = lambda self: _rebuild(*_reduce(self)[1])  # as NumPy: copy.copy copies data
 Tensor.__deepcopy__ = lambda self, memo: _rebuild(*_reduce(self)[1])
+
+
+# --- PyTorch's dtype shorthands: x.float(), x.long(), ... (recorded as astype) ---
+def _caster(name):
+    def m(self):
+        return PUB["astype"](self, name, False)
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = f"This tensor as {name} (itself when it already is), as PyTorch's."
+    return m
+
+
+for _meth, _dtype_name in {"float": "float32", "double": "float64", "half": "float16",
+                           "bfloat16": "bfloat16", "long": "int64", "int": "int32",
+                           "short": "int16", "char": "int8", "byte": "uint8",
+                           "bool": "bool"}.items():
+    setattr(Tensor, _meth, _caster(_dtype_name))

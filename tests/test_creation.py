@@ -357,3 +357,12 @@ def test_device_arguments():
     assert T.tensor([1], device="cpu").device.type == "cpu"
     with pytest.raises(ValueError, match="unknown device"):
         T.zeros(2, device="tpu")
+
+
+def test_pytorch_dtype_shorthand_methods():
+    x = T.arange(3)
+    assert x.float().dtype == T.float32 and x.double().dtype == T.float64
+    assert x.half().dtype == T.float16 and x.bfloat16().dtype == T.bfloat16
+    assert x.int().dtype == T.int32 and x.short().dtype == T.int16 and x.char().dtype == T.int8
+    assert x.byte().dtype == T.uint8 and x.bool().tolist() == [False, True, True]
+    assert x.long() is x  # already int64: no copy, as PyTorch
