@@ -200,3 +200,15 @@ for _meth, _dtype_name in {"float": "float32", "double": "float64", "half": "flo
                            "short": "int16", "char": "int8", "byte": "uint8",
                            "bool": "bool"}.items():
     setattr(Tensor, _meth, _caster(_dtype_name))
+
+
+def _t(self):
+    """PyTorch's t(): the transpose of a tensor of rank <= 2."""
+    if self.ndim > 2:
+        raise ValueError(f"t: expects a tensor of rank <= 2, got shape {self.shape}; use mT or "
+                         "transpose(axes)")
+    return PUB["transpose"](self)
+
+
+Tensor.t = _t
+Tensor.masked_fill = lambda self, mask, value: PUB["where"](mask, value, self)
