@@ -211,4 +211,10 @@ def _t(self):
 
 
 Tensor.t = _t
-Tensor.masked_fill = lambda self, mask, value: PUB["where"](mask, value, self)
+def _masked_fill(self, mask, value):
+    """PyTorch's masked_fill: value where mask is true; keeps this tensor's dtype."""
+    r = PUB["where"](mask, value, self)
+    return r if r.dtype is self.dtype else PUB["astype"](r, self.dtype)
+
+
+Tensor.masked_fill = _masked_fill

@@ -520,3 +520,12 @@ def test_index_errors():
     with pytest.raises(IndexError):
         T.zeros(())[0]
     assert x[1, -3].shape == () and x[-2:, 1].shape == (2,)
+
+
+def test_pytorch_t_and_masked_fill():
+    x = T.arange(6).reshape(2, 3)
+    assert x.t().shape == (3, 2) and T.shares_memory(x, x.t())
+    m = x.masked_fill(x > 2, -1)
+    assert m.dtype == x.dtype and m.tolist() == [[0, 1, 2], [-1, -1, -1]]
+    with pytest.raises(ValueError, match="rank <= 2"):
+        T.zeros((2, 2, 2)).t()
