@@ -1,0 +1,224 @@
+/* Shared definitions of the CUDA kernels (NVRTC, C++17): element types, 16-bit float
+ * conversions, the by-value N-d strided indexer and the device versions of the macros the
+ * op table's C expressions use. Mirrors tensor/cpu/csrc/common.h.
+ *
+ * Each dtype has a traits struct sx_<sfx> (sx_f32, sx_i8, sx_b8, ...):
+ *   T      storage type          C   compute type
+ *   ld(x)  storage -> compute    st(x)  compute -> storage (a template: any arithmetic x)
+ * 16-bit floats are stored as uint16_t and computed in float, converted with our own bit
+ * arithmetic, so no CUDA toolkit header (cuda_fp16.h, cuda_bf16.h) is needed.
+ * Signed overflow: the expressions do integer arithmetic in int/int64 and st() truncates,
+ * which wraps as NumPy's ints do. */
+#ifndef STRIDEX_COMMON_CUH
+#define STRIDEX_COMMON_CUH
+
+#if defined(__CUDACC_RTC__)
+/* NVRTC: no system headers. philox.h uses the same guard. */
+#ifndef PHILOX_HAVE_STDINT_TYPES
+#define PHILOX_HAVE_STDINT_TYPES
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+#endif
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+#else
+#include <stdint.h>
+#include <math.h>
+#endif
+
+#define SX_DEV static __device__ __forceinline__
+#define SX_MAXDIM 16     /* maximum rank of a launch (after coalescing) */
+#define SX_MAXARGS 4     /* operands of one elementwise launch: out + up to 3 inputs */
+#define SX_BLOCK 256     /* threads per block of the elementwise kernels */
+
+SX_DEV float sx_as_float(uint32_t u) { return __uint_as_float(u); }
+SX_DEV uint32_t sx_as_uint(float f) { return __float_as_uint(f); }
+#define SX_INF_F __int_as_float(0x7f800000)
+#define SX_INF_D __longlong_as_double(0x7ff0000000000000LL)
+
+SX_DEV float sx_h2f(uint16_t h) {
+    uint32_t em = h & 0x7fffu;
+    uint32_t r = sx_as_uint(sx_as_float(em << 13) * 0x1p112f); /* exact rescale, subnormals too */
+    r = em >= 0x7c00u ? (r | 0x7f800000u) : r;                  /* inf / nan */
+    return sx_as_float(r | ((uint32_t)(h & 0x8000u) << 16));
+}
+
+SX_DEV uint16_t sx_f2h(float f) {            /* round to nearest, ties to even */
+    uint32_t x = sx_as_uint(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    x &= 0x7fffffffu;
+    uint32_t big = x > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    uint32_t sub = sx_as_uint(__fadd_rn(sx_as_float(x), 0.5f)) - 0x3f000000u;
+    uint32_t nrm = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;   /* rebias exponent by -112 */
+    uint32_t r = x >= 0x47800000u ? big : (x < 0x38800000u ? sub : nrm);
+    return (uint16_t)(r | sign);
+}
+
+SX_DEV float sx_bf2f(uint16_t b) { return sx_as_float((uint32_t)b << 16); }
+
+SX_DEV uint16_t sx_f2bf(float f) {
+    uint32_t u = sx_as_uint(f);
+    uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
+}
+
+/* ---- dtype traits: lo/hi are the identities of max/min ---- */
+#define SX_PLAIN_TRAITS(SFX, TY, LO, HI)                                   \
+struct sx_##SFX {                                                          \
+    typedef TY T; typedef TY C;                                            \
+    SX_DEV C ld(T x) { return x; }                                         \
+    template <class X> SX_DEV T st(X x) { return (T)x; }                   \
+    SX_DEV C lo() { return LO; }                                           \
+    SX_DEV C hi() { return HI; }                                           \
+};
+SX_PLAIN_TRAITS(i8, int8_t, (int8_t)-128, (int8_t)127)
+SX_PLAIN_TRAITS(u8, uint8_t, (uint8_t)0, (uint8_t)255)
+SX_PLAIN_TRAITS(i16, int16_t, (int16_t)-32768, (int16_t)32767)
+SX_PLAIN_TRAITS(i32, int32_t, (int32_t)(-2147483647 - 1), (int32_t)2147483647)
+SX_PLAIN_TRAITS(i64, int64_t, (int64_t)(-9223372036854775807LL - 1), (int64_t)9223372036854775807LL)
+SX_PLAIN_TRAITS(f32, float, -SX_INF_F, SX_INF_F)
+SX_PLAIN_TRAITS(f64, double, -SX_INF_D, SX_INF_D)
+#undef SX_PLAIN_TRAITS
+
+struct sx_b8 {
+    typedef uint8_t T; typedef int C;
+    SX_DEV C ld(T x) { return (int)x; }
+    template <class X> SX_DEV T st(X x) { return (T)(x != 0); }
+    SX_DEV C lo() { return 0; }
+    SX_DEV C hi() { return 1; }
+};
+struct sx_f16 {
+    typedef uint16_t T; typedef float C;
+    SX_DEV C ld(T x) { return sx_h2f(x); }
+    template <class X> SX_DEV T st(X x) { return sx_f2h((float)x); }
+    SX_DEV C lo() { return -SX_INF_F; }
+    SX_DEV C hi() { return SX_INF_F; }
+};
+struct sx_bf16 {
+    typedef uint16_t T; typedef float C;
+    SX_DEV C ld(T x) { return sx_bf2f(x); }
+    template <class X> SX_DEV T st(X x) { return sx_f2bf((float)x); }
+    SX_DEV C lo() { return -SX_INF_F; }
+    SX_DEV C hi() { return SX_INF_F; }
+};
+
+/* ---- the N-d strided indexer, passed by value as a kernel argument ----
+ * shape and per-operand BYTE strides (as the CPU meta), operand 0 is the output.
+ * idx32: the host sets it when n and every operand's extreme offsets fit in int32, and the
+ * kernel then does its index arithmetic in 32 bits. contig: every operand is contiguous
+ * (stride == itemsize along a single merged dim), so offsets are i * itemsize. */
+template <int N>
+struct sx_indexer {
+    char *ptr[N];
+    int64_t n;                        /* element count */
+    int nd, idx32, contig;
+    int64_t shape[SX_MAXDIM];
+    int64_t stride[N][SX_MAXDIM];
+};
+
+/* Byte offsets of linear (row-major) index i for every operand. The dim loop stays rolled
+ * (`unroll 1`): unrolled copies of the 64-bit div/mod doubled NVRTC's compile time. */
+template <int N, class I>
+SX_DEV void sx_offsets(const sx_indexer<N> &ix, I i, I (&off)[N]) {
+#pragma unroll
+    for (int k = 0; k < N; k++) off[k] = 0;
+#pragma unroll 1
+    for (int d = ix.nd - 1; d >= 0; d--) {
+        I s = (I)ix.shape[d];
+        I c = i % s;
+        i /= s;
+#pragma unroll
+        for (int k = 0; k < N; k++) off[k] += c * (I)ix.stride[k][d];
+    }
+}
+
+/* Grid-stride loop: f(ptrs) for every element, pointers already offset. */
+template <int N, class I, class F>
+SX_DEV void sx_ew_loop_t(const sx_indexer<N> &ix, F f) {
+    I n = (I)ix.n;
+    I step = (I)blockDim.x * (I)gridDim.x;
+#pragma unroll 1
+    for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < n; i += step) {
+        I off[N];
+        sx_offsets<N, I>(ix, i, off);
+        char *p[N];
+#pragma unroll
+        for (int k = 0; k < N; k++) p[k] = ix.ptr[k] + off[k];
+        f(p);
+    }
+}
+
+/* ---- integer and float helpers used by op expressions (see tensor/optable.py) ---- */
+#define SX_BITS(a) ((int)(sizeof(a) * 8))
+#define SX_FLOORDIV_I(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : \
+    ((a) / (b) - (((a) % (b) != 0) & (((a) < 0) != ((b) < 0)))))
+#define SX_FLOORDIV_U(a, b) ((b) == 0 ? 0 : (a) / (b))
+#define SX_MOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : \
+    ((a) % (b) + ((((a) % (b)) != 0 & ((((a) % (b)) < 0) != ((b) < 0))) ? (b) : 0)))
+#define SX_MOD_U(a, b) ((b) == 0 ? 0 : (a) % (b))
+#define SX_LSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) << (b)) : 0)
+#define SX_RSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) >> (b)) : ((a) < 0 ? -1 : 0))
+
+SX_DEV int64_t sx_ipow(int64_t a, int64_t b) {
+    if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+    uint64_t r = 1, x = (uint64_t)a;   /* unsigned: wrapping products, as NumPy's */
+    while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }
+    return (int64_t)r;
+}
+
+/* Float functions by overload (replaces the CPU's _Generic): sx1_NAME / sx2_NAME for float
+ * (the f-suffixed CUDA function) and double. SX_F1(name, x) / SX_F2(name, x, y) pick them. */
+#define SX_DEF_F1(NAME)                                                  \
+SX_DEV float sx1_##NAME(float x) { return NAME##f(x); }                  \
+SX_DEV double sx1_##NAME(double x) { return NAME(x); }
+#define SX_DEF_F2(NAME)                                                  \
+SX_DEV float sx2_##NAME(float x, float y) { return NAME##f(x, y); }      \
+SX_DEV double sx2_##NAME(double x, double y) { return NAME(x, y); }
+SX_DEF_F1(fabs) SX_DEF_F1(exp) SX_DEF_F1(expm1) SX_DEF_F1(log) SX_DEF_F1(log1p)
+SX_DEF_F1(log2) SX_DEF_F1(log10) SX_DEF_F1(sqrt) SX_DEF_F1(sin) SX_DEF_F1(cos)
+SX_DEF_F1(tan) SX_DEF_F1(asin) SX_DEF_F1(acos) SX_DEF_F1(atan) SX_DEF_F1(sinh)
+SX_DEF_F1(cosh) SX_DEF_F1(tanh) SX_DEF_F1(erf) SX_DEF_F1(floor) SX_DEF_F1(ceil)
+SX_DEF_F1(trunc) SX_DEF_F1(rint)
+SX_DEF_F2(pow) SX_DEF_F2(atan2) SX_DEF_F2(fmod) SX_DEF_F2(copysign)
+#undef SX_DEF_F1
+#undef SX_DEF_F2
+
+/* NumPy's float floor_divide / remainder (Python semantics, sign of the divisor). */
+template <class T>
+SX_DEV T sx_fmod_py_t(T a, T b) {
+    T m = sx2_fmod(a, b);
+    if (b == 0) return m;
+    if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else m = sx2_copysign((T)0, b);
+    return m;
+}
+template <class T>
+SX_DEV T sx_floordiv_t(T a, T b) {
+    if (b == 0) return a / b;
+    T m = sx2_fmod(a, b);
+    T d = (a - m) / b;
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+    if (d == 0) return sx2_copysign((T)0, a / b);
+    T f = sx1_floor(d);
+    if (d - f > (T)0.5) f += 1;
+    return f;
+}
+SX_DEV float sx2_sx_fmod_py(float a, float b) { return sx_fmod_py_t<float>(a, b); }
+SX_DEV double sx2_sx_fmod_py(double a, double b) { return sx_fmod_py_t<double>(a, b); }
+SX_DEV float sx2_sx_floordiv(float a, float b) { return sx_floordiv_t<float>(a, b); }
+SX_DEV double sx2_sx_floordiv(double a, double b) { return sx_floordiv_t<double>(a, b); }
+
+SX_DEV float sx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+SX_DEV double sx_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+#define SX_F1(name, x) sx1_##name(x)
+#define SX_F2(name, x, y) sx2_##name(x, y)
+#define SX_EXP(x) sx1_exp(x)
+#define SX_LOG(x) sx1_log(x)
+#define SX_TANH(x) sx1_tanh(x)
+#define SX_SIGMOID(x) sx_sigmoid(x)
+
+#endif

@@ -1,0 +1,242 @@
+/* Reduction and scan templates (mirror tensor/cpu/csrc/reduce.h).
+ *
+ * A reduction sees the input as kept dims x reduced dims (coalesced by the caller), with
+ * byte strides, in an sx_red_args passed by value. Determinism (no atomics, a fixed tree for
+ * a given shape): the reduced range of output k is cut into G chunks of `chunk` elements
+ * (chosen by the host from the shape only); a block of SX_RBLOCK threads reduces one chunk,
+ * thread t folding elements t, t + SX_RBLOCK, ... in order, then a warp-shuffle tree and a
+ * shared-memory tree across warps. mode 0: G == 1, the block writes the output. mode 1: the
+ * block writes its partial to part[k * G + c]. mode 2: merge the G partials of each output
+ * (same block tree) and write the output. 16-bit floats accumulate in float.
+ *
+ * Op structs: typedef ACC; init(); combine(acc, x) folds one element (x in compute type);
+ * merge(a, b) folds two partials (a holds the lower indices); out(acc) -> value stored. */
+#ifndef STRIDEX_REDUCE_CUH
+#define STRIDEX_REDUCE_CUH
+#include "common.cuh"
+
+#define SX_RBLOCK 256    /* threads per reduction / scan block: part of the result's tree */
+#define SX_WARPS (SX_RBLOCK / 32)
+
+struct sx_red_args {
+    const char *in;
+    char *out;
+    void *part;                       /* modes 1 and 2: G partials per output */
+    int mode, nk, nr;
+    int64_t K, R, G, chunk;
+    int64_t ks[SX_MAXDIM], kin[SX_MAXDIM], kout[SX_MAXDIM];
+    int64_t rs[SX_MAXDIM], rin[SX_MAXDIM];
+};
+
+SX_DEV int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const int64_t *st) {
+    int64_t off = 0;
+#pragma unroll 1
+    for (int d = nd - 1; d >= 0; d--) { off += (i % shape[d]) * st[d]; i /= shape[d]; }
+    return off;
+}
+
+/* __shfl_down_sync of any trivially copyable value, 4 bytes at a time. */
+template <class T>
+SX_DEV T sx_shfl_down(T v, unsigned delta) {
+    constexpr int W = (int)((sizeof(T) + 3) / 4);
+    union U { T v; unsigned w[W]; } u;
+    u.v = v;
+#pragma unroll
+    for (int j = 0; j < W; j++) u.w[j] = __shfl_down_sync(0xffffffffu, u.w[j], delta);
+    return u.v;
+}
+
+/* Block-wide fixed-tree reduction; the result is valid in thread 0. All threads call it. */
+template <class Op>
+SX_DEV typename Op::ACC sx_block_reduce(typename Op::ACC v, typename Op::ACC *sm) {
+    unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (unsigned o = 16; o > 0; o >>= 1) v = Op::merge(v, sx_shfl_down(v, o));
+    if (lane == 0) sm[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < SX_WARPS ? sm[lane] : Op::init();
+#pragma unroll
+        for (unsigned o = 16; o > 0; o >>= 1) v = Op::merge(v, sx_shfl_down(v, o));
+    }
+    __syncthreads();  /* sm is reused by the next output */
+    return v;
+}
+
+template <class SI, class SO, class Op>
+SX_DEV void sx_reduce(const sx_red_args &a) {
+    typedef typename Op::ACC ACC;
+    typedef typename SI::T TI;
+    __shared__ ACC sm[SX_WARPS];
+    int64_t nblk = a.mode == 2 ? a.K : a.K * a.G;
+    for (int64_t blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
+        int64_t k = a.mode == 2 ? blk : blk / a.G;
+        ACC acc = Op::init();
+        if (a.mode == 2) {
+            const ACC *p = (const ACC *)a.part + k * a.G;
+            for (int64_t c = threadIdx.x; c < a.G; c += SX_RBLOCK) acc = Op::merge(acc, p[c]);
+        } else {
+            int64_t c = blk - k * a.G;
+            int64_t lo = c * a.chunk, hi = lo + a.chunk < a.R ? lo + a.chunk : a.R;
+            const char *base = a.in + sx_offset_of(k, a.nk, a.ks, a.kin);
+            if (a.nr == 1) {
+                int64_t s = a.rin[0];
+                for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)
+                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + r * s)), r);
+            } else {
+                for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)
+                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
+            }
+        }
+        acc = sx_block_reduce<Op>(acc, sm);
+        if (threadIdx.x == 0) {
+            if (a.mode == 1) ((ACC *)a.part)[blk] = acc;
+            else *(typename SO::T *)(a.out + sx_offset_of(k, a.nk, a.ks, a.kout)) = SO::st(Op::out(acc));
+        }
+    }
+}
+
+/* ---- reduction ops ---- */
+template <class S, class A>
+struct sx_sum_op {
+    typedef A ACC;
+    SX_DEV ACC init() { return (ACC)0; }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc + (ACC)x; }
+    SX_DEV ACC merge(ACC a, ACC b) { return a + b; }
+    SX_DEV ACC out(ACC a) { return a; }
+};
+template <class S, class A>
+struct sx_prod_op {
+    typedef A ACC;
+    SX_DEV ACC init() { return (ACC)1; }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc * (ACC)x; }
+    SX_DEV ACC merge(ACC a, ACC b) { return a * b; }
+    SX_DEV ACC out(ACC a) { return a; }
+};
+/* max/min: a NaN wins (float kinds); ints compare plainly (x != x is false for them). */
+template <class S>
+struct sx_max_op {
+    typedef typename S::C ACC;
+    SX_DEV ACC init() { return S::lo(); }
+    SX_DEV ACC merge(ACC a, ACC b) { return (b > a || b != b) ? b : a; }
+    SX_DEV ACC combine(ACC acc, ACC x, int64_t) { return merge(acc, x); }
+    SX_DEV ACC out(ACC a) { return a; }
+};
+template <class S>
+struct sx_min_op {
+    typedef typename S::C ACC;
+    SX_DEV ACC init() { return S::hi(); }
+    SX_DEV ACC merge(ACC a, ACC b) { return (b < a || b != b) ? b : a; }
+    SX_DEV ACC combine(ACC acc, ACC x, int64_t) { return merge(acc, x); }
+    SX_DEV ACC out(ACC a) { return a; }
+};
+template <class S>
+struct sx_any_op {
+    typedef int ACC;
+    SX_DEV ACC init() { return 0; }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc | (x != 0); }
+    SX_DEV ACC merge(ACC a, ACC b) { return a | b; }
+    SX_DEV ACC out(ACC a) { return a; }
+};
+template <class S>
+struct sx_all_op {
+    typedef int ACC;
+    SX_DEV ACC init() { return 1; }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc & (x != 0); }
+    SX_DEV ACC merge(ACC a, ACC b) { return a & b; }
+    SX_DEV ACC out(ACC a) { return a; }
+};
+
+/* Arg-reductions: the index (logical order of the reduced space) of the first element the
+ * op prefers; a NaN wins and the first NaN is kept. i < 0: empty. */
+template <class C>
+struct sx_argacc { C v; int64_t i; };
+
+template <class S, bool MAX>
+struct sx_arg_op {
+    typedef typename S::C C;
+    typedef sx_argacc<C> ACC;
+    SX_DEV bool better(C x, C best) {
+        return (MAX ? x > best : x < best) || (x != x && best == best);
+    }
+    SX_DEV ACC init() { ACC r; r.v = (C)0; r.i = -1; return r; }
+    SX_DEV ACC combine(ACC acc, C x, int64_t i) {
+        if (acc.i < 0 || better(x, acc.v)) { acc.v = x; acc.i = i; }
+        return acc;
+    }
+    SX_DEV ACC merge(ACC a, ACC b) {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        if (better(b.v, a.v)) return b;
+        if (better(a.v, b.v)) return a;
+        return b.i < a.i ? b : a;   /* equal (or both NaN): the first index */
+    }
+    SX_DEV int64_t out(ACC a) { return a.i; }
+};
+
+/* ---- inclusive scans along one axis ----
+ * The scanned axis is last: shape[nd], byte strides st_in[nd], st_out[nd]. One block per row
+ * (grid-stride over rows); the row goes in tiles of SX_RBLOCK elements, each scanned with a
+ * warp-shuffle Hillis-Steele scan and a scan of the warp totals, plus the running carry. */
+struct sx_scan_args {
+    const char *in;
+    char *out;
+    int nd;
+    int64_t rows, L;
+    int64_t sh[SX_MAXDIM], si[SX_MAXDIM], so[SX_MAXDIM];
+};
+
+template <class T>
+SX_DEV T sx_shfl_up(T v, unsigned delta) {
+    constexpr int W = (int)((sizeof(T) + 3) / 4);
+    union U { T v; unsigned w[W]; } u;
+    u.v = v;
+#pragma unroll
+    for (int j = 0; j < W; j++) u.w[j] = __shfl_up_sync(0xffffffffu, u.w[j], delta);
+    return u.v;
+}
+
+template <class SI, class SO, class Op>
+SX_DEV void sx_scan(const sx_scan_args &a) {
+    typedef typename Op::ACC ACC;
+    __shared__ ACC wsum[SX_WARPS];
+    __shared__ ACC carry_sm;
+    unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    int64_t sin_ = a.si[a.nd - 1], sout = a.so[a.nd - 1];
+    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+        const char *pi = a.in + sx_offset_of(row, a.nd - 1, a.sh, a.si);
+        char *po = a.out + sx_offset_of(row, a.nd - 1, a.sh, a.so);
+        ACC carry = Op::init();
+        for (int64_t t0 = 0; t0 < a.L; t0 += SX_RBLOCK) {
+            int64_t i = t0 + threadIdx.x;
+            ACC v = Op::init();
+            if (i < a.L) v = Op::combine(v, SI::ld(*(const typename SI::T *)(pi + i * sin_)), i);
+#pragma unroll
+            for (unsigned o = 1; o < 32; o <<= 1) {
+                ACC u = sx_shfl_up(v, o);
+                if (lane >= o) v = Op::merge(u, v);
+            }
+            if (lane == 31) wsum[warp] = v;
+            __syncthreads();
+            if (warp == 0) {
+                ACC w = lane < SX_WARPS ? wsum[lane] : Op::init();
+#pragma unroll
+                for (unsigned o = 1; o < 32; o <<= 1) {
+                    ACC u = sx_shfl_up(w, o);
+                    if (lane >= o) w = Op::merge(u, w);
+                }
+                if (lane < SX_WARPS) wsum[lane] = w;   /* inclusive scan of warp totals */
+            }
+            __syncthreads();
+            ACC pre = warp > 0 ? Op::merge(carry, wsum[warp - 1]) : carry;
+            v = Op::merge(pre, v);
+            if (i < a.L) *(typename SO::T *)(po + i * sout) = SO::st(Op::out(v));
+            if (threadIdx.x == SX_RBLOCK - 1) carry_sm = v;
+            __syncthreads();
+            carry = carry_sm;
+            __syncthreads();
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,177 @@
+"""Compile CUDA kernel modules to CUBIN with NVRTC (no GPU or driver needed).
+
+Modules are cached in memory and on disk like the CPU's (tensor/cpu/build.py): the same
+per-user directory (mode 0700; ``STRIDEX_CACHE_DIR`` overrides it), file names carrying the
+hash of (source, included headers, options, NVRTC version, arch), atomic writes and a sha256
+check before a cached file is used. NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel (CUDA 13),
+loaded by ``cuda.bindings``; kernels need no CUDA toolkit headers.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from ..cpu.build import KernelCompileError, _numbered, cache_dir
+from ..device import DeviceError
+
+__all__ = ["compile", "KernelCompileError", "NVRTCNotFoundError", "CUDA_SRC", "version", "options"]
+
+CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
+if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as the data package tensor/_cuda_src
+    CUDA_SRC = Path(__file__).resolve().parents[1] / "_cuda_src"
+
+_INSTALL = 'pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"'
+
+
+class NVRTCNotFoundError(DeviceError):
+    """cuda-python or the NVRTC library is missing: CUDA kernels cannot be compiled."""
+
+
+@lru_cache(maxsize=1)
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:
+        raise NVRTCNotFoundError(
+            f"tensor: compiling CUDA kernels needs cuda-python's NVRTC bindings ({e}); "
+            f"install them with: {_INSTALL}") from e
+    try:  # locate libnvrtc from the nvidia wheel when cuda.pathfinder is there
+        from cuda import pathfinder
+        pathfinder.load_nvidia_dynamic_lib("nvrtc")
+    except Exception:  # noqa: BLE001 - cuda.bindings searches on its own below
+        pass
+    try:
+        err, major, minor = nvrtc.nvrtcVersion()
+    except Exception as e:  # noqa: BLE001 - library not found / failed to load
+        raise NVRTCNotFoundError(
+            f"tensor: the NVRTC library (libnvrtc) could not be loaded ({e}); "
+            f"install it with: {_INSTALL}") from e
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise NVRTCNotFoundError(f"tensor: nvrtcVersion failed ({err}); install: {_INSTALL}")
+    return nvrtc, (major, minor)
+
+
+def version() -> tuple[int, int]:
+    """NVRTC's (major, minor) version; NVRTCNotFoundError if it is not installed."""
+    return _nvrtc()[1]
+
+
+def options(arch: str) -> list[str]:
+    if not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
+        raise ValueError(f"nvrtc: arch must look like 'sm_90' or 'compute_90', got {arch!r}")
+    return [f"--gpu-architecture={arch}", "-std=c++17", f"--include-path={CUDA_SRC}",
+            "-default-device"]
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+@lru_cache(maxsize=256)
+def _file_text(name: str) -> str:
+    f = CUDA_SRC / name
+    return f.read_text() if f.is_file() else ""
+
+
+def _included_text(source: str) -> str:
+    """Every project header a source includes, transitively (part of the cache key)."""
+    seen, todo, parts = set(), _INCLUDE.findall(source), []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        text = _file_text(name)
+        parts.append(name + "\n" + text)
+        todo.extend(_INCLUDE.findall(text))
+    return "\n".join(sorted(parts))
+
+
+def _check(nvrtc, res, what: str) -> None:
+    if res[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise RuntimeError(f"nvrtc: {what} failed: {res[0]}")
+
+
+def _nvrtc_compile(name: str, source: str, opts: list[str]) -> bytes:
+    nvrtc, _ = _nvrtc()
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
+    _check(nvrtc, (err,), "nvrtcCreateProgram")
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            _, n = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * n
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            log = log.rstrip(b"\0 ").decode(errors="replace")
+            raise KernelCompileError(
+                f"tensor: CUDA kernel module {name!r} failed to compile with NVRTC "
+                f"({err.name})\noptions: {' '.join(opts)}\n--- NVRTC log ---\n{log}\n"
+                f"--- source ---\n{_numbered(source)}")
+        res = nvrtc.nvrtcGetCUBINSize(prog)
+        _check(nvrtc, res, "nvrtcGetCUBINSize")
+        cubin = b" " * res[1]
+        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
+        return bytes(cubin)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+_lock = threading.Lock()
+_cubins: dict[str, bytes] = {}
+_key_locks: dict[str, threading.Lock] = {}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def cache_key(source: str, arch: str) -> str:
+    major, minor = version()
+    return hashlib.sha256("\0".join(
+        [source, _included_text(source), " ".join(options(arch)), f"nvrtc {major}.{minor}", arch]
+    ).encode()).hexdigest()[:24]
+
+
+def compile(name: str, source: str, arch: str = "sm_90") -> bytes:  # noqa: A001 - the verb
+    """CUBIN bytes of a kernel module for `arch`, from the memory or disk cache or NVRTC.
+
+    Raises KernelCompileError (kernel name, NVRTC log, numbered source) on a source error and
+    NVRTCNotFoundError when cuda-python / NVRTC is not installed."""
+    opts = options(arch)
+    key = cache_key(source, arch)
+    mem_key = f"{name}-{arch}-{key}"
+    cubin = _cubins.get(mem_key)
+    if cubin is not None:
+        return cubin
+    with _lock:
+        klock = _key_locks.setdefault(mem_key, threading.Lock())
+    with klock:  # one compile per module at a time; different modules compile in parallel
+        cubin = _cubins.get(mem_key)
+        if cubin is not None:
+            return cubin
+        path = cache_dir() / f"cuda_{mem_key}.cubin"
+        hpath = Path(str(path) + ".sha256")
+        cubin = None
+        try:
+            if path.exists() and hpath.exists():
+                data = path.read_bytes()
+                if hpath.read_text().strip() == hashlib.sha256(data).hexdigest():
+                    cubin = data
+        except OSError:
+            cubin = None
+        if cubin is None:
+            cubin = _nvrtc_compile(name, source, opts)
+            try:
+                _write_atomic(path, cubin)
+                _write_atomic(hpath, hashlib.sha256(cubin).hexdigest().encode())
+            except OSError:
+                pass  # a read-only cache only costs recompiles
+        _cubins[mem_key] = cubin
+        return cubin
