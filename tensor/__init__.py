@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (grouped by topic; _methods must come after the op modules)
 """tensor: a strided n-dimensional array library with its own CPU (C/OpenMP) kernels.
 
 >>> import tensor as T
@@ -5,55 +6,21 @@
 >>> (x.T @ x).shape, x.sum(axis=0).tolist()
 ((3, 3), [3.0, 5.0, 7.0])
 """
-from . import (
-                       _methods,  # noqa: F401,E402  (attaches operators and methods to Tensor)
-                       dtypes,
-                       memory,
-                       random,
-)
+from . import cuda, dtypes, memory, random
 from ._tensor import Tensor
 from .cpu.kernels import get_num_threads, set_num_threads
-from .creation import (
-                       arange,
-                       array,
-                       asarray,
-                       empty,
-                       empty_like,
-                       eye,
-                       from_numpy,
-                       full,
-                       full_like,
-                       linspace,
-                       ones,
-                       ones_like,
-                       tensor,
-                       zeros,
-                       zeros_like,
-)
+from .creation import (arange, array, asarray, empty, empty_like, eye, from_numpy, full, full_like,
+                       linspace, ones, ones_like, tensor, zeros, zeros_like)
 from .device import Device, DeviceError, device
-from .dtypes import (
-                       bfloat16,
-                       bool_,
-                       can_cast,
-                       float16,
-                       float32,
-                       float64,
-                       get_default_dtype,
-                       int8,
-                       int16,
-                       int32,
-                       int64,
-                       promote_types,
-                       result_type,
-                       set_default_dtype,
-                       uint8,
-)
+from .dtypes import (bfloat16, bool_, can_cast, float16, float32, float64, get_default_dtype, int8,
+                     int16, int32, int64, promote_types, result_type, set_default_dtype, uint8)
 from .elementwise import shares_memory
 from .interop import from_dlpack
 from .memory import OutOfMemoryError
 from .memstats import FUNCS as _MEMSTATS
 from .public import PUB as _PUB
 from .views import AxisError, broadcast_shapes
+from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
 globals().update({k: v for k, v in _PUB.items() if not k.endswith("_") and k not in
