@@ -88,8 +88,27 @@ def _numbered(source: str) -> str:
     return "\n".join(f"{i + 1:5d}  {line}" for i, line in enumerate(source.splitlines()))
 
 
-def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def write_cached(path: Path, data: bytes) -> None:
+    """Store a build product and its sha256 beside it, each written atomically."""
+    _write_atomic(path, data)
+    _write_atomic(Path(str(path) + ".sha256"), hashlib.sha256(data).hexdigest().encode())
+
+
+def read_cached(path: Path) -> bytes | None:
+    """A cached build product whose recorded sha256 matches, else None (missing, torn, altered)."""
+    try:
+        data = path.read_bytes()
+        recorded = Path(str(path) + ".sha256").read_text().strip()
+    except OSError:
+        return None
+    return data if recorded == hashlib.sha256(data).hexdigest() else None
 
 
 @lru_cache(maxsize=1)
@@ -123,15 +142,7 @@ def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) 
             raise KernelCompileError(
                 f"tensor: kernel module {name!r} failed to compile\ncommand: {' '.join(cmd)}\n"
                 f"--- compiler log ---\n{r.stderr}\n--- source ---\n{_numbered(source)}")
-        fd, tmp_out = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
-        os.close(fd)
-        shutil.copyfile(so, tmp_out)
-        digest = _file_hash(Path(tmp_out))
-        hfd, tmp_hash = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
-        with os.fdopen(hfd, "w") as f:
-            f.write(digest)
-        os.replace(tmp_out, out)
-        os.replace(tmp_hash, str(out) + ".sha256")
+        write_cached(out, so.read_bytes())
 
 
 def _load_extension(modname: str, path: Path):
@@ -184,9 +195,7 @@ def load(name: str, source: str, cdef: str):
         modname = f"_sx_{name}_{key}" if _python_include() else None
         path = cache_dir() / (modname + sysconfig.get_config_var("EXT_SUFFIX") if modname
                               else f"{mem_key}.so")
-        hpath = Path(str(path) + ".sha256")
-        ok = path.exists() and hpath.exists() and hpath.read_text().strip() == _file_hash(path)
-        if not ok:
+        if read_cached(path) is None:
             _compile(name, source, cdef, path, modname)
         if modname:
             lib = _load_extension(modname, path)

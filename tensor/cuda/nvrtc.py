@@ -9,14 +9,12 @@ loaded by ``cuda.bindings``; kernels need no CUDA toolkit headers.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
 
-from ..cpu.build import KernelCompileError, _numbered, cache_dir
+from ..cpu.build import KernelCompileError, _included_text, _numbered, cache_dir, read_cached, write_cached
 from ..device import DeviceError
 
 __all__ = ["compile", "KernelCompileError", "NVRTCNotFoundError", "CUDA_SRC", "version", "options"]
@@ -68,29 +66,6 @@ def options(arch: str) -> list[str]:
             "-default-device"]
 
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-
-
-@lru_cache(maxsize=256)
-def _file_text(name: str) -> str:
-    f = CUDA_SRC / name
-    return f.read_text() if f.is_file() else ""
-
-
-def _included_text(source: str) -> str:
-    """Every project header a source includes, transitively (part of the cache key)."""
-    seen, todo, parts = set(), _INCLUDE.findall(source), []
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        text = _file_text(name)
-        parts.append(name + "\n" + text)
-        todo.extend(_INCLUDE.findall(text))
-    return "\n".join(sorted(parts))
-
-
 def _check(nvrtc, res, what: str) -> None:
     if res[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         raise RuntimeError(f"nvrtc: {what} failed: {res[0]}")
@@ -125,13 +100,6 @@ _cubins: dict[str, bytes] = {}
 _key_locks: dict[str, threading.Lock] = {}
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def cache_key(source: str, arch: str) -> str:
     major, minor = version()
     return hashlib.sha256("\0".join(
@@ -157,20 +125,11 @@ def compile(name: str, source: str, arch: str = "sm_90") -> bytes:  # noqa: A001
         if cubin is not None:
             return cubin
         path = cache_dir() / f"cuda_{mem_key}.cubin"
-        hpath = Path(str(path) + ".sha256")
-        cubin = None
-        try:
-            if path.exists() and hpath.exists():
-                data = path.read_bytes()
-                if hpath.read_text().strip() == hashlib.sha256(data).hexdigest():
-                    cubin = data
-        except OSError:
-            cubin = None
+        cubin = read_cached(path)
         if cubin is None:
             cubin = _nvrtc_compile(name, source, opts)
             try:
-                _write_atomic(path, cubin)
-                _write_atomic(hpath, hashlib.sha256(cubin).hexdigest().encode())
+                write_cached(path, cubin)
             except OSError:
                 pass  # a read-only cache only costs recompiles
         _cubins[mem_key] = cubin
