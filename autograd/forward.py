@@ -135,6 +135,19 @@ def _clear_recorded():
     refs.clear()
 
 
+def _inputs(inputs, op, create_graph, what="input"):
+    """The tensors f is evaluated at: differentiable stand-ins of the caller's tensors (with
+    create_graph, inputs that require grad keep their link, so results stay differentiable)."""
+    ins, single = _as_tuple(inputs, what + "s", op)
+    for i, x in enumerate(ins):
+        if x.dtype.kind != "f":
+            raise TypeError(f"{op}: {what} {i} is {x.dtype.name}; only floating-point {what}s can "
+                            "be differentiated")
+    xs = tuple(_alias(x) if create_graph and x.requires_grad else x.detach().requires_grad_()
+               for x in ins)
+    return xs, single
+
+
 def vjp(f, primals, v=None, create_graph: bool = False):
     """(f(*primals), v^T J_f(primals)) by reverse mode: one gradient per primal (zeros where the
     output does not depend on it).
@@ -146,13 +159,7 @@ def vjp(f, primals, v=None, create_graph: bool = False):
     and gradients are returned detached.
     """
     op = "vjp"
-    ps, single = _as_tuple(primals, "primals", op)
-    for i, p in enumerate(ps):
-        if p.dtype.kind != "f":
-            raise TypeError(f"{op}: primal {i} is {p.dtype.name}; only floating-point primals "
-                            "can be differentiated")
-    xs = tuple(_alias(p) if create_graph and p.requires_grad else p.detach().requires_grad_()
-               for p in ps)
+    xs, single = _inputs(primals, op, create_graph, "primal")
     from .grad_mode import enable_grad
     with enable_grad():
         out = f(*xs)

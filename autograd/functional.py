@@ -21,7 +21,7 @@ import tensor as T
 from tensor._tensor import Tensor
 
 from .engine import grad
-from .forward import _alias, _as_tuple, jvp
+from .forward import _alias, _as_tuple, _inputs, jvp
 from .grad_mode import enable_grad, no_grad
 
 __all__ = ["jacobian", "hessian", "hvp"]
@@ -40,19 +40,6 @@ def _onehot(shape, dtype, k: int) -> Tensor:
     e = T.zeros(n, dtype=dtype)
     e[k] = 1.0
     return e.reshape(tuple(shape))
-
-
-def _inputs(inputs, op, create_graph):
-    """The tensors f is evaluated at: differentiable stand-ins of the caller's tensors."""
-    ins, single = _as_tuple(inputs, "inputs", op)
-    for i, x in enumerate(ins):
-        if x.dtype.kind != "f":
-            raise TypeError(f"{op}: input {i} is {x.dtype.name}; only floating-point inputs can "
-                            "be differentiated")
-    # create_graph: keep the link to inputs that require grad (results differentiable in them)
-    xs = tuple(_alias(x) if create_graph and x.requires_grad else x.detach().requires_grad_()
-               for x in ins)
-    return xs, single
 
 
 def _shape_result(blocks, single_in, single_out):
