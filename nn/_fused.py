@@ -410,3 +410,35 @@ def _bce_jvp(ctx, tans):
 RULES["binary_cross_entropy"] = Rule("binary_cross_entropy", _bce_vjp, _bce_jvp, (0, 1))
 
 __all__ = ["softmax", "log_softmax", "layer_norm", "cross_entropy", "binary_cross_entropy"]
+
+
+# ---------------------------------------------------------------- linear: one node, not three
+def _linear(x2: Tensor, weight: Tensor, bias):
+    """x2 (rows, in) @ weight.T + bias, computed with the raw kernels (recorded as one op)."""
+    from tensor import linalg
+    y = linalg.matmul(x2, views.matrix_transpose(weight))
+    return y if bias is None else ew.binary("add", y, bias, out=y)
+
+
+linear2d = differentiable("linear", _linear)
+
+
+def _linear_vjp(ctx, g):
+    x2, w, b = ctx.args
+    gx = g @ w if ctx.needs[0] else None
+    gw = g.T @ x2 if ctx.needs[1] else None
+    gb = g.sum(axis=0) if b is not None and ctx.needs[2] else None
+    return gx, gw, gb
+
+
+def _linear_jvp(ctx, tans):
+    x2, w, b = ctx.args
+    tx, tw, tb = tans
+    r = None
+    for t in (tx @ w.T if tx is not None else None, x2 @ tw.T if tw is not None else None, tb):
+        if t is not None:
+            r = t if r is None else r + t
+    return r
+
+
+RULES["linear"] = Rule("linear", _linear_vjp, _linear_jvp, (0, 1))
