@@ -442,3 +442,52 @@ def _linear_jvp(ctx, tans):
 
 
 RULES["linear"] = Rule("linear", _linear_vjp, _linear_jvp, (0, 1))
+
+
+# ---------------------------------------------------------------- max_pool2d fast path
+_POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t H, "
+             "int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW, "
+             "int nthreads);")
+K.register_family("nn_pool", lambda d: (f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\n',
+                                        _POOL_SIG.format(s=d.sfx)))
+
+
+def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
+    """(values, flat H*W indices) of 2-D max pooling of (N, C, H, W), no padding/dilation."""
+    x = ew.contiguous(x)
+    n, c, h, w = x.shape
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    y = ew.empty_tensor((n, c, oh, ow), x.dtype)
+    idx = ew.empty_tensor((n, c, oh, ow), dt.int64)
+    if y.numel():
+        K.kernel("nn_pool", x.dtype, f"maxpool2d_{x.dtype.sfx}")(
+            x.data_ptr(), y.data_ptr(), idx.data_ptr(), n * c, h, w, kh, kw, sh, sw, oh, ow,
+            K._num_threads)
+    return y, idx
+
+
+max_pool2d_fast = differentiable("max_pool2d_fast", _max_pool2d)
+
+
+def _mp_vjp(ctx, gs):
+    g = gs[0]
+    x = ctx.args[0]
+    if g is None:
+        return (None, None, None, None, None)
+    n, c, h, w = x.shape
+    idx = ctx.out[1].reshape(n * c, -1)
+    gx = T.zeros((n * c, h * w), dtype=g.dtype).scatter_add(1, idx, g.reshape(n * c, -1))
+    return (gx.reshape(n, c, h, w), None, None, None, None)
+
+
+def _mp_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    y, idx = ctx.out
+    n, c = y.shape[:2]
+    ty = T.take_along_axis(t.reshape(n * c, -1), idx.reshape(n * c, -1), axis=1)
+    return [ty.reshape(y.shape), None]
+
+
+RULES["max_pool2d_fast"] = Rule("max_pool2d_fast", _mp_vjp, _mp_jvp, ("out",))

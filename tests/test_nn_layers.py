@@ -588,3 +588,24 @@ def test_multihead_attention_vs_torch(torch, dn, case):
     assert (w is None) == (tw is None)
     if w is not None:
         close(w, tw.detach().numpy(), DTYPES[dn][0])
+
+
+def test_fused_max_pool2d_matches_the_general_path():
+    """The fused kernel (no padding/dilation) agrees with the where-chain path that
+    return_indices takes: values (NaN included), gradients to the first maximum."""
+    from nn.pooling import max_pool2d
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 3, 7, 9))
+    a[0, 0, 0, 0] = np.nan
+    a[1, 2, 2:4, 2:4] = 1.5  # a tie: the first maximum gets the gradient
+    for k, s in [(2, 2), (3, 2), (2, 1)]:
+        x1 = T.tensor(a, requires_grad=True)
+        x2 = T.tensor(a, requires_grad=True)
+        y1 = max_pool2d(x1, k, s)
+        y2, _ = max_pool2d(x2, k, s, return_indices=True)
+        np.testing.assert_array_equal(y1.detach().numpy(), y2.detach().numpy())
+        g = T.tensor(rng.standard_normal(y1.shape))
+        (y1 * g).sum().backward()
+        (y2 * g).sum().backward()  # overlapping windows may sum in another order: 1 ulp
+        np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=1e-14, atol=1e-15)
+        assert (x1.grad.numpy() != 0).sum() == (x2.grad.numpy() != 0).sum()
