@@ -22,6 +22,8 @@ from autograd.graph import RULES, Rule
 from tensor import elementwise as ew
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
+from tensor.creation import fill_
+from tensor.views import basic_index
 
 from .module import Module, Parameter
 
@@ -36,8 +38,14 @@ def _im2col(x: Tensor, kernel, stride, padding, dilation, value=0.0) -> Tensor:
     """(N, C, H, W) -> (C, KH, KW, N, OH, OW): every window of x padded by
     padding=((top, bottom), (left, right)) with `value`."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    if any(p for pair in padding for p in pair):
-        x = T.pad(x, ((0, 0), (0, 0)) + tuple(tuple(p) for p in padding), constant_values=value)
+    if any(p for pair in padding for p in pair):  # a filled canvas + one copy (T.pad is general)
+        (pt, pb), (pl, pr) = padding
+        n, c, h, w = x.shape
+        canvas = ew.empty_tensor((n, c, h + pt + pb, w + pl + pr), x.dtype, x.device)
+        fill_(canvas, value)
+        ew.copy_into(basic_index(canvas, (slice(None), slice(None), slice(pt, pt + h),
+                                          slice(pl, pl + w))), x)
+        x = canvas
     n, c, h, w = x.shape
     oh, ow = _out_size(h, kh, sh, 0, 0, dh), _out_size(w, kw, sw, 0, 0, dw)
     s = x.strides  # any layout: the windows are read through x's own strides
@@ -94,6 +102,54 @@ def _col2im_jvp(ctx, tans):
 
 RULES["im2col"] = Rule("im2col", _im2col_vjp, _im2col_jvp, ())
 RULES["col2im"] = Rule("col2im", _col2im_vjp, _col2im_jvp, ())
+
+# ---------------------------------------------------------------- conv2d, groups=1: one node
+def _conv2d_g1(x, weight, bias, stride, padding, dilation):
+    """(N, C, H, W) * (O, C, KH, KW) -> (N, O, OH, OW): im2col + one GEMM (+ bias), recorded as
+    a single op (a small network's step is dominated by per-op cost, not by the GEMM)."""
+    cols = _im2col(x, tuple(weight.shape[2:]), stride, padding, dilation, 0.0)
+    c, kh, kw, n, oh, ow = cols.shape
+    o = weight.shape[0]
+    y = T.matmul(weight.reshape(o, c * kh * kw), cols.reshape(c * kh * kw, n * oh * ow))
+    y = ew.contiguous(T.permute(y.reshape(o, n, oh, ow), (1, 0, 2, 3)))
+    if bias is not None:
+        ew.binary("add", y, bias.reshape(1, o, 1, 1), out=y)
+    return y
+
+
+conv2d_g1 = differentiable("conv2d_g1", _conv2d_g1)
+
+
+def _conv2d_g1_vjp(ctx, g):
+    x, w, b, stride, padding, dilation = ctx.args
+    o, c, kh, kw = w.shape
+    n, _, oh, ow = g.shape
+    g2 = T.permute(g, (1, 0, 2, 3)).reshape(o, n * oh * ow)
+    gx = gw = gb = None
+    if ctx.needs[1]:
+        cols = im2col(x, (kh, kw), stride, padding, dilation, 0.0).reshape(c * kh * kw, -1)
+        gw = (g2 @ cols.T).reshape(w.shape)
+    if ctx.needs[0]:
+        gcols = (w.reshape(o, c * kh * kw).T @ g2).reshape(c, kh, kw, n, oh, ow)
+        gx = col2im(gcols, tuple(x.shape[2:]), stride, padding, dilation)
+    if b is not None and ctx.needs[2]:
+        gb = g.sum(axis=(0, 2, 3))
+    return gx, gw, gb, None, None, None
+
+
+def _conv2d_g1_jvp(ctx, tans):
+    x, w, b, stride, padding, dilation = ctx.args
+    tx, tw, tb = tans[:3]
+    r = None
+    for part in (conv2d_g1(tx, w, None, stride, padding, dilation) if tx is not None else None,
+                 conv2d_g1(x, tw, None, stride, padding, dilation) if tw is not None else None,
+                 tb.reshape(1, -1, 1, 1) if tb is not None else None):
+        if part is not None:
+            r = part if r is None else r + part
+    return r
+
+
+RULES["conv2d_g1"] = Rule("conv2d_g1", _conv2d_g1_vjp, _conv2d_g1_jvp, (0, 1))
 
 # ---------------------------------------------------------------- argument checks
 
@@ -175,6 +231,10 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
             raise ValueError(f"{op}: input of shape {tuple(x.shape)} padded by {pads} is smaller "
                              f"than the (dilated) kernel {kernel} with dilation {dilation}")
     x4, w4, s2, p2, d2 = _as_2d(x, weight, stride, pads, dilation, nd)
+    if groups == 1 and x4.dtype == w4.dtype and (bias is None or bias.dtype == w4.dtype):
+        y = conv2d_g1(x4, w4, bias, s2, p2, d2)
+        y = y.reshape(y.shape[:2] + y.shape[4 - nd:])
+        return y if batched else y[0]
     cols = im2col(x4, tuple(w4.shape[2:]), s2, p2, d2, 0.0)
     c, kh, kw, n, oh, ow = cols.shape
     y = T.matmul(w4.reshape(groups, o // groups, cg * kh * kw),
