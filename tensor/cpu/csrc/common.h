@@ -21,7 +21,7 @@
 #define SX_MAXDIM 32
 /* Below this many elements a kernel runs on the calling thread: waking a team
  * costs more than the work. */
-#define SX_PAR_MIN 32768
+#define SX_PAR_MIN 131072
 
 SX_INLINE float sx_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 SX_INLINE uint32_t sx_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
