@@ -448,8 +448,21 @@ RULES["linear"] = Rule("linear", _linear_vjp, _linear_jvp, (0, 1))
 _POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t H, "
              "int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW, "
              "int nthreads);")
-K.register_family("nn_pool", lambda d: (f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\n',
-                                        _POOL_SIG.format(s=d.sfx)))
+_IM2COL_SIG = ("void im2col_{s}(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, "
+               "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
+               "int64_t OH, int64_t OW, int nthreads);")
+K.register_family("nn_pool", lambda d: (
+    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\n',
+    _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx)))
+
+
+def im2col_kernel(x: Tensor, out: Tensor, kernel, stride, dilation) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x."""
+    n, c, h, w = x.shape
+    _, kh, kw, _, oh, ow = out.shape
+    K.kernel("nn_pool", x.dtype, f"im2col_{x.dtype.sfx}")(
+        x.data_ptr(), out.data_ptr(), n, c, h, w, kh, kw, stride[0], stride[1], dilation[0],
+        dilation[1], oh, ow, K._num_threads)
 
 
 def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):

@@ -27,3 +27,24 @@ void maxpool2d_##S(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t
             }                                                                                 \
     }                                                                                         \
 }
+
+/* im2col of a contiguous (N, C, H, W) canvas into (C, KH, KW, N, OH, OW): every output row
+ * (fixed c, i, j, n, oh) reads OW elements spaced by SW; rows run in parallel. */
+#define SX_IM2COL(S)                                                                           \
+void im2col_##S(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, int64_t W,         \
+                int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,       \
+                int64_t OH, int64_t OW, int nthreads) {                                       \
+    const T_##S *X = (const T_##S *)x; T_##S *O = (T_##S *)out;                               \
+    int64_t rows = C * KH * KW * N * OH;                                                      \
+    int nt = (rows * OW >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                        \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                 \
+    for (int64_t r = 0; r < rows; r++) {                                                      \
+        int64_t oh = r % OH, t = r / OH, n = t % N; t /= N;                                   \
+        int64_t j = t % KW; t /= KW;                                                          \
+        int64_t i = t % KH, c = t / KH;                                                       \
+        const T_##S *src = X + ((n * C + c) * H + oh * SH + i * DH) * W + j * DW;             \
+        T_##S *dst = O + r * OW;                                                              \
+        if (SW == 1) { for (int64_t q = 0; q < OW; q++) dst[q] = src[q]; }                    \
+        else { for (int64_t q = 0; q < OW; q++) dst[q] = src[q * SW]; }                       \
+    }                                                                                         \
+}
