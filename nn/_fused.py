@@ -504,3 +504,18 @@ def _mp_jvp(ctx, tans):
 
 
 RULES["max_pool2d_fast"] = Rule("max_pool2d_fast", _mp_vjp, _mp_jvp, ("out",))
+
+
+# ---------------------------------------------------------------- relu: one node
+relu_op = differentiable("relu", lambda x: ew.binary("maximum", x, 0.0))  # NaN stays NaN
+
+
+def _relu_vjp(ctx, g):
+    return (T.where(ctx.out > 0, g, 0.0),)  # the gradient at 0 is 0, as PyTorch's
+
+
+def _relu_jvp(ctx, tans):
+    return None if tans[0] is None else T.where(ctx.out > 0, tans[0], 0.0)
+
+
+RULES["relu"] = Rule("relu", _relu_vjp, _relu_jvp, ("out",))

@@ -83,6 +83,8 @@ def _result(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0); the gradient at 0 is 0 and NaN stays NaN, as PyTorch's."""
     _tensor(x, "relu")
+    if x.dtype.kind == "f":
+        return _result(x, _fused.relu_op(x), inplace)  # one graph node
     return _result(x, T.where(x <= 0, 0, x), inplace)
 
 
