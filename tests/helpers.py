@@ -81,6 +81,16 @@ def make_tensor(a, d: dt.DType):
     return T.asarray(np.array(a, dtype=d.np, copy=True))
 
 
+def small_values(rng, shape, d: dt.DType) -> np.ndarray:
+    """Small values exactly representable in d (float32 carrying bfloat16)."""
+    if d is dt.bool_:
+        return np.asarray(rng.random(shape) < 0.5)
+    v = rng.integers(0 if d.kind == "u" else -50, 50, shape)
+    if d.kind == "f":
+        v = v / 4.0
+    return np.asarray(v.astype(np.float32 if d is dt.bfloat16 else d.np))
+
+
 def as_compute(a, d: dt.DType) -> np.ndarray:
     """Values of a converted as the library converts them to dtype d (bfloat16: via float32,
     then round to nearest even, as the cast kernels do), as a NumPy array."""

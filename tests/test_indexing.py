@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import bf16_round, make_tensor, shapes, small_values, to_np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,40 +23,6 @@ INDEX_DTYPES = (np.int64, np.int32, np.int16, np.int8, np.uint8)
 
 
 # ---------------------------------------------------------------- helpers (self-contained)
-
-def bf16_round(x) -> np.ndarray:
-    """float32 values rounded to bfloat16 (nearest, ties to even), as float32."""
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
-
-
-def to_np(t) -> np.ndarray:
-    return np.array((t.astype("float32") if t.dtype is dt.bfloat16 else t).numpy(), copy=True)
-
-
-def make_tensor(a: np.ndarray, d: dt.DType):
-    """A fresh contiguous tensor of dtype d with a's values (float32 carries bfloat16)."""
-    if d is dt.bfloat16:
-        return T.asarray(np.array(a, np.float32)).astype(dt.bfloat16)
-    return T.asarray(np.array(a, dtype=d.np, copy=True))
-
-
-def values(rng, shape, d: dt.DType) -> np.ndarray:
-    """Small values exactly representable in d (float32 carrying bfloat16)."""
-    if d is dt.bool_:
-        return np.asarray(rng.random(shape) < 0.5)
-    v = rng.integers(0 if d.kind == "u" else -50, 50, shape)
-    if d.kind == "f":
-        v = v / 4.0
-    return np.asarray(v.astype(np.float32 if d is dt.bfloat16 else d.np))
-
-
-@st.composite
-def shapes(draw, min_dims=0, max_dims=4, min_side=0):
-    nd = draw(st.integers(min_dims, max_dims))
-    hi = {0: 1, 1: 8, 2: 6, 3: 4, 4: 3}[nd]
-    return tuple(draw(st.lists(st.integers(min_side, hi), min_size=nd, max_size=nd)))
-
 
 def maybe_view(data, a: np.ndarray, d: dt.DType, label: str = "layout"):
     """(values, tensor): a contiguous tensor or a transposed / stepped / negative-step / broadcast view."""
@@ -143,7 +110,7 @@ def run_both(fn_np, fn_ours):
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(max_dims=4))
 def test_getitem_matches_numpy(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    a, x = maybe_view(data, values(rng, shape, d), d)
+    a, x = maybe_view(data, small_values(rng, shape, d), d)
     nkey, key = data.draw(keys(shape, allow_oob=True))
     want, got = run_both(lambda: a[nkey], lambda: x[key])
     if isinstance(want, type) or isinstance(got, type):
@@ -172,7 +139,7 @@ def _write_view(data, base: np.ndarray, t):
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(max_dims=4))
 def test_setitem_through_views_matches_numpy(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    base = values(rng, shape, d)
+    base = small_values(rng, shape, d)
     t_base = make_tensor(base, d)
     a, x = _write_view(data, base, t_base)
     nkey, key = data.draw(keys(a.shape))
@@ -187,7 +154,7 @@ def test_setitem_through_views_matches_numpy(data, d, shape):
         a[nkey], x[key] = v, v
     else:
         vd = data.draw(st.sampled_from([d, dt.float64, dt.int16]))
-        vals = values(rng, vshape, vd)
+        vals = small_values(rng, vshape, vd)
         want_vals = bf16_round(vals) if d is dt.bfloat16 else vals
         a[nkey] = want_vals.astype(base.dtype) if d.kind != "b" else want_vals.astype(bool)
         x[key] = make_tensor(vals, vd) if data.draw(st.booleans()) else vals
@@ -299,7 +266,7 @@ def test_large_indices_use_threads_and_report_the_first_bad_index():
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(min_dims=1, max_dims=4))
 def test_nonzero_argwhere_count_nonzero(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    v = values(rng, shape, d)
+    v = small_values(rng, shape, d)
     if d.kind == "f" and v.size:
         v.flat[0] = -0.0
         v.flat[-1] = np.nan
@@ -335,7 +302,7 @@ def test_nonzero_0d_and_large():
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(min_dims=1, max_dims=3, min_side=1))
 def test_take(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    a, x = maybe_view(data, values(rng, shape, d), d)
+    a, x = maybe_view(data, small_values(rng, shape, d), d)
     axis = data.draw(st.sampled_from([None, 0, -1]))
     n = a.size if axis is None else a.shape[axis]
     ishape = data.draw(st.sampled_from([(), (3,), (2, 2), (0,)]))
@@ -350,7 +317,7 @@ def test_take(data, d, shape):
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(min_dims=1, max_dims=3, min_side=1))
 def test_take_and_put_along_axis(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    a, x = maybe_view(data, values(rng, shape, d), d)
+    a, x = maybe_view(data, small_values(rng, shape, d), d)
     axis = data.draw(st.sampled_from([0, -1, None]))
     if axis is None:
         ishape, n = (data.draw(st.integers(0, 5)),), a.size
@@ -361,9 +328,9 @@ def test_take_and_put_along_axis(data, d, shape):
     idx = rng.integers(-n, n, tuple(ishape))
     got = I.take_along_axis(x, T.asarray(idx), axis)
     np.testing.assert_array_equal(to_np(got), np.take_along_axis(a, idx, axis))
-    base = values(rng, shape, d)
+    base = small_values(rng, shape, d)
     t = make_tensor(base, d)
-    vals = values(rng, np.broadcast_shapes(idx.shape, got.shape), d)
+    vals = small_values(rng, np.broadcast_shapes(idx.shape, got.shape), d)
     I.put_along_axis(t, T.asarray(idx), make_tensor(vals, d), axis)
     ref = base.copy()
     np.put_along_axis(ref, idx, vals, axis)
@@ -390,7 +357,7 @@ def _seq_add_ref(ref: np.ndarray, key, src: np.ndarray, d: dt.DType) -> np.ndarr
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(min_dims=1, max_dims=3, min_side=1))
 def test_index_add_matches_add_at(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    base = values(rng, shape, d)
+    base = small_values(rng, shape, d)
     t_base = make_tensor(base, d)
     a, x = _write_view(data, base, t_base)
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
@@ -398,7 +365,7 @@ def test_index_add_matches_add_at(data, d, shape):
     idx = rng.integers(-n, n, data.draw(st.integers(0, 7)))  # duplicates likely
     sshape = list(a.shape)
     sshape[axis] = idx.size
-    src = values(rng, tuple(sshape), d)
+    src = small_values(rng, tuple(sshape), d)
     s_np, s_t = maybe_view(data, src, d, "source layout")
     alpha = 2 if d.kind in "iuf" and data.draw(st.booleans()) else 1
     before = to_np(t_base)
@@ -437,14 +404,14 @@ def test_index_add_deterministic_parallel_and_errors():
 @given(st.data(), st.sampled_from(ALL_DTYPES), shapes(min_dims=1, max_dims=3, min_side=1))
 def test_scatter_add(data, d, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    base = values(rng, shape, d)
+    base = small_values(rng, shape, d)
     x = make_tensor(base, d)
     axis = data.draw(st.integers(0, len(shape) - 1))
     ishape = tuple(data.draw(st.integers(0, n)) if i != axis else data.draw(st.integers(0, 4))
                    for i, n in enumerate(shape))
     sshape = tuple(m + data.draw(st.integers(0, 1)) for m in ishape)
     idx = rng.integers(0, shape[axis], ishape)
-    src = values(rng, sshape, d)
+    src = small_values(rng, sshape, d)
     out = I.scatter_add(x, axis, T.asarray(idx), make_tensor(src, d))
     key = tuple(idx if i == axis else np.arange(m).reshape([-1 if j == i else 1 for j in range(len(shape))])
                 for i, m in enumerate(ishape))
@@ -457,14 +424,14 @@ def test_scatter_add(data, d, shape):
 @given(st.data(), shapes(min_dims=1, max_dims=3))
 def test_index_put_accumulate(data, shape):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    base = values(rng, shape, dt.int32)
+    base = small_values(rng, shape, dt.int32)
     x = make_tensor(base, dt.int32)
     nkey, key = data.draw(keys(shape))
     try:
         rshape = base[nkey].shape
     except IndexError:
         return
-    v = values(rng, rshape, dt.int32)
+    v = small_values(rng, rshape, dt.int32)
     I.index_put_(x, key, T.asarray(v), accumulate=True)
     np.add.at(base, nkey, v)
     np.testing.assert_array_equal(x.numpy(), base)
