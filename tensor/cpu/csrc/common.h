@@ -187,23 +187,8 @@ SX_INLINE void sx_ew_loop(int nargs, int nd, const int64_t *meta, char **base, i
     }
 }
 
-/* ---- integer and float helpers used by op expressions ---- */
-#define SX_BITS(a) ((int)(sizeof(a) * 8))
-#define SX_FLOORDIV_I(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : \
-    ((a) / (b) - (((a) % (b) != 0) & (((a) < 0) != ((b) < 0)))))
-#define SX_FLOORDIV_U(a, b) ((b) == 0 ? 0 : (a) / (b))
-#define SX_MOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : \
-    ((a) % (b) + ((((a) % (b)) != 0 & ((((a) % (b)) < 0) != ((b) < 0))) ? (b) : 0)))
-#define SX_MOD_U(a, b) ((b) == 0 ? 0 : (a) % (b))
-#define SX_LSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) << (b)) : 0)
-#define SX_RSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) >> (b)) : ((a) < 0 ? -1 : 0))
-
-SX_INLINE int64_t sx_ipow(int64_t a, int64_t b) {
-    if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-    uint64_t r = 1, x = (uint64_t)a;   /* unsigned: wrapping products, as NumPy's */
-    while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }
-    return (int64_t)r;
-}
+#define SX_FN SX_INLINE
+#include "intops.h"  /* integer helpers shared with the other device */
 
 /* NumPy's float floor_divide / remainder (Python semantics, sign of the divisor). */
 #define SX_DEF_FDIVMOD(T, SUF) \
