@@ -229,18 +229,21 @@ def _index_add_rule(name):
         if len(tans) > 4 and tans[4] is not None:
             raise NotImplementedError(f"autograd: {name} with a tensor alpha that carries a "
                                       "tangent is not supported; multiply the source instead")
-        if tx is None and ts is None:
-            return None
-        x = ctx.args[0]
-        tx = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype)
-        if ts is None:
-            return tx
-        return T.index_add(tx, p["axis"], p["index"], ts.astype(tx.dtype, copy=False), p["alpha"])
+        return _add_into_tangent(ctx.args[0], tx, ts, lambda t, u: T.index_add(
+            t, p["axis"], p["index"], u, p["alpha"]))
     RULES[name] = Rule(name, vjp, jvp, (2,))
 
 
 _index_add_rule("index_add")
 _index_add_rule("index_add_")
+
+
+def _add_into_tangent(x, tx, ts, add):
+    """jvp of x (+)= source at indices: x's tangent with the source's tangent added in."""
+    if tx is None and ts is None:
+        return None
+    tx = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype)
+    return tx if ts is None else add(tx, ts.astype(tx.dtype, copy=False))
 
 
 def _scatter_add_rule(name):
@@ -264,13 +267,8 @@ def _scatter_add_rule(name):
         p = params(name, ctx)
         tx = tans[0]
         ts = tans[3] if len(tans) > 3 else None
-        if tx is None and ts is None:
-            return None
-        x = ctx.args[0]
-        tx = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype)
-        if ts is None:
-            return tx
-        return T.scatter_add(tx, p["axis"], p["index"], ts.astype(tx.dtype, copy=False))
+        return _add_into_tangent(ctx.args[0], tx, ts, lambda t, u: T.scatter_add(
+            t, p["axis"], p["index"], u))
     RULES[name] = Rule(name, vjp, jvp, (2,))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import to_np as np_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,10 +17,6 @@ SETTINGS = settings(max_examples=20, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def np_of(t) -> np.ndarray:
-    if t.dtype == T.bfloat16:
-        t = t.astype("float32")
-    return np.array(t.numpy(), copy=True)
 
 
 def values(rng, shape, dtype):

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import to_np as np_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,11 +25,6 @@ SETTINGS = settings(max_examples=20, deadline=None,
 
 # ---------------------------------------------------------------- helpers
 
-def np_of(t) -> np.ndarray:
-    """A NumPy copy of t (bfloat16 widened exactly to float32)."""
-    if t.dtype == T.bfloat16:
-        t = t.astype("float32")
-    return np.array(t.numpy(), copy=True)
 
 
 def values(rng: np.random.Generator, shape, dtype: str) -> np.ndarray:
