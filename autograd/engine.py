@@ -19,13 +19,15 @@ from .graph import AccumulateGrad, Meta, edge_of, flat_tensors, meta_of
 
 def _ones_like(t: Tensor) -> Tensor:
     from tensor.creation import full
-    return full(t.shape, 1, dtype=t.dtype)
+    return full(t.shape, 1, dtype=t.dtype, device=t.device)
 
 
 def _check_grad(t: Tensor, g, op: str) -> Tensor:
     if not isinstance(g, Tensor):
         from tensor.creation import asarray
-        g = asarray(g, dtype=t.dtype)
+        g = asarray(g, dtype=t.dtype, device=t.device)
+    if g.device != t.device:
+        raise ValueError(f"{op}: gradient on {g.device} does not match the output on {t.device}")
     if g.shape != t.shape:
         raise ValueError(f"{op}: gradient of shape {g.shape} does not match the output of shape "
                          f"{t.shape}")

@@ -73,7 +73,7 @@ def _check_tangent(i: int, p: Tensor, t, op: str) -> Tensor:
 
 def _zeros(o: Tensor) -> Tensor:
     import tensor as T
-    return T.zeros(o.shape, dtype=o.dtype)
+    return T.zeros(o.shape, dtype=o.dtype, device=o.device)
 
 
 def jvp(f, primals, tangents):

@@ -29,15 +29,15 @@ __all__ = ["jacobian", "hessian", "hvp"]
 _STRATEGIES = ("reverse-mode", "forward-mode")
 
 
-def _zeros(shape, dtype) -> Tensor:
-    return T.zeros(tuple(shape), dtype=dtype)
+def _zeros(shape, dtype, device) -> Tensor:
+    return T.zeros(tuple(shape), dtype=dtype, device=device)
 
 
-def _onehot(shape, dtype, k: int) -> Tensor:
+def _onehot(shape, dtype, k: int, device) -> Tensor:
     n = 1
     for s in shape:
         n *= s
-    e = T.zeros(n, dtype=dtype)
+    e = T.zeros(n, dtype=dtype, device=device)
     e[k] = 1.0
     return e.reshape(tuple(shape))
 
@@ -75,11 +75,11 @@ def jacobian(f, inputs, create_graph: bool = False, strategy: str = "reverse-mod
         rows = [[] for _ in xs]
         if o.requires_grad:
             for k in range(o.numel()):
-                e = _onehot(o.shape, o.dtype, k)
+                e = _onehot(o.shape, o.dtype, k, o.device)
                 gs = grad([o], list(xs), [e], retain_graph=True, create_graph=create_graph,
                           allow_unused=True)
                 for i, (g, x) in enumerate(zip(gs, xs)):
-                    rows[i].append(_zeros(x.shape, x.dtype) if g is None else g)
+                    rows[i].append(_zeros(x.shape, x.dtype, x.device) if g is None else g)
         blocks.append([_assemble(rows[i], o, x, create_graph, axis=0)
                        for i, x in enumerate(xs)])
     return _shape_result(blocks, single_in, single_out)
@@ -90,7 +90,7 @@ def _assemble(parts, o, x, create_graph, axis):
     the output does not depend on any input, or is empty)."""
     shape = tuple(o.shape) + tuple(x.shape)
     if not parts or o.numel() == 0 or x.numel() == 0:
-        return _zeros(shape, x.dtype)
+        return _zeros(shape, x.dtype, x.device)
     with enable_grad() if create_graph else no_grad():
         r = T.stack(parts, axis=axis).reshape(shape)
     return r if create_graph else r.detach()
@@ -110,7 +110,7 @@ def _jacfwd(f, inputs, create_graph):
         def g(xi, i=i):
             return f(*base[:i], xi, *base[i + 1:])
         for k in range(x.numel()):
-            out, tan = jvp(g, x, _onehot(x.shape, x.dtype, k))
+            out, tan = jvp(g, x, _onehot(x.shape, x.dtype, k, x.device))
             o_t, single_out = _as_tuple(out, "the output of f", op)
             t_t = (tan,) if single_out else tuple(tan)
             if cols is None:
@@ -148,7 +148,7 @@ def _gradient_fn(f, op, single_in):
                 gs = (None,) * len(xs)
             else:
                 gs = grad(y, list(xs), create_graph=True, allow_unused=True)
-        gs = tuple(_zeros(x.shape, x.dtype) if g is None else g for g, x in zip(gs, xs))
+        gs = tuple(_zeros(x.shape, x.dtype, x.device) if g is None else g for g, x in zip(gs, xs))
         return gs[0] if single_in else gs
     return first
 
@@ -192,7 +192,7 @@ def hvp(f, inputs, v, create_graph: bool = False, strategy: str = "reverse-over-
                 box.append(y)
                 gs = grad(y, list(a), create_graph=True, allow_unused=True) \
                     if y.requires_grad else (None,) * len(a)
-            return tuple(_zeros(x.shape, x.dtype) if g is None else g for g, x in zip(gs, a))
+            return tuple(_zeros(x.shape, x.dtype, x.device) if g is None else g for g, x in zip(gs, a))
         _, hv = jvp(first, xs, vs)
         y = box[0]
     else:
@@ -205,7 +205,7 @@ def hvp(f, inputs, v, create_graph: bool = False, strategy: str = "reverse-over-
         if pairs:
             hv = grad([g for g, _ in pairs], list(xs), [w for _, w in pairs],
                       create_graph=create_graph, allow_unused=True)
-        hv = tuple(_zeros(x.shape, x.dtype) if h is None else h for h, x in zip(hv, xs))
+        hv = tuple(_zeros(x.shape, x.dtype, x.device) if h is None else h for h, x in zip(hv, xs))
     if not create_graph:
         y, hv = y.detach(), tuple(h.detach() for h in hv)
     return y, (hv[0] if single_in else tuple(hv))

@@ -36,7 +36,7 @@ def _numeric_jacobian(fn, inputs, i, eps):
             pert = flat.copy()
             pert[k] += sign * eps
             args = list(inputs)  # the perturbed input still requires grad (gradgradcheck)
-            args[i] = T.asarray(pert.reshape(base.shape)).astype(x.dtype).requires_grad_()
+            args[i] = T.asarray(pert.reshape(base.shape), device=x.device).astype(x.dtype).requires_grad_()
             vals.append(np.concatenate([o.detach().astype("float64").numpy().reshape(-1)
                                         for o in _outputs(fn, args)]))
         cols.append((vals[0] - vals[1]) / (2 * eps))
@@ -52,7 +52,7 @@ def _analytic_jacobian(fn, inputs, i):
             rows.extend(np.zeros(inputs[i].numel()) for _ in range(sizes[j]))
             continue
         for k in range(sizes[j]):
-            gos = [T.zeros(oo.shape, dtype=oo.dtype) for oo in outs]
+            gos = [T.zeros(oo.shape, dtype=oo.dtype, device=oo.device) for oo in outs]
             gos[j].reshape(-1)[k] = 1.0
             live = [(oo, go) for oo, go in zip(outs, gos) if oo.requires_grad]
             (g,) = grad([oo for oo, _ in live], [inputs[i]], [go for _, go in live],
@@ -89,13 +89,13 @@ def gradgradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float
     diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     outs = _outputs(fn, inputs)
     rng = np.random.default_rng(0)
-    weights = [T.asarray(rng.standard_normal(o.shape)).astype(o.dtype) for o in outs]
+    weights = [T.asarray(rng.standard_normal(o.shape), device=o.device).astype(o.dtype) for o in outs]
 
     def first_grad(*args):
         os_ = _outputs(fn, args)
         targets = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
         gs = grad(os_, targets, weights, create_graph=True, allow_unused=True)
-        return tuple(g if g is not None else T.zeros(t.shape, dtype=t.dtype)
+        return tuple(g if g is not None else T.zeros(t.shape, dtype=t.dtype, device=t.device)
                      for g, t in zip(gs, targets))
     if not diff:
         return True

@@ -144,7 +144,7 @@ def _where_jvp(ctx, tans):
     ta, tb = tans[1], tans[2]
     if ta is None and tb is None:
         return None
-    z = T.zeros(ctx.out.shape, dtype=ctx.out.dtype)
+    z = T.zeros(ctx.out.shape, dtype=ctx.out.dtype, device=ctx.out.device)
     return T.where(c, z if ta is None else ta, z if tb is None else tb)
 
 

@@ -24,7 +24,7 @@ from .rules_views import params, same_op_jvp
 
 
 def _zeros(a, dtype=None):
-    return T.zeros(a.shape, dtype=dtype or a.dtype)
+    return T.zeros(a.shape, dtype=dtype or a.dtype, device=a.device)
 
 
 def _float(a) -> bool:
@@ -71,13 +71,13 @@ def _region_grad(g, key):
     gv = g[key]
     if _is_basic(key) or gv.numel() <= 1:
         return gv
-    ids = T.arange(gv.numel()).reshape(gv.shape)
-    last = T.full(g.shape, -1, dtype=T.int64)
+    ids = T.arange(gv.numel(), device=g.device).reshape(gv.shape)
+    last = T.full(g.shape, -1, dtype=T.int64, device=g.device)
     last[key] = ids
     won = last[key] == ids
     if bool(T.all(won)):
         return gv
-    return T.where(won, gv, T.zeros((), dtype=gv.dtype))
+    return T.where(won, gv, T.zeros((), dtype=gv.dtype, device=gv.device))
 
 
 def _write_vjp(ctx, g, key, value, accumulate):
@@ -89,7 +89,7 @@ def _write_vjp(ctx, g, key, value, accumulate):
         if accumulate:
             gx = g
         else:
-            mask = T.ones(x.shape, dtype=g.dtype)
+            mask = T.ones(x.shape, dtype=g.dtype, device=g.device)
             mask[key] = 0
             gx = g * mask
         gx = fit(gx, x)
@@ -103,7 +103,7 @@ def _write_jvp(ctx, tans, key, accumulate):
     tx, tv = tans[0], (tans[2] if len(tans) > 2 else None)
     if (tx is None and tv is None) or not _float(x):
         return None
-    r = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype)
+    r = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype, device=x.device)
     if tv is None:
         if not accumulate:
             r[key] = 0
@@ -115,7 +115,7 @@ def _write_jvp(ctx, tans, key, accumulate):
 
 def _getitem_vjp(ctx, g):
     x, key = ctx.args[0], ctx.args[1]
-    z = T.zeros(x.shape, dtype=g.dtype)
+    z = T.zeros(x.shape, dtype=g.dtype, device=g.device)
     return (fit(T.index_put_(z, key, g, True), x), None)
 
 
@@ -159,10 +159,10 @@ def _take_vjp(ctx, g):
     p = params("take", ctx)
     axis = p["axis"]
     if axis is None:
-        z = T.zeros((int(np.prod(x.shape, dtype=np.int64)),), dtype=g.dtype)
+        z = T.zeros((int(np.prod(x.shape, dtype=np.int64)),), dtype=g.dtype, device=g.device)
         axis = 0
     else:
-        z = T.zeros(x.shape, dtype=g.dtype)
+        z = T.zeros(x.shape, dtype=g.dtype, device=g.device)
         axis = norm_axis(axis, x.ndim, "take")
     z = T.index_put_(z, (slice(None),) * axis + (p["indices"],), g, True)
     return (fit(z.reshape(x.shape), x), None, None)
@@ -171,8 +171,9 @@ def _take_vjp(ctx, g):
 RULES["take"] = Rule("take", _take_vjp, same_op_jvp("take"), (1,))
 
 
-def along_key(shape, idx, axis):
-    """The advanced key of take_along_axis: idx on `axis`, broadcast aranges elsewhere."""
+def along_key(shape, idx, axis, device=None):
+    """The advanced key of take_along_axis: idx on `axis`, broadcast aranges elsewhere (made
+    on `device`, default idx's)."""
     key = []
     for d, n in enumerate(shape):
         if d == axis:
@@ -180,7 +181,7 @@ def along_key(shape, idx, axis):
         else:
             sh = [1] * len(shape)
             sh[d] = n
-            key.append(T.arange(n).reshape(sh))
+            key.append(T.arange(n, device=device or idx.device).reshape(sh))
     return tuple(key)
 
 
@@ -189,12 +190,13 @@ def _take_along_axis_vjp(ctx, g):
     p = params("take_along_axis", ctx)
     idx, axis = p["indices"], p["axis"]
     if not isinstance(idx, Tensor):
-        idx = T.asarray(idx)
+        idx = T.asarray(idx, device=g.device)
     shape = tuple(x.shape)
     if axis is None:
         shape, axis = (int(np.prod(shape, dtype=np.int64)),), 0
     axis = norm_axis(axis, len(shape), "take_along_axis")
-    z = T.index_put_(T.zeros(shape, dtype=g.dtype), along_key(shape, idx, axis), g, True)
+    z = T.index_put_(T.zeros(shape, dtype=g.dtype, device=g.device),
+                     along_key(shape, idx, axis, g.device), g, True)
     return (fit(z.reshape(x.shape), x), None, None)
 
 
@@ -215,7 +217,7 @@ def _index_add_rule(name):
         gs = None
         if len(ctx.args) > 3 and needs(ctx, 3) and _float(src):
             idx = p["index"]
-            idx = (idx if isinstance(idx, Tensor) else T.asarray(idx)).reshape(-1)
+            idx = (idx if isinstance(idx, Tensor) else T.asarray(idx, device=g.device)).reshape(-1)
             gs = T.take(g, idx, norm_axis(p["axis"], g.ndim, "index_add"))
             if not (isinstance(alpha, int | float) and alpha == 1):
                 gs = gs * alpha
@@ -242,7 +244,7 @@ def _add_into_tangent(x, tx, ts, add):
     """jvp of x (+)= source at indices: x's tangent with the source's tangent added in."""
     if tx is None and ts is None:
         return None
-    tx = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype)
+    tx = tx.copy() if tx is not None else T.zeros(x.shape, dtype=x.dtype, device=x.device)
     return tx if ts is None else add(tx, ts.astype(tx.dtype, copy=False))
 
 
@@ -254,7 +256,7 @@ def _scatter_add_rule(name):
         gs = None
         if len(ctx.args) > 3 and needs(ctx, 3) and _float(src):
             idx = p["index"]
-            idx = idx if isinstance(idx, Tensor) else T.asarray(idx)
+            idx = idx if isinstance(idx, Tensor) else T.asarray(idx, device=g.device)
             axis = norm_axis(p["axis"], g.ndim, "scatter_add")
             sub = g[tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(idx.shape))]
             gs = T.take_along_axis(sub, idx, axis)

@@ -14,8 +14,9 @@ from .graph import RULES, Rule
 from .rules_util import fit
 
 
-def _t(a):
-    return a if isinstance(a, Tensor) else T.asarray(a)
+def _t(a, device=None):
+    """A saved operand as a Tensor (a non-Tensor one is made on `device`: the other operand's)."""
+    return a if isinstance(a, Tensor) else T.asarray(a, device=device)
 
 
 def _needs(ctx) -> tuple:
@@ -32,9 +33,9 @@ def _bilinear_jvp(op, extra=lambda ctx: ()):
         ta, tb = tans[0], tans[1] if len(tans) > 1 else None
         r = None
         if ta is not None:
-            r = op(ta, _t(b), *extra(ctx))
+            r = op(ta, _t(b, ta.device), *extra(ctx))
         if tb is not None:
-            s = op(_t(a), tb, *extra(ctx))
+            s = op(_t(a, tb.device), tb, *extra(ctx))
             r = s if r is None else r + s
         if r is None:
             return None
@@ -44,7 +45,7 @@ def _bilinear_jvp(op, extra=lambda ctx: ()):
 
 def _matmul_grads(a, b, g, need_a, need_b):
     """(d/da, d/db) of sum(g * matmul(a, b)), NumPy's 1-D promotion and batch broadcasting."""
-    a, b = _t(a), _t(b)
+    a, b = _t(a, g.device), _t(b, g.device)
     a2 = T.expand_dims(a, 0) if a.ndim == 1 else a
     b2 = T.expand_dims(b, -1) if b.ndim == 1 else b
     if b.ndim == 1:
@@ -83,7 +84,7 @@ def tensordot_axes(a_nd, b_nd, axes):
 def _tensordot_grads(a, b, g, ax_a, ax_b, need_a, need_b):
     """g has a's free axes then b's. d/da = g contracted with b over b's free axes, whose result
     holds a's free axes then b's contracted axes (in b's order): permute those onto a's."""
-    a, b = _t(a), _t(b)
+    a, b = _t(a, g.device), _t(b, g.device)
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [j for j in range(b.ndim) if j not in ax_b]
     nfa, nfb = len(free_a), len(free_b)
@@ -132,7 +133,7 @@ def _scalar_grads(a, b, g, need_a, need_b):
 
 
 def _dot_vjp(ctx, g):
-    a, b = _t(ctx.args[0]), _t(ctx.args[1])
+    a, b = _t(ctx.args[0], g.device), _t(ctx.args[1], g.device)
     n = _needs(ctx)[:2]
     if a.ndim == 0 or b.ndim == 0:
         return _scalar_grads(a, b, g, *n)
@@ -142,7 +143,7 @@ def _dot_vjp(ctx, g):
 
 
 def _inner_vjp(ctx, g):
-    a, b = _t(ctx.args[0]), _t(ctx.args[1])
+    a, b = _t(ctx.args[0], g.device), _t(ctx.args[1], g.device)
     n = _needs(ctx)[:2]
     if a.ndim == 0 or b.ndim == 0:
         return _scalar_grads(a, b, g, *n)
@@ -150,7 +151,7 @@ def _inner_vjp(ctx, g):
 
 
 def _outer_vjp(ctx, g):
-    a, b = _t(ctx.args[0]), _t(ctx.args[1])
+    a, b = _t(ctx.args[0], g.device), _t(ctx.args[1], g.device)
     ga = fit(T.matmul(g, b.reshape(-1)).reshape(a.shape), a) if _needs(ctx)[0] else None
     gb = fit(T.matmul(a.reshape(-1), g).reshape(b.shape), b) if _needs(ctx)[1] else None
     return ga, gb

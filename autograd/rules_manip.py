@@ -92,8 +92,9 @@ def _join_jvp(name):
         if ts is None or all(t is None for t in ts):
             return None
         dtype = ctx.out.dtype
-        full = [(t if t is not None else T.zeros(_shape(a), dtype=dtype)).astype(dtype, copy=False)
-                for a, t in zip(ctx.args[0], ts)]
+        dev = ctx.out.device
+        full = [(t if t is not None else T.zeros(_shape(a), dtype=dtype, device=dev))
+                .astype(dtype, copy=False) for a, t in zip(ctx.args[0], ts)]
         return fn(full, *ctx.args[1:], **ctx.kwargs)
     return jvp
 
@@ -188,11 +189,12 @@ def _split_vjp(name):
         def piece_shape(r):
             return x.shape[:axis] + (len(r),) + x.shape[axis + 1:]
         if clean:
-            parts = [g if g is not None else T.zeros(piece_shape(r), dtype=dtype)
+            parts = [g if g is not None else T.zeros(piece_shape(r), dtype=dtype, device=x.device)
                      for g, r in zip(gs, ranges) if len(r)]
-            gx = (T.concatenate(parts, axis) if parts else T.zeros(x.shape, dtype=dtype))
+            gx = (T.concatenate(parts, axis) if parts
+                  else T.zeros(x.shape, dtype=dtype, device=x.device))
         else:  # overlapping or unordered split points: accumulate each piece back
-            gx = T.zeros(x.shape, dtype=dtype)
+            gx = T.zeros(x.shape, dtype=dtype, device=x.device)
             for g, s, r in zip(gs, sl, ranges):
                 if g is not None and len(r):
                     gx = T.index_put_(gx, _along(axis, s), g, True)
@@ -210,10 +212,10 @@ def _unbind_vjp(ctx, gs):
         return (None,) * len(ctx.args)
     axis = norm_axis(params("unbind", ctx)["axis"], x.ndim, "unbind")
     if x.shape[axis] == 0:
-        return (T.zeros(x.shape, dtype=x.dtype),) + (None,) * (len(ctx.args) - 1)
+        return (T.zeros(x.shape, dtype=x.dtype, device=x.device),) + (None,) * (len(ctx.args) - 1)
     dtype = next((g.dtype for g in gs if g is not None), x.dtype)
     shape = x.shape[:axis] + x.shape[axis + 1:]
-    parts = [g if g is not None else T.zeros(shape, dtype=dtype) for g in gs]
+    parts = [g if g is not None else T.zeros(shape, dtype=dtype, device=x.device) for g in gs]
     return (fit(T.stack(parts, axis), x),) + (None,) * (len(ctx.args) - 1)
 
 
@@ -259,11 +261,11 @@ def _repeat_vjp(ctx, g):
     axis = norm_axis(axis, len(shape), "repeat")
     n = shape[axis]
     if not (isinstance(reps, int) or hasattr(reps, "__index__") and not hasattr(reps, "shape")):
-        r = reps if isinstance(reps, Tensor) else T.asarray(reps)
+        r = reps if isinstance(reps, Tensor) else T.asarray(reps, device=g.device)
         reps = int(r.item()) if r.numel() == 1 else r
     if isinstance(reps, Tensor):
-        idx = T.repeat(T.arange(n), reps.astype(T.int64, copy=False))
-        gx = T.index_add(T.zeros(shape, dtype=g.dtype), axis, idx, g)
+        idx = T.repeat(T.arange(n, device=g.device), reps.to(g.device).astype(T.int64, copy=False))
+        gx = T.index_add(T.zeros(shape, dtype=g.dtype, device=g.device), axis, idx, g)
     else:
         r = operator.index(reps)
         gx = T.sum(g.reshape(shape[:axis] + (n, r) + shape[axis + 1:]), axis=axis + 1)
@@ -293,8 +295,8 @@ def _pad_vjp(ctx, g):
         if b or e:
             n = x.shape[a]
             shape[a] = n
-            idx = _manip._pad_index(n, b, e, mode)
-            g = T.index_add(T.zeros(tuple(shape), dtype=g.dtype), a, idx, g)
+            idx = _manip._pad_index(n, b, e, mode).to(g.device)
+            g = T.index_add(T.zeros(tuple(shape), dtype=g.dtype, device=g.device), a, idx, g)
     return (fit(g, x),) + rest
 
 

@@ -101,7 +101,7 @@ def _mean_jvp(ctx, tans):
 
 def _exclusive_cumprod(v):
     """prod of v[..., :i] at position i (last axis): 1 first, no division."""
-    one = T.ones(v.shape[:-1] + (1,), dtype=v.dtype)
+    one = T.ones(v.shape[:-1] + (1,), dtype=v.dtype, device=v.device)
     return T.concatenate([one, T.cumprod(v[..., :-1], axis=-1)], axis=-1)
 
 
@@ -110,9 +110,9 @@ def _prod_others(x, axes, out_keep):
     Without zeros that is out / x; with zeros, left and right exclusive cumulative products
     (exact, and differentiable again through cumprod's rule)."""
     if not axes:
-        return T.ones(x.shape, dtype=x.dtype)
+        return T.ones(x.shape, dtype=x.dtype, device=x.device)
     if x.numel() == 0:
-        return T.zeros(x.shape, dtype=x.dtype)
+        return T.zeros(x.shape, dtype=x.dtype, device=x.device)
     if not bool(T.any(x == 0)):
         return out_keep / x
     k = len(axes)
@@ -297,8 +297,9 @@ def _dense(x, a):
     in x, so differentiating it again is exact even at zeros. O(n) times x's memory."""
     xm = T.moveaxis(x, a, -1)
     n = xm.shape[-1]
-    i = T.arange(n)
-    p = T.cumprod(T.where(T.eye(n, dtype=T.bool_), 1.0, T.expand_dims(xm, -2)), axis=-1)
+    i = T.arange(n, device=x.device)
+    p = T.cumprod(T.where(T.eye(n, dtype=T.bool_, device=x.device), 1.0, T.expand_dims(xm, -2)),
+                  axis=-1)
     return T.where(i.reshape(n, 1) <= i, p, 0.0)
 
 
@@ -371,7 +372,8 @@ def _zero_rule(name):
         return (zeros_for(ctx.args[0]) if _needs(ctx)[0] else None,) + (None,) * (len(ctx.args) - 1)
 
     def jvp(ctx, tans):
-        return None if tans[0] is None else T.zeros(ctx.out.shape, dtype=ctx.out.dtype)
+        return None if tans[0] is None else T.zeros(ctx.out.shape, dtype=ctx.out.dtype,
+                                                    device=ctx.out.device)
     RULES[name] = Rule(name, vjp, jvp, ())
 
 
@@ -474,6 +476,17 @@ for _n in ("astype", "contiguous", "copy", "clone"):
     RULES[_n] = Rule(_n, _identity_vjp, _identity_jvp, ())
 
 
+def _to_device_vjp(ctx, g):
+    return (fit(g, ctx.args[0]).to(ctx.args[0].device), None)
+
+
+def _to_device_jvp(ctx, tans):
+    return None if tans[0] is None else tans[0].to(ctx.out.device)
+
+
+RULES["to_device"] = Rule("to_device", _to_device_vjp, _to_device_jvp, ())
+
+
 def _overwrite_vjp(ctx, g):
     """copy_(x, src) / fill_(x, value): x's old value is gone (zero gradient); a tensor source
     gets g summed to its shape."""
@@ -488,7 +501,7 @@ def _overwrite_vjp(ctx, g):
 def _overwrite_jvp(ctx, tans):
     ts = tans[1] if len(tans) > 1 else None
     if ts is None:
-        return T.zeros(ctx.out.shape, dtype=ctx.out.dtype)
+        return T.zeros(ctx.out.shape, dtype=ctx.out.dtype, device=ctx.out.device)
     return _like(ts if ts.shape == ctx.out.shape else T.broadcast_to(ts, ctx.out.shape), ctx.out)
 
 

@@ -37,13 +37,15 @@ def fit(g, a):
     if g is None or not hasattr(a, "shape"):
         return None
     if not isinstance(g, Tensor):
-        g = T.full(a.shape, g, dtype=a.dtype)
+        g = T.full(a.shape, g, dtype=a.dtype, device=getattr(a, "device", None))
     g = sum_to(g, a.shape)
     return g if g.dtype is a.dtype else g.astype(a.dtype)
 
 
 def zeros_for(a):
-    return T.zeros(a.shape, dtype=a.dtype) if hasattr(a, "shape") else None
+    if not hasattr(a, "shape"):
+        return None
+    return T.zeros(a.shape, dtype=a.dtype, device=getattr(a, "device", None))
 
 
 def needs(ctx, i) -> bool:

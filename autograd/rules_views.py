@@ -129,11 +129,11 @@ def _diagonal_vjp(ctx, g):
     a1, a2 = norm_axis(p["axis1"], x.ndim, "diagonal"), norm_axis(p["axis2"], x.ndim, "diagonal")
     rest = [i for i in range(x.ndim) if i not in (a1, a2)]
     perm = rest + [a1, a2]
-    z = T.zeros(tuple(x.shape[i] for i in perm), dtype=g.dtype)
+    z = T.zeros(tuple(x.shape[i] for i in perm), dtype=g.dtype, device=g.device)
     n = g.shape[-1]
     if n:
         i0, j0 = max(-off, 0), max(off, 0)
-        key = (Ellipsis, T.arange(i0, i0 + n), T.arange(j0, j0 + n))
+        key = (Ellipsis, T.arange(i0, i0 + n, device=g.device), T.arange(j0, j0 + n, device=g.device))
         z = T.index_put_(z, key, g, True)
     return (fit(T.permute(z, _inverse(perm)), x),)
 
@@ -143,13 +143,13 @@ register("diagonal", _diagonal_vjp)
 
 # ---------------------------------------------------------------- as_strided
 
-def _positions(shape, strides, off):
+def _positions(shape, strides, off, device):
     """Storage position of every element of the (shape, strides, off) view, row-major, flat."""
-    pos = T.full((1,) * len(shape), off, dtype=T.int64)
+    pos = T.full((1,) * len(shape), off, dtype=T.int64, device=device)
     for d, (n, s) in enumerate(zip(shape, strides)):
         sh = [1] * len(shape)
         sh[d] = n
-        pos = pos + T.arange(n).reshape(sh) * s
+        pos = pos + T.arange(n, device=device).reshape(sh) * s
     return pos.reshape(-1)
 
 
@@ -174,15 +174,16 @@ def _as_strided_map(ctx):
     lo_x, hi_x = _extent(x.shape, xs, xo)
     lo_o, hi_o = _extent(shape, strides, off)
     lo, hi = min(lo_x, lo_o), max(hi_x, hi_o)
-    posx = _positions(x.shape, xs, xo) - lo
-    ids = T.arange(nx)
-    m = T.full((hi - lo + 1,), nx, dtype=T.int64)
+    dev = x.device
+    posx = _positions(x.shape, xs, xo, dev) - lo
+    ids = T.arange(nx, device=dev)
+    m = T.full((hi - lo + 1,), nx, dtype=T.int64, device=dev)
     m[posx] = ids
     if nx > 1 and not bool(T.all(m[posx] == ids)):
         raise NotImplementedError(
             f"autograd: as_strided of a tensor whose own elements overlap in memory (shape "
             f"{x.shape}, strides {xs}) has no well-defined gradient; call contiguous() first")
-    idx = m[_positions(shape, strides, off) - lo]
+    idx = m[_positions(shape, strides, off, dev) - lo]
     if bool(T.any(idx == nx)):
         raise NotImplementedError(
             f"autograd: as_strided (shape {shape}, strides {strides}, offset {off}) reads storage "
@@ -195,8 +196,9 @@ def _as_strided_vjp(ctx, g):
     x = ctx.args[0]
     idx, shape = _as_strided_map(ctx)
     if idx is None:
-        return (T.zeros(x.shape, dtype=x.dtype),)
-    buf = T.index_add(T.zeros((x.numel(),), dtype=g.dtype), 0, idx.reshape(-1), g.reshape(-1))
+        return (T.zeros(x.shape, dtype=x.dtype, device=x.device),)
+    buf = T.index_add(T.zeros((x.numel(),), dtype=g.dtype, device=g.device), 0, idx.reshape(-1),
+                      g.reshape(-1))
     return (fit(buf.reshape(x.shape), x),)
 
 
@@ -206,7 +208,7 @@ def _as_strided_jvp(ctx, tans):
         return None
     idx, shape = _as_strided_map(ctx)
     if idx is None:
-        return T.zeros(shape, dtype=t.dtype)
+        return T.zeros(shape, dtype=t.dtype, device=t.device)
     return t.reshape(-1)[idx]
 
 

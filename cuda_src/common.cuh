@@ -109,13 +109,16 @@ struct sx_bf16 {
 /* ---- the N-d strided indexer, passed by value as a kernel argument ----
  * shape and per-operand BYTE strides (as the CPU meta), operand 0 is the output.
  * idx32: the host sets it when n and every operand's extreme offsets fit in int32, and the
- * kernel then does its index arithmetic in 32 bits. contig: every operand is contiguous
- * (stride == itemsize along a single merged dim), so offsets are i * itemsize. */
+ * kernel then does its index arithmetic in 32 bits. contig: every tensor operand is
+ * contiguous over the (single, merged) dim, so offsets are i * itemsize. scalar: bit k set
+ * when operand k is a Python scalar whose bytes are in sval[k] (read with stride 0). vec: the
+ * contiguous operands are aligned to 4 elements, so the kernel may load 4 at a time. */
 template <int N>
 struct sx_indexer {
     char *ptr[N];
     int64_t n;                        /* element count */
-    int nd, idx32, contig;
+    int nd, idx32, contig, scalar, vec, pad_;
+    int64_t sval[N];
     int64_t shape[SX_MAXDIM];
     int64_t stride[N][SX_MAXDIM];
 };
@@ -136,9 +139,10 @@ SX_DEV void sx_offsets(const sx_indexer<N> &ix, I i, I (&off)[N]) {
     }
 }
 
-/* Grid-stride loop: f(ptrs) for every element, pointers already offset. */
+/* Grid-stride loop: f(ptrs) for every element, pointers already offset. base[k] is operand
+ * k's address (a scalar operand points at the thread's copy of its bytes, stride 0). */
 template <int N, class I, class F>
-SX_DEV void sx_ew_loop_t(const sx_indexer<N> &ix, F f) {
+SX_DEV void sx_ew_loop_t(const sx_indexer<N> &ix, char *const (&base)[N], F f) {
     I n = (I)ix.n;
     I step = (I)blockDim.x * (I)gridDim.x;
 #pragma unroll 1
@@ -147,7 +151,7 @@ SX_DEV void sx_ew_loop_t(const sx_indexer<N> &ix, F f) {
         sx_offsets<N, I>(ix, i, off);
         char *p[N];
 #pragma unroll
-        for (int k = 0; k < N; k++) p[k] = ix.ptr[k] + off[k];
+        for (int k = 0; k < N; k++) p[k] = base[k] + off[k];
         f(p);
     }
 }

@@ -7,7 +7,8 @@
  * thread t folding elements t, t + SX_RBLOCK, ... in order, then a warp-shuffle tree and a
  * shared-memory tree across warps. mode 0: G == 1, the block writes the output. mode 1: the
  * block writes its partial to part[k * G + c]. mode 2: merge the G partials of each output
- * (same block tree) and write the output. 16-bit floats accumulate in float.
+ * (same block tree) and write the output. Modes 3-5: column reductions (below).
+ * 16-bit floats accumulate in float.
  *
  * Op structs: typedef ACC; init(); combine(acc, x) folds one element (x in compute type);
  * merge(a, b) folds two partials (a holds the lower indices); out(acc) -> value stored. */
@@ -63,10 +64,49 @@ SX_DEV typename Op::ACC sx_block_reduce(typename Op::ACC v, typename Op::ACC *sm
     return v;
 }
 
+/* Column reductions (modes 3-5), for inputs whose innermost kept dim is the contiguous one:
+ * one THREAD per output walks its reduced range in order, so a warp reads 32 neighbouring
+ * elements per step (coalesced). The range is cut into G chunks; mode 3: G == 1, write the
+ * output; mode 4: write partial part[c * K + k]; mode 5: merge the G partials in order. */
+template <class SI, class SO, class Op>
+SX_DEV void sx_reduce_cols(const sx_red_args &a) {
+    typedef typename Op::ACC ACC;
+    typedef typename SI::T TI;
+    int64_t kblocks = (a.K + SX_RBLOCK - 1) / SX_RBLOCK;
+    int64_t nblk = a.mode == 5 ? kblocks : kblocks * a.G;
+    for (int64_t blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
+        int64_t kb = a.mode == 5 ? blk : blk % kblocks, c = a.mode == 5 ? 0 : blk / kblocks;
+        int64_t k = kb * SX_RBLOCK + threadIdx.x;
+        if (k >= a.K) continue;
+        ACC acc = Op::init();
+        if (a.mode == 5) {
+            const ACC *p = (const ACC *)a.part;
+            for (int64_t g = 0; g < a.G; g++) acc = Op::merge(acc, p[g * a.K + k]);
+        } else {
+            int64_t lo = c * a.chunk, hi = lo + a.chunk < a.R ? lo + a.chunk : a.R;
+            const char *base = a.in + sx_offset_of(k, a.nk, a.ks, a.kin);
+            if (a.nr == 1) {
+                int64_t s = a.rin[0];
+                for (int64_t r = lo; r < hi; r++)
+                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + r * s)), r);
+            } else {
+                for (int64_t r = lo; r < hi; r++)
+                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
+            }
+        }
+        if (a.mode == 4) ((ACC *)a.part)[c * a.K + k] = acc;
+        else *(typename SO::T *)(a.out + sx_offset_of(k, a.nk, a.ks, a.kout)) = SO::st(Op::out(acc));
+    }
+}
+
 template <class SI, class SO, class Op>
 SX_DEV void sx_reduce(const sx_red_args &a) {
     typedef typename Op::ACC ACC;
     typedef typename SI::T TI;
+    if (a.mode >= 3) {
+        sx_reduce_cols<SI, SO, Op>(a);
+        return;
+    }
     __shared__ ACC sm[SX_WARPS];
     int64_t nblk = a.mode == 2 ? a.K : a.K * a.G;
     for (int64_t blk = blockIdx.x; blk < nblk; blk += gridDim.x) {

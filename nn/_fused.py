@@ -61,6 +61,14 @@ def _ptr(t: Tensor | None) -> int:
     return 0 if t is None else t.data_ptr()
 
 
+def _cuda(t: Tensor):
+    """The CUDA host functions (tensor/cuda/nn_kernels.py) when t is on a CUDA device, else None."""
+    if t.device.type != "cuda":
+        return None
+    from tensor.cuda import nn_kernels
+    return nn_kernels
+
+
 def _stat_dtype(d: dt.DType) -> dt.DType:
     return dt.float64 if d is dt.float64 else dt.float32
 
@@ -104,9 +112,11 @@ def _softmax_run(x: Tensor, axis: int, log: bool) -> Tensor:
     op = "log_softmax" if log else "softmax"
     _floating(x, op)
     xc, a = _rows(x, axis, op)
-    y = ew.empty_tensor(xc.shape, xc.dtype)
+    y = ew.empty_tensor(xc.shape, xc.dtype, xc.device)
     rows, n = _count(xc.shape)
-    if rows and n:
+    if rows and n and (nk := _cuda(xc)):
+        nk.softmax_fwd(xc, y, rows, n, log)
+    elif rows and n:
         _kernel("softmax_fwd", xc.dtype)(xc.data_ptr(), y.data_ptr(), rows, n, int(log),
                                          K._num_threads)
     return _unrows(y, x, a)
@@ -117,9 +127,11 @@ def _softmax_bwd(y: Tensor, g: Tensor, axis: int, log: bool) -> Tensor:
     op = "log_softmax" if log else "softmax"
     yc, a = _rows(y, axis, op)
     gc, _ = _rows(ew.astype(g, y.dtype, copy=False), axis, op)
-    gx = ew.empty_tensor(yc.shape, yc.dtype)
+    gx = ew.empty_tensor(yc.shape, yc.dtype, yc.device)
     rows, n = _count(yc.shape)
-    if rows and n:
+    if rows and n and (nk := _cuda(yc)):
+        nk.softmax_bwd(yc, gc, gx, rows, n, log)
+    elif rows and n:
         _kernel("softmax_bwd", yc.dtype)(yc.data_ptr(), gc.data_ptr(), gx.data_ptr(), rows, n,
                                          int(log), K._num_threads)
     return _unrows(gx, y, a)
@@ -172,12 +184,14 @@ def _layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, nd: int, 
     lead = x.shape[:x.ndim - nd]
     rows, n = math.prod(lead), math.prod(x.shape[x.ndim - nd:])
     sd = _stat_dtype(x.dtype)
-    y = ew.empty_tensor(x.shape, x.dtype)
-    mean = ew.empty_tensor(lead + (1,) * nd, sd)
-    rstd = ew.empty_tensor(lead + (1,) * nd, sd)
+    y = ew.empty_tensor(x.shape, x.dtype, x.device)
+    mean = ew.empty_tensor(lead + (1,) * nd, sd, x.device)
+    rstd = ew.empty_tensor(lead + (1,) * nd, sd, x.device)
     w = None if weight is None else ew.contiguous(weight)
     b = None if bias is None else ew.contiguous(bias)
-    if rows and n:
+    if rows and n and (nk := _cuda(xc)):
+        nk.layer_norm_fwd(xc, w, b, y, mean, rstd, rows, n, float(eps))
+    elif rows and n:
         _kernel("ln_fwd", x.dtype)(xc.data_ptr(), _ptr(w), _ptr(b), y.data_ptr(), mean.data_ptr(),
                                    rstd.data_ptr(), rows, n, float(eps), K._num_threads)
     return y, mean, rstd
@@ -190,23 +204,27 @@ def _ln_bwd(x, mean, rstd, g, w, b, nd, needs):
     """The fused backward (not recorded): (gx, gw, gb), None where not needed."""
     xc, gc = ew.contiguous(x), ew.contiguous(ew.astype(g, x.dtype, copy=False))
     rows, n = mean.numel(), math.prod(x.shape[x.ndim - nd:])
-    sd, rb = mean.dtype, max(1, -(-rows // _LN_BLOCKS))
+    nk, dev = _cuda(x), x.device
+    sd = mean.dtype
+    rb = nk.layer_norm_row_block(rows, n) if nk else max(1, -(-rows // _LN_BLOCKS))
     nblk = -(-rows // rb) if rows else 0
-    gx = ew.empty_tensor(x.shape, x.dtype) if needs[0] else None
-    pw = ew.empty_tensor((nblk, n), sd) if needs[1] else None
-    pb = ew.empty_tensor((nblk, n), sd) if needs[2] else None
+    gx = ew.empty_tensor(x.shape, x.dtype, dev) if needs[0] else None
+    pw = ew.empty_tensor((nblk, n), sd, dev) if needs[1] else None
+    pb = ew.empty_tensor((nblk, n), sd, dev) if needs[2] else None
     wc = None if w is None else ew.contiguous(w)
-    if rows and n:
+    if rows and n and nk:
+        nk.layer_norm_bwd(xc, mean, rstd, gc, wc, gx, pw, pb, rows, n, rb)
+    elif rows and n:
         _kernel("ln_bwd", x.dtype)(xc.data_ptr(), mean.data_ptr(), rstd.data_ptr(), gc.data_ptr(),
                                    _ptr(wc), _ptr(gx), _ptr(pw), _ptr(pb), rows, n, rb,
                                    K._num_threads)
     elif gx is not None:
-        gx = T.zeros(x.shape, dtype=x.dtype)
+        gx = T.zeros(x.shape, dtype=x.dtype, device=dev)
 
     def col(p, like):
         if p is None:
             return None
-        s = p.sum(axis=0) if nblk else T.zeros((n,), dtype=sd)
+        s = p.sum(axis=0) if nblk else T.zeros((n,), dtype=sd, device=dev)
         return s.reshape(like.shape).astype(like.dtype, copy=False)
     return gx, col(pw, w), col(pb, b)
 
@@ -283,12 +301,17 @@ def _cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None, ignore_inde
     tc = ew.contiguous(ew.astype(target, dt.int64, copy=False))
     wc = None if weight is None else ew.contiguous(ew.astype(weight, x.dtype, copy=False))
     rows, c = x.shape
-    loss = ew.empty_tensor((rows,), x.dtype)
-    lse = ew.empty_tensor((rows,), _stat_dtype(x.dtype))
+    loss = ew.empty_tensor((rows,), x.dtype, x.device)
+    lse = ew.empty_tensor((rows,), _stat_dtype(x.dtype), x.device)
     if rows:
-        bad = _kernel("ce_fwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc), loss.data_ptr(),
-                                         lse.data_ptr(), rows, c, int(ignore_index),
-                                         float(label_smoothing), K._num_threads)
+        if nk := _cuda(xc):
+            bad = nk.cross_entropy_fwd(xc, tc, wc, loss, lse, rows, c, int(ignore_index),
+                                       float(label_smoothing))
+        else:
+            bad = _kernel("ce_fwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc),
+                                             loss.data_ptr(), lse.data_ptr(), rows, c,
+                                             int(ignore_index), float(label_smoothing),
+                                             K._num_threads)
         if bad >= 0:
             v = int(tc.reshape(-1)[bad].item())
             raise IndexError(f"cross_entropy: target {v} is out of bounds for {c} classes "
@@ -312,7 +335,7 @@ def _ce_dense(x, t, w, ignore, eps, p, g):
     c = x.shape[1]
     valid = t != ignore
     st = T.where(valid, t, 0)
-    hot = (T.arange(c)[None, :] == st[:, None]).astype(x.dtype)
+    hot = (T.arange(c, device=x.device)[None, :] == st[:, None]).astype(x.dtype)
     g = g * valid.astype(g.dtype)
     wt = 1.0 if w is None else T.take(w, st)[:, None]
     out = (g * (1.0 - eps))[:, None] * (wt * (p - hot))
@@ -345,8 +368,10 @@ def _ce_bwd(x, t, w, lse, g, ignore, eps):
     gc = ew.contiguous(ew.astype(g, x.dtype, copy=False))
     wc = None if w is None else ew.contiguous(ew.astype(w, x.dtype, copy=False))
     wsum = float(c) if w is None else float(wc.astype(dt.float64).sum().item())
-    gx = ew.empty_tensor(x.shape, x.dtype)
-    if rows and c:
+    gx = ew.empty_tensor(x.shape, x.dtype, x.device)
+    if rows and c and (nk := _cuda(xc)):
+        nk.cross_entropy_bwd(xc, tc, wc, lse, gc, gx, rows, c, ignore, eps, wsum)
+    elif rows and c:
         _kernel("ce_bwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc), lse.data_ptr(),
                                    gc.data_ptr(), gx.data_ptr(), rows, c, ignore, eps, wsum,
                                    K._num_threads)
@@ -460,6 +485,8 @@ def im2col_kernel(x: Tensor, out: Tensor, kernel, stride, dilation) -> None:
     """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x."""
     n, c, h, w = x.shape
     _, kh, kw, _, oh, ow = out.shape
+    if nk := _cuda(x):
+        return nk.im2col(x, out, stride, dilation)
     K.kernel("nn_pool", x.dtype, f"im2col_{x.dtype.sfx}")(
         x.data_ptr(), out.data_ptr(), n, c, h, w, kh, kw, stride[0], stride[1], dilation[0],
         dilation[1], oh, ow, K._num_threads)
@@ -470,9 +497,11 @@ def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
     x = ew.contiguous(x)
     n, c, h, w = x.shape
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
-    y = ew.empty_tensor((n, c, oh, ow), x.dtype)
-    idx = ew.empty_tensor((n, c, oh, ow), dt.int64)
-    if y.numel():
+    y = ew.empty_tensor((n, c, oh, ow), x.dtype, x.device)
+    idx = ew.empty_tensor((n, c, oh, ow), dt.int64, x.device)
+    if y.numel() and (nk := _cuda(x)):
+        nk.maxpool2d(x, y, idx, n * c, h, w, kh, kw, sh, sw, oh, ow)
+    elif y.numel():
         K.kernel("nn_pool", x.dtype, f"maxpool2d_{x.dtype.sfx}")(
             x.data_ptr(), y.data_ptr(), idx.data_ptr(), n * c, h, w, kh, kw, sh, sw, oh, ow,
             K._num_threads)
@@ -489,7 +518,8 @@ def _mp_vjp(ctx, gs):
         return (None, None, None, None, None)
     n, c, h, w = x.shape
     idx = ctx.out[1].reshape(n * c, -1)
-    gx = T.zeros((n * c, h * w), dtype=g.dtype).scatter_add(1, idx, g.reshape(n * c, -1))
+    gx = T.zeros((n * c, h * w), dtype=g.dtype, device=g.device)
+    gx = gx.scatter_add(1, idx, g.reshape(n * c, -1))
     return (gx.reshape(n, c, h, w), None, None, None, None)
 
 

@@ -55,12 +55,12 @@ def _check_shapes(query, key, value, e, op):
                          "sequence length")
 
 
-def _attn_mask(attn_mask, lq, s, nh, dtype, is_causal, op):
+def _attn_mask(attn_mask, lq, s, nh, dtype, is_causal, op, device=None):
     """attn_mask as a float (1 or N*H, L, S) tensor, or None."""
     if attn_mask is None:
         if not is_causal:
             return None
-        attn_mask = T.triu(T.ones((lq, s), dtype=T.bool_), 1)
+        attn_mask = T.triu(T.ones((lq, s), dtype=T.bool_, device=device), 1)
     m = _float_mask(attn_mask, dtype, op, "attn_mask")
     if m.ndim == 2 and tuple(m.shape) == (lq, s):
         return T.expand_dims(m, 0)
@@ -119,7 +119,7 @@ def multi_head_attention_forward(
     s, hd, dtype = key.shape[0], e // h, query.dtype
     q, k, v = _project(query, key, value, e, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
-    mask = _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op)
+    mask = _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op, query.device)
     kpm = None
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (n, s):
@@ -135,8 +135,8 @@ def multi_head_attention_forward(
         raise ValueError(f"{op}: bias_k and bias_v must be given together")
     q, k, v = (T.swapaxes(t.reshape(t.shape[0], n * h, hd), 0, 1) for t in (q, k, v))
     if add_zero_attn:
-        k = T.concatenate([k, T.zeros((n * h, 1, hd), dtype=k.dtype)], axis=1)
-        v = T.concatenate([v, T.zeros((n * h, 1, hd), dtype=v.dtype)], axis=1)
+        k = T.concatenate([k, T.zeros((n * h, 1, hd), dtype=k.dtype, device=k.device)], axis=1)
+        v = T.concatenate([v, T.zeros((n * h, 1, hd), dtype=v.dtype, device=v.device)], axis=1)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     if kpm is not None:  # (N, S) -> (N*H, 1, S), each batch row repeated for its heads
         kpm = T.broadcast_to(kpm.reshape(n, 1, 1, -1), (n, h, 1, kpm.shape[-1]))

@@ -195,7 +195,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     if not training or p == 0.0:
         return x
     _float(x, "dropout")
-    keep = _random.rand(*x.shape, dtype=T.float32) >= p
+    keep = _random.rand(*x.shape, dtype=T.float32, device=x.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return _result(x, x * (keep.astype(x.dtype) * scale), inplace)
 
@@ -218,7 +218,7 @@ def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
     if lo < 0 or hi >= num_classes:
         raise ValueError(f"one_hot: class values must be in [0, {num_classes}), got values in "
                          f"[{lo}, {hi}]")
-    return (x[..., None] == T.arange(num_classes)).astype(T.int64)
+    return (x[..., None] == T.arange(num_classes, device=x.device)).astype(T.int64)
 
 
 # ---------------------------------------------------------------- losses

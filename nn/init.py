@@ -85,7 +85,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
     if tensor.numel() == 0:
         return tensor
     g = generator or default_generator
-    return _write(tensor, g.uniform(a, b, tensor.shape, dtype=tensor.dtype))
+    return _write(tensor, g.uniform(a, b, tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
@@ -95,7 +95,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     if tensor.numel() == 0:
         return tensor
     g = generator or default_generator
-    return _write(tensor, g.normal(mean, std, tensor.shape, dtype=tensor.dtype))
+    return _write(tensor, g.normal(mean, std, tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -116,7 +116,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """The identity in a 2-D tensor."""
     if tensor.ndim != 2:
         raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tensor.shape}")
-    return _write(tensor, T.eye(*tensor.shape, dtype=tensor.dtype))
+    return _write(tensor, T.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0,

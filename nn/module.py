@@ -470,7 +470,8 @@ class Module:
         with no_grad():
             for k, t in own.items():
                 if k in state_dict and state_dict[k] is not t:
-                    t.copy_(state_dict[k])
+                    v = state_dict[k]
+                    t.copy_(v if v.device == t.device else v.to(t.device))
         return IncompatibleKeys(missing, unexpected)
 
     def __deepcopy__(self, memo: dict) -> Module:

@@ -2,10 +2,10 @@
 CosineAnnealingLR, LambdaLR), with PyTorch's API, defaults, update formulas and state_dict
 layout.
 
-A float32/float64 parameter on the CPU whose gradient and state are contiguous is updated
-by one fused C kernel (tensor/cpu/csrc/optim.h: reads p, grad and the state buffers once,
-writes them in place; no host round trip, no temporaries). Anything else (other dtypes,
-non-contiguous parameters, other devices) takes the same update written in tensor ops.
+A float32/float64 parameter whose gradient and state are contiguous is updated by one fused
+kernel (tensor/cpu/csrc/optim.h on the CPU, cuda_src/optim.cuh on CUDA: reads p, grad and the
+state buffers once, writes them in place; no host round trip, no temporaries). Anything else
+(other dtypes, non-contiguous parameters) takes the same update written in tensor ops.
 
 >>> import tensor as T
 >>> from nn.optim import SGD
@@ -53,12 +53,17 @@ K.register_family("optim", _optim_source)
 
 
 def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:
-    """The fused kernels need a float32/float64 CPU parameter and contiguous operands."""
-    return (p.dtype in (dt.float32, dt.float64) and p.device.type == "cpu"
-            and all(b is None or b.is_contiguous() for b in (p, *bufs)))
+    """The fused kernels need a float32/float64 CPU or CUDA parameter and contiguous operands
+    on its device."""
+    return (p.dtype in (dt.float32, dt.float64) and p.device.type in ("cpu", "cuda")
+            and all(b is None or (b.is_contiguous() and b.device == p.device) for b in (p, *bufs)))
 
 
 def _launch(name: str, p: Tensor, *args) -> None:
+    if p.device.type == "cuda":  # the same kernel on the device (tensor/cuda/nn_kernels.py)
+        from tensor.cuda import nn_kernels
+        nn_kernels.optim_step(name, p, *args)
+        return
     K.kernel("optim", p.dtype, f"{name}_{p.dtype.sfx}")(*args, K._num_threads)
 
 

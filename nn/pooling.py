@@ -96,7 +96,7 @@ def _window_max(cols, with_index):
     it is larger (the first maximum gets the gradient) or NaN (NaN propagates). A chain of
     elementwise where ops: autograd routes each gradient to the chosen element."""
     best = cols[:, 0]
-    idx = T.zeros(best.shape, dtype=T.int64) if with_index else None
+    idx = T.zeros(best.shape, dtype=T.int64, device=best.device) if with_index else None
     for i in range(1, cols.shape[1]):
         v = cols[:, i]
         better = v > best
@@ -111,8 +111,8 @@ def _window_max(cols, with_index):
 def _flat_indices(idx, shape, k, s, d, pads):
     """PyTorch's return_indices: the flat (row * W + col) input position of each maximum."""
     c, n, oh, ow = idx.shape
-    h = T.arange(oh).reshape(1, 1, oh, 1) * s[0] - pads[0][0] + (idx // k[1]) * d[0]
-    w = T.arange(ow).reshape(1, 1, 1, ow) * s[1] - pads[1][0] + (idx % k[1]) * d[1]
+    h = T.arange(oh, device=idx.device).reshape(1, 1, oh, 1) * s[0] - pads[0][0] + (idx // k[1]) * d[0]
+    w = T.arange(ow, device=idx.device).reshape(1, 1, 1, ow) * s[1] - pads[1][0] + (idx % k[1]) * d[1]
     return T.contiguous(T.permute(h * shape[3] + w, (1, 0, 2, 3)))
 
 
@@ -171,7 +171,8 @@ def _avg_pool(x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
                for n, kk, ss, pp, o in zip(x.shape[-nd:], k, s, pads, out)]
         if nd == 1:
             cnt = [[1]] + cnt
-        div = T.tensor(cnt[0], dtype=x.dtype).reshape(-1, 1) * T.tensor(cnt[1], dtype=x.dtype)
+        div = (T.tensor(cnt[0], dtype=x.dtype, device=x.device).reshape(-1, 1)
+               * T.tensor(cnt[1], dtype=x.dtype, device=x.device))
         y = y / div
     return undo(T.contiguous(T.permute(y, (1, 0, 2, 3))))
 
@@ -200,13 +201,13 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      "avg_pool1d")
 
 
-def _averaging(n: int, o: int, dtype) -> Tensor:
+def _averaging(n: int, o: int, dtype, device=None) -> Tensor:
     """(o, n) matrix whose row i averages x[floor(i*n/o) : ceil((i+1)*n/o)]."""
     rows = []
     for i in range(o):
         lo, hi = (i * n) // o, -(-((i + 1) * n) // o)
         rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(n)])
-    return T.tensor(rows, dtype=dtype).reshape(o, n)
+    return T.tensor(rows, dtype=dtype, device=device).reshape(o, n)
 
 
 def _adaptive_avg(x, nd, output_size, op):
@@ -221,9 +222,9 @@ def _adaptive_avg(x, nd, output_size, op):
     if min(size) < 1 or min(x.shape[-nd:]) < 1:
         raise ValueError(f"{op}: output_size {size} and input shape {tuple(x.shape)} must be "
                          "positive")
-    y = T.matmul(x, T.matrix_transpose(_averaging(x.shape[-1], size[-1], x.dtype)))
+    y = T.matmul(x, T.matrix_transpose(_averaging(x.shape[-1], size[-1], x.dtype, x.device)))
     if nd == 2:
-        y = T.matmul(_averaging(x.shape[-2], size[0], x.dtype), y)
+        y = T.matmul(_averaging(x.shape[-2], size[0], x.dtype, x.device), y)
     return y
 
 

@@ -33,7 +33,7 @@ def _norm(g: Tensor, norm_type: float) -> Tensor:
         g = g.astype(T.float32)
     a = T.abs(g)
     if norm_type == math.inf:
-        return T.max(a) if g.numel() else T.zeros((), dtype=g.dtype)
+        return T.max(a) if g.numel() else T.zeros((), dtype=g.dtype, device=g.device)
     if norm_type == 2.0:
         return T.sqrt(T.sum(g * g))
     if norm_type == 1.0:

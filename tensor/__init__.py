@@ -11,7 +11,7 @@ from ._tensor import Tensor
 from .cpu.kernels import get_num_threads, set_num_threads
 from .creation import (arange, array, asarray, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, ones, ones_like, tensor, zeros, zeros_like)
-from .device import Device, DeviceError, device
+from .device import Device, DeviceError, device, get_default_device, set_default_device
 from .dtypes import (bfloat16, bool_, can_cast, float16, float32, float64, get_default_dtype, int8,
                      int16, int32, int64, promote_types, result_type, set_default_dtype, uint8)
 from .elementwise import shares_memory

@@ -67,15 +67,17 @@ def _to(self, *args, dtype=None, device=None, copy: bool = False):
             device = a
         else:
             dtype = a
-    if device is not None:
-        parse_device(device)  # only the CPU exists in this build: anything else raises
+    x = self
+    if device is not None and parse_device(device) != self.device:
+        x = PUB["to_device"](x, parse_device(device))
+        copy = False
     if dtype is not None:
-        return PUB["astype"](self, dtype, copy)
-    return PUB["copy"](self) if copy else self
+        return PUB["astype"](x, dtype, copy)
+    return PUB["copy"](x) if copy else x
 
 
 Tensor.to = _to
-Tensor.cpu = lambda self: self
+Tensor.cpu = lambda self: self.to("cpu")
 Tensor.cuda = lambda self, device=None: self.to("cuda" if device is None else f"cuda:{device}")
 
 # --- interop ---

@@ -51,12 +51,19 @@ _allocator = None
 def new_storage(nbytes: int, device: Device = CPU) -> Storage:
     global _allocator
     if device.type != "cpu":
-        from .device import device as parse
-        parse(device)  # raises with the reason
+        return _cuda_storage(nbytes, device)
     if _allocator is None:
         _allocator = _cpu_alloc()
     block = _allocator.malloc(nbytes)
     return Storage(block.ptr, nbytes, CPU, block, _allocator)
+
+
+def _cuda_storage(nbytes: int, device: Device) -> Storage:
+    from .cuda import runtime, streams
+    st = runtime.device_state(device.index or 0)
+    alloc = st.allocator
+    block = alloc.malloc(nbytes, streams.current_stream_id(st))
+    return Storage(block.ptr, nbytes, device, block, alloc)
 
 
 _STRIDES: dict = {}

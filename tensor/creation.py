@@ -16,7 +16,7 @@ from ._tensor import Storage, Tensor
 from .cpu import kernels as K
 from .device import CPU
 from .device import device as parse_device
-from .elementwise import _Scalar, copy_into, empty_tensor, launch
+from .elementwise import _Scalar, copy_into, empty_tensor, run
 
 
 def _shape(shape, op: str) -> tuple:
@@ -68,7 +68,7 @@ def fill_(t: Tensor, value) -> Tensor:
         if not math.isfinite(value):
             raise ValueError(f"fill: cannot convert {value} to {t._dtype.name}")
         value = int(value)
-    launch(K.kernel("ew", t._dtype, f"cast_{t._dtype.sfx}_{t._dtype.sfx}"), t, [_Scalar(value, t._dtype)])
+    run(t._dtype, f"cast_{t._dtype.sfx}_{t._dtype.sfx}", t, [_Scalar(value, t._dtype)])
     t._storage.version += 1
     return t
 
@@ -136,6 +136,10 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
     """NumPy's asarray: no copy when obj already is a tensor (or array) of that dtype."""
     d = _dtype_or(dtype, None)
     dev = parse_device(device) if device is not None else None
+    if not isinstance(obj, Tensor):
+        target = dev if dev is not None else parse_device(None)
+        if target is not CPU:   # build on the host, then one copy to the device
+            return asarray(asarray(obj, dtype, copy, CPU), device=target)
     if isinstance(obj, Tensor):
         if dev is not None and dev != obj.device:
             if copy is False:
@@ -187,11 +191,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             raise TypeError(f"tensor: cannot build a tensor from ragged or mixed data: {data!r}")
         if a.dtype.kind == "f" and d is None and a.dtype == np.float64 and not isinstance(data, np.ndarray):
             d = dt.get_default_dtype()
-        src = asarray(a)
+        src = asarray(a, device=CPU)
         out = empty_tensor(src.shape, d or src.dtype)
         copy_into(out, src)
-    if device is not None:
-        out = out.to(device)
+    dev = parse_device(device)
+    if dev != out.device:
+        out = out.to(dev)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -199,10 +204,13 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 # ---------------------------------------------------------------- ranges
 
-def _iota(n: int, d: dt.DType, start, step) -> Tensor:
-    out = empty_tensor((n,), d)
+def _iota(n: int, d: dt.DType, start, step, device=None) -> Tensor:
+    out = empty_tensor((n,), d, device)
     if n:
-        if d.kind == "f":
+        if out.device.type == "cuda":
+            from .cuda import misc as CM
+            CM.iota(out, n, start, step)
+        elif d.kind == "f":
             K.kernel("misc", d, f"iota_{d.sfx}")(n, out.data_ptr(), float(start), float(step))
         else:
             K.kernel("misc", d, f"iota_{d.sfx}")(n, out.data_ptr(), int(start), int(step))
@@ -223,9 +231,8 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         d = dt.int64
     n = max(0, math.ceil((stop - start) / step))
     compute = dt.float64 if d.kind == "f" or any(isinstance(v, float) for v in (start, step)) else dt.int64
-    t = _iota(n, compute, start, step)
-    out = t if compute is d else t.astype(d)
-    return out if device is None else out.to(device)
+    t = _iota(n, compute, start, step, parse_device(device))
+    return t if compute is d else t.astype(d)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None) -> Tensor:
@@ -233,15 +240,17 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    t = _iota(num, dt.float64, start, step)
+    from .elementwise import binary
+    # NumPy's arange(num) * step + start: two roundings
+    t = binary("add", binary("multiply", _iota(num, dt.float64, 0, 1, parse_device(device)), step),
+               float(start))
     if endpoint and num > 1:
         t[num - 1] = stop
     d = _dtype_or(dtype, dt.get_default_dtype())
     if d.kind in "iu":  # NumPy 2 floors toward -inf before an integer cast (a cast truncates)
         from .elementwise import unary
         unary("floor", t, out=t)
-    out = t if d is dt.float64 else t.astype(d)
-    return out if device is None else out.to(device)
+    return t if d is dt.float64 else t.astype(d)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None) -> Tensor:
@@ -250,10 +259,10 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None) -> Te
     return out
 
 
-def _tri_mask(shape, k, lower: bool) -> Tensor:
+def _tri_mask(shape, k, lower: bool, device=None) -> Tensor:
     n, m = shape[-2], shape[-1]
-    rows = arange(n).reshape(n, 1)
-    cols = arange(m).reshape(1, m)
+    rows = arange(n, device=device).reshape(n, 1)
+    cols = arange(m, device=device).reshape(1, m)
     diff = cols - rows
     return diff <= k if lower else diff >= k
 
@@ -263,7 +272,7 @@ def tril(x: Tensor, k: int = 0) -> Tensor:
     from .elementwise import where
     if x.ndim < 2:
         raise ValueError(f"tril: needs a tensor of rank >= 2, got shape {x.shape}")
-    return where(_tri_mask(x.shape, k, True), x, zeros_like(x, dtype=x.dtype))
+    return where(_tri_mask(x.shape, k, True, x.device), x, zeros_like(x, dtype=x.dtype))
 
 
 def triu(x: Tensor, k: int = 0) -> Tensor:
@@ -271,13 +280,14 @@ def triu(x: Tensor, k: int = 0) -> Tensor:
     from .elementwise import where
     if x.ndim < 2:
         raise ValueError(f"triu: needs a tensor of rank >= 2, got shape {x.shape}")
-    return where(_tri_mask(x.shape, k, False), x, zeros_like(x, dtype=x.dtype))
+    return where(_tri_mask(x.shape, k, False, x.device), x, zeros_like(x, dtype=x.dtype))
 
 
 def _misc_source(d: dt.DType):
     ctype = d.ctype
     if d.kind == "f":
-        body = f"o[i] = ST_{d.sfx}(start + (double)i * step);"
+        # one rounding (an explicit fma: the same on every compiler and on the GPU)
+        body = f"o[i] = ST_{d.sfx}(fma((double)i, step, start));"
         sig = f"void iota_{d.sfx}(int64_t n, intptr_t out, double start, double step)"
     else:
         body = f"o[i] = ({ctype})(start + i * step);"

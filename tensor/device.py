@@ -25,6 +25,8 @@ class Device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
+        if self is other:
+            return True
         if isinstance(other, str):
             try:
                 other = device(other)
@@ -39,32 +41,60 @@ class Device:
 CPU = Device("cpu")
 
 
-def _cuda_unavailable(spec: str) -> DeviceError:
+_CUDA: dict = {}
+
+
+def _cuda(spec: str, index: int | None) -> Device:
+    """cuda / cuda:N, checked against the driver once per index (DeviceError says why not)."""
+    d = _CUDA.get(index)
+    if d is not None:
+        return d
+    from .cuda import runtime
     try:
-        from cuda.bindings import driver  # noqa: F401
-    except ImportError:
-        why = "the cuda-python package (cuda.bindings) is not installed"
-    else:
-        import ctypes.util
-        why = ("no NVIDIA driver was found (libcuda could not be located)"
-               if ctypes.util.find_library("cuda") is None else
-               "the CUDA backend is not part of this build yet")
-    return DeviceError(f"device {spec!r}: CUDA is not available: {why}. Use device='cpu'.")
+        n = runtime.drv() and runtime.device_count()
+    except DeviceError as e:
+        raise DeviceError(f"device {spec!r}: {e}. Use device='cpu'.") from None
+    i = runtime.current_device_index() if index is None else index
+    if not 0 <= i < n:
+        raise DeviceError(f"device {spec!r}: no such CUDA device ({n} present)")
+    runtime.device_state(i)
+    d = _CUDA.get(i) or Device("cuda", i)   # one Device object per GPU: `is` compares them
+    _CUDA[i] = _CUDA[index] = d
+    return d
+
+
+_DEFAULT = [CPU]
+
+
+def set_default_device(spec) -> None:
+    """The device creation functions use when none is given (PyTorch's set_default_device):
+    empty/zeros/ones/full/arange/linspace/eye/tensor/asarray and the random functions.
+
+    >>> import tensor as T
+    >>> T.set_default_device("cpu"); T.zeros(2).device
+    device(type='cpu')
+    """
+    _DEFAULT[0] = CPU if spec is None else device(spec)
+
+
+def get_default_device() -> Device:
+    return _DEFAULT[0]
 
 
 def device(spec=None) -> Device:
-    """Parse 'cpu', 'cuda', 'cuda:1' or a Device; None means the CPU."""
+    """Parse 'cpu', 'cuda', 'cuda:1' or a Device; None means the default device (the CPU
+    unless set_default_device chose another)."""
     if spec is None:
-        return CPU
+        return _DEFAULT[0]
     if isinstance(spec, Device):
         if spec.type == "cpu":
             return CPU
-        raise _cuda_unavailable(str(spec))
+        return _cuda(str(spec), spec.index)
     if not isinstance(spec, str):
         raise TypeError(f"device: expected a string like 'cpu' or 'cuda:0', got {type(spec).__name__}")
     kind, _, idx = spec.partition(":")
     if kind == "cpu" and not idx:
         return CPU
     if kind == "cuda" and (not idx or idx.isdigit()):
-        raise _cuda_unavailable(spec)
+        return _cuda(spec, int(idx) if idx else None)
     raise ValueError(f"device: unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")

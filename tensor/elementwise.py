@@ -20,6 +20,7 @@ import numpy as np
 from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides, new_storage
 from .cpu import kernels as K
+from .device import CPU
 from .optable import OPS, binary_loop_dtype, loop_dtype
 from .views import broadcast_shapes, broadcast_to, coalesce
 
@@ -76,12 +77,24 @@ def meta_array(meta):
 
 
 class _Scalar:
-    """A scalar operand: one element in host memory, read with stride 0."""
-    __slots__ = ("buf", "ptr")
+    """A scalar operand: one element in host memory, read with stride 0 (CUDA kernels get
+    its bytes by value, as `bits`)."""
+    __slots__ = ("buf", "ptr", "bits")
 
     def __init__(self, v, d):
-        self.buf = _ffi.new("char[]", scalar_bytes(v, d))
+        raw = scalar_bytes(v, d)
+        self.buf = _ffi.new("char[]", raw)
         self.ptr = int(_ffi.cast("intptr_t", self.buf))
+        self.bits = int.from_bytes(raw.ljust(8, b"\0"), "little", signed=True)
+
+
+def run(d: dt.DType, name: str, out: Tensor, ins: list) -> None:
+    """Launch elementwise kernel `name` (module ("ew", d)) on out's device."""
+    if out._storage.device.type == "cpu":
+        launch(K.kernel("ew", d, name), out, ins)
+    else:
+        from .cuda.launch import elementwise
+        elementwise(d, name, out, ins)
 
 
 def launch(fn, out: Tensor, ins: list) -> None:
@@ -147,12 +160,10 @@ def copy_into(dst: Tensor, src) -> None:
         if _overlaps(dst, src) and not _same_view(dst, src):
             src = src.copy()
         src = broadcast_to(src, dst._shape, "copy")
-        fn = K.kernel("ew", src._dtype, f"cast_{src._dtype.sfx}_{dst._dtype.sfx}")
-        launch(fn, dst, [src])
+        run(src._dtype, f"cast_{src._dtype.sfx}_{dst._dtype.sfx}", dst, [src])
     else:
         sd = dst._dtype
-        fn = K.kernel("ew", sd, f"cast_{sd.sfx}_{sd.sfx}")
-        launch(fn, dst, [_Scalar(src, sd)])
+        run(sd, f"cast_{sd.sfx}_{sd.sfx}", dst, [_Scalar(src, sd)])
     dst._storage.version += 1
 
 
@@ -219,9 +230,11 @@ def as_operand(x):
     return asarray(x)
 
 
-def _prepare_out(op_name, out: Tensor, shape, res_dtype):
+def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None):
     if not isinstance(out, Tensor):
         raise TypeError(f"{op_name}: out must be a Tensor, got {type(out).__name__}")
+    if dev is not None and out.device != dev:
+        raise ValueError(f"{op_name}: out is on {out.device} but the operands are on {dev}")
     if out._shape != tuple(shape):
         raise ValueError(f"{op_name}: output of shape {out.shape} cannot hold the result of shape "
                          f"{tuple(shape)}")
@@ -238,7 +251,11 @@ def _finish(op_name, res: Tensor, out):
 
 
 def unary(name: str, x, out: Tensor | None = None) -> Tensor:
-    if out is None and type(x) is Tensor and x.is_contiguous():
+    if out is None and type(x) is Tensor and x._storage.device is not CPU and x.is_contiguous():
+        r = _cuda_fast(name, x, None)
+        if r is not None:
+            return r
+    if out is None and type(x) is Tensor and x._storage.device is CPU and x.is_contiguous():
         fk = _fast_kernel(name, x._dtype, x._dtype)
         if fk is not None:
             res, n = _new_like(x, fk[1])
@@ -254,12 +271,12 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     ld = loop_dtype(op, x._dtype)
     od = dt.bool_ if op.out_bool else ld
     if out is not None:
-        _prepare_out(name, out, x._shape, od)
+        _prepare_out(name, out, x._shape, od, x.device)
     if ld is not x._dtype:
         x = astype(x, ld)
     direct = out is not None and out._dtype is od and (not _overlaps(out, x) or _same_view(out, x))
     res = out if direct else _out_like(x, od)
-    launch(K.kernel("ew", ld, f"{name}_{ld.sfx}"), res, [x])
+    run(ld, f"{name}_{ld.sfx}", res, [x])
     if direct:
         out._storage.version += 1
         return out
@@ -289,21 +306,61 @@ _FAST: dict = {}
 _WEAK_KIND = {bool: "b", int: "i", float: "f"}
 
 
-def _fast_kernel(name: str, d: dt.DType, other):
-    """(kernel, out dtype) when `d op other` computes in d itself, else None; cached.
+def _fast_out_dtype(name: str, d: dt.DType, other):
+    """The result dtype when `d op other` computes in d itself (no promotion), else None.
     other is a dtype (tensor operand of the same dtype) or a Python scalar kind."""
+    op = OPS[name]
+    if other == "f" and d.kind != "f" or other == "i" and d is dt.bool_:
+        return None
+    if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
+        return dt.bool_ if op.out_bool else d
+    return None
+
+
+def _fast_kernel(name: str, d: dt.DType, other):
+    """(CPU kernel, out dtype) when `d op other` computes in d itself, else None; cached."""
     key = (name, d, other)
     hit = _FAST.get(key, False)
     if hit is not False:
         return hit
-    op = OPS[name]
-    r = None
-    if other == "f" and d.kind != "f" or other == "i" and d is dt.bool_:
-        r = None
-    elif d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
-        r = (K.kernel("ew", d, f"{name}_{d.sfx}"), dt.bool_ if op.out_bool else d)
+    od = _fast_out_dtype(name, d, other)
+    r = None if od is None else (K.kernel("ew", d, f"{name}_{d.sfx}"), od)
     _FAST[key] = r
     return r
+
+
+def _cuda_fast(name: str, a: Tensor, b):
+    """The same fast path on a CUDA device: contiguous same-shape tensors of one dtype, or a
+    tensor and a Python scalar (b is None for unary ops). None when it does not apply."""
+    d = a._dtype
+    tb = type(b)
+    if b is None:
+        other = d
+    elif tb is Tensor:
+        if b._dtype is not d or b._shape != a._shape or b._storage.device is not a._storage.device \
+                or not b.is_contiguous():
+            return None
+        other = d
+    elif tb is float or tb is int:
+        other = _WEAK_KIND[tb]
+        if tb is int and d.kind != "f" and not _fits(b, d):
+            return None
+    else:
+        return None
+    key = (name, d, other)
+    od = _FAST_OD.get(key, False)
+    if od is False:
+        od = _FAST_OD[key] = _fast_out_dtype(name, d, other)
+    if od is None:
+        return None
+    res, n = _new_like(a, od)
+    from .cuda.launch import contiguous_op
+    contiguous_op(d, f"{name}_{d.sfx}", res, n, a, b if tb is Tensor else
+                  (None if b is None else _scalar_operand(b, d)))
+    return res
+
+
+_FAST_OD: dict = {}
 
 
 def _scalar_operand(v, d: dt.DType) -> _Scalar:
@@ -333,11 +390,15 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         a = a != 0.0 if type(a) is float else a
         b = b != 0.0 if type(b) is float else b
     # fast paths: contiguous tensors of one dtype and shape, or a tensor and a Python scalar
-    if out is None and type(a) is Tensor and a.is_contiguous():
+    if out is None and type(a) is Tensor and a._storage.device is not CPU and a.is_contiguous():
+        r = _cuda_fast(name, a, b)
+        if r is not None:
+            return r
+    if out is None and type(a) is Tensor and a._storage.device is CPU and a.is_contiguous():
         tb = type(b)
         d = a._dtype
         if tb is Tensor:
-            if b._dtype is d and a._shape == b._shape and b.is_contiguous():
+            if b._dtype is d and a._shape == b._shape and b.is_contiguous() and b._storage.device is CPU:
                 fk = _FAST.get((name, d, d), False)
                 if fk is False:
                     fk = _fast_kernel(name, d, d)
@@ -367,7 +428,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     od = dt.bool_ if op.out_bool else ld
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
-        _prepare_out(name, out, shape, od)
+        _prepare_out(name, out, shape, od, a.device if ta else (b.device if tb else None))
     ops = []
     for x in (a, b):
         if isinstance(x, Tensor):
@@ -385,7 +446,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         res = _out_like(a, od)
     else:
         res = empty_tensor(shape, od, a.device if ta else (b.device if tb else None))
-    launch(K.kernel("ew", ld, f"{name}_{ld.sfx}"), res, ops)
+    run(ld, f"{name}_{ld.sfx}", res, ops)
     if direct:
         out._storage.version += 1
         return out
@@ -410,5 +471,5 @@ def where(cond, a, b) -> Tensor:
         else:
             ops.append(_Scalar(x, rd))
     res = empty_tensor(shape, rd, cond.device)
-    launch(K.kernel("ew", rd, f"where_{rd.sfx}"), res, ops)
+    run(rd, f"where_{rd.sfx}", res, ops)
     return res

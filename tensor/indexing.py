@@ -69,6 +69,25 @@ def _k(name: str, d: dt.DType | None = None):
     return K.kernel("index", d, name)
 
 
+def _cuda(t: Tensor) -> bool:
+    return t.device.type == "cuda"
+
+
+def _CI():
+    from .cuda import index as CI  # the CUDA host side of these kernels
+    return CI
+
+
+def _on(t: Tensor, device, what: str = "an index") -> Tensor:
+    """t on `device`: host (CPU) tensors are copied over; a device tensor never moves to the host."""
+    if device is None or t.device == device:
+        return t
+    if t.device.type != "cpu":
+        raise ValueError(f"indexing: {what} on {t.device} cannot be used with a tensor on {device}; "
+                         f"move it with .to({str(device)!r})")
+    return t.to(device)
+
+
 # ---------------------------------------------------------------- parsing the key
 
 def _is_int(k) -> bool:
@@ -81,7 +100,7 @@ def _is_basic(k) -> bool:
     return k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
 
 
-def _as_index_tensor(k) -> Tensor:
+def _as_index_tensor(k, device=None) -> Tensor:
     if isinstance(k, Tensor):
         t = k
     else:
@@ -93,16 +112,16 @@ def _as_index_tensor(k) -> Tensor:
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
         if isinstance(k, np.ndarray):
             from .creation import asarray
-            return asarray(a)  # zero-copy
+            return _on(asarray(a), device)  # zero-copy on the CPU
         a = np.asarray(a, np.bool_ if a.dtype.kind == "b" else np.int64, order="C")
         t = ew.empty_tensor(a.shape, dt.bool_ if a.dtype.kind == "b" else dt.int64)
         _ffi.memmove(_ffi.cast("char *", t.data_ptr()), _ffi.from_buffer(a), a.nbytes)
     if t.dtype.kind not in "biu":
         raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {t.dtype.name}")
-    return t
+    return _on(t, device)
 
 
-def _entries(key: tuple) -> list:
+def _entries(key: tuple, device=None) -> list:
     """Classify each key item: ('none'|'ell'|'slice'|'int'|'arr'|'mask'|'bool0', value)."""
     out = []
     for k in key:
@@ -117,7 +136,7 @@ def _entries(key: tuple) -> list:
         elif _is_int(k):
             out.append(("int", operator.index(k)))
         elif isinstance(k, Tensor | np.ndarray | list | tuple):
-            t = _as_index_tensor(k)
+            t = _as_index_tensor(k, device)
             if t.ndim == 0:  # 0-d arrays act as (eagerly checked) scalars, but the result copies
                 out.append(("bool0", bool(t.item())) if t.dtype is dt.bool_ else ("int", int(t.item())))
             else:
@@ -134,7 +153,7 @@ class _Plan:
 
 
 def _plan(x: Tensor, key: tuple) -> _Plan:
-    ents = _entries(key)
+    ents = _entries(key, x.device)
     if sum(1 for e in ents if e[0] == "ell") > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(e[1].ndim if e[0] == "mask" else 1 for e in ents if e[0] in ("slice", "int", "arr", "mask"))
@@ -155,7 +174,7 @@ def _plan(x: Tensor, key: tuple) -> _Plan:
         elif kind == "bool0":  # a new axis of size 1, indexed by [0] (True) or [] (False)
             from .creation import zeros
             basic.append(None)
-            arrays.append(zeros((1 if k else 0,), dtype=dt.int64))
+            arrays.append(zeros((1 if k else 0,), dtype=dt.int64, device=x.device))
             vaxes.append(vd)
             xaxes.append(None)
             vd += 1
@@ -174,7 +193,10 @@ def _plan(x: Tensor, key: tuple) -> _Plan:
     p.mask = arrays[0] if len(adv) == 1 and ents[adv[0]][0] == "mask" else None
     if p.mask is not None:  # a lone mask gives offsets straight away; else masks become coordinates
         p.mask = ew.contiguous(p.mask)
-        p.bshape = (_k("sx_count_nonzero")(p.mask.numel(), p.mask.data_ptr(), K._num_threads),)
+        if _cuda(p.mask):
+            p.bshape = (_CI().count_nonzero(p.mask),)
+        else:
+            p.bshape = (_k("sx_count_nonzero")(p.mask.numel(), p.mask.data_ptr(), K._num_threads),)
         return p
     p.arrays, p.vaxes, p.xaxes = _expand_masks(arrays, vaxes, xaxes)
     try:
@@ -214,24 +236,30 @@ def _offsets(p: _Plan) -> Tensor:
     v, bshape = p.v, p.bshape
     if p.mask is not None:
         m, (n,) = p.mask, bshape
-        off = ew.empty_tensor((n,), dt.int64)
+        off = ew.empty_tensor((n,), dt.int64, v.device)
         st = [v.strides[a] for a in range(p.pos, p.pos + m.ndim)]
-        if n:
+        if n and _cuda(m):
+            _CI().nonzero_fill(m, 1, off=off, st=st)
+        elif n:
             _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 1, [0], off.data_ptr(), st,
                                   K._num_threads)
         return off
     if not p.arrays:  # only scalar indices: the view already points at the element
-        return ew.empty_tensor((), dt.int64).fill_(0)
+        return ew.empty_tensor((), dt.int64, v.device).fill_(0)
     arrs = [broadcast_to(a, bshape) for a in p.arrays]
-    off = ew.empty_tensor(bshape, dt.int64)
+    off = ew.empty_tensor(bshape, dt.int64, v.device)
     n = off.numel()
     if n:
         sh, sts = coalesce(bshape, [a.strides for a in arrs])
         if not sh:
             sh, sts = [1], [[0] for _ in arrs]
-        bad = _k("sx_index_offsets")(len(arrs), len(sh), sh, [a.data_ptr() for a in arrs],
-                                     [s for st in sts for s in st], [v.shape[a] for a in p.vaxes],
-                                     [v.strides[a] for a in p.vaxes], off.data_ptr(), K._num_threads)
+        if _cuda(v):
+            bad = _CI().index_offsets(v.device, sh, [a.data_ptr() for a in arrs], sts,
+                                      [v.shape[a] for a in p.vaxes], [v.strides[a] for a in p.vaxes], off)
+        else:
+            bad = _k("sx_index_offsets")(len(arrs), len(sh), sh, [a.data_ptr() for a in arrs],
+                                         [s for st in sts for s in st], [v.shape[a] for a in p.vaxes],
+                                         [v.strides[a] for a in p.vaxes], off.data_ptr(), K._num_threads)
         if bad >= 0:
             _raise_bad(p, arrs, bshape, bad // n, bad % n)
     return off
@@ -275,6 +303,10 @@ def getitem(x: Tensor, key) -> Tensor:
         ostr = list(cst[:p.pos]) + list(cst[p.pos + len(bshape):])
         osb = cst[p.pos + len(bshape) - 1] if bshape else 1
         sh, (sst, dst) = coalesce(rshape, [[v.strides[a] for a in rest], ostr])
+        if _cuda(x):
+            _CI().gather(x.device, x.itemsize, off.numel(), off, osb, sh, sst, dst, v.data_ptr(),
+                         out.data_ptr())
+            return out
         _k(f"sx_gather_{x.itemsize}")(off.numel(), off.data_ptr(), osb, len(sh), sh, sst, dst,
                                       v.data_ptr(), out.data_ptr(), K._num_threads)
     return out
@@ -289,7 +321,12 @@ def _take1(p: _Plan) -> Tensor | None:
     ones = (1,) * (v.ndim - 1)  # the other axes all have size 1
     out = ew.empty_tensor(ones[:p.pos] + idx.shape + ones[p.pos:], v.dtype, v.device)
     n, a = out.numel(), p.vaxes[0]
-    if n:
+    if n and _cuda(v):
+        bad = _CI().take(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
+                         v.strides[a], 1, v.data_ptr(), out.data_ptr())
+        if bad >= 0:
+            _raise_bad(p, [idx], idx.shape, 0, bad)
+    elif n:
         bad = _k(f"sx_take_{v.itemsize}")(n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
                                          v.strides[a], 1, v.data_ptr(), out.data_ptr(), K._num_threads)
         if bad >= 0:
@@ -299,7 +336,13 @@ def _take1(p: _Plan) -> Tensor | None:
 
 def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
     """value cast to x's dtype, broadcast to shape (leading size-1 dims dropped, as NumPy)."""
+    host = not isinstance(value, Tensor)  # a scalar, list or NumPy array: copied to x's device
     value = ew.as_operand(value)
+    if isinstance(value, Tensor) and value.device != x.device:
+        if value.device.type != "cpu" or not (host or value.ndim == 0):
+            raise ValueError(f"setitem: the value is on {value.device} but the tensor is on {x.device}; "
+                             f"move it with .to({str(x.device)!r})")
+        value = value.to(x.device)
     if not isinstance(value, Tensor):
         t = ew.empty_tensor((), x.dtype, x.device)
         ew.copy_into(t, value)
@@ -341,7 +384,7 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool) -> None:
     p = _plan(x, key)
     v, rest = p.v, _rest_axes(p)
     if (not accumulate and p.mask is None and len(p.arrays) == 1 and all(v.shape[a] == 1 for a in rest)
-            and _put1(p, value)):
+            and not _cuda(x) and _put1(p, value)):
         return
     rshape, bshape = [v.shape[a] for a in rest], p.bshape
     nb = len(bshape)
@@ -354,6 +397,14 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool) -> None:
         return
     bsh, (_, vbs) = coalesce(bshape, [contiguous_strides(bshape), val.strides[:nb]])
     rsh, (dst, vrs) = coalesce(rshape, [[v.strides[a] for a in rest], val.strides[nb:]])
+    if _cuda(x):  # repeated destinations resolve on the device as in the sequential loop below
+        CI = _CI()
+        bounds = None if p.mask is not None else CI.offset_bounds([v.shape[a] for a in p.vaxes],
+                                                                  [v.strides[a] for a in p.vaxes])
+        CI.scatter(x.device, x.dtype, accumulate, bsh, vbs, off, rsh, dst, vrs, v.data_ptr(),
+                   val.data_ptr(), bounds)
+        x._storage.version += 1
+        return
     fn = _k(f"sx_scatter_add_{x.dtype.sfx}", x.dtype) if accumulate else _k(f"sx_scatter_{x.itemsize}")
     fn(len(bsh), bsh, vbs, off.data_ptr(), len(rsh), rsh, dst, vrs, v.data_ptr(), val.data_ptr(),
        K._num_threads)
@@ -404,10 +455,19 @@ def _bool_contig(x) -> Tensor:
     return ew.contiguous(x if x.dtype is dt.bool_ else x.astype(dt.bool_))
 
 
-def _nonzero_into(m: Tensor, n: int, rows: list) -> None:
-    if n and rows:
+def _nonzero_into(m: Tensor, n: int, rows: list, toff=None) -> None:
+    if n and rows and _cuda(m):
+        _CI().nonzero_fill(m, 0, coords=rows, toff=toff)
+    elif n and rows:
         _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 0, [r.data_ptr() for r in rows], 0,
                               [0] * m.ndim, K._num_threads)
+
+
+def _count(m: Tensor):
+    """(nonzero count of the contiguous bool m, what the CUDA fill reuses or None)."""
+    if _cuda(m):
+        return _CI().nonzero_prefix(m)
+    return _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads), None
 
 
 def nonzero(x) -> tuple:
@@ -420,9 +480,9 @@ def nonzero(x) -> tuple:
     m = _bool_contig(x)
     if m.ndim == 0:
         raise ValueError("nonzero: calling nonzero on 0d tensors is not allowed; use atleast_1d first")
-    n = _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
-    rows = [ew.empty_tensor((n,), dt.int64) for _ in range(m.ndim)]
-    _nonzero_into(m, n, rows)
+    n, toff = _count(m)
+    rows = [ew.empty_tensor((n,), dt.int64, m.device) for _ in range(m.ndim)]
+    _nonzero_into(m, n, rows, toff)
     return tuple(rows)
 
 
@@ -436,9 +496,9 @@ def argwhere(x) -> Tensor:
     m = _bool_contig(x)
     if m.ndim == 0:
         return argwhere(reshape(m, (1,)))[:, :0]
-    n = _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
-    out = ew.empty_tensor((m.ndim, n), dt.int64)
-    _nonzero_into(m, n, [basic_index(out, (d,)) for d in range(m.ndim)])
+    n, toff = _count(m)
+    out = ew.empty_tensor((m.ndim, n), dt.int64, m.device)
+    _nonzero_into(m, n, [basic_index(out, (d,)) for d in range(m.ndim)], toff)
     return out.T
 
 
@@ -455,12 +515,14 @@ def count_nonzero(x, axis=None, keepdims: bool = False):
     x = ew.as_operand(x)
     if axis is None and not keepdims:
         m = _bool_contig(x)
-        return _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads)
+        return _count(m)[0]
     axes = norm_axes(axis, x.ndim, "count_nonzero")
     keep = [a for a in range(x.ndim) if a not in axes]
     m = _bool_contig(permute(x, keep + list(axes)))
-    out = ew.empty_tensor(tuple(x.shape[a] for a in keep), dt.int64)
-    if out.numel():
+    out = ew.empty_tensor(tuple(x.shape[a] for a in keep), dt.int64, m.device)
+    if out.numel() and _cuda(m):
+        _CI().count_rows(out.numel(), m.numel() // out.numel(), m, out)
+    elif out.numel():
         _k("sx_count_rows")(out.numel(), m.numel() // out.numel(), m.data_ptr(), out.data_ptr(),
                             K._num_threads)
     if keepdims:
@@ -503,7 +565,8 @@ def _along_key(x: Tensor, idx: Tensor, axis: int, op: str) -> tuple:
         else:
             shape = [1] * x.ndim
             shape[d] = n
-            key.append(reshape(arange(n), tuple(shape)))
+            key.append(reshape(arange(n) if x.device.type == "cpu" else arange(n, device=x.device),
+                               tuple(shape)))
     return tuple(key)
 
 

@@ -45,7 +45,8 @@ def _np_dtype(t: Tensor, op: str) -> np.dtype:
 def to_numpy(t: Tensor) -> np.ndarray:
     """A NumPy array viewing the tensor's memory (CPU); writes are seen by both."""
     if t.device.type != "cpu":
-        t = t.cpu()
+        from .transfer import to_device
+        t = to_device(t, CPU)
     return np.asarray(_Holder(t, _np_dtype(t, "numpy")))
 
 
@@ -94,6 +95,15 @@ _DEVICE_TYPE = {"cpu": 1, "cuda": 2}
 
 def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
     from ._dlpack import make_capsule
+    if t.device.type == "cuda":
+        if dl_device is not None and tuple(dl_device)[0] == 1:   # the consumer wants host memory
+            if copy is False:
+                raise BufferError("__dlpack__: the tensor is on a CUDA device and copy=False")
+            from .transfer import to_device
+            t, copy = to_device(t, CPU), False
+        else:   # queued work must be done before a consumer on another stream reads it
+            from .cuda import streams
+            streams.current_stream(t.device).synchronize()
     if copy:
         t = t.copy()
     code = 4 if t.dtype is dt.bfloat16 else _DL_CODE[t.dtype.kind]

@@ -71,6 +71,10 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
 
 
 def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
+    if c.device.type == "cuda":
+        from .cuda import gemm as _cg
+        _cg.gemm_batched(a, b, c)
+        return
     d = c.dtype
     fn = K.kernel("gemm", None, f"gemm_{d.sfx}")
     nb = c.ndim - 2

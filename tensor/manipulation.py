@@ -322,13 +322,18 @@ def repeat(x: Tensor, repeats, axis: int | None = None) -> Tensor:
         out = ew.empty_tensor(shape, x.dtype, x.device)
         ew.copy_into(out, v)
         return reshape(out, x.shape[:axis] + (n * r,) + x.shape[axis + 1:])
-    total = indexing._k("sx_repeat_index")(n, r.data_ptr(), 0)
+    if r.device.type == "cuda":  # counts on the device: expand them there (two host reads)
+        from .cuda import index as CI
+        total, idx = CI.repeat_index(n, r)
+    else:
+        total = indexing._k("sx_repeat_index")(n, r.data_ptr(), 0)
     if total < 0:
         raise ValueError(f"repeat: repeats may not contain negative values (count {-total - 1} is "
                          "negative)")
-    idx = ew.empty_tensor((total,), dt.int64)
-    if total:
-        indexing._k("sx_repeat_index")(n, r.data_ptr(), idx.data_ptr())
+    if r.device.type != "cuda":
+        idx = ew.empty_tensor((total,), dt.int64)
+        if total:
+            indexing._k("sx_repeat_index")(n, r.data_ptr(), idx.data_ptr())
     return indexing.take(x, idx, axis)
 
 

@@ -6,7 +6,7 @@ these, so the graph sees exactly one node per public call.
 """
 from __future__ import annotations
 
-from . import creation, indexing, linalg, manipulation, ops, reductions, views
+from . import creation, indexing, linalg, manipulation, ops, reductions, transfer, views
 from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, UNARY
@@ -45,6 +45,7 @@ _add("astype", lambda x, dtype, copy=True: ew.astype(x, dtype, copy))
 _add("contiguous", ew.contiguous)
 _add("copy", ew.copy, "clone")
 _add("copy_", lambda x, src: (ew.copy_into(x, ew.as_operand(src)), x)[1])
+_add("to_device", transfer.to_device)
 _add("fill_", creation.fill_)
 _add("zero_", lambda x: creation.fill_(x, 0))
 _add("tril", creation.tril)

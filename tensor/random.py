@@ -20,6 +20,7 @@ from . import dtypes as dt
 from ._tensor import Tensor
 from .cpu import kernels as K
 from .creation import _shape
+from .device import device as parse_device
 from .elementwise import empty_tensor
 
 _HEAD = "intptr_t out, int64_t n, uint64_t seed, uint64_t offset"
@@ -84,17 +85,21 @@ class Generator:
         self.offset += -(-n // per_block)
         return off
 
-    def _fill(self, shape, dtype, kind, a, b):
+    def _fill(self, shape, dtype, kind, a, b, device=None):
         d = dt.dtype(dtype) if dtype is not None else dt.get_default_dtype()
         if d.kind != "f":
             raise TypeError(f"{kind}: dtype must be floating, got {d.name}")
         gen = dt.float64 if d is dt.float64 else dt.float32
-        out = empty_tensor(shape, gen)
+        out = empty_tensor(shape, gen, parse_device(device))
         n = out.numel()
         if n:
             off = self._take(n, 4 if gen is dt.float32 else 2)
-            K.kernel("random", None, f"rand_{kind}_{gen.sfx}")(
-                out.data_ptr(), n, self.seed, off, a, b, K._num_threads)
+            if out.device.type == "cuda":
+                from .cuda import random as CR
+                CR.fill(f"rand_{kind}_{gen.sfx}", out, n, self.seed, off, a, b)
+            else:
+                K.kernel("random", None, f"rand_{kind}_{gen.sfx}")(
+                    out.data_ptr(), n, self.seed, off, a, b, K._num_threads)
         if gen is d:
             return out
         res = out.astype(d)
@@ -106,25 +111,25 @@ class Generator:
             res = where(hit, max(a, _below16(b, d)), res)
         return res
 
-    def rand(self, *size, dtype=None) -> Tensor:
+    def rand(self, *size, dtype=None, device=None) -> Tensor:
         """Uniform in [0, 1)."""
-        return self._fill(_size(size, "rand"), dtype, "uniform", 0.0, 1.0)
+        return self._fill(_size(size, "rand"), dtype, "uniform", 0.0, 1.0, device)
 
-    def uniform(self, low=0.0, high=1.0, size=None, dtype=None) -> Tensor:
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=None, device=None) -> Tensor:
         if not high >= low:
             raise ValueError(f"uniform: need low <= high, got low={low}, high={high}")
-        return self._fill(_size(size, "uniform"), dtype, "uniform", float(low), float(high))
+        return self._fill(_size(size, "uniform"), dtype, "uniform", float(low), float(high), device)
 
-    def randn(self, *size, dtype=None) -> Tensor:
+    def randn(self, *size, dtype=None, device=None) -> Tensor:
         """Standard normal (Box-Muller)."""
-        return self._fill(_size(size, "randn"), dtype, "normal", 0.0, 1.0)
+        return self._fill(_size(size, "randn"), dtype, "normal", 0.0, 1.0, device)
 
-    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None) -> Tensor:
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None, device=None) -> Tensor:
         if scale < 0:
             raise ValueError(f"normal: scale must be non-negative, got {scale}")
-        return self._fill(_size(size, "normal"), dtype, "normal", float(loc), float(scale))
+        return self._fill(_size(size, "normal"), dtype, "normal", float(loc), float(scale), device)
 
-    def randint(self, low, high=None, size=None, dtype=None) -> Tensor:
+    def randint(self, low, high=None, size=None, dtype=None, device=None) -> Tensor:
         """Integers in [low, high) (NumPy's argument order; randint(n) is [0, n))."""
         if high is None:
             low, high = 0, low
@@ -136,40 +141,50 @@ class Generator:
             lo, hi = dt.iinfo_bounds(d)
             if low < lo or high - 1 > hi:
                 raise ValueError(f"randint: range [{low}, {high}) does not fit {d.name}")
-        out = empty_tensor(_size(size, "randint"), dt.int64)
+        out = empty_tensor(_size(size, "randint"), dt.int64, parse_device(device))
         n = out.numel()
         if n:
-            K.kernel("random", None, "rand_int64")(out.data_ptr(), n, self.seed, self._take(n, 2),
-                                                    low, high, K._num_threads)
+            if out.device.type == "cuda":
+                from .cuda import random as CR
+                CR.fill("rand_int64", out, n, self.seed, self._take(n, 2), low, high)
+            else:
+                K.kernel("random", None, "rand_int64")(out.data_ptr(), n, self.seed, self._take(n, 2),
+                                                        low, high, K._num_threads)
         return out if d is dt.int64 else out.astype(d)
 
-    def permutation(self, x) -> Tensor:
-        """A random permutation of range(x) (int) or of x along its first axis (a copy)."""
+    def permutation(self, x, device=None) -> Tensor:
+        """A random permutation of range(x) (int) or of x along its first axis (a copy).
+        device: where an int's permutation is made (a tensor's stays on its device)."""
         if isinstance(x, int) or hasattr(x, "__index__") and not isinstance(x, Tensor):
             n = operator.index(x)
             if n < 0:
                 raise ValueError(f"permutation: n must be non-negative, got {n}")
-            out = empty_tensor((n,), dt.int64)
+            out = empty_tensor((n,), dt.int64, parse_device(device))
             if n:
-                K.kernel("random", None, "randperm")(out.data_ptr(), n, self.seed, self._take(n, 2),
-                                                     K._num_threads)
+                if out.device.type == "cuda":
+                    from .cuda import random as CR
+                    CR.randperm(out, n, self.seed, self._take(n, 2))
+                else:
+                    K.kernel("random", None, "randperm")(out.data_ptr(), n, self.seed,
+                                                         self._take(n, 2), K._num_threads)
             return out
         from .creation import asarray
         x = asarray(x)
         if x.ndim == 0:
             raise ValueError("permutation: x must be an int or have at least one dimension")
         from .indexing import take
-        return take(x, self.permutation(x.shape[0]), axis=0)
+        out = take(x, self.permutation(x.shape[0], device=x.device), axis=0)
+        return out if device is None else out.to(device)
 
     # NumPy Generator names
-    def random(self, size=None, dtype=None) -> Tensor:
-        return self.rand(_size(size, "random"), dtype=dtype)
+    def random(self, size=None, dtype=None, device=None) -> Tensor:
+        return self.rand(_size(size, "random"), dtype=dtype, device=device)
 
-    def standard_normal(self, size=None, dtype=None) -> Tensor:
-        return self.randn(_size(size, "standard_normal"), dtype=dtype)
+    def standard_normal(self, size=None, dtype=None, device=None) -> Tensor:
+        return self.randn(_size(size, "standard_normal"), dtype=dtype, device=device)
 
-    def integers(self, low, high=None, size=None, dtype=None) -> Tensor:
-        return self.randint(low, high, size, dtype)
+    def integers(self, low, high=None, size=None, dtype=None, device=None) -> Tensor:
+        return self.randint(low, high, size, dtype, device)
 
 
 default_generator = Generator(0)
@@ -199,30 +214,30 @@ def _gen(generator):
     return default_generator if generator is None else generator
 
 
-def rand(*size, dtype=None, generator=None, requires_grad: bool = False) -> Tensor:
-    t = _gen(generator).rand(*size, dtype=dtype)
+def rand(*size, dtype=None, generator=None, requires_grad: bool = False, device=None) -> Tensor:
+    t = _gen(generator).rand(*size, dtype=dtype, device=device)
     return t.requires_grad_() if requires_grad else t
 
 
-def randn(*size, dtype=None, generator=None, requires_grad: bool = False) -> Tensor:
-    t = _gen(generator).randn(*size, dtype=dtype)
+def randn(*size, dtype=None, generator=None, requires_grad: bool = False, device=None) -> Tensor:
+    t = _gen(generator).randn(*size, dtype=dtype, device=device)
     return t.requires_grad_() if requires_grad else t
 
 
-def randint(low, high=None, size=None, dtype=None, generator=None) -> Tensor:
-    return _gen(generator).randint(low, high, size, dtype)
+def randint(low, high=None, size=None, dtype=None, generator=None, device=None) -> Tensor:
+    return _gen(generator).randint(low, high, size, dtype, device)
 
 
-def uniform(low=0.0, high=1.0, size=None, dtype=None, generator=None) -> Tensor:
-    return _gen(generator).uniform(low, high, size, dtype)
+def uniform(low=0.0, high=1.0, size=None, dtype=None, generator=None, device=None) -> Tensor:
+    return _gen(generator).uniform(low, high, size, dtype, device)
 
 
-def normal(loc=0.0, scale=1.0, size=None, dtype=None, generator=None) -> Tensor:
-    return _gen(generator).normal(loc, scale, size, dtype)
+def normal(loc=0.0, scale=1.0, size=None, dtype=None, generator=None, device=None) -> Tensor:
+    return _gen(generator).normal(loc, scale, size, dtype, device)
 
 
-def permutation(x, generator=None) -> Tensor:
-    return _gen(generator).permutation(x)
+def permutation(x, generator=None, device=None) -> Tensor:
+    return _gen(generator).permutation(x, device)
 
 
 FUNCS = {"rand": rand, "randn": randn, "randint": randint, "uniform": uniform, "normal": normal,

@@ -75,6 +75,10 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
         rs, rin = [1], [0]
     if 0 in (x._shape[i] for i in red):
         rs, rin = [0], [0]
+    if x._storage.device.type != "cpu":
+        from .cuda import launch
+        launch.reduce(x.dtype, f"{name}_{x.dtype.sfx}", x, out, ks, kin, kout, rs, rin)
+        return out
     meta = [len(ks), len(rs), *ks, *kin, *kout, *rs, *rin]
     K.kernel("red", x.dtype, f"{name}_{x.dtype.sfx}")(meta, x.data_ptr(), out.data_ptr(),
                                                       K._num_threads)
@@ -233,7 +237,8 @@ def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "logsumexp")
     if builtins.any(x._shape[i] == 0 for i in axes):  # empty sum: log(0) = -inf, as PyTorch/SciPy
         from .creation import zeros
-        m = zeros(tuple(1 if i in axes else n for i, n in enumerate(x._shape)), dtype=x.dtype)
+        m = zeros(tuple(1 if i in axes else n for i, n in enumerate(x._shape)), dtype=x.dtype,
+                  device=x.device)
     else:
         m = _keep(_minmax("max", x, axes, False, None), x, axes, True)
         m = ew.where(ew.unary("isfinite", m), m, 0.0)
@@ -255,8 +260,15 @@ def _scan(name, x, axis, dtype, dim):
     out = ew.empty_tensor(x.shape, od, x.device)
     order = [i for i in range(x.ndim) if i != a] + [a]
     sh = [x._shape[i] for i in order]
-    meta = [len(sh), *sh, *(x._strides[i] * x.itemsize for i in order),
-            *(out._strides[i] * out.itemsize for i in order)]
+    si = [x._strides[i] * x.itemsize for i in order]
+    so = [out._strides[i] * out.itemsize for i in order]
+    if x._storage.device.type != "cpu":
+        from .cuda import launch
+        launch.scan(x.dtype, f"{name}_{x.dtype.sfx}", x, out, sh, si, so)
+        if dtype is not None and out.dtype is not dt.dtype(dtype):
+            out = out.astype(dtype)
+        return out
+    meta = [len(sh), *sh, *si, *so]
     K.kernel("red", x.dtype, f"{name}_{x.dtype.sfx}")(meta, x.data_ptr(), out.data_ptr(),
                                                       K._num_threads)
     if dtype is not None and out.dtype is not dt.dtype(dtype):

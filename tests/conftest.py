@@ -8,8 +8,13 @@
 
 Pick one explicitly with `pytest --hypothesis-profile=dev` (or HYPOTHESIS_PROFILE=...).
 
-Nothing GPU-related is configured here yet: device-parametrized tests will add a `device`
-fixture that runs on "cuda" when a GPU is present and skips with the reason when not.
+Devices: the `device` fixture runs a test on "cpu" and on "cuda". "cuda" is a real GPU when one
+is present; without one it is the CPU emulator of the CUDA backend (tensor/cuda/emulator:
+the same CUDA kernels compiled with g++ and run thread by thread), unless
+STRIDEX_CUDA_EMULATOR=0 or g++ is missing, and then the cuda cases are skipped with the reason.
+The fixture also sets helpers.DEVICE (helpers.make_tensor builds there) and the library's
+default device (T.set_default_device), so T.zeros/asarray/tensor/... in a test build on it.
+Test modules opt in with `pytestmark = pytest.mark.usefixtures("device")`.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # tests/ on sys.path so test files can `from helpers import ...` whatever the import mode.
@@ -24,10 +30,54 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+             HealthCheck.function_scoped_fixture]
 
 settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True,
                           suppress_health_check=_SUPPRESS, print_blob=True, database=None)
 settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=_SUPPRESS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
                       or ("ci" if os.environ.get("CI") else "dev"))
+
+
+# ---------------------------------------------------------------- devices
+
+def _cuda_status() -> tuple[bool, str]:
+    """(usable, what): a real GPU, else the emulator when allowed, else why not."""
+    from tensor.cuda import runtime
+    env = os.environ.get("STRIDEX_CUDA_EMULATOR")
+    if env not in (None, "", "0"):
+        return True, "CUDA emulator (CPU)"
+    if runtime.device_count() > 0:
+        return True, runtime.device_state(0).name
+    why = runtime.unavailable_reason()
+    if env == "0":
+        return False, f"no GPU ({why}); the emulator is off (STRIDEX_CUDA_EMULATOR=0)"
+    import shutil
+    if shutil.which("g++") is None:
+        return False, f"no GPU ({why}) and no g++ for the CUDA emulator"
+    runtime.use_emulator()
+    return True, "CUDA emulator (CPU)"
+
+
+CUDA_OK, CUDA_WHAT = _cuda_status()
+
+
+def pytest_report_header(config):
+    return f"stridex cuda device: {CUDA_WHAT if CUDA_OK else 'none: ' + CUDA_WHAT}"
+
+
+@pytest.fixture(params=["cpu", "cuda"])
+def device(request):
+    """The device a test runs on (see the module docstring)."""
+    import helpers
+    if request.param == "cuda" and not CUDA_OK:
+        pytest.skip(f"cuda: {CUDA_WHAT}")
+    import tensor as T
+    helpers.DEVICE = request.param
+    T.set_default_device(request.param)
+    try:
+        yield request.param
+    finally:
+        helpers.DEVICE = "cpu"
+        T.set_default_device("cpu")

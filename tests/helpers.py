@@ -73,12 +73,19 @@ def to_np(t) -> np.ndarray:
     return np.array(t.numpy(), copy=True)
 
 
-def make_tensor(a, d: dt.DType):
-    """A fresh contiguous tensor of dtype d holding the values of a (never a view of a)."""
+DEVICE = "cpu"  # set by the `device` fixture (conftest.py) for device-parametrized tests
+
+
+def make_tensor(a, d: dt.DType, device=None):
+    """A fresh contiguous tensor of dtype d holding the values of a (never a view of a), on
+    `device` (default: the test's device, DEVICE)."""
     a = np.asarray(a)
+    dev = device or DEVICE
     if d is dt.bfloat16:
-        return T.asarray(np.array(a, dtype=np.float32)).astype(dt.bfloat16)
-    return T.asarray(np.array(a, dtype=d.np, copy=True))
+        t = T.asarray(np.array(a, dtype=np.float32)).astype(dt.bfloat16)
+    else:
+        t = T.asarray(np.array(a, dtype=d.np, copy=True))
+    return t if dev == "cpu" else t.to(dev)
 
 
 def small_values(rng, shape, d: dt.DType) -> np.ndarray:

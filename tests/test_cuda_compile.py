@@ -50,7 +50,7 @@ def test_module_compiles(cubins, fam, d, arch):
     if err is not None:
         pytest.fail(str(err), pytrace=False)
     assert cub[:4] == b"\x7fELF" and len(cub) > 1000
-    for name in (K.ew_kernels(d) if fam == "ew" else K.red_kernels(d)):
+    for name in K.kernel_names(fam, d):
         assert name.encode() + b"\0" in cub, f"kernel {name} missing from {K.module_name(fam, d)}"
 
 

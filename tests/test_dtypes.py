@@ -12,6 +12,8 @@ from helpers import ALL_DTYPES, DTYPE_NAMES, NP_DTYPES
 import tensor as T
 from tensor import dtypes as dt
 
+pytestmark = pytest.mark.usefixtures("device")
+
 PAIRS = list(itertools.product(NP_DTYPES, NP_DTYPES))
 SCALARS = (True, False, 0, 1, -3, 2**40, 1.5, -0.0, float("inf"))
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")

@@ -44,6 +44,8 @@ import tensor as T
 from tensor import dtypes as dt
 from tensor.optable import BINARY, OPS, UNARY, loop_dtype
 
+pytestmark = pytest.mark.usefixtures("device")
+
 # Tests that loop over all 10 dtypes inside one example run fewer examples: each example is
 # already 10 cases (x 2 layouts x 2-3 call forms).
 HEAVY = settings(max_examples=max(4, settings().max_examples // 2))

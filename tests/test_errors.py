@@ -14,6 +14,8 @@ import tensor as T
 from tensor.cpu import build
 from tensor.memory import OutOfMemoryError, cpu_allocator
 
+pytestmark = pytest.mark.usefixtures("device")
+
 # ---------------------------------------------------------------- shapes
 
 def test_broadcast_mismatch_names_both_shapes():
@@ -172,8 +174,8 @@ def test_bad_reductions_inputs():
 
 # ---------------------------------------------------------------- memory
 
-def test_allocation_over_the_limit_raises_out_of_memory_and_leaks_nothing():
-    alloc = cpu_allocator()
+def test_allocation_over_the_limit_raises_out_of_memory_and_leaks_nothing(device):
+    alloc = cpu_allocator() if device == "cpu" else T.cuda.runtime.device_state(0).allocator
     old_limit = alloc.memory_stats()["limit_bytes"]
     gc.collect()
     before = alloc.memory_allocated()
@@ -188,7 +190,9 @@ def test_allocation_over_the_limit_raises_out_of_memory_and_leaks_nothing():
         assert f"{nbytes} bytes" in msg and "64.00 MiB" in msg
         assert re.search(r"[\d.]+ (B|KiB|MiB|GiB) allocated", msg), msg
         assert re.search(r"[\d.]+ (B|KiB|MiB|GiB) reserved", msg), msg
-        assert "limit" in msg
+        assert "limit" in msg and f"out of memory on {T.device(device)}" in msg
+        if device != "cpu":
+            assert "device total" in msg
         assert alloc.memory_allocated() == before + 8192  # only `keep`
         small = T.ones(10)  # small requests under the limit still work
         assert small.sum().item() == 10.0

@@ -12,6 +12,8 @@ import tensor as T
 from tensor import dtypes as dt
 from tensor import manipulation as M
 
+pytestmark = pytest.mark.usefixtures("device")
+
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 ALL_DTYPES = tuple(dt.dtype(n) for n in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16",

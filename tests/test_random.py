@@ -11,6 +11,8 @@ import pytest
 import tensor as T
 from tensor.random import Generator
 
+pytestmark = pytest.mark.usefixtures("device")
+
 M32 = 0xFFFFFFFF
 
 

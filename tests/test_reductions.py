@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 import tensor as T
 
+pytestmark = pytest.mark.usefixtures("device")
+
 DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
           "float64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]

@@ -83,13 +83,30 @@ def red_source(d: dt.DType) -> str:
 
 _SOURCES = {"ew": ew_source, "red": red_source}
 _KERNELS = {"ew": ew_kernels, "red": red_kernels}
+_DTYPES: dict = {"ew": dt.ALL, "red": dt.ALL}
+
+# Modules under tensor/cuda that register further families when imported.
+FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels")
 
 
-def register_family(name: str, source_fn, kernels_fn=None) -> None:
-    """Add a template family: source_fn(dtype or None) -> CUDA source."""
+def register_family(name: str, source_fn, kernels_fn=None, dtypes=None) -> None:
+    """Add a template family: source_fn(dtype or None) -> CUDA source; kernels_fn(dtype or
+    None) -> its kernel names; dtypes: the dtypes it is built for ([None]: one module)."""
     _SOURCES[name] = source_fn
     if kernels_fn is not None:
         _KERNELS[name] = kernels_fn
+    _DTYPES[name] = tuple(dt.ALL if dtypes is None else dtypes)
+
+
+def load_families() -> None:
+    """Import every family module so its register_family calls have run."""
+    import importlib
+    for m in FAMILY_MODULES:
+        importlib.import_module(f"tensor.cuda.{m}")
+
+
+def kernel_names(family: str, d: dt.DType | None) -> list[str]:
+    return _KERNELS[family](d)
 
 
 def module_name(family: str, d: dt.DType | None) -> str:
@@ -102,7 +119,8 @@ def source(family: str, d: dt.DType | None) -> str:
 
 def all_modules() -> list[tuple[str, dt.DType | None]]:
     """Every (family, dtype) module the backend can build: what the compile test covers."""
-    return [(f, d) for f in _SOURCES for d in dt.ALL]
+    load_families()
+    return [(f, d) for f in _SOURCES for d in _DTYPES[f]]
 
 
 def cubin(family: str, d: dt.DType | None, arch: str) -> bytes:
@@ -123,6 +141,7 @@ def _ctypes():
         """sx_indexer<n>: operand 0 is the output; strides are in bytes."""
         return type(f"sx_indexer_{n}", (C.Structure,), {"_fields_": [
             ("ptr", vp * n), ("n", i64), ("nd", C.c_int), ("idx32", C.c_int), ("contig", C.c_int),
+            ("scalar", C.c_int), ("vec", C.c_int), ("pad_", C.c_int), ("sval", i64 * n),
             ("shape", i64 * MAXDIM), ("stride", (i64 * MAXDIM) * n)]})
 
     class RedArgs(C.Structure):  # sx_red_args

@@ -59,6 +59,17 @@ def version() -> tuple[int, int]:
     return _nvrtc()[1]
 
 
+@lru_cache(maxsize=1)
+def supported_archs() -> tuple[int, ...]:
+    """Compute capabilities NVRTC can build CUBIN for (e.g. (75, 80, ..., 90, 100, ...))."""
+    nvrtc, _ = _nvrtc()
+    try:
+        err, archs = nvrtc.nvrtcGetSupportedArchs()
+    except Exception:  # noqa: BLE001 - an NVRTC without the query
+        return ()
+    return tuple(int(a) for a in archs) if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else ()
+
+
 def options(arch: str) -> list[str]:
     if not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         raise ValueError(f"nvrtc: arch must look like 'sm_90' or 'compute_90', got {arch!r}")

@@ -1,0 +1,173 @@
+"""CPU emulator of the CUDA backend: kernels compiled with g++ and run thread by thread.
+
+`compile(name, source)` builds a CUDA module source (unchanged: shim.h is force-included and
+maps the CUDA device dialect to C++17 plus a fiber scheduler) into a shared library and returns
+an *image* that `driver.cuModuleLoadData` accepts. `driver` fakes the subset of
+`cuda.bindings.driver` the runtime uses, with the same call conventions.
+
+Turned on by the environment variable ``STRIDEX_CUDA_EMULATOR=1`` (see `enabled()`).
+
+Builds are cached like the CPU's (tensor/cpu/build.py): in memory and in the per-user cache
+directory, keyed by the hash of (source, included cuda_src headers, shim.h, flags, compiler
+version); files are written atomically with a sha256 beside them that is checked before use.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from ...cpu.build import (
+    CompilerNotFoundError,
+    KernelCompileError,
+    _included_text,
+    _numbered,
+    cache_dir,
+    read_cached,
+    write_cached,
+)
+from ..nvrtc import CUDA_SRC
+
+__all__ = ["compile", "enabled", "entry_points", "flags", "SHIM", "FLAGS", "IMAGE_MAGIC",
+           "KernelCompileError", "CompilerNotFoundError"]
+
+SHIM = Path(__file__).resolve().parent / "shim.h"
+FLAGS = ["-O1", "-std=c++17", "-shared", "-fPIC", "-fno-strict-aliasing", "-fwrapv",
+         "-fvisibility=hidden", "-Wno-unknown-pragmas"]
+IMAGE_MAGIC = b"STRIDEX-CUDA-EMU-1\0"
+
+
+def flags() -> list[str]:
+    """FLAGS plus STRIDEX_EMU_CXXFLAGS (e.g. "-O0" for faster builds, "-g", or
+    "-DEMU_USE_UCONTEXT" to use swapcontext instead of the x86-64 assembly switch)."""
+    return FLAGS + shlex.split(os.environ.get("STRIDEX_EMU_CXXFLAGS", ""))
+
+
+def enabled() -> bool:
+    """True when STRIDEX_CUDA_EMULATOR is set to a true value (1, true, yes, on)."""
+    return os.environ.get("STRIDEX_CUDA_EMULATOR", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@lru_cache(maxsize=1)
+def compiler() -> str:
+    cxx = (os.environ.get("STRIDEX_EMU_CXX") or shutil.which("g++") or shutil.which("c++")
+           or shutil.which("clang++"))
+    if not cxx:
+        raise CompilerNotFoundError(
+            "tensor: the CUDA emulator compiles kernels with a C++17 compiler and none was found; "
+            "install g++ (e.g. `apt-get install g++`) or set STRIDEX_EMU_CXX to its path.")
+    return cxx
+
+
+@lru_cache(maxsize=1)
+def _toolchain_id() -> str:
+    cxx = compiler()
+    try:
+        ver = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError as e:
+        raise CompilerNotFoundError(f"tensor: cannot run the C++ compiler {cxx!r}: {e}") from e
+    return f"{cxx}\n{ver}"
+
+
+@lru_cache(maxsize=1)
+def _shim_text() -> str:
+    return SHIM.read_text()
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_ENTRY = re.compile(
+    r'extern\s+"C"\s+__global__\s+void\s+'
+    r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
+    r"([A-Za-z_]\w*)\s*\(")
+
+
+def entry_points(source: str) -> list[str]:
+    """Names of the `extern "C" __global__ void NAME(...)` kernels of a module source."""
+    names = []
+    for n in _ENTRY.findall(_COMMENTS.sub(" ", source)):
+        if n not in names:
+            names.append(n)
+    return names
+
+
+def _full_source(source: str) -> str:
+    tramp = "".join(f"EMU_ENTRY({n})\n" for n in entry_points(source))
+    return f"{source}\n/* ---- emulator entry points ---- */\n{tramp}"
+
+
+def cache_key(source: str) -> str:
+    return hashlib.sha256("\0".join(
+        [source, _included_text(source), _shim_text(), " ".join(flags()), _toolchain_id()]
+    ).encode()).hexdigest()[:24]
+
+
+def _build(name: str, source: str, out: Path) -> None:
+    full = _full_source(source)
+    with tempfile.TemporaryDirectory(prefix="stridex-emu-") as tmp:
+        src = Path(tmp) / f"{name}.cu.cpp"
+        src.write_text(full)
+        so = Path(tmp) / "module.so"
+        cmd = [compiler(), *flags(), "-include", str(SHIM), f"-I{CUDA_SRC}", str(src), "-o", str(so)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        except OSError as e:
+            raise CompilerNotFoundError(f"tensor: cannot run the C++ compiler {cmd[0]!r}: {e}") from e
+        if r.returncode != 0:
+            raise KernelCompileError(
+                f"tensor: CUDA kernel module {name!r} failed to compile for the CPU emulator\n"
+                f"command: {' '.join(cmd)}\n--- compiler log ---\n{r.stderr}\n"
+                f"--- source ---\n{_numbered(full)}")
+        write_cached(out, so.read_bytes())
+
+
+_lock = threading.Lock()
+_images: dict[str, bytes] = {}
+_key_locks: dict[str, threading.Lock] = {}
+
+
+def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: A001 - the verb
+    """An emulator image (for driver.cuModuleLoadData) of a CUDA kernel module, from the memory
+    or disk cache or g++. `arch` is accepted for symmetry with nvrtc.compile and ignored.
+
+    Raises KernelCompileError (module name, compiler log, numbered source) on a source error and
+    CompilerNotFoundError when no C++ compiler is installed."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"emulator: module name must be [A-Za-z0-9_.-]+, got {name!r}")
+    key = cache_key(source)
+    mem_key = f"{name}-{key}"
+    img = _images.get(mem_key)
+    if img is not None:
+        return img
+    with _lock:
+        klock = _key_locks.setdefault(mem_key, threading.Lock())
+    with klock:
+        img = _images.get(mem_key)
+        if img is not None:
+            return img
+        path = cache_dir() / f"cudaemu_{mem_key}.so"
+        if read_cached(path) is None:
+            _build(name, source, path)
+        img = IMAGE_MAGIC + str(path).encode()
+        _images[mem_key] = img
+        return img
+
+
+def image_path(image) -> Path | None:
+    """The shared library an image names, or None when `image` is not an emulator image."""
+    try:
+        b = bytes(image)
+    except TypeError:
+        return None
+    if not b.startswith(IMAGE_MAGIC):
+        return None
+    return Path(b[len(IMAGE_MAGIC):].rstrip(b"\0").decode())
+
+
+from . import driver  # noqa: E402  (the fake cuda.bindings.driver)

@@ -1,0 +1,866 @@
+"""A fake of the subset of `cuda.bindings.driver` the runtime uses, backed by the CPU emulator.
+
+Same call conventions as the real binding: every function returns a tuple whose first item is
+a CUresult, the results follow. Handles may be the wrapper classes (CUdeviceptr, CUstream,
+...) or plain ints. One device (ordinal 0). Device memory is host memory (each allocation its
+own anonymous mmap, filled with 0xff bytes so a kernel that reads memory nobody wrote sees
+NaNs / -1s instead of convenient zeros; STRIDEX_EMU_POISON=0 turns that off). Streams run
+everything immediately, in call order; kernels run synchronously inside cuLaunchKernel.
+
+STRIDEX_EMU_MEMORY: the device's memory size in bytes (default 4 GiB; suffixes K/M/G).
+STRIDEX_EMU_PROTECT=1: device memory is kept PROT_NONE except while the emulator copies or
+runs a kernel, so host code that dereferences a device pointer faults instead of silently
+working (as it would not on a GPU).
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import mmap
+import os
+import sys
+import threading
+import time
+from enum import IntEnum
+
+__all__ = ["CUresult", "CUdevice_attribute", "CUevent_flags", "CUstream_flags",
+           "CUfunction_attribute", "CUdeviceptr", "CUstream", "CUevent", "CUcontext",
+           "CUmodule", "CUfunction", "CUdevice", "emu_last_error", "emu_reset"]
+
+
+class CUresult(IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_OUT_OF_MEMORY = 2
+    CUDA_ERROR_NOT_INITIALIZED = 3
+    CUDA_ERROR_DEINITIALIZED = 4
+    CUDA_ERROR_STUB_LIBRARY = 34
+    CUDA_ERROR_NO_DEVICE = 100
+    CUDA_ERROR_INVALID_DEVICE = 101
+    CUDA_ERROR_INVALID_IMAGE = 200
+    CUDA_ERROR_INVALID_CONTEXT = 201
+    CUDA_ERROR_NO_BINARY_FOR_GPU = 209
+    CUDA_ERROR_INVALID_PTX = 218
+    CUDA_ERROR_INVALID_SOURCE = 300
+    CUDA_ERROR_FILE_NOT_FOUND = 301
+    CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_ILLEGAL_STATE = 401
+    CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_NOT_READY = 600
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
+    CUDA_ERROR_ASSERT = 710
+    CUDA_ERROR_ILLEGAL_INSTRUCTION = 715
+    CUDA_ERROR_MISALIGNED_ADDRESS = 716
+    CUDA_ERROR_LAUNCH_FAILED = 719
+    CUDA_ERROR_NOT_PERMITTED = 800
+    CUDA_ERROR_NOT_SUPPORTED = 801
+    CUDA_ERROR_UNKNOWN = 999
+
+
+class CUdevice_attribute(IntEnum):  # noqa: N801 - the binding's name
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8
+    CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK = 8
+    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY = 9
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+    CU_DEVICE_ATTRIBUTE_INTEGRATED = 18
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31
+    CU_DEVICE_ATTRIBUTE_ECC_ENABLED = 32
+    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33
+    CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34
+    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+    CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT = 40
+    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41
+    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
+    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
+    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+
+
+class CUevent_flags(IntEnum):  # noqa: N801
+    CU_EVENT_DEFAULT = 0
+    CU_EVENT_BLOCKING_SYNC = 1
+    CU_EVENT_DISABLE_TIMING = 2
+    CU_EVENT_INTERPROCESS = 4
+
+
+class CUstream_flags(IntEnum):  # noqa: N801
+    CU_STREAM_DEFAULT = 0
+    CU_STREAM_NON_BLOCKING = 1
+
+
+class CUfunction_attribute(IntEnum):  # noqa: N801
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5
+    CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
+    CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+
+
+class _Handle:
+    """An opaque handle: constructed from an int (or another handle), int() gives it back."""
+    __slots__ = ("_v",)
+
+    def __init__(self, init_value=0):
+        self._v = int(init_value) if init_value is not None else 0
+
+    def __int__(self):
+        return self._v
+
+    __index__ = __int__
+
+    def getPtr(self):  # noqa: N802 - the binding's name
+        return self._v
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._v == self._v
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._v))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self._v:#x}>"
+
+
+class CUdeviceptr(_Handle):
+    __slots__ = ()
+
+
+class CUstream(_Handle):
+    __slots__ = ()
+
+
+class CUevent(_Handle):
+    __slots__ = ()
+
+
+class CUcontext(_Handle):
+    __slots__ = ()
+
+
+class CUmodule(_Handle):
+    __slots__ = ()
+
+
+class CUfunction(_Handle):
+    __slots__ = ()
+
+
+class CUdevice(_Handle):
+    __slots__ = ()
+
+
+R = CUresult
+_OK = R.CUDA_SUCCESS
+
+# ---------------------------------------------------------------------------------- state
+_lock = threading.RLock()   # launches / copies / bookkeeping: one at a time
+
+
+def _parse_size(s: str) -> int:
+    s = s.strip().upper().rstrip("B")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(s[-1:] or "", 1)
+    return int(float(s[:-1] if mult != 1 else s) * mult)
+
+
+class _State:
+    def __init__(self):
+        self.initialized = False
+        self.total = _parse_size(os.environ.get("STRIDEX_EMU_MEMORY", "")) if os.environ.get(
+            "STRIDEX_EMU_MEMORY") else 4 << 30
+        self.protect = os.environ.get("STRIDEX_EMU_PROTECT", "") == "1"
+        self.poison = os.environ.get("STRIDEX_EMU_POISON", "1") != "0"
+        self.used = 0
+        self.allocs: dict[int, tuple[mmap.mmap, int]] = {}   # address -> (mapping, size)
+        self.starts: list[int] = []                           # sorted allocation addresses
+        self.ctx_refs = 0
+        self.current_ctx = 0
+        self.modules: dict[int, object] = {}                  # handle -> ctypes.CDLL
+        self.functions: dict[int, tuple[str, object]] = {}    # handle -> (name, launch fn)
+        self.streams: set[int] = set()
+        self.events: dict[int, dict] = {}
+        self.next_handle = 0x1000
+        self.last_error = ""
+
+    def handle(self) -> int:
+        self.next_handle += 0x10
+        return self.next_handle
+
+
+_S = _State()
+_PRIMARY_CTX = 0xC0
+
+
+def emu_reset() -> None:
+    """Forget every allocation, module, stream and event (tests); re-reads the environment."""
+    global _S
+    with _lock:
+        _unprotect_all()
+        _S = _State()
+
+
+def emu_last_error() -> str:
+    """The message of the last failed launch (deadlock, __trap, bad grid), '' if none."""
+    return _S.last_error
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _int(h) -> int:
+    if h is None:
+        return 0
+    return int(h)
+
+
+def _need_init():
+    return None if _S.initialized else (R.CUDA_ERROR_NOT_INITIALIZED,)
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+_mprotect = None
+_PROT_NONE = 0
+
+
+def _set_prot(addr: int, size: int, prot: int) -> None:
+    global _mprotect
+    if _mprotect is None:
+        _mprotect = _libc().mprotect
+        _mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    _mprotect(addr, (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE, prot)
+
+
+class _Unprotected:
+    """While inside: device memory is accessible (STRIDEX_EMU_PROTECT=1 only)."""
+
+    def __enter__(self):
+        if _S.protect:
+            for a, (_, n) in _S.allocs.items():
+                _set_prot(a, n, mmap.PROT_READ | mmap.PROT_WRITE)
+
+    def __exit__(self, *exc):
+        if _S.protect:
+            for a, (_, n) in _S.allocs.items():
+                _set_prot(a, n, _PROT_NONE)
+
+
+def _unprotect_all():
+    if _S.protect:
+        for a, (_, n) in _S.allocs.items():
+            _set_prot(a, n, mmap.PROT_READ | mmap.PROT_WRITE)
+
+
+def _in_device(ptr: int, n: int) -> bool:
+    """[ptr, ptr + n) lies inside one live allocation."""
+    i = bisect.bisect_right(_S.starts, ptr) - 1
+    if i < 0:
+        return False
+    a = _S.starts[i]
+    return ptr + n <= a + _S.allocs[a][1]
+
+
+def _host_addr(obj) -> int:
+    if isinstance(obj, int):
+        return obj
+    if hasattr(obj, "__array_interface__"):
+        return obj.__array_interface__["data"][0]
+    if isinstance(obj, ctypes.Array | ctypes.Structure | ctypes._SimpleCData):
+        return ctypes.addressof(obj)
+    import numpy as np
+    return np.frombuffer(obj, dtype=np.uint8).ctypes.data
+
+
+# ---------------------------------------------------------------------------------- init/device
+def cuInit(flags):  # noqa: N802
+    _S.initialized = True
+    return (_OK,)
+
+
+def cuDriverGetVersion():  # noqa: N802
+    return (_OK, 13000)
+
+
+def cuDeviceGetCount():  # noqa: N802
+    return _need_init() or (_OK, 1)
+
+
+def _bad_dev(dev) -> bool:
+    return _int(dev) != 0
+
+
+def cuDeviceGet(ordinal):  # noqa: N802
+    if (e := _need_init()):
+        return e + (None,)
+    if int(ordinal) != 0:
+        return (R.CUDA_ERROR_INVALID_DEVICE, None)
+    return (_OK, CUdevice(0))
+
+
+_NAME = b"stridex CUDA emulator (CPU)"
+
+
+def cuDeviceGetName(length, dev):  # noqa: N802
+    if (e := _need_init()):
+        return e + (None,)
+    if _bad_dev(dev):
+        return (R.CUDA_ERROR_INVALID_DEVICE, None)
+    return (_OK, (_NAME[:max(int(length) - 1, 0)]).ljust(int(length), b"\0"))
+
+
+_A = CUdevice_attribute
+_ATTRS = {
+    _A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1024, _A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: 1024,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: 1024, _A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: 64,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: 2**31 - 1, _A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: 65535,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: 65535,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: 49152,
+    _A.CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: 65536, _A.CU_DEVICE_ATTRIBUTE_WARP_SIZE: 32,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: 65536, _A.CU_DEVICE_ATTRIBUTE_CLOCK_RATE: 1000000,
+    _A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 2, _A.CU_DEVICE_ATTRIBUTE_INTEGRATED: 0,
+    _A.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: 0, _A.CU_DEVICE_ATTRIBUTE_ECC_ENABLED: 0,
+    _A.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: 0, _A.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: 0,
+    _A.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: 1000000,
+    _A.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: 64, _A.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: 1 << 20,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
+    _A.CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: 0, _A.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: 1,
+    _A.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: 0, _A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
+    _A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 0,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: 233472,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: 65536,
+    _A.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: 0, _A.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: 0,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 49152,
+    _A.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: 32,
+    _A.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: 0,
+}
+
+
+def cuDeviceGetAttribute(attrib, dev):  # noqa: N802
+    if (e := _need_init()):
+        return e + (None,)
+    if _bad_dev(dev):
+        return (R.CUDA_ERROR_INVALID_DEVICE, None)
+    try:
+        return (_OK, _ATTRS[_A(int(attrib))])
+    except (ValueError, KeyError):
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+
+
+def cuDeviceTotalMem(dev):  # noqa: N802
+    if (e := _need_init()):
+        return e + (None,)
+    if _bad_dev(dev):
+        return (R.CUDA_ERROR_INVALID_DEVICE, None)
+    return (_OK, _S.total)
+
+
+cuDeviceTotalMem_v2 = cuDeviceTotalMem
+
+
+# ---------------------------------------------------------------------------------- contexts
+def cuDevicePrimaryCtxRetain(dev):  # noqa: N802
+    if (e := _need_init()):
+        return e + (None,)
+    if _bad_dev(dev):
+        return (R.CUDA_ERROR_INVALID_DEVICE, None)
+    _S.ctx_refs += 1
+    return (_OK, CUcontext(_PRIMARY_CTX))
+
+
+def cuDevicePrimaryCtxRelease(dev):  # noqa: N802
+    if (e := _need_init()):
+        return e
+    if _bad_dev(dev):
+        return (R.CUDA_ERROR_INVALID_DEVICE,)
+    _S.ctx_refs = max(0, _S.ctx_refs - 1)
+    return (_OK,)
+
+
+cuDevicePrimaryCtxRelease_v2 = cuDevicePrimaryCtxRelease
+
+
+def cuCtxSetCurrent(ctx):  # noqa: N802
+    if (e := _need_init()):
+        return e
+    c = _int(ctx)
+    if c not in (0, _PRIMARY_CTX):
+        return (R.CUDA_ERROR_INVALID_CONTEXT,)
+    _S.current_ctx = c
+    return (_OK,)
+
+
+def cuCtxGetCurrent():  # noqa: N802
+    if (e := _need_init()):
+        return e + (None,)
+    return (_OK, CUcontext(_S.current_ctx))
+
+
+def cuCtxGetDevice():  # noqa: N802
+    if not _S.current_ctx:
+        return (R.CUDA_ERROR_INVALID_CONTEXT, None)
+    return (_OK, CUdevice(0))
+
+
+def cuCtxSynchronize():  # noqa: N802
+    return _need_ctx() or (_OK,)
+
+
+def _need_ctx():
+    if not _S.initialized:
+        return (R.CUDA_ERROR_NOT_INITIALIZED,)
+    if not _S.current_ctx:
+        return (R.CUDA_ERROR_INVALID_CONTEXT,)
+    return None
+
+
+# ---------------------------------------------------------------------------------- memory
+def cuMemGetInfo():  # noqa: N802
+    if (e := _need_ctx()):
+        return e + (None, None)
+    return (_OK, _S.total - _S.used, _S.total)
+
+
+cuMemGetInfo_v2 = cuMemGetInfo
+
+
+def cuMemAlloc(bytesize):  # noqa: N802
+    if (e := _need_ctx()):
+        return e + (None,)
+    n = int(bytesize)
+    if n <= 0:
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+    size = (n + 255) // 256 * 256
+    with _lock:
+        if _S.used + size > _S.total:
+            return (R.CUDA_ERROR_OUT_OF_MEMORY, None)
+        try:
+            m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                          prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except (OSError, ValueError):
+            return (R.CUDA_ERROR_OUT_OF_MEMORY, None)
+        if size >= 1 << 21 and hasattr(mmap, "MADV_HUGEPAGE"):
+            try:   # kernels' grid-stride loops sweep memory in page-sized strides: fewer TLB misses
+                m.madvise(mmap.MADV_HUGEPAGE)
+            except OSError:
+                pass
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        if _S.poison:
+            ctypes.memset(addr, 0xFF, size)
+        _S.allocs[addr] = (m, size)
+        bisect.insort(_S.starts, addr)
+        _S.used += size
+        if _S.protect:
+            _set_prot(addr, size, _PROT_NONE)
+        return (_OK, CUdeviceptr(addr))
+
+
+cuMemAlloc_v2 = cuMemAlloc
+
+
+def cuMemFree(dptr):  # noqa: N802
+    if (e := _need_ctx()):
+        return e
+    a = _int(dptr)
+    with _lock:
+        ent = _S.allocs.pop(a, None)
+        if ent is None:
+            return (R.CUDA_ERROR_INVALID_VALUE,)
+        _S.starts.remove(a)
+        m, size = ent
+        _S.used -= size
+        if _S.protect:
+            _set_prot(a, size, mmap.PROT_READ | mmap.PROT_WRITE)
+        try:
+            m.close()
+        except BufferError:  # a view still exported: the mapping goes when it is collected
+            pass
+    return (_OK,)
+
+
+cuMemFree_v2 = cuMemFree
+
+
+def _copy(dst: int, src: int, n: int, dst_dev: bool, src_dev: bool):
+    if n < 0:
+        return (R.CUDA_ERROR_INVALID_VALUE,)
+    if n == 0:
+        return (_OK,)
+    with _lock:
+        if (dst_dev and not _in_device(dst, n)) or (src_dev and not _in_device(src, n)):
+            return (R.CUDA_ERROR_INVALID_VALUE,)
+        with _Unprotected():
+            ctypes.memmove(dst, src, n)
+    return (_OK,)
+
+
+def _stream_ok(stream) -> bool:
+    s = _int(stream)
+    return s in (0, 1, 2) or s in _S.streams
+
+
+def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    if not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return _copy(_int(dstDevice), _host_addr(srcHost), int(ByteCount), True, False)
+
+
+def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    if not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return _copy(_host_addr(dstHost), _int(srcDevice), int(ByteCount), False, True)
+
+
+def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    if not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return _copy(_int(dstDevice), _int(srcDevice), int(ByteCount), True, True)
+
+
+def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):  # noqa: N802,N803
+    return cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, 0)
+
+
+def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):  # noqa: N802,N803
+    return cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, 0)
+
+
+def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):  # noqa: N802,N803
+    return cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, 0)
+
+
+cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoD_v2 = cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD
+cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2 = cuMemcpyHtoDAsync, cuMemcpyDtoHAsync
+cuMemcpyDtoDAsync_v2 = cuMemcpyDtoDAsync
+
+
+def _memset(dst, value: int, width: int, n: int, stream):
+    if (e := _need_ctx()):
+        return e
+    if not _stream_ok(stream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    d, n = _int(dst), int(n)
+    if n < 0 or d % width:
+        return (R.CUDA_ERROR_INVALID_VALUE,)
+    if n == 0:
+        return (_OK,)
+    with _lock:
+        if not _in_device(d, n * width):
+            return (R.CUDA_ERROR_INVALID_VALUE,)
+        with _Unprotected():
+            if width == 1:
+                ctypes.memset(d, int(value) & 0xFF, n)
+            else:
+                ctypes.memmove(d, ((ctypes.c_uint32 * n)(*([int(value) & 0xFFFFFFFF] * n)))
+                               if n < 4096 else _fill32(int(value), n), n * 4)
+    return (_OK,)
+
+
+def _fill32(value: int, n: int):
+    import numpy as np
+    return np.full(n, value & 0xFFFFFFFF, dtype=np.uint32).ctypes.data_as(ctypes.c_void_p)
+
+
+def cuMemsetD8Async(dstDevice, uc, N, hStream):  # noqa: N802,N803
+    return _memset(dstDevice, uc, 1, N, hStream)
+
+
+def cuMemsetD32Async(dstDevice, ui, N, hStream):  # noqa: N802,N803
+    return _memset(dstDevice, ui, 4, N, hStream)
+
+
+def cuMemsetD8(dstDevice, uc, N):  # noqa: N802,N803
+    return _memset(dstDevice, uc, 1, N, 0)
+
+
+def cuMemsetD32(dstDevice, ui, N):  # noqa: N802,N803
+    return _memset(dstDevice, ui, 4, N, 0)
+
+
+cuMemsetD8_v2, cuMemsetD32_v2 = cuMemsetD8, cuMemsetD32
+
+
+# ---------------------------------------------------------------------------------- modules
+def cuModuleLoadData(image):  # noqa: N802
+    if (e := _need_ctx()):
+        return e + (None,)
+    from . import image_path
+    path = image_path(image)
+    if path is None or not path.is_file():
+        return (R.CUDA_ERROR_INVALID_IMAGE, None)
+    try:
+        lib = ctypes.CDLL(str(path))
+        lib.emu_abi_version()
+    except (OSError, AttributeError):
+        return (R.CUDA_ERROR_INVALID_IMAGE, None)
+    lib.emu_last_error.restype = ctypes.c_char_p
+    with _lock:
+        h = _S.handle()
+        _S.modules[h] = lib
+    return (_OK, CUmodule(h))
+
+
+def cuModuleGetFunction(hmod, name):  # noqa: N802
+    if (e := _need_ctx()):
+        return e + (None,)
+    lib = _S.modules.get(_int(hmod))
+    if lib is None:
+        return (R.CUDA_ERROR_INVALID_HANDLE, None)
+    n = name.decode() if isinstance(name, bytes | bytearray) else str(name)
+    try:
+        fn = getattr(lib, f"emu_launch_{n}")
+    except AttributeError:
+        return (R.CUDA_ERROR_NOT_FOUND, None)
+    fn.argtypes = [ctypes.c_uint] * 6 + [ctypes.c_void_p]
+    fn.restype = ctypes.c_int
+    with _lock:
+        h = _S.handle()
+        _S.functions[h] = (n, fn, _int(hmod))
+    return (_OK, CUfunction(h))
+
+
+def cuModuleUnload(hmod):  # noqa: N802
+    if (e := _need_ctx()):
+        return e
+    with _lock:
+        if _S.modules.pop(_int(hmod), None) is None:
+            return (R.CUDA_ERROR_INVALID_HANDLE,)
+        for h in [h for h, f in _S.functions.items() if f[2] == _int(hmod)]:
+            del _S.functions[h]
+    return (_OK,)   # the library stays mapped (ctypes never dlcloses); its functions are gone
+
+
+def cuFuncGetAttribute(attrib, hfunc):  # noqa: N802
+    if _int(hfunc) not in _S.functions:
+        return (R.CUDA_ERROR_INVALID_HANDLE, None)
+    a = int(attrib)
+    val = {0: 1024, 1: 0, 2: 0, 3: 0, 4: 32, 5: 90, 6: 90, 7: 0, 8: 0, 9: -1}.get(a)
+    if val is None:
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+    return (_OK, val)
+
+
+def cuFuncSetAttribute(hfunc, attrib, value):  # noqa: N802
+    if _int(hfunc) not in _S.functions:
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return (_OK,)
+
+
+def cuFuncSetCacheConfig(hfunc, config):  # noqa: N802
+    return (_OK,) if _int(hfunc) in _S.functions else (R.CUDA_ERROR_INVALID_HANDLE,)
+
+
+def _params_address(kernelParams):  # noqa: N803
+    """kernelParams as the real binding takes it -> (address of a void*[] or 0, keepalive)."""
+    if kernelParams is None or isinstance(kernelParams, int):
+        return (kernelParams or 0), None
+    if isinstance(kernelParams, ctypes.Array | ctypes._Pointer):
+        return ctypes.cast(kernelParams, ctypes.c_void_p).value or 0, kernelParams
+    if isinstance(kernelParams, ctypes.c_void_p):
+        return kernelParams.value or 0, kernelParams
+    if isinstance(kernelParams, tuple | list):
+        vals = kernelParams
+        if len(vals) == 2 and isinstance(vals[0], tuple | list) and isinstance(vals[1], tuple | list):
+            vals = [v if isinstance(v, ctypes._SimpleCData | ctypes.Structure | ctypes.Array)
+                    else (t(v) if t is not None else ctypes.c_void_p(int(v)))
+                    for v, t in zip(vals[0], vals[1])]
+        objs = [v if isinstance(v, ctypes._SimpleCData | ctypes.Structure | ctypes.Array)
+                else ctypes.c_void_p(int(v)) for v in vals]
+        arr = (ctypes.c_void_p * max(len(objs), 1))(*[ctypes.addressof(o) for o in objs])
+        return ctypes.addressof(arr), (arr, objs)
+    raise TypeError(f"cuLaunchKernel: unsupported kernelParams {type(kernelParams).__name__}")
+
+
+def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,  # noqa: N802,N803
+                   sharedMemBytes, hStream, kernelParams, extra):  # noqa: N803
+    if (e := _need_ctx()):
+        return e
+    ent = _S.functions.get(_int(f))
+    if ent is None:
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    g = [int(gridDimX), int(gridDimY), int(gridDimZ)]
+    b = [int(blockDimX), int(blockDimY), int(blockDimZ)]
+    if int(sharedMemBytes) > 0:   # the emulator has no dynamic shared memory
+        return (R.CUDA_ERROR_INVALID_VALUE,)
+    if (min(g + b) < 1 or g[0] > 2**31 - 1 or g[1] > 65535 or g[2] > 65535 or b[0] > 1024
+            or b[1] > 1024 or b[2] > 64 or b[0] * b[1] * b[2] > 1024):
+        return (R.CUDA_ERROR_INVALID_VALUE,)
+    if extra not in (None, 0):
+        return (R.CUDA_ERROR_NOT_SUPPORTED,)
+    name, fn, _ = ent
+    try:
+        addr, keep = _params_address(kernelParams)
+    except TypeError:
+        return (R.CUDA_ERROR_INVALID_VALUE,)
+    with _lock:
+        with _Unprotected():
+            rc = fn(*g, *b, addr)
+        del keep
+        if rc != 0:
+            lib = _S.modules.get(ent[2])
+            msg = lib.emu_last_error().decode(errors="replace") if lib is not None else ""
+            _S.last_error = f"stridex CUDA emulator: {msg}"
+            print(_S.last_error, file=sys.stderr)
+            return (R.CUDA_ERROR_LAUNCH_FAILED,)
+    return (_OK,)
+
+
+# ---------------------------------------------------------------------------------- streams/events
+def cuStreamCreate(Flags):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e + (None,)
+    with _lock:
+        h = _S.handle()
+        _S.streams.add(h)
+    return (_OK, CUstream(h))
+
+
+def cuStreamCreateWithPriority(flags, priority):  # noqa: N802
+    return cuStreamCreate(flags)
+
+
+def cuStreamDestroy(hStream):  # noqa: N802,N803
+    with _lock:
+        if _int(hStream) not in _S.streams:
+            return (R.CUDA_ERROR_INVALID_HANDLE,)
+        _S.streams.discard(_int(hStream))
+    return (_OK,)
+
+
+cuStreamDestroy_v2 = cuStreamDestroy
+
+
+def cuStreamSynchronize(hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    return (_OK,) if _stream_ok(hStream) else (R.CUDA_ERROR_INVALID_HANDLE,)
+
+
+def cuStreamQuery(hStream):  # noqa: N802,N803
+    return cuStreamSynchronize(hStream)
+
+
+def cuStreamWaitEvent(hStream, hEvent, Flags):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    if not _stream_ok(hStream) or _int(hEvent) not in _S.events:
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return (_OK,)
+
+
+def cuEventCreate(Flags):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e + (None,)
+    with _lock:
+        h = _S.handle()
+        _S.events[h] = {"flags": int(Flags), "t": None}
+    return (_OK, CUevent(h))
+
+
+def cuEventRecord(hEvent, hStream):  # noqa: N802,N803
+    ev = _S.events.get(_int(hEvent))
+    if ev is None or not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    ev["t"] = time.perf_counter()
+    return (_OK,)
+
+
+def cuEventSynchronize(hEvent):  # noqa: N802,N803
+    return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
+
+
+def cuEventQuery(hEvent):  # noqa: N802,N803
+    return cuEventSynchronize(hEvent)
+
+
+def cuEventElapsedTime(hStart, hEnd):  # noqa: N802,N803
+    a, b = _S.events.get(_int(hStart)), _S.events.get(_int(hEnd))
+    if a is None or b is None:
+        return (R.CUDA_ERROR_INVALID_HANDLE, None)
+    if (a["flags"] | b["flags"]) & CUevent_flags.CU_EVENT_DISABLE_TIMING:
+        return (R.CUDA_ERROR_INVALID_HANDLE, None)
+    if a["t"] is None or b["t"] is None:
+        return (R.CUDA_ERROR_INVALID_HANDLE, None)
+    return (_OK, float((b["t"] - a["t"]) * 1000.0))
+
+
+cuEventElapsedTime_v2 = cuEventElapsedTime
+
+
+def cuEventDestroy(hEvent):  # noqa: N802,N803
+    with _lock:
+        if _S.events.pop(_int(hEvent), None) is None:
+            return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return (_OK,)
+
+
+cuEventDestroy_v2 = cuEventDestroy
+
+
+# ---------------------------------------------------------------------------------- errors
+_STRINGS = {
+    R.CUDA_SUCCESS: "no error",
+    R.CUDA_ERROR_INVALID_VALUE: "invalid argument",
+    R.CUDA_ERROR_OUT_OF_MEMORY: "out of memory",
+    R.CUDA_ERROR_NOT_INITIALIZED: "initialization error",
+    R.CUDA_ERROR_DEINITIALIZED: "driver shutting down",
+    R.CUDA_ERROR_NO_DEVICE: "no CUDA-capable device is detected",
+    R.CUDA_ERROR_INVALID_DEVICE: "invalid device ordinal",
+    R.CUDA_ERROR_INVALID_IMAGE: "device kernel image is invalid",
+    R.CUDA_ERROR_INVALID_CONTEXT: "invalid device context",
+    R.CUDA_ERROR_INVALID_HANDLE: "invalid resource handle",
+    R.CUDA_ERROR_NOT_FOUND: "named symbol not found",
+    R.CUDA_ERROR_NOT_READY: "device not ready",
+    R.CUDA_ERROR_ILLEGAL_ADDRESS: "an illegal memory access was encountered",
+    R.CUDA_ERROR_LAUNCH_FAILED: "unspecified launch failure",
+    R.CUDA_ERROR_NOT_SUPPORTED: "operation not supported",
+    R.CUDA_ERROR_UNKNOWN: "unknown error",
+}
+
+
+def cuGetErrorName(error):  # noqa: N802
+    try:
+        return (_OK, R(int(error)).name.encode())
+    except ValueError:
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+
+
+def cuGetErrorString(error):  # noqa: N802
+    try:
+        e = R(int(error))
+    except ValueError:
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+    return (_OK, _STRINGS.get(e, e.name.lower().replace("cuda_error_", "").replace("_", " ")).encode())

@@ -1,0 +1,174 @@
+"""CUDA matmul (family "gemm", cuda_src/gemm.cuh): the device side of tensor/linalg.py's
+_gemm_batched, with the CPU gemm's semantics (tensor/cpu/csrc/gemm.c): every dtype; floats
+accumulate in float32 (16-bit floats too, rounded once on store) or float64; integers wrap
+(bit-identical to the CPU); bool is OR of ANDs. No cuBLAS, no atomics, K is never split.
+
+Kernels per dtype (by-value `sx_gemm_args`, 256 threads):
+  float dtypes: gemm_<sfx>_<la><lb> for the operand layouts (la: A row-major "n" = unit stride
+  along k, transposed "t" = unit stride along m; lb: B row-major "n" = unit stride along n,
+  transposed "t" = unit stride along k), and gemm_<sfx>_gen for any strides;
+  integers / bool: gemm_<sfx> (any strides).
+float32/float64: SIMT register-blocked tiles; float16/bfloat16: tensor cores (mma.sync).
+"""
+from __future__ import annotations
+
+import ctypes
+
+from .. import dtypes as dt
+from . import kernels as CK
+
+FAMILY = "gemm"
+BLOCK = 256
+FLOAT_LAYOUTS = ("nn", "nt", "tn", "tt", "gen")
+_KC, _OC, _GEN = "SX_GM_KC", "SX_GM_OC", "SX_GM_GEN"
+# kernel suffix -> (A layout, B layout) template arguments
+_LAYOUT_ARGS = {"nn": (_KC, _OC), "nt": (_KC, _KC), "tn": (_OC, _OC), "tt": (_OC, _KC),
+                "gen": (_GEN, _GEN)}
+# block tile (rows, cols) of each kernel kind
+_TILE = {"f32": (128, 128), "f64": (64, 64), "f16": (128, 128), "bf16": (128, 128)}
+_INT_TILE = (64, 64)
+_INT_ACC = {"i8": "uint32_t", "u8": "uint32_t", "i16": "uint32_t", "i32": "uint32_t",
+            "i64": "uint64_t"}
+MAX_GRID_X = 2**31 - 1
+MAX_GRID_Z = 65535
+
+
+def kernel_names(d: dt.DType) -> list[str]:
+    if d.kind == "f":
+        return [f"gemm_{d.sfx}_{lay}" for lay in FLOAT_LAYOUTS]
+    return [f"gemm_{d.sfx}"]
+
+
+def source(d: dt.DType) -> str:
+    s = d.sfx
+    src = ['#include "gemm.cuh"', ""]
+    if d.kind == "f":
+        if s in ("f32", "f64"):
+            fn = f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}>"
+            bounds = "__launch_bounds__(SX_GM_THREADS, 2)"
+        else:
+            fn = f"sx_gemm_tc<sx_tc_{s}, {{}}, {{}}>"
+            bounds = "__launch_bounds__(SX_GM_THREADS, 2)"
+        for lay in FLOAT_LAYOUTS:
+            call = fn.format(*_LAYOUT_ARGS[lay])
+            src.append(f'extern "C" __global__ void {bounds} gemm_{s}_{lay}(sx_gemm_args p) '
+                       f"{{ {call}(p); }}")
+    elif s == "b8":
+        src.append('extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
+                   "gemm_b8(sx_gemm_args p) { sx_gemm_int<uint8_t, uint32_t, true>(p); }")
+    else:
+        src.append(f'extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
+                   f"gemm_{s}(sx_gemm_args p) {{ sx_gemm_int<sx_{s}::T, {_INT_ACC[s]}, false>(p); }}")
+    return "\n".join(src) + "\n"
+
+
+CK.register_family(FAMILY, source, kernel_names, dt.ALL)
+
+
+class GemmArgs(ctypes.Structure):
+    """Host mirror of sx_gemm_args (cuda_src/gemm.cuh); strides in elements."""
+    _fields_ = [("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("c", ctypes.c_void_p),
+                ("M", ctypes.c_int64), ("N", ctypes.c_int64), ("K", ctypes.c_int64),
+                ("batch", ctypes.c_int64),
+                ("sab", ctypes.c_int64), ("sam", ctypes.c_int64), ("sak", ctypes.c_int64),
+                ("sbb", ctypes.c_int64), ("sbk", ctypes.c_int64), ("sbn", ctypes.c_int64),
+                ("scb", ctypes.c_int64), ("scm", ctypes.c_int64), ("scn", ctypes.c_int64)]
+
+
+def _operand_layout(so: int, sk: int, no: int, K: int):
+    """Layout of an (outer x K) operand with strides so / sk: ("k" unit stride along k,
+    "o" along outer, "g" neither) and the strides to pass (a length-1 dimension's stride
+    is free, set to 1 when that makes the operand unit-stride)."""
+    if sk == 1 and (K > 1 or so != 1):
+        return "k", so, sk
+    if so == 1:
+        return "o", so, sk
+    if K == 1:
+        return "k", so, 1
+    if no == 1:
+        return "o", 1, sk
+    return "g", so, sk
+
+
+def choose_kernel(d: dt.DType, M: int, N: int, K: int, sam: int, sak: int, sbk: int, sbn: int):
+    """(kernel name, (sam, sak, sbk, sbn)) for a problem: the layout specialisation follows
+    the operands' unit strides (a length-1 dimension's stride may be normalised)."""
+    if d.kind != "f":
+        return f"gemm_{d.sfx}", (sam, sak, sbk, sbn)
+    la, sam, sak = _operand_layout(sam, sak, M, K)
+    lb, sbn, sbk = _operand_layout(sbn, sbk, N, K)
+    if la == "g" or lb == "g":
+        lay = "gen"
+    else:
+        lay = ("n" if la == "k" else "t") + ("n" if lb == "o" else "t")
+    return f"gemm_{d.sfx}_{lay}", (sam, sak, sbk, sbn)
+
+
+def launch(d: dt.DType, device, M: int, N: int, K: int, batch: int,
+           pa: int, sab: int, sam: int, sak: int,
+           pb: int, sbb: int, sbk: int, sbn: int,
+           pc: int, scb: int, scm: int, scn: int) -> None:
+    """One batched launch: C[z] = A[z] @ B[z] for z < batch, pointers are device addresses of
+    element [0, 0] of batch 0, strides in elements."""
+    from . import runtime as R
+    if batch <= 0 or M <= 0 or N <= 0:
+        return
+    name, (sam, sak, sbk, sbn) = choose_kernel(d, M, N, K, sam, sak, sbk, sbn)
+    bm, bn = _TILE.get(d.sfx, _INT_TILE)
+    tiles = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
+    grid = (min(tiles, MAX_GRID_X), 1, min(batch, MAX_GRID_Z))
+    args = GemmArgs(pa, pb, pc, M, N, K, batch, sab, sam, sak, sbb, sbk, sbn, scb, scm, scn)
+    R.kernel(FAMILY, d, name, device)(grid, BLOCK, args)
+
+
+def gemm_batched(a, b, c) -> None:
+    """c[...] = a[...] @ b[...] for CUDA tensors a: (*batch, M, K), b: (*batch, K, N),
+    c: (*batch, M, N), already broadcast (batch strides may be 0), all of c's dtype.
+
+    The batch dims are coalesced jointly as in the CPU path; when they do not collapse to one
+    (count, stride) per operand, the outer ones are looped over here, one launch each."""
+    d = c.dtype
+    if a.dtype != d or b.dtype != d:
+        raise TypeError(f"matmul: CUDA gemm needs one dtype, got {a.dtype}, {b.dtype} -> {d}")
+    if a.device != c.device or b.device != c.device:
+        raise ValueError(f"matmul: tensors are on different devices: {a.device}, {b.device}, "
+                         f"{c.device}")
+    nb = c.ndim - 2
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    if M == 0 or N == 0 or any(s == 0 for s in c.shape[:nb]):
+        return
+    isz = d.itemsize
+    dims = []
+    for i in range(nb):
+        n = c.shape[i]
+        if n == 1:
+            continue
+        sa, sb, sc = a.strides[i], b.strides[i], c.strides[i]
+        if dims and dims[-1][1] == sa * n and dims[-1][2] == sb * n and dims[-1][3] == sc * n:
+            dims[-1] = [dims[-1][0] * n, sa, sb, sc]
+        else:
+            dims.append([n, sa, sb, sc])
+    if not dims:
+        dims = [[1, 0, 0, 0]]
+    inner, outer = dims[-1], dims[:-1]
+    pa0, pb0, pc0 = a.data_ptr(), b.data_ptr(), c.data_ptr()
+    sam, sak = a.strides[-2], a.strides[-1]
+    sbk, sbn = b.strides[-2], b.strides[-1]
+    scm, scn = c.strides[-2], c.strides[-1]
+    idx = [0] * len(outer)
+    while True:
+        oa = sum(i * s[1] for i, s in zip(idx, outer)) * isz
+        ob = sum(i * s[2] for i, s in zip(idx, outer)) * isz
+        oc = sum(i * s[3] for i, s in zip(idx, outer)) * isz
+        launch(d, c.device, M, N, K, inner[0], pa0 + oa, inner[1], sam, sak,
+               pb0 + ob, inner[2], sbk, sbn, pc0 + oc, inner[3], scm, scn)
+        k = len(outer) - 1
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < outer[k][0]:
+                break
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return

@@ -1,0 +1,216 @@
+"""Host side of the CUDA elementwise and reduction templates: argument structs and grids.
+
+Same decisions as the CPU (tensor/elementwise.launch, tensor/reductions._run): broadcast
+operands arrive with stride 0, dimensions contiguous across all operands are merged, and the
+kernel gets shape and byte strides by value in one struct (no device allocation per launch).
+On top: 32-bit indexing when every offset fits, the contiguous path (4 elements per load
+when every operand is aligned), Python scalars by value inside the struct.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from .._tensor import Tensor
+from ..views import coalesce
+from . import runtime as R
+from .kernels import INDEXER, MAXDIM, RED_ARGS, SCAN_ARGS
+
+BLOCK = 256    # SX_BLOCK
+RBLOCK = 256   # SX_RBLOCK
+_I32 = 2**31 - 1
+
+
+def _span(shape, strides) -> int:
+    """Largest |byte offset| a strided operand reaches."""
+    return sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+
+
+def elementwise(d, name: str, out, ins: list) -> None:
+    """out[...] = kernel(ins...) on out's CUDA device; ins are Tensors broadcast to out.shape
+    (same device) or tensor.elementwise._Scalar."""
+    shape = out._shape
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    dev = out._storage.device
+    ops = [out] + ins
+    ix = INDEXER[len(ops)]()
+    contig = out.is_contiguous()
+    scal = 0
+    for k, x in enumerate(ops):
+        if hasattr(x, "bits"):  # a _Scalar
+            scal |= 1 << k
+            ix.sval[k] = x.bits
+        else:
+            if x._storage.device != dev:
+                raise ValueError(f"{name}: operands are on different devices: {dev} and "
+                                 f"{x._storage.device}")
+            ix.ptr[k] = x.data_ptr()
+            contig = contig and x._shape == shape and x.is_contiguous()
+    ix.n, ix.scalar = n, scal
+    threads = n
+    if contig:
+        ix.nd, ix.contig, ix.idx32 = 1, 1, int(n <= _I32)
+        ix.shape[0] = n
+        if n >= 4 and all(scal >> k & 1 or x.data_ptr() % (4 * x.itemsize) == 0
+                          for k, x in enumerate(ops)):
+            ix.vec = 1
+            threads = n // 4
+    else:
+        strides = [[0] * len(shape) if scal >> k & 1 else [s * x.itemsize for s in x._strides]
+                   for k, x in enumerate(ops)]
+        sh, st = coalesce(shape, strides)
+        if not sh:
+            sh, st = [1], [[0] for _ in strides]
+        if len(sh) > MAXDIM:
+            raise ValueError(f"{name}: a CUDA launch takes at most {MAXDIM} dimensions after "
+                             f"merging contiguous ones, got {len(sh)} (shape {shape})")
+        ix.nd = len(sh)
+        ix.shape[:len(sh)] = sh
+        fits = n <= _I32
+        for k, s in enumerate(st):
+            ix.stride[k][:len(sh)] = s
+            fits = fits and _span(sh, s) <= _I32
+        ix.idx32 = int(fits)
+    kern = R.kernel("ew", d, name, dev)
+    kern(R.blocks_for(threads, BLOCK, dev), BLOCK, ix)
+
+
+_FAST: dict = {}
+
+
+def contiguous_op(d, name: str, out, n: int, a, b=None) -> None:
+    """Fast path: out = kernel(a[, b]) with out, a (and a tensor b) contiguous of one shape on
+    one device; b may be a _Scalar. Reuses one argument struct per arity (the driver copies
+    kernel arguments at launch)."""
+    if n == 0:
+        return
+    dev = out._storage.device
+    nops = 2 if b is None else 3
+    key = (d, name, dev.index)
+    hit = _FAST.get(key)
+    if hit is None:
+        kern = R.kernel("ew", d, name, dev)
+        ix = INDEXER[nops]()
+        ix.nd, ix.contig = 1, 1
+        params = (ctypes.c_void_p * 1)(ctypes.addressof(ix))
+        hit = _FAST[key] = (kern, ix, params, ctypes.addressof(params))
+    kern, ix, params, paddr = hit
+    po, pa = out.data_ptr(), a.data_ptr()
+    ix.ptr[0], ix.ptr[1] = po, pa
+    vec = po % (4 * out.itemsize) == 0 and pa % (4 * a.itemsize) == 0
+    scal = 0
+    if b is not None:
+        if type(b) is Tensor:
+            pb = b.data_ptr()
+            ix.ptr[2] = pb
+            vec = vec and pb % (4 * b.itemsize) == 0
+        else:
+            scal = 4
+            ix.sval[2] = b.bits
+    ix.scalar = scal
+    ix.n = ix.shape[0] = n
+    ix.idx32 = n <= _I32
+    threads = n
+    if vec and n >= 4:
+        ix.vec = 1
+        threads = n >> 2
+    else:
+        ix.vec = 0
+    blocks = min((threads + BLOCK - 1) // BLOCK, kern.st.sm_count * 8) or 1
+    kern.launch_params(blocks, BLOCK, paddr)
+
+
+# ---------------------------------------------------------------- reductions
+
+def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
+    """Reduce x (kept dims ks with byte strides kin/kout, reduced dims rs/rin) into out.
+
+    Deterministic for a given shape: the reduced length R of each output is cut into G chunks
+    chosen from the shape alone; one block reduces one chunk with a fixed tree; with G > 1 a
+    second launch merges the partials of each output in the same tree order."""
+    dev = x._storage.device
+    K = 1
+    for s in ks:
+        K *= s
+    Rn = 1
+    for s in rs:
+        Rn *= s
+    if K == 0:
+        return
+    if len(ks) > MAXDIM or len(rs) > MAXDIM:
+        raise ValueError(f"{name}: a CUDA reduction takes at most {MAXDIM} kept and {MAXDIM} "
+                         f"reduced dimensions after merging, got {len(ks)} and {len(rs)}")
+    a = RED_ARGS()
+    a.in_, a.out = x.data_ptr(), out.data_ptr()
+    a.nk, a.nr, a.K, a.R = len(ks), len(rs), K, Rn
+    a.ks[:len(ks)], a.kin[:len(ks)], a.kout[:len(ks)] = ks, kin, kout
+    a.rs[:len(rs)], a.rin[:len(rs)] = rs, rin
+    target = R.sm_count(dev) * 8   # blocks that fill the device a few times over
+    kern = R.kernel("red", d, name, dev)
+    if ks and kin[-1] == x.itemsize and K >= 32 and all(abs(s) > x.itemsize for s in rin):
+        _reduce_cols(kern, a, K, Rn, target, dev)
+        return
+    G = 1
+    if K < target and Rn > 4 * RBLOCK:
+        # split each output's range so K * G blocks fill the device; chunks of whole tiles
+        G = min((target + K - 1) // K, (Rn + 4 * RBLOCK - 1) // (4 * RBLOCK))
+    chunk = (Rn + G - 1) // G if G > 1 else max(Rn, 1)
+    G = (Rn + chunk - 1) // chunk if Rn else 1
+    a.G, a.chunk = G, chunk
+    if G == 1:
+        a.mode = 0
+        kern(min(K, 65535 * 16), RBLOCK, a)
+        return
+    part = _partials(K * G * 16, dev)   # 16 bytes >= any accumulator
+    a.part = part.data_ptr()
+    a.mode = 1
+    kern(min(K * G, 65535 * 16), RBLOCK, a)
+    a.mode = 2
+    kern(min(K, 65535 * 16), RBLOCK, a)
+
+
+def _partials(nbytes: int, dev):
+    from .. import dtypes as dt
+    from .. import elementwise as ew
+    return ew.empty_tensor((nbytes,), dt.uint8, dev)
+
+
+def _reduce_cols(kern, a, K: int, Rn: int, target: int, dev) -> None:
+    """One thread per output walking its range in order (coalesced across a warp)."""
+    kblocks = (K + RBLOCK - 1) // RBLOCK
+    G = 1
+    if kblocks < target and Rn > 64:
+        G = min((target + kblocks - 1) // kblocks, (Rn + 63) // 64)
+    chunk = (Rn + G - 1) // G if G > 1 else max(Rn, 1)
+    G = (Rn + chunk - 1) // chunk if Rn else 1
+    a.G, a.chunk = G, chunk
+    if G == 1:
+        a.mode = 3
+        kern(min(kblocks, 65535 * 16), RBLOCK, a)
+        return
+    part = _partials(K * G * 16, dev)
+    a.part = part.data_ptr()
+    a.mode = 4
+    kern(min(kblocks * G, 65535 * 16), RBLOCK, a)
+    a.mode = 5
+    kern(min(kblocks, 65535 * 16), RBLOCK, a)
+
+
+def scan(d, name: str, x, out, sh, si, so) -> None:
+    """Inclusive scan along the last of dims `sh` (byte strides si for x, so for out)."""
+    dev = x._storage.device
+    rows = 1
+    for s in sh[:-1]:
+        rows *= s
+    if rows == 0 or sh[-1] == 0:
+        return
+    if len(sh) > MAXDIM:
+        raise ValueError(f"{name}: a CUDA scan takes at most {MAXDIM} dimensions, got {len(sh)}")
+    a = SCAN_ARGS()
+    a.in_, a.out = x.data_ptr(), out.data_ptr()
+    a.nd, a.rows, a.L = len(sh), rows, sh[-1]
+    a.sh[:len(sh)], a.si[:len(sh)], a.so[:len(sh)] = sh, si, so
+    R.kernel("red", d, name, dev)(min(rows, 65535 * 16), RBLOCK, a)

@@ -1,0 +1,254 @@
+"""CUDA versions of nn's fused kernels: the row kernels (softmax / log_softmax, layer_norm,
+cross-entropy, forward and backward; cuda_src/nn_rows.cuh), max pooling and im2col
+(cuda_src/nn_pool.cuh) and the fused optimizer updates (cuda_src/optim.cuh).
+
+Three kernel families, registered with `tensor.cuda.kernels` on import: "nn_rows" and
+"nn_pool" for float16, bfloat16, float32 and float64, "optim" for float32 and float64 (as
+the CPU's). The host functions take Tensors already on one CUDA device, contiguous, of the
+dtypes the kernels were built for; nn (nn/_fused.py, nn/optim.py, nn/conv.py) does the shape
+and dtype checks and allocates the outputs, then calls these where it calls the CPU kernels.
+It lives under tensor/cuda because tensor must not import nn.
+
+Row kernels run a row on one warp when it is at most WARP_ROW_MAX long, else on one
+256-thread block; the choice depends on the shape only, so results are deterministic.
+"""
+from __future__ import annotations
+
+import ctypes as C
+
+from .. import dtypes as dt
+from . import kernels as CK
+
+BLOCK = 256          # NR_BLOCK / NP_BLOCK / SO_BLOCK in the headers
+WARP_ROW_MAX = 1024  # rows up to this long run on one warp each
+LN_COLS_THREADS = 1 << 15  # layer_norm dw/db pass one: aim for this many (block, column) sums
+LN_MIN_BLOCKS = 64         # ... and at least this many row blocks (as the CPU's)
+
+_FLOATS = [dt.float16, dt.bfloat16, dt.float32, dt.float64]
+
+# Entry points: name -> (parameters, call). {T}: storage type, {A}: compute/statistics type,
+# {S}: the dtype's traits struct, {TPR}: threads per row. Row kernels come twice: NAME_SFX
+# (a block per row) and NAME_w_SFX (a warp per row).
+_ROW_KERNELS = {
+    "softmax_fwd": ("const {T} *x, {T} *y, int64_t rows, int64_t L, int log_",
+                    "nr_softmax_fwd<{S}, {TPR}>(x, y, rows, L, log_)"),
+    "softmax_bwd": ("const {T} *y, const {T} *g, {T} *gx, int64_t rows, int64_t L, int log_",
+                    "nr_softmax_bwd<{S}, {TPR}>(y, g, gx, rows, L, log_)"),
+    "ln_fwd": ("const {T} *x, const {T} *w, const {T} *b, {T} *y, {A} *mean, {A} *rstd, "
+               "int64_t rows, int64_t L, double eps",
+               "nr_ln_fwd<{S}, {TPR}>(x, w, b, y, mean, rstd, rows, L, eps)"),
+    "ln_bwd": ("const {T} *x, const {A} *mean, const {A} *rstd, const {T} *g, const {T} *w, "
+               "{T} *gx, int64_t rows, int64_t L",
+               "nr_ln_bwd<{S}, {TPR}>(x, mean, rstd, g, w, gx, rows, L)"),
+    "ce_fwd": ("const {T} *x, const int64_t *t, const {T} *w, {T} *loss, {A} *lse, int64_t rows, "
+               "int64_t C, int64_t ignore, double eps, int *bad",
+               "nr_ce_fwd<{S}, {TPR}>(x, t, w, loss, lse, rows, C, ignore, eps, bad)"),
+}
+_FLAT_KERNELS = {  # grid-stride kernels of nn_rows
+    "ln_bwd_cols": ("const {T} *x, const {A} *mean, const {A} *rstd, const {T} *g, {A} *pw, "
+                    "{A} *pb, int64_t rows, int64_t L, int64_t rb",
+                    "nr_ln_bwd_cols<{S}>(x, mean, rstd, g, pw, pb, rows, L, rb)"),
+    "ce_bwd": ("const {T} *x, const int64_t *t, const {T} *w, const {A} *lse, const {T} *g, "
+               "{T} *gx, int64_t rows, int64_t C, int64_t ignore, double eps, double wsum",
+               "nr_ce_bwd<{S}>(x, t, w, lse, g, gx, rows, C, ignore, eps, wsum)"),
+}
+_POOL_KERNELS = {
+    "maxpool2d": ("const {T} *x, {T} *y, int64_t *idx, int64_t planes, int64_t H, int64_t W, "
+                  "int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW",
+                  "np_maxpool2d<{S}>(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)"),
+    "im2col": ("const {T} *x, {T} *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, "
+               "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW",
+               "np_im2col<{T}>(x, out, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW)"),
+}
+_OPTIM_KERNELS = {
+    "sgd": ("{T} *p, const {T} *g, {T} *buf, int64_t n, double neg_lr, double momentum, "
+            "double one_minus_damp, double wd, int flags",
+            "so_sgd(p, g, buf, n, neg_lr, momentum, one_minus_damp, wd, flags)"),
+    "adam": ("{T} *p, const {T} *g, {T} *m, {T} *v, {T} *vmax, int64_t n, double decay, "
+             "double wd, double w1, double beta2, double c2, double bc2s, double eps, "
+             "double neg_step, int flags",
+             "so_adam(p, g, m, v, vmax, n, decay, wd, w1, beta2, c2, bc2s, eps, neg_step, flags)"),
+    "rmsprop": ("{T} *p, const {T} *g, {T} *sq, {T} *ga, {T} *buf, int64_t n, double alpha, "
+                "double c, double eps, double neg_lr, double momentum, double wd, int flags",
+                "so_rmsprop(p, g, sq, ga, buf, n, alpha, c, eps, neg_lr, momentum, wd, flags)"),
+}
+
+
+def _entries(header: str, block: str, d: dt.DType, kernels: list) -> str:
+    """Module source: the header and one extern "C" entry point per (name, params, call)."""
+    s = d.sfx
+    sub = {"T": f"sx_{s}::T", "A": f"sx_{s}::C", "S": f"sx_{s}"}
+    src = [f'#include "{header}"', ""]
+    for name, params, call, tpr in kernels:
+        sub["TPR"] = tpr
+        src.append(f'extern "C" __global__ void __launch_bounds__({block}) {name}_{s}('
+                   f"{params.format(**sub)}) {{ {call.format(**sub)}; }}")
+    return "\n".join(src) + "\n"
+
+
+def _row_list() -> list:
+    out = [(n, p, c, "NR_BLOCK") for n, (p, c) in _ROW_KERNELS.items()]
+    out += [(f"{n}_w", p, c, "32") for n, (p, c) in _ROW_KERNELS.items()]
+    return out + [(n, p, c, "") for n, (p, c) in _FLAT_KERNELS.items()]
+
+
+def rows_kernels(d: dt.DType) -> list[str]:
+    return [f"{n}_{d.sfx}" for n, *_ in _row_list()]
+
+
+def rows_source(d: dt.DType) -> str:
+    return _entries("nn_rows.cuh", "NR_BLOCK", d, _row_list())
+
+
+def pool_kernels(d: dt.DType) -> list[str]:
+    return [f"{n}_{d.sfx}" for n in _POOL_KERNELS]
+
+
+def pool_source(d: dt.DType) -> str:
+    return _entries("nn_pool.cuh", "NP_BLOCK", d, [(n, p, c, "") for n, (p, c) in _POOL_KERNELS.items()])
+
+
+def optim_kernels(d: dt.DType) -> list[str]:
+    return [f"{n}_{d.sfx}" for n in _OPTIM_KERNELS]
+
+
+def optim_source(d: dt.DType) -> str:
+    return _entries("optim.cuh", "SO_BLOCK", d, [(n, p, c, "") for n, (p, c) in _OPTIM_KERNELS.items()])
+
+
+# name -> (source_fn, kernels_fn, dtypes): what this module adds to tensor.cuda.kernels
+FAMILIES = {
+    "nn_rows": (rows_source, rows_kernels, _FLOATS),
+    "nn_pool": (pool_source, pool_kernels, _FLOATS),
+    "optim": (optim_source, optim_kernels, [dt.float32, dt.float64]),
+}
+
+
+for _name, (_src, _kern, _dts) in FAMILIES.items():
+    CK.register_family(_name, _src, _kern, _dts)
+
+
+# ---- launching ------------------------------------------------------------------------------
+
+def _rt():
+    from . import runtime as R
+    return R
+
+
+def _p(t) -> C.c_void_p:
+    return C.c_void_p(0 if t is None else t.data_ptr())
+
+
+def _i(v: int) -> C.c_int64:
+    return C.c_int64(int(v))
+
+
+def _launch(family: str, t, name: str, n_items: int, *args) -> None:
+    """Launch kernel NAME_sfx of (family, t.dtype) on t's device over n_items work items."""
+    R = _rt()
+    k = R.kernel(family, t.dtype, f"{name}_{t.dtype.sfx}", t.device)
+    k(R.blocks_for(n_items, BLOCK, t.device), BLOCK, *args)
+
+
+def _rows(family: str, t, name: str, rows: int, L: int, *args) -> None:
+    """A row kernel: one warp per row for short rows, one block per row for long ones."""
+    warp = L <= WARP_ROW_MAX
+    _launch(family, t, f"{name}_w" if warp else name, rows * (32 if warp else BLOCK), *args)
+
+
+# ---- nn_rows --------------------------------------------------------------------------------
+
+def softmax_fwd(x, y, rows: int, L: int, log: bool) -> None:
+    """y = softmax (or log_softmax) of each length-L row of the contiguous x."""
+    _rows("nn_rows", x, "softmax_fwd", rows, L, _p(x), _p(y), _i(rows), _i(L), C.c_int(int(log)))
+
+
+def softmax_bwd(y, g, gx, rows: int, L: int, log: bool) -> None:
+    _rows("nn_rows", y, "softmax_bwd", rows, L, _p(y), _p(g), _p(gx), _i(rows), _i(L),
+          C.c_int(int(log)))
+
+
+def layer_norm_fwd(x, w, b, y, mean, rstd, rows: int, L: int, eps: float) -> None:
+    """y, and per row mean and rstd (float32, float64 for float64); w and b may be None."""
+    _rows("nn_rows", x, "ln_fwd", rows, L, _p(x), _p(w), _p(b), _p(y), _p(mean), _p(rstd),
+          _i(rows), _i(L), C.c_double(eps))
+
+
+def layer_norm_row_block(rows: int, L: int) -> int:
+    """Rows per block of the weight/bias gradient partials: enough blocks that pass one has
+    about LN_COLS_THREADS (block, column) sums, at least LN_MIN_BLOCKS; from the shape only."""
+    nblk = min(rows, max(LN_MIN_BLOCKS, -(-LN_COLS_THREADS // max(L, 1))))
+    return max(1, -(-rows // max(nblk, 1)))
+
+
+def layer_norm_bwd(x, mean, rstd, g, w, gx, pw, pb, rows: int, L: int, rb: int) -> None:
+    """gx (if not None) per row; pw / pb (if not None): (nblk, L) partial column sums of
+    g * xhat and g over blocks of rb rows, which the caller sums over axis 0 (pass two)."""
+    if gx is not None:
+        _rows("nn_rows", x, "ln_bwd", rows, L, _p(x), _p(mean), _p(rstd), _p(g), _p(w), _p(gx),
+              _i(rows), _i(L))
+    if pw is not None or pb is not None:
+        nblk = -(-rows // rb)
+        _launch("nn_rows", x, "ln_bwd_cols", nblk * L, _p(x), _p(mean), _p(rstd), _p(g), _p(pw),
+                _p(pb), _i(rows), _i(L), _i(rb))
+
+
+def cross_entropy_fwd(x, t, w, loss, lse, rows: int, classes: int, ignore: int,
+                      eps: float) -> int:
+    """Loss and lse per row; returns -1, or the first row whose target is neither in [0, C) nor
+    ignore (found on the host after the device flag says there is one). Reads one flag: one
+    synchronization."""
+    from .. import creation
+    flag = creation.zeros((1,), dtype=dt.int32, device=x.device)
+    _rows("nn_rows", x, "ce_fwd", rows, classes, _p(x), _p(t), _p(w), _p(loss), _p(lse),
+          _i(rows), _i(classes), _i(ignore), C.c_double(eps), _p(flag))
+    if not int(flag.item()):
+        return -1
+    tv = t.to("cpu").tolist()
+    return next(r for r, v in enumerate(tv) if v != ignore and not 0 <= v < classes)
+
+
+def cross_entropy_bwd(x, t, w, lse, g, gx, rows: int, classes: int, ignore: int, eps: float,
+                      wsum: float) -> None:
+    """gx of the (rows, classes) logits; wsum: the sum of the class weights (classes if none)."""
+    _launch("nn_rows", x, "ce_bwd", rows * classes, _p(x), _p(t), _p(w), _p(lse), _p(g), _p(gx),
+            _i(rows), _i(classes), _i(ignore), C.c_double(eps), C.c_double(wsum))
+
+
+# ---- nn_pool --------------------------------------------------------------------------------
+
+def maxpool2d(x, y, idx, planes: int, H: int, W: int, kh: int, kw: int, sh: int, sw: int,
+              OH: int, OW: int) -> None:
+    """Values and flat H*W indices of max pooling over (planes, H, W) contiguous x."""
+    _launch("nn_pool", x, "maxpool2d", planes * OH * OW, _p(x), _p(y), _p(idx),
+            *map(_i, (planes, H, W, kh, kw, sh, sw, OH, OW)))
+
+
+def im2col(x, out, stride, dilation) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x (N, C, H, W)."""
+    n, c, h, w = x.shape
+    _, kh, kw, _, oh, ow = out.shape
+    _launch("nn_pool", x, "im2col", out.numel(), _p(x), _p(out),
+            *map(_i, (n, c, h, w, kh, kw, stride[0], stride[1], dilation[0], dilation[1], oh, ow)))
+
+
+# ---- optim ----------------------------------------------------------------------------------
+
+_OPTIM_PTRS = {"sgd": 3, "adam": 5, "rmsprop": 5}  # leading pointer arguments of each kernel
+
+
+def optim_step(name: str, p, *args) -> None:
+    """One fused update `name` ("sgd", "adam", "rmsprop") of the CUDA parameter p, with the CPU
+    kernel's arguments (less its trailing thread count): the device addresses of p, its
+    gradient and the state buffers (0 for an absent one), the element count, the scalars
+    (doubles) and the flag word. Asynchronous: nothing is read back."""
+    k = _OPTIM_PTRS[name]
+    ptrs, n, scalars, flags = args[:k], args[k], args[k + 1:-1], args[-1]
+    conv = [C.c_void_p(int(a) if a else 0) for a in ptrs]
+    conv += [_i(n)] + [C.c_double(float(a)) for a in scalars] + [C.c_int(int(flags))]
+    _launch("optim", p, name, int(n), *conv)
+
+
+__all__ = ["FAMILIES", "softmax_fwd", "softmax_bwd", "layer_norm_fwd", "layer_norm_bwd",
+           "layer_norm_row_block", "cross_entropy_fwd", "cross_entropy_bwd", "maxpool2d",
+           "im2col", "optim_step"]

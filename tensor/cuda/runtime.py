@@ -1,0 +1,330 @@
+"""The CUDA runtime over `cuda.bindings.driver`: devices, primary contexts, module loading,
+kernel launch, the per-device caching allocator and host<->device copies.
+
+Nothing here runs at import: the driver is loaded on the first CUDA request, and a missing
+driver or GPU becomes a DeviceError that says what is missing. With the environment variable
+``STRIDEX_CUDA_EMULATOR=1`` the driver is the CPU emulator in tensor/cuda/emulator (kernels
+compiled with g++ and run thread by thread): the whole backend can then be tested on a machine
+without a GPU.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+from ..device import DeviceError
+
+__all__ = ["CudaError", "drv", "kernel", "Kernel", "sm_count", "blocks_for", "device_state",
+           "emulated", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset"]
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed (the message names the call and the driver's error)."""
+
+
+def emulated() -> bool:
+    return os.environ.get("STRIDEX_CUDA_EMULATOR", "") not in ("", "0")
+
+
+_drv = None
+_drv_error: str | None = None
+
+
+def drv():
+    """The driver module (cuda.bindings.driver, or the emulator's), initialised once."""
+    global _drv, _drv_error
+    if _drv is not None:
+        return _drv
+    if _drv_error is not None:
+        raise DeviceError(_drv_error)
+    try:
+        if emulated():
+            from .emulator import driver as d
+        else:
+            from cuda.bindings import driver as d
+    except ImportError as e:
+        _drv_error = ("CUDA is not available: the cuda-python package (cuda.bindings) is not "
+                      f'installed ({e}); install it with: pip install "cuda-python>=13"')
+        raise DeviceError(_drv_error) from e
+    try:
+        res = d.cuInit(0)
+    except Exception as e:  # noqa: BLE001 - the binding raises when libcuda is missing
+        _drv_error = f"CUDA is not available: no NVIDIA driver was found ({e})"
+        raise DeviceError(_drv_error) from e
+    if int(res[0]) != 0:
+        _drv_error = f"CUDA is not available: cuInit failed ({_err_name(d, res[0])})"
+        raise DeviceError(_drv_error)
+    _drv = d
+    return d
+
+
+def unavailable_reason() -> str:
+    """Why CUDA cannot be used ('' when it can)."""
+    try:
+        drv()
+    except DeviceError as e:
+        return str(e)
+    return "" if device_count() else "CUDA is not available: no CUDA device was found"
+
+
+def use_emulator() -> None:
+    """Switch to the CPU emulator (tests on machines without a GPU); only before any device
+    was used."""
+    global _drv, _drv_error
+    if _states:
+        raise RuntimeError("use_emulator: a CUDA device is already in use")
+    os.environ["STRIDEX_CUDA_EMULATOR"] = "1"
+    _drv, _drv_error = None, None
+    import importlib
+    importlib.import_module("tensor.device")._CUDA.clear()
+
+
+def _err_name(d, err) -> str:
+    try:
+        r = d.cuGetErrorName(err)
+        if int(r[0]) == 0:
+            return r[1].decode() if isinstance(r[1], bytes) else str(r[1])
+    except Exception:  # noqa: BLE001
+        pass
+    return str(err)
+
+
+def check(res, what: str):
+    """Raise CudaError unless a driver call succeeded; return its result (if any)."""
+    err = res[0]
+    if int(err) != 0:
+        raise CudaError(f"CUDA: {what} failed: {_err_name(_drv, err)} ({int(err)})")
+    if len(res) == 1:
+        return None
+    return res[1] if len(res) == 2 else res[1:]
+
+
+def device_count() -> int:
+    try:
+        d = drv()
+    except DeviceError:
+        return 0
+    err, n = d.cuDeviceGetCount()
+    return n if int(err) == 0 else 0
+
+
+# ---------------------------------------------------------------- devices
+
+_tls = threading.local()
+_states: dict[int, _DeviceState] = {}
+_init_lock = threading.Lock()
+
+
+class _DeviceState:
+    """One GPU: its primary context, properties, loaded modules, allocator, streams."""
+
+    def __init__(self, index: int):
+        d = drv()
+        n = device_count()
+        if not 0 <= index < n:
+            raise DeviceError(f"device 'cuda:{index}': no such CUDA device "
+                              f"({n} device{'s' if n != 1 else ''} present)")
+        self.index = index
+        self.handle = check(d.cuDeviceGet(index), "cuDeviceGet")
+        self.ctx = check(d.cuDevicePrimaryCtxRetain(self.handle), "cuDevicePrimaryCtxRetain")
+        check(d.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+        _tls.ctx = self.ctx
+        attr = d.CUdevice_attribute
+        get = lambda a: check(d.cuDeviceGetAttribute(a, self.handle), "cuDeviceGetAttribute")  # noqa: E731
+        self.cc = (get(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                   get(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+        self.sm_count = get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        name = check(d.cuDeviceGetName(256, self.handle), "cuDeviceGetName")
+        self.name = name.split(b"\0", 1)[0].decode(errors="replace") if isinstance(name, bytes) else str(name)
+        self.total_memory = int(check(d.cuDeviceTotalMem(self.handle), "cuDeviceTotalMem"))
+        self.functions: dict = {}
+        self.modules: dict = {}
+        self.lock = threading.Lock()
+        self.default_stream = None   # set by streams.py (the legacy NULL stream)
+        from ..memory import CachingAllocator
+        self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
+                                          total_memory=self.total_memory)
+
+    @property
+    def arch(self) -> str:
+        """NVRTC target: CUBIN for this device, or PTX when NVRTC does not know it yet."""
+        from . import nvrtc
+        cc = self.cc[0] * 10 + self.cc[1]
+        known = nvrtc.supported_archs()
+        if not known or cc in known:
+            return f"sm_{cc}"
+        older = [a for a in known if a <= cc]
+        return f"compute_{max(older)}" if older else f"sm_{cc}"
+
+    def make_current(self) -> None:
+        if getattr(_tls, "ctx", None) is not self.ctx:
+            check(drv().cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+            _tls.ctx = self.ctx
+
+    def _raw_alloc(self, nbytes: int) -> int:
+        d = drv()
+        self.make_current()
+        err, ptr = d.cuMemAlloc(nbytes)
+        if int(err) != 0:
+            raise MemoryError(f"cuMemAlloc({nbytes}): {_err_name(d, err)}")
+        return int(ptr)
+
+    def _raw_free(self, ptr: int) -> None:
+        d = drv()
+        self.make_current()
+        # the block may still be read by queued kernels: the driver's cuMemFree synchronizes
+        check(d.cuMemFree(ptr), "cuMemFree")
+
+
+def device_state(index: int | None = None) -> _DeviceState:
+    """The state of cuda:index (None: the current device), initialised on first use."""
+    if index is None:
+        index = current_device_index()
+    st = _states.get(index)
+    if st is None:
+        with _init_lock:
+            st = _states.get(index)
+            if st is None:
+                st = _states[index] = _DeviceState(index)
+                from . import streams
+                streams._init_device(st)
+    return st
+
+
+_current_index = 0
+
+
+def current_device_index() -> int:
+    return getattr(_tls, "device", _current_index)
+
+
+def set_device(index: int) -> None:
+    global _current_index
+    device_state(index)
+    _tls.device = index
+    _current_index = index
+
+
+def sm_count(device) -> int:
+    return device_state(device.index or 0).sm_count
+
+
+def blocks_for(n: int, block: int, device, waves: int = 8) -> int:
+    """Blocks of a grid-stride loop over n items: enough for `waves` blocks per SM, no more."""
+    need = (n + block - 1) // block
+    cap = device_state(device.index or 0).sm_count * waves
+    return max(1, min(need, cap))
+
+
+# ---------------------------------------------------------------- modules and kernels
+
+def _load_module(st: _DeviceState, family: str, d):
+    from . import kernels as CK
+    key = (family, d)
+    mod = st.modules.get(key)
+    if mod is not None:
+        return mod
+    CK.load_families()
+    src = CK.source(family, d)
+    name = CK.module_name(family, d)
+    if emulated():
+        from . import emulator
+        image = emulator.compile(name, src)
+    else:
+        from . import nvrtc
+        image = nvrtc.compile(name, src, st.arch)
+    with st.lock:
+        mod = st.modules.get(key)
+        if mod is None:
+            st.make_current()
+            mod = st.modules[key] = check(drv().cuModuleLoadData(image),
+                                          f"cuModuleLoadData({name})")
+    return mod
+
+
+class Kernel:
+    """A loaded kernel; calling it launches on the device's current stream (asynchronous)."""
+
+    __slots__ = ("fn", "st", "name")
+
+    def __init__(self, fn, st: _DeviceState, name: str):
+        self.fn, self.st, self.name = fn, st, name
+
+    def __call__(self, grid, block, *args, shared: int = 0) -> None:
+        gx, gy, gz = (grid, 1, 1) if type(grid) is int else grid
+        bx, by, bz = (block, 1, 1) if type(block) is int else block
+        n = len(args)
+        params = (ctypes.c_void_p * n)(*[ctypes.addressof(a) for a in args]) if n else None
+        st = self.st
+        if getattr(_tls, "ctx", None) is not st.ctx:
+            st.make_current()
+        from .streams import current_stream_handle
+        res = drv().cuLaunchKernel(self.fn, gx, gy, gz, bx, by, bz, shared,
+                                   current_stream_handle(st),
+                                   ctypes.addressof(params) if n else 0, 0)
+        if int(res[0]) != 0:
+            self._fail(res[0], (gx, gy, gz), (bx, by, bz))
+
+    def _fail(self, err, grid, block):
+        extra = getattr(_drv, "emu_last_error", None)
+        raise CudaError(f"CUDA: launching kernel {self.name} (grid {grid}, block {block}) "
+                        f"failed: {_err_name(_drv, err)}" + (f"\n{extra()}" if extra else ""))
+
+
+    def launch_params(self, grid: int, block: int, params_addr: int) -> None:
+        """Launch with a ready kernelParams array (its address): the fast path."""
+        st = self.st
+        if getattr(_tls, "ctx", None) is not st.ctx:
+            st.make_current()
+        from .streams import current_stream_handle
+        res = _drv.cuLaunchKernel(self.fn, grid, 1, 1, block, 1, 1, 0,
+                                  current_stream_handle(st), params_addr, 0)
+        if res[0]:
+            self._fail(res[0], (grid, 1, 1), (block, 1, 1))
+
+
+def kernel(family: str, dtype, name: str, device) -> Kernel:
+    """The kernel `name` of module (family, dtype) on a CUDA device, loaded once."""
+    st = device_state(device.index or 0)
+    key = (family, dtype, name)
+    k = st.functions.get(key)
+    if k is None:
+        mod = _load_module(st, family, dtype)
+        fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
+        k = st.functions[key] = Kernel(fn, st, name)
+    return k
+
+
+# ---------------------------------------------------------------- copies
+
+def _stream(st):
+    from .streams import current_stream_handle
+    return current_stream_handle(st)
+
+
+def memcpy_htod(st: _DeviceState, dst: int, src_host: int, nbytes: int) -> None:
+    if nbytes:
+        st.make_current()
+        check(drv().cuMemcpyHtoDAsync(dst, src_host, nbytes, _stream(st)), "cuMemcpyHtoDAsync")
+
+
+def memcpy_dtoh(st: _DeviceState, dst_host: int, src: int, nbytes: int) -> None:
+    """Copy to host memory and wait for it (the host reads the bytes next)."""
+    if nbytes:
+        st.make_current()
+        s = _stream(st)
+        check(drv().cuMemcpyDtoHAsync(dst_host, src, nbytes, s), "cuMemcpyDtoHAsync")
+        check(drv().cuStreamSynchronize(s), "cuStreamSynchronize")
+
+
+def memcpy_dtod(st: _DeviceState, dst: int, src: int, nbytes: int) -> None:
+    if nbytes:
+        st.make_current()
+        check(drv().cuMemcpyDtoDAsync(dst, src, nbytes, _stream(st)), "cuMemcpyDtoDAsync")
+
+
+def memset(st: _DeviceState, dst: int, byte: int, nbytes: int) -> None:
+    if nbytes:
+        st.make_current()
+        check(drv().cuMemsetD8Async(dst, byte, nbytes, _stream(st)), "cuMemsetD8Async")

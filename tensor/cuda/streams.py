@@ -1,0 +1,249 @@
+"""CUDA streams and events (PyTorch's API).
+
+Every launch and copy goes onto the current stream of its device without synchronizing; the
+current stream is per thread and per device, the device's default (legacy NULL) stream unless
+a `with stream:` block says otherwise. Streams made here are blocking streams: work on the
+default stream waits for them and they for it, so mixing the two is always ordered.
+
+>>> import tensor as T
+>>> if T.cuda.is_available():
+...     s = T.cuda.Stream()
+...     start, end = T.cuda.Event(enable_timing=True), T.cuda.Event(enable_timing=True)
+...     with s:
+...         start.record(); y = T.ones(1000, device="cuda") * 2; end.record()
+...     end.synchronize(); ms = start.elapsed_time(end)
+"""
+from __future__ import annotations
+
+import threading
+
+from . import runtime as R
+
+_tls = threading.local()
+
+
+def _index(device) -> int:
+    if device is None:
+        return R.current_device_index()
+    if isinstance(device, int):
+        return device
+    from ..device import device as parse
+    d = parse(device)
+    if d.type != "cuda":
+        raise ValueError(f"stream: expected a CUDA device, got {d}")
+    return d.index or 0
+
+
+class Stream:
+    """A queue of device work; `with stream:` makes it current for this thread."""
+
+    def __init__(self, device=None, priority: int = 0, _handle=None):
+        self.device_index = _index(device)
+        st = R.device_state(self.device_index)
+        if _handle is None:
+            st.make_current()
+            d = R.drv()
+            _handle = R.check(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_DEFAULT)),
+                              "cuStreamCreate")
+            self._owned = True
+        else:
+            self._owned = False
+        self.handle = _handle
+        self.id = int(_handle)
+        self._prev: list = []
+
+    @property
+    def device(self):
+        from ..device import Device
+        return Device("cuda", self.device_index)
+
+    def __enter__(self) -> Stream:
+        cur = _current(self.device_index)
+        self._prev.append(cur)
+        _set_current(self.device_index, self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _set_current(self.device_index, self._prev.pop())
+
+    def synchronize(self) -> None:
+        R.device_state(self.device_index).make_current()
+        R.check(R.drv().cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+
+    def query(self) -> bool:
+        """True when all work queued on the stream has finished."""
+        err = R.drv().cuStreamQuery(self.handle)[0]
+        if int(err) == 0:
+            return True
+        if err == R.drv().CUresult.CUDA_ERROR_NOT_READY:
+            return False
+        R.check((err,), "cuStreamQuery")
+        return False
+
+    def wait_event(self, event: Event) -> None:
+        """Work queued on this stream from now on waits until `event` has happened."""
+        R.check(R.drv().cuStreamWaitEvent(self.handle, event._handle(self.device_index), 0),
+                "cuStreamWaitEvent")
+
+    def wait_stream(self, other: Stream) -> None:
+        self.wait_event(other.record_event())
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stream) and (self.id, self.device_index) == (other.id, other.device_index)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.device_index))
+
+    def __repr__(self) -> str:
+        return f"<tensor.cuda.Stream device=cuda:{self.device_index} handle={self.id:#x}>"
+
+    def __del__(self):
+        if getattr(self, "_owned", False):
+            try:
+                R.drv().cuStreamDestroy(self.handle)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+
+
+class Event:
+    """A marker in a stream: record(), wait(), synchronize(), elapsed_time(end) in ms."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False):
+        self.enable_timing, self.blocking = enable_timing, blocking
+        self._h = None
+        self._dev: int | None = None
+
+    def _handle(self, index: int):
+        if self._h is None:
+            st = R.device_state(index)
+            st.make_current()
+            d = R.drv()
+            fl = d.CUevent_flags
+            flags = 0 if self.enable_timing else int(fl.CU_EVENT_DISABLE_TIMING)
+            if self.blocking:
+                flags |= int(fl.CU_EVENT_BLOCKING_SYNC)
+            self._h = R.check(d.cuEventCreate(flags), "cuEventCreate")
+            self._dev = index
+        elif index != self._dev:
+            raise ValueError(f"Event: recorded on cuda:{self._dev}, used with cuda:{index}")
+        return self._h
+
+    def record(self, stream: Stream | None = None) -> None:
+        stream = stream or current_stream()
+        R.check(R.drv().cuEventRecord(self._handle(stream.device_index), stream.handle),
+                "cuEventRecord")
+
+    def wait(self, stream: Stream | None = None) -> None:
+        (stream or current_stream()).wait_event(self)
+
+    def query(self) -> bool:
+        if self._h is None:
+            return True
+        err = R.drv().cuEventQuery(self._h)[0]
+        if int(err) == 0:
+            return True
+        if err == R.drv().CUresult.CUDA_ERROR_NOT_READY:
+            return False
+        R.check((err,), "cuEventQuery")
+        return False
+
+    def synchronize(self) -> None:
+        if self._h is not None:
+            R.check(R.drv().cuEventSynchronize(self._h), "cuEventSynchronize")
+
+    def elapsed_time(self, end: Event) -> float:
+        """Milliseconds between this event and `end` (both recorded, with enable_timing)."""
+        if not (self.enable_timing and end.enable_timing):
+            raise ValueError("Event.elapsed_time: both events need enable_timing=True")
+        if self._h is None or end._h is None:
+            raise ValueError("Event.elapsed_time: both events must be recorded first")
+        return float(R.check(R.drv().cuEventElapsedTime(self._h, end._h), "cuEventElapsedTime"))
+
+    def __repr__(self) -> str:
+        return f"<tensor.cuda.Event timing={self.enable_timing} recorded={self._h is not None}>"
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            try:
+                R.drv().cuEventDestroy(self._h)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+# ---------------------------------------------------------------- current stream
+
+def _init_device(st) -> None:
+    d = R.drv()
+    st.default_stream = Stream(st.index, _handle=d.CUstream(0))
+
+
+def _current(index: int) -> Stream:
+    cur = getattr(_tls, "cur", None)
+    if cur is not None:
+        s = cur.get(index)
+        if s is not None:
+            return s
+    return R.device_state(index).default_stream
+
+
+def _set_current(index: int, s: Stream) -> None:
+    cur = getattr(_tls, "cur", None)
+    if cur is None:
+        cur = _tls.cur = {}
+    cur[index] = s
+
+
+def current_stream_handle(st):
+    """The CUstream kernels of this device go onto now (fast path for launches)."""
+    cur = getattr(_tls, "cur", None)
+    if cur:
+        s = cur.get(st.index)
+        if s is not None:
+            return s.handle
+    return st.default_stream.handle
+
+
+def current_stream_id(st) -> int:
+    """The allocator's stream key: 0 for the default stream (blocks are reused per stream)."""
+    cur = getattr(_tls, "cur", None)
+    if cur:
+        s = cur.get(st.index)
+        if s is not None:
+            return s.id
+    return 0
+
+
+def current_stream(device=None) -> Stream:
+    return _current(_index(device))
+
+
+def default_stream(device=None) -> Stream:
+    return R.device_state(_index(device)).default_stream
+
+
+class stream:  # noqa: N801 - PyTorch's name: `with tensor.cuda.stream(s):`
+    """Context manager selecting a stream (None: no change)."""
+
+    def __init__(self, s: Stream | None):
+        self.s = s
+
+    def __enter__(self):
+        if self.s is not None:
+            self.s.__enter__()
+        return self.s
+
+    def __exit__(self, *exc):
+        if self.s is not None:
+            self.s.__exit__(*exc)
+
+
+def synchronize(device=None) -> None:
+    """Wait for all work on the device (all streams)."""
+    st = R.device_state(_index(device))
+    st.make_current()
+    R.check(R.drv().cuCtxSynchronize(), "cuCtxSynchronize")

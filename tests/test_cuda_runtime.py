@@ -1,0 +1,162 @@
+"""The CUDA runtime: devices, transfers, streams and events, the device allocator and its stats,
+the default device, and the error a user gets without a GPU.
+
+Runs on a real GPU when there is one, else on the CPU emulator (see conftest.py); the test that
+CUDA is reported missing runs in a subprocess with the emulator off.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import CUDA_OK, CUDA_WHAT
+
+import tensor as T
+
+cuda = pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}")
+
+
+def test_without_a_gpu_cuda_is_reported_missing():
+    code = ("import tensor as T\n"
+            "assert T.cuda.is_available() is False and T.cuda.device_count() == 0\n"
+            "assert T.zeros(2).sum().item() == 0.0\n"          # the CPU is unaffected
+            "try:\n    T.zeros(2, device='cuda')\n"
+            "except T.DeviceError as e:\n    print('ERR', e)\n")
+    env = dict(os.environ, STRIDEX_CUDA_EMULATOR="0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    if "ERR" not in r.stdout:
+        assert r.returncode == 0, r.stderr
+        pytest.skip("this machine has a real GPU")
+    msg = r.stdout
+    assert "'cuda'" in msg and "CUDA is not available" in msg and "device='cpu'" in msg
+    assert "driver" in msg or "cuda-python" in msg
+
+
+@cuda
+def test_device_queries():
+    assert T.cuda.is_available() and T.cuda.device_count() >= 1
+    assert T.cuda.current_device() == 0
+    assert isinstance(T.cuda.get_device_name(), str) and T.cuda.get_device_name()
+    major, minor = T.cuda.get_device_capability()
+    assert major >= 7
+    assert T.device("cuda") == T.device("cuda:0") == "cuda:0"
+    with pytest.raises(T.DeviceError, match="no such CUDA device"):
+        T.zeros(2, device="cuda:7")
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "float16", "bfloat16", "float32", "float64"])
+def test_round_trip_through_the_device_keeps_every_bit(dtype):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 7)).astype(np.float32) * 40
+    x = T.asarray(a).astype(dtype)
+    for view in (x, x.T, x[::2, ::-3], T.broadcast_to(x[:1], (4, 7))):
+        y = view.to("cuda")
+        assert y.device == "cuda:0" and y.dtype == view.dtype and y.shape == view.shape
+        back = y.cpu()
+        assert back.device == "cpu"
+        assert (back.astype("float64").numpy() == view.astype("float64").numpy()).all()
+        assert y.cuda() is y and view.cpu() is view
+
+
+@cuda
+def test_host_reads_see_queued_work_and_errors_are_clear():
+    x = T.arange(1000.0, device="cuda")
+    y = x * 2 + 1                       # queued, not synchronized
+    assert y.sum().item() == 2 * 499500 + 1000
+    assert y[3].item() == 7.0 and y[:3].tolist() == [1.0, 3.0, 5.0]
+    assert "device=cuda:0" in repr(y[:2])
+    with pytest.raises(ValueError, match="different devices"):
+        x + T.arange(1000.0)
+    with pytest.raises(ValueError, match="devices differ"):
+        T.arange(3.0).copy_(T.arange(3.0, device="cuda"))
+
+
+@cuda
+def test_streams_and_events():
+    s = T.cuda.Stream()
+    assert T.cuda.current_stream() == T.cuda.default_stream()
+    start, end = T.cuda.Event(enable_timing=True), T.cuda.Event(enable_timing=True)
+    x = T.ones(4096, device="cuda")
+    with s:
+        assert T.cuda.current_stream() == s
+        start.record()
+        y = (x * 3).sum()
+        end.record()
+    assert T.cuda.current_stream() == T.cuda.default_stream()
+    end.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 0.0
+    T.cuda.current_stream().wait_event(end)
+    assert y.item() == 3 * 4096
+    s.synchronize()
+    assert s.query()
+    with T.cuda.stream(s):
+        z = x + 1
+    T.cuda.default_stream().wait_stream(s)
+    assert z.sum().item() == 2 * 4096
+    T.cuda.synchronize()
+    with pytest.raises(ValueError, match="enable_timing"):
+        T.cuda.Event().elapsed_time(T.cuda.Event())
+
+
+@cuda
+def test_device_memory_stats_and_reuse():
+    gc.collect()
+    T.cuda.empty_cache()
+    base = T.cuda.memory_allocated()
+    T.cuda.reset_peak_memory_stats()
+    x = T.empty(1 << 18, dtype="float32", device="cuda")     # 1 MiB
+    assert T.cuda.memory_allocated() == base + (1 << 20)
+    assert T.cuda.max_memory_allocated() >= base + (1 << 20)
+    assert T.cuda.memory_reserved() >= T.cuda.memory_allocated()
+    ptr = x.data_ptr()
+    raw = T.cuda.memory_stats()["num_raw_alloc"]
+    del x
+    assert T.cuda.memory_allocated() == base
+    y = T.empty(1 << 18, dtype="float32", device="cuda")     # served from the cache
+    assert y.data_ptr() == ptr and T.cuda.memory_stats()["num_raw_alloc"] == raw
+    assert "cuda:0" in T.cuda.memory_summary()
+    del y
+    T.cuda.empty_cache()
+    assert T.cuda.memory_reserved() <= T.cuda.max_memory_reserved()
+
+
+@cuda
+def test_out_of_memory_names_the_numbers_and_the_library_stays_usable():
+    keep = T.ones(1000, device="cuda")
+    total = T.cuda.runtime.device_state(0).total_memory
+    with pytest.raises(T.OutOfMemoryError) as e:
+        T.empty(total + (1 << 30), dtype="uint8", device="cuda")
+    msg = str(e.value)
+    assert f"{total + (1 << 30)} bytes" in msg and "allocated" in msg and "reserved" in msg
+    assert "device total" in msg and "cuda:0" in msg
+    assert (keep * 2).sum().item() == 2000.0
+
+
+@cuda
+def test_default_device():
+    try:
+        T.set_default_device("cuda")
+        assert T.get_default_device() == "cuda:0"
+        for t in (T.zeros(3), T.ones(2, 2), T.arange(4), T.tensor([1.0, 2.0]), T.asarray([1, 2]),
+                  T.full((2,), 7), T.eye(3), T.linspace(0, 1, 5), T.rand(3), T.randn(2)):
+            assert t.device == "cuda:0"
+        assert T.from_numpy(np.zeros(2)).device == "cpu"   # from_numpy always shares host memory
+    finally:
+        T.set_default_device("cpu")
+    assert T.zeros(1).device == "cpu"
+
+
+@cuda
+def test_fast_path_and_general_path_agree():
+    a = T.arange(10.0, device="cuda")
+    b = T.arange(10.0, device="cuda")[::-1]                 # strided: the general path
+    np.testing.assert_array_equal((a + b.copy()).numpy(), (a + b).numpy())
+    np.testing.assert_array_equal((a * 2.5).numpy(), np.arange(10.0) * 2.5)
+    np.testing.assert_array_equal((a[1:] * 2).numpy(), np.arange(1.0, 10.0) * 2)  # misaligned
+    np.testing.assert_array_equal(T.exp(a[1:]).numpy(), np.exp(np.arange(1.0, 10.0)))
