@@ -87,9 +87,11 @@ SX_DEV void sx_reduce_cols(const sx_red_args &a) {
             const char *base = a.in + sx_offset_of(k, a.nk, a.ks, a.kin);
             if (a.nr == 1) {
                 int64_t s = a.rin[0];
+#pragma unroll 4
                 for (int64_t r = lo; r < hi; r++)
                     acc = Op::combine(acc, SI::ld(*(const TI *)(base + r * s)), r);
             } else {
+#pragma unroll 4
                 for (int64_t r = lo; r < hi; r++)
                     acc = Op::combine(acc, SI::ld(*(const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
             }
@@ -121,9 +123,11 @@ SX_DEV void sx_reduce(const sx_red_args &a) {
             const char *base = a.in + sx_offset_of(k, a.nk, a.ks, a.kin);
             if (a.nr == 1) {
                 int64_t s = a.rin[0];
+#pragma unroll 4
                 for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)
                     acc = Op::combine(acc, SI::ld(*(const TI *)(base + r * s)), r);
             } else {
+#pragma unroll 4
                 for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)
                     acc = Op::combine(acc, SI::ld(*(const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
             }

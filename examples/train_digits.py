@@ -29,7 +29,7 @@ from nn.data import DataLoader, TensorDataset  # noqa: E402
 from nn.optim import Adam, CosineAnnealingLR  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# the GPU once tensor has a CUDA backend; the CPU until then
+# the GPU when there is one, else the CPU
 DEVICE = "cuda" if getattr(getattr(T, "cuda", None), "is_available", lambda: False)() else "cpu"
 SETTINGS = {"mlp": dict(lr=2e-3, epochs=30), "cnn": dict(lr=3e-3, epochs=20)}
 

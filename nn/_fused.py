@@ -386,7 +386,7 @@ def _ce_jvp(ctx, tans):
     lse = ctx.out[1].astype(x.dtype, copy=False)
     p = T.exp(x - lse[:, None])
     tlse = (p * tx).sum(axis=1)
-    return (_ce_dense(x, t, w, ignore, eps, p, T.ones(x.shape[0], dtype=x.dtype)) * tx).sum(
+    return (_ce_dense(x, t, w, ignore, eps, p, T.ones(x.shape[0], dtype=x.dtype, device=x.device)) * tx).sum(
         axis=1), tlse
 
 

@@ -155,8 +155,9 @@ def _out_like(x: Tensor, dtype: dt.DType) -> Tensor:
 def copy_into(dst: Tensor, src) -> None:
     """dst[...] = src with broadcasting and casting (the kernel behind copies and astype)."""
     if isinstance(src, Tensor):
-        if dst.device != src.device:
-            raise ValueError(f"copy: devices differ: {dst.device} and {src.device}")
+        if dst.device != src.device:  # copy_ across devices, as PyTorch's
+            from .transfer import to_device
+            src = to_device(src, dst.device)
         if _overlaps(dst, src) and not _same_view(dst, src):
             src = src.copy()
         src = broadcast_to(src, dst._shape, "copy")

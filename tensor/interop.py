@@ -130,13 +130,15 @@ def from_dlpack(obj) -> Tensor:
         return obj
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(obj).__name__} does not implement __dlpack__")
-    dev_type = obj.__dlpack_device__()[0] if hasattr(obj, "__dlpack_device__") else 1
-    if dev_type != 1:
-        raise ValueError(f"from_dlpack: DLPack device type {dev_type} is not supported here (CPU only)")
+    dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    if dev_type not in (1, 2):
+        raise ValueError(f"from_dlpack: DLPack device type {dev_type} is not supported here "
+                         "(CPU and CUDA only)")
+    kw = {"stream": 1} if dev_type == 2 else {}  # CUDA: order the producer's work before ours
     try:
-        cap = obj.__dlpack__(max_version=(1, 0))
+        cap = obj.__dlpack__(max_version=(1, 0), **kw)
     except TypeError:
-        cap = obj.__dlpack__()
+        cap = obj.__dlpack__(**kw)
     v = parse_capsule(cap)
     d = _FROM_DL.get((v.dtype_code, v.bits))
     if d is None or v.lanes != 1:
@@ -150,5 +152,10 @@ def from_dlpack(obj) -> Tensor:
         n *= s
     lo = sum((m - 1) * s for m, s in zip(shape, strides) if s < 0) if n else 0
     hi = sum((m - 1) * s for m, s in zip(shape, strides) if s > 0) if n else 0
-    st = Storage(v.ptr + lo * isz, (hi - lo + 1) * isz if n else 0, CPU, owner=v, release=v.release)
+    device = CPU
+    if dev_type == 2:
+        from .device import device as parse_device
+        device = parse_device(f"cuda:{dev_id}")
+    st = Storage(v.ptr + lo * isz, (hi - lo + 1) * isz if n else 0, device, owner=v,
+                 release=v.release)
     return Tensor._make(st, shape, strides, -lo, d)

@@ -177,7 +177,7 @@ class CachingAllocator:
         self._reserved = self._reserved_peak = self._active = self._active_peak = 0
         self._segments_peak = self._num_mallocs = self._num_frees = 0
         self._num_raw_alloc = self._num_raw_free = self._num_alloc_retries = self._num_ooms = 0
-        self._last_raw_error: BaseException | None = None
+        self._last_raw_error: str | None = None
         self._collect_garbage: Callable[[], object] = gc.collect  # tests may stub it
 
     # ---------------------------------------------------------------- public API
@@ -407,7 +407,7 @@ class CachingAllocator:
             try:
                 ptr = self._raw_alloc(seg_size)
             except MemoryError as e:
-                self._last_raw_error = e
+                self._last_raw_error = str(e)  # not e: its traceback would pin the frames
                 continue
             if not ptr:
                 continue

@@ -13,8 +13,11 @@ from .memory import CachingAllocator, cpu_allocator
 
 
 def allocator(device=None) -> CachingAllocator:
-    """The caching allocator of a device ('cpu' now; CUDA devices with the CUDA backend)."""
-    parse_device(device)  # raises for devices that are not available
+    """The caching allocator of a device (None: the default device)."""
+    d = parse_device(device)  # raises for devices that are not available
+    if d.type == "cuda":
+        from .cuda import runtime
+        return runtime.device_state(d.index).allocator
     return cpu_allocator()
 
 

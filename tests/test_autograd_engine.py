@@ -12,6 +12,8 @@ from autograd import Function, gradcheck, gradgradcheck
 from autograd.graph import RULES, Ctx
 from tensor.optable import BINARY, UNARY
 
+pytestmark = pytest.mark.usefixtures("device")
+
 RNG = np.random.default_rng(7)
 
 

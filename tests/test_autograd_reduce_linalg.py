@@ -24,6 +24,8 @@ import tensor as T
 from autograd.graph import RULES, Ctx
 from tensor.public import PUB
 
+pytestmark = pytest.mark.usefixtures("device")
+
 RNG = np.random.default_rng(11)
 
 

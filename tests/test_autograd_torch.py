@@ -6,6 +6,8 @@ import pytest
 
 import tensor as T
 
+pytestmark = pytest.mark.usefixtures("device")
+
 torch = pytest.importorskip("torch")
 RNG = np.random.default_rng(3)
 

@@ -20,6 +20,7 @@ import pytest
 import autograd as A
 import nn
 import tensor as T
+from autograd import checkpoint
 from nn import functional as F
 
 
@@ -226,7 +227,7 @@ def test_checkpoint_with_dropout_bitwise_on_cuda():
 
         def f(x):
             return F.dropout(T.tanh(x @ w), 0.5) @ w
-        y = A.checkpoint(f, x) if use_checkpoint else f(x)
+        y = checkpoint(f, x) if use_checkpoint else f(x)
         y.sum().backward()
         return [y, x.grad, w.grad]
     plain, ck = run("cuda", False), run("cuda", True)
@@ -401,3 +402,49 @@ def test_dataloader_batches_moved_with_to():
             out += [xb * 2, yb + 1]
         return out
     _compare(build, rtol=0, atol=0)
+
+
+def test_checkpoint_frees_cuda_activations():
+    n, depth = 1 << 12, 12
+
+    def fn(x):
+        for _ in range(depth):
+            x = T.sin(x) * 1.5
+        return x
+
+    def held(ck):
+        x = T.ones(n, dtype=T.float64, device="cuda", requires_grad=True)
+        base = T.cuda.memory_allocated()
+        y = checkpoint(fn, x) if ck else fn(x)
+        kept = T.cuda.memory_allocated() - base
+        y.sum().backward()
+        del y
+        return kept, T.cuda.memory_allocated() - base, x.grad
+
+    (plain, _, g_plain), (kept, left, g_ck) = held(False), held(True)
+    assert plain >= depth * n * 8
+    assert kept <= 2 * n * 8 and left <= n * 8 + 4096
+    np.testing.assert_array_equal(_np(g_plain), _np(g_ck))
+
+
+def test_nn_functional_forward_mode():
+    """jvp through the fused nn ops (their forward-mode rules build tensors too)."""
+    def build(dev):
+        x = _x((4, 5), dev, requires_grad=False)
+        v = _x((4, 5), dev, seed=1, requires_grad=False)
+        img = _x((2, 2, 4, 4), dev, seed=2, requires_grad=False)
+        vimg = _x((2, 2, 4, 4), dev, seed=3, requires_grad=False)
+        w = _x((3, 2, 3, 3), dev, seed=4, requires_grad=False)
+        t = _idx([0, 4, 1, 2], dev)
+
+        def f(x):
+            return (F.softmax(x, dim=1), F.log_softmax(x, dim=0), F.layer_norm(x, (5,)),
+                    F.cross_entropy(x, t), F.cross_entropy(x, t, label_smoothing=0.2),
+                    F.nll_loss(F.log_softmax(x, dim=1), t), F.mse_loss(x, x * x),
+                    F.gelu(x), F.relu(x), F.silu(x) if hasattr(F, "silu") else F.sigmoid(x))
+
+        def g(im):
+            return (F.conv2d(im, w, padding=1), F.max_pool2d(im, 2), F.avg_pool2d(im, 2),
+                    F.batch_norm(im, None, None, training=True), F.group_norm(im, 1))
+        return [*A.jvp(f, x, v)[1], *A.jvp(g, img, vimg)[1]]
+    _compare(build)

@@ -42,18 +42,6 @@ def _modules():
     return list(CI.DTYPES)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("d", _modules(), ids=lambda d: "index" if d is None else f"index_{d.sfx}")
-def test_index_module_compiles(d, arch):
-    nvrtc = _nvrtc_or_skip()
-    from tensor.cuda import index as CI
-    from tensor.cuda import kernels as CK
-    cub = nvrtc.compile(CK.module_name("index", d), CK.source("index", d), arch)
-    assert cub[:4] == b"\x7fELF"
-    for name in CI.index_kernels(d):
-        assert name.encode() + b"\0" in cub, f"kernel {name} missing"
-
-
 def test_index_family_registered():
     from tensor.cuda import index as CI
     from tensor.cuda import kernels as CK

@@ -40,23 +40,6 @@ def _kernel_names(fam, d):
     return random.kernel_names(d) if fam == "random" else misc.kernel_names(d)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("fam,d", _modules(), ids=lambda v: getattr(v, "sfx", v))
-def test_nvrtc_compiles(fam, d, arch):
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
-                        'installed: pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"')
-    from tensor.cuda import kernels as CK
-    from tensor.cuda import nvrtc
-    try:
-        nvrtc.version()
-    except nvrtc.NVRTCNotFoundError as e:
-        pytest.skip(str(e))
-    cub = CK.cubin(fam, d, arch)
-    assert cub[:4] == b"\x7fELF"
-    for name in _kernel_names(fam, d):
-        assert name.encode() + b"\0" in cub, f"{name} missing from {CK.module_name(fam, d)}"
-
-
 def test_families_registered():
     from tensor.cuda import kernels as CK
     _modules()

@@ -12,6 +12,8 @@ import pytest
 import tensor as T
 from nn.data import DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split
 
+pytestmark = pytest.mark.usefixtures("device")
+
 
 def rows(n=10, d=3):
     x = T.arange(n * d, dtype=T.float32).reshape(n, d)

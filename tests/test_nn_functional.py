@@ -28,6 +28,8 @@ from nn.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Soft
 from nn.dropout import Dropout
 from nn.linear import Flatten, Identity, Linear
 
+pytestmark = pytest.mark.usefixtures("device")
+
 RNG = np.random.default_rng(7)
 TOL = {T.float32: dict(rtol=2e-5, atol=2e-6), T.float64: dict(rtol=1e-10, atol=1e-12)}
 

@@ -46,6 +46,8 @@ from nn.pooling import (
     max_pool2d,
 )
 
+pytestmark = pytest.mark.usefixtures("device")
+
 F64 = T.float64
 
 

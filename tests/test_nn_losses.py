@@ -23,6 +23,8 @@ from nn import _fused
 from nn import functional as F
 from nn.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 
+pytestmark = pytest.mark.usefixtures("device")
+
 RNG = np.random.default_rng(3)
 
 

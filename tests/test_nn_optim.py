@@ -12,6 +12,8 @@ import autograd
 import tensor as T
 from nn.optim import SGD, Adam, AdamW, CosineAnnealingLR, LambdaLR, Optimizer, RMSprop, StepLR
 
+pytestmark = pytest.mark.usefixtures("device")
+
 STEPS = 5
 N = 257  # odd: exercises the kernels' loop tails
 

@@ -173,7 +173,8 @@ class _DeviceState:
     def _raw_free(self, ptr: int) -> None:
         d = drv()
         self.make_current()
-        # the block may still be read by queued kernels: the driver's cuMemFree synchronizes
+        # queued kernels may still use memory whose tensors died on the host: wait for them
+        check(d.cuCtxSynchronize(), "cuCtxSynchronize")
         check(d.cuMemFree(ptr), "cuMemFree")
 
 
