@@ -112,12 +112,17 @@ struct sx_bf16 {
  * kernel then does its index arithmetic in 32 bits. contig: every tensor operand is
  * contiguous over the (single, merged) dim, so offsets are i * itemsize. scalar: bit k set
  * when operand k is a Python scalar whose bytes are in sval[k] (read with stride 0). vec: the
- * contiguous operands are aligned to 4 elements, so the kernel may load 4 at a time. */
+ * contiguous operands are aligned to 4 elements, so the kernel may load 4 at a time.
+ * tile: nonzero selects the tiled path (elementwise.cuh, sx_ew_tiled) for operands whose
+ * memory orders differ: the host ordered the dims so that dim nd-1 is the output's fastest
+ * (A) and dim nd-2 (B) the fastest of the inputs whose bit k is set in `tile`; those are
+ * staged through shared memory tile by tile so that both their reads and the output's
+ * writes are coalesced. The host sets tile only together with idx32. */
 template <int N>
 struct sx_indexer {
     char *ptr[N];
     int64_t n;                        /* element count */
-    int nd, idx32, contig, scalar, vec, pad_;
+    int nd, idx32, contig, scalar, vec, tile;
     int64_t sval[N];
     int64_t shape[SX_MAXDIM];
     int64_t stride[N][SX_MAXDIM];

@@ -39,6 +39,12 @@ typedef unsigned long long sx_ull;
 /* ---- small helpers ---- */
 SX_DEV void sx_flag_min(sx_ull *flag, int64_t code) { atomicMin(flag, (sx_ull)code); }
 
+/* A 32-bit grid-stride loop over n items is safe only when its last `i += step` cannot wrap
+ * (a wrapped, negative i passes `i < n` and indexes out of bounds): n + step <= INT32_MAX. */
+SX_DEV bool sx_istep_fits(int64_t n) {
+    return n <= 2147483647LL - (int64_t)blockDim.x * gridDim.x;
+}
+
 template <class I>
 SX_DEV I sx_ioffset(I lin, int nd, const int64_t *shape, const int64_t *st) {
     I o = 0;

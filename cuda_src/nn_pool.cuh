@@ -39,7 +39,10 @@ template <class S>
 SX_DEV void np_maxpool2d(const typename S::T *X, typename S::T *Y, int64_t *IDX, int64_t planes,
                          int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                          int64_t OH, int64_t OW) {
-    if (planes * H * W < 2147483647LL && planes * OH * OW < 2147483647LL)
+    /* 32-bit indices when every offset fits and the grid-stride loop's last `o += step` does
+     * not wrap (a negative o would pass `o < n` and index out of bounds) */
+    if (planes * H * W < 2147483647LL &&
+        planes * OH * OW <= 2147483647LL - (int64_t)blockDim.x * gridDim.x)
         np_maxpool2d_loop<S, int32_t>(X, Y, IDX, (int32_t)planes, (int32_t)H, (int32_t)W,
                                       (int32_t)kh, (int32_t)kw, (int32_t)sh, (int32_t)sw,
                                       (int32_t)OH, (int32_t)OW);
@@ -68,7 +71,8 @@ template <class T>
 SX_DEV void np_im2col(const T *X, T *O, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH,
                       int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH,
                       int64_t OW) {
-    if (N * C * H * W < 2147483647LL && C * KH * KW * N * OH * OW < 2147483647LL)
+    if (N * C * H * W < 2147483647LL &&   /* e + step fits too (see np_maxpool2d) */
+        C * KH * KW * N * OH * OW <= 2147483647LL - (int64_t)blockDim.x * gridDim.x)
         np_im2col_loop<T, int32_t>(X, O, (int32_t)N, (int32_t)C, (int32_t)H, (int32_t)W,
                                    (int32_t)KH, (int32_t)KW, (int32_t)SH, (int32_t)SW,
                                    (int32_t)DH, (int32_t)DW, (int32_t)OH, (int32_t)OW);

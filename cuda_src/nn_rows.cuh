@@ -201,7 +201,10 @@ template <class S>
 SX_DEV void nr_ln_bwd_cols(const typename S::T *X, const typename S::C *MEAN,
                            const typename S::C *RSTD, const typename S::T *G, typename S::C *PW,
                            typename S::C *PB, int64_t rows, int64_t L, int64_t rb) {
-    if (rows * L < 2147483647LL)   /* 32-bit index arithmetic when every offset fits */
+    /* 32-bit index arithmetic when every offset fits, and so does the grid-stride loop's last
+     * `e += step` (e < n <= rows * L): a wrapped int32 e would be negative, pass `e < n` and
+     * index out of bounds */
+    if (rows * L <= 2147483647LL - (int64_t)blockDim.x * gridDim.x)
         nr_ln_cols_loop<S, int32_t>(X, MEAN, RSTD, G, PW, PB, (int32_t)rows, (int32_t)L, (int32_t)rb);
     else
         nr_ln_cols_loop<S, int64_t>(X, MEAN, RSTD, G, PW, PB, rows, L, rb);
@@ -274,7 +277,7 @@ template <class S>
 SX_DEV void nr_ce_bwd(const typename S::T *X, const int64_t *TG, const typename S::T *w,
                       const typename S::C *LSE, const typename S::T *G, typename S::T *GX,
                       int64_t rows, int64_t C, int64_t ignore, double eps, double wsum) {
-    if (rows * C < 2147483647LL)
+    if (rows * C <= 2147483647LL - (int64_t)blockDim.x * gridDim.x)   /* e + step fits too */
         nr_ce_bwd_loop<S, int32_t>(X, TG, w, LSE, G, GX, (int32_t)rows, (int32_t)C, ignore, eps, wsum);
     else
         nr_ce_bwd_loop<S, int64_t>(X, TG, w, LSE, G, GX, rows, C, ignore, eps, wsum);

@@ -63,6 +63,28 @@ def _cuda_status() -> tuple[bool, str]:
 CUDA_OK, CUDA_WHAT = _cuda_status()
 
 
+def _warm_emulator() -> None:
+    """Build every emulator module on a background thread (g++ runs as a subprocess, so this
+    uses an otherwise idle core while the first tests run); a test that needs a module first
+    waits on the same per-module lock instead of compiling it twice."""
+    import threading
+
+    def run():
+        from tensor.cuda import emulator
+        from tensor.cuda import kernels as CK
+        for fam, d in CK.all_modules():
+            try:
+                emulator.compile(CK.module_name(fam, d), CK.source(fam, d))
+            except Exception:  # noqa: BLE001 - the test that uses the module reports it
+                pass
+
+    threading.Thread(target=run, name="emulator-warmup", daemon=True).start()
+
+
+if CUDA_OK and os.environ.get("STRIDEX_CUDA_EMULATOR") not in (None, "", "0"):
+    _warm_emulator()
+
+
 def pytest_report_header(config):
     return f"stridex cuda device: {CUDA_WHAT if CUDA_OK else 'none: ' + CUDA_WHAT}"
 

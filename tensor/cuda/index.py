@@ -52,7 +52,7 @@ _COMMON_SRC = f"""\
 {{ sx_scan_tiles_impl(in, n, out, tot); }}
 {_K}sx_scan_add(int64_t *out, int64_t n, const int64_t *toff) {{ sx_scan_add_impl(out, n, toff); }}
 {_K}sx_index_offsets(sx_off_args a)
-{{ if (a.idx32) sx_index_offsets_t<int32_t>(a); else sx_index_offsets_t<int64_t>(a); }}
+{{ if (a.idx32 && sx_istep_fits(a.n)) sx_index_offsets_t<int32_t>(a); else sx_index_offsets_t<int64_t>(a); }}
 {_K}sx_sort_init(const int64_t *off, int64_t lo, int64_t n, int64_t *key, int64_t *val)
 {{ sx_sort_init_impl(off, lo, n, key, val); }}
 {_K}sx_radix_hist(const int64_t *key, int64_t n, int shift, int64_t *hist)
@@ -70,10 +70,10 @@ _COMMON_SRC = f"""\
 """
 _WIDTH_SRC = """\
 {K}sx_gather_{W}(sx_gather_args a)
-{{ if (a.idx32) sx_gather_t<{T}, int32_t>(a); else sx_gather_t<{T}, int64_t>(a); }}
+{{ if (a.idx32 && sx_istep_fits(a.nb * a.rn)) sx_gather_t<{T}, int32_t>(a); else sx_gather_t<{T}, int64_t>(a); }}
 {K}sx_take_{W}(int64_t nb, const int64_t *idx, int64_t is, int64_t size, int64_t xs, int64_t osb,
     const {T} *src, {T} *dst, sx_ull *flag, int idx32) {{
-    if (idx32) sx_take_t<{T}, int32_t>(nb, idx, is, size, xs, osb, src, dst, flag);
+    if (idx32 && sx_istep_fits(nb)) sx_take_t<{T}, int32_t>(nb, idx, is, size, xs, osb, src, dst, flag);
     else sx_take_t<{T}, int64_t>(nb, idx, is, size, xs, osb, src, dst, flag);
 }}
 {K}sx_scatter_{W}(sx_scatter_args a) {{ sx_scatter_set_t<{T}>(a); }}

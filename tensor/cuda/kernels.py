@@ -123,9 +123,9 @@ def all_modules() -> list[tuple[str, dt.DType | None]]:
     return [(f, d) for f in _SOURCES for d in _DTYPES[f]]
 
 
-def cubin(family: str, d: dt.DType | None, arch: str) -> bytes:
+def cubin(family: str, d: dt.DType | None, arch: str, fast: bool = False) -> bytes:
     from . import nvrtc
-    return nvrtc.compile(module_name(family, d), source(family, d), arch)
+    return nvrtc.compile(module_name(family, d), source(family, d), arch, fast)
 
 
 # ---- host mirrors of the by-value kernel argument structs (ctypes follows C's layout) ----
@@ -141,7 +141,7 @@ def _ctypes():
         """sx_indexer<n>: operand 0 is the output; strides are in bytes."""
         return type(f"sx_indexer_{n}", (C.Structure,), {"_fields_": [
             ("ptr", vp * n), ("n", i64), ("nd", C.c_int), ("idx32", C.c_int), ("contig", C.c_int),
-            ("scalar", C.c_int), ("vec", C.c_int), ("pad_", C.c_int), ("sval", i64 * n),
+            ("scalar", C.c_int), ("vec", C.c_int), ("tile", C.c_int), ("sval", i64 * n),
             ("shape", i64 * MAXDIM), ("stride", (i64 * MAXDIM) * n)]})
 
     class RedArgs(C.Structure):  # sx_red_args

@@ -4,7 +4,9 @@ Same decisions as the CPU (tensor/elementwise.launch, tensor/reductions._run): b
 operands arrive with stride 0, dimensions contiguous across all operands are merged, and the
 kernel gets shape and byte strides by value in one struct (no device allocation per launch).
 On top: 32-bit indexing when every offset fits, the contiguous path (4 elements per load
-when every operand is aligned), Python scalars by value inside the struct.
+when every operand is aligned), Python scalars by value inside the struct, and the tiled path
+for operands in different memory orders (an input transposed relative to the output: see
+_tile_plan; elementwise_path tells which path a launch takes).
 """
 from __future__ import annotations
 
@@ -25,15 +27,63 @@ def _span(shape, strides) -> int:
     return sum((n - 1) * abs(s) for n, s in zip(shape, strides))
 
 
-def elementwise(d, name: str, out, ins: list) -> None:
-    """out[...] = kernel(ins...) on out's CUDA device; ins are Tensors broadcast to out.shape
-    (same device) or tensor.elementwise._Scalar."""
+TILE = 32       # SX_TILE: edge of the tiled path's tiles
+# Tiled only when both tile dims have TILE_MIN elements and the pair TILE_AREA: thinner
+# problems would leave most of a tile's threads idle, and small (batched) matrices are read
+# coalesced enough by the strided path (a block's 256 elements cover a whole matrix, in L1).
+TILE_MIN = 4
+TILE_AREA = 512
+
+
+def _tile_plan(sh, st, ops, scal):
+    """The tiled path's layout for coalesced dims `sh` and byte strides `st` (operand 0 the
+    output), or None: (dim order with B then A last, bit mask of the inputs to stage).
+
+    A is the output's fastest dim (smallest |stride|). An input is transposed relative to the
+    output when its stride along A is nonzero and larger than its smallest nonzero |stride|,
+    which is one element, along another dim B: read along A (what the strided path does) a
+    warp would touch a sector per lane. The tiled kernel reads such inputs along B into shared
+    memory and writes the output along A. B is that of the first such input of the largest
+    itemsize; every input contiguous along that B is staged."""
+    nd = len(sh)
+    if nd < 2:
+        return None
+    so = st[0]
+    a = min(range(nd), key=lambda i: (abs(so[i]), -i))
+    if so[a] == 0:   # an output with a zero stride (an overlapping view): not ours
+        return None
+    fast = {}
+    for k in range(1, len(ops)):
+        if scal >> k & 1:
+            continue
+        s = st[k]
+        if s[a] == 0:     # broadcast along A: one address per warp, coalesced enough
+            continue
+        isz = ops[k].itemsize
+        b = min((i for i in range(nd) if s[i] != 0), key=lambda i: (abs(s[i]), -i))
+        if b != a and abs(s[b]) == isz and abs(s[a]) > isz:
+            fast[k] = (b, isz)
+    if not fast:
+        return None
+    kb = max(fast, key=lambda k: (fast[k][1], -k))
+    b = fast[kb][0]
+    if sh[a] < TILE_MIN or sh[b] < TILE_MIN or sh[a] * sh[b] < TILE_AREA:
+        return None
+    mask = 0
+    for k, (bk, _) in fast.items():
+        if bk == b:
+            mask |= 1 << k
+    order = [i for i in range(nd) if i != a and i != b] + [b, a]
+    return order, mask
+
+
+def _plan(name: str, out, ins: list):
+    """(indexer, grid blocks, path) of an elementwise launch; path is "contig", "vec" (the
+    contiguous path, 4 elements per load), "tiled" or "strided"."""
     shape = out._shape
     n = 1
     for s in shape:
         n *= s
-    if n == 0:
-        return
     dev = out._storage.device
     ops = [out] + ins
     ix = INDEXER[len(ops)]()
@@ -52,13 +102,16 @@ def elementwise(d, name: str, out, ins: list) -> None:
     ix.n, ix.scalar = n, scal
     threads = n
     if contig:
+        path = "contig"
         ix.nd, ix.contig, ix.idx32 = 1, 1, int(n <= _I32)
         ix.shape[0] = n
         if n >= 4 and all(scal >> k & 1 or x.data_ptr() % (4 * x.itemsize) == 0
                           for k, x in enumerate(ops)):
             ix.vec = 1
             threads = n // 4
+            path = "vec"
     else:
+        path = "strided"
         strides = [[0] * len(shape) if scal >> k & 1 else [s * x.itemsize for s in x._strides]
                    for k, x in enumerate(ops)]
         sh, st = coalesce(shape, strides)
@@ -67,15 +120,43 @@ def elementwise(d, name: str, out, ins: list) -> None:
         if len(sh) > MAXDIM:
             raise ValueError(f"{name}: a CUDA launch takes at most {MAXDIM} dimensions after "
                              f"merging contiguous ones, got {len(sh)} (shape {shape})")
+        # 32-bit strided loop: the last `i += blockDim * gridDim` must not wrap either
+        fits = n + R.blocks_for(n, BLOCK, dev) * BLOCK <= _I32
+        for s in st:
+            fits = fits and _span(sh, s) <= _I32
+        # the tiled kernel indexes in 32 bits only (margin: edge tiles run past the shape)
+        tile = _tile_plan(sh, st, ops, scal) if fits and n <= _I32 - 1024 else None
+        if tile is not None:
+            order, ix.tile = tile
+            sh = [sh[i] for i in order]
+            st = [[s[i] for i in order] for s in st]
+            path = "tiled"
+            na, nb = sh[-1], sh[-2]
+            threads = (-(-na // TILE)) * (-(-nb // TILE)) * (n // (na * nb)) * BLOCK
         ix.nd = len(sh)
         ix.shape[:len(sh)] = sh
-        fits = n <= _I32
         for k, s in enumerate(st):
             ix.stride[k][:len(sh)] = s
-            fits = fits and _span(sh, s) <= _I32
         ix.idx32 = int(fits)
-    kern = R.kernel("ew", d, name, dev)
-    kern(R.blocks_for(threads, BLOCK, dev), BLOCK, ix)
+    return ix, R.blocks_for(threads, BLOCK, dev), path
+
+
+def elementwise(d, name: str, out, ins: list) -> None:
+    """out[...] = kernel(ins...) on out's CUDA device; ins are Tensors broadcast to out.shape
+    (same device) or tensor.elementwise._Scalar."""
+    for s in out._shape:
+        if s == 0:
+            return
+    ix, blocks, _ = _plan(name, out, ins)
+    R.kernel("ew", d, name, out._storage.device)(blocks, BLOCK, ix)
+
+
+def elementwise_path(out, ins: list) -> str:
+    """Which path elementwise(..., out, ins) takes: "contig", "vec", "tiled" or "strided"
+    ("empty" when out has no elements). Launches nothing."""
+    if any(s == 0 for s in out._shape):
+        return "empty"
+    return _plan("elementwise_path", out, ins)[2]
 
 
 _FAST: dict = {}

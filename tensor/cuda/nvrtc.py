@@ -70,11 +70,16 @@ def supported_archs() -> tuple[int, ...]:
     return tuple(int(a) for a in archs) if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else ()
 
 
-def options(arch: str) -> list[str]:
+def options(arch: str, fast: bool = False) -> list[str]:
+    """NVRTC options; fast: --Ofast-compile=max (NVRTC >= 12.8), for compile checks only: the
+    CUBIN is slower, but front end and ptxas still see every line, inline PTX included."""
     if not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         raise ValueError(f"nvrtc: arch must look like 'sm_90' or 'compute_90', got {arch!r}")
-    return [f"--gpu-architecture={arch}", "-std=c++17", f"--include-path={CUDA_SRC}",
+    opts = [f"--gpu-architecture={arch}", "-std=c++17", f"--include-path={CUDA_SRC}",
             "-default-device"]
+    if fast and version() >= (12, 8):
+        opts.append("--Ofast-compile=max")
+    return opts
 
 
 def _check(nvrtc, res, what: str) -> None:
@@ -111,20 +116,21 @@ _cubins: dict[str, bytes] = {}
 _key_locks: dict[str, threading.Lock] = {}
 
 
-def cache_key(source: str, arch: str) -> str:
+def cache_key(source: str, arch: str, fast: bool = False) -> str:
     major, minor = version()
     return hashlib.sha256("\0".join(
-        [source, _included_text(source), " ".join(options(arch)), f"nvrtc {major}.{minor}", arch]
-    ).encode()).hexdigest()[:24]
+        [source, _included_text(source), " ".join(options(arch, fast)), f"nvrtc {major}.{minor}",
+         arch]).encode()).hexdigest()[:24]
 
 
-def compile(name: str, source: str, arch: str = "sm_90") -> bytes:  # noqa: A001 - the verb
-    """CUBIN bytes of a kernel module for `arch`, from the memory or disk cache or NVRTC.
+def compile(name: str, source: str, arch: str = "sm_90", fast: bool = False) -> bytes:  # noqa: A001
+    """CUBIN bytes of a kernel module for `arch`, from the memory or disk cache or NVRTC
+    (fast: a quicker, less optimised build for compile checks; see options).
 
     Raises KernelCompileError (kernel name, NVRTC log, numbered source) on a source error and
     NVRTCNotFoundError when cuda-python / NVRTC is not installed."""
-    opts = options(arch)
-    key = cache_key(source, arch)
+    opts = options(arch, fast)
+    key = cache_key(source, arch, fast)
     mem_key = f"{name}-{arch}-{key}"
     cubin = _cubins.get(mem_key)
     if cubin is not None:

@@ -244,6 +244,9 @@ def _load_module(st: _DeviceState, family: str, d):
     return mod
 
 
+_streams_tls = None   # streams._tls (current stream per thread), bound on first kernel()
+
+
 class Kernel:
     """A loaded kernel; calling it launches on the device's current stream (asynchronous)."""
 
@@ -278,14 +281,19 @@ class Kernel:
         st = self.st
         if getattr(_tls, "ctx", None) is not st.ctx:
             st.make_current()
-        from .streams import current_stream_handle
+        cur = getattr(_streams_tls, "cur", None)
+        s = cur.get(st.index) if cur else None
         res = _drv.cuLaunchKernel(self.fn, grid, 1, 1, block, 1, 1, 0,
-                                  current_stream_handle(st), params_addr, 0)
+                                  (s or st.default_stream).handle, params_addr, 0)
         if res[0]:
             self._fail(res[0], (grid, 1, 1), (block, 1, 1))
 
 
 def kernel(family: str, dtype, name: str, device) -> Kernel:
+    global _streams_tls
+    if _streams_tls is None:
+        from . import streams
+        _streams_tls = streams._tls
     """The kernel `name` of module (family, dtype) on a CUDA device, loaded once."""
     st = device_state(device.index or 0)
     key = (family, dtype, name)
