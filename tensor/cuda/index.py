@@ -70,7 +70,8 @@ _COMMON_SRC = f"""\
 """
 _WIDTH_SRC = """\
 {K}sx_gather_{W}(sx_gather_args a)
-{{ if (a.idx32 && sx_istep_fits(a.nb * a.rn)) sx_gather_t<{T}, int32_t>(a); else sx_gather_t<{T}, int64_t>(a); }}
+{{ if (a.idx32 && sx_istep_fits(a.nb * a.rn)) sx_gather_t<{T}, int32_t>(a);
+  else sx_gather_t<{T}, int64_t>(a); }}
 {K}sx_take_{W}(int64_t nb, const int64_t *idx, int64_t is, int64_t size, int64_t xs, int64_t osb,
     const {T} *src, {T} *dst, sx_ull *flag, int idx32) {{
     if (idx32 && sx_istep_fits(nb)) sx_take_t<{T}, int32_t>(nb, idx, is, size, xs, osb, src, dst, flag);
