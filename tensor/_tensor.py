@@ -58,11 +58,18 @@ def new_storage(nbytes: int, device: Device = CPU) -> Storage:
     return Storage(block.ptr, nbytes, CPU, block, _allocator)
 
 
+_CUDA_STATE: dict = {}   # device index -> (runtime device state, streams.current_stream_id)
+
+
 def _cuda_storage(nbytes: int, device: Device) -> Storage:
-    from .cuda import runtime, streams
-    st = runtime.device_state(device.index or 0)
+    hit = _CUDA_STATE.get(device.index)
+    if hit is None:
+        from .cuda import runtime, streams
+        hit = _CUDA_STATE[device.index] = (runtime.device_state(device.index or 0),
+                                           streams.current_stream_id)
+    st, stream_id = hit
     alloc = st.allocator
-    block = alloc.malloc(nbytes, streams.current_stream_id(st))
+    block = alloc.malloc(nbytes, stream_id(st))
     return Storage(block.ptr, nbytes, device, block, alloc)
 
 

@@ -336,31 +336,34 @@ def _cuda_fast(name: str, a: Tensor, b):
     d = a._dtype
     tb = type(b)
     if b is None:
-        other = d
+        other = d.sfx
     elif tb is Tensor:
         if b._dtype is not d or b._shape != a._shape or b._storage.device is not a._storage.device \
                 or not b.is_contiguous():
             return None
-        other = d
+        other = d.sfx
     elif tb is float or tb is int:
         other = _WEAK_KIND[tb]
         if tb is int and d.kind != "f" and not _fits(b, d):
             return None
     else:
         return None
-    key = (name, d, other)
+    key = (name, d.sfx, other)   # strings: their hashes are cached
     od = _FAST_OD.get(key, False)
     if od is False:
-        od = _FAST_OD[key] = _fast_out_dtype(name, d, other)
+        od = _FAST_OD[key] = _fast_out_dtype(name, d, d if other == d.sfx else other)
     if od is None:
         return None
     res, n = _new_like(a, od)
-    from .cuda.launch import contiguous_op
-    contiguous_op(d, f"{name}_{d.sfx}", res, n, a, b if tb is Tensor else
-                  (None if b is None else _scalar_operand(b, d)))
+    global _contiguous_op
+    if _contiguous_op is None:
+        from .cuda.launch import contiguous_op as _contiguous_op
+    _contiguous_op(d, f"{name}_{d.sfx}", res, n, a, b if tb is Tensor else
+                   (None if b is None else _scalar_operand(b, d)))
     return res
 
 
+_contiguous_op = None
 _FAST_OD: dict = {}
 
 

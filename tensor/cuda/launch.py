@@ -170,7 +170,7 @@ def contiguous_op(d, name: str, out, n: int, a, b=None) -> None:
         return
     dev = out._storage.device
     nops = 2 if b is None else 3
-    key = (d, name, dev.index)
+    key = (name, dev.index)   # name carries the dtype suffix
     hit = _FAST.get(key)
     if hit is None:
         kern = R.kernel("ew", d, name, dev)
