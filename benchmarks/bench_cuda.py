@@ -1,6 +1,6 @@
 """CUDA benchmark: our kernels against the device's copy bandwidth, PyTorch and CuPy, one run.
 
-    python benchmarks/bench_cuda.py [--quick]
+    python benchmarks/bench_cuda.py [--quick | --smoke]
 
 Rows (targets from the CUDA issue):
   add / exp on 2^26 float32, contiguous (>= 90% of copy bandwidth) and transposed (>= 60%)
@@ -21,6 +21,7 @@ import numpy as np
 import tensor as T
 
 QUICK = "--quick" in sys.argv
+SMOKE = "--smoke" in sys.argv   # tiny sizes: checks the script runs (tests, CPU emulator)
 
 
 def _events_ms(fn, reps: int) -> float:
@@ -93,9 +94,9 @@ def main() -> None:
         return
     from tensor.cuda import runtime as R
     torch, cp = _torch(), _cupy()
-    reps = 5 if QUICK else 20
-    n = 1 << (22 if QUICK else 26)
-    side = 2048 if QUICK else 8192
+    reps = 2 if SMOKE else 5 if QUICK else 20
+    n = 1 << (12 if SMOKE else 22 if QUICK else 26)
+    side = 64 if SMOKE else 2048 if QUICK else 8192
     print(f"device: {T.cuda.get_device_name()}  torch: {torch.__version__ if torch else '-'}  "
           f"cupy: {cp.__version__ if cp else '-'}")
     rows = []
@@ -123,14 +124,25 @@ def main() -> None:
            (lambda: tx + ty) if torch else None, (lambda: cx + cy) if cp else None)
     bw_row("exp 2^26 f32", lambda: T.exp(x), 8 * n, ">=90%",
            (lambda: torch.exp(tx)) if torch else None, (lambda: cp.exp(cx)) if cp else None)
-    s = 1 << (11 if QUICK else 13)
-    xt, yt = x.reshape(s, n // s).T, y.reshape(s, n // s)
+    s = 1 << (6 if SMOKE else 11 if QUICK else 13)
+    xt, yt = x.reshape(s, n // s).T, y.reshape(s, n // s).T      # transposed views
+    yc = y.reshape(n // s, s)                                       # row-major, xt's shape
+    outc = T.empty((n // s, s), dtype="float32", device="cuda")
     ttx = tx.reshape(s, n // s).T if torch else None
-    tty = ty.reshape(s, n // s) if torch else None
-    bw_row("add transposed 2^26", lambda: xt + yt.T, 12 * n, ">=60%",
-           (lambda: ttx + tty.T) if torch else None, None)
-    bw_row("exp transposed 2^26", lambda: T.exp(xt), 8 * n, ">=60%",
+    tty, tyc = (ty.reshape(s, n // s).T, ty.reshape(n // s, s)) if torch else (None, None)
+    touc = torch.empty(n // s, s, device="cuda") if torch else None
+    # operands in one (transposed) layout: the result takes it too (NumPy's K order)
+    bw_row("add x.T + y.T 2^26", lambda: xt + yt, 12 * n, ">=60%",
+           (lambda: ttx + tty) if torch else None, None)
+    bw_row("exp x.T 2^26", lambda: T.exp(xt), 8 * n, ">=60%",
            (lambda: torch.exp(ttx)) if torch else None, None)
+    # layouts differ: the tiled (shared-memory transpose) kernel
+    bw_row("add x.T + y (row-major) 2^26", lambda: xt + yc, 12 * n, ">=60%",
+           (lambda: ttx + tyc) if torch else None, None)
+    bw_row("exp x.T -> row-major out", lambda: T.exp(xt, out=outc), 8 * n, ">=60%",
+           (lambda: torch.exp(ttx, out=touc)) if torch else None, None)
+    bw_row("x.T.contiguous() 2^26", lambda: xt.contiguous(), 8 * n, ">=60%",
+           (lambda: ttx.contiguous()) if torch else None, None)
 
     m = T.rand(side, side, dtype="float32", device="cuda")
     tm = torch.rand(side, side, device="cuda") if torch else None
@@ -141,8 +153,8 @@ def main() -> None:
                (lambda ax=ax: tm.sum() if ax is None else tm.sum(dim=ax)) if torch else None,
                (lambda ax=ax: cm.sum(axis=ax)) if cp else None)
 
-    for dtn, size, target in (("float32", 1024 if QUICK else 4096, ">=70%"),
-                              ("bfloat16", 2048 if QUICK else 8192, ">=40%")):
+    for dtn, size, target in (("float32", 64 if SMOKE else 1024 if QUICK else 4096, ">=70%"),
+                              ("bfloat16", 64 if SMOKE else 2048 if QUICK else 8192, ">=40%")):
         a = T.rand(size, size, dtype="float32", device="cuda").astype(dtn)
         b = T.rand(size, size, dtype="float32", device="cuda").astype(dtn)
         ms = _events_ms(lambda a=a, b=b: a @ b, max(3, reps // 4))
@@ -156,7 +168,7 @@ def main() -> None:
         rows.append((f"matmul {dtn} {size}", ms, f"{tf:.1f} TFLOP/s (target {target} of torch)", ratio, ""))
 
     one, one2 = T.ones(1, device="cuda"), T.ones(1, device="cuda")
-    k = 200 if QUICK else 2000
+    k = 10 if SMOKE else 200 if QUICK else 2000
 
     def per_op(fn, sync):
         fn()

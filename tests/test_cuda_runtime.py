@@ -253,3 +253,20 @@ def test_every_op_gives_the_cpu_result_on_cuda(dtype):
                                        err_msg=f"{op.name} {dtype}")
         checked += 1
     assert checked >= 20
+
+
+@cuda
+def test_gpu_benchmark_script_runs(monkeypatch, capsys):
+    """benchmarks/bench_cuda.py at tiny sizes, so a GPU session does not lose time to a crash."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_cuda.py"
+    monkeypatch.setattr(sys, "argv", [str(path), "--smoke"])
+    spec = importlib.util.spec_from_file_location("bench_cuda", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main()
+    out = capsys.readouterr().out
+    for row in ("d2d copy", "add 2^26 f32", "sum axis 0", "matmul float32", "matmul bfloat16",
+                "1-element add"):
+        assert row in out, out

@@ -77,6 +77,20 @@ def _tile_plan(sh, st, ops, scal):
     return order, mask
 
 
+def _contig_plan(ix, ops, scal: int, n: int, dev):
+    """The contiguous path: operand k's element i at ptr[k] + i * itemsize."""
+    path = "contig"
+    ix.nd, ix.contig, ix.idx32 = 1, 1, int(n <= _I32)
+    ix.shape[0] = n
+    threads = n
+    if n >= 4 and all(scal >> k & 1 or x.data_ptr() % (4 * x.itemsize) == 0
+                      for k, x in enumerate(ops)):
+        ix.vec = 1
+        threads = n // 4
+        path = "vec"
+    return ix, R.blocks_for(threads, BLOCK, dev), path
+
+
 def _plan(name: str, out, ins: list):
     """(indexer, grid blocks, path) of an elementwise launch; path is "contig", "vec" (the
     contiguous path, 4 elements per load), "tiled" or "strided"."""
@@ -102,21 +116,22 @@ def _plan(name: str, out, ins: list):
     ix.n, ix.scalar = n, scal
     threads = n
     if contig:
-        path = "contig"
-        ix.nd, ix.contig, ix.idx32 = 1, 1, int(n <= _I32)
-        ix.shape[0] = n
-        if n >= 4 and all(scal >> k & 1 or x.data_ptr() % (4 * x.itemsize) == 0
-                          for k, x in enumerate(ops)):
-            ix.vec = 1
-            threads = n // 4
-            path = "vec"
+        return _contig_plan(ix, ops, scal, n, dev)
     else:
         path = "strided"
         strides = [[0] * len(shape) if scal >> k & 1 else [s * x.itemsize for s in x._strides]
                    for k, x in enumerate(ops)]
+        # walk the output in its memory order (any dim order gives the same elementwise
+        # result): operands laid out like the output then merge into one contiguous dim
+        perm = sorted(range(len(shape)), key=lambda i: -abs(strides[0][i]))
+        if perm != list(range(len(shape))):
+            shape = [shape[i] for i in perm]
+            strides = [[s[i] for i in perm] for s in strides]
         sh, st = coalesce(shape, strides)
         if not sh:
             sh, st = [1], [[0] for _ in strides]
+        if len(sh) == 1 and all(scal >> k & 1 or st[k][0] == x.itemsize for k, x in enumerate(ops)):
+            return _contig_plan(ix, ops, scal, n, dev)
         if len(sh) > MAXDIM:
             raise ValueError(f"{name}: a CUDA launch takes at most {MAXDIM} dimensions after "
                              f"merging contiguous ones, got {len(sh)} (shape {shape})")
