@@ -229,7 +229,15 @@ class CachingAllocator:
             with self._lock:
                 seg = block.segment
                 if block.allocated and seg is not None and self._segments.get(seg.ptr) is seg:
-                    self._park(block, seg)
+                    # _park allocates, so gc may run finalizers that free() on this thread:
+                    # mark the lock as ours so they queue instead of deadlocking on it
+                    self._owner = me
+                    try:
+                        self._park(block, seg)
+                    finally:
+                        if self._pending:
+                            self._drain()
+                        self._owner = None
                     return
         with self._lock:
             self._owner = me

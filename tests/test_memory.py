@@ -525,3 +525,47 @@ def test_parked_small_blocks_merge_before_a_new_segment():
     a.free(big)
     a.empty_cache()
     assert fake.n_free == 1 and a.memory_reserved() == 0
+
+
+def test_gc_inside_the_quick_free_path_does_not_deadlock(monkeypatch):
+    """A free() whose bookkeeping allocates can run gc, whose finalizers free() other blocks on
+    the same thread: they must be queued, not wait on the allocator's own lock."""
+    import gc
+    import itertools
+    import threading
+
+    from tensor import memory
+
+    addrs = itertools.count(1 << 20, 1 << 26)
+    a = memory.CachingAllocator(lambda n: next(addrs), lambda p: None)
+
+    class Holder:  # cyclic garbage whose finalizer frees a block
+        def __init__(self, b):
+            self.b, self.me = b, self
+
+        def __del__(self):
+            a.free(self.b)
+
+    real_retire, fired = memory._retire, []
+
+    def retire_then_collect(b):  # gc runs at this point inside free()'s locked section
+        real_retire(b)
+        if not fired:
+            fired.append(1)
+            gc.collect()
+
+    def run():
+        x, y = a.malloc(1000), a.malloc(1000)
+        Holder(y)                              # unreachable: only gc frees y
+        monkeypatch.setattr(memory, "_retire", retire_then_collect)
+        a.free(x)
+
+    gc.disable()
+    try:
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        t.join(30)
+    finally:
+        gc.enable()
+    assert not t.is_alive(), "allocator deadlocked: gc ran a finalizer that freed inside free()"
+    assert fired and a.memory_allocated() == 0
