@@ -76,6 +76,23 @@ def _to(self, *args, dtype=None, device=None, copy: bool = False):
     return PUB["copy"](x) if copy else x
 
 
+def _record_stream(self, stream) -> None:
+    """Mark the tensor as used on a CUDA `stream` other than the one that allocated it: its
+    memory is reused only after that stream has finished the work queued so far (PyTorch's)."""
+    if self.device.type != "cuda":
+        raise ValueError(f"record_stream: the tensor is on {self.device}, not a CUDA device")
+    if stream.device_index != self.device.index:
+        raise ValueError(f"record_stream: the stream is on cuda:{stream.device_index}, the "
+                         f"tensor on {self.device}")
+    st = self._storage
+    if st._block is not None and stream.id != st._block.stream:
+        if st.streams is None:
+            st.streams = []
+        if stream not in st.streams:
+            st.streams.append(stream)
+
+
+Tensor.record_stream = _record_stream
 Tensor.to = _to
 Tensor.cpu = lambda self: self.to("cpu")
 Tensor.cuda = lambda self, device=None: self.to("cuda" if device is None else f"cuda:{device}")

@@ -20,19 +20,24 @@ class Storage:
     `owner` and released through `release`."""
 
     __slots__ = ("ptr", "nbytes", "device", "_block", "_alloc", "owner", "release", "version",
-                 "__weakref__")
+                 "streams", "__weakref__")
 
     def __init__(self, ptr, nbytes, device=CPU, block=None, alloc=None, owner=None, release=None):
         self.ptr, self.nbytes, self.device = ptr, nbytes, device
         self._block, self._alloc, self.owner, self.release = block, alloc, owner, release
         self.version = 0  # bumped by in-place writes; autograd checks saved tensors against it
+        self.streams = None  # CUDA streams besides the allocating one that use it (record_stream)
 
     def __del__(self):
         b = getattr(self, "_block", None)  # may be unset if __init__ never ran (copy/pickle)
         self._block = None
         try:
             if b is not None:
-                self._alloc.free(b)
+                if self.streams:   # other streams may still use it: free once they pass here
+                    from .cuda import runtime
+                    runtime.free_after_streams(self._alloc, b, self.streams)
+                else:
+                    self._alloc.free(b)
             elif getattr(self, "release", None) is not None:
                 r, self.release = self.release, None
                 r()
@@ -69,6 +74,8 @@ def _cuda_storage(nbytes: int, device: Device) -> Storage:
                                            streams.current_stream_id)
     st, stream_id = hit
     alloc = st.allocator
+    if st.deferred:
+        st.poll_deferred()
     block = alloc.malloc(nbytes, stream_id(st))
     return Storage(block.ptr, nbytes, device, block, alloc)
 

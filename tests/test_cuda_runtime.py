@@ -270,3 +270,25 @@ def test_gpu_benchmark_script_runs(monkeypatch, capsys):
     for row in ("d2d copy", "add 2^26 f32", "sum axis 0", "matmul float32", "matmul bfloat16",
                 "1-element add"):
         assert row in out, out
+
+
+@cuda
+def test_record_stream_delays_reuse_until_the_stream_passes():
+    s = T.cuda.Stream()
+    x = T.ones(1 << 16, dtype="float32", device="cuda")   # allocated on the default stream
+    with s:
+        y = x * 2                                      # read on s
+    x.record_stream(s)
+    st = T.cuda.runtime.device_state(0)
+    held = T.cuda.memory_allocated()
+    del x
+    assert len(st.deferred) == 1                       # not back in the cache yet
+    assert T.cuda.memory_allocated() == held           # still counted as in use
+    s.synchronize()
+    z = T.empty(1 << 16, dtype="float32", device="cuda")   # polls first: s has passed it
+    assert not st.deferred
+    assert T.cuda.memory_allocated() == held           # x's block given back, z's taken
+    del z
+    assert y.sum().item() == 2 * (1 << 16)
+    with pytest.raises(ValueError, match="not a CUDA device"):
+        T.ones(2).record_stream(s)

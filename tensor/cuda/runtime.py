@@ -142,6 +142,7 @@ class _DeviceState:
         self.modules: dict = {}
         self.lock = threading.Lock()
         self.default_stream = None   # set by streams.py (the legacy NULL stream)
+        self.deferred: list = []     # (block, events): frees waiting for other streams
         from ..memory import CachingAllocator
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
                                           total_memory=self.total_memory)
@@ -166,9 +167,27 @@ class _DeviceState:
         d = drv()
         self.make_current()
         err, ptr = d.cuMemAlloc(nbytes)
+        if int(err) != 0 and self.deferred:
+            # blocks waiting for other streams: wait for them; their frees are queued and done
+            # before the allocator's retry (which then finds them cached or releases them)
+            self.poll_deferred(wait=True)
         if int(err) != 0:
             raise MemoryError(f"cuMemAlloc({nbytes}): {_err_name(d, err)}")
         return int(ptr)
+
+    def poll_deferred(self, wait: bool = False) -> None:
+        """Give back the deferred blocks whose streams have passed their events (all of them,
+        waiting, when `wait`)."""
+        keep = []
+        for block, events in self.deferred:
+            if wait:
+                for e in events:
+                    e.synchronize()
+            if all(e.query() for e in events):
+                self.allocator.free(block)
+            else:
+                keep.append((block, events))
+        self.deferred = keep
 
     def _raw_free(self, ptr: int) -> None:
         d = drv()
@@ -176,6 +195,20 @@ class _DeviceState:
         # queued kernels may still use memory whose tensors died on the host: wait for them
         check(d.cuCtxSynchronize(), "cuCtxSynchronize")
         check(d.cuMemFree(ptr), "cuMemFree")
+
+
+def free_after_streams(alloc, block, streams) -> None:
+    """A block whose tensor was used on other streams (Tensor.record_stream): record an event on
+    each and give the block back only once they have all passed it (checked at later
+    allocations), so no stream can still be reading it when it is reused."""
+    from .streams import Event
+    st = _states[int(alloc.device.split(":")[1])]
+    events = []
+    for s in streams:
+        e = Event()
+        e.record(s)
+        events.append(e)
+    st.deferred.append((block, events))
 
 
 def device_state(index: int | None = None) -> _DeviceState:
