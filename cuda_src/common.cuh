@@ -106,6 +106,10 @@ struct sx_bf16 {
     SX_DEV C hi() { return SX_INF_F; }
 };
 
+/* Four consecutive elements, loaded or stored as one vector (aligned to 4 elements). */
+template <class T>
+struct alignas(sizeof(T) * 4) sx_v4 { T v[4]; };
+
 /* ---- the N-d strided indexer, passed by value as a kernel argument ----
  * shape and per-operand BYTE strides (as the CPU meta), operand 0 is the output.
  * idx32: the host sets it when n and every operand's extreme offsets fit in int32, and the

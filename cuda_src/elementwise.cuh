@@ -14,8 +14,6 @@
 #define STRIDEX_ELEMENTWISE_CUH
 #include "common.cuh"
 
-template <class T>
-struct alignas(sizeof(T) * 4) sx_v4 { T v[4]; };
 
 template <class I, class F>
 SX_DEV void sx_grid_loop(I lo, I n, F f) {

@@ -24,6 +24,8 @@ struct sx_red_args {
     char *out;
     void *part;                       /* modes 1 and 2: G partials per output */
     int mode, nk, nr;
+    int vec;                          /* modes 0/1, nr == 1, contiguous: every chunk starts
+                                         16-byte aligned and spans whole 4-element vectors */
     int64_t K, R, G, chunk;
     int64_t ks[SX_MAXDIM], kin[SX_MAXDIM], kout[SX_MAXDIM];
     int64_t rs[SX_MAXDIM], rin[SX_MAXDIM];
@@ -121,7 +123,18 @@ SX_DEV void sx_reduce(const sx_red_args &a) {
             int64_t c = blk - k * a.G;
             int64_t lo = c * a.chunk, hi = lo + a.chunk < a.R ? lo + a.chunk : a.R;
             const char *base = a.in + sx_offset_of(k, a.nk, a.ks, a.kin);
-            if (a.nr == 1) {
+            if (a.vec) {   /* 4 elements per load: thread t folds 4t..4t+3, +4*SX_RBLOCK, ... */
+                const sx_v4<TI> *p = (const sx_v4<TI> *)base;
+                int64_t q_hi = hi >> 2;
+#pragma unroll 2
+                for (int64_t q = (lo >> 2) + threadIdx.x; q < q_hi; q += SX_RBLOCK) {
+                    sx_v4<TI> v = p[q];
+#pragma unroll
+                    for (int j = 0; j < 4; j++) acc = Op::combine(acc, SI::ld(v.v[j]), 4 * q + j);
+                }
+                for (int64_t r = 4 * q_hi + threadIdx.x; r < hi; r += SX_RBLOCK)   /* tail */
+                    acc = Op::combine(acc, SI::ld(((const TI *)base)[r]), r);
+            } else if (a.nr == 1) {
                 int64_t s = a.rin[0];
 #pragma unroll 4
                 for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)

@@ -87,6 +87,8 @@ def test_host_arg_structs_match_device_layout():
     checks += [f"sizeof(sx_red_args) == {ctypes.sizeof(K.RED_ARGS)}",
                f"sizeof(sx_scan_args) == {ctypes.sizeof(K.SCAN_ARGS)}",
                f"offsetof(sx_red_args, rin) == {K.RED_ARGS.rin.offset}",
+               f"offsetof(sx_red_args, vec) == {K.RED_ARGS.vec.offset}",
+               f"offsetof(sx_red_args, K) == {K.RED_ARGS.K.offset}",
                f"offsetof(sx_indexer<3>, stride) == {K.INDEXER[3].stride.offset}",
                f"SX_MAXDIM == {K.MAXDIM}", f"SX_TILE == {L.TILE}", f"SX_BLOCK == {L.BLOCK}"]
     src = '#include "elementwise.cuh"\n#include "reduce.cuh"\n' + "".join(

@@ -292,3 +292,28 @@ def test_record_stream_delays_reuse_until_the_stream_passes():
     assert y.sum().item() == 2 * (1 << 16)
     with pytest.raises(ValueError, match="not a CUDA device"):
         T.ones(2).record_stream(s)
+
+
+@cuda
+@pytest.mark.parametrize("n", [3, 1023, 4096 + 5, 50_000])
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16", "int8"])
+def test_reductions_vector_split_and_tail_paths_match_the_cpu(n, dtype):
+    """Contiguous rows take 4-element loads (aligned) or scalar loads (x[1:]); long rows are
+    split into chunks merged in a fixed order; the tail past the last vector is folded too."""
+    rng = np.random.default_rng(n)
+    a = rng.integers(-20, 20, n + 1).astype(np.float32)
+    a[n // 2] = 40                                    # a unique maximum
+    h = T.asarray(a).astype(dtype)
+    g = h.to("cuda")
+    for hv, gv in ((h, g), (h[1:], g[1:]), (h.reshape(1, -1)[:, : (n + 1) // 4 * 4], None)):
+        gv = hv.to("cuda") if gv is None else gv
+        for fn in ("sum", "max", "min", "argmax", "argmin", "any", "all"):
+            want, got = getattr(hv, fn)(), getattr(gv, fn)()
+            if want.dtype.kind == "f":
+                np.testing.assert_allclose(got.cpu().astype("float64").numpy(),
+                                           want.astype("float64").numpy(), rtol=2e-3)
+            else:
+                assert got.tolist() == want.tolist(), (fn, dtype, n)
+    rows = T.asarray(rng.integers(-5, 5, (6, 3000)).astype(np.int64)).astype(dtype)
+    assert rows.to("cuda").sum(axis=1).tolist() == rows.sum(axis=1).tolist()
+    assert rows.to("cuda").argmax(axis=1).tolist() == rows.argmax(axis=1).tolist()

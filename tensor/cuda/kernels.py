@@ -146,7 +146,7 @@ def _ctypes():
 
     class RedArgs(C.Structure):  # sx_red_args
         _fields_ = [("in_", vp), ("out", vp), ("part", vp), ("mode", C.c_int), ("nk", C.c_int),
-                    ("nr", C.c_int), ("K", i64), ("R", i64), ("G", i64), ("chunk", i64),
+                    ("nr", C.c_int), ("vec", C.c_int), ("K", i64), ("R", i64), ("G", i64), ("chunk", i64),
                     ("ks", i64 * MAXDIM), ("kin", i64 * MAXDIM), ("kout", i64 * MAXDIM),
                     ("rs", i64 * MAXDIM), ("rin", i64 * MAXDIM)]
 

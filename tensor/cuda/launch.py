@@ -254,8 +254,13 @@ def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
         # split each output's range so K * G blocks fill the device; chunks of whole tiles
         G = min((target + K - 1) // K, (Rn + 4 * RBLOCK - 1) // (4 * RBLOCK))
     chunk = (Rn + G - 1) // G if G > 1 else max(Rn, 1)
+    isz = x.itemsize
+    vec = (len(rs) == 1 and rin[0] == isz and x.data_ptr() % (4 * isz) == 0
+           and all(k % (4 * isz) == 0 for k in kin))
+    if vec and G > 1:   # chunks of whole vectors, so each one starts aligned
+        chunk = -(-chunk // (4 * RBLOCK)) * 4 * RBLOCK
     G = (Rn + chunk - 1) // chunk if Rn else 1
-    a.G, a.chunk = G, chunk
+    a.G, a.chunk, a.vec = G, chunk, int(vec)
     if G == 1:
         a.mode = 0
         kern(min(K, 65535 * 16), RBLOCK, a)
