@@ -70,20 +70,14 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
     return res
 
 
-def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
-    if c.device.type == "cuda":
-        from .cuda import gemm as _cg
-        _cg.gemm_batched(a, b, c)
-        return
-    d = c.dtype
-    fn = K.kernel("gemm", None, f"gemm_{d.sfx}")
-    nb = c.ndim - 2
-    M, K_ = a.shape[-2:]
-    N = b.shape[-1]
-    isz = d.itemsize
-    # coalesce batch dims jointly; loop in Python over all but the innermost one
+def gemm_batches(a: Tensor, b: Tensor, c: Tensor):
+    """The launches of a batched gemm c = a @ b (a: (*batch, M, K), b: (*batch, K, N),
+    c: (*batch, M, N), broadcast batch strides allowed): the batch dims are coalesced jointly
+    and all but the innermost one looped over here. Yields (count, pa, sa, pb, sb, pc, sc):
+    base addresses and batch strides (in elements) of one launch per operand."""
+    isz = c.dtype.itemsize
     dims = []
-    for i in range(nb):
+    for i in range(c.ndim - 2):
         n = c.shape[i]
         if n == 1:
             continue
@@ -94,18 +88,14 @@ def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
             dims.append([n, sa, sb, sc])
     if not dims:
         dims = [[1, 0, 0, 0]]
-    inner = dims[-1]
-    outer = dims[:-1]
+    inner, outer = dims[-1], dims[:-1]
     pa0, pb0, pc0 = a.data_ptr(), b.data_ptr(), c.data_ptr()
     idx = [0] * len(outer)
-    nt = K._num_threads
     while True:
         oa = sum(i * s[1] for i, s in zip(idx, outer)) * isz
         ob = sum(i * s[2] for i, s in zip(idx, outer)) * isz
         oc = sum(i * s[3] for i, s in zip(idx, outer)) * isz
-        fn(inner[0], M, N, K_, pa0 + oa, inner[1], a.strides[-2], a.strides[-1],
-           pb0 + ob, inner[2], b.strides[-2], b.strides[-1],
-           pc0 + oc, inner[3], c.strides[-2], c.strides[-1], nt)
+        yield inner[0], pa0 + oa, inner[1], pb0 + ob, inner[2], pc0 + oc, inner[3]
         k = len(outer) - 1
         while k >= 0:
             idx[k] += 1
@@ -115,6 +105,20 @@ def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
             k -= 1
         if k < 0:
             return
+
+
+def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
+    if c.device.type == "cuda":
+        from .cuda import gemm as _cg
+        _cg.gemm_batched(a, b, c)
+        return
+    fn = K.kernel("gemm", None, f"gemm_{c.dtype.sfx}")
+    M, K_ = a.shape[-2:]
+    N = b.shape[-1]
+    nt = K._num_threads
+    for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
+        fn(cnt, M, N, K_, pa, sa, a.strides[-2], a.strides[-1], pb, sb, b.strides[-2],
+           b.strides[-1], pc, sc, c.strides[-2], c.strides[-1], nt)
 
 
 def tensordot(a, b, axes=2) -> Tensor:

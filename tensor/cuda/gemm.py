@@ -125,8 +125,8 @@ def gemm_batched(a, b, c) -> None:
     """c[...] = a[...] @ b[...] for CUDA tensors a: (*batch, M, K), b: (*batch, K, N),
     c: (*batch, M, N), already broadcast (batch strides may be 0), all of c's dtype.
 
-    The batch dims are coalesced jointly as in the CPU path; when they do not collapse to one
-    (count, stride) per operand, the outer ones are looped over here, one launch each."""
+    The batch dims are coalesced jointly by the CPU path's linalg.gemm_batches; when they do
+    not collapse to one (count, stride) per operand, the outer ones take one launch each."""
     d = c.dtype
     if a.dtype != d or b.dtype != d:
         raise TypeError(f"matmul: CUDA gemm needs one dtype, got {a.dtype}, {b.dtype} -> {d}")
@@ -138,37 +138,9 @@ def gemm_batched(a, b, c) -> None:
     N = b.shape[-1]
     if M == 0 or N == 0 or any(s == 0 for s in c.shape[:nb]):
         return
-    isz = d.itemsize
-    dims = []
-    for i in range(nb):
-        n = c.shape[i]
-        if n == 1:
-            continue
-        sa, sb, sc = a.strides[i], b.strides[i], c.strides[i]
-        if dims and dims[-1][1] == sa * n and dims[-1][2] == sb * n and dims[-1][3] == sc * n:
-            dims[-1] = [dims[-1][0] * n, sa, sb, sc]
-        else:
-            dims.append([n, sa, sb, sc])
-    if not dims:
-        dims = [[1, 0, 0, 0]]
-    inner, outer = dims[-1], dims[:-1]
-    pa0, pb0, pc0 = a.data_ptr(), b.data_ptr(), c.data_ptr()
+    from ..linalg import gemm_batches
     sam, sak = a.strides[-2], a.strides[-1]
     sbk, sbn = b.strides[-2], b.strides[-1]
     scm, scn = c.strides[-2], c.strides[-1]
-    idx = [0] * len(outer)
-    while True:
-        oa = sum(i * s[1] for i, s in zip(idx, outer)) * isz
-        ob = sum(i * s[2] for i, s in zip(idx, outer)) * isz
-        oc = sum(i * s[3] for i, s in zip(idx, outer)) * isz
-        launch(d, c.device, M, N, K, inner[0], pa0 + oa, inner[1], sam, sak,
-               pb0 + ob, inner[2], sbk, sbn, pc0 + oc, inner[3], scm, scn)
-        k = len(outer) - 1
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < outer[k][0]:
-                break
-            idx[k] = 0
-            k -= 1
-        if k < 0:
-            return
+    for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
+        launch(d, c.device, M, N, K, cnt, pa, sa, sam, sak, pb, sb, sbk, sbn, pc, sc, scm, scn)
