@@ -24,19 +24,25 @@ QUICK = "--quick" in sys.argv
 SMOKE = "--smoke" in sys.argv   # tiny sizes: checks the script runs (tests, CPU emulator)
 
 
-def _events_ms(fn, reps: int) -> float:
-    """Median ms of fn() measured with our CUDA events (after a warm-up call)."""
+def _median_ms(fn, reps: int, event, elapsed, sync) -> float:
+    """Median ms of fn() between two device events (after a warm-up call): event() makes a
+    timing event with record()/synchronize(), elapsed(a, b) reads it, sync() waits for all."""
     fn()
-    T.cuda.synchronize()
+    sync()
     out = []
     for _ in range(reps):
-        a, b = T.cuda.Event(enable_timing=True), T.cuda.Event(enable_timing=True)
+        a, b = event(), event()
         a.record()
         fn()
         b.record()
         b.synchronize()
-        out.append(a.elapsed_time(b))
+        out.append(elapsed(a, b))
     return statistics.median(out)
+
+
+def _events_ms(fn, reps: int) -> float:
+    return _median_ms(fn, reps, lambda: T.cuda.Event(enable_timing=True),
+                      lambda a, b: a.elapsed_time(b), T.cuda.synchronize)
 
 
 def _torch():
@@ -52,17 +58,8 @@ def _torch():
 
 
 def _torch_ms(torch, fn, reps: int) -> float:
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+    return _median_ms(fn, reps, lambda: torch.cuda.Event(enable_timing=True),
+                      lambda a, b: a.elapsed_time(b), torch.cuda.synchronize)
 
 
 def _cupy():
@@ -75,17 +72,8 @@ def _cupy():
 
 
 def _cupy_ms(cp, fn, reps: int) -> float:
-    fn()
-    cp.cuda.Device().synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(out)
+    return _median_ms(fn, reps, cp.cuda.Event, cp.cuda.get_elapsed_time,
+                      lambda: cp.cuda.Device().synchronize())
 
 
 def main() -> None:
