@@ -425,3 +425,21 @@ INPLACE_DUNDER = {
     "bitwise_or": operator.ior, "bitwise_xor": operator.ixor, "left_shift": operator.ilshift,
     "right_shift": operator.irshift,
 }
+
+
+# ---------------------------------------------------------------- CUDA compile checks
+
+CUDA_ARCHS = ("sm_80", "sm_90")   # every CUDA kernel is compiled for these in the tests
+
+
+def nvrtc_or_skip():
+    """tensor.cuda.nvrtc, or skip the test (with the install line) when NVRTC is missing."""
+    import pytest
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
+                        'installed: pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"')
+    from tensor.cuda import nvrtc
+    try:
+        nvrtc.version()
+    except nvrtc.NVRTCNotFoundError as e:
+        pytest.skip(str(e))
+    return nvrtc

@@ -16,6 +16,8 @@ import pytest
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
                     'installed: pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"')
 
+from helpers import CUDA_ARCHS  # noqa: E402
+
 from tensor.cpu.build import KernelCompileError  # noqa: E402
 from tensor.cuda import kernels as K  # noqa: E402
 from tensor.cuda import nvrtc  # noqa: E402
@@ -25,7 +27,7 @@ try:
 except nvrtc.NVRTCNotFoundError as e:  # bindings present, libnvrtc missing
     pytest.skip(str(e), allow_module_level=True)
 
-ARCHS = ("sm_80", "sm_90")
+ARCHS = CUDA_ARCHS
 MODULES = K.all_modules()
 
 

@@ -20,26 +20,13 @@ import ctypes
 
 import numpy as np
 import pytest
-from helpers import bf16_round, to_np
+from helpers import bf16_round, nvrtc_or_skip, to_np
 
 import tensor as T
 from tensor import dtypes as dt
 from tensor.cuda import gemm as G
 
-ARCHS = ("sm_80", "sm_90")
-
-
 # ------------------------------------------------------------------ NVRTC compile checks
-
-def _nvrtc():
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
-                        'installed: pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"')
-    from tensor.cuda import nvrtc
-    try:
-        nvrtc.version()
-    except nvrtc.NVRTCNotFoundError as e:
-        pytest.skip(str(e))
-    return nvrtc
 
 
 def test_gemm_family_registered():
@@ -51,7 +38,7 @@ def test_gemm_family_registered():
 
 
 def test_gemm_args_layout_matches_device():
-    nvrtc = _nvrtc()
+    nvrtc = nvrtc_or_skip()
     A = G.GemmArgs
     checks = [f"sizeof(sx_gemm_args) == {ctypes.sizeof(A)}",
               f"alignof(sx_gemm_args) == {ctypes.alignment(A)}"]

@@ -15,26 +15,14 @@ import ctypes
 
 import numpy as np
 import pytest
+from helpers import CUDA_ARCHS, nvrtc_or_skip
 
 import tensor as T
 from tensor import dtypes as dt
 from tensor import indexing as I
 from tensor import manipulation as M
 
-ARCHS = ("sm_80", "sm_90")
-
-
 # ================================================================ compile (NVRTC, no GPU)
-
-def _nvrtc_or_skip():
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
-                        'installed: pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"')
-    from tensor.cuda import nvrtc
-    try:
-        nvrtc.version()
-    except nvrtc.NVRTCNotFoundError as e:
-        pytest.skip(str(e))
-    return nvrtc
 
 
 def _modules():
@@ -53,7 +41,7 @@ def test_index_family_registered():
 
 
 def test_index_arg_structs_match_device_layout():
-    nvrtc = _nvrtc_or_skip()
+    nvrtc = nvrtc_or_skip()
     from tensor.cuda import index as CI
     checks = []
     for name, S in CI.ARG_STRUCTS.items():
@@ -63,7 +51,7 @@ def test_index_arg_structs_match_device_layout():
                           f'"{name}.{f}");')
         assert ctypes.sizeof(S) <= 4096  # the kernel parameter limit
     src = '#include "index.cuh"\n' + "\n".join(checks) + "\n"
-    for arch in ARCHS:
+    for arch in CUDA_ARCHS:
         nvrtc.compile("index_layout", src, arch)
 
 

@@ -28,7 +28,6 @@ from tensor import dtypes as dt
 from tensor.cuda import kernels as CK
 from tensor.cuda import nn_kernels as NK
 
-ARCHS = ("sm_80", "sm_90")
 MODULES = [(fam, d) for fam, (_, _, dts) in NK.FAMILIES.items() for d in dts]
 
 

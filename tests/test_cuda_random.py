@@ -22,7 +22,6 @@ import tensor as T
 from tensor import dtypes as dt
 from tensor.random import Generator
 
-ARCHS = ("sm_80", "sm_90")
 SIZES = (1, 3, 5, 1000)
 OFFSETS = (0, 1, 3, 5)
 SEEDS = (0, 42, 2**64 - 1)
