@@ -11,6 +11,7 @@ backend on the CPU emulator (tests on machines without a GPU).
 """
 from __future__ import annotations
 
+from .. import memstats
 from ..device import DeviceError
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "get_device_name",
@@ -75,46 +76,45 @@ def __getattr__(name):  # Stream, Event, current_stream, ... load the driver onl
     raise AttributeError(f"module 'tensor.cuda' has no attribute {name!r}")
 
 
-# ---- memory statistics of CUDA devices (torch.cuda's names)
+# ---- memory statistics of CUDA devices (torch.cuda's names): tensor.memstats on cuda:N
 
-def _alloc(device):
-    from . import runtime
-    return runtime.device_state(_index(device)).allocator
+def _dev(device) -> str:
+    return f"cuda:{_index(device)}"
 
 
 def memory_allocated(device=None) -> int:
-    return _alloc(device).memory_allocated()
+    return memstats.memory_allocated(_dev(device))
 
 
 def max_memory_allocated(device=None) -> int:
-    return _alloc(device).max_memory_allocated()
+    return memstats.max_memory_allocated(_dev(device))
 
 
 def memory_reserved(device=None) -> int:
-    return _alloc(device).memory_reserved()
+    return memstats.memory_reserved(_dev(device))
 
 
 def max_memory_reserved(device=None) -> int:
-    return _alloc(device).max_memory_reserved()
+    return memstats.max_memory_reserved(_dev(device))
 
 
 def reset_peak_memory_stats(device=None) -> None:
-    _alloc(device).reset_peak_memory_stats()
+    memstats.reset_peak_memory_stats(_dev(device))
 
 
 def empty_cache(device=None) -> None:
     """Give cached, unused device memory back to the driver."""
-    _alloc(device).empty_cache()
+    memstats.empty_cache(_dev(device))
 
 
 def memory_stats(device=None) -> dict:
-    return _alloc(device).memory_stats()
+    return memstats.memory_stats(_dev(device))
 
 
 def memory_summary(device=None) -> str:
-    return _alloc(device).memory_summary()
+    return memstats.memory_summary(_dev(device))
 
 
 def set_memory_limit(nbytes: int | None, device=None) -> None:
     """Cap the bytes the device's caching allocator may reserve (None removes the cap)."""
-    _alloc(device).set_limit(nbytes)
+    memstats.set_memory_limit(nbytes, _dev(device))

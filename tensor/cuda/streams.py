@@ -17,21 +17,10 @@ from __future__ import annotations
 
 import threading
 
+from . import _index
 from . import runtime as R
 
 _tls = threading.local()
-
-
-def _index(device) -> int:
-    if device is None:
-        return R.current_device_index()
-    if isinstance(device, int):
-        return device
-    from ..device import device as parse
-    d = parse(device)
-    if d.type != "cuda":
-        raise ValueError(f"stream: expected a CUDA device, got {d}")
-    return d.index or 0
 
 
 class Stream:
