@@ -42,21 +42,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
 
 # ---------------------------------------------------------------- devices
 
+from tensor.cuda import runtime as _cuda_runtime  # noqa: E402  (loads no driver by itself)
+
+
 def _cuda_status() -> tuple[bool, str]:
     """(usable, what): a real GPU, else the emulator when allowed, else why not."""
-    from tensor.cuda import runtime
     env = os.environ.get("STRIDEX_CUDA_EMULATOR")
-    if env not in (None, "", "0"):
+    if _cuda_runtime.emulated():
         return True, "CUDA emulator (CPU)"
-    if runtime.device_count() > 0:
-        return True, runtime.device_state(0).name
-    why = runtime.unavailable_reason()
+    if _cuda_runtime.device_count() > 0:
+        return True, _cuda_runtime.device_state(0).name
+    why = _cuda_runtime.unavailable_reason()
     if env == "0":
         return False, f"no GPU ({why}); the emulator is off (STRIDEX_CUDA_EMULATOR=0)"
     import shutil
     if shutil.which("g++") is None:
         return False, f"no GPU ({why}) and no g++ for the CUDA emulator"
-    runtime.use_emulator()
+    _cuda_runtime.use_emulator()
     return True, "CUDA emulator (CPU)"
 
 
@@ -81,7 +83,7 @@ def _warm_emulator() -> None:
     threading.Thread(target=run, name="emulator-warmup", daemon=True).start()
 
 
-if CUDA_OK and os.environ.get("STRIDEX_CUDA_EMULATOR") not in (None, "", "0"):
+if CUDA_OK and _cuda_runtime.emulated():
     _warm_emulator()
 
 

@@ -5,7 +5,8 @@ maps the CUDA device dialect to C++17 plus a fiber scheduler) into a shared libr
 an *image* that `driver.cuModuleLoadData` accepts. `driver` fakes the subset of
 `cuda.bindings.driver` the runtime uses, with the same call conventions.
 
-Turned on by the environment variable ``STRIDEX_CUDA_EMULATOR=1`` (see `enabled()`).
+Turned on by the environment variable ``STRIDEX_CUDA_EMULATOR=1`` (see
+tensor.cuda.runtime.emulated()).
 
 Builds are cached like the CPU's (tensor/cpu/build.py): in memory and in the per-user cache
 directory, keyed by the hash of (source, included cuda_src headers, shim.h, flags, compiler
@@ -35,7 +36,7 @@ from ...cpu.build import (
 )
 from ..nvrtc import CUDA_SRC
 
-__all__ = ["compile", "enabled", "entry_points", "flags", "SHIM", "FLAGS", "IMAGE_MAGIC",
+__all__ = ["compile", "entry_points", "flags", "SHIM", "FLAGS", "IMAGE_MAGIC",
            "KernelCompileError", "CompilerNotFoundError"]
 
 SHIM = Path(__file__).resolve().parent / "shim.h"
@@ -48,11 +49,6 @@ def flags() -> list[str]:
     """FLAGS plus STRIDEX_EMU_CXXFLAGS (e.g. "-O0" for faster builds, "-g", or
     "-DEMU_USE_UCONTEXT" to use swapcontext instead of the x86-64 assembly switch)."""
     return FLAGS + shlex.split(os.environ.get("STRIDEX_EMU_CXXFLAGS", ""))
-
-
-def enabled() -> bool:
-    """True when STRIDEX_CUDA_EMULATOR is set to a true value (1, true, yes, on)."""
-    return os.environ.get("STRIDEX_CUDA_EMULATOR", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @lru_cache(maxsize=1)
