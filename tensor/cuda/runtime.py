@@ -277,7 +277,15 @@ def _load_module(st: _DeviceState, family: str, d):
     return mod
 
 
-_streams_tls = None   # streams._tls (current stream per thread), bound on first kernel()
+_current_handle = None   # streams.current_stream_handle, bound on first use (streams imports us)
+
+
+def _stream(st):
+    """The CUstream launches and copies of this device go onto now."""
+    global _current_handle
+    if _current_handle is None:
+        from .streams import current_stream_handle as _current_handle
+    return _current_handle(st)
 
 
 class Kernel:
@@ -296,9 +304,7 @@ class Kernel:
         st = self.st
         if getattr(_tls, "ctx", None) is not st.ctx:
             st.make_current()
-        from .streams import current_stream_handle
-        res = drv().cuLaunchKernel(self.fn, gx, gy, gz, bx, by, bz, shared,
-                                   current_stream_handle(st),
+        res = drv().cuLaunchKernel(self.fn, gx, gy, gz, bx, by, bz, shared, _stream(st),
                                    ctypes.addressof(params) if n else 0, 0)
         if int(res[0]) != 0:
             self._fail(res[0], (gx, gy, gz), (bx, by, bz))
@@ -308,25 +314,18 @@ class Kernel:
         raise CudaError(f"CUDA: launching kernel {self.name} (grid {grid}, block {block}) "
                         f"failed: {_err_name(_drv, err)}" + (f"\n{extra()}" if extra else ""))
 
-
     def launch_params(self, grid: int, block: int, params_addr: int) -> None:
         """Launch with a ready kernelParams array (its address): the fast path."""
         st = self.st
         if getattr(_tls, "ctx", None) is not st.ctx:
             st.make_current()
-        cur = getattr(_streams_tls, "cur", None)
-        s = cur.get(st.index) if cur else None
-        res = _drv.cuLaunchKernel(self.fn, grid, 1, 1, block, 1, 1, 0,
-                                  (s or st.default_stream).handle, params_addr, 0)
+        res = _drv.cuLaunchKernel(self.fn, grid, 1, 1, block, 1, 1, 0, _stream(st),
+                                  params_addr, 0)
         if res[0]:
             self._fail(res[0], (grid, 1, 1), (block, 1, 1))
 
 
 def kernel(family: str, dtype, name: str, device) -> Kernel:
-    global _streams_tls
-    if _streams_tls is None:
-        from . import streams
-        _streams_tls = streams._tls
     """The kernel `name` of module (family, dtype) on a CUDA device, loaded once."""
     st = device_state(device.index or 0)
     key = (family, dtype, name)
@@ -339,11 +338,6 @@ def kernel(family: str, dtype, name: str, device) -> Kernel:
 
 
 # ---------------------------------------------------------------- copies
-
-def _stream(st):
-    from .streams import current_stream_handle
-    return current_stream_handle(st)
-
 
 def memcpy_htod(st: _DeviceState, dst: int, src_host: int, nbytes: int) -> None:
     if nbytes:
