@@ -106,6 +106,23 @@ struct sx_bf16 {
     SX_DEV C hi() { return SX_INF_F; }
 };
 
+/* Full-warp __shfl_{down,up,xor}_sync of any trivially copyable value, 4 bytes at a time
+ * (sx_shfl_down(v, delta), sx_shfl_up(v, delta), sx_shfl_xor(v, lane_mask)). */
+#define SX_SHFL_ANY(NAME, INTRIN)                                          \
+template <class T>                                                         \
+SX_DEV T NAME(T v, unsigned arg) {                                         \
+    constexpr int W = (int)((sizeof(T) + 3) / 4);                          \
+    union U { T v; unsigned w[W]; } u;                                     \
+    u.v = v;                                                               \
+    _Pragma("unroll")                                                      \
+    for (int j = 0; j < W; j++) u.w[j] = INTRIN(0xffffffffu, u.w[j], arg); \
+    return u.v;                                                            \
+}
+SX_SHFL_ANY(sx_shfl_down, __shfl_down_sync)
+SX_SHFL_ANY(sx_shfl_up, __shfl_up_sync)
+SX_SHFL_ANY(sx_shfl_xor, __shfl_xor_sync)
+#undef SX_SHFL_ANY
+
 /* Four consecutive elements, loaded or stored as one vector (aligned to 4 elements). */
 template <class T>
 struct alignas(sizeof(T) * 4) sx_v4 { T v[4]; };

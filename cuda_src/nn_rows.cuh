@@ -25,17 +25,6 @@
 #define NR_BLOCK 256                 /* threads per block of every row kernel */
 #define NR_NWARPS (NR_BLOCK / 32)
 
-/* __shfl_xor_sync of a float or double (4 bytes at a time). */
-template <class A>
-SX_DEV A nr_shfl_xor(A v, int mask) {
-    constexpr int W = (int)((sizeof(A) + 3) / 4);
-    union U { A v; unsigned w[W]; } u;
-    u.v = v;
-#pragma unroll
-    for (int j = 0; j < W; j++) u.w[j] = __shfl_xor_sync(0xffffffffu, u.w[j], mask);
-    return u.v;
-}
-
 /* NaN is skipped by the max (as the CPU's) but still poisons the row through exp(NaN - m). */
 template <class A> SX_DEV A nr_maxv(A m, A v) { return v > m ? v : m; }
 
@@ -46,7 +35,7 @@ template <int TPR, bool MAX, class A>
 SX_DEV A nr_group_reduce(A v, A *sm) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
-        A u = nr_shfl_xor(v, o);
+        A u = sx_shfl_xor(v, o);
         v = MAX ? nr_maxv(v, u) : v + u;
     }
     if (TPR == 32) return v;

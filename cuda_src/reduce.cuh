@@ -38,17 +38,6 @@ SX_DEV int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const int64
     return off;
 }
 
-/* __shfl_down_sync of any trivially copyable value, 4 bytes at a time. */
-template <class T>
-SX_DEV T sx_shfl_down(T v, unsigned delta) {
-    constexpr int W = (int)((sizeof(T) + 3) / 4);
-    union U { T v; unsigned w[W]; } u;
-    u.v = v;
-#pragma unroll
-    for (int j = 0; j < W; j++) u.w[j] = __shfl_down_sync(0xffffffffu, u.w[j], delta);
-    return u.v;
-}
-
 /* Block-wide fixed-tree reduction; the result is valid in thread 0. All threads call it. */
 template <class Op>
 SX_DEV typename Op::ACC sx_block_reduce(typename Op::ACC v, typename Op::ACC *sm) {
@@ -242,16 +231,6 @@ struct sx_scan_args {
     int64_t rows, L;
     int64_t sh[SX_MAXDIM], si[SX_MAXDIM], so[SX_MAXDIM];
 };
-
-template <class T>
-SX_DEV T sx_shfl_up(T v, unsigned delta) {
-    constexpr int W = (int)((sizeof(T) + 3) / 4);
-    union U { T v; unsigned w[W]; } u;
-    u.v = v;
-#pragma unroll
-    for (int j = 0; j < W; j++) u.w[j] = __shfl_up_sync(0xffffffffu, u.w[j], delta);
-    return u.v;
-}
 
 template <class SI, class SO, class Op>
 SX_DEV void sx_scan(const sx_scan_args &a) {
