@@ -5,6 +5,10 @@ current stream is per thread and per device, the device's default (legacy NULL) 
 a `with stream:` block says otherwise. Streams made here are blocking streams: work on the
 default stream waits for them and they for it, so mixing the two is always ordered.
 
+The driver's current context is per thread: every call here first makes the stream's or
+event's device context current on the calling thread (a fresh thread, a finalizer), as
+launches and copies do.
+
 >>> import tensor as T
 >>> if T.cuda.is_available():
 ...     s = T.cuda.Stream()
@@ -23,15 +27,19 @@ from . import runtime as R
 _tls = threading.local()
 
 
+def _drv(index: int):
+    """The driver, with cuda:index's context current on this thread."""
+    R.device_state(index).make_current()
+    return R.drv()
+
+
 class Stream:
     """A queue of device work; `with stream:` makes it current for this thread."""
 
     def __init__(self, device=None, priority: int = 0, _handle=None):
         self.device_index = _index(device)
-        st = R.device_state(self.device_index)
         if _handle is None:
-            st.make_current()
-            d = R.drv()
+            d = _drv(self.device_index)
             _handle = R.check(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_DEFAULT)),
                               "cuStreamCreate")
             self._owned = True
@@ -56,23 +64,16 @@ class Stream:
         _set_current(self.device_index, self._prev.pop())
 
     def synchronize(self) -> None:
-        R.device_state(self.device_index).make_current()
-        R.check(R.drv().cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+        R.check(_drv(self.device_index).cuStreamSynchronize(self.handle), "cuStreamSynchronize")
 
     def query(self) -> bool:
         """True when all work queued on the stream has finished."""
-        err = R.drv().cuStreamQuery(self.handle)[0]
-        if int(err) == 0:
-            return True
-        if err == R.drv().CUresult.CUDA_ERROR_NOT_READY:
-            return False
-        R.check((err,), "cuStreamQuery")
-        return False
+        return _ready(_drv(self.device_index).cuStreamQuery(self.handle)[0], "cuStreamQuery")
 
     def wait_event(self, event: Event) -> None:
         """Work queued on this stream from now on waits until `event` has happened."""
-        R.check(R.drv().cuStreamWaitEvent(self.handle, event._handle(self.device_index), 0),
-                "cuStreamWaitEvent")
+        h = event._handle(self.device_index)
+        R.check(_drv(self.device_index).cuStreamWaitEvent(self.handle, h, 0), "cuStreamWaitEvent")
 
     def wait_stream(self, other: Stream) -> None:
         self.wait_event(other.record_event())
@@ -94,7 +95,7 @@ class Stream:
     def __del__(self):
         if getattr(self, "_owned", False):
             try:
-                R.drv().cuStreamDestroy(self.handle)
+                _drv(self.device_index).cuStreamDestroy(self.handle)
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
 
@@ -109,9 +110,7 @@ class Event:
 
     def _handle(self, index: int):
         if self._h is None:
-            st = R.device_state(index)
-            st.make_current()
-            d = R.drv()
+            d = _drv(index)
             fl = d.CUevent_flags
             flags = 0 if self.enable_timing else int(fl.CU_EVENT_DISABLE_TIMING)
             if self.blocking:
@@ -124,8 +123,8 @@ class Event:
 
     def record(self, stream: Stream | None = None) -> None:
         stream = stream or current_stream()
-        R.check(R.drv().cuEventRecord(self._handle(stream.device_index), stream.handle),
-                "cuEventRecord")
+        h = self._handle(stream.device_index)
+        R.check(_drv(stream.device_index).cuEventRecord(h, stream.handle), "cuEventRecord")
 
     def wait(self, stream: Stream | None = None) -> None:
         (stream or current_stream()).wait_event(self)
@@ -133,17 +132,11 @@ class Event:
     def query(self) -> bool:
         if self._h is None:
             return True
-        err = R.drv().cuEventQuery(self._h)[0]
-        if int(err) == 0:
-            return True
-        if err == R.drv().CUresult.CUDA_ERROR_NOT_READY:
-            return False
-        R.check((err,), "cuEventQuery")
-        return False
+        return _ready(_drv(self._dev).cuEventQuery(self._h)[0], "cuEventQuery")
 
     def synchronize(self) -> None:
         if self._h is not None:
-            R.check(R.drv().cuEventSynchronize(self._h), "cuEventSynchronize")
+            R.check(_drv(self._dev).cuEventSynchronize(self._h), "cuEventSynchronize")
 
     def elapsed_time(self, end: Event) -> float:
         """Milliseconds between this event and `end` (both recorded, with enable_timing)."""
@@ -151,7 +144,8 @@ class Event:
             raise ValueError("Event.elapsed_time: both events need enable_timing=True")
         if self._h is None or end._h is None:
             raise ValueError("Event.elapsed_time: both events must be recorded first")
-        return float(R.check(R.drv().cuEventElapsedTime(self._h, end._h), "cuEventElapsedTime"))
+        d = _drv(self._dev)
+        return float(R.check(d.cuEventElapsedTime(self._h, end._h), "cuEventElapsedTime"))
 
     def __repr__(self) -> str:
         return f"<tensor.cuda.Event timing={self.enable_timing} recorded={self._h is not None}>"
@@ -159,9 +153,19 @@ class Event:
     def __del__(self):
         if getattr(self, "_h", None) is not None:
             try:
-                R.drv().cuEventDestroy(self._h)
+                _drv(self._dev).cuEventDestroy(self._h)
             except Exception:  # noqa: BLE001
                 pass
+
+
+def _ready(err, what: str) -> bool:
+    """A query's answer: True when done, False when CUDA_ERROR_NOT_READY, else CudaError."""
+    if int(err) == 0:
+        return True
+    if err == R.drv().CUresult.CUDA_ERROR_NOT_READY:
+        return False
+    R.check((err,), what)
+    return False
 
 
 # ---------------------------------------------------------------- current stream
@@ -233,6 +237,4 @@ class stream:  # noqa: N801 - PyTorch's name: `with tensor.cuda.stream(s):`
 
 def synchronize(device=None) -> None:
     """Wait for all work on the device (all streams)."""
-    st = R.device_state(_index(device))
-    st.make_current()
-    R.check(R.drv().cuCtxSynchronize(), "cuCtxSynchronize")
+    R.check(_drv(_index(device)).cuCtxSynchronize(), "cuCtxSynchronize")
