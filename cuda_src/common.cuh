@@ -31,6 +31,12 @@ typedef unsigned short uint16_t;
 #endif
 
 #define SX_DEV static __device__ __forceinline__
+
+/* The kernel's dynamic shared memory (sized by the launch; above 48 KiB the function needs
+ * its MAX_DYNAMIC_SHARED_SIZE_BYTES attribute raised first: runtime.Kernel.allow_shared). */
+#ifndef SX_EXTERN_SHARED
+#define SX_EXTERN_SHARED(T, name) extern __shared__ __align__(128) T name[]
+#endif
 #define SX_MAXDIM 16     /* maximum rank of a launch (after coalescing) */
 #define SX_MAXARGS 4     /* operands of one elementwise launch: out + up to 3 inputs */
 #define SX_BLOCK 256     /* threads per block of the elementwise kernels */

@@ -22,7 +22,10 @@
  *   registers (one __syncthreads per k tile). Each output is one fp32/fp64 sum in k order.
  * float16 / bfloat16: tensor cores, mma.sync.m16n8k16 (fp32 accumulation), 128 x 128 x 32
  *   block tile, 8 warps of 64 x 32, ldmatrix from XOR-swizzled shared memory, 3-stage
- *   cp.async pipeline (48 KiB); the result is rounded to the storage type once. Under
+ *   cp.async pipeline in dynamic shared memory (SX_TC_SMEM = 48 KiB: the host raises the
+ *   function's limit when a configuration needs more); the result is rounded to the storage
+ *   type once. Needs sm_80 (cp.async, bf16 mma): built for an older arch the kernel only
+ *   traps, and the host runs 16-bit matmuls there through the float32 kernel. Under
  *   SX_EMULATE (the CPU emulator) ldmatrix / mma / cp.async are replaced by plain C++ that
  *   builds the same fragments with __shfl_sync; the fallback mma adds the 16 exact products
  *   of one k16 step to the accumulator one by one in k order, while the hardware's order and
@@ -316,6 +319,10 @@ SX_DEV void sx_gemm_simt(const sx_gemm_args &p) {
 #define SX_TC_BN 128
 #define SX_TC_BK 32
 #define SX_TC_STAGES 3
+#define SX_TC_SMEM (SX_TC_STAGES * (SX_TC_BM + SX_TC_BN) * SX_TC_BK * 2)   /* bytes */
+#if !defined(SX_EMULATE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define SX_TC_UNSUPPORTED 1   /* no cp.async / bf16 mma.sync before sm_80 */
+#endif
 
 /* Shared tile forms (16-bit elements, 16-byte chunks XOR-swizzled so that ldmatrix's eight
  * row reads and the 16-byte fills hit distinct banks):
@@ -484,10 +491,14 @@ SX_DEV void sx_tc_load(uint16_t *S, const uint16_t *p, int64_t so, int64_t sk, i
 
 template <class S, int LA, int LB>
 SX_DEV void sx_gemm_tc(const sx_gemm_args &p) {
+#ifdef SX_TC_UNSUPPORTED
+    __trap();   /* the host never launches it here (see tensor/cuda/gemm.py) */
+#else
     enum { BM = SX_TC_BM, BN = SX_TC_BN, BK = SX_TC_BK, NS = SX_TC_STAGES };
     enum { FA = LA == SX_GM_OC, FB = LB == SX_GM_OC };  /* shared form: 1 = OC ([k][outer]) */
-    alignas(128) __shared__ uint16_t As[NS][BM * BK];
-    alignas(128) __shared__ uint16_t Bs[NS][BN * BK];
+    SX_EXTERN_SHARED(uint16_t, sx_tc_smem);   /* SX_TC_SMEM bytes: As stages, then Bs */
+    uint16_t (*As)[BM * BK] = (uint16_t (*)[BM * BK])sx_tc_smem;
+    uint16_t (*Bs)[BN * BK] = (uint16_t (*)[BN * BK])(sx_tc_smem + NS * BM * BK);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32;  /* warp tile 64 x 32 */
@@ -599,6 +610,7 @@ SX_DEV void sx_gemm_tc(const sx_gemm_args &p) {
             }
         }
     }
+#endif
 }
 
 /* ======================================================================================

@@ -110,6 +110,12 @@ def gemm_batches(a: Tensor, b: Tensor, c: Tensor):
 def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
     if c.device.type == "cuda":
         from .cuda import gemm as _cg
+        if c.dtype.kind == "f" and c.dtype.itemsize == 2 and not _cg.tensor_cores(c.device):
+            # no 16-bit tensor-core kernel before sm_80: fp32 products and sums, one rounding
+            c32 = ew.empty_tensor(c.shape, dt.float32, c.device)
+            _cg.gemm_batched(ew.astype(a, dt.float32), ew.astype(b, dt.float32), c32)
+            ew.copy_into(c, c32)
+            return
         _cg.gemm_batched(a, b, c)
         return
     fn = K.kernel("gemm", None, f"gemm_{c.dtype.sfx}")

@@ -183,6 +183,15 @@ extern "C" __global__ void by_value(sx_test_params p, int k) {
     p.out[threadIdx.x] = (float)(p.a + p.b + p.c[threadIdx.x % 3] + p.tag);
 }
 
+/* dynamic shared memory: a block reverses its slice of x through it */
+extern "C" __global__ void dyn_reverse(const int *x, int *out) {
+    SX_EXTERN_SHARED(int, buf);
+    const int t = threadIdx.x, n = blockDim.x, base = blockIdx.x * n;
+    buf[t] = x[base + t];
+    __syncthreads();
+    out[base + t] = buf[n - 1 - t];
+}
+
 /* intrinsics with known answers */
 extern "C" __global__ void intrinsics(unsigned long long *o) {
     if (threadIdx.x) return;
@@ -213,6 +222,18 @@ def test_entry_points_regex():
            '/* extern "C" __global__ void b(int) */ extern "C"  __global__  void  c2 (float *p) {}\n'
            '__global__ void not_extern_c(int) {}\n')
     assert E.entry_points(src) == ["a_f32", "c2"]
+
+
+def test_every_module_and_unit_exports_its_kernels():
+    """A module's source exports exactly its kernel names, in order; the one-kernel unit the
+    runtime compiles on first use exports just that kernel (so entries are self-contained)."""
+    for fam, d in K.all_modules():
+        names = K.kernel_names(fam, d)
+        assert names and E.entry_points(K.source(fam, d)) == names
+        for n in names:
+            assert E.entry_points(K.source(fam, d, [n])) == [n]
+    with pytest.raises(KeyError, match="not in module ew_f32"):
+        K.source("ew", dt.float32, ["add_f64"])
 
 
 @pytest.mark.parametrize("grid,block,n", [(1, 256, 1000), (5, 128, 77777), (3, 1024, 4096)])
@@ -452,7 +473,7 @@ def test_launch_validation(mod):
     p = (ctypes.c_void_p * 1)(ctypes.addressof(arg))
     bad = D.CUresult.CUDA_ERROR_INVALID_VALUE
     assert D.cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, 0, ctypes.addressof(p), 0) == (bad,)
-    assert D.cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 16, 0, ctypes.addressof(p), 0) == (bad,)
+    assert D.cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 48 * 1024 + 1, 0, ctypes.addressof(p), 0) == (bad,)
     assert D.cuLaunchKernel(f, 0, 1, 1, 64, 1, 1, 0, 0, ctypes.addressof(p), 0) == (bad,)
     assert D.cuLaunchKernel(f, 1, 1, 1, 1024, 1, 1, 0, 0, ctypes.addressof(p), 0) == (OK,)
     assert D.cuModuleGetFunction(mod, b"no_such_kernel")[0] == D.CUresult.CUDA_ERROR_NOT_FOUND
@@ -460,6 +481,25 @@ def test_launch_validation(mod):
     # the binding's other kernelParams form: ((values), (ctypes types))
     assert D.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, D.CUstream(0),
                             ((int(out.ptr),), (ctypes.c_void_p,)), 0) == (OK,)
+
+
+def test_dynamic_shared_memory_and_its_opt_in_limit(mod):
+    """Launches get their sharedMemBytes of dynamic shared memory; above 48 KiB only after the
+    function's MAX_DYNAMIC_SHARED_SIZE_BYTES was raised (as on a GPU), up to the opt-in limit."""
+    f = fn(mod, "dyn_reverse")
+    x = np.arange(4 * 1024, dtype=np.int32)
+    dx, out = Dev(x), Dev(np.zeros_like(x))
+    args = [dx.p, out.p]
+    p = (ctypes.c_void_p * 2)(*[ctypes.addressof(a) for a in args])
+    assert D.cuLaunchKernel(f, 4, 1, 1, 1024, 1, 1, 4096, 0, ctypes.addressof(p), 0) == (OK,)
+    np.testing.assert_array_equal(out.get(), x.reshape(4, 1024)[:, ::-1].ravel())
+    big, bad = 64 * 1024, D.CUresult.CUDA_ERROR_INVALID_VALUE
+    assert D.cuLaunchKernel(f, 4, 1, 1, 1024, 1, 1, big, 0, ctypes.addressof(p), 0) == (bad,)
+    attr = D.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    assert D.cuFuncSetAttribute(f, attr, 1 << 30) == (bad,)
+    assert D.cuFuncSetAttribute(f, attr, big) == (OK,)
+    assert D.cuLaunchKernel(f, 4, 1, 1, 1024, 1, 1, big, 0, ctypes.addressof(p), 0) == (OK,)
+    np.testing.assert_array_equal(out.get(), x.reshape(4, 1024)[:, ::-1].ravel())
 
 
 def test_memory_copies_memset_and_bounds():

@@ -72,9 +72,10 @@ def test_kernel_choice(M, N, K, sam, sak, sbk, sbn, expect):
 
 
 def test_kernel_sources_cover_every_layout():
+    from tensor.cuda import kernels as CK
     for d in dt.ALL:
-        src = G.source(d)
-        for name in G.kernel_names(d):
+        src = CK.source("gemm", d)
+        for name in CK.kernel_names("gemm", d):
             assert f" {name}(sx_gemm_args p)" in src
 
 
@@ -288,3 +289,44 @@ def test_grid_stride_loops(d, monkeypatch):
     rng = np.random.default_rng(7)
     a, b = _values(rng, (5, 130, 20), d), _values(rng, (5, 20, 140), d)
     _check(_cuda(a, d) @ _cuda(b, d), a, b, d, f"{d.name} looped grid")
+
+
+@cuda
+@pytest.mark.parametrize("d", [dt.float16, dt.bfloat16], ids=["float16", "bfloat16"])
+def test_16bit_matmul_before_sm80_takes_the_float32_kernel(d, monkeypatch):
+    """No cp.async / bf16 mma before compute capability 8.0: the float32 kernel on float32
+    copies, rounded once, which is the tensor-core kernel's arithmetic (fp32 accumulation)."""
+    from tensor.cuda import runtime as R
+    st = R.device_state(0)
+    launched = []
+    real = G.launch
+    monkeypatch.setattr(G, "launch", lambda dd, *a: (launched.append(dd.name), real(dd, *a)))
+    rng = np.random.default_rng(8)
+    a, b = _values(rng, (2, 37, 45), d), _values(rng, (2, 45, 70), d)
+    want = to_np((_cuda(a, d) @ _cuda(b, d)).to("cpu"))
+    assert launched == [d.name]
+    monkeypatch.setattr(st, "cc", (7, 5))
+    launched.clear()
+    out = _cuda(a, d) @ _cuda(b, d)
+    assert launched == ["float32"] and out.dtype == d
+    _check(out, a, b, d, f"{d.name} on sm_75")
+    np.testing.assert_array_equal(to_np(out.to("cpu")), want)
+
+
+def test_tensor_core_kernels_compile_to_a_trap_before_sm80():
+    """Built for sm_75 (as tensor.cuda.precompile(arch="sm_75") does) the 16-bit kernels
+    compile instead of failing on cp.async / bf16 mma; the host never launches them there."""
+    from tensor.cuda import kernels as CK
+    nvrtc_or_skip()
+    CK.load_families()
+    for d in (dt.float16, dt.bfloat16):
+        name = CK.kernel_names("gemm", d)[0]
+        cub = CK.cubin("gemm", d, "sm_75", fast=True, names=[name])
+        assert cub[:4] == b"\x7fELF" and name.encode() in cub
+
+
+def test_tensor_core_shared_memory_size_matches_the_header():
+    nvrtc = nvrtc_or_skip()
+    src = (f'#include "gemm.cuh"\nstatic_assert(SX_TC_SMEM == {G.TC_SMEM}, "smem");\n'
+           f'static_assert(SX_TC_STAGES == {G.TC_STAGES} && SX_TC_BK == {G.TC_TILE_K}, "cfg");\n')
+    assert nvrtc.compile("gemm_smem", src, "sm_80")[:4] == b"\x7fELF"

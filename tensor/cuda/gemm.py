@@ -8,7 +8,10 @@ Kernels per dtype (by-value `sx_gemm_args`, 256 threads):
   along k, transposed "t" = unit stride along m; lb: B row-major "n" = unit stride along n,
   transposed "t" = unit stride along k), and gemm_<sfx>_gen for any strides;
   integers / bool: gemm_<sfx> (any strides).
-float32/float64: SIMT register-blocked tiles; float16/bfloat16: tensor cores (mma.sync).
+float32/float64: SIMT register-blocked tiles; float16/bfloat16: tensor cores (mma.sync, on
+TC_SMEM bytes of dynamic shared memory) from compute capability 8.0 (`tensor_cores`); before
+that (no cp.async, no bf16 mma) tensor/linalg.py runs 16-bit matmuls through the float32
+kernel on float32 copies and rounds once on the way back: the same fp32 accumulation.
 """
 from __future__ import annotations
 
@@ -31,17 +34,14 @@ _INT_ACC = {"i8": "uint32_t", "u8": "uint32_t", "i16": "uint32_t", "i32": "uint3
             "i64": "uint64_t"}
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_Z = 65535
+TC_STAGES, TC_TILE_K = 3, 32   # SX_TC_STAGES, SX_TC_BK
+TC_SMEM = TC_STAGES * (_TILE["f16"][0] + _TILE["f16"][1]) * TC_TILE_K * 2   # SX_TC_SMEM
+TC_MIN_CC = (8, 0)
 
 
-def kernel_names(d: dt.DType) -> list[str]:
-    if d.kind == "f":
-        return [f"gemm_{d.sfx}_{lay}" for lay in FLOAT_LAYOUTS]
-    return [f"gemm_{d.sfx}"]
-
-
-def source(d: dt.DType) -> str:
+def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     s = d.sfx
-    src = ['#include "gemm.cuh"', ""]
+    src = {}
     if d.kind == "f":
         if s in ("f32", "f64"):
             fn = f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}>"
@@ -51,18 +51,19 @@ def source(d: dt.DType) -> str:
             bounds = "__launch_bounds__(SX_GM_THREADS, 2)"
         for lay in FLOAT_LAYOUTS:
             call = fn.format(*_LAYOUT_ARGS[lay])
-            src.append(f'extern "C" __global__ void {bounds} gemm_{s}_{lay}(sx_gemm_args p) '
-                       f"{{ {call}(p); }}")
+            src[f"gemm_{s}_{lay}"] = (f'extern "C" __global__ void {bounds} gemm_{s}_{lay}'
+                                      f"(sx_gemm_args p) {{ {call}(p); }}")
     elif s == "b8":
-        src.append('extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
-                   "gemm_b8(sx_gemm_args p) { sx_gemm_int<uint8_t, uint32_t, true>(p); }")
+        src["gemm_b8"] = ('extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
+                          "gemm_b8(sx_gemm_args p) { sx_gemm_int<uint8_t, uint32_t, true>(p); }")
     else:
-        src.append(f'extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
-                   f"gemm_{s}(sx_gemm_args p) {{ sx_gemm_int<sx_{s}::T, {_INT_ACC[s]}, false>(p); }}")
-    return "\n".join(src) + "\n"
+        src[f"gemm_{s}"] = (f'extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
+                            f"gemm_{s}(sx_gemm_args p) "
+                            f"{{ sx_gemm_int<sx_{s}::T, {_INT_ACC[s]}, false>(p); }}")
+    return '#include "gemm.cuh"\n', src
 
 
-CK.register_family(FAMILY, source, kernel_names, dt.ALL)
+CK.register_family(FAMILY, entries, dt.ALL)
 
 
 class GemmArgs(ctypes.Structure):
@@ -118,7 +119,14 @@ def launch(d: dt.DType, device, M: int, N: int, K: int, batch: int,
     tiles = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
     grid = (min(tiles, MAX_GRID_X), 1, min(batch, MAX_GRID_Z))
     args = GemmArgs(pa, pb, pc, M, N, K, batch, sab, sam, sak, sbb, sbk, sbn, scb, scm, scn)
-    R.kernel(FAMILY, d, name, device)(grid, BLOCK, args)
+    shared = TC_SMEM if d.sfx in ("f16", "bf16") else 0
+    R.kernel(FAMILY, d, name, device)(grid, BLOCK, args, shared=shared)
+
+
+def tensor_cores(device) -> bool:
+    """Whether the 16-bit tensor-core kernels run on this device (compute capability 8.0+)."""
+    from . import runtime as R
+    return R.device_state(device.index or 0).cc >= TC_MIN_CC
 
 
 def gemm_batched(a, b, c) -> None:

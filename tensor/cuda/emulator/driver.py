@@ -200,13 +200,22 @@ class _State:
         self.allocs: dict[int, tuple[mmap.mmap, int]] = {}   # address -> (mapping, size)
         self.starts: list[int] = []                           # sorted allocation addresses
         self.ctx_refs = 0
-        self.current_ctx = 0
+        self._tls = threading.local()   # the current context is per thread, as the driver's
         self.modules: dict[int, object] = {}                  # handle -> ctypes.CDLL
         self.functions: dict[int, tuple[str, object]] = {}    # handle -> (name, launch fn)
+        self.dyn_shared: dict[int, int] = {}                   # handle -> raised dynamic smem
         self.streams: set[int] = set()
         self.events: dict[int, dict] = {}
         self.next_handle = 0x1000
         self.last_error = ""
+
+    @property
+    def current_ctx(self) -> int:
+        return getattr(self._tls, "ctx", 0)
+
+    @current_ctx.setter
+    def current_ctx(self, c: int) -> None:
+        self._tls.ctx = c
 
     def handle(self) -> int:
         self.next_handle += 0x10
@@ -621,10 +630,12 @@ def cuModuleLoadData(image):  # noqa: N802
         return (R.CUDA_ERROR_INVALID_IMAGE, None)
     try:
         lib = ctypes.CDLL(str(path))
-        lib.emu_abi_version()
+        if lib.emu_abi_version() != 2:
+            return (R.CUDA_ERROR_INVALID_IMAGE, None)
     except (OSError, AttributeError):
         return (R.CUDA_ERROR_INVALID_IMAGE, None)
     lib.emu_last_error.restype = ctypes.c_char_p
+    lib.emu_set_dynamic_shared.argtypes = [ctypes.c_size_t]
     with _lock:
         h = _S.handle()
         _S.modules[h] = lib
@@ -658,6 +669,7 @@ def cuModuleUnload(hmod):  # noqa: N802
             return (R.CUDA_ERROR_INVALID_HANDLE,)
         for h in [h for h, f in _S.functions.items() if f[2] == _int(hmod)]:
             del _S.functions[h]
+            _S.dyn_shared.pop(h, None)
     return (_OK,)   # the library stays mapped (ctypes never dlcloses); its functions are gone
 
 
@@ -671,9 +683,17 @@ def cuFuncGetAttribute(attrib, hfunc):  # noqa: N802
     return (_OK, val)
 
 
+DEFAULT_DYNAMIC_SHARED = 48 * 1024    # a function's dynamic shared memory until raised
+MAX_DYNAMIC_SHARED = 227 * 1024       # the most it can be raised to (an H100's opt-in limit)
+
+
 def cuFuncSetAttribute(hfunc, attrib, value):  # noqa: N802
     if _int(hfunc) not in _S.functions:
         return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if int(attrib) == CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if not 0 <= int(value) <= MAX_DYNAMIC_SHARED:
+            return (R.CUDA_ERROR_INVALID_VALUE,)
+        _S.dyn_shared[_int(hfunc)] = int(value)
     return (_OK,)
 
 
@@ -713,8 +733,8 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         return (R.CUDA_ERROR_INVALID_HANDLE,)
     g = [int(gridDimX), int(gridDimY), int(gridDimZ)]
     b = [int(blockDimX), int(blockDimY), int(blockDimZ)]
-    if int(sharedMemBytes) > 0:   # the emulator has no dynamic shared memory
-        return (R.CUDA_ERROR_INVALID_VALUE,)
+    if int(sharedMemBytes) > _S.dyn_shared.get(_int(f), DEFAULT_DYNAMIC_SHARED):
+        return (R.CUDA_ERROR_INVALID_VALUE,)   # as the driver: raise the attribute first
     if (min(g + b) < 1 or g[0] > 2**31 - 1 or g[1] > 65535 or g[2] > 65535 or b[0] > 1024
             or b[1] > 1024 or b[2] > 64 or b[0] * b[1] * b[2] > 1024):
         return (R.CUDA_ERROR_INVALID_VALUE,)
@@ -726,11 +746,13 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     except TypeError:
         return (R.CUDA_ERROR_INVALID_VALUE,)
     with _lock:
+        lib = _S.modules.get(ent[2])
+        if int(sharedMemBytes) and lib.emu_set_dynamic_shared(int(sharedMemBytes)):
+            return (R.CUDA_ERROR_OUT_OF_MEMORY,)
         with _Unprotected():
             rc = fn(*g, *b, addr)
         del keep
         if rc != 0:
-            lib = _S.modules.get(ent[2])
             msg = lib.emu_last_error().decode(errors="replace") if lib is not None else ""
             _S.last_error = f"stridex CUDA emulator: {msg}"
             print(_S.last_error, file=sys.stderr)
@@ -753,6 +775,8 @@ def cuStreamCreateWithPriority(flags, priority):  # noqa: N802
 
 
 def cuStreamDestroy(hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
     with _lock:
         if _int(hStream) not in _S.streams:
             return (R.CUDA_ERROR_INVALID_HANDLE,)
@@ -791,6 +815,8 @@ def cuEventCreate(Flags):  # noqa: N802,N803
 
 
 def cuEventRecord(hEvent, hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
     ev = _S.events.get(_int(hEvent))
     if ev is None or not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
@@ -799,6 +825,8 @@ def cuEventRecord(hEvent, hStream):  # noqa: N802,N803
 
 
 def cuEventSynchronize(hEvent):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
     return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
 
 
@@ -807,6 +835,8 @@ def cuEventQuery(hEvent):  # noqa: N802,N803
 
 
 def cuEventElapsedTime(hStart, hEnd):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e + (None,)
     a, b = _S.events.get(_int(hStart)), _S.events.get(_int(hEnd))
     if a is None or b is None:
         return (R.CUDA_ERROR_INVALID_HANDLE, None)
@@ -821,6 +851,8 @@ cuEventElapsedTime_v2 = cuEventElapsedTime
 
 
 def cuEventDestroy(hEvent):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
     with _lock:
         if _S.events.pop(_int(hEvent), None) is None:
             return (R.CUDA_ERROR_INVALID_HANDLE,)

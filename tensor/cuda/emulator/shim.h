@@ -10,7 +10,9 @@
  *
  * __shared__ is `static`: one block runs at a time, so a function-local static is the block's
  * shared memory (it persists across blocks and launches; CUDA leaves it uninitialized anyway).
- * Dynamic (extern) shared memory is not supported.
+ * Dynamic shared memory: kernels declare it with SX_EXTERN_SHARED(T, name) (common.cuh; on a
+ * GPU `extern __shared__ T name[]`); here it is one 128-byte aligned buffer per module, sized
+ * by the driver before a launch that asks for it (emu_set_dynamic_shared).
  *
  * tensor/cuda/emulator/__init__.py appends, for every `extern "C" __global__` entry point,
  * EMU_ENTRY(NAME): exported emu_entry_NAME(void **params) and
@@ -653,7 +655,22 @@ static int emu_launch(const char *name, void (*entry)(void **), unsigned gx, uns
 
 __attribute__((constructor)) static void emu_init() { emu.cur = -1; }
 EMU_API const char *emu_last_error() { return emu.msg; }
-EMU_API int emu_abi_version() { return 1; }
+EMU_API int emu_abi_version() { return 2; }
+
+/* ---------------- dynamic shared memory ---------------- */
+static void *emu_dyn_smem = nullptr;
+static size_t emu_dyn_cap = 0;
+EMU_API int emu_set_dynamic_shared(size_t n) {   /* 0, or 1 when out of host memory */
+    if (n <= emu_dyn_cap) return 0;
+    size_t cap = (n + 127) & ~(size_t)127;
+    void *p = aligned_alloc(128, cap);
+    if (!p) return 1;
+    free(emu_dyn_smem);
+    emu_dyn_smem = p;
+    emu_dyn_cap = cap;
+    return 0;
+}
+#define SX_EXTERN_SHARED(T, name) T *name = (T *)emu_dyn_smem
 
 template <class... A, size_t... I>
 static inline void emu_call(void (*f)(A...), void **p, std::index_sequence<I...>) {
