@@ -96,3 +96,59 @@ def test_host_arg_structs_match_device_layout():
     src = '#include "elementwise.cuh"\n#include "reduce.cuh"\n' + "".join(
         f'static_assert({c}, "{c}");\n' for c in checks).replace("offsetof", "__builtin_offsetof")
     assert nvrtc.compile("layout", src, "sm_80")[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("fam", sorted({f for f, _ in MODULES}))
+def test_one_kernel_unit_compiles_alone(fam):
+    """The runtime compiles a kernel alone on first use: its unit holds that kernel only."""
+    d = next(d for f, d in MODULES if f == fam)
+    name = K.kernel_names(fam, d)[-1]
+    cub = K.cubin(fam, d, ARCHS[-1], fast=True, names=[name])
+    assert cub[:4] == b"\x7fELF" and b"\0" + name.encode() + b"\0" in cub
+    others = [n for n in K.kernel_names(fam, d) if n != name]
+    assert not any(b"\0" + n.encode() + b"\0" in cub for n in others)
+
+
+def test_ptx_target_gives_ptx_and_is_cached_as_ptx(tmp_path, monkeypatch):
+    """A device newer than NVRTC knows gets PTX (compute_XY): NVRTC's PTX, NUL-terminated as
+    cuModuleLoadData wants it, never an empty CUBIN fetch."""
+    monkeypatch.setenv("STRIDEX_CACHE_DIR", str(tmp_path))
+    src = K.source("misc", K.dt.float32)
+    ptx = nvrtc.compile("ptx_check", src, "compute_80")
+    assert b".version" in ptx and b".entry iota_f32" in ptx and ptx.endswith(b"\0")
+    files = [p.name for p in tmp_path.iterdir()]
+    assert any(f.endswith(".ptx") for f in files) and not any(f.endswith(".cubin") for f in files)
+
+
+def test_an_empty_cached_image_is_rebuilt_not_loaded(tmp_path, monkeypatch):
+    from tensor.cpu.build import write_cached
+    monkeypatch.setenv("STRIDEX_CACHE_DIR", str(tmp_path))
+    src = K.source("misc", K.dt.int16) + "// empty-cache check\n"
+    key = nvrtc.cache_key(src, "sm_80")
+    write_cached(tmp_path / f"cuda_empty_check-sm_80-{key}.cubin", b"")   # hash matches: valid
+    cub = nvrtc.compile("empty_check", src, "sm_80")
+    assert cub[:4] == b"\x7fELF"
+    assert (tmp_path / f"cuda_empty_check-sm_80-{key}.cubin").read_bytes() == cub
+
+
+def test_device_newer_than_nvrtc_knows_targets_ptx_of_the_newest_known_arch():
+    from tensor.cuda import runtime as R
+    known = nvrtc.supported_archs()
+    if not known:
+        pytest.skip("this NVRTC cannot list its architectures")
+    st = R._DeviceState.__new__(R._DeviceState)
+    st.cc = (divmod(known[-1], 10)[0] + 1, 0)
+    assert st.arch == f"compute_{known[-1]}"
+    st.cc = divmod(known[0], 10)
+    assert st.arch == f"sm_{known[0]}"
+
+
+def test_exact_families_are_built_without_fma_contraction():
+    """Families whose floats must equal the CPU's bit for bit get --fmad=false (NVRTC fuses
+    a * b + c by default; the C kernels and the emulator do not); the rest keep contraction."""
+    exact = {f for f, _ in MODULES if not K.fmad(f)}
+    assert exact == {"red", "index", "random", "misc", "optim"}
+    assert "--fmad=false" in nvrtc.options("sm_90", fmad=False)
+    assert not any(o.startswith("--fmad") for o in nvrtc.options("sm_90"))
+    src = K.source("optim", K.dt.float32)
+    assert nvrtc.cache_key(src, "sm_90", fmad=False) != nvrtc.cache_key(src, "sm_90")

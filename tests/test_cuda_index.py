@@ -5,7 +5,8 @@
 - On a CUDA device (a GPU, or the CPU emulator with STRIDEX_CUDA_EMULATOR=1): every op of
   tensor/indexing.py (and repeat) on cuda tensors against NumPy and against the CPU backend,
   bit for bit (gathers and scatters copy, and accumulations add in the CPU's order with the
-  same rounding), for several dtypes, non-contiguous inputs, duplicate and negative indices,
+  same rounding; "index" is an `exact` family, built without FMA contraction), for several
+  dtypes, non-contiguous inputs, duplicate and negative indices,
   empty results, and out-of-range errors (raised before anything is written; the library keeps
   working). Sizes stay small: the emulator runs every CUDA thread on the CPU.
 """
@@ -33,9 +34,9 @@ def _modules():
 def test_index_family_registered():
     from tensor.cuda import index as CI
     from tensor.cuda import kernels as CK
-    assert CK.source("index", None) == CI.index_source(None)
+    assert CK.entries("index", None) == CI.index_entries(None)
     assert CK.kernel_names("index", dt.float32) == ["sx_scatter_add_f32"]
-    names = CI.index_kernels(None)
+    names = CK.kernel_names("index", None)
     for w in (1, 2, 4, 8):
         assert {f"sx_gather_{w}", f"sx_take_{w}", f"sx_scatter_{w}"} <= set(names)
 

@@ -7,7 +7,8 @@
   same (seed, offset) -- offsets that are not multiples of 4, sizes 1, 3, 5, 1000 -- and the
   generator's offset advances the same; randperm (both the single-block and the multi-launch
   algorithm, 32- and 64-bit indices) equals the CPU's Fisher-Yates; arange / linspace / eye /
-  full / tril / triu on cuda equal the CPU and NumPy.
+  full / tril / triu on cuda equal the CPU and NumPy. Both families are `exact` (built with
+  --fmad=false: only the formulas' explicit fma()s are fused, as on the CPU).
   Normals: bit-identical on the emulator (same libm); on a GPU the CUDA math library's
   log/sin/cos may differ from glibc's by a few ulps, so they are compared to a tolerance there.
 """
@@ -29,19 +30,9 @@ SEEDS = (0, 42, 2**64 - 1)
 
 # ---------------------------------------------------------------- NVRTC compile
 
-def _modules():
-    from tensor.cuda import misc, random  # noqa: F401 - registers the families
-    return [("random", None)] + [("misc", d) for d in dt.ALL]
-
-
-def _kernel_names(fam, d):
-    from tensor.cuda import misc, random
-    return random.kernel_names(d) if fam == "random" else misc.kernel_names(d)
-
-
 def test_families_registered():
     from tensor.cuda import kernels as CK
-    _modules()
+    CK.load_families()
     assert CK.kernel_names("random", None)[0] == "rand_bits32"
     assert CK.kernel_names("misc", dt.float64) == ["iota_f64"]
 

@@ -108,6 +108,51 @@ def test_streams_and_events():
 
 
 @cuda
+def test_streams_and_events_work_from_a_fresh_thread():
+    """The driver's current context is per thread: a thread that never launched anything must
+    still create, record, wait on, query and destroy streams and events (and free tensors)."""
+    import threading
+    x = T.ones(1024, device="cuda")
+    made = {}
+
+    def make():   # objects made and recorded on one fresh thread...
+        s, e, e0 = T.cuda.Stream(), T.cuda.Event(enable_timing=True), T.cuda.Event(enable_timing=True)
+        with s:
+            e0.record()
+            made["y"] = x * 2
+            e.record()
+        made.update(s=s, e=e, e0=e0)
+
+    def use():    # ...queried, waited on and dropped on another, before it launches anything
+        s, e, e0 = made.pop("s"), made.pop("e"), made.pop("e0")
+        ready = (e.query(), s.query())
+        e.synchronize()
+        s.synchronize()
+        ms = e0.elapsed_time(e)
+        T.cuda.current_stream().wait_event(e)
+        T.cuda.default_stream().wait_stream(s)
+        del s, e, e0
+        gc.collect()
+        made["out"] = (all(ready), ms >= 0, made.pop("y").sum().item())
+        T.cuda.synchronize()
+
+    for target in (make, use):
+        errors = []
+        t = threading.Thread(target=_record_errors, args=(target, errors))
+        t.start()
+        t.join(60)
+        assert not t.is_alive() and not errors, errors
+    assert made["out"] == (True, True, 2048.0)
+
+
+def _record_errors(fn, errors):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - reported by the test's assertion
+        errors.append(repr(e))
+
+
+@cuda
 def test_device_memory_stats_and_reuse():
     gc.collect()
     T.cuda.empty_cache()
@@ -223,8 +268,8 @@ def _same_values(op_values, dtype):
                                    "bfloat16", "float32", "float64"])
 def test_every_op_gives_the_cpu_result_on_cuda(dtype):
     """Integers and bools bit-exact; floats within a few ulp (the CPU's exp/log/tanh/sigmoid
-    are our own SIMD code in tensor/cpu/csrc/vmath.h, CUDA's come from its math library), NaNs
-    where the CPU has NaNs."""
+    are our own SIMD code in tensor/cpu/csrc/vmath.h, CUDA's come from its math library, and
+    the "ew" family is built with FMA contraction), NaNs where the CPU has NaNs."""
     from tensor.optable import BINARY, UNARY
     d = dt.dtype(dtype)
     a_np, b_np = _same_values(None, dtype), _same_values(None, dtype)[::-1].copy()

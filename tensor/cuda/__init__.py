@@ -18,7 +18,7 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "get_
            "get_device_capability", "synchronize", "Stream", "Event", "current_stream",
            "default_stream", "stream", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats", "empty_cache",
-           "memory_stats", "memory_summary", "set_memory_limit", "DeviceError"]
+           "memory_stats", "memory_summary", "set_memory_limit", "precompile", "DeviceError"]
 
 
 def is_available() -> bool:
@@ -67,6 +67,13 @@ def synchronize(device=None) -> None:
     """Wait until all queued work on the device has finished."""
     from . import streams
     streams.synchronize(device)
+
+
+def precompile(ops=None, dtypes=None, *, arch: str | None = None, workers: int | None = None,
+               progress: bool | None = None) -> dict:
+    """Compile CUDA kernels ahead of their first use, in parallel (tensor.cuda.precompile)."""
+    from .warm import precompile as run
+    return run(ops, dtypes, arch=arch, workers=workers, progress=progress)
 
 
 def __getattr__(name):  # Stream, Event, current_stream, ... load the driver only when used

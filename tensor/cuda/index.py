@@ -34,17 +34,6 @@ RADIX_BITS = 4         # SX_RADIX_BITS
 WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 _I31 = 1 << 31
 
-COMMON_KERNELS = ("sx_fill_i64", "sx_scan_tiles", "sx_scan_add", "sx_index_offsets", "sx_sort_init",
-                  "sx_radix_hist", "sx_radix_scatter", "sx_nz_tiles", "sx_nz_fill", "sx_count_rows",
-                  "sx_repeat_check", "sx_repeat_fill")
-
-
-def index_kernels(d: dt.DType | None) -> list[str]:
-    if d is not None:
-        return [f"sx_scatter_add_{d.sfx}"]
-    return list(COMMON_KERNELS) + [f"sx_{k}_{w}" for w in WIDTHS for k in ("gather", "take", "scatter")]
-
-
 _K = 'extern "C" __global__ void __launch_bounds__(SX_IBLOCK) '
 _COMMON_SRC = f"""\
 {_K}sx_fill_i64(int64_t *p, int64_t n, int64_t v) {{ sx_fill_i64_impl(p, n, v); }}
@@ -81,18 +70,21 @@ _WIDTH_SRC = """\
 """
 
 
-def index_source(d: dt.DType | None) -> str:
+def index_entries(d: dt.DType | None) -> tuple[str, dict[str, str]]:
     """Module `index` (d None): the dtype-free kernels; module `index_<sfx>`: scatter-add in d."""
     if d is not None:
-        return (f'#include "index.cuh"\n\n{_K}sx_scatter_add_{d.sfx}(sx_scatter_args a) '
-                f"{{ sx_scatter_add_t<sx_{d.sfx}>(a); }}\n")
-    src = ['#include "index.cuh"', "", _COMMON_SRC]
-    src += [_WIDTH_SRC.format(K=_K, W=w, T=t) for w, t in WIDTHS.items()]
-    return "\n".join(src)
+        text = f"{_K}sx_scatter_add_{d.sfx}(sx_scatter_args a) {{ sx_scatter_add_t<sx_{d.sfx}>(a); }}"
+        return '#include "index.cuh"\n', {f"sx_scatter_add_{d.sfx}": text}
+    text = _COMMON_SRC + "".join(_WIDTH_SRC.format(K=_K, W=w, T=t) for w, t in WIDTHS.items())
+    # one entry per kernel: the text from one `extern "C"` prefix to the next
+    ents = {}
+    for part in text.split(_K)[1:]:
+        ents[part[:part.index("(")]] = _K + part.rstrip("\n")
+    return '#include "index.cuh"\n', ents
 
 
 DTYPES = (None,) + tuple(dt.ALL)
-CK.register_family(FAMILY, index_source, index_kernels, DTYPES)
+CK.register_family(FAMILY, index_entries, DTYPES, exact=True)
 
 
 # ---------------------------------------------------------------- argument structs (ctypes)

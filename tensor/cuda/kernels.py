@@ -1,53 +1,55 @@
-"""Generate the CUDA kernel modules from the op table (mirrors tensor/cpu/kernels.py).
+"""Generate the CUDA kernel sources from the op table (mirrors tensor/cpu/kernels.py).
 
-One module per (template family, dtype): `ew` (every unary/binary op whose loop takes the
-dtype, casts from it to every dtype, `where`) and `red` (sum, prod, max, min, any, all,
-argmax, argmin, cumsum, cumprod). Kernel names are the CPU's: add_f32, exp_f16,
-cast_f32_i8, where_f32, sum_bf16, ...; each is an ``extern "C" __global__`` function taking
-its by-value argument struct (sx_indexer<N>, sx_red_args or sx_scan_args).
+A template family ("ew", "red", and those tensor/cuda registers: "gemm", "index", ...) gives,
+per dtype, a *prelude* (its header include) and one *entry* per kernel: the
+``extern "C" __global__`` function (with any functor it needs) taking a by-value argument
+struct (sx_indexer<N>, sx_red_args, ...). Kernel names are the CPU's: add_f32, exp_f16,
+cast_f32_i8, where_f32, sum_bf16, ...
+
+Contraction: NVRTC fuses a * b + c into an FMA unless told not to (--fmad=false); the CPU's
+C and the emulator's g++ do not. Families whose float results must equal the CPU's bit for bit
+(reductions, scans and scatter-adds: the CPU's order of additions; random fills, iota and the
+optimizer updates: the CPU's formulas) are registered `exact` and built without contraction
+(explicit fma() calls stay fused). Elementwise, gemm and the nn row kernels keep it: faster,
+as accurate, and their cross-device tests compare to a few ulps.
+
+Compile units: a *module* is a family's prelude with every entry of one dtype (what the compile
+check and the emulator build); a *unit* is the prelude with the entries of one kernel only,
+which is what the runtime compiles with NVRTC on first use. NVRTC's cost is in optimising
+entries, not in parsing headers: ew_f16 whole takes ~11 s, add_f16 alone ~0.2 s.
 """
 from __future__ import annotations
+
+from functools import cache
 
 from .. import dtypes as dt
 from ..optable import BINARY, UNARY
 
 FAMILIES = ("ew", "red")
+_EXTERN = 'extern "C" __global__ void __launch_bounds__'
 
 
-def ew_kernels(d: dt.DType) -> list[str]:
-    """Names of the kernels in module ("ew", d), in source order."""
+def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
+    """Module ("ew", d): every unary/binary op whose loop takes d, casts from d, where."""
     k, s = d.kind, d.sfx
-    names = [f"{op.name}_{s}" for op in UNARY + BINARY if k in op.kinds]
-    names += [f"cast_{s}_{t.sfx}" for t in dt.ALL]
-    return names + [f"where_{s}"]
-
-
-def ew_source(d: dt.DType) -> str:
-    k, s = d.kind, d.sfx
-    src = ['#include "elementwise.cuh"', ""]
-    for op in UNARY:
-        if k in op.kinds:
-            name, out = f"{op.name}_{s}", ("b8" if op.out_bool else s)
-            src.append(
-                f"struct {name}_fn {{ __device__ __forceinline__ sx_{out}::T operator()"
-                f"(sx_{s}::C a) const {{ return sx_{out}::st({op.expr(k)}); }} }};\n"
-                f'extern "C" __global__ void __launch_bounds__(SX_BLOCK) {name}(sx_indexer<2> ix) '
-                f"{{ sx_unary<sx_{s}, sx_{out}>(ix, {name}_fn()); }}")
-    for op in BINARY:
-        if k in op.kinds:
-            name, out = f"{op.name}_{s}", ("b8" if op.out_bool else s)
-            src.append(
-                f"struct {name}_fn {{ __device__ __forceinline__ sx_{out}::T operator()"
-                f"(sx_{s}::C a, sx_{s}::C b) const {{ return sx_{out}::st({op.expr(k)}); }} }};\n"
-                f'extern "C" __global__ void __launch_bounds__(SX_BLOCK) {name}(sx_indexer<3> ix) '
-                f"{{ sx_binary<sx_{s}, sx_{s}, sx_{out}>(ix, {name}_fn()); }}")
+    out: dict[str, str] = {}
+    for op in UNARY + BINARY:
+        if k not in op.kinds:
+            continue
+        name, o = f"{op.name}_{s}", ("b8" if op.out_bool else s)
+        if op.arity == 1:
+            params, nix, call = f"sx_{s}::C a", 2, f"sx_unary<sx_{s}, sx_{o}>"
+        else:
+            params, nix, call = f"sx_{s}::C a, sx_{s}::C b", 3, f"sx_binary<sx_{s}, sx_{s}, sx_{o}>"
+        out[name] = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{o}::T operator()"
+                     f"({params}) const {{ return sx_{o}::st({op.expr(k)}); }} }};\n"
+                     f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<{nix}> ix) {{ {call}(ix, {name}_fn()); }}")
     for t in dt.ALL:
-        src.append(f'extern "C" __global__ void __launch_bounds__(SX_BLOCK) cast_{s}_{t.sfx}'
-                   f"(sx_indexer<2> ix) {{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, "
-                   f"sx_cast_fn<sx_{s}, sx_{t.sfx}>()); }}")
-    src.append(f'extern "C" __global__ void __launch_bounds__(SX_BLOCK) where_{s}(sx_indexer<4> ix) '
-               f"{{ sx_where<sx_{s}>(ix); }}")
-    return "\n".join(src) + "\n"
+        out[f"cast_{s}_{t.sfx}"] = (
+            f"{_EXTERN}(SX_BLOCK) cast_{s}_{t.sfx}(sx_indexer<2> ix) "
+            f"{{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, sx_cast_fn<sx_{s}, sx_{t.sfx}>()); }}")
+    out[f"where_{s}"] = f"{_EXTERN}(SX_BLOCK) where_{s}(sx_indexer<4> ix) {{ sx_where<sx_{s}>(ix); }}"
+    return '#include "elementwise.cuh"\n', out
 
 
 _ACC = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
@@ -55,11 +57,8 @@ RED_NAMES = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
 SCAN_NAMES = ("cumsum", "cumprod")
 
 
-def red_kernels(d: dt.DType) -> list[str]:
-    return [f"{n}_{d.sfx}" for n in RED_NAMES + SCAN_NAMES]
-
-
-def red_source(d: dt.DType) -> str:
+def red_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
+    """Module ("red", d): the reductions and scans of d."""
     s = d.sfx
     acc = _ACC.get(s, "int64_t")
     sum_out = s if d.kind == "f" else "i64"   # integer/bool sums and products are int64
@@ -69,33 +68,49 @@ def red_source(d: dt.DType) -> str:
            "any": ("b8", f"sx_any_op<sx_{s}>"), "all": ("b8", f"sx_all_op<sx_{s}>"),
            "argmax": ("i64", f"sx_arg_op<sx_{s}, true>"),
            "argmin": ("i64", f"sx_arg_op<sx_{s}, false>")}
-    src = ['#include "reduce.cuh"', ""]
+    out = {}
     for n in RED_NAMES:
-        out, op = red[n]
-        src.append(f'extern "C" __global__ void __launch_bounds__(SX_RBLOCK) {n}_{s}(sx_red_args a) '
-                   f"{{ sx_reduce<sx_{s}, sx_{out}, {op}>(a); }}")
+        o, op = red[n]
+        out[f"{n}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {n}_{s}(sx_red_args a) "
+                           f"{{ sx_reduce<sx_{s}, sx_{o}, {op}>(a); }}")
     for n in SCAN_NAMES:
         op = red[n[3:]][1]
-        src.append(f'extern "C" __global__ void __launch_bounds__(SX_RBLOCK) {n}_{s}(sx_scan_args a) '
-                   f"{{ sx_scan<sx_{s}, sx_{sum_out}, {op}>(a); }}")
-    return "\n".join(src) + "\n"
+        out[f"{n}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {n}_{s}(sx_scan_args a) "
+                           f"{{ sx_scan<sx_{s}, sx_{sum_out}, {op}>(a); }}")
+    return '#include "reduce.cuh"\n', out
 
 
-_SOURCES = {"ew": ew_source, "red": red_source}
-_KERNELS = {"ew": ew_kernels, "red": red_kernels}
+def ew_kernels(d: dt.DType) -> list[str]:
+    """Names of the kernels in module ("ew", d), in source order."""
+    return kernel_names("ew", d)
+
+
+def red_kernels(d: dt.DType) -> list[str]:
+    return kernel_names("red", d)
+
+
+_ENTRIES = {"ew": ew_entries, "red": red_entries}
 _DTYPES: dict = {"ew": dt.ALL, "red": dt.ALL}
+_EXACT = {"red"}   # families built without FMA contraction (see the module docstring)
 
 # Modules under tensor/cuda that register further families when imported.
 FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels")
 
 
-def register_family(name: str, source_fn, kernels_fn=None, dtypes=None) -> None:
-    """Add a template family: source_fn(dtype or None) -> CUDA source; kernels_fn(dtype or
-    None) -> its kernel names; dtypes: the dtypes it is built for ([None]: one module)."""
-    _SOURCES[name] = source_fn
-    if kernels_fn is not None:
-        _KERNELS[name] = kernels_fn
+def register_family(name: str, entries_fn, dtypes=None, exact: bool = False) -> None:
+    """Add a template family: entries_fn(dtype or None) -> (prelude, {kernel name: source of
+    its entry}); dtypes: the dtypes it is built for ([None]: one dtype-free module); exact:
+    float results equal the CPU's bit for bit, so no FMA contraction."""
+    _ENTRIES[name] = entries_fn
     _DTYPES[name] = tuple(dt.ALL if dtypes is None else dtypes)
+    if exact:
+        _EXACT.add(name)
+    entries.cache_clear()
+
+
+def fmad(family: str) -> bool:
+    """Whether NVRTC may contract a * b + c into an FMA in this family's kernels."""
+    return family not in _EXACT
 
 
 def load_families() -> None:
@@ -105,27 +120,53 @@ def load_families() -> None:
         importlib.import_module(f"tensor.cuda.{m}")
 
 
+@cache
+def entries(family: str, d: dt.DType | None) -> tuple[str, dict[str, str]]:
+    """(prelude, {kernel name: entry source}) of module (family, d)."""
+    return _ENTRIES[family](d)
+
+
 def kernel_names(family: str, d: dt.DType | None) -> list[str]:
-    return _KERNELS[family](d)
+    return list(entries(family, d)[1])
 
 
 def module_name(family: str, d: dt.DType | None) -> str:
     return f"{family}_{d.sfx}" if d is not None else family
 
 
-def source(family: str, d: dt.DType | None) -> str:
-    return _SOURCES[family](d)
+def unit_name(family: str, d: dt.DType | None, kernel: str) -> str:
+    """Name of the compile unit holding just `kernel` (its NVRTC program and cache file)."""
+    return f"{module_name(family, d)}.{kernel}"
+
+
+def source(family: str, d: dt.DType | None, names=None) -> str:
+    """CUDA source of module (family, d), or of the unit with only the kernels `names`."""
+    prelude, ents = entries(family, d)
+    if names is None:
+        names = ents
+    else:
+        missing = [n for n in names if n not in ents]
+        if missing:
+            raise KeyError(f"CUDA kernels {missing} are not in module {module_name(family, d)}")
+    return prelude + "\n" + "\n".join(ents[n] for n in names) + "\n"
 
 
 def all_modules() -> list[tuple[str, dt.DType | None]]:
     """Every (family, dtype) module the backend can build: what the compile test covers."""
     load_families()
-    return [(f, d) for f in _SOURCES for d in _DTYPES[f]]
+    return [(f, d) for f in _ENTRIES for d in _DTYPES[f]]
 
 
-def cubin(family: str, d: dt.DType | None, arch: str, fast: bool = False) -> bytes:
+def all_kernels() -> list[tuple[str, dt.DType | None, str]]:
+    """Every (family, dtype, kernel) the backend can launch."""
+    return [(f, d, n) for f, d in all_modules() for n in kernel_names(f, d)]
+
+
+def cubin(family: str, d: dt.DType | None, arch: str, fast: bool = False, names=None) -> bytes:
+    """CUBIN of module (family, d), or of the unit of the kernels `names`."""
     from . import nvrtc
-    return nvrtc.compile(module_name(family, d), source(family, d), arch, fast)
+    name = module_name(family, d) if names is None else unit_name(family, d, ".".join(names))
+    return nvrtc.compile(name, source(family, d, names), arch, fast, fmad(family))
 
 
 # ---- host mirrors of the by-value kernel argument structs (ctypes follows C's layout) ----

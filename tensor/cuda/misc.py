@@ -12,22 +12,18 @@ from . import kernels as CK
 BLOCK = 256  # SX_MBLK
 
 
-def kernel_names(d: dt.DType) -> list[str]:
-    return [f"iota_{d.sfx}"]
-
-
-def source(d: dt.DType) -> str:
+def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     s = d.sfx
     if d.kind == "f":
         sig, fn = "double start, double step", "sx_iota_f"
     else:
         sig, fn = "int64_t start, int64_t step", "sx_iota_i"
-    return (f'#include "misc.cuh"\n\n'
-            f'extern "C" __global__ void __launch_bounds__(SX_MBLK) iota_{s}(sx_{s}::T *out, '
-            f"int64_t n, {sig}) {{ {fn}<sx_{s}>(out, n, start, step); }}\n")
+    return '#include "misc.cuh"\n', {f"iota_{s}": (
+        f'extern "C" __global__ void __launch_bounds__(SX_MBLK) iota_{s}(sx_{s}::T *out, '
+        f"int64_t n, {sig}) {{ {fn}<sx_{s}>(out, n, start, step); }}")}
 
 
-CK.register_family("misc", source, kernel_names, dt.ALL)
+CK.register_family("misc", entries, dt.ALL, exact=True)
 
 
 def iota(out, n: int, start, step) -> None:

@@ -74,16 +74,16 @@ _OPTIM_KERNELS = {
 }
 
 
-def _entries(header: str, block: str, d: dt.DType, kernels: list) -> str:
-    """Module source: the header and one extern "C" entry point per (name, params, call)."""
+def _entries(header: str, block: str, d: dt.DType, kernels: list) -> tuple[str, dict[str, str]]:
+    """(prelude, entries): the header and one extern "C" entry point per (name, params, call)."""
     s = d.sfx
     sub = {"T": f"sx_{s}::T", "A": f"sx_{s}::C", "S": f"sx_{s}"}
-    src = [f'#include "{header}"', ""]
+    src = {}
     for name, params, call, tpr in kernels:
         sub["TPR"] = tpr
-        src.append(f'extern "C" __global__ void __launch_bounds__({block}) {name}_{s}('
-                   f"{params.format(**sub)}) {{ {call.format(**sub)}; }}")
-    return "\n".join(src) + "\n"
+        src[f"{name}_{s}"] = (f'extern "C" __global__ void __launch_bounds__({block}) {name}_{s}('
+                              f"{params.format(**sub)}) {{ {call.format(**sub)}; }}")
+    return f'#include "{header}"\n', src
 
 
 def _row_list() -> list:
@@ -92,40 +92,28 @@ def _row_list() -> list:
     return out + [(n, p, c, "") for n, (p, c) in _FLAT_KERNELS.items()]
 
 
-def rows_kernels(d: dt.DType) -> list[str]:
-    return [f"{n}_{d.sfx}" for n, *_ in _row_list()]
-
-
-def rows_source(d: dt.DType) -> str:
+def rows_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("nn_rows.cuh", "NR_BLOCK", d, _row_list())
 
 
-def pool_kernels(d: dt.DType) -> list[str]:
-    return [f"{n}_{d.sfx}" for n in _POOL_KERNELS]
-
-
-def pool_source(d: dt.DType) -> str:
+def pool_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("nn_pool.cuh", "NP_BLOCK", d, [(n, p, c, "") for n, (p, c) in _POOL_KERNELS.items()])
 
 
-def optim_kernels(d: dt.DType) -> list[str]:
-    return [f"{n}_{d.sfx}" for n in _OPTIM_KERNELS]
-
-
-def optim_source(d: dt.DType) -> str:
+def optim_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("optim.cuh", "SO_BLOCK", d, [(n, p, c, "") for n, (p, c) in _OPTIM_KERNELS.items()])
 
 
-# name -> (source_fn, kernels_fn, dtypes): what this module adds to tensor.cuda.kernels
+# name -> (entries_fn, dtypes): what this module adds to tensor.cuda.kernels
 FAMILIES = {
-    "nn_rows": (rows_source, rows_kernels, _FLOATS),
-    "nn_pool": (pool_source, pool_kernels, _FLOATS),
-    "optim": (optim_source, optim_kernels, [dt.float32, dt.float64]),
+    "nn_rows": (rows_entries, _FLOATS),
+    "nn_pool": (pool_entries, _FLOATS),
+    "optim": (optim_entries, [dt.float32, dt.float64]),
 }
 
 
-for _name, (_src, _kern, _dts) in FAMILIES.items():
-    CK.register_family(_name, _src, _kern, _dts)
+for _name, (_ents, _dts) in FAMILIES.items():
+    CK.register_family(_name, _ents, _dts, exact=_name == "optim")   # bitwise = CPU's step
 
 
 # ---- launching ------------------------------------------------------------------------------

@@ -1,15 +1,19 @@
-"""Compile CUDA kernel modules to CUBIN with NVRTC (no GPU or driver needed).
+"""Compile CUDA kernel sources with NVRTC (no GPU or driver needed): CUBIN for an `sm_XY`
+target, PTX for a `compute_XY` one (a device newer than NVRTC knows; see runtime.arch).
 
-Modules are cached in memory and on disk like the CPU's (tensor/cpu/build.py): the same
+Images are cached in memory and on disk like the CPU's (tensor/cpu/build.py): the same
 per-user directory (mode 0700; ``STRIDEX_CACHE_DIR`` overrides it), file names carrying the
 hash of (source, included headers, options, NVRTC version, arch), atomic writes and a sha256
-check before a cached file is used. NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel (CUDA 13),
-loaded by ``cuda.bindings``; kernels need no CUDA toolkit headers.
+check before a cached file is used; an empty image is never cached nor used. NVRTC comes from
+the ``nvidia-cuda-nvrtc`` wheel (CUDA 13), loaded by ``cuda.bindings``; kernels need no CUDA
+toolkit headers. A compile that runs over a second says on stderr what it compiles (the first
+use of a kernel; `tensor.cuda.precompile` builds many ahead, in parallel).
 """
 from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -70,15 +74,20 @@ def supported_archs() -> tuple[int, ...]:
     return tuple(int(a) for a in archs) if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else ()
 
 
-def options(arch: str, fast: bool = False) -> list[str]:
+def options(arch: str, fast: bool = False, fmad: bool = True) -> list[str]:
     """NVRTC options; fast: --Ofast-compile=max (NVRTC >= 12.8), for compile checks only: the
-    CUBIN is slower, but front end and ptxas still see every line, inline PTX included."""
+    CUBIN is slower, but front end and ptxas still see every line, inline PTX included.
+    fmad=False: no a * b + c contracted into an FMA (explicit fma() calls stay fused), for
+    kernel families whose float results must equal the CPU's bit for bit (the C kernels and
+    the emulator's g++ do not contract)."""
     if not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         raise ValueError(f"nvrtc: arch must look like 'sm_90' or 'compute_90', got {arch!r}")
     opts = [f"--gpu-architecture={arch}", "-std=c++17", f"--include-path={CUDA_SRC}",
             "-default-device"]
     if fast and version() >= (12, 8):
         opts.append("--Ofast-compile=max")
+    if not fmad:
+        opts.append("--fmad=false")
     return opts
 
 
@@ -102,52 +111,84 @@ def _nvrtc_compile(name: str, source: str, opts: list[str]) -> bytes:
                 f"tensor: CUDA kernel module {name!r} failed to compile with NVRTC "
                 f"({err.name})\noptions: {' '.join(opts)}\n--- NVRTC log ---\n{log}\n"
                 f"--- source ---\n{_numbered(source)}")
-        res = nvrtc.nvrtcGetCUBINSize(prog)
-        _check(nvrtc, res, "nvrtcGetCUBINSize")
-        cubin = b" " * res[1]
-        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
-        return bytes(cubin)
+        ptx = is_ptx_target(opts)
+        kind, get_size, get = (("PTX", nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if ptx else
+                               ("CUBIN", nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN))
+        res = get_size(prog)
+        _check(nvrtc, res, f"nvrtcGet{kind}Size")
+        image = b" " * res[1]
+        _check(nvrtc, get(prog, image), f"nvrtcGet{kind}")
+        if not image.rstrip(b"\0 "):
+            raise KernelCompileError(f"tensor: NVRTC returned an empty {kind} image for CUDA "
+                                     f"kernel module {name!r} (options: {' '.join(opts)})")
+        return bytes(image)   # PTX keeps its terminating NUL: cuModuleLoadData needs it
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
 
+def is_ptx_target(opts: list[str]) -> bool:
+    return any(o.startswith("--gpu-architecture=compute_") for o in opts)
+
+
 _lock = threading.Lock()
-_cubins: dict[str, bytes] = {}
+_images: dict[str, bytes] = {}
 _key_locks: dict[str, threading.Lock] = {}
 
 
-def cache_key(source: str, arch: str, fast: bool = False) -> str:
+def cache_key(source: str, arch: str, fast: bool = False, fmad: bool = True) -> str:
     major, minor = version()
     return hashlib.sha256("\0".join(
-        [source, _included_text(source), " ".join(options(arch, fast)), f"nvrtc {major}.{minor}",
-         arch]).encode()).hexdigest()[:24]
+        [source, _included_text(source), " ".join(options(arch, fast, fmad)),
+         f"nvrtc {major}.{minor}", arch]).encode()).hexdigest()[:24]
 
 
-def compile(name: str, source: str, arch: str = "sm_90", fast: bool = False) -> bytes:  # noqa: A001
-    """CUBIN bytes of a kernel module for `arch`, from the memory or disk cache or NVRTC
-    (fast: a quicker, less optimised build for compile checks; see options).
+SLOW_NOTICE_S = 1.0   # a compile still running after this long says what it compiles
+_quiet = threading.local()
+
+
+def _notice(name: str, arch: str) -> threading.Timer | None:
+    if getattr(_quiet, "on", False):
+        return None
+    t = threading.Timer(SLOW_NOTICE_S, lambda: print(
+        f"tensor: compiling CUDA kernel {name} for {arch} with NVRTC (first use; cached "
+        "afterwards; tensor.cuda.precompile() builds kernels ahead)", file=sys.stderr, flush=True))
+    t.daemon = True
+    t.start()
+    return t
+
+
+def compile(name: str, source: str, arch: str = "sm_90", fast: bool = False,  # noqa: A001
+            fmad: bool = True) -> bytes:
+    """The image of a kernel module for `arch` (CUBIN; PTX for a compute_XY arch), from the
+    memory or disk cache or NVRTC (fast: a quicker, less optimised build for compile checks;
+    fmad: see options).
 
     Raises KernelCompileError (kernel name, NVRTC log, numbered source) on a source error and
     NVRTCNotFoundError when cuda-python / NVRTC is not installed."""
-    opts = options(arch, fast)
-    key = cache_key(source, arch, fast)
+    opts = options(arch, fast, fmad)
+    key = cache_key(source, arch, fast, fmad)
     mem_key = f"{name}-{arch}-{key}"
-    cubin = _cubins.get(mem_key)
-    if cubin is not None:
-        return cubin
+    image = _images.get(mem_key)
+    if image is not None:
+        return image
     with _lock:
         klock = _key_locks.setdefault(mem_key, threading.Lock())
     with klock:  # one compile per module at a time; different modules compile in parallel
-        cubin = _cubins.get(mem_key)
-        if cubin is not None:
-            return cubin
-        path = cache_dir() / f"cuda_{mem_key}.cubin"
-        cubin = read_cached(path)
-        if cubin is None:
-            cubin = _nvrtc_compile(name, source, opts)
+        image = _images.get(mem_key)
+        if image is not None:
+            return image
+        path = cache_dir() / f"cuda_{mem_key}.{'ptx' if is_ptx_target(opts) else 'cubin'}"
+        image = read_cached(path) or None   # an empty file is a failed build: rebuild it
+        if image is None:
+            timer = _notice(name, arch)
             try:
-                write_cached(path, cubin)
+                image = _nvrtc_compile(name, source, opts)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            try:
+                write_cached(path, image)
             except OSError:
                 pass  # a read-only cache only costs recompiles
-        _cubins[mem_key] = cubin
-        return cubin
+        _images[mem_key] = image
+        return image

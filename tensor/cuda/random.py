@@ -34,43 +34,35 @@ _FILLS = {
     "rand_int64": ("int64_t", "int64_t"),
     "rand_perm_keys": ("uint64_t", None),
 }
-_PERM = ["randperm_small"] + [f"randperm_{ph}_{s}" for s in ("u32", "u64")
-                              for ph in ("init", "reserve", "commit")]
 
-
-def kernel_names(_d=None) -> list[str]:
-    return list(_FILLS) + _PERM
-
-
-def source(_d=None) -> str:
-    src = ['#include "random.cuh"', ""]
+def entries(_d=None) -> tuple[str, dict[str, str]]:
+    K = 'extern "C" __global__ void __launch_bounds__'
+    src = {}
     for name, (ot, pt) in _FILLS.items():
         params = f", {pt} a, {pt} b" if pt else ""
         args = ", a, b" if pt else ""
-        src.append(f'extern "C" __global__ void __launch_bounds__(SX_RBLK) {name}({ot} *out, '
-                   f"int64_t n, uint64_t seed, uint64_t offset{params}) "
-                   f"{{ sx_{name}(out, n, seed, offset{args}); }}")
-    src.append('extern "C" __global__ void __launch_bounds__(SX_PERM_SBLK) randperm_small('
-               "int64_t *p, int64_t n, uint64_t seed, uint64_t offset) "
-               "{ sx_randperm_small(p, n, seed, offset); }")
+        src[name] = (f"{K}(SX_RBLK) {name}({ot} *out, int64_t n, uint64_t seed, uint64_t offset"
+                     f"{params}) {{ sx_{name}(out, n, seed, offset{args}); }}")
+    src["randperm_small"] = (f"{K}(SX_PERM_SBLK) randperm_small(int64_t *p, int64_t n, "
+                             "uint64_t seed, uint64_t offset) { sx_randperm_small(p, n, seed, offset); }")
     for s, it in (("u32", "uint32_t"), ("u64", "uint64_t")):
-        src.append(
-            f'extern "C" __global__ void __launch_bounds__(SX_RBLK) randperm_init_{s}(int64_t *p, '
+        src[f"randperm_init_{s}"] = (
+            f"{K}(SX_RBLK) randperm_init_{s}(int64_t *p, "
             f"{it} *H, uint64_t *R, {it} *L, uint64_t *cnt, int64_t n, uint64_t seed, "
             f"uint64_t offset) {{ sx_randperm_init<{it}>(p, H, R, L, cnt, n, seed, offset); }}")
-        src.append(
-            f'extern "C" __global__ void __launch_bounds__(SX_RBLK) randperm_reserve_{s}('
+        src[f"randperm_reserve_{s}"] = (
+            f"{K}(SX_RBLK) randperm_reserve_{s}("
             f"const {it} *H, uint64_t *R, const {it} *L, const uint64_t *cin, uint64_t *cout, "
             f"uint64_t stamp) {{ sx_randperm_reserve<{it}>(H, R, L, cin, cout, stamp); }}")
-        src.append(
-            f'extern "C" __global__ void __launch_bounds__(SX_RBLK) randperm_commit_{s}('
+        src[f"randperm_commit_{s}"] = (
+            f"{K}(SX_RBLK) randperm_commit_{s}("
             f"int64_t *p, const {it} *H, const uint64_t *R, const {it} *L, const uint64_t *cin, "
             f"{it} *Lout, uint64_t *cout, uint64_t stamp) "
             f"{{ sx_randperm_commit<{it}>(p, H, R, L, cin, Lout, cout, stamp); }}")
-    return "\n".join(src) + "\n"
+    return '#include "random.cuh"\n', src
 
 
-CK.register_family("random", source, kernel_names, [None])
+CK.register_family("random", entries, [None], exact=True)
 
 _PARAM_CT = {"float": ctypes.c_float, "double": ctypes.c_double, "int64_t": ctypes.c_int64}
 

@@ -253,28 +253,55 @@ def blocks_for(n: int, block: int, device, waves: int = 8) -> int:
 
 # ---------------------------------------------------------------- modules and kernels
 
-def _load_module(st: _DeviceState, family: str, d):
+def compile_unit(family: str, d, name: str, arch: str | None = None) -> bytes:
+    """The image holding kernel `name` of module (family, d), for `arch` (default: the
+    current device's), from the caches or the compiler. NVRTC builds the kernel alone (a
+    fraction of a second; a whole module takes up to a minute), the emulator the whole module
+    (one g++ run serves every kernel of it)."""
     from . import kernels as CK
-    key = (family, d)
+    CK.load_families()
+    if emulated():
+        from . import emulator
+        return emulator.compile(CK.module_name(family, d), CK.source(family, d))
+    from . import nvrtc
+    arch = arch or device_state().arch
+    return nvrtc.compile(CK.unit_name(family, d, name), CK.source(family, d, [name]), arch,
+                         fmad=CK.fmad(family))
+
+
+def _load_module(st: _DeviceState, family: str, d, name: str):
+    emu = emulated()
+    key = (family, d) if emu else (family, d, name)
     mod = st.modules.get(key)
     if mod is not None:
         return mod
-    CK.load_families()
-    src = CK.source(family, d)
-    name = CK.module_name(family, d)
-    if emulated():
-        from . import emulator
-        image = emulator.compile(name, src)
-    else:
-        from . import nvrtc
-        image = nvrtc.compile(name, src, st.arch)
+    arch = None if emu else st.arch
+    image = compile_unit(family, d, name, arch)
     with st.lock:
         mod = st.modules.get(key)
         if mod is None:
             st.make_current()
-            mod = st.modules[key] = check(drv().cuModuleLoadData(image),
-                                          f"cuModuleLoadData({name})")
+            res = drv().cuModuleLoadData(image)
+            if int(res[0]) != 0 and arch and arch.startswith("compute_"):
+                raise CudaError(_ptx_load_message(st, arch, name, res[0]))
+            mod = st.modules[key] = check(res, f"cuModuleLoadData({family}/{name})")
     return mod
+
+
+def _ptx_load_message(st: _DeviceState, arch: str, name: str, err) -> str:
+    from . import nvrtc
+    major, minor = nvrtc.version()
+    try:
+        v = int(check(drv().cuDriverGetVersion(), "cuDriverGetVersion"))
+        drv_ver = f"CUDA {v // 1000}.{v % 1000 // 10}"
+    except CudaError:
+        drv_ver = "unknown"
+    return (f"CUDA: loading kernel {name} failed ({_err_name(_drv, err)}): the device "
+            f"(sm_{st.cc[0]}{st.cc[1]}) is newer than NVRTC {major}.{minor} can build CUBIN for, so "
+            f"it was compiled to PTX ({arch}), and the driver ({drv_ver}) cannot load PTX from a "
+            "newer NVRTC than itself. Prefer CUBIN: install an nvidia-cuda-nvrtc release that "
+            f"knows sm_{st.cc[0]}{st.cc[1]} (its CUBIN loads on this driver), or update the "
+            f"driver to CUDA {major}.{minor} or newer so that the PTX loads.")
 
 
 _current_handle = None   # streams.current_stream_handle, bound on first use (streams imports us)
@@ -288,15 +315,32 @@ def _stream(st):
     return _current_handle(st)
 
 
+STATIC_SHARED_MAX = 48 * 1024   # dynamic shared memory a launch gets without opting in
+
+
 class Kernel:
     """A loaded kernel; calling it launches on the device's current stream (asynchronous)."""
 
-    __slots__ = ("fn", "st", "name")
+    __slots__ = ("fn", "st", "name", "shared_max")
 
     def __init__(self, fn, st: _DeviceState, name: str):
         self.fn, self.st, self.name = fn, st, name
+        self.shared_max = STATIC_SHARED_MAX
+
+    def allow_shared(self, nbytes: int) -> None:
+        """Let launches use `nbytes` of dynamic shared memory (above 48 KiB the function's
+        MAX_DYNAMIC_SHARED_SIZE_BYTES must be raised first, up to the device's opt-in limit)."""
+        if nbytes > self.shared_max:
+            d = drv()
+            self.st.make_current()
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check(d.cuFuncSetAttribute(self.fn, attr, nbytes),
+                  f"cuFuncSetAttribute({self.name}, max dynamic shared memory = {nbytes} bytes)")
+            self.shared_max = nbytes
 
     def __call__(self, grid, block, *args, shared: int = 0) -> None:
+        if shared > self.shared_max:
+            self.allow_shared(shared)
         gx, gy, gz = (grid, 1, 1) if type(grid) is int else grid
         bx, by, bz = (block, 1, 1) if type(block) is int else block
         n = len(args)
@@ -331,7 +375,8 @@ def kernel(family: str, dtype, name: str, device) -> Kernel:
     key = (family, dtype, name)
     k = st.functions.get(key)
     if k is None:
-        mod = _load_module(st, family, dtype)
+        mod = _load_module(st, family, dtype, name)
+        st.make_current()
         fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
         k = st.functions[key] = Kernel(fn, st, name)
     return k
