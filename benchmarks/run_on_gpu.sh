@@ -1,22 +1,87 @@
 #!/usr/bin/env bash
-# One command for a lent GPU machine (the `device` tool's run): install the wheels carried in
-# .whl/ (cffi, pycparser, and nvidia-cuda-nvrtc when the machine lacks NVRTC), run every
-# CUDA test on the real GPU, then the GPU benchmark; logs go to $OUT.
-#   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])
+# One command for a lent GPU machine (the `device` tool's run; see benchmarks/README.md, "On a
+# GPU machine"). Installs the wheels carried in .whl/ (cffi and pycparser: the GPU image has
+# neither), warms the kernel cache on every core, runs each test file's CUDA tests in its own
+# process (a device fault is sticky: it would fail every later test of the process), re-runs
+# what failed with CUDA_LAUNCH_BLOCKING=1 and under compute-sanitizer to name the kernel, then
+# the benchmarks. Logs go to $OUT (at most 8 files come back from there).
+#
+#   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
+#   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize
 set -uo pipefail
 OUT=${OUT:-/tmp/stridex-gpu}
+STEPS=${STEPS:-tests bench}
 mkdir -p "$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then
+SUMMARY="$OUT/summary.txt"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+if ! python3 -c "import cffi, pycparser" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
+    --target /tmp/site .whl/*.whl || { say "FAILED: installing the carried wheels"; exit 1; }
   export PYTHONPATH=/tmp/site
 fi
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 CI=1 STRIDEX_CUDA_EMULATOR=0
-nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
-python3 -c "import tensor as T; print(T.cuda.is_available(), T.cuda.get_device_name())" 2>&1 | tee "$OUT/device.txt"
-timeout 420 python3 -m pytest -q -p no:cacheprovider -rs --durations=10 \
-  tests/test_cuda_runtime.py tests/test_cuda_gemm.py tests/test_cuda_random.py tests/test_cuda_index.py \
-  tests/test_cuda_nn.py tests/test_cuda_autograd.py tests/test_elementwise.py tests/test_reductions.py \
-  tests/test_linalg.py tests/test_indexing.py tests/test_manipulation.py tests/test_errors.py \
-  tests/test_random.py -k "cuda" 2>&1 | tee "$OUT/tests.log" | tail -40
-timeout 300 python3 benchmarks/bench_cuda.py 2>&1 | tee "$OUT/bench.log"
+# STRIDEX_CUDA_EMULATOR=1 and TESTS="tests/test_x.py ..." make a local dry run without a GPU
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 CI=1
+export STRIDEX_CUDA_EMULATOR=${STRIDEX_CUDA_EMULATOR:-0}
+export STRIDEX_CACHE_DIR=${STRIDEX_CACHE_DIR:-/tmp/stridex-cache}
+if ! python3 -c "import cffi, pycparser" 2>/dev/null; then
+  say "FAILED: python3 lacks cffi/pycparser: carry their cp312 wheels in .whl/ (benchmarks/README.md)"
+  exit 1
+fi
+{ date -u; nvidia-smi; python3 -c "import cuda.bindings, numpy; print('cuda-bindings', \
+cuda.bindings.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
+python3 -c "import tensor as T; from tensor.cuda import nvrtc; print(T.cuda.get_device_name(), \
+T.cuda.get_device_capability(), 'NVRTC', nvrtc.version())" 2>&1 | tee -a "$SUMMARY" || exit 1
+
+# Warm the cache: every kernel, in parallel (a cold kernel otherwise compiles at first launch).
+if ! timeout 400 python3 -m tensor.cuda.warm -j "$(nproc)" > "$OUT/compile.log" 2>&1; then
+  say "FAILED: precompile (see compile.log)"; tail -20 "$OUT/compile.log"
+fi
+tail -1 "$OUT/compile.log" | tee -a "$SUMMARY"
+
+if [[ " $STEPS " == *" tests "* ]]; then
+  : > "$OUT/tests.log"; : > /tmp/failed.txt
+  for f in ${TESTS:-tests/test_*.py}; do
+    echo "=== $f" >> "$OUT/tests.log"
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -rfE --maxfail=10 -k cuda "$f" \
+      >> "$OUT/tests.log" 2>&1
+    rc=$?
+    [[ $rc == 5 ]] && continue                      # no CUDA test in this file
+    [[ $rc != 0 ]] && grep -E "^(FAILED|ERROR) " "$OUT/tests.log" | sed -E 's/^(FAILED|ERROR) //; s/ - .*//' \
+      | grep "^$f" >> /tmp/failed.txt
+    say "$f: $(grep -E '[0-9]+ (passed|failed)' "$OUT/tests.log" | tail -1) (rc $rc)"
+  done
+  sort -u /tmp/failed.txt -o /tmp/failed.txt
+  say "failed tests: $(wc -l < /tmp/failed.txt)"
+  if [[ -s /tmp/failed.txt ]]; then
+    : > "$OUT/rerun.log"
+    head -15 /tmp/failed.txt | while read -r t; do
+      echo "=== CUDA_LAUNCH_BLOCKING=1 $t" >> "$OUT/rerun.log"
+      CUDA_LAUNCH_BLOCKING=1 timeout 120 python3 -m pytest -q -p no:cacheprovider -x "$t" \
+        >> "$OUT/rerun.log" 2>&1
+    done
+    if command -v compute-sanitizer >/dev/null; then
+      head -3 /tmp/failed.txt | while read -r t; do
+        echo "=== compute-sanitizer memcheck $t" >> "$OUT/rerun.log"
+        timeout 200 compute-sanitizer --tool memcheck --print-limit 20 \
+          python3 -m pytest -q -p no:cacheprovider -x "$t" >> "$OUT/rerun.log" 2>&1
+      done
+    fi
+  fi
+fi
+
+if [[ " $STEPS " == *" sanitize "* ]] && command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck; do
+    echo "=== compute-sanitizer $tool" >> "$OUT/sanitize.log"
+    timeout 280 compute-sanitizer --tool $tool --print-limit 50 python3 -m pytest -q \
+      -p no:cacheprovider -k cuda tests/test_cuda_runtime.py tests/test_cuda_index.py \
+      tests/test_cuda_nn.py tests/test_cuda_gemm.py >> "$OUT/sanitize.log" 2>&1
+    say "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/sanitize.log" | tail -2 | tr '\n' ' ')"
+  done
+fi
+
+if [[ " $STEPS " == *" bench "* ]]; then
+  timeout 300 python3 benchmarks/bench_cuda.py 2>&1 | tee "$OUT/bench.log" | tail -60
+  timeout 120 python3 benchmarks/bench_compile.py --sample 40 -j "$(nproc)" >> "$OUT/bench.log" 2>&1
+  tail -6 "$OUT/bench.log" | tee -a "$SUMMARY"
+fi

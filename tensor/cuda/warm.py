@@ -123,7 +123,9 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     split = lambda s: s.split(",") if s else None  # noqa: E731
     r = precompile(split(a.ops), split(a.dtypes), arch=a.arch, workers=a.workers, progress=True)
-    print(f"precompiled {r['kernels']} CUDA kernels in {r['seconds']:.1f} s")
+    from .runtime import emulated
+    what = "emulator modules" if emulated() else "kernels"
+    print(f"precompiled {r['kernels']} CUDA {what} in {r['seconds']:.1f} s")
 
 
 if __name__ == "__main__":
