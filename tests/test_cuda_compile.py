@@ -152,3 +152,30 @@ def test_exact_families_are_built_without_fma_contraction():
     assert not any(o.startswith("--fmad") for o in nvrtc.options("sm_90"))
     src = K.source("optim", K.dt.float32)
     assert nvrtc.cache_key(src, "sm_90", fmad=False) != nvrtc.cache_key(src, "sm_90")
+
+
+def test_a_slow_compile_says_what_it_compiles(tmp_path, monkeypatch, capfd):
+    import time
+    monkeypatch.setenv("STRIDEX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(nvrtc, "SLOW_NOTICE_S", 0.0)
+    nvrtc.compile("notice_check", K.source("misc", K.dt.int8) + "// notice\n", "sm_80")
+    time.sleep(0.05)
+    assert "NVRTC is compiling CUDA notice_check for sm_80" in capfd.readouterr().err
+
+
+def test_precompile_selects_and_fills_the_disk_cache(tmp_path, monkeypatch, capfd):
+    from tensor.cuda import warm
+    assert len(warm.select()) == len(K.all_kernels())
+    assert [n for _, _, n in warm.select(ops=["add", "sum"], dtypes=["float32"])] == ["add_f32", "sum_f32"]
+    assert {f for f, _, _ in warm.select(ops=["gemm"])} == {"gemm"}
+    assert all(d is not None for _, d, _ in warm.select(dtypes=["int8"]))   # no dtype-free module
+    assert [n for _, d, n in warm.select(ops=["rand_bits32"], dtypes=["int8"])] == ["rand_bits32"]
+    with pytest.raises(ValueError, match=r"no CUDA kernel matches \['nope'\]"):
+        warm.select(ops=["add", "nope"])
+    monkeypatch.setenv("STRIDEX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(nvrtc, "SLOW_NOTICE_S", 0.0)
+    r = warm.precompile(ops=["iota"], dtypes=["int16", "uint8"], arch="sm_80", workers=2, progress=True)
+    assert r["kernels"] == 2
+    assert len([p for p in tmp_path.iterdir() if p.suffix == ".cubin"]) == 2
+    err = capfd.readouterr().err
+    assert "precompile sm_80: 2/2 kernels" in err and "NVRTC is compiling" not in err

@@ -150,7 +150,7 @@ def _notice(name: str, arch: str) -> threading.Timer | None:
     if getattr(_quiet, "on", False):
         return None
     t = threading.Timer(SLOW_NOTICE_S, lambda: print(
-        f"tensor: compiling CUDA kernel {name} for {arch} with NVRTC (first use; cached "
+        f"tensor: NVRTC is compiling CUDA {name} for {arch} (a kernel's first use; cached "
         "afterwards; tensor.cuda.precompile() builds kernels ahead)", file=sys.stderr, flush=True))
     t.daemon = True
     t.start()

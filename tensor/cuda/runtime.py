@@ -263,10 +263,7 @@ def compile_unit(family: str, d, name: str, arch: str | None = None) -> bytes:
     if emulated():
         from . import emulator
         return emulator.compile(CK.module_name(family, d), CK.source(family, d))
-    from . import nvrtc
-    arch = arch or device_state().arch
-    return nvrtc.compile(CK.unit_name(family, d, name), CK.source(family, d, [name]), arch,
-                         fmad=CK.fmad(family))
+    return CK.cubin(family, d, arch or device_state().arch, names=[name])
 
 
 def _load_module(st: _DeviceState, family: str, d, name: str):

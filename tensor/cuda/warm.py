@@ -54,19 +54,24 @@ def select(ops=None, dtypes=None) -> list[tuple]:
 
 def precompile(ops=None, dtypes=None, *, arch: str | None = None, workers: int | None = None,
                progress: bool | None = None) -> dict:
-    """Compile the selected kernels (see `select`) for `arch` (default: the current device's)
-    on `workers` threads (default: one per CPU), showing a progress bar on stderr (default:
-    when stderr is a terminal). Returns {"kernels": n, "seconds": wall time}.
+    """Compile the selected kernels (see `select`) with NVRTC for `arch`, or when no arch is
+    named for the current device (on the emulator: its modules, with g++), on `workers`
+    threads (default: one per CPU), showing a progress bar on stderr (default: when stderr is
+    a terminal). Returns {"kernels": n, "seconds": wall time}.
 
     Kernels already in the disk cache cost only a file read. Without a GPU, name the arch
     ("sm_90"): the images land in the disk cache for a later run on such a device."""
     from . import nvrtc
     from . import runtime as R
     jobs = select(ops, dtypes)
-    if R.emulated():   # the emulator builds whole modules: one job per module
-        jobs = list({(f, d): (f, d, n) for f, d, n in jobs}.values())
-    elif arch is None:
-        arch = R.device_state().arch
+    if arch is not None:
+        build = lambda f, d, n: CK.cubin(f, d, arch, names=[n])  # noqa: E731
+    else:
+        if R.emulated():   # the emulator builds whole modules: one job per module
+            jobs = list({(f, d): (f, d, n) for f, d, n in jobs}.values())
+        else:
+            arch = R.device_state().arch
+        build = lambda f, d, n: R.compile_unit(f, d, n, arch)  # noqa: E731
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     show = sys.stderr.isatty() if progress is None else progress
     bar = _Progress(len(jobs), arch or "emulator", sys.stderr) if show else None
@@ -74,7 +79,7 @@ def precompile(ops=None, dtypes=None, *, arch: str | None = None, workers: int |
 
     def one(job):
         nvrtc._quiet.on = True   # the progress bar says what is compiling
-        R.compile_unit(*job, arch)
+        build(*job)
         return job
 
     with ThreadPoolExecutor(workers, thread_name_prefix="precompile") as ex:
