@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtypes as dt
 from ._tensor import Storage, Tensor
+from .aliasing import check_writable
 from .cpu import kernels as K
 from .device import CPU
 from .device import device as parse_device
@@ -59,8 +60,9 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
 
 
 def fill_(t: Tensor, value) -> Tensor:
+    check_writable(t, "fill_")
     if isinstance(value, Tensor):
-        copy_into(t, value)
+        copy_into(t, value, "fill_")
         return t
     if isinstance(value, np.generic):
         value = value.item()
