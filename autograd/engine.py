@@ -160,8 +160,11 @@ def _accumulate(acc, g, create_graph):
     if g.dtype is not leaf.dtype:
         g = g.astype(leaf.dtype)
     if leaf.grad is None:
-        # .grad gets the leaf's (dense) layout, as PyTorch's: optimizers' fused kernels want it
-        if not create_graph and not g.is_contiguous() and leaf.is_contiguous():
+        # .grad gets the leaf's (dense) layout, as PyTorch's: optimizers' fused kernels want it;
+        # and it is never a read-only (broadcast) view: zero_grad and users write into it
+        if not g.flags.writeable:
+            g = g.copy()
+        elif not create_graph and not g.is_contiguous() and leaf.is_contiguous():
             g = g.contiguous()
         leaf.grad = g if create_graph else g.detach()
     else:
