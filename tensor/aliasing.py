@@ -84,9 +84,9 @@ def stable(src, dst: Tensor, elementwise: bool = False):
 
     elementwise: the kernel reads src at exactly the position it writes in dst (a same-shaped
     elementwise op), so an operand that is the very same view needs no copy."""
-    if not isinstance(src, Tensor) or not may_overlap(src, dst):
+    if not isinstance(src, Tensor) or elementwise and (src is dst or same_view(src, dst)):
         return src
-    if elementwise and same_view(src, dst):
+    if not may_overlap(src, dst):
         return src
     from .elementwise import copy
     return copy(src)
@@ -99,11 +99,22 @@ def internal_overlap(t: Tensor) -> bool:
     Sorted by |stride|, a layout is free of overlap when each stride exceeds the span of the
     axes with smaller strides; when that test fails without a zero stride the offsets are
     compared exactly (up to _EXACT_LIMIT elements; past it the layout counts as overlapping)."""
-    if t.is_contiguous():
+    if t.is_contiguous() or 0 in t._shape:
         return False
-    dims = sorted((abs(s), n) for n, s in zip(t._shape, t._strides) if n != 1)
-    if any(n == 0 for _, n in dims):
-        return False
+    key = (t._shape, t._strides)
+    r = _OVERLAP.get(key)
+    if r is None:
+        if len(_OVERLAP) > 4096:
+            _OVERLAP.clear()
+        r = _OVERLAP[key] = _overlap_of(t._shape, t._strides)
+    return r
+
+
+_OVERLAP: dict = {}  # (shape, strides) -> internal_overlap: layouts repeat, the test is Python
+
+
+def _overlap_of(shape, strides) -> bool:
+    dims = sorted((abs(s), n) for n, s in zip(shape, strides) if n != 1)
     span = 0
     for s, n in dims:
         if s <= span:
