@@ -324,7 +324,9 @@ def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tens
 
 
 def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
-    """A view with explicit shape, element strides and storage offset; checked against the storage."""
+    """A view with explicit shape, element strides and storage offset; checked against the storage.
+    It keeps x's writeable flag (as NumPy's), but a write into it raises ValueError when two of
+    its elements share a memory location (a zero or folding stride; see tensor.aliasing)."""
     shape, strides = tuple(shape), tuple(strides)
     if len(shape) != len(strides):
         raise ValueError(f"as_strided: shape {shape} and strides {strides} differ in length")
