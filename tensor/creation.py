@@ -145,6 +145,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
     """
     if not isinstance(a, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
+    dt.dtype(a.dtype)  # an unsupported dtype is the first thing to report (TypeError)
     why = _unshareable(a)
     if why is not None:
         raise ValueError(f"from_numpy: cannot share the memory of this {a.dtype} array of shape "

@@ -282,6 +282,11 @@ def test_from_numpy_refuses_what_it_cannot_share(make, why):
         T.asarray(a, copy=False)
 
 
+def test_from_numpy_reports_an_unsupported_dtype_first():
+    with pytest.raises(TypeError, match="uint64"):
+        T.from_numpy(np.zeros(2, ">u8"))
+
+
 def test_from_numpy_odd_but_shareable_layouts():
     """Size-1 axes with any stride, negative strides and empty arrays are shared as they are."""
     a = np.arange(12.0).reshape(3, 4)[::-1, ::2]
