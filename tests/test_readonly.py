@@ -283,7 +283,7 @@ def test_from_numpy_refuses_what_it_cannot_share(make, why):
 
 
 def test_from_numpy_reports_an_unsupported_dtype_first():
-    with pytest.raises(TypeError, match="uint64"):
+    with pytest.raises(TypeError, match="unsupported data type"):
         T.from_numpy(np.zeros(2, ">u8"))
 
 
