@@ -339,6 +339,14 @@ def test_autograd_gradients_are_writeable(device):
     x = T.ones(3).requires_grad_()
     (gx,) = autograd.grad(T.broadcast_to(x, (2, 3)).sum(), [x], create_graph=True)
     assert gx.tolist() == [2.0, 2.0, 2.0]
+    y = x * 2
+    y.retain_grad()                                  # a non-leaf's .grad, kept by a hook
+    y.sum().backward()
+    z = x * 3
+    z.sum().backward(inputs=[z])                     # .grad of an explicit input
+    for t in (y, z):
+        assert t.grad.flags.writeable and t.grad.tolist() == [1.0, 1.0, 1.0]
+        t.grad.zero_()
 
 
 def test_optimizer_refuses_a_read_only_parameter():
