@@ -54,6 +54,12 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+def own_grad(g: Tensor) -> Tensor:
+    """g as a tensor that may become a .grad: a copy when g is a read-only (broadcast) view,
+    which a rule may return but users, zero_grad and optimizers write into (PyTorch clones)."""
+    return g if g.flags.writeable else g.copy()
+
+
 def _sum_to(g: Tensor, shape: tuple) -> Tensor:
     from autograd.rules_util import sum_to
     return sum_to(g, shape)
@@ -160,8 +166,11 @@ def _accumulate(acc, g, create_graph):
     if g.dtype is not leaf.dtype:
         g = g.astype(leaf.dtype)
     if leaf.grad is None:
-        # .grad gets the leaf's (dense) layout, as PyTorch's: optimizers' fused kernels want it
-        if not create_graph and not g.is_contiguous() and leaf.is_contiguous():
+        # .grad gets the leaf's (dense) layout, as PyTorch's: optimizers' fused kernels want it;
+        # and it is never a read-only (broadcast) view: zero_grad and users write into it
+        if not g.flags.writeable:
+            g = own_grad(g)
+        elif not create_graph and not g.is_contiguous() and leaf.is_contiguous():
             g = g.contiguous()
         leaf.grad = g if create_graph else g.detach()
     else:
@@ -257,7 +266,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     got = _grads_for(roots, inputs, retain_graph, create_graph, allow_unused=True)
     for t, g in zip(inputs, got):
         if g is not None:
-            t.grad = g if t.grad is None else t.grad + g
+            t.grad = own_grad(g) if t.grad is None else t.grad + g
 
 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):

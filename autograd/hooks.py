@@ -35,5 +35,6 @@ def retain_grad(t):
     def keep(g):
         x = ref()
         if x is not None:
-            x.grad = g.detach() if x.grad is None else x.grad + g.detach()
+            g = g.detach()
+            x.grad = (g if g.flags.writeable else g.copy()) if x.grad is None else x.grad + g
     register_hook(t, keep)

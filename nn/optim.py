@@ -29,6 +29,7 @@ import autograd
 import tensor as T
 from tensor import dtypes as dt
 from tensor._tensor import Tensor
+from tensor.aliasing import check_writable
 from tensor.cpu import kernels as K
 
 # ---- fused kernels --------------------------------------------------------------------------
@@ -60,6 +61,8 @@ def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:
 
 
 def _launch(name: str, p: Tensor, *args) -> None:
+    # the kernel writes p in place, as the tensor-op path's in-place ops (which check) would
+    check_writable(p, f"{name} step")
     if p.device.type == "cuda":  # the same kernel on the device (tensor/cuda/nn_kernels.py)
         from tensor.cuda import nn_kernels
         nn_kernels.optim_step(name, p, *args)

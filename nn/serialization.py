@@ -94,7 +94,14 @@ def save(obj: Mapping, path: str | os.PathLike, compress: bool = False) -> None:
         raise
 
 
+def _native(a: np.ndarray) -> np.ndarray:
+    """a in this machine's byte order (a file written on another machine may hold big-endian
+    data, which T.from_numpy refuses to view)."""
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
 def _from_numpy(a: np.ndarray, dtype: str, name: str) -> Tensor:
+    a = _native(a)
     want = "uint16" if dtype == "bfloat16" else dtype
     if a.dtype.name != want:
         raise CheckpointError(f"load: entry {name!r} holds {a.dtype.name} data but is recorded as "
@@ -139,7 +146,7 @@ def load(path: str | os.PathLike) -> dict:
     with arrays:
         try:
             if _TREE not in arrays.files:
-                return {k: T.from_numpy(arrays[k]) for k in arrays.files}
+                return {k: T.from_numpy(_native(arrays[k])) for k in arrays.files}
             tree = json.loads(str(arrays[_TREE]))
             if not isinstance(tree, dict) or tree.get("format") != _FORMAT:
                 raise CheckpointError(f"load: unknown checkpoint format in {os.fspath(path)!r}")

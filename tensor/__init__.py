@@ -14,7 +14,7 @@ from .creation import (arange, array, asarray, empty, empty_like, eye, from_nump
 from .device import Device, DeviceError, device, get_default_device, set_default_device
 from .dtypes import (bfloat16, bool_, can_cast, float16, float32, float64, get_default_dtype, int8,
                      int16, int32, int64, promote_types, result_type, set_default_dtype, uint8)
-from .elementwise import shares_memory
+from .aliasing import shares_memory
 from .interop import from_dlpack
 from .memory import OutOfMemoryError
 from .memstats import FUNCS as _MEMSTATS

@@ -49,7 +49,8 @@ for _n, _f in PUB.items():
 Tensor.T = property(lambda self: PUB["transpose"](self))
 Tensor.mT = property(lambda self: PUB["matrix_transpose"](self))
 Tensor.broadcast_to = lambda self, shape: PUB["broadcast_to"](self, shape)
-Tensor.expand_as = lambda self, other: PUB["broadcast_to"](self, other.shape)
+# PyTorch's expand_as (read-only only where it repeats elements), not NumPy's broadcast_to
+Tensor.expand_as = lambda self, other: PUB["expand"](self, other.shape)
 Tensor.logsumexp = lambda self, axis=None, keepdims=False, *, dim=None: PUB["logsumexp"](
     self, axis, keepdims, dim=dim)
 Tensor.arctan2 = lambda self, other: PUB["arctan2"](self, other)
@@ -151,8 +152,8 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 
 
 def _detach(self):
-    """The same data without history (shares memory)."""
-    return Tensor._make(self._storage, self._shape, self._strides, self._offset, self._dtype)
+    """The same data without history (shares memory; read-only when self is)."""
+    return self._view(self._shape, self._strides)
 
 
 def _detach_(self):

@@ -20,11 +20,13 @@ class Storage:
     `owner` and released through `release`."""
 
     __slots__ = ("ptr", "nbytes", "device", "_block", "_alloc", "owner", "release", "version",
-                 "streams", "__weakref__")
+                 "streams", "readonly", "__weakref__")
 
-    def __init__(self, ptr, nbytes, device=CPU, block=None, alloc=None, owner=None, release=None):
+    def __init__(self, ptr, nbytes, device=CPU, block=None, alloc=None, owner=None, release=None,
+                 readonly: bool = False):
         self.ptr, self.nbytes, self.device = ptr, nbytes, device
         self._block, self._alloc, self.owner, self.release = block, alloc, owner, release
+        self.readonly = readonly  # memory that must never be written (a read-only external buffer)
         self.version = 0  # bumped by in-place writes; autograd checks saved tensors against it
         self.streams = None  # CUDA streams besides the allocating one that use it (record_stream)
 
@@ -100,7 +102,7 @@ def contiguous_strides(shape) -> tuple:
 class Tensor:
     """An n-dimensional array of one dtype on one device (see the package docstring)."""
 
-    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_contig",
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_contig", "_ro",
                  "_requires_grad", "grad", "grad_fn", "_ag", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to our reflected operators
 
@@ -113,14 +115,19 @@ class Tensor:
     def _make(cls, storage: Storage, shape: tuple, strides: tuple, offset: int, dtype: dt.DType):
         t = object.__new__(cls)
         t._storage, t._shape, t._strides, t._offset, t._dtype = storage, shape, strides, offset, dtype
-        t._contig = None
+        t._contig = t._ro = None
         t._requires_grad = False
         t.grad = t.grad_fn = t._ag = None
         return t
 
     def _view(self, shape, strides, offset=None) -> Tensor:
-        return Tensor._make(self._storage, tuple(shape), tuple(strides),
-                            self._offset if offset is None else offset, self._dtype)
+        """A view of the same memory; it inherits read-only-ness (see Flags)."""
+        t = Tensor._make(self._storage, tuple(shape), tuple(strides),
+                         self._offset if offset is None else offset, self._dtype)
+        ro = self._ro
+        if ro is not None:
+            t._ro = self if ro is True else ro
+        return t
 
     # --- basic properties ---
     @property
@@ -208,6 +215,11 @@ class Tensor:
         return c
 
     @property
+    def flags(self) -> Flags:
+        """NumPy's flags: `t.flags.writeable` (settable) and `t.flags.c_contiguous`."""
+        return Flags(self)
+
+    @property
     def requires_grad(self) -> bool:
         return self._requires_grad
 
@@ -236,6 +248,77 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+
+class Flags:
+    """A tensor's NumPy-style flags. `writeable` is False for broadcast views (several elements
+    share one memory location), for tensors on read-only memory (a read-only NumPy array or
+    buffer, a read-only DLPack export) and for tensors made read-only with
+    `t.flags.writeable = False`; views of a read-only tensor are read-only. As in NumPy, a
+    tensor can be made writeable again unless its memory is read-only by origin, or it views
+    a tensor that is still read-only.
+
+    >>> import tensor as T
+    >>> b = T.zeros(3); x = T.broadcast_to(b, (2, 3))
+    >>> x.flags.writeable, b.flags.writeable
+    (False, True)
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, t: Tensor):
+        self._t = t
+
+    @property
+    def writeable(self) -> bool:
+        return self._t._ro is None and not self._t._storage.readonly
+
+    @writeable.setter
+    def writeable(self, flag: bool) -> None:
+        t = self._t
+        if not flag:
+            if t._ro is None:
+                t._ro = True
+            return
+        why = _locked_reason(t)
+        if why is not None:
+            raise ValueError(f"flags.writeable: cannot set WRITEABLE flag to True of this tensor: {why}")
+        t._ro = None
+
+    @property
+    def c_contiguous(self) -> bool:
+        return self._t.is_contiguous()
+
+    def __repr__(self) -> str:
+        return f"  C_CONTIGUOUS : {self.c_contiguous}\n  WRITEABLE : {self.writeable}"
+
+
+def readonly_reason(t: Tensor) -> str | None:
+    """Why t may not be written, or None when it may."""
+    if t._storage.readonly:
+        return "its memory is a read-only external buffer (a read-only NumPy array, bytes, DLPack)"
+    ro = t._ro
+    if ro is None:
+        return None
+    if isinstance(ro, str):
+        return ro
+    if ro is True:
+        return "it was made read-only (flags.writeable = False)"
+    return "it is a view of a read-only tensor"
+
+
+def _locked_reason(t: Tensor) -> str | None:
+    """Why t cannot be made writeable again, or None. NumPy's rule: allowed unless the memory
+    is read-only by origin, or t views a read-only tensor and none of the tensors it was viewed
+    through is writeable now."""
+    ro = t._ro
+    if t._storage.readonly or isinstance(ro, str):
+        return readonly_reason(t)
+    while isinstance(ro, Tensor):
+        if ro._ro is None:
+            return None
+        ro = ro._ro
+    return None if ro is None or t._ro is True else "it is a view of a read-only tensor"
 
 
 class _Size(int):

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtypes as dt
 from ._tensor import Storage, Tensor
+from .aliasing import check_writable
 from .cpu import kernels as K
 from .device import CPU
 from .device import device as parse_device
@@ -59,8 +60,9 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
 
 
 def fill_(t: Tensor, value) -> Tensor:
+    check_writable(t, "fill_")
     if isinstance(value, Tensor):
-        copy_into(t, value)
+        copy_into(t, value, "fill_")
         return t
     if isinstance(value, np.generic):
         value = value.item()
@@ -101,25 +103,64 @@ def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: boo
 
 # ---------------------------------------------------------------- from data
 
+def _unshareable(a: np.ndarray) -> str | None:
+    """Why a tensor cannot view a's memory as it is, or None when it can."""
+    isz = a.itemsize
+    if not a.dtype.isnative:
+        return (f"its dtype {a.dtype.str!r} is not in this machine's byte order; convert it first "
+                f"with a.astype(a.dtype.newbyteorder('='))")
+    if a.size and a.ctypes.data % isz:
+        return (f"its data address is not a multiple of its itemsize {isz} (a misaligned view); "
+                "copy it first with a.copy()")
+    if a.size and any(s % isz for n, s in zip(a.shape, a.strides) if n > 1):
+        return (f"its strides {a.strides} (bytes) are not multiples of its itemsize {isz}; copy it "
+                "first with a.copy()")
+    return None
+
+
 def _wrap_numpy(a: np.ndarray) -> Tensor:
-    """Zero-copy view of a NumPy array's memory (the storage keeps the array alive)."""
+    """Zero-copy view of a NumPy array's memory (the storage keeps the array alive; the caller
+    checked _unshareable). A read-only array gives a read-only tensor."""
     d = dt.dtype(a.dtype)
     isz = a.itemsize
-    if (not a.dtype.isnative or not a.flags.writeable or a.ctypes.data % isz
-            or any(s % isz for s in a.strides)):
-        a = np.array(a, dtype=a.dtype.newbyteorder("="), copy=True)
-    first = a.ctypes.data
-    strides = tuple(s // isz for s in a.strides)
+    # a size-1 axis may carry any stride in NumPy (never stepped along: 0 serves as well)
+    strides = tuple(s // isz if s % isz == 0 else 0 for s in a.strides)
     lo = sum((n - 1) * s for n, s in zip(a.shape, strides) if s < 0) if a.size else 0
     hi = sum((n - 1) * s for n, s in zip(a.shape, strides) if s > 0) if a.size else 0
-    st = Storage(first + lo * isz, (hi - lo + 1) * isz if a.size else 0, CPU, owner=a)
+    st = Storage(a.ctypes.data + lo * isz, (hi - lo + 1) * isz if a.size else 0, CPU, owner=a,
+                 readonly=not a.flags.writeable)
     return Tensor._make(st, tuple(a.shape), strides, -lo, d)
 
 
 def from_numpy(a: np.ndarray) -> Tensor:
-    """A tensor sharing memory with a NumPy array (writes are seen by both)."""
+    """A tensor sharing memory with a NumPy array (writes are seen by both). It never copies:
+    a read-only array gives a read-only tensor, and an array whose memory a tensor cannot view
+    (non-native byte order, misaligned data, strides that are not multiples of the itemsize)
+    raises ValueError, as PyTorch's.
+
+    >>> import numpy as np, tensor as T
+    >>> a = np.arange(3.0); a.flags.writeable = False
+    >>> t = T.from_numpy(a); t.flags.writeable, T.from_numpy(a).data_ptr() == a.ctypes.data
+    (False, True)
+    """
     if not isinstance(a, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
+    dt.dtype(a.dtype)  # an unsupported dtype is the first thing to report (TypeError)
+    why = _unshareable(a)
+    if why is not None:
+        raise ValueError(f"from_numpy: cannot share the memory of this {a.dtype} array of shape "
+                         f"{a.shape}: {why}")
+    return _wrap_numpy(a)
+
+
+def _numpy_tensor(a: np.ndarray, copy: bool | None) -> Tensor:
+    """asarray's view of a NumPy array: shared when a tensor can view it (read-only arrays
+    stay read-only), else a native, aligned copy (an error with copy=False)."""
+    why = _unshareable(a)
+    if why is not None:
+        if copy is False:
+            raise ValueError(f"asarray: copy=False but this {a.dtype} array cannot be shared: {why}")
+        a = np.array(a, dtype=a.dtype.newbyteorder("="), copy=True)
     return _wrap_numpy(a)
 
 
@@ -162,7 +203,7 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
             base_dt = None
         if base_dt is None:  # e.g. float128, uint64: let NumPy convert to the closest we have
             obj = _np_from_data(obj, d or dt.result_type(obj.dtype.kind == "f" and 1.0 or 1))
-        t = _wrap_numpy(obj)
+        t = _numpy_tensor(obj, copy)
         if copy:
             t = t.copy() if d is None or d is t.dtype else t.astype(d)
         elif d is not None and d is not t.dtype:

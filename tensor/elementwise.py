@@ -19,6 +19,7 @@ import numpy as np
 
 from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides, new_storage
+from .aliasing import check_writable, may_overlap, same_view, stable
 from .cpu import kernels as K
 from .device import CPU
 from .optable import OPS, binary_loop_dtype, loop_dtype
@@ -152,15 +153,15 @@ def _out_like(x: Tensor, dtype: dt.DType) -> Tensor:
     return t._view(x._shape, [t._strides[inv[i]] for i in range(x.ndim)])
 
 
-def copy_into(dst: Tensor, src) -> None:
-    """dst[...] = src with broadcasting and casting (the kernel behind copies and astype)."""
+def copy_into(dst: Tensor, src, op: str = "copy") -> None:
+    """dst[...] = src with broadcasting and casting (the kernel behind copies and astype);
+    op names the caller in errors (a read-only dst raises before anything is written)."""
+    check_writable(dst, op)
     if isinstance(src, Tensor):
         if dst.device != src.device:  # copy_ across devices, as PyTorch's
             from .transfer import to_device
             src = to_device(src, dst.device)
-        if _overlaps(dst, src) and not _same_view(dst, src):
-            src = src.copy()
-        src = broadcast_to(src, dst._shape, "copy")
+        src = broadcast_to(stable(src, dst, elementwise=True), dst._shape, op)
         run(src._dtype, f"cast_{src._dtype.sfx}_{dst._dtype.sfx}", dst, [src])
     else:
         sd = dst._dtype
@@ -191,36 +192,6 @@ def copy(x: Tensor) -> Tensor:
     return out
 
 
-def _extent(t: Tensor):
-    lo = hi = t._offset
-    for n, s in zip(t._shape, t._strides):
-        if n == 0:
-            return None
-        if s > 0:
-            hi += (n - 1) * s
-        else:
-            lo += (n - 1) * s
-    isz = t.itemsize
-    return lo * isz, (hi + 1) * isz
-
-
-def _overlaps(a: Tensor, b: Tensor) -> bool:
-    if a._storage is not b._storage:
-        return False
-    ea, eb = _extent(a), _extent(b)
-    return ea is not None and eb is not None and ea[0] < eb[1] and eb[0] < ea[1]
-
-
-def _same_view(a: Tensor, b: Tensor) -> bool:
-    return (a._storage is b._storage and a._offset == b._offset and a._shape == b._shape
-            and a._strides == b._strides and a._dtype.itemsize == b._dtype.itemsize)
-
-
-def shares_memory(a: Tensor, b: Tensor) -> bool:
-    """True when the memory ranges spanned by a and b overlap (NumPy's may_share_memory)."""
-    return _overlaps(a, b)
-
-
 # ---------------------------------------------------------------- ops
 
 def as_operand(x):
@@ -234,6 +205,7 @@ def as_operand(x):
 def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None):
     if not isinstance(out, Tensor):
         raise TypeError(f"{op_name}: out must be a Tensor, got {type(out).__name__}")
+    check_writable(out, op_name, "output array")
     if dev is not None and out.device != dev:
         raise ValueError(f"{op_name}: out is on {out.device} but the operands are on {dev}")
     if out._shape != tuple(shape):
@@ -247,7 +219,8 @@ def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None):
 def _finish(op_name, res: Tensor, out):
     if out is None:
         return res
-    copy_into(out, res)
+    check_writable(out, op_name, "output array")
+    copy_into(out, res, op_name)
     return out
 
 
@@ -275,7 +248,7 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
         _prepare_out(name, out, x._shape, od, x.device)
     if ld is not x._dtype:
         x = astype(x, ld)
-    direct = out is not None and out._dtype is od and (not _overlaps(out, x) or _same_view(out, x))
+    direct = out is not None and out._dtype is od and (not may_overlap(out, x) or same_view(out, x))
     res = out if direct else _out_like(x, od)
     run(ld, f"{name}_{ld.sfx}", res, [x])
     if direct:
@@ -438,8 +411,8 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         if isinstance(x, Tensor):
             if x._dtype is not ld:
                 x = astype(x, ld)
-            elif out is not None and _overlaps(out, x) and not _same_view(out, x):
-                x = x.copy()
+            elif out is not None:
+                x = stable(x, out, elementwise=True)
             ops.append(broadcast_to(x, shape, name))
         else:
             ops.append(_Scalar(x, ld))

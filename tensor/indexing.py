@@ -23,6 +23,7 @@ import numpy as np
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
+from .aliasing import check_writable, stable
 from .cpu import kernels as K
 from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute, reshape
 
@@ -349,8 +350,8 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
         value = t
     elif value.dtype is not x.dtype:
         value = value.astype(x.dtype)
-    elif ew._overlaps(value, x):
-        value = value.copy()
+    else:  # the scatter writes x while it reads value, in another order
+        value = stable(value, x)
     while value.ndim > len(shape) and value.shape[0] == 1:
         value = basic_index(value, (0,))
     try:
@@ -361,8 +362,11 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
 
 
 def _put1(p: _Plan, value) -> bool:
-    """One index array, no other axes, plain assignment (the hot path of x[idx] = v): fused."""
-    idx, v = p.arrays[0], p.v
+    """One index array, no other axes, plain assignment (the hot path of x[idx] = v): fused.
+    The kernel reads the index while it writes v, so an index that shares v's memory
+    (x[x] = ...) is read from a copy."""
+    v = p.v
+    idx = stable(p.arrays[0], v)
     sh, (ist,) = coalesce(idx.shape, [idx.strides])
     ones = (1,) * (v.ndim - 1)
     val = _value_for(v, value, ones[:p.pos] + idx.shape + ones[p.pos:])
@@ -380,7 +384,11 @@ def _put1(p: _Plan, value) -> bool:
     return True
 
 
-def _scatter(x: Tensor, key: tuple, value, accumulate: bool) -> None:
+def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
+    """x[key] = value (or += with accumulate). Index arrays and masks become offsets in a
+    fresh tensor before anything is written; value is read from a copy when it shares x's
+    memory (stable), so no operand changes under the kernel."""
+    check_writable(x, op)
     p = _plan(x, key)
     v, rest = p.v, _rest_axes(p)
     if (not accumulate and p.mask is None and len(p.arrays) == 1 and all(v.shape[a] == 1 for a in rest)
@@ -421,9 +429,9 @@ def setitem(x: Tensor, key, value) -> None:
     if not isinstance(key, tuple):
         key = (key,)
     if all(_is_basic(k) for k in key):
-        ew.copy_into(basic_index(x, key), ew.as_operand(value))
+        ew.copy_into(basic_index(x, key), ew.as_operand(value), "setitem")
         return
-    _scatter(x, key, value, accumulate=False)
+    _scatter(x, key, value, False, "setitem")
 
 
 def index_put_(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
@@ -435,13 +443,14 @@ def index_put_(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
     """
     if not isinstance(key, tuple):
         key = (key,)
+    check_writable(x, "index_put_")
     if not all(_is_basic(k) for k in key):
-        _scatter(x, key, value, accumulate)
+        _scatter(x, key, value, accumulate, "index_put_")
     elif accumulate:
         v = basic_index(x, key)
         ew.binary("add", v, value, out=v)
     else:
-        ew.copy_into(basic_index(x, key), ew.as_operand(value))
+        ew.copy_into(basic_index(x, key), ew.as_operand(value), "index_put_")
     return x
 
 
@@ -592,6 +601,7 @@ def put_along_axis(x: Tensor, indices, values, axis: int | None) -> None:
     [[0.0, 0.0, 5.0]]
     """
     idx = _tensor_arg(indices, "put_along_axis")
+    check_writable(x, "put_along_axis")
     if axis is None:  # scatter into a flat contiguous image of x, then copy back if x is not one
         c = ew.contiguous(x)
         put_along_axis(reshape(c, (-1,)), idx, values, 0)
@@ -599,7 +609,7 @@ def put_along_axis(x: Tensor, indices, values, axis: int | None) -> None:
             ew.copy_into(x, c)
         return
     axis = norm_axis(axis, x.ndim, "put_along_axis")
-    _scatter(x, _along_key(x, idx, axis, "put_along_axis"), values, accumulate=False)
+    _scatter(x, _along_key(x, idx, axis, "put_along_axis"), values, False, "put_along_axis")
 
 
 def index_add_(x: Tensor, axis: int, index, source, alpha=1) -> Tensor:
@@ -624,7 +634,7 @@ def index_add_(x: Tensor, axis: int, index, source, alpha=1) -> Tensor:
                          f"{x.shape}, axis {axis}, {idx.shape[0]} indices)")
     if not (isinstance(alpha, int | float) and alpha == 1):
         source = ew.binary("multiply", source, alpha)
-    _scatter(x, (slice(None),) * axis + (idx,), source, accumulate=True)
+    _scatter(x, (slice(None),) * axis + (idx,), source, True, "index_add_")
     return x
 
 
@@ -652,7 +662,7 @@ def scatter_add_(x: Tensor, axis: int, index, src) -> Tensor:
                              f"or self {x.shape} along dimension {d}")
     v = basic_index(x, tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(idx.shape)))
     key = _along_key(v, idx, axis, "scatter_add")
-    _scatter(v, key, basic_index(src, tuple(slice(0, n) for n in idx.shape)), accumulate=True)
+    _scatter(v, key, basic_index(src, tuple(slice(0, n) for n in idx.shape)), True, "scatter_add_")
     return x
 
 

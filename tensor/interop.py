@@ -29,7 +29,7 @@ class _Holder:
         isz = t.itemsize
         self._storage = t._storage
         self.__array_interface__ = {
-            "shape": t.shape, "typestr": npdt.str, "data": (t.data_ptr(), False),
+            "shape": t.shape, "typestr": npdt.str, "data": (t.data_ptr(), not t.flags.writeable),
             "strides": tuple(s * isz for s in t.strides), "version": 3}
 
 
@@ -43,7 +43,8 @@ def _np_dtype(t: Tensor, op: str) -> np.dtype:
 
 
 def to_numpy(t: Tensor) -> np.ndarray:
-    """A NumPy array viewing the tensor's memory (CPU); writes are seen by both."""
+    """A NumPy array viewing the tensor's memory (CPU); writes are seen by both. It is
+    read-only when the tensor is (t.flags.writeable)."""
     if t.device.type != "cpu":
         from .transfer import to_device
         t = to_device(t, CPU)
@@ -108,10 +109,14 @@ def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
         t = t.copy()
     code = 4 if t.dtype is dt.bfloat16 else _DL_CODE[t.dtype.kind]
     versioned = max_version is not None and tuple(max_version) >= (1, 0)
+    read_only = not t.flags.writeable
+    if read_only and not versioned:  # NumPy's rule: a legacy capsule cannot say read-only
+        raise BufferError("__dlpack__: cannot export a read-only tensor since signalling read-only "
+                          "needs DLPack >= 1.0 (max_version=(1, 0)); or pass copy=True")
     dev = t.device
     return make_capsule(t.data_ptr(), t.shape, t.strides, code, t.dtype.bits,
                         _DEVICE_TYPE[dev.type], dev.index or 0, owner=t._storage,
-                        versioned=versioned)
+                        versioned=versioned, read_only=read_only)
 
 
 def dlpack_device(t: Tensor):
@@ -157,5 +162,5 @@ def from_dlpack(obj) -> Tensor:
         from .device import device as parse_device
         device = parse_device(f"cuda:{dev_id}")
     st = Storage(v.ptr + lo * isz, (hi - lo + 1) * isz if n else 0, device, owner=v,
-                 release=v.release)
+                 release=v.release, readonly=v.read_only)
     return Tensor._make(st, shape, strides, -lo, d)

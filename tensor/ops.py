@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import dtypes as dt
 from . import elementwise as ew
+from .aliasing import check_writable
 from .optable import BINARY, OPS, UNARY
 
 
@@ -81,6 +82,8 @@ def clip(x, a_min=None, a_max=None, out=None):
     """Limit values to [a_min, a_max] (either may be None), as NumPy's clip."""
     if a_min is None and a_max is None:
         raise ValueError("clip: at least one of a_min and a_max must be given")
+    if out is not None and isinstance(out, ew.Tensor):
+        check_writable(out, "clip", "output array")  # before the first of the two steps below
     if isinstance(x, ew.Tensor) and x.dtype.kind in "iu":
         # NumPy 2: a Python int bound past the dtype's range that cannot bind is no bound
         # (int8 clip(-1000, 1000) is fine); one that would bind still raises OverflowError.

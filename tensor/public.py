@@ -44,7 +44,7 @@ _add("where", ew.where)
 _add("astype", lambda x, dtype, copy=True: ew.astype(x, dtype, copy))
 _add("contiguous", ew.contiguous)
 _add("copy", ew.copy, "clone")
-_add("copy_", lambda x, src: (ew.copy_into(x, ew.as_operand(src)), x)[1])
+_add("copy_", lambda x, src: (ew.copy_into(x, ew.as_operand(src), "copy_"), x)[1])
 _add("to_device", transfer.to_device)
 _add("fill_", creation.fill_)
 _add("zero_", lambda x: creation.fill_(x, 0))
@@ -56,7 +56,7 @@ for _n in ("transpose", "permute", "swapaxes", "moveaxis", "reshape", "view", "f
     _add(_n, getattr(views, _n))
 PUB["swapdims"], PUB["movedim"] = PUB["swapaxes"], PUB["moveaxis"]
 _add("matrix_transpose", views.matrix_transpose)
-_add("broadcast_to", lambda x, shape: views.broadcast_to(x, tuple(shape)))
+_add("broadcast_to", views.broadcast_view)
 _add("getitem", indexing.getitem)
 _add("setitem", indexing.setitem)
 

@@ -82,7 +82,13 @@ def coalesce(shape, strides_list):
     return sh, st
 
 
+BROADCAST_RO = "a broadcast view: several of its elements share one memory location"
+
+
 def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
+    """x viewed as `shape` (stride 0 on the broadcast axes); x itself when the shape is x's.
+    A view that repeats elements is read-only, as NumPy's (a write would land in one memory
+    location several times)."""
     shape = tuple(shape)
     if shape == x._shape:
         return x
@@ -90,6 +96,7 @@ def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
     if nd < xd:
         raise ValueError(f"{op}: cannot broadcast shape {x.shape} to {shape} (fewer dimensions)")
     strides = [0] * nd
+    repeats = any(n > 1 for n in shape[:nd - xd])
     for i in range(xd):
         j = nd - xd + i
         n = x._shape[i]
@@ -97,7 +104,27 @@ def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
             strides[j] = x._strides[i]
         elif n != 1:
             raise ValueError(f"{op}: cannot broadcast shape {x.shape} to {shape}")
-    return x._view(shape, strides)
+        elif shape[j] > 1:
+            repeats = True
+    v = x._view(shape, strides)
+    if repeats:
+        v._ro = BROADCAST_RO
+    return v
+
+
+def broadcast_view(x: Tensor, shape) -> Tensor:
+    """NumPy's broadcast_to: always a new, read-only view (even when the shape is x's).
+
+    >>> import tensor as T
+    >>> T.broadcast_to(T.arange(3), (2, 3)).flags.writeable
+    False
+    """
+    v = broadcast_to(x, tuple(shape))
+    if v is x:
+        v = x._view(x._shape, x._strides)
+    if v._ro is not BROADCAST_RO:
+        v._ro = "a broadcast_to view (read-only, as NumPy's)"
+    return v
 
 
 def expand(x: Tensor, *sizes) -> Tensor:
@@ -297,7 +324,9 @@ def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tens
 
 
 def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
-    """A view with explicit shape, element strides and storage offset; checked against the storage."""
+    """A view with explicit shape, element strides and storage offset; checked against the storage.
+    It keeps x's writeable flag (as NumPy's), but a write into it raises ValueError when two of
+    its elements share a memory location (a zero or folding stride; see tensor.aliasing)."""
     shape, strides = tuple(shape), tuple(strides)
     if len(shape) != len(strides):
         raise ValueError(f"as_strided: shape {shape} and strides {strides} differ in length")

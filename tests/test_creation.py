@@ -285,16 +285,20 @@ def test_default_float_dtype_for_python_floats():
 
 
 def test_asarray_of_odd_numpy_arrays():
-    """Non-native byte order, read-only, unaligned-dtype and unsupported-dtype arrays convert by
-    value (a copy)."""
+    """Non-native byte order and unsupported-dtype arrays convert by value (a copy); a read-only
+    array is shared as a read-only tensor (NumPy's asarray), and copy=True gives a writeable copy."""
     be = np.arange(5, dtype=">i4")
     assert_close(T.asarray(be), np.arange(5, dtype=np.int32))
     ro = np.arange(4.0)
     ro.flags.writeable = False
     t = T.asarray(ro)
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
-    t[0] = 5.0                                       # writing must not touch the read-only array
-    assert ro[0] == 0.0
+    assert t.data_ptr() == ro.ctypes.data and not t.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        t[0] = 5.0                                   # writing must not touch the read-only array
+    c = T.asarray(ro, copy=True)
+    c[0] = 5.0
+    assert ro[0] == 0.0 and c.tolist() == [5.0, 1.0, 2.0, 3.0]
     u64 = np.arange(3, dtype=np.uint64)
     assert T.asarray(u64).tolist() == [0, 1, 2]
     obj = np.array([1, 2], dtype=object)

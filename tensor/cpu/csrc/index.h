@@ -280,7 +280,9 @@ int64_t sx_take_##W(int64_t nb, intptr_t idxp, int64_t is, int64_t size, int64_t
 }
 
 /* The 1-d hot path of x[idx] = v, fused: a read-only bounds pass (returns the first bad
- * b, having written nothing), then dst[wrap(idx[b * is]) * xs] = val[b * vs] in order. */
+ * b, having written nothing), then dst[wrap(idx[b * is]) * xs] = val[b * vs] in order.
+ * The caller passes an idx that dst does not overlap (tensor/aliasing.py: stable); the
+ * write pass checks again anyway, so a broken promise can never write out of bounds. */
 #define SX_PUT(W, T)                                                                   \
 int64_t sx_put_##W(int64_t nb, intptr_t idxp, int64_t is, int64_t size, int64_t xs,    \
                    intptr_t val, int64_t vs, intptr_t dst) {                           \
@@ -293,7 +295,9 @@ int64_t sx_put_##W(int64_t nb, intptr_t idxp, int64_t is, int64_t size, int64_t 
     }                                                                                  \
     for (int64_t b = 0; b < nb; b++) {                                                 \
         int64_t i = idx[b * is];                                                       \
-        d[(i + (i < 0 ? size : 0)) * xs] = v[b * vs];                                  \
+        i += i < 0 ? size : 0;                                                         \
+        if ((uint64_t)i >= (uint64_t)size) return b;                                   \
+        d[i * xs] = v[b * vs];                                                         \
     }                                                                                  \
     return -1;                                                                         \
 }
