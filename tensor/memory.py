@@ -15,8 +15,15 @@ Segments obtained from ``raw_alloc`` (``posix_memalign`` on CPU now,
   be passed): ``gc.collect()`` without the lock (finalizers give blocks back via
   ``free``), then under the lock: the cache again, release fully free segments,
   one more raw try, else :class:`OutOfMemoryError`;
-* ``free`` from a ``__del__`` run by automatic gc *inside* an allocator call on the
-  same thread is queued and done before that call returns (no deadlock).
+* re-entrancy: a finalizer (gc runs them at allocations) or a tracer / profiler callback
+  (``sys.settrace``, ``sys.setprofile``: they run at every line of this file) may free or
+  allocate while its thread is inside one of our locked sections, or inside another library
+  lock (`CriticalLock`) that a thread holding an allocator lock may be waiting for. Such a
+  thread is marked *before* it takes the lock and unmarked after releasing it, so its nested
+  calls never wait for an allocator lock: a nested ``free`` is queued, a nested ``malloc``
+  gets a segment of its own straight from ``raw_alloc``; both are put in the books under the
+  lock at the start and end of every locked section (of any thread). No deadlock, no
+  half-updated pool.
 
 >>> import itertools
 >>> addrs = itertools.count(1 << 20, 1 << 26)
@@ -40,8 +47,8 @@ from collections.abc import Callable
 from threading import get_ident as _get_ident
 from typing import Any
 
-__all__ = ["Block", "CachingAllocator", "OutOfMemoryError", "cpu_allocator", "cpu_raw_alloc",
-           "cpu_raw_free"]
+__all__ = ["Block", "CachingAllocator", "CriticalLock", "OutOfMemoryError", "cpu_allocator",
+           "cpu_raw_alloc", "cpu_raw_free"]
 
 _KiB = 1024
 _MiB = 1024 * 1024
@@ -133,6 +140,55 @@ class _Pool:
 
 
 
+# Threads inside a library critical section (an allocator's locked section, a CriticalLock):
+# thread id -> depth. Their nested frees and mallocs take the allocators' queued paths.
+_BUSY: dict[int, int] = {}
+
+
+class CriticalLock:
+    """A re-entrant lock whose holder counts as inside the library, for locks that code
+    holding an allocator lock may wait for (the CUDA emulator's driver lock): while a thread
+    holds it, a finalizer or tracer callback on that thread frees and allocates through the
+    allocators' queued paths instead of waiting for an allocator lock, which another thread
+    may hold while it waits for this lock."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> CriticalLock:
+        me = _get_ident()
+        _BUSY[me] = _BUSY.get(me, 0) + 1   # marked before the wait, as the allocators do
+        try:
+            self._lock.acquire()
+        except BaseException:
+            self._unmark(me)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+        self._unmark(_get_ident())
+
+    @staticmethod
+    def _unmark(me: int) -> None:
+        d = _BUSY[me] - 1
+        if d:
+            _BUSY[me] = d
+        else:
+            del _BUSY[me]
+
+
+def _report_unraisable(err: BaseException, obj) -> None:
+    """Report an error that has no caller to raise to (as Python does for one in __del__)."""
+    import sys
+    from types import SimpleNamespace
+    sys.unraisablehook(SimpleNamespace(exc_type=type(err), exc_value=err, exc_traceback=None,
+                                       err_msg="Exception ignored in a deferred allocator free",
+                                       object=obj))
+
+
 def _retire(b: Block) -> None:
     b.allocated = False
     b.segment = b.prev = b.next = None
@@ -165,8 +221,8 @@ class CachingAllocator:
         self._limit: int | None = None
         self.set_limit(limit)
         self._lock = threading.Lock()
-        self._owner: int | None = None  # thread id holding _lock
-        self._pending: list[Block] = []  # re-entrant frees, done before the lock is released
+        self._pending: list[Block] = []  # frees by nested calls, done under the lock
+        self._adopt: list[Block] = []    # blocks nested mallocs took from raw_alloc directly
         self._small, self._large = _Pool(), _Pool()
         self._segments: dict[int, _Segment] = {}  # base address -> segment
         # Exact-size cache: a tensor library frees and re-asks for the same small sizes all
@@ -188,70 +244,54 @@ class CachingAllocator:
         if nbytes < 0:
             raise ValueError(f"malloc: negative size {nbytes}")
         size = ((nbytes + 511) & -512) or _MIN_BLOCK
-        if stream == 0 and self._owner is None:
-            q = self._quick.get(size)
-            if q:
+        me = _get_ident()
+        if me in _BUSY:  # a finalizer / tracer inside one of our calls
+            return self._side_malloc(nbytes, size, stream)
+        q = self._quick.get(size) if stream == 0 else None
+        if q:  # the hot path: an exact-size parked block (_locked's protocol, inlined)
+            _BUSY[me] = 1
+            try:
                 with self._lock:
-                    if q:
+                    if q and not (self._adopt or self._pending):
                         b = q.pop()
                         b.quick = False
-                        b.allocated = True
-                        b.requested = nbytes
-                        self._allocated += size
-                        if self._allocated > self._allocated_peak:
-                            self._allocated_peak = self._allocated
-                        self._requested += nbytes
-                        if self._requested > self._requested_peak:
-                            self._requested_peak = self._requested
-                        self._active += 1
-                        if self._active > self._active_peak:
-                            self._active_peak = self._active
-                        self._num_mallocs += 1
+                        self._count_malloc(b, nbytes)
                         return b
-        block = self._locked_malloc(nbytes, size, stream, False)
+            finally:
+                del _BUSY[me]
+        block = self._locked(self._malloc_locked, nbytes, size, stream, False)
         if block is None:  # out of memory: collect garbage (lock not held), then retry once
             self._collect_garbage()
-            block = self._locked_malloc(nbytes, size, stream, True)
-            assert block is not None  # the retry raises instead of returning None
+            block = self._locked(self._malloc_locked, nbytes, size, stream, True)
         return block
 
     def free(self, block: Block) -> None:
         """Give ``block`` back to the cache; double or foreign frees raise ValueError."""
         me = _get_ident()
-        if self._owner == me:  # from a finalizer running inside one of our calls
-            self._validate(block)
-            if any(b is block for b in self._pending):
-                raise ValueError(f"free: double free of {block!r}")
+        if me in _BUSY:  # a finalizer / tracer inside one of our calls
+            if not isinstance(block, Block):
+                raise TypeError(f"free: expected a Block, got {type(block).__name__}")
+            if not block.allocated:
+                raise ValueError(f"free: {block!r} is not allocated (double free?)")
             self._pending.append(block)
             return
-        if (type(block) is Block and block.stream == 0 and block.size <= _QUICK_MAX
-                and self._owner is None):
+        _BUSY[me] = 1  # the hot path: _locked's protocol, inlined
+        try:
             with self._lock:
-                seg = block.segment
-                if block.allocated and seg is not None and self._segments.get(seg.ptr) is seg:
-                    # _park allocates, so gc may run finalizers that free() on this thread:
-                    # mark the lock as ours so they queue instead of deadlocking on it
-                    self._owner = me
-                    try:
-                        self._park(block, seg)
-                    finally:
-                        if self._pending:
-                            self._drain()
-                        self._owner = None
-                    return
-        with self._lock:
-            self._owner = me
-            try:
-                self._free_locked(block)
-            finally:
-                if self._pending:
+                if self._adopt or self._pending:
                     self._drain()
-                self._owner = None
+                try:
+                    self._free_locked(block, True)
+                finally:
+                    if self._adopt or self._pending:
+                        self._drain()
+        finally:
+            del _BUSY[me]
 
     def empty_cache(self) -> None:
         """``raw_free`` every segment that is entirely free."""
-        if self._owner != _get_ident():  # (a finalizer inside one of our calls: skip)
-            self._run_locked(self._release_cached)
+        if _get_ident() not in _BUSY:  # (a finalizer inside one of our calls: skip)
+            self._locked(self._release_cached)
 
     def set_limit(self, nbytes: int | None) -> None:
         """Cap reserved bytes at ``nbytes`` (None: no cap). Cached memory is not freed now."""
@@ -301,9 +341,9 @@ class CachingAllocator:
         ``limit_bytes``: the cap on reserved bytes or None;
         ``total_memory_bytes``: the device size or None.
         """
-        if self._owner == _get_ident():  # from a finalizer inside one of our calls
+        if _get_ident() in _BUSY:  # from a finalizer inside one of our calls
             return self._stats()
-        return self._run_locked(self._stats)
+        return self._locked(self._stats)
 
     def memory_summary(self) -> str:
         """A readable multi-line table of :meth:`memory_stats`."""
@@ -327,30 +367,65 @@ class CachingAllocator:
             f"limit {f(s['limit_bytes'])}, device total {f(s['total_memory_bytes'])}", "=" * 68])
 
     # ---------------------------------------------------------------- internals
-    def _run_locked(self, fn: Callable[[], Any]) -> Any:
-        with self._lock:
-            self._owner = _get_ident()
-            try:
-                return fn()
-            finally:
-                if self._pending:
-                    self._drain()
-                self._owner = None
-
-    def _locked_malloc(self, nbytes: int, size: int, stream: int, retry: bool) -> Block | None:
+    def _locked(self, fn: Callable[..., Any], *args) -> Any:
+        """fn(*args) under the lock, this thread marked as inside first (see the module
+        docstring); what nested calls queued is settled before and after fn."""
         me = _get_ident()
-        if self._owner == me:
-            raise RuntimeError("malloc called re-entrantly (from a __del__ during an allocator call)")
-        with self._lock:
-            self._owner = me
-            try:
-                return self._malloc_locked(nbytes, size, stream, retry)
-            finally:
-                if self._pending:
+        _BUSY[me] = 1
+        try:
+            with self._lock:
+                if self._adopt or self._pending:
                     self._drain()
-                self._owner = None
+                try:
+                    return fn(*args)
+                finally:
+                    if self._adopt or self._pending:
+                        self._drain()
+        finally:
+            del _BUSY[me]
+
+    def _side_malloc(self, nbytes: int, size: int, stream: int) -> Block:
+        """malloc from a finalizer or tracer inside one of our locked sections on this
+        thread: the pools may be half-updated, so the block gets a segment of its own from
+        raw_alloc, entered in the books (segments, stats) by the next _drain."""
+        if self._limit is not None and self._reserved + size > self._limit:
+            ptr = 0
+        else:
+            try:
+                ptr = self._raw_alloc(size)
+            except MemoryError:
+                ptr = 0
+        if not ptr:
+            raise OutOfMemoryError(self._oom_message(nbytes))
+        seg = _Segment(int(ptr), size, size <= _SMALL_SIZE, stream)
+        seg.head = block = Block(seg.ptr, size, stream, seg)
+        block.allocated, block.requested = True, nbytes
+        self._adopt.append(block)
+        return block
+
+    def _drain(self) -> None:
+        """Enter nested mallocs' segments in the books, then do the queued frees. Under the
+        lock. Both lists are taken in one step, so a queued free always comes after the
+        adoption of its block; what nested calls queue meanwhile waits for the next locked
+        section (a tracer that allocates at every line would otherwise keep this busy)."""
+        adopt, pending, self._adopt, self._pending = self._adopt, self._pending, [], []
+        for b in adopt:
+            self._add_segment(b.segment)
+            self._count_malloc(b, b.requested)
+        for b in pending:
+            try:
+                self._free_locked(b)
+            except (TypeError, ValueError) as e:  # a nested caller's bad free: report it as
+                _report_unraisable(e, b)          # Python does for errors in __del__
 
     def _malloc_locked(self, nbytes: int, size: int, stream: int, retry: bool) -> Block | None:
+        if stream == 0:
+            q = self._quick.get(size)
+            if q:
+                b = q.pop()
+                b.quick = False
+                self._count_malloc(b, nbytes)
+                return b
         small = size <= _SMALL_SIZE
         pool = self._small if small else self._large
         keys = pool.keys
@@ -381,16 +456,22 @@ class CachingAllocator:
             k = (stream, rem, r.ptr)
             _insort(keys, k)
             pool.blocks[k] = r
+        self._count_malloc(block, nbytes)
+        return block
+
+    def _count_malloc(self, block: Block, nbytes: int) -> None:
         block.allocated = True
         block.requested = nbytes
         self._allocated += block.size
-        self._allocated_peak = max(self._allocated_peak, self._allocated)
+        if self._allocated > self._allocated_peak:
+            self._allocated_peak = self._allocated
         self._requested += nbytes
-        self._requested_peak = max(self._requested_peak, self._requested)
+        if self._requested > self._requested_peak:
+            self._requested_peak = self._requested
         self._active += 1
-        self._active_peak = max(self._active_peak, self._active)
+        if self._active > self._active_peak:
+            self._active_peak = self._active
         self._num_mallocs += 1
-        return block
 
     def _oom_message(self, nbytes: int) -> str:
         msg = (f"memory: out of memory on {self.device}: tried to allocate {_fmt(nbytes)} "
@@ -419,18 +500,20 @@ class CachingAllocator:
                 continue
             if not ptr:
                 continue
-            ptr = int(ptr)
-            if ptr in self._segments:
-                raise RuntimeError(f"raw_alloc returned {ptr:#x}, an address already in use")
-            seg = _Segment(ptr, seg_size, small, stream)
-            seg.head = block = Block(ptr, seg_size, stream, seg)
-            self._segments[ptr] = seg
-            self._num_raw_alloc += 1
-            self._reserved += seg_size
-            self._reserved_peak = max(self._reserved_peak, self._reserved)
-            self._segments_peak = max(self._segments_peak, len(self._segments))
+            seg = _Segment(int(ptr), seg_size, small, stream)
+            seg.head = block = Block(seg.ptr, seg_size, stream, seg)
+            self._add_segment(seg)
             return block
         return None
+
+    def _add_segment(self, seg: _Segment) -> None:
+        if seg.ptr in self._segments:
+            raise RuntimeError(f"raw_alloc returned {seg.ptr:#x}, an address already in use")
+        self._segments[seg.ptr] = seg
+        self._num_raw_alloc += 1
+        self._reserved += seg.size
+        self._reserved_peak = max(self._reserved_peak, self._reserved)
+        self._segments_peak = max(self._segments_peak, len(self._segments))
 
     def _release_cached(self) -> None:
         if self._quick:
@@ -455,11 +538,15 @@ class CachingAllocator:
         if seg is None or self._segments.get(seg.ptr) is not seg:
             raise ValueError(f"free: {block!r} was not allocated by this allocator")
 
-    def _free_locked(self, block: Block) -> None:
+    def _free_locked(self, block: Block, park: bool = False) -> None:
+        """Free a block (park: a small stream-0 block goes to the exact-size cache)."""
         seg = block.segment if type(block) is Block else None
         if seg is None or not block.allocated or self._segments.get(seg.ptr) is not seg:
             self._validate(block)  # raises the precise error (passes only for a subclass)
             seg = block.segment
+        if park and block.stream == 0 and block.size <= _QUICK_MAX:
+            self._park(block, seg)
+            return
         self._allocated -= block.size
         self._requested -= block.requested
         self._active -= 1
@@ -537,10 +624,6 @@ class CachingAllocator:
         for b in parked:
             b.quick = False
             self._merge_insert(b, b.segment, fresh=False)
-
-    def _drain(self) -> None:
-        while self._pending:
-            self._free_locked(self._pending.pop())
 
     def _stats(self) -> dict[str, Any]:
         inactive_blocks = inactive_bytes = split_blocks = split_bytes = n_small = 0

@@ -23,6 +23,8 @@ import threading
 import time
 from enum import IntEnum
 
+from ...memory import CriticalLock
+
 __all__ = ["CUresult", "CUdevice_attribute", "CUevent_flags", "CUstream_flags",
            "CUfunction_attribute", "CUdeviceptr", "CUstream", "CUevent", "CUcontext",
            "CUmodule", "CUfunction", "CUdevice", "emu_last_error", "emu_reset"]
@@ -180,7 +182,10 @@ R = CUresult
 _OK = R.CUDA_SUCCESS
 
 # ---------------------------------------------------------------------------------- state
-_lock = threading.RLock()   # launches / copies / bookkeeping: one at a time
+# launches / copies / bookkeeping: one at a time. A CriticalLock: a thread that holds it frees
+# through the allocators' queues, so a tracer or finalizer running in the Python lines below
+# cannot wait on an allocator lock whose holder waits here (in cuMemAlloc / cuMemFree).
+_lock = CriticalLock()
 
 
 def _parse_size(s: str) -> int:
