@@ -43,8 +43,17 @@ class KernelCompileError(RuntimeError):
     """A kernel module failed to compile; the message has the compiler log and the source."""
 
 
-_lock = threading.Lock()
 _loaded: dict[str, object] = {}
+_key_locks: dict[str, threading.RLock] = {}
+
+
+def key_lock(key: str):
+    """The lock that serialises builds of one cache key (the CPU's, NVRTC's, the emulator's):
+    other keys build in parallel. Re-entrant, and the table needs no lock of its own
+    (dict.setdefault is atomic): a finalizer or a tracer callback that runs during a build may
+    ask for a kernel on the same thread without deadlocking."""
+    lock = _key_locks.get(key)
+    return lock if lock is not None else _key_locks.setdefault(key, threading.RLock())
 
 
 def cache_dir() -> Path:
@@ -188,7 +197,7 @@ def load(name: str, source: str, cdef: str):
     lib = _loaded.get(mem_key)
     if lib is not None:
         return lib
-    with _lock:
+    with key_lock(mem_key):
         lib = _loaded.get(mem_key)
         if lib is not None:
             return lib

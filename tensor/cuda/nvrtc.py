@@ -18,7 +18,15 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from ..cpu.build import KernelCompileError, _included_text, _numbered, cache_dir, read_cached, write_cached
+from ..cpu.build import (
+    KernelCompileError,
+    _included_text,
+    _numbered,
+    cache_dir,
+    key_lock,
+    read_cached,
+    write_cached,
+)
 from ..device import DeviceError
 
 __all__ = ["compile", "KernelCompileError", "NVRTCNotFoundError", "CUDA_SRC", "version", "options"]
@@ -130,9 +138,7 @@ def is_ptx_target(opts: list[str]) -> bool:
     return any(o.startswith("--gpu-architecture=compute_") for o in opts)
 
 
-_lock = threading.Lock()
 _images: dict[str, bytes] = {}
-_key_locks: dict[str, threading.Lock] = {}
 
 
 def cache_key(source: str, arch: str, fast: bool = False, fmad: bool = True) -> str:
@@ -171,9 +177,7 @@ def compile(name: str, source: str, arch: str = "sm_90", fast: bool = False,  # 
     image = _images.get(mem_key)
     if image is not None:
         return image
-    with _lock:
-        klock = _key_locks.setdefault(mem_key, threading.Lock())
-    with klock:  # one compile per module at a time; different modules compile in parallel
+    with key_lock(f"nvrtc:{mem_key}"):  # one compile per unit at a time, others in parallel
         image = _images.get(mem_key)
         if image is not None:
             return image

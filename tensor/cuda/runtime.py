@@ -140,7 +140,7 @@ class _DeviceState:
         self.total_memory = int(check(d.cuDeviceTotalMem(self.handle), "cuDeviceTotalMem"))
         self.functions: dict = {}
         self.modules: dict = {}
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()   # re-entrant: a tracer may load a module while one loads
         self.default_stream = None   # set by streams.py (the legacy NULL stream)
         self.deferred: list = []     # (block, events): frees waiting for other streams
         from ..memory import CachingAllocator
@@ -179,7 +179,8 @@ class _DeviceState:
         """Give back the deferred blocks whose streams have passed their events (all of them,
         waiting, when `wait`)."""
         keep = []
-        for block, events in self.deferred:
+        waiting, self.deferred = self.deferred, []   # frees queued meanwhile are kept
+        for block, events in waiting:
             if wait:
                 for e in events:
                     e.synchronize()
@@ -187,7 +188,7 @@ class _DeviceState:
                 self.allocator.free(block)
             else:
                 keep.append((block, events))
-        self.deferred = keep
+        self.deferred[:0] = keep
 
     def _raw_free(self, ptr: int) -> None:
         d = drv()

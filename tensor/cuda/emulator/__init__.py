@@ -21,7 +21,6 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from ...cpu.build import (
     _included_text,
     _numbered,
     cache_dir,
+    key_lock,
     read_cached,
     write_cached,
 )
@@ -123,9 +123,7 @@ def _build(name: str, source: str, out: Path) -> None:
         write_cached(out, so.read_bytes())
 
 
-_lock = threading.Lock()
 _images: dict[str, bytes] = {}
-_key_locks: dict[str, threading.Lock] = {}
 
 
 def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: A001 - the verb
@@ -141,9 +139,7 @@ def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: 
     img = _images.get(mem_key)
     if img is not None:
         return img
-    with _lock:
-        klock = _key_locks.setdefault(mem_key, threading.Lock())
-    with klock:
+    with key_lock(f"emu:{mem_key}"):
         img = _images.get(mem_key)
         if img is not None:
             return img
