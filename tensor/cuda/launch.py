@@ -11,6 +11,7 @@ _tile_plan; elementwise_path tells which path a launch takes).
 from __future__ import annotations
 
 import ctypes
+import threading
 
 from .._tensor import Tensor
 from ..views import coalesce
@@ -174,25 +175,29 @@ def elementwise_path(out, ins: list) -> str:
     return _plan("elementwise_path", out, ins)[2]
 
 
-_FAST: dict = {}
+_tls = threading.local()
 
 
 def contiguous_op(d, name: str, out, n: int, a, b=None) -> None:
     """Fast path: out = kernel(a[, b]) with out, a (and a tensor b) contiguous of one shape on
-    one device; b may be a _Scalar. Reuses one argument struct per arity (the driver copies
-    kernel arguments at launch)."""
+    one device; b may be a _Scalar. Reuses one argument struct per kernel and thread (the
+    driver copies kernel arguments at launch; another thread must not refill it meanwhile)."""
     if n == 0:
         return
     dev = out._storage.device
     nops = 2 if b is None else 3
     key = (name, dev.index)   # name carries the dtype suffix
-    hit = _FAST.get(key)
+    try:
+        fast = _tls.fast
+    except AttributeError:
+        fast = _tls.fast = {}
+    hit = fast.get(key)
     if hit is None:
         kern = R.kernel("ew", d, name, dev)
         ix = INDEXER[nops]()
         ix.nd, ix.contig = 1, 1
         params = (ctypes.c_void_p * 1)(ctypes.addressof(ix))
-        hit = _FAST[key] = (kern, ix, params, ctypes.addressof(params))
+        hit = fast[key] = (kern, ix, params, ctypes.addressof(params))
     kern, ix, params, paddr = hit
     po, pa = out.data_ptr(), a.data_ptr()
     ix.ptr[0], ix.ptr[1] = po, pa
