@@ -177,6 +177,8 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
         raise TypeError(f"{op}: cannot make a tensor from a {type(data).__name__} ({data!r:.40}); "
                         "expected numbers, nested sequences of numbers, arrays or tensors")
     target = None if d is None else (np.dtype(np.float32) if d is dt.bfloat16 else d.np)
+    if target is not None and _holds_complex(data):  # NumPy would drop the imaginary parts
+        raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex dtype yet")
     try:
         a = np.asarray(data, dtype=target)
     except OverflowError as e:  # NumPy 2: a Python int the dtype cannot hold
@@ -198,6 +200,19 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
         if a.dtype == object:
             raise TypeError(f"{op}: cannot build a tensor from ragged or mixed data: {data!r:.80}")
     return _convertible(a, d, op)
+
+
+def _holds_complex(data) -> bool:
+    """Whether data holds a complex value that NumPy casts to a real dtype with only a warning
+    (NumPy complex scalars; Python ones raise there): data is read once without a dtype."""
+    if isinstance(data, complex | np.complexfloating):
+        return True
+    if not isinstance(data, list | tuple):
+        return False
+    try:
+        return np.asarray(data).dtype.kind == "c"
+    except (ValueError, TypeError, OverflowError):  # ragged, mixed...: the real conversion reports
+        return False
 
 
 def _leaves(data):
