@@ -585,7 +585,7 @@ def test_integer_negative_power_raises_as_numpy(d):
                "strided exponent": lambda: base ** T.asarray(np.repeat(neg.numpy(), 2))[::2],
                "scalar exponent": lambda: base ** -1, "scalar base": lambda: 2 ** neg,
                "method": lambda: base.pow(-2), "out=": lambda: T.power(base, neg, out=T.zeros_like(base))}
-    for what, fn in refused.items():
+    for fn in refused.values():
         with pytest.raises(ValueError, match=msg):
             fn()
     x = T.asarray(b_np.copy())
