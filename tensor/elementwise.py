@@ -60,7 +60,12 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
             raise OverflowError(f"Python integer {dt.show_int(v)} out of bounds for {d.name}") from None
         if d is dt.float64:
             return struct.pack("<d", v)
-        if d is dt.bfloat16:
+        if d is dt.float32:
+            try:
+                return struct.pack("<f", v)
+            except OverflowError:  # past float32's range: inf, as NumPy (with its warning)
+                pass
+        elif d is dt.bfloat16:
             return struct.pack("<H", _bf16_bits(np.float32(v).item()))
         return np.array(v, d.np).tobytes()  # NumPy's rounding (and its overflow warning)
     if d is dt.bool_:
@@ -304,7 +309,7 @@ def _fast_out_dtype(name: str, d: dt.DType, other):
     op = OPS[name]
     if other == "f" and d.kind != "f" or other == "i" and d is dt.bool_:
         return None
-    if name == "power" and d.kind == "i":  # the exponent's sign must be checked: binary does it
+    if name == "power" and d.kind == "i" and isinstance(other, dt.DType):  # binary checks its sign
         return None
     if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
         return dt.bool_ if op.out_bool else d
@@ -339,6 +344,8 @@ def _cuda_fast(name: str, a: Tensor, b):
         other = _WEAK_KIND[tb]
         if tb is int and d.kind != "f" and not _fits(b, d):
             return None
+        if tb is int and b < 0 and name == "power" and d.kind == "i":
+            _check_int_exponent(b, d)
     else:
         return None
     key = (name, d.sfx, other)   # strings: their hashes are cached
@@ -422,6 +429,8 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
                               a.data_ptr(), b.data_ptr(), K._num_threads)
                     return res
         elif tb is float or tb is int:
+            if tb is int and b < 0 and name == "power" and d.kind == "i":
+                _check_int_exponent(b, d)
             fk = _fast_kernel(name, d, _WEAK_KIND[tb])
             if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
                 res, n = _new_like(a, fk[1])

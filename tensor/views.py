@@ -60,7 +60,7 @@ def check_size(shape: tuple, itemsize: int, op: str, dtype_name: str) -> None:
     n = itemsize
     for s in shape:
         n *= s
-    if n > MAX_BYTES or any(s > MAX_BYTES for s in shape):
+    if n > MAX_BYTES or not n and shape and max(shape) > MAX_BYTES:
         from .dtypes import show_int
         sh = "(" + ", ".join(map(show_int, shape)) + ("," if len(shape) == 1 else "") + ")"
         raise ValueError(f"{op}: array is too big: shape {sh} of {dtype_name} needs {show_int(n)} bytes, "
