@@ -221,7 +221,9 @@ def as_operand(x, op: str = "asarray"):
                         f"got a {type(x).__name__} ({x!r:.40})")
     from .creation import _convertible, asarray
     if isinstance(x, np.ndarray | np.generic):  # a dtype we lack: converted or refused, naming op
-        x = _convertible(np.asarray(x), None, op)
+        conv = _convertible(np.asarray(x), None, op)
+        if conv.dtype != x.dtype:
+            x = conv
     return asarray(x)
 
 
