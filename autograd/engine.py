@@ -150,11 +150,45 @@ def _run_hooks(node, gs):
     if node.hooks:
         for nr, fns in node.hooks.items():
             for fn in fns:
-                if gs[nr] is not None:
-                    r = fn(gs[nr])
+                g = gs[nr]
+                if g is not None:
+                    r = _call_hook(fn, g)
                     if r is not None:
-                        gs[nr] = r
+                        gs[nr] = _hook_result(fn, r, g)
     return gs
+
+
+def _hook_name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _call_hook(fn, g: Tensor):
+    """fn(g); an exception it raises gets a note naming the hook (Python 3.11+)."""
+    try:
+        return fn(g)
+    except Exception as e:
+        if hasattr(e, "add_note"):
+            e.add_note(f"(raised by the tensor hook {_hook_name(fn)!r} on a gradient of shape {g.shape}, "
+                       f"{g.dtype.name}, {g.device})")
+        raise
+
+
+def _hook_result(fn, r, g: Tensor) -> Tensor:
+    """What a hook returned, checked: it replaces the gradient g, so it must look like it (as
+    PyTorch checks; summed into .grad otherwise, a wrong shape would broadcast silently)."""
+    what = f"register_hook: the hook {_hook_name(fn)!r} returned"
+    if not isinstance(r, Tensor):
+        raise TypeError(f"{what} a {type(r).__name__}; a hook returns None or a gradient tensor")
+    if r.shape != g.shape:
+        raise ValueError(f"{what} a gradient of shape {r.shape} for a gradient of shape {g.shape}: a "
+                         "hook must not change the gradient's shape")
+    if r.dtype is not g.dtype:
+        raise TypeError(f"{what} a gradient of dtype {r.dtype.name} for a gradient of dtype {g.dtype.name}: "
+                        "a hook must not change the gradient's dtype")
+    if r.device != g.device:
+        raise ValueError(f"{what} a gradient on {r.device} for a gradient on {g.device}: a hook must not "
+                         "change the gradient's device")
+    return r
 
 
 def _accumulate(acc, g, create_graph):

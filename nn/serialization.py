@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -131,20 +133,54 @@ def _decode(node: Any, arrays, used: set) -> Any:
     raise CheckpointError(f"load: damaged tree node {node!r}")
 
 
+# What reading a damaged file raises, from zipfile, zlib, NumPy's .npy parser, json and our
+# decoder: an unknown compression method or zip version (NotImplementedError), an "encrypted"
+# flag (RuntimeError), nesting past the recursion limit (RecursionError), a header claiming a
+# huge array (MemoryError)... All become CheckpointError.
+_DAMAGED = (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError, EOFError, OSError,
+            zipfile.BadZipFile, zlib.error, struct.error, NotImplementedError, RuntimeError, MemoryError)
+
+
+def _why(e: BaseException) -> str:
+    if isinstance(e, RecursionError):
+        return "its nesting is too deep"
+    msg = f"{type(e).__name__}: {e}"
+    return msg if len(msg) <= 300 else msg[:300] + "..."
+
+
+def _check_directory(path: str, z: zipfile.ZipFile) -> None:
+    """zipfile half-reads a damaged central directory without complaint (a corrupted length
+    can swallow the entries after it), and a checkpoint missing its tree would load as a plain
+    .npz of fewer arrays: the entries listed must be as many as the end record declares."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - (22 + 0xFFFF)))  # the end record: 22 bytes + a comment
+        tail = f.read()
+    i = tail.rfind(b"PK\x05\x06")
+    if i < 0 or len(tail) - i < 22:
+        raise CheckpointError(f"load: {path!r} has no zip end record")
+    declared = struct.unpack("<H", tail[i + 10:i + 12])[0]
+    if declared != 0xFFFF and declared != len(z.infolist()):  # 0xFFFF: a ZIP64 count elsewhere
+        raise CheckpointError(f"load: {path!r} is damaged: its zip directory lists {len(z.infolist())} "
+                              f"entries, its end record declares {declared}")
+
+
 def load(path: str | os.PathLike) -> dict:
     """Read what save() wrote: the same nesting, with tensors on the CPU.
 
-    A plain .npz of arrays (no `__tree__`) loads as a flat dict of tensors."""
+    A plain .npz of arrays (no `__tree__`) loads as a flat dict of tensors. A file that is not
+    a checkpoint, or a damaged one, raises CheckpointError (a missing file FileNotFoundError)."""
     try:
         arrays = np.load(os.fspath(path), allow_pickle=False)
     except FileNotFoundError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise CheckpointError(f"load: {os.fspath(path)!r} is not a readable .npz file: {e}") from None
+    except _DAMAGED as e:
+        raise CheckpointError(f"load: {os.fspath(path)!r} is not a readable .npz file: {_why(e)}") from None
     if not isinstance(arrays, np.lib.npyio.NpzFile):
         raise CheckpointError(f"load: {os.fspath(path)!r} holds one array, not a state dict (.npz)")
     with arrays:
         try:
+            _check_directory(os.fspath(path), arrays.zip)
             if _TREE not in arrays.files:
                 return {k: T.from_numpy(_native(arrays[k])) for k in arrays.files}
             tree = json.loads(str(arrays[_TREE]))
@@ -152,10 +188,10 @@ def load(path: str | os.PathLike) -> dict:
                 raise CheckpointError(f"load: unknown checkpoint format in {os.fspath(path)!r}")
             used: set = set()
             out = _decode(tree["root"], arrays, used)
-        except (ValueError, KeyError, zipfile.BadZipFile, EOFError, OSError, TypeError) as e:
-            if isinstance(e, CheckpointError):
-                raise
-            raise CheckpointError(f"load: {os.fspath(path)!r} is damaged: {e}") from None
+        except CheckpointError:
+            raise
+        except _DAMAGED as e:
+            raise CheckpointError(f"load: {os.fspath(path)!r} is damaged: {_why(e)}") from None
     extra = sorted(set(arrays.files) - used - {_TREE})
     if extra:
         raise CheckpointError(f"load: entries {extra} of {os.fspath(path)!r} are not in its tree")

@@ -47,14 +47,20 @@ def _grad(t: Tensor, requires_grad: bool) -> Tensor:
 def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
     return _grad(empty_tensor(_shape_args(shape, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
-                              parse_device(device)), requires_grad)
+                              parse_device(device), "empty"), requires_grad)
 
 
 def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _full(_shape(shape, "full"), fill_value, dtype, device, requires_grad, "full")
+
+
+def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str) -> Tensor:
     d = _dtype_or(dtype, None)
+    if not isinstance(fill_value, Tensor):
+        fill_value = _fill_scalar(fill_value, op)
     if d is None:
         d = dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
-    out = empty_tensor(_shape(shape, "full"), d, parse_device(device))
+    out = empty_tensor(shape, d, parse_device(device), op)
     fill_(out, fill_value)
     return _grad(out, requires_grad)
 
@@ -76,13 +82,13 @@ def fill_(t: Tensor, value) -> Tensor:
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return full(_shape_args(shape, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
-                requires_grad)
+    return _full(_shape_args(shape, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
+                 requires_grad, "zeros")
 
 
 def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return full(_shape_args(shape, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
-                requires_grad)
+    return _full(_shape_args(shape, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
+                 requires_grad, "ones")
 
 
 def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
@@ -164,17 +170,132 @@ def _numpy_tensor(a: np.ndarray, copy: bool | None) -> Tensor:
     return _wrap_numpy(a)
 
 
-def _np_from_data(data, d):
-    if d is dt.bfloat16:
-        return np.asarray(data, dtype=np.float32)
+def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
+    """NumPy's reading of Python data (numbers, nested sequences) as dtype d (None: NumPy's
+    choice), in a dtype this library has; values no dtype here can hold raise (see asarray)."""
+    if isinstance(data, str | bytes):
+        raise TypeError(f"{op}: cannot make a tensor from a {type(data).__name__} ({data!r:.40}); "
+                        "expected numbers, nested sequences of numbers, arrays or tensors")
+    target = None if d is None else (np.dtype(np.float32) if d is dt.bfloat16 else d.np)
+    if target is not None and _holds_complex(data):  # NumPy would drop the imaginary parts
+        raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex dtype yet")
     try:
-        return np.asarray(data, dtype=None if d is None else d.np)
+        a = np.asarray(data, dtype=target)
+    except OverflowError as e:  # NumPy 2: a Python int the dtype cannot hold
+        bad = next((x for x in _leaves(data) if _int_overflows(x, target)), None)
+        if bad is None:
+            raise OverflowError(f"{op}: {e}") from None
+        raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for {d.name}") from None
     except (ValueError, TypeError) as e:
-        raise TypeError(f"tensor: cannot convert {type(data).__name__} to a tensor: {e}") from None
+        if any(isinstance(x, complex | np.complexfloating) for x in _leaves(data)):
+            raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex "
+                            "dtype yet") from None
+        raise TypeError(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
+    if a.dtype == object or a.dtype == np.uint64:  # Python ints past int64 (NumPy: uint64, object)
+        lo, hi = dt.iinfo_bounds(dt.int64)
+        bad = next((x for x in _leaves(data) if type(x) is int and not lo <= x <= hi), None)
+        if bad is not None:
+            raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for int64, the "
+                                "widest integer dtype (there is no uint64 dtype yet)")
+        if a.dtype == object:
+            raise TypeError(f"{op}: cannot build a tensor from ragged or mixed data: {data!r:.80}")
+    return _convertible(a, d, op)
+
+
+def _holds_complex(data) -> bool:
+    """Whether data holds a complex value that NumPy casts to a real dtype with only a warning
+    (NumPy complex scalars; Python ones raise there): data is read once without a dtype."""
+    if isinstance(data, complex | np.complexfloating):
+        return True
+    if not isinstance(data, list | tuple):
+        return False
+    try:
+        return np.asarray(data).dtype.kind == "c"
+    except (ValueError, TypeError, OverflowError):  # ragged, mixed...: the real conversion reports
+        return False
+
+
+def _leaves(data):
+    """The non-sequence items of nested lists and tuples (and object arrays), in order."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list | tuple):
+            stack.extend(reversed(x))
+        elif isinstance(x, np.ndarray) and x.dtype == object:
+            stack.extend(reversed(x.ravel().tolist()))
+        else:
+            yield x
+
+
+def _int_overflows(x, target) -> bool:
+    if not isinstance(x, int) or isinstance(x, bool):
+        return False
+    try:
+        np.asarray(x, dtype=target)
+    except OverflowError:
+        return True
+    return False
+
+
+def _convertible(a: np.ndarray, d, op: str) -> np.ndarray:
+    """a itself when its dtype is one of ours, else a converted copy in the closest dtype we
+    have, where no value changes (the rule asarray documents); TypeError / OverflowError naming
+    the dtype or value otherwise. d: the dtype asked for (None: a's own)."""
+    try:
+        dt.dtype(a.dtype)
+        return a
+    except TypeError:
+        pass
+    k = a.dtype.kind
+    if k == "O":  # Python objects: read them as Python data
+        return _np_from_data(a.tolist(), d, op)
+    if k == "c":
+        raise TypeError(f"{op}: cannot convert a {a.dtype} array: there is no complex dtype yet")
+    if k == "u":  # uint16/32/64: exact as int64 while the values fit (and as float64 when asked)
+        if d is not None and d.kind == "f":
+            return a.astype(np.float64)
+        top = int(a.max()) if a.size else 0
+        if top > dt.iinfo_bounds(dt.int64)[1]:
+            raise OverflowError(f"{op}: the {a.dtype} value {top} is out of bounds for int64 (there is "
+                                f"no {a.dtype} dtype yet)")
+        return a.astype(np.int64)
+    if k == "f":  # long double: rounded to float64, as NumPy's astype
+        return a.astype(np.float64)
+    raise TypeError(f"{op}: cannot make a tensor from an array of dtype {a.dtype}: only booleans, "
+                    "integers and floats are numbers here")
+
+
+def _fill_scalar(v, op: str):
+    """A fill value checked as a number: complex and text raise TypeError, NumPy scalars of
+    dtypes we lack convert by asarray's rule."""
+    if isinstance(v, complex | np.complexfloating):
+        raise TypeError(f"{op}: cannot fill with the complex value {v!r}: there is no complex dtype yet")
+    if isinstance(v, np.generic):
+        return _convertible(np.asarray(v), None, op)[()]
+    if dt.scalar_kind(v) is None:
+        raise TypeError(f"{op}: the fill value must be a number or a tensor, got {type(v).__name__} "
+                        f"({v!r:.40})")
+    return v
 
 
 def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
-    """NumPy's asarray: no copy when obj already is a tensor (or array) of that dtype."""
+    """NumPy's asarray: no copy when obj already is a tensor (or array) of that dtype.
+
+    A value no dtype here can hold raises instead of changing: a Python int past int64 (NumPy
+    gives uint64 or object) raises OverflowError naming it, complex values and strings raise
+    TypeError. A NumPy array of a dtype this library lacks converts by value (a copy): uint16
+    and uint32 to int64; uint64 to int64 when every value fits, else OverflowError naming the
+    largest (to float64 when a float dtype is asked for); long double to float64; complex,
+    string and date arrays raise TypeError. from_numpy, which never copies, refuses them all.
+
+    >>> import numpy as np, tensor as T
+    >>> T.asarray(np.array([7], np.uint64)).tolist()
+    [7]
+    >>> T.asarray([2**63])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    OverflowError: asarray: Python integer 9223372036854775808 out of bounds for int64, ...
+    """
     d = _dtype_or(dtype, None)
     dev = parse_device(device) if device is not None else None
     if not isinstance(obj, Tensor):
@@ -195,14 +316,11 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
         from .interop import from_dlpack
         return asarray(from_dlpack(obj), dtype=d, copy=copy)
     if isinstance(obj, np.ndarray):
-        if obj.dtype == object:
-            obj = _np_from_data(obj.tolist(), d)
-        try:
-            base_dt = dt.dtype(obj.dtype)
-        except TypeError:
-            base_dt = None
-        if base_dt is None:  # e.g. float128, uint64: let NumPy convert to the closest we have
-            obj = _np_from_data(obj, d or dt.result_type(obj.dtype.kind == "f" and 1.0 or 1))
+        conv = _convertible(obj, d, "asarray")  # a dtype we lack (uint64, object...): converted
+        if conv is not obj:
+            if copy is False:
+                raise ValueError(f"asarray: copy=False but the {obj.dtype} array must be converted (a copy)")
+            obj = conv
         t = _numpy_tensor(obj, copy)
         if copy:
             t = t.copy() if d is None or d is t.dtype else t.astype(d)
@@ -213,7 +331,7 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
         return t
     if copy is False:
         raise ValueError(f"asarray: copy=False but converting a {type(obj).__name__} copies")
-    return tensor(obj, dtype=d)
+    return _tensor_from(obj, d, None, "asarray")
 
 
 def array(obj, dtype=None, copy: bool = True) -> Tensor:
@@ -222,14 +340,16 @@ def array(obj, dtype=None, copy: bool = True) -> Tensor:
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of data (nested lists, scalars, arrays or tensors)."""
-    d = _dtype_or(dtype, None)
+    """A new tensor holding a copy of data (nested lists, scalars, arrays or tensors); data no
+    dtype here holds raises as asarray documents."""
+    return _tensor_from(data, _dtype_or(dtype, None), device, "tensor", requires_grad)
+
+
+def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor):
         out = data.astype(d or data.dtype)
     else:
-        a = data if isinstance(data, np.ndarray) else _np_from_data(data, d)
-        if a.dtype == object:
-            raise TypeError(f"tensor: cannot build a tensor from ragged or mixed data: {data!r}")
+        a = _convertible(data, d, op) if isinstance(data, np.ndarray) else _np_from_data(data, d, op)
         if a.dtype.kind == "f" and d is None and a.dtype == np.float64 and not isinstance(data, np.ndarray):
             d = dt.get_default_dtype()
         src = asarray(a, device=CPU)
@@ -245,8 +365,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 # ---------------------------------------------------------------- ranges
 
-def _iota(n: int, d: dt.DType, start, step, device=None) -> Tensor:
-    out = empty_tensor((n,), d, device)
+def _iota(n: int, d: dt.DType, start, step, device=None, op: str = "arange") -> Tensor:
+    out = empty_tensor((n,), d, device, op)
     if n:
         if out.device.type == "cuda":
             from .cuda import misc as CM
@@ -272,8 +392,25 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         d = dt.int64
     n = max(0, math.ceil((stop - start) / step))
     compute = dt.float64 if d.kind == "f" or any(isinstance(v, float) for v in (start, step)) else dt.int64
+    if compute is dt.int64 and n:
+        step = step if n > 1 else 1  # one value: the step never reaches the kernel's int64
+        _arange_fits(d, int(start), int(step), int(start) + (n - 1) * int(step))
     t = _iota(n, compute, start, step, parse_device(device))
     return t if compute is d else t.astype(d)
+
+
+def _arange_fits(d: dt.DType, start: int, step: int, last: int) -> None:
+    """Integer ranges are computed in int64: a value past it would wrap, so it raises (as NumPy
+    2 does for a start the asked-for integer dtype cannot hold)."""
+    lo, hi = dt.iinfo_bounds(dt.int64)
+    for v in (start, step, last):
+        if not lo <= v <= hi:
+            raise OverflowError(f"arange: {dt.show_int(v)} is out of bounds for int64, the widest integer "
+                                "dtype (there is no uint64 dtype yet)")
+    if d.kind in "iu":
+        lo, hi = dt.iinfo_bounds(d)
+        if not lo <= start <= hi:
+            raise OverflowError(f"arange: Python integer {start} out of bounds for {d.name}")
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None) -> Tensor:
@@ -283,8 +420,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     step = (stop - start) / div if div > 0 else 0.0
     from .elementwise import binary
     # NumPy's arange(num) * step + start: two roundings
-    t = binary("add", binary("multiply", _iota(num, dt.float64, 0, 1, parse_device(device)), step),
-               float(start))
+    idx = _iota(num, dt.float64, 0, 1, parse_device(device), "linspace")
+    t = binary("add", binary("multiply", idx, step), float(start))
     if endpoint and num > 1:
         t[num - 1] = stop
     d = _dtype_or(dtype, dt.get_default_dtype())

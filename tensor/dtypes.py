@@ -115,7 +115,20 @@ def dtype(x) -> DType:
             d = _NP_TO.get(nd.newbyteorder("=")) if nd.isnative or nd.byteorder != "|" else _NP_TO.get(nd)
             if d is not None:
                 return d
-    raise TypeError(f"dtype: unsupported data type {x!r}; supported: {', '.join(_NAMES)}")
+    raise TypeError(f"dtype: unsupported data type {x!r}{_missing_hint(x)}; supported: {', '.join(_NAMES)}")
+
+
+def _missing_hint(x) -> str:
+    """Why a NumPy dtype has no counterpart here: the kinds this library does not have yet."""
+    try:
+        nd = np.dtype(x)
+    except (TypeError, ValueError):
+        return ""
+    if nd.kind == "c":
+        return " (there is no complex dtype yet)"
+    if nd.kind == "u":
+        return f" (there is no {nd.name} dtype yet: uint8 is the only unsigned dtype)"
+    return ""
 
 
 def get_default_dtype() -> DType:
@@ -234,6 +247,12 @@ _BOUNDS[bool_] = (0, 1)
 def iinfo_bounds(d: DType) -> tuple[int, int]:
     """(min, max) of an integer or bool dtype."""
     return _BOUNDS[d]
+
+
+def show_int(v: int) -> str:
+    """An int for an error message: in full, or its leading digits and length when huge."""
+    s = str(v)
+    return s if len(s) <= 40 else f"{s[:20]}...({len(s.lstrip('-'))} digits)"
 
 
 def float_of(d: DType) -> DType:

@@ -23,17 +23,19 @@ from .aliasing import check_writable, may_overlap, same_view, stable
 from .cpu import kernels as K
 from .device import CPU
 from .optable import OPS, binary_loop_dtype, loop_dtype
-from .views import broadcast_shapes, broadcast_to, coalesce
+from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size, coalesce
 
 _ffi = cffi.FFI()
 _PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
          "f32": "f", "f64": "d"}
 
 
-def empty_tensor(shape: tuple, dtype: dt.DType, device=None) -> Tensor:
+def empty_tensor(shape: tuple, dtype: dt.DType, device=None, op: str = "empty") -> Tensor:
     n = 1
     for s in shape:
         n *= s
+    if n * dtype.itemsize > MAX_BYTES or not n and shape and max(shape) > MAX_BYTES:  # before allocating
+        check_size(shape, dtype.itemsize, op, dtype.name)
     st = new_storage(n * dtype.itemsize) if device is None else new_storage(n * dtype.itemsize, device)
     return Tensor._make(st, shape, contiguous_strides(shape), 0, dtype)
 
@@ -46,20 +48,33 @@ def _bf16_bits(v: float) -> int:
 
 
 def scalar_bytes(v, d: dt.DType) -> bytes:
-    """Encode a Python scalar as one element of dtype d (NumPy's conversion rules)."""
+    """Encode a Python scalar as one element of dtype d (NumPy 2's conversion of a weak scalar:
+    a float rounds, to inf past the dtype's range; an int that d cannot hold raises
+    OverflowError naming it; a complex value raises TypeError, there being no complex dtype)."""
+    if isinstance(v, complex | np.complexfloating):
+        raise TypeError(f"cannot use the complex value {v!r} as {d.name}: there is no complex dtype yet")
     if d.kind == "f":
-        v = float(v)
-        if d is dt.bfloat16:
+        try:
+            v = float(v)
+        except OverflowError:  # an int past float64's range
+            raise OverflowError(f"Python integer {dt.show_int(v)} out of bounds for {d.name}") from None
+        if d is dt.float64:
+            return struct.pack("<d", v)
+        if d is dt.float32:
+            try:
+                return struct.pack("<f", v)
+            except OverflowError:  # past float32's range: inf, as NumPy (with its warning)
+                pass
+        elif d is dt.bfloat16:
             return struct.pack("<H", _bf16_bits(np.float32(v).item()))
-        if d is dt.float16:
-            return np.array(v, np.float16).tobytes()
-        return struct.pack("<" + _PACK[d.sfx], v)
+        return np.array(v, d.np).tobytes()  # NumPy's rounding (and its overflow warning)
     if d is dt.bool_:
         return b"\x01" if v else b"\x00"
     lo, hi = dt.iinfo_bounds(d)
     v = int(v)
     if not lo <= v <= hi:
-        raise OverflowError(f"Python integer {v} out of bounds for {d.name}")
+        raise OverflowError(f"Python integer {dt.show_int(v)} out of bounds for {d.name}"
+                            + (" (there is no uint64 dtype yet)" if d is dt.int64 and 0 < v < 2**64 else ""))
     return struct.pack("<" + _PACK[d.sfx], v)
 
 
@@ -194,11 +209,21 @@ def copy(x: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------- ops
 
-def as_operand(x):
-    """Tensors and Python scalars pass; lists, NumPy arrays and NumPy scalars become tensors."""
+def as_operand(x, op: str = "asarray"):
+    """Tensors and Python scalars pass; lists, NumPy arrays and NumPy scalars become tensors.
+    op names the caller in the errors of operands no tensor can hold (complex, text)."""
     if isinstance(x, Tensor) or dt.scalar_kind(x) is not None and not isinstance(x, np.generic):
         return x
-    from .creation import asarray
+    if isinstance(x, complex | np.complexfloating):
+        raise TypeError(f"{op}: cannot use the complex operand {x!r}: there is no complex dtype yet")
+    if isinstance(x, str | bytes):
+        raise TypeError(f"{op}: operands must be numbers, sequences of numbers, arrays or tensors, "
+                        f"got a {type(x).__name__} ({x!r:.40})")
+    from .creation import _convertible, asarray
+    if isinstance(x, np.ndarray | np.generic):  # a dtype we lack: converted or refused, naming op
+        conv = _convertible(np.asarray(x), None, op)
+        if conv.dtype != x.dtype:
+            x = conv
     return asarray(x)
 
 
@@ -238,7 +263,7 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
                       x.data_ptr(), K._num_threads)
             return res
     op = OPS[name]
-    x = as_operand(x)
+    x = as_operand(x, name)
     if not isinstance(x, Tensor):
         from .creation import asarray
         x = asarray(x)
@@ -286,6 +311,8 @@ def _fast_out_dtype(name: str, d: dt.DType, other):
     op = OPS[name]
     if other == "f" and d.kind != "f" or other == "i" and d is dt.bool_:
         return None
+    if name == "power" and d.kind == "i" and isinstance(other, dt.DType):  # binary checks its sign
+        return None
     if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
         return dt.bool_ if op.out_bool else d
     return None
@@ -319,6 +346,8 @@ def _cuda_fast(name: str, a: Tensor, b):
         other = _WEAK_KIND[tb]
         if tb is int and d.kind != "f" and not _fits(b, d):
             return None
+        if tb is int and b < 0 and name == "power" and d.kind == "i":
+            _check_int_exponent(b, d)
     else:
         return None
     key = (name, d.sfx, other)   # strings: their hashes are cached
@@ -362,6 +391,21 @@ def _new_like(a: Tensor, d: dt.DType) -> Tensor:
     return Tensor._make(new_storage(n * d.itemsize, a._storage.device), a._shape, a._strides, 0, d), n
 
 
+def _check_int_exponent(b, ld: dt.DType) -> None:
+    """NumPy refuses an integer power with a negative integer exponent (its result is no
+    integer); for a tensor exponent that takes its values (a min reduction, before any kernel)."""
+    if isinstance(b, Tensor):
+        if b._dtype.kind != "i" or b.numel() == 0:
+            return
+        from .reductions import min as tensor_min
+        low = tensor_min(b).item()
+    else:
+        low = b
+    if low < 0:
+        raise ValueError(f"power: Integers to negative integer powers are not allowed ({ld.name} operands, "
+                         f"exponent {low}); use a float base")
+
+
 def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if name in _LOGICAL:  # NumPy reads a mixed operand as bool: 1e-250 stays True next to float16
         a = a != 0.0 if type(a) is float else a
@@ -387,6 +431,8 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
                               a.data_ptr(), b.data_ptr(), K._num_threads)
                     return res
         elif tb is float or tb is int:
+            if tb is int and b < 0 and name == "power" and d.kind == "i":
+                _check_int_exponent(b, d)
             fk = _fast_kernel(name, d, _WEAK_KIND[tb])
             if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
                 res, n = _new_like(a, fk[1])
@@ -395,11 +441,13 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
                           a.data_ptr(), _scalar_operand(b, d).ptr, K._num_threads)
                 return res
     op = OPS[name]
-    a, b = as_operand(a), as_operand(b)
+    a, b = as_operand(a, name), as_operand(b, name)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb and a.device != b.device:
         raise ValueError(f"{name}: tensors are on different devices: {a.device} and {b.device}")
     ld = binary_loop_dtype(op, a._dtype if ta else a, b._dtype if tb else b)
+    if name == "power" and ld.kind == "i":
+        _check_int_exponent(b, ld)
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
         ld, a, b = _comparison_fallback(a, b)
     od = dt.bool_ if op.out_bool else ld
@@ -432,7 +480,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
 
 def where(cond, a, b) -> Tensor:
     """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
-    cond, a, b = as_operand(cond), as_operand(a), as_operand(b)
+    cond, a, b = as_operand(cond, "where"), as_operand(a, "where"), as_operand(b, "where")
     if not isinstance(cond, Tensor):
         from .creation import asarray
         cond = asarray(cond)

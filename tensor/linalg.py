@@ -14,7 +14,7 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
 from .cpu import kernels as K
-from .views import broadcast_shapes, broadcast_to, norm_axis
+from .views import broadcast_shapes, broadcast_to, norm_axis_tuple
 
 _GEMM_SIG = ("void gemm_{}(int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sAb, "
              "int64_t sAm, int64_t sAk, intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, "
@@ -136,12 +136,10 @@ def tensordot(a, b, axes=2) -> Tensor:
         ax_a, ax_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
     else:
         ax_a, ax_b = axes
-        ax_a = [ax_a] if isinstance(ax_a, int) else list(ax_a)
-        ax_b = [ax_b] if isinstance(ax_b, int) else list(ax_b)
+        ax_a = norm_axis_tuple(ax_a, a.ndim, "tensordot", "axes of a")
+        ax_b = norm_axis_tuple(ax_b, b.ndim, "tensordot", "axes of b")
         if len(ax_a) != len(ax_b):
             raise ValueError(f"tensordot: axes lists differ in length: {ax_a} and {ax_b}")
-        ax_a = [norm_axis(x, a.ndim, "tensordot") for x in ax_a]
-        ax_b = [norm_axis(x, b.ndim, "tensordot") for x in ax_b]
     for i, j in zip(ax_a, ax_b):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: shape mismatch for sum: axis {i} of {a.shape} and axis "

@@ -65,6 +65,19 @@ RawAlloc = Callable[[int], int]
 RawFree = Callable[[int], None]
 
 
+def limit_bytes(nbytes, op: str) -> int | None:
+    """nbytes checked as a memory limit: None, or an int >= 0 (TypeError / ValueError naming op)."""
+    if nbytes is None:
+        return None
+    if isinstance(nbytes, bool) or not hasattr(nbytes, "__index__"):
+        raise TypeError(f"{op}: the limit must be an int number of bytes (e.g. 1 << 30 for 1 GiB) or "
+                        f"None, got {type(nbytes).__name__} {nbytes!r:.40}")
+    nbytes = operator.index(nbytes)
+    if nbytes < 0:
+        raise ValueError(f"{op}: the limit must be >= 0 bytes, got {nbytes}")
+    return nbytes
+
+
 class OutOfMemoryError(MemoryError):
     """Raised when a request cannot be met even after releasing the cache."""
 
@@ -295,9 +308,7 @@ class CachingAllocator:
 
     def set_limit(self, nbytes: int | None) -> None:
         """Cap reserved bytes at ``nbytes`` (None: no cap). Cached memory is not freed now."""
-        if nbytes is not None and nbytes < 0:
-            raise ValueError(f"set_limit: negative limit {nbytes}")
-        self._limit = nbytes
+        self._limit = limit_bytes(nbytes, "set_limit")
 
     def memory_allocated(self) -> int:
         """Bytes in live blocks (rounded sizes)."""

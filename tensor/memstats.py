@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .device import device as parse_device
-from .memory import CachingAllocator, cpu_allocator
+from .memory import CachingAllocator, cpu_allocator, limit_bytes
 
 
 def allocator(device=None) -> CachingAllocator:
@@ -57,8 +57,9 @@ def memory_summary(device=None) -> str:
 
 
 def set_memory_limit(nbytes: int | None, device=None) -> None:
-    """Cap the bytes a device's pool may reserve (None removes the cap)."""
-    allocator(device).set_limit(nbytes)
+    """Cap the bytes a device's pool may reserve (None removes the cap): an int number of
+    bytes, not a string such as '1GB' (write 1 << 30)."""
+    allocator(device).set_limit(limit_bytes(nbytes, "set_memory_limit"))
 
 
 FUNCS = {f.__name__: f for f in (memory_allocated, max_memory_allocated, memory_reserved,

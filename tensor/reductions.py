@@ -194,14 +194,14 @@ amax, amin = max, min
 def _arg(name, x, axis, keepdims, dim):
     x = _prep(x, name)
     axis = _axis_arg(axis, dim)
-    if x.numel() == 0:
-        raise ValueError(f"{name}: attempt to get {name} of an empty sequence (shape {x.shape})")
     if axis is None:
+        if x.numel() == 0:
+            raise ValueError(f"{name}: attempt to get {name} of an empty sequence (shape {x.shape})")
         flat = x.reshape(-1)
         out = _run(name, flat, (0,), dt.int64)
         return out.reshape((1,) * x.ndim) if keepdims else out
     a = norm_axis(axis, x.ndim, name)
-    if x._shape[a] == 0:
+    if x._shape[a] == 0:  # an empty result (another axis is empty) is fine: NumPy's rule
         raise ValueError(f"{name}: attempt to get {name} of an empty axis {a} (shape {x.shape})")
     return _keep(_run(name, x, (a,), dt.int64), x, (a,), keepdims)
 

@@ -27,16 +27,44 @@ def norm_axis(axis, ndim: int, op: str) -> int:
     return a + ndim if a < 0 else a
 
 
+def norm_axis_tuple(axes, ndim: int, op: str, what: str = "axis") -> tuple:
+    """NumPy's normalize_axis_tuple, the one check of every argument naming several axes: an
+    int or a sequence of ints -> normalised axes in the given order. An axis out of range
+    raises AxisError, a repeated one ValueError, anything but ints TypeError (`what` names the
+    argument in the messages)."""
+    if isinstance(axes, int) or hasattr(axes, "__index__"):
+        axes = (axes,)
+    elif isinstance(axes, str | bytes) or not hasattr(axes, "__iter__"):
+        raise TypeError(f"{op}: {what} must be an integer or a tuple of integers, got "
+                        f"{type(axes).__name__} {axes!r:.40}")
+    axes = tuple(axes)
+    out = tuple(norm_axis(a, ndim, op) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {what} {axes}")
+    return out
+
+
 def norm_axes(axes, ndim: int, op: str) -> tuple:
     """None -> all axes; an int or a sequence -> sorted unique normalised axes."""
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, int) or hasattr(axes, "__index__"):
-        return (norm_axis(axes, ndim, op),)
-    out = tuple(norm_axis(a, ndim, op) for a in axes)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{op}: repeated axis in {tuple(axes)}")
-    return tuple(sorted(out))
+    return tuple(sorted(norm_axis_tuple(axes, ndim, op)))
+
+
+MAX_BYTES = 2**63 - 1  # NumPy's limit too: byte offsets and sizes are signed 64-bit in every kernel
+
+
+def check_size(shape: tuple, itemsize: int, op: str, dtype_name: str) -> None:
+    """A shape whose bytes (or any one size) exceed what a signed 64-bit offset can address
+    raises ValueError naming it (NumPy's "array is too big"), before any allocation or kernel."""
+    n = itemsize
+    for s in shape:
+        n *= s
+    if n > MAX_BYTES or not n and shape and max(shape) > MAX_BYTES:
+        from .dtypes import show_int
+        sh = "(" + ", ".join(map(show_int, shape)) + ("," if len(shape) == 1 else "") + ")"
+        raise ValueError(f"{op}: array is too big: shape {sh} of {dtype_name} needs {show_int(n)} bytes, "
+                         f"more than the maximum possible size of {MAX_BYTES} bytes")
 
 
 def _shape_arg(shape, op: str) -> tuple:
@@ -95,6 +123,9 @@ def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
     nd, xd = len(shape), x.ndim
     if nd < xd:
         raise ValueError(f"{op}: cannot broadcast shape {x.shape} to {shape} (fewer dimensions)")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{op}: cannot broadcast shape {x.shape} to {shape} (negative size)")
+    check_size(shape, x.itemsize, op, x._dtype.name)
     strides = [0] * nd
     repeats = any(n > 1 for n in shape[:nd - xd])
     for i in range(xd):
@@ -149,9 +180,7 @@ def permute(x: Tensor, *axes) -> Tensor:
         axes = tuple(axes[0])
     if len(axes) != x.ndim:
         raise ValueError(f"permute: axes {tuple(axes)} don't match a tensor of rank {x.ndim}")
-    ax = [norm_axis(a, x.ndim, "permute") for a in axes]
-    if len(set(ax)) != len(ax):
-        raise ValueError(f"permute: repeated axis in {tuple(axes)}")
+    ax = norm_axis_tuple(axes, x.ndim, "permute", "axes")
     return x._view([x._shape[a] for a in ax], [x._strides[a] for a in ax])
 
 
@@ -163,12 +192,11 @@ def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
 
 
 def moveaxis(x: Tensor, source, destination) -> Tensor:
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = norm_axis_tuple(source, x.ndim, "moveaxis", "source")
+    dst = norm_axis_tuple(destination, x.ndim, "moveaxis", "destination")
     if len(src) != len(dst):
-        raise ValueError("moveaxis: source and destination must have the same number of axes")
-    src = [norm_axis(a, x.ndim, "moveaxis") for a in src]
-    dst = [norm_axis(a, x.ndim, "moveaxis") for a in dst]
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must have the same "
+                         "number of axes")
     order = [i for i in range(x.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -286,9 +314,10 @@ def squeeze(x: Tensor, axis=None) -> Tensor:
 
 
 def expand_dims(x: Tensor, axis) -> Tensor:
-    axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
-    nd = x.ndim + len(axes)
-    axes = norm_axes(axes, nd, "expand_dims")
+    if not (hasattr(axis, "__index__") or isinstance(axis, str | bytes)) and hasattr(axis, "__iter__"):
+        axis = tuple(axis)
+    count = len(axis) if isinstance(axis, tuple) else 1  # the new rank counts the new axes
+    axes = norm_axes(axis, x.ndim + count, "expand_dims")
     shape, strides = list(x._shape), list(x._strides)
     for a in axes:
         st = strides[a] * shape[a] if a < len(shape) else 1
@@ -333,6 +362,7 @@ def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
     if any(n < 0 for n in shape):
         raise ValueError(f"as_strided: negative size in shape {shape}")
     off = x._offset if offset is None else offset
+    check_size(shape, x.itemsize, "as_strided", x._dtype.name)
     if 0 not in shape:
         lo = off + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
         hi = off + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
@@ -378,7 +408,8 @@ def basic_index(x: Tensor, key: tuple) -> Tensor:
             if m:
                 off += start * st
             shape.append(m)
-            strides.append(st * step)
+            # one element or none: the step is never taken (and a huge one would overflow int64)
+            strides.append(st * step if m > 1 else st)
         else:
             i = operator.index(k)
             if not -n <= i < n:
