@@ -12,9 +12,10 @@ Tolerances (cuda vs cpu): the row kernels sum in another order than the CPU (a w
 instead of 8 lanes) and NVRTC contracts their a * b + c into FMAs (family "nn_rows" is not
 `exact`, see tensor/cuda/kernels.py), so floats agree to a few ulps of the compute type:
 float64 rtol 1e-12, float32 rtol 1e-5 (atol 1e-6 / 1e-5 for gradients), 16-bit outputs to
-one ulp of the storage type (float16 rtol/atol 2e-3, bfloat16 1.6e-2). Max pooling (values and indices), im2col and
-the optimizer updates do the CPU's arithmetic in the CPU's order and are compared bit for bit
-("optim" is an `exact` family: built with --fmad=false, its fma()s explicit, as the CPU's).
+one ulp of the storage type (float16 rtol/atol 2e-3, bfloat16 1.6e-2). Max pooling (values and
+indices), im2col and the optimizer updates do the CPU's arithmetic in the CPU's order and are
+compared bit for bit ("optim" is an `exact` family: built with --fmad=false, its fma()s
+explicit, as the CPU's).
 """
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ def test_struct_layout_matches_dlpack_h():
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("versioned", [None, False], ids=["asked", "legacy"])
 def test_export_to_numpy_all_layouts(dtype, versioned):
-    for name, arr, base in layouts(dtype):
+    for name, arr, _base in layouts(dtype):
         before = dl.live_exports()
         shim = Shim(arr, force_versioned=versioned)
         out = np.from_dlpack(shim)
@@ -255,7 +255,7 @@ def test_numpy_rejection_does_not_leak_or_crash(monkeypatch):
     class Bf16Shim(Shim):
         def __dlpack__(self, **kw):
             return dl.make_capsule(a.ctypes.data, a.shape, (1,),
-                                   dl.kDLBfloat, 16, dl.kDLCPU, 0, owner,
+                                   dl.kDLBfloat, 16, dl.kDLCPU, 0, owner,  # noqa: F821 - late-bound on purpose (deleted below)
                                    versioned=True)
 
     with pytest.raises(Exception) as info:
@@ -303,7 +303,7 @@ def _check_view_matches(v, arr):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("max_version", [None, (1, 0)])
 def test_parse_numpy_capsules(dtype, max_version):
-    for name, arr, base in layouts(dtype):
+    for name, arr, _base in layouts(dtype):
         if max_version is None:
             if not arr.flags.writeable:   # broadcast_to is read-only
                 with pytest.raises(BufferError):
@@ -390,7 +390,7 @@ def test_view_context_manager_and_concurrent_release():
         v = dl.parse_capsule(a.__dlpack__(max_version=(1, 0)))
         barrier = threading.Barrier(8)
 
-        def worker():
+        def worker(barrier=barrier, v=v):
             barrier.wait()
             v.release()
         ts = [threading.Thread(target=worker) for _ in range(8)]
