@@ -171,6 +171,7 @@ def nn_rows(b: Bench) -> None:
     """Fused row ops of nn.functional against torch.nn.functional on the same shapes and values.
     Bytes: softmax and layer_norm read and write every element, cross_entropy reads the logits."""
     r, c = b.size(64, 2048, 8192), b.size(48, 4096, 4096)
+    tF = b.torch.nn.functional if b.torch else None
     for dtn, short in (("float32", "f32"), ("bfloat16", "bf16")):
         x = T.rand(r, c, dtype="float32", device="cuda").astype(dtn)
         w, bias = T.rand(c, dtype="float32", device="cuda").astype(dtn), T.zeros(c, dtype=dtn, device="cuda")
@@ -181,7 +182,6 @@ def nn_rows(b: Bench) -> None:
                 "cross_entropy": lambda x=x, tgt=tgt: F.cross_entropy(x, tgt)}
         theirs = dict.fromkeys(ours)
         if b.torch:
-            tF = b.torch.nn.functional
             tx, tw, tb, tt = (_to_torch(b.torch, t) for t in (x, w, bias, tgt))
             theirs = {"softmax": lambda tx=tx: tF.softmax(tx, dim=-1),
                       "layer_norm": lambda tx=tx, tw=tw, tb=tb: tF.layer_norm(tx, (c,), tw, tb),
@@ -258,7 +258,8 @@ def write_markdown(b: Bench, path: str, header: str) -> None:
 def main(argv=None) -> Bench | None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer reps")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs (tests, emulator)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes: checks the script runs (tests, emulator)")
     ap.add_argument("--md", default=None, help="also append the table in markdown to this file")
     ap.add_argument("--no-train", action="store_true", help="skip the training-step rows")
     a = ap.parse_args(argv)

@@ -26,12 +26,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
+import tiny_gpt as G  # noqa: E402
+from train_digits import SETTINGS, make_mlp  # noqa: E402
 
 import tensor as T  # noqa: E402
-import tiny_gpt as G  # noqa: E402
 from nn import functional as F  # noqa: E402
 from nn.optim import Adam  # noqa: E402
-from train_digits import SETTINGS, make_mlp  # noqa: E402
 
 
 def get_torch(device: str):
