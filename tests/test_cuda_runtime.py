@@ -312,8 +312,10 @@ def test_gpu_benchmark_script_runs(monkeypatch, capsys):
     spec.loader.exec_module(mod)
     mod.main()
     out = capsys.readouterr().out
-    for row in ("d2d copy", "add 2^26 f32", "sum axis 0", "matmul float32", "matmul bfloat16",
-                "1-element add"):
+    for row in ("d2d copy", "add 2^26 f32", "sum axis 0", "softmax rows 64x48 f32",
+                "layer_norm rows 64x48 bf16", "cross_entropy rows 64x48 f32", "matmul float32",
+                "matmul bfloat16", "matmul float16", "1-element add", "train step digits MLP b4",
+                "train step digits MLP b16", "train step GPT"):
         assert row in out, out
 
 

@@ -1,0 +1,141 @@
+"""The benchmark scripts at tiny sizes (their --smoke modes), on the CPU and on "cuda" (the
+emulator without a GPU): they run and print the rows a GPU session reads, so a lent GPU's time
+is not lost to a crash. Timings are never asserted: they belong in the benchmarks' output. The
+tiny GPT and digits MLP written twice (ours, torch.nn) are checked to compute the same losses
+when PyTorch's CPU build is importable."""
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CUDA_OK, CUDA_WHAT
+
+import tensor as T
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}"))]
+OPS = ["add", "mul", "exp", "tanh", "sigmoid", "sqrt", "maximum", "where", "astype f16", "sum",
+       "max", "mean axis -1", "argmax", "cumsum", "matmul"]
+
+
+def _load(name: str):
+    """benchmarks/<name>.py as the top-level module the scripts import each other as."""
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    return importlib.import_module(name)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bench_train_smoke_rows(device, capsys):
+    rows = _load("bench_train").main(["--device", device, "--smoke"])
+    out = capsys.readouterr().out
+    assert [r[0] for r in rows] == ["train step digits MLP b4", "train step digits MLP b16",
+                                    "train step GPT L1 d16 b2x8"], out
+    classes = [10, 10, 32]
+    for (name, ms, measure, ratio, _), c in zip(rows, classes):
+        assert ms > 0 and name in out
+        losses = [float(v) for v in re.findall(r"\d+\.\d+", measure)]
+        # an untrained classifier: about log(classes) (the GPT's N(0, 1) embeddings add spread)
+        assert abs(losses[0] - math.log(c)) < 1.0, measure
+        if len(losses) == 2:                       # torch present: same weights, same loss
+            assert losses[1] == pytest.approx(losses[0], abs=2e-4), measure
+            assert float(ratio) > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tiny_gpt_forward_and_step(device):
+    G = _load("tiny_gpt")
+    cfg = G.SMOKE
+    T.manual_seed(0)
+    model = G.TinyGPT(cfg, device)
+    idx, tgt = G.random_batch(cfg, device)
+    assert model(idx).shape == (cfg.batch, cfg.context, cfg.vocab)
+    opt = G.optimizer(model)
+    losses = []
+    for _ in range(5):   # the same batch again and again: the loss must fall
+        opt.zero_grad()
+        loss = G.loss(model, idx, tgt)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0], losses
+    # causal: changing the last token leaves every earlier position's logits unchanged
+    changed = np.asarray(idx.to("cpu")).copy()
+    changed[:, -1] = (changed[:, -1] + 1) % cfg.vocab
+    a = np.asarray(model(idx).to("cpu"))
+    b = np.asarray(model(T.asarray(changed, device=device)).to("cpu"))
+    np.testing.assert_allclose(a[:, :-1], b[:, :-1], rtol=1e-5, atol=1e-5)
+    assert not np.allclose(a[:, -1], b[:, -1])
+
+
+def test_tiny_gpt_matches_torch_twin():
+    torch = pytest.importorskip("torch", reason="PyTorch's CPU build is the reference")
+    G = _load("tiny_gpt")
+    cfg = G.GPTConfig(vocab=48, context=12, d_model=32, n_heads=4, n_layers=2, batch=3)
+    T.manual_seed(1)
+    ours, theirs = G.TinyGPT(cfg), G.torch_gpt(cfg)
+    G.copy_weights(ours, theirs)
+    idx, tgt = G.random_batch(cfg, seed=1)
+    tidx, ttgt = G.torch_batch(idx, tgt, "cpu")
+    opt, topt = G.optimizer(ours), G.torch_optimizer(theirs)
+    for _ in range(3):
+        opt.zero_grad()
+        topt.zero_grad()
+        loss, tloss = G.loss(ours, idx, tgt), G.torch_loss(theirs, tidx, ttgt)
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-5)
+        loss.backward()
+        tloss.backward()
+        opt.step()
+        topt.step()
+    got = np.asarray(ours.head.weight)
+    np.testing.assert_allclose(got, theirs.head.weight.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert torch.isfinite(tloss)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bench_speedup_smoke(device, tmp_path, capsys):
+    args = ["--smoke", "--threads", "2", "--out-dir", str(tmp_path)]
+    sweep = _load("bench_speedup").main(args + ([] if device == "cuda" else ["--no-cuda"]))
+    out = capsys.readouterr().out
+    labels = ["cpu 1 thread", "cpu 2 threads"] + (["cuda"] if device == "cuda" else [])
+    target = labels[-1]
+    assert sorted(sweep.times) == sorted(OPS)
+    for op in OPS:
+        assert sorted(sweep.times[op]) == sorted(labels)
+        for label in labels:
+            ts = sweep.times[op][label]
+            assert len(ts) == 2 and all(t is not None and t > 0 for t in ts), (op, label, ts)
+    title = f"speedup of {target} over cpu 1 thread"
+    assert title in out
+    table = out[out.index(title):].splitlines()
+    assert [line.split()[0] for line in table[2:4]] == ["add", "mul"]
+    md = (tmp_path / "speedup.md").read_text()
+    assert f"**{title}" in md and "| matmul |" in md and "| 2^4 | 2^6 |" in md
+    png = tmp_path / "speedup.png"
+    if importlib.util.find_spec("matplotlib"):
+        assert png.stat().st_size > 1000
+    else:
+        assert not png.exists() and "matplotlib is not installed" in out
+
+
+def test_bench_speedup_skips_what_would_take_too_long():
+    mod = _load("bench_speedup")
+    settings = [("cpu 1 thread", "cpu", 1)]
+    # every call predicted slower than max_call from the first size on: only 2^4 is measured
+    slow = mod.Sweep([16, 64, 256], settings, budget=0.001, max_call=1e-12, time_limit=60)
+    slow.run()
+    for op in OPS:
+        t = slow.times[op]["cpu 1 thread"]
+        assert t[0] > 0 and t[1:] == [None, None], (op, t)
+    assert len(slow.skipped) == len(OPS)            # the next size, once per op; then implied
+    assert all("predicted" in s and "2^6" in s for s in slow.skipped)
+    # past the time limit the CPU is not measured at all
+    late = mod.Sweep([16], settings, budget=0.001, max_call=10, time_limit=0)
+    late.run()
+    assert all(late.times[op]["cpu 1 thread"] == [None] for op in OPS)
+    assert all("--time-limit" in s for s in late.skipped)
