@@ -23,8 +23,8 @@ def _check_indices(input, num: int, op: str) -> None:
     if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
         what = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
         raise TypeError(f"{op}: expected an integer index tensor, got {what}")
-    if input.numel():
-        lo, hi = int(T.min(input).item()), int(T.max(input).item())
+    if input.numel():   # one host read (a GPU synchronises once), not one per bound
+        lo, hi = T.stack((T.min(input), T.max(input))).tolist()
         if lo < 0 or hi >= num:
             raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
                              f"table has {num} rows")
