@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any
 
-from ..memory import CachingAllocator, _MiB
+from ..memory import Block, CachingAllocator, _MiB
 
 _CPU_ALIGN = 64
 
@@ -69,6 +69,45 @@ def _env_limit() -> int | None:
     return int(raw) if raw else None
 
 
+class PoisoningAllocator(CachingAllocator):
+    """The caching allocator under AddressSanitizer (STRIDEX_SANITIZE=address): every byte
+    of a segment that no live block's request covers is poisoned, so a kernel that reads or
+    writes past its tensor into a neighbouring block (or into cached memory) is reported,
+    although the bytes belong to one malloc'd segment."""
+
+    def __init__(self, *args, **kw) -> None:
+        import ctypes
+        lib = ctypes.CDLL(None)
+        # getattr: a dunder name written in a class body would be mangled
+        self._poison = getattr(lib, "__asan_poison_memory_region")
+        self._unpoison = getattr(lib, "__asan_unpoison_memory_region")
+        for f in (self._poison, self._unpoison):
+            f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_size_t], None
+        raw_alloc, raw_free = args[0], args[1]
+
+        def alloc(n: int) -> int:
+            p = raw_alloc(n)
+            if p:
+                self._poison(p, n)   # a new segment: nothing in it is owned yet
+            return p
+
+        def free(p: int) -> None:
+            self._unpoison(p, self._segments[p].size)   # back to libc as it gave it
+            raw_free(p)
+
+        super().__init__(alloc, free, *args[2:], **kw)
+
+    def malloc(self, nbytes: int, stream: int = 0) -> Block:
+        b = super().malloc(nbytes, stream)
+        self._unpoison(b.ptr, b.requested)   # bytes past the request stay poisoned
+        return b
+
+    def free(self, block: Block) -> None:
+        if isinstance(block, Block) and block.allocated:
+            self._poison(block.ptr, block.size)
+        super().free(block)
+
+
 _CPU_ALLOCATOR: CachingAllocator | None = None
 _cpu_allocator_lock = threading.Lock()
 
@@ -85,6 +124,8 @@ def cpu_allocator() -> CachingAllocator:
     if _CPU_ALLOCATOR is None:
         with _cpu_allocator_lock:
             if _CPU_ALLOCATOR is None:
-                _CPU_ALLOCATOR = CachingAllocator(cpu_raw_alloc, cpu_raw_free, "cpu",
-                                                  total_memory=_physical_memory(), limit=_env_limit())
+                from .build import sanitizers
+                cls = PoisoningAllocator if "address" in sanitizers() else CachingAllocator
+                _CPU_ALLOCATOR = cls(cpu_raw_alloc, cpu_raw_free, "cpu",
+                                     total_memory=_physical_memory(), limit=_env_limit())
     return _CPU_ALLOCATOR

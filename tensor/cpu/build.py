@@ -5,6 +5,13 @@ Modules are cached in memory and on disk. The disk cache lives in a per-user dir
 (source, flags, compiler version, machine), files are written atomically (temporary file +
 ``os.replace``) and their content hash is checked before loading, so a torn or tampered file
 is rebuilt instead of loaded.
+
+Sanitizers: with ``STRIDEX_SANITIZE=address,undefined`` (or either) the kernels are built with
+those sanitizers (-O1 -g, their own cache key) and the CPU allocator poisons every byte that no
+live tensor owns (tensor/cpu/alloc.py), so an out-of-bounds access aborts with a report instead
+of corrupting memory. Python itself is not built with ASan: preload its runtime,
+``LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0``
+(tests/test_sanitizers.py runs a selection of the suite so).
 """
 from __future__ import annotations
 
@@ -33,6 +40,40 @@ if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as the data package
 
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
           "-fno-math-errno", "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
+
+
+SANITIZERS = ("address", "undefined")
+
+
+def sanitizers() -> tuple[str, ...]:
+    """The sanitizers STRIDEX_SANITIZE asks for (comma-separated; empty: none)."""
+    raw = os.environ.get("STRIDEX_SANITIZE", "").strip()
+    names = tuple(s.strip() for s in raw.split(",") if s.strip())
+    bad = [s for s in names if s not in SANITIZERS]
+    if bad:
+        raise ValueError(f"STRIDEX_SANITIZE: unknown sanitizer(s) {bad}; choose from {list(SANITIZERS)}")
+    if "address" in names and not asan_loaded():
+        raise RuntimeError(
+            "STRIDEX_SANITIZE=address needs the ASan runtime loaded before Python's own "
+            "libraries: run with LD_PRELOAD=$(gcc -print-file-name=libasan.so) "
+            "ASAN_OPTIONS=detect_leaks=0")
+    return names
+
+
+def asan_loaded() -> bool:
+    """Whether AddressSanitizer's runtime is in this process (preloaded)."""
+    import ctypes
+    return hasattr(ctypes.CDLL(None), "__asan_init")
+
+
+def cflags() -> list[str]:
+    """The C compiler's flags: CFLAGS, or a sanitizer build (-O1 -g -fsanitize=...)."""
+    san = sanitizers()
+    if not san:
+        return CFLAGS
+    return [f for f in CFLAGS if f != "-O3"] + [
+        "-O0", "-g", f"-fsanitize={','.join(san)}", "-fno-omit-frame-pointer",
+        "-fno-sanitize-recover=all"]
 
 
 class CompilerNotFoundError(RuntimeError):
@@ -142,7 +183,7 @@ def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) 
             src.write_text(source)
         so = Path(tmp) / out.name
         extra = [f"-I{_python_include()}"] if modname else []
-        cmd = [compiler(), *CFLAGS, f"-I{CSRC}", f"-I{CUDA_SRC}", *extra, str(src), "-o", str(so), "-lm"]
+        cmd = [compiler(), *cflags(), f"-I{CSRC}", f"-I{CUDA_SRC}", *extra, str(src), "-o", str(so), "-lm"]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except OSError as e:
@@ -191,8 +232,8 @@ def _included_text(source: str) -> str:
 
 def load(name: str, source: str, cdef: str):
     """Compile (or fetch from cache) a C module and return its cffi library object."""
-    key = hashlib.sha256("\0".join(
-        [source, cdef, " ".join(CFLAGS), _toolchain_id(), _included_text(source)]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([source, cdef, " ".join(cflags()), _toolchain_id(),
+                                    _included_text(source)]).encode()).hexdigest()[:24]
     mem_key = f"{name}-{key}"
     lib = _loaded.get(mem_key)
     if lib is not None:

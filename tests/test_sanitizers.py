@@ -1,0 +1,83 @@
+"""The C kernels under AddressSanitizer and UndefinedBehaviorSanitizer.
+
+STRIDEX_SANITIZE=address,undefined builds the CPU kernels with both sanitizers (their own cache
+key, -O0 -g) and makes the CPU allocator poison every byte no live tensor owns, so a kernel that
+reads or writes outside its tensors aborts with a report instead of corrupting memory. Python is
+not built with ASan, so its runtime is preloaded (LD_PRELOAD). This file runs, in a subprocess
+so configured, a planted out-of-bounds read (it must be caught) and the indexing, scatter,
+gemm, reduction, aliasing and fuzz tests on the CPU (they must pass clean). Skipped where gcc
+has no ASan runtime, and inside such a run itself.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SELECTION = ["tests/test_indexing.py", "tests/test_linalg.py", "tests/test_reductions.py",
+             "tests/test_aliasing.py"] + sorted(
+    str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / "tests" / "test_fuzz*.py")))
+
+
+def _asan_runtime() -> str | None:
+    cc = shutil.which("gcc")
+    if cc is None or not sys.platform.startswith("linux"):
+        return None
+    path = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True,
+                          text=True).stdout.strip()
+    return path if os.path.isabs(path) and os.path.exists(path) else None
+
+
+ASAN = _asan_runtime()
+pytestmark = [
+    pytest.mark.skipif(ASAN is None, reason="gcc's AddressSanitizer runtime (libasan) is not installed"),
+    pytest.mark.skipif(bool(os.environ.get("STRIDEX_SANITIZE")), reason="already a sanitizer run"),
+]
+
+
+def _env() -> dict:
+    env = dict(os.environ, LD_PRELOAD=ASAN, STRIDEX_SANITIZE="address,undefined",
+               ASAN_OPTIONS="detect_leaks=0:abort_on_error=0",   # Python leaks by design
+               UBSAN_OPTIONS="print_stacktrace=1", STRIDEX_CUDA_EMULATOR="0", CI="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + env.get("PYTHONPATH", "").split(os.pathsep))
+    return env
+
+
+_PLANTED = """
+import tensor as T
+from tensor import dtypes as dt
+from tensor.cpu import kernels as K
+from tensor.elementwise import meta_array
+x, y, out = (T.ones(100, dtype="float32") for _ in range(3))
+n = int(__import__("sys").argv[1])     # 101: one element past the end of every operand
+K.kernel("ew", dt.float32, "add_f32")(1, meta_array([n, 4, 4, 4]), out.data_ptr(), x.data_ptr(),
+                                      y.data_ptr(), 1)
+print("finished", out[:3].tolist())
+"""
+
+
+@pytest.mark.parametrize("n,caught", [(100, False), (101, True)], ids=["in-bounds", "one-past"])
+def test_an_out_of_bounds_read_is_caught(n, caught):
+    r = subprocess.run([sys.executable, "-c", _PLANTED, str(n)], env=_env(), cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    if caught:
+        assert r.returncode != 0 and "AddressSanitizer" in r.stderr, r.stderr[-2000:]
+        assert "READ of size 4" in r.stderr and "add_f32" in r.stderr
+    else:
+        assert r.returncode == 0 and "finished [2.0, 2.0, 2.0]" in r.stdout, r.stderr[-2000:]
+
+
+def test_kernel_tests_pass_clean_under_sanitizers():
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                        "-k", "not cuda", *SELECTION], env=_env(), cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-5000:]
+    assert "AddressSanitizer" not in out and "runtime error" not in out, out[-5000:]
+    assert " passed" in out
