@@ -10,7 +10,7 @@ Sanitizers: with ``STRIDEX_SANITIZE=address,undefined`` (or either) the kernels 
 those sanitizers (-O1 -g, their own cache key) and the CPU allocator poisons every byte that no
 live tensor owns (tensor/cpu/alloc.py), so an out-of-bounds access aborts with a report instead
 of corrupting memory. Python itself is not built with ASan: preload its runtime,
-``LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0``
+``LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1``
 (tests/test_sanitizers.py runs a selection of the suite so).
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def sanitizers() -> tuple[str, ...]:
         raise RuntimeError(
             "STRIDEX_SANITIZE=address needs the ASan runtime loaded before Python's own "
             "libraries: run with LD_PRELOAD=$(gcc -print-file-name=libasan.so) "
-            "ASAN_OPTIONS=detect_leaks=0")
+            "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1")
     return names
 
 
