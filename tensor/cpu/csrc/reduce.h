@@ -37,8 +37,8 @@
 
 #define SX_ADD(a, b) ((a) + (b))
 #define SX_MUL(a, b) ((a) * (b))
-#define SX_MAXF(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
-#define SX_MINF(a, b) (((b) < (a) || (b) != (b)) ? (b) : (a))
+#define SX_MAXF(a, b) ((((b) > (a)) | ((b) != (b))) ? (b) : (a))  /* | not ||: branch-free, vectorises */
+#define SX_MINF(a, b) ((((b) < (a)) | ((b) != (b))) ? (b) : (a))
 #define SX_MAXI(a, b) ((b) > (a) ? (b) : (a))
 #define SX_MINI(a, b) ((b) < (a) ? (b) : (a))
 #define SX_ANY(a, b) ((a) | ((b) != 0))
