@@ -264,7 +264,7 @@ class CachingAllocator:
         if q:  # the hot path: an exact-size parked block (_locked's protocol, inlined)
             _BUSY[me] = 1
             try:
-                with self._lock:
+                with self._lock:   # q was looked up unlocked; a flush since then emptied it
                     if q and not (self._adopt or self._pending):
                         b = q.pop()
                         b.quick = False
@@ -630,7 +630,10 @@ class CachingAllocator:
 
     def _flush_quick(self) -> None:
         """Merge every parked block into the pools (before a search would fail)."""
-        parked = [b for q in self._quick.values() for b in q]
+        parked = []
+        for q in self._quick.values():
+            parked += q
+            q.clear()   # malloc's hot path may hold this list from before it took the lock
         self._quick.clear()
         for b in parked:
             b.quick = False

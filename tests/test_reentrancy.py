@@ -141,6 +141,38 @@ def test_a_bad_nested_free_is_reported_not_raised_into_the_outer_call():
     check_invariants(a, fake, [b])
 
 
+def test_a_tracer_emptying_the_cache_between_lookup_and_lock():
+    """malloc's hot path looks its exact-size list up before it takes the lock. A tracer (or
+    another thread) that emptied the cache in between released the parked block's segment,
+    and malloc still handed the stale block out: memory given back to the system."""
+    fake = FakeRaw()
+    a = M.CachingAllocator(fake.alloc, fake.free)
+    rng = np.random.default_rng(0)
+    calls = []
+
+    def tracer(frame, event, arg):   # at random lines outside the locked sections
+        if (event == "line" and _in_allocator(frame) and threading.get_ident() not in M._BUSY
+                and rng.random() < 0.3):
+            a.empty_cache()
+            calls.append(1)
+        return tracer
+
+    def body():
+        sys.settrace(tracer)
+        try:
+            for _ in range(200):
+                b = a.malloc(1000)   # alone in its segment: parked when freed, then asked again
+                seg = b.segment
+                assert seg is not None and a._segments.get(seg.ptr) is seg and seg.ptr in fake.live, b
+                a.free(b)
+        finally:
+            sys.settrace(None)
+
+    _bounded(body)
+    assert len(calls) > 100
+    check_invariants(a, fake, [])
+
+
 # ---------------------------------------------------------------- tensors under callbacks
 # Each test runs one of the run_* bodies below in a fresh interpreter (same device, same
 # emulator setting) and fails when it raises or does not finish within LIMIT_S.
