@@ -30,11 +30,12 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
-import threading
 from functools import lru_cache
 from pathlib import Path
 
 import cffi
+
+from ..memory import CriticalLock
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
@@ -97,16 +98,18 @@ class KernelCompileError(RuntimeError):
 
 
 _loaded: dict[str, object] = {}
-_key_locks: dict[str, threading.RLock] = {}
+_key_locks: dict[str, CriticalLock] = {}
 
 
-def key_lock(key: str):
+def key_lock(key: str) -> CriticalLock:
     """The lock that serialises builds of one cache key (the CPU's, NVRTC's, the emulator's):
     other keys build in parallel. Re-entrant, and the table needs no lock of its own
     (dict.setdefault is atomic): a finalizer or a tracer callback that runs during a build may
-    ask for a kernel on the same thread without deadlocking."""
+    ask for a kernel on the same thread without deadlocking. A CriticalLock: a tracer inside an
+    allocator's locked section may wait here for a build, so the builder's own frees (a
+    finalizer, a tracer) must not wait for that allocator's lock; they are queued."""
     lock = _key_locks.get(key)
-    return lock if lock is not None else _key_locks.setdefault(key, threading.RLock())
+    return lock if lock is not None else _key_locks.setdefault(key, CriticalLock())
 
 
 def cache_dir() -> Path:
