@@ -641,7 +641,9 @@ class CachingAllocator:
 
     def _stats(self) -> dict[str, Any]:
         inactive_blocks = inactive_bytes = split_blocks = split_bytes = n_small = 0
-        for seg in self._segments.values():
+        # a copy: a finalizer or tracer inside a library call reads these without the lock
+        # (memory_stats) while another thread may add or release segments
+        for seg in list(self._segments.values()):
             n_small += seg.small
             whole = seg.head is not None and seg.head.next is None
             b = seg.head

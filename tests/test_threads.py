@@ -66,6 +66,7 @@ def test_eight_threads_mixed_ops(device):
     for k in range(6):
         _step(dev, np.random.default_rng(k), k)
     gc.collect()
+    T.memory_stats(dev)   # settles frees queued by finalizers, as at the end
     base = T.memory_allocated(dev)
     errors, rounds = [], [0] * THREADS
     start = threading.Barrier(THREADS)
@@ -165,3 +166,55 @@ def test_ops_in_threads_while_another_empties_the_cache(device):
     assert not any(t.is_alive() for t in ts), "a thread did not finish: deadlock?"
     if errors:
         raise errors[0]
+
+
+def test_memory_stats_from_a_tracer_while_another_thread_adds_segments():
+    """A profiler reading memory_stats at every line inside the allocator (where it reads the
+    books without the lock) while another thread adds and releases segments: 'dictionary
+    changed size during iteration' escaped into the profiler."""
+    from tensor import memory as M
+    fake = FakeRaw()
+    a = M.CachingAllocator(fake.alloc, fake.free)
+    errors, reads, stop = [], [0], time.perf_counter() + 1.0
+
+    def tracer(frame, event, arg):
+        if (event == "line" and frame.f_code.co_filename == M.__file__
+                and threading.get_ident() in M._BUSY):
+            try:
+                assert a.memory_stats()["segments"] >= 0
+                reads[0] += 1
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                errors.append(e)
+        return tracer
+
+    def profiled():
+        sys.settrace(tracer)
+        try:
+            while time.perf_counter() < stop and not errors:
+                a.free(a.malloc(1000))
+        finally:
+            sys.settrace(None)
+
+    def churner():
+        while time.perf_counter() < stop and not errors:
+            blocks = [a.malloc(3 << 20) for _ in range(20)]   # a segment each
+            for b in blocks:
+                a.free(b)
+            a.empty_cache()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        ts = [threading.Thread(target=profiled, daemon=True), threading.Thread(target=churner, daemon=True)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+    assert not any(t.is_alive() for t in ts), "a thread did not finish: deadlock?"
+    if errors:
+        raise errors[0]
+    assert reads[0] > 100
+    a.memory_stats()
+    check_invariants(a, fake, [])
