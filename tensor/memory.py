@@ -160,10 +160,13 @@ _BUSY: dict[int, int] = {}
 
 class CriticalLock:
     """A re-entrant lock whose holder counts as inside the library, for locks that code
-    holding an allocator lock may wait for (the CUDA emulator's driver lock): while a thread
-    holds it, a finalizer or tracer callback on that thread frees and allocates through the
-    allocators' queued paths instead of waiting for an allocator lock, which another thread
-    may hold while it waits for this lock."""
+    holding an allocator lock may wait for: while a thread holds it, a finalizer or tracer
+    callback on that thread frees and allocates through the allocators' queued paths instead
+    of waiting for an allocator lock, which another thread may hold while it waits for this
+    lock. A tracer or finalizer inside an allocator's locked section may run any op, so every
+    library lock an op can take is one: the CUDA emulator's driver lock, the kernel-build key
+    locks, a device's module-load lock, the CPU allocator's and the CUDA devices' creation
+    locks, the DLPack export table's lock."""
 
     __slots__ = ("_lock",)
 
