@@ -434,11 +434,11 @@ def run_first_use_in_two_threads(device):
     before its streams existed ('NoneType' object has no attribute 'handle')."""
     from tensor import memory
     from tensor.cuda import streams
-    paused_at = (streams.__file__, "_init_device") if device != "cpu" else (memory.__file__, "__init__")
+    paused_at = (streams._init_device if device != "cpu" else memory.CachingAllocator.__init__).__code__
     a_in, b_done, results = threading.Event(), threading.Event(), {}
 
     def tracer(frame, event, arg):
-        if event == "call" and (frame.f_code.co_filename, frame.f_code.co_name) == paused_at:
+        if event == "call" and frame.f_code is paused_at and not a_in.is_set():
             a_in.set()
             b_done.wait(1.0)      # B either finishes meanwhile or waits for A's set-up
         return None
