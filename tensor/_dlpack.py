@@ -38,6 +38,11 @@ from ctypes import (
     c_void_p,
 )
 
+try:
+    from .memory import CriticalLock
+except ImportError:   # this file loaded on its own (it needs only ctypes and the stdlib)
+    CriticalLock = threading.RLock
+
 __all__ = [
     "kDLCPU", "kDLCUDA", "kDLCUDAHost", "kDLOpenCL", "kDLVulkan", "kDLMetal",
     "kDLVPI", "kDLROCM", "kDLROCMHost", "kDLExtDev", "kDLCUDAManaged",
@@ -217,7 +222,9 @@ _USED_NAMES = (b"used_dltensor", b"used_dltensor_versioned")
 # stay alive until its deleter runs: (struct, shape array, strides array,
 # owner).  Entries are removed by the deleter.
 _exports: dict[int, tuple] = {}
-_exports_lock = threading.RLock()  # deleters may re-enter via GC
+# Re-entrant (deleters may re-enter via GC) and a CriticalLock: a deleter run by gc inside an
+# allocator's locked section may wait here, so the holder's own frees must not wait for it.
+_exports_lock = CriticalLock()
 
 
 def live_exports() -> int:

@@ -160,10 +160,13 @@ _BUSY: dict[int, int] = {}
 
 class CriticalLock:
     """A re-entrant lock whose holder counts as inside the library, for locks that code
-    holding an allocator lock may wait for (the CUDA emulator's driver lock): while a thread
-    holds it, a finalizer or tracer callback on that thread frees and allocates through the
-    allocators' queued paths instead of waiting for an allocator lock, which another thread
-    may hold while it waits for this lock."""
+    holding an allocator lock may wait for: while a thread holds it, a finalizer or tracer
+    callback on that thread frees and allocates through the allocators' queued paths instead
+    of waiting for an allocator lock, which another thread may hold while it waits for this
+    lock. A tracer or finalizer inside an allocator's locked section may run any op, so every
+    library lock an op can take is one: the CUDA emulator's driver lock, the kernel-build key
+    locks, a device's module-load lock, the CPU allocator's and the CUDA devices' creation
+    locks, the DLPack export table's lock."""
 
     __slots__ = ("_lock",)
 
@@ -264,7 +267,7 @@ class CachingAllocator:
         if q:  # the hot path: an exact-size parked block (_locked's protocol, inlined)
             _BUSY[me] = 1
             try:
-                with self._lock:
+                with self._lock:   # q was looked up unlocked; a flush since then emptied it
                     if q and not (self._adopt or self._pending):
                         b = q.pop()
                         b.quick = False
@@ -630,7 +633,10 @@ class CachingAllocator:
 
     def _flush_quick(self) -> None:
         """Merge every parked block into the pools (before a search would fail)."""
-        parked = [b for q in self._quick.values() for b in q]
+        parked = []
+        for q in self._quick.values():
+            parked += q
+            q.clear()   # malloc's hot path may hold this list from before it took the lock
         self._quick.clear()
         for b in parked:
             b.quick = False
@@ -638,7 +644,9 @@ class CachingAllocator:
 
     def _stats(self) -> dict[str, Any]:
         inactive_blocks = inactive_bytes = split_blocks = split_bytes = n_small = 0
-        for seg in self._segments.values():
+        # a copy: a finalizer or tracer inside a library call reads these without the lock
+        # (memory_stats) while another thread may add or release segments
+        for seg in list(self._segments.values()):
             n_small += seg.small
             whole = seg.head is not None and seg.head.next is None
             b = seg.head

@@ -605,3 +605,56 @@ def test_protect_catches_host_access_to_device_memory(tmp_path):
                        timeout=60)
     assert "copies ok" in r.stdout and "not caught" not in r.stdout
     assert r.returncode != 0
+
+
+_NESTED = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from tensor.cuda.emulator import driver as D
+    OK = D.CUresult.CUDA_SUCCESS
+    D.cuInit(0); _, c = D.cuDevicePrimaryCtxRetain(0); D.cuCtxSetCurrent(c)
+    _, p = D.cuMemAlloc(64)
+    h, g = np.arange(16, dtype=np.int32), np.zeros(16, np.int32)
+    nested, handles = [], []
+    scratch = np.zeros(128, np.uint8)
+
+    def tracer(frame, event, arg):
+        # at every line of the driver: what a tracer's op does inside a driver call (its
+        # allocator takes a segment of its own, it copies, it makes an event)
+        if event == "line" and frame.f_code.co_filename == D.__file__ and len(nested) < 300:
+            err, q = D.cuMemAlloc(512)
+            assert err == OK and D.cuMemcpyHtoD(q, scratch.ctypes.data, 128) == (OK,)
+            nested.append(q)
+            handles.append(int(D.cuEventCreate(0)[1]))
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        for _ in range(10):
+            assert D.cuMemcpyHtoD(p, h.ctypes.data, 64) == (OK,)
+            assert D.cuMemcpyDtoH(g.ctypes.data, p, 64) == (OK,)
+            assert (g == h).all()
+            handles.append(int(D.cuEventCreate(0)[1]))
+    finally:
+        sys.settrace(None)
+    assert len(nested) > 20 and len(set(handles)) == len(handles), (len(nested), len(handles))
+    for q in nested + [p]:
+        assert D.cuMemFree(q) == (OK,)
+    for e in handles:
+        assert D.cuEventDestroy(e) == (OK,)
+    print("OK", len(nested))
+""")
+
+
+@pytest.mark.parametrize("protect", ["0", "1"])
+def test_driver_calls_with_a_tracer_allocating_and_copying_inside_them(protect):
+    """The driver's lock is re-entrant, so a tracer or finalizer may run a whole op inside a
+    driver call. The pointer check read an index into the allocation list that a nested
+    cuMemAlloc shifted (CUDA_ERROR_INVALID_VALUE on a valid copy), two handle() calls could
+    return one handle, and with STRIDEX_EMU_PROTECT=1 a nested copy's end protected the
+    outer copy's memory (and changed the table it iterated)."""
+    import os
+    env = dict(os.environ, STRIDEX_EMU_PROTECT=protect, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", _NESTED], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]

@@ -12,6 +12,7 @@ would hold the process-wide allocator's lock).
 from __future__ import annotations
 
 import gc
+import inspect
 import os
 import subprocess
 import sys
@@ -139,6 +140,38 @@ def test_a_bad_nested_free_is_reported_not_raised_into_the_outer_call():
     assert fired and len(seen) == 1 and isinstance(seen[0].exc_value, ValueError)
     a.memory_stats()
     check_invariants(a, fake, [b])
+
+
+def test_a_tracer_emptying_the_cache_between_lookup_and_lock():
+    """malloc's hot path looks its exact-size list up before it takes the lock. A tracer (or
+    another thread) that emptied the cache in between released the parked block's segment,
+    and malloc still handed the stale block out: memory given back to the system."""
+    fake = FakeRaw()
+    a = M.CachingAllocator(fake.alloc, fake.free)
+    rng = np.random.default_rng(0)
+    calls = []
+
+    def tracer(frame, event, arg):   # at random lines outside the locked sections
+        if (event == "line" and _in_allocator(frame) and threading.get_ident() not in M._BUSY
+                and rng.random() < 0.3):
+            a.empty_cache()
+            calls.append(1)
+        return tracer
+
+    def body():
+        sys.settrace(tracer)
+        try:
+            for _ in range(200):
+                b = a.malloc(1000)   # alone in its segment: parked when freed, then asked again
+                seg = b.segment
+                assert seg is not None and a._segments.get(seg.ptr) is seg and seg.ptr in fake.live, b
+                a.free(b)
+        finally:
+            sys.settrace(None)
+
+    _bounded(body)
+    assert len(calls) > 100
+    check_invariants(a, fake, [])
 
 
 # ---------------------------------------------------------------- tensors under callbacks
@@ -289,6 +322,161 @@ def run_finalizers(device):
     gc.collect()
     assert _Cycle.made == 60 and _settled_allocated(dev) == base
     print("OK")
+
+
+def run_tracer_during_first_use(device):
+    """A tracer that makes a tensor at every line of the device's first-use set-up (the CPU
+    allocator's creation; the CUDA device state's initialisation and stream set-up), which
+    runs under a library lock the nested call asks for again on the same thread."""
+    from tensor.cpu import alloc
+    from tensor.cuda import runtime, streams
+    watched = ({(alloc.__file__, "cpu_allocator")} if device == "cpu" else
+               {(runtime.__file__, "device_state"), (runtime.__file__, "__init__"),
+                (streams.__file__, "_init_device")})
+    made, locked_from = [], {}
+
+    def under_lock(frame) -> bool:
+        """Whether the frame is past its function's first `with` (where the lock is taken;
+        the whole function when it has none: its caller holds the lock)."""
+        code = frame.f_code
+        if code not in locked_from:
+            lines, first = inspect.getsourcelines(code)
+            locked_from[code] = next((first + i + 1 for i, ln in enumerate(lines)
+                                      if ln.lstrip().startswith("with ")), first)
+        return frame.f_lineno > locked_from[code]
+
+    def tracer(frame, event, arg):
+        if (event == "line" and (frame.f_code.co_filename, frame.f_code.co_name) in watched
+                and under_lock(frame)):
+            made.append(T.ones(2, device=device) + 1)
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        first = T.zeros(3, device=device)   # the first use (T.device("cuda") initialises)
+    finally:
+        sys.settrace(None)
+    dev = T.device(device)
+    assert len(made) >= 2 and to_np(first).tolist() == [0, 0, 0]
+    a = T.memstats.allocator(dev)
+    assert all(to_np(t).tolist() == [2, 2] and t._storage._alloc is a for t in made)
+    if dev.type == "cuda":
+        assert runtime.device_state(dev.index or 0).default_stream is not None
+    _program(dev)
+    del made[:], first
+    assert _settled_allocated(dev) == 0
+    print("OK")
+
+
+def run_lock_cycle(device):
+    """Thread A builds or loads the first kernel module of a program (holding that module's
+    lock) and frees a tensor meanwhile (a finalizer, a tracer); thread B, inside the
+    allocator's locked section, has a tracer run the same program, which waits for that
+    module's lock. A's free used to wait for B's allocator lock: a deadlock across threads."""
+    from tensor.cpu import build
+    from tensor.cuda import runtime
+    dev = T.device(device)
+    a_in, b_in = threading.Event(), threading.Event()
+    victim, results = [T.empty(3, device=dev)], {}   # allocations that need no kernel
+
+    def program():
+        return to_np(T.ones(3, device=dev) * 3).tolist()
+
+    def in_module_lock(frame) -> bool:   # the key lock of a build, or the device's module lock
+        code, up = frame.f_code, frame.f_back.f_code if frame.f_back else None
+        return ((code.co_filename, code.co_name) == (build.__file__, "read_cached")
+                or (code.co_name == "check" and up is not None and up.co_name == "_load_module"
+                    and up.co_filename == runtime.__file__))
+
+    def tracer_a(frame, event, arg):
+        if event == "call" and not a_in.is_set() and in_module_lock(frame):
+            a_in.set()
+            assert b_in.wait(LIMIT_S)
+            victim.clear()            # its storage is freed here, the module's lock held
+        return None
+
+    def tracer_b(frame, event, arg):
+        if (event == "line" and not b_in.is_set() and frame.f_code.co_name == "_malloc_locked"
+                and _in_allocator(frame)):
+            b_in.set()
+            results["b"] = program()   # waits for A's module lock, B's allocator lock held
+        return tracer_b
+
+    def run_a():
+        sys.settrace(tracer_a)
+        try:
+            results["a"] = program()
+        finally:
+            sys.settrace(None)
+
+    def run_b():
+        assert a_in.wait(LIMIT_S)
+        sys.settrace(tracer_b)
+        try:
+            T.empty(70_000, device=dev)   # no parked block of this size: _malloc_locked
+        finally:
+            sys.settrace(None)
+
+    ts = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert a_in.is_set() and b_in.is_set() and not victim
+    assert results == {"a": [3, 3, 3], "b": [3, 3, 3]}, results
+    assert _settled_allocated(dev) == 0
+    print("OK")
+
+
+def run_first_use_in_two_threads(device):
+    """Thread A's first use of the device is paused in the middle of the set-up (a tracer, a
+    slow driver); thread B uses the device meanwhile. B used to get the CUDA device state
+    before its streams existed ('NoneType' object has no attribute 'handle')."""
+    from tensor import memory
+    from tensor.cuda import streams
+    paused_at = (streams._init_device if device != "cpu" else memory.CachingAllocator.__init__).__code__
+    a_in, b_done, results = threading.Event(), threading.Event(), {}
+
+    def tracer(frame, event, arg):
+        if event == "call" and frame.f_code is paused_at and not a_in.is_set():
+            a_in.set()
+            b_done.wait(1.0)      # B either finishes meanwhile or waits for A's set-up
+        return None
+
+    def run_a():
+        sys.settrace(tracer)
+        try:
+            results["a"] = to_np(T.ones(3, device=device) + 1).tolist()
+        finally:
+            sys.settrace(None)
+
+    def run_b():
+        assert a_in.wait(LIMIT_S)
+        try:
+            results["b"] = to_np(T.ones(3, device=device) + 2).tolist()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            results["b"] = repr(e)
+        b_done.set()
+
+    ts = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert results == {"a": [2, 2, 2], "b": [3, 3, 3]}, results
+    print("OK")
+
+
+def test_tracer_making_tensors_during_the_devices_first_use(device):
+    _in_subprocess("run_tracer_during_first_use", device)
+
+
+def test_free_while_holding_a_module_lock_that_an_allocator_holder_waits_for(device):
+    _in_subprocess("run_lock_cycle", device)
+
+
+def test_a_thread_using_the_device_during_anothers_first_use(device):
+    _in_subprocess("run_first_use_in_two_threads", device)
 
 
 @pytest.mark.parametrize("hook", ["settrace", "setprofile"])

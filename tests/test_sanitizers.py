@@ -43,8 +43,8 @@ pytestmark = [
 
 def _env() -> dict:
     env = dict(os.environ, LD_PRELOAD=ASAN, STRIDEX_SANITIZE="address,undefined",
-               # Python leaks by design; some tests ask for arrays too big to allocate
-               ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1",
+               # Python leaks by design; an allocation ASan cannot serve returns NULL, as libc's does
+               ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:allocator_may_return_null=1",
                UBSAN_OPTIONS="print_stacktrace=1", STRIDEX_CUDA_EMULATOR="0", CI="1")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + env.get("PYTHONPATH", "").split(os.pathsep))
     return env
@@ -72,6 +72,44 @@ def test_an_out_of_bounds_read_is_caught(n, caught):
         assert "READ of size 4" in r.stderr and "add_f32" in r.stderr
     else:
         assert r.returncode == 0 and "finished [2.0, 2.0, 2.0]" in r.stdout, r.stderr[-2000:]
+
+
+_HUGE = """
+import tensor as T
+from tensor.memory import OutOfMemoryError
+try:
+    T.empty(2**60, dtype="int8")
+except OutOfMemoryError as e:
+    print("raised:", e)
+print("after:", T.ones(3).sum().item())
+"""
+
+
+def test_an_allocation_asan_cannot_serve_raises_out_of_memory():
+    """Without allocator_may_return_null=1, ASan aborted the whole run at the first request
+    it could not serve (tests/test_input_validation.py asks for 2**60 bytes)."""
+    r = subprocess.run([sys.executable, "-c", _HUGE], env=_env(), cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "raised: memory: out of memory on cpu: tried to allocate" in r.stdout
+    assert "after: 3.0" in r.stdout
+
+
+def test_address_sanitizer_mode_requires_allocator_may_return_null(monkeypatch):
+    from tensor.cpu import build
+    monkeypatch.setattr(build, "asan_loaded", lambda: True)
+    monkeypatch.setenv("STRIDEX_SANITIZE", "address,undefined")
+    for opts in ("", "detect_leaks=0", "detect_leaks=0:allocator_may_return_null=0"):
+        monkeypatch.setenv("ASAN_OPTIONS", opts)
+        with pytest.raises(RuntimeError, match="allocator_may_return_null=1 in ASAN_OPTIONS"):
+            build.sanitizers()
+    for opts in ("allocator_may_return_null=1", "detect_leaks=0:allocator_may_return_null=1:x=2",
+                 "detect_leaks=0,allocator_may_return_null=true"):
+        monkeypatch.setenv("ASAN_OPTIONS", opts)
+        assert build.sanitizers() == ("address", "undefined")
+    monkeypatch.setenv("STRIDEX_SANITIZE", "undefined")
+    monkeypatch.setenv("ASAN_OPTIONS", "")
+    assert build.sanitizers() == ("undefined",)
 
 
 def test_kernel_tests_pass_clean_under_sanitizers():

@@ -8,12 +8,14 @@ kernel for all threads: two threads filling it at once launched with each other'
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 
 import numpy as np
 import pytest
 from helpers import to_np
+from test_memory import FakeRaw, check_invariants
 
 import autograd  # noqa: F401  (the backward hook)
 import tensor as T
@@ -64,6 +66,7 @@ def test_eight_threads_mixed_ops(device):
     for k in range(6):
         _step(dev, np.random.default_rng(k), k)
     gc.collect()
+    T.memory_stats(dev)   # settles frees queued by finalizers, as at the end
     base = T.memory_allocated(dev)
     errors, rounds = [], [0] * THREADS
     start = threading.Barrier(THREADS)
@@ -93,3 +96,125 @@ def test_eight_threads_mixed_ops(device):
     gc.collect()
     T.memory_stats(dev)   # settles frees queued by finalizers
     assert T.memory_allocated(dev) == base
+
+
+def test_threads_reusing_blocks_while_another_empties_the_cache():
+    """malloc's hot path looks its exact-size list up before it takes the lock; a thread that
+    emptied the cache meanwhile released the parked block's segment and the block was still
+    handed out (use after free). Fast thread switches make the window likely."""
+    from tensor import memory as M
+    fake = FakeRaw()
+    a = M.CachingAllocator(fake.alloc, fake.free)
+    errors, stop = [], time.perf_counter() + 1.0
+
+    def reuser(size):
+        try:
+            while time.perf_counter() < stop:
+                b = a.malloc(size)   # the size it just freed: parked in the exact-size cache
+                seg = b.segment
+                assert seg is not None and a._segments.get(seg.ptr) is seg, f"stale {b}"
+                a.free(b)
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            errors.append(e)
+
+    def emptier():
+        while time.perf_counter() < stop and not errors:
+            a.empty_cache()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        ts = [threading.Thread(target=reuser, args=(n,), daemon=True) for n in (100, 1000, 3000)]
+        ts.append(threading.Thread(target=emptier, daemon=True))
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+    assert not any(t.is_alive() for t in ts), "a thread did not finish: deadlock?"
+    if errors:
+        raise errors[0]
+    check_invariants(a, fake, [])
+
+
+def test_ops_in_threads_while_another_empties_the_cache(device):
+    dev = T.device(device)
+    _step(dev, np.random.default_rng(0), 0)
+    errors, stop = [], time.perf_counter() + SECONDS[dev.type]
+
+    def worker(i):
+        rng, k = np.random.default_rng(200 + i), i
+        try:
+            while time.perf_counter() < stop:
+                _step(dev, rng, k)
+                k += 1
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            errors.append(e)
+
+    def emptier():
+        while time.perf_counter() < stop and not errors:
+            T.empty_cache(dev)
+            time.sleep(0)
+
+    ts = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(3)]
+    ts.append(threading.Thread(target=emptier, daemon=True))
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not any(t.is_alive() for t in ts), "a thread did not finish: deadlock?"
+    if errors:
+        raise errors[0]
+
+
+def test_memory_stats_from_a_tracer_while_another_thread_adds_segments():
+    """A profiler reading memory_stats at every line inside the allocator (where it reads the
+    books without the lock) while another thread adds and releases segments: 'dictionary
+    changed size during iteration' escaped into the profiler."""
+    from tensor import memory as M
+    fake = FakeRaw()
+    a = M.CachingAllocator(fake.alloc, fake.free)
+    errors, reads, stop = [], [0], time.perf_counter() + 1.0
+
+    def tracer(frame, event, arg):
+        if (event == "line" and frame.f_code.co_filename == M.__file__
+                and threading.get_ident() in M._BUSY):
+            try:
+                assert a.memory_stats()["segments"] >= 0
+                reads[0] += 1
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                errors.append(e)
+        return tracer
+
+    def profiled():
+        sys.settrace(tracer)
+        try:
+            while time.perf_counter() < stop and not errors:
+                a.free(a.malloc(1000))
+        finally:
+            sys.settrace(None)
+
+    def churner():
+        while time.perf_counter() < stop and not errors:
+            blocks = [a.malloc(3 << 20) for _ in range(20)]   # a segment each
+            for b in blocks:
+                a.free(b)
+            a.empty_cache()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        ts = [threading.Thread(target=profiled, daemon=True), threading.Thread(target=churner, daemon=True)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+    assert not any(t.is_alive() for t in ts), "a thread did not finish: deadlock?"
+    if errors:
+        raise errors[0]
+    assert reads[0] > 100
+    a.memory_stats()
+    check_invariants(a, fake, [])

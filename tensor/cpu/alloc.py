@@ -11,10 +11,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 from typing import Any
 
-from ..memory import Block, CachingAllocator, _MiB
+from ..memory import Block, CachingAllocator, CriticalLock, _MiB
 
 _CPU_ALIGN = 64
 
@@ -109,7 +108,9 @@ class PoisoningAllocator(CachingAllocator):
 
 
 _CPU_ALLOCATOR: CachingAllocator | None = None
-_cpu_allocator_lock = threading.Lock()
+# A CriticalLock (re-entrant): a tracer or finalizer that makes a tensor while the allocator is
+# being created asks for it on the same thread.
+_cpu_allocator_lock = CriticalLock()
 
 
 def cpu_allocator() -> CachingAllocator:
@@ -126,6 +127,8 @@ def cpu_allocator() -> CachingAllocator:
             if _CPU_ALLOCATOR is None:
                 from .build import sanitizers
                 cls = PoisoningAllocator if "address" in sanitizers() else CachingAllocator
-                _CPU_ALLOCATOR = cls(cpu_raw_alloc, cpu_raw_free, "cpu",
-                                     total_memory=_physical_memory(), limit=_env_limit())
+                a = cls(cpu_raw_alloc, cpu_raw_free, "cpu", total_memory=_physical_memory(),
+                        limit=_env_limit())
+                # one line (a tracer runs between lines): one a nested call made meanwhile wins
+                _CPU_ALLOCATOR = _CPU_ALLOCATOR or a
     return _CPU_ALLOCATOR

@@ -7,11 +7,14 @@ Modules are cached in memory and on disk. The disk cache lives in a per-user dir
 is rebuilt instead of loaded.
 
 Sanitizers: with ``STRIDEX_SANITIZE=address,undefined`` (or either) the kernels are built with
-those sanitizers (-O1 -g, their own cache key) and the CPU allocator poisons every byte that no
+those sanitizers (-O0 -g, their own cache key) and the CPU allocator poisons every byte that no
 live tensor owns (tensor/cpu/alloc.py), so an out-of-bounds access aborts with a report instead
 of corrupting memory. Python itself is not built with ASan: preload its runtime,
-``LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1``
-(tests/test_sanitizers.py runs a selection of the suite so).
+``LD_PRELOAD=$(gcc -print-file-name=libasan.so)
+ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1`` (tests/test_sanitizers.py runs a
+selection of the suite so). ``allocator_may_return_null=1`` is required: without it ASan aborts
+the process on an allocation it cannot serve (``T.empty(2**60)``) where the library raises
+OutOfMemoryError.
 """
 from __future__ import annotations
 
@@ -27,11 +30,12 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
-import threading
 from functools import lru_cache
 from pathlib import Path
 
 import cffi
+
+from ..memory import CriticalLock
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
@@ -52,12 +56,21 @@ def sanitizers() -> tuple[str, ...]:
     bad = [s for s in names if s not in SANITIZERS]
     if bad:
         raise ValueError(f"STRIDEX_SANITIZE: unknown sanitizer(s) {bad}; choose from {list(SANITIZERS)}")
-    if "address" in names and not asan_loaded():
-        raise RuntimeError(
-            "STRIDEX_SANITIZE=address needs the ASan runtime loaded before Python's own "
-            "libraries: run with LD_PRELOAD=$(gcc -print-file-name=libasan.so) "
-            "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1")
+    if "address" in names:
+        if not asan_loaded():
+            raise RuntimeError(
+                "STRIDEX_SANITIZE=address needs the ASan runtime loaded before Python's own "
+                f"libraries: run with LD_PRELOAD=$(gcc -print-file-name=libasan.so) {ASAN_OPTIONS}")
+        if not _ASAN_NULL.search(os.environ.get("ASAN_OPTIONS", "")):
+            raise RuntimeError(
+                "STRIDEX_SANITIZE=address needs allocator_may_return_null=1 in ASAN_OPTIONS "
+                f"(e.g. {ASAN_OPTIONS}): without it ASan aborts the process on an allocation it "
+                "cannot serve, where the library raises OutOfMemoryError")
     return names
+
+
+ASAN_OPTIONS = "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1"   # Python leaks by design
+_ASAN_NULL = re.compile(r"(?:^|[:,\s])allocator_may_return_null=(?:1|true)(?:$|[:,\s])")
 
 
 def asan_loaded() -> bool:
@@ -67,7 +80,7 @@ def asan_loaded() -> bool:
 
 
 def cflags() -> list[str]:
-    """The C compiler's flags: CFLAGS, or a sanitizer build (-O1 -g -fsanitize=...)."""
+    """The C compiler's flags: CFLAGS, or a sanitizer build (-O0 -g -fsanitize=...)."""
     san = sanitizers()
     if not san:
         return CFLAGS
@@ -85,16 +98,18 @@ class KernelCompileError(RuntimeError):
 
 
 _loaded: dict[str, object] = {}
-_key_locks: dict[str, threading.RLock] = {}
+_key_locks: dict[str, CriticalLock] = {}
 
 
-def key_lock(key: str):
+def key_lock(key: str) -> CriticalLock:
     """The lock that serialises builds of one cache key (the CPU's, NVRTC's, the emulator's):
     other keys build in parallel. Re-entrant, and the table needs no lock of its own
     (dict.setdefault is atomic): a finalizer or a tracer callback that runs during a build may
-    ask for a kernel on the same thread without deadlocking."""
+    ask for a kernel on the same thread without deadlocking. A CriticalLock: a tracer inside an
+    allocator's locked section may wait here for a build, so the builder's own frees (a
+    finalizer, a tracer) must not wait for that allocator's lock; they are queued."""
     lock = _key_locks.get(key)
-    return lock if lock is not None else _key_locks.setdefault(key, threading.RLock())
+    return lock if lock is not None else _key_locks.setdefault(key, CriticalLock())
 
 
 def cache_dir() -> Path:

@@ -14,6 +14,7 @@ import os
 import threading
 
 from ..device import DeviceError
+from ..memory import CriticalLock
 
 __all__ = ["CudaError", "drv", "kernel", "Kernel", "sm_count", "blocks_for", "device_state",
            "emulated", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset"]
@@ -113,7 +114,10 @@ def device_count() -> int:
 
 _tls = threading.local()
 _states: dict[int, _DeviceState] = {}
-_init_lock = threading.Lock()
+# CriticalLocks (re-entrant; the holder's frees are queued) for the device's initialisation and
+# module loads: a tracer or finalizer on the holder's thread may ask for the device or a kernel,
+# and one inside an allocator's locked section (another thread) may wait here.
+_init_lock = CriticalLock()
 
 
 class _DeviceState:
@@ -140,7 +144,7 @@ class _DeviceState:
         self.total_memory = int(check(d.cuDeviceTotalMem(self.handle), "cuDeviceTotalMem"))
         self.functions: dict = {}
         self.modules: dict = {}
-        self.lock = threading.RLock()   # re-entrant: a tracer may load a module while one loads
+        self.lock = CriticalLock()   # see _init_lock
         self.default_stream = None   # set by streams.py (the legacy NULL stream)
         self.deferred: list = []     # (block, events): frees waiting for other streams
         from ..memory import CachingAllocator
@@ -221,9 +225,12 @@ def device_state(index: int | None = None) -> _DeviceState:
         with _init_lock:
             st = _states.get(index)
             if st is None:
-                st = _states[index] = _DeviceState(index)
                 from . import streams
-                streams._init_device(st)
+                new = _DeviceState(index)
+                streams._init_device(new)
+                # published once complete (other threads read _states unlocked); a nested
+                # call's state (a tracer during the initialisation) may have won meanwhile
+                st = _states.setdefault(index, new)
     return st
 
 

@@ -185,6 +185,11 @@ _OK = R.CUDA_SUCCESS
 # launches / copies / bookkeeping: one at a time. A CriticalLock: a thread that holds it frees
 # through the allocators' queues, so a tracer or finalizer running in the Python lines below
 # cannot wait on an allocator lock whose holder waits here (in cuMemAlloc / cuMemFree).
+# Re-entrant, so the state is re-entered too: a tracer or finalizer at any line below may run a
+# whole op on this thread (its allocator takes a segment of its own through cuMemAlloc, then
+# copies and launches) in the middle of an outer call. So what an outer call reads across lines
+# is never changed in place: `starts` is replaced, handles and the protection are counted in
+# one line (a module's dynamic shared buffer only ever grows, so a nested launch is harmless).
 _lock = CriticalLock()
 
 
@@ -200,6 +205,7 @@ class _State:
         self.total = _parse_size(os.environ.get("STRIDEX_EMU_MEMORY", "")) if os.environ.get(
             "STRIDEX_EMU_MEMORY") else 4 << 30
         self.protect = os.environ.get("STRIDEX_EMU_PROTECT", "") == "1"
+        self.open_depth = 0   # _Unprotected sections entered and not left (nested ones: see _lock)
         self.poison = os.environ.get("STRIDEX_EMU_POISON", "1") != "0"
         self.used = 0
         self.allocs: dict[int, tuple[mmap.mmap, int]] = {}   # address -> (mapping, size)
@@ -223,8 +229,8 @@ class _State:
         self._tls.ctx = c
 
     def handle(self) -> int:
-        self.next_handle += 0x10
-        return self.next_handle
+        self.next_handle = h = self.next_handle + 0x10   # one line: see _lock
+        return h
 
 
 _S = _State()
@@ -272,32 +278,37 @@ def _set_prot(addr: int, size: int, prot: int) -> None:
 
 
 class _Unprotected:
-    """While inside: device memory is accessible (STRIDEX_EMU_PROTECT=1 only)."""
+    """While inside: device memory is accessible (STRIDEX_EMU_PROTECT=1 only). Counted, so a
+    nested section (see _lock) that ends first does not protect the outer one's memory: the
+    count goes up before opening and the last one out closes."""
 
     def __enter__(self):
         if _S.protect:
-            for a, (_, n) in _S.allocs.items():
-                _set_prot(a, n, mmap.PROT_READ | mmap.PROT_WRITE)
+            _S.open_depth += 1
+            _unprotect_all()
 
     def __exit__(self, *exc):
         if _S.protect:
-            for a, (_, n) in _S.allocs.items():
-                _set_prot(a, n, _PROT_NONE)
+            _S.open_depth -= 1
+            if not _S.open_depth:
+                for a, (_, n) in list(_S.allocs.items()):
+                    _set_prot(a, n, _PROT_NONE)
 
 
 def _unprotect_all():
     if _S.protect:
-        for a, (_, n) in _S.allocs.items():
+        for a, (_, n) in list(_S.allocs.items()):
             _set_prot(a, n, mmap.PROT_READ | mmap.PROT_WRITE)
 
 
 def _in_device(ptr: int, n: int) -> bool:
     """[ptr, ptr + n) lies inside one live allocation."""
-    i = bisect.bisect_right(_S.starts, ptr) - 1
+    starts = _S.starts   # one snapshot: a nested cuMemAlloc (see _lock) replaces the list
+    i = bisect.bisect_right(starts, ptr) - 1
     if i < 0:
         return False
-    a = _S.starts[i]
-    return ptr + n <= a + _S.allocs[a][1]
+    ent = _S.allocs.get(starts[i])
+    return ent is not None and ptr + n <= starts[i] + ent[1]
 
 
 def _host_addr(obj) -> int:
@@ -487,7 +498,7 @@ def cuMemAlloc(bytesize):  # noqa: N802
         if _S.poison:
             ctypes.memset(addr, 0xFF, size)
         _S.allocs[addr] = (m, size)
-        bisect.insort(_S.starts, addr)
+        _S.starts = sorted([*_S.starts, addr])   # a new list, in one line: see _lock
         _S.used += size
         if _S.protect:
             _set_prot(addr, size, _PROT_NONE)
@@ -505,7 +516,7 @@ def cuMemFree(dptr):  # noqa: N802
         ent = _S.allocs.pop(a, None)
         if ent is None:
             return (R.CUDA_ERROR_INVALID_VALUE,)
-        _S.starts.remove(a)
+        _S.starts = list(filter(a.__ne__, _S.starts))   # a new list, in one line: see _lock
         m, size = ent
         _S.used -= size
         if _S.protect:
