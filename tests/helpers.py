@@ -439,7 +439,7 @@ INPLACE_DUNDER = {
 
 # ---------------------------------------------------------------- CUDA compile checks
 
-CUDA_ARCHS = ("sm_80", "sm_90")   # every CUDA kernel is compiled for these in the tests
+CUDA_ARCHS = ("sm_80", "sm_90", "sm_100")   # every CUDA kernel is compiled for these in the tests
 
 
 def nvrtc_or_skip():

@@ -1,5 +1,5 @@
-"""Every CUDA kernel module (each template family x dtype) compiles with NVRTC for sm_80 and
-sm_90 -- no GPU or driver needed -- so a kernel source error fails CI on any machine. The
+"""Every CUDA kernel module (each template family x dtype) compiles with NVRTC for sm_80, sm_90
+and sm_100 -- no GPU or driver needed -- so a kernel source error fails CI on any machine. The
 check builds with --Ofast-compile=max (NVRTC >= 12.8): the front end and ptxas still see every
 line, inline PTX included, in ~40% less time; the runtime's CUBINs are built fully optimised.
 

@@ -1,6 +1,6 @@
 """CUDA matmul (tensor/cuda/gemm.py, cuda_src/gemm.cuh).
 
-- Every gemm module compiles with NVRTC for sm_80 and sm_90 and holds all its kernels; the
+- Every gemm module compiles with NVRTC for sm_80, sm_90 and sm_100 and holds all its kernels; the
   host ctypes mirror of sx_gemm_args matches the device struct (static_assert under NVRTC).
   Skipped without cuda-python's NVRTC bindings.
 - The layout specialisation the host picks from the strides (pure Python).

@@ -1,6 +1,6 @@
 """CUDA indexing kernels (cuda_src/index.cuh, tensor/cuda/index.py).
 
-- Every module of the "index" family compiles with NVRTC for sm_80 and sm_90 (no GPU needed),
+- Every module of the "index" family compiles with NVRTC for sm_80, sm_90 and sm_100 (no GPU needed),
   and the ctypes mirrors of the by-value argument structs match the device layout.
 - On a CUDA device (a GPU, or the CPU emulator with STRIDEX_CUDA_EMULATOR=1): every op of
   tensor/indexing.py (and repeat) on cuda tensors against NumPy and against the CPU backend,

@@ -2,7 +2,7 @@
 nn_pool.cuh, optim.cuh) against the CPU backend.
 
 - Compile: every module of the "nn_rows", "nn_pool" and "optim" families compiles with NVRTC
-  for sm_80 and sm_90 and contains every kernel it lists (no GPU needed; skipped without
+  for sm_80, sm_90 and sm_100 and contains every kernel it lists (no GPU needed; skipped without
   cuda.bindings.nvrtc).
 - Device: each fused function and its backward on "cuda" against the same call on the CPU
   (skipped unless tensor.cuda.is_available(); STRIDEX_CUDA_EMULATOR=1 runs them on the CPU

@@ -1,6 +1,6 @@
 """CUDA random fills and creation kernels (families "random" and "misc").
 
-- NVRTC: every module compiles for sm_80 and sm_90 and contains every kernel (no GPU needed;
+- NVRTC: every module compiles for sm_80, sm_90 and sm_100 and contains every kernel (no GPU needed;
   skipped without cuda-python's NVRTC).
 - On a device (a GPU, or the CPU emulator with STRIDEX_CUDA_EMULATOR=1; skipped otherwise):
   for each generator function and dtype the CUDA values equal the CPU's bit for bit for the
