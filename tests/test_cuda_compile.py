@@ -61,7 +61,7 @@ def test_module_compiles(cubins, fam, d, arch):
 def test_every_op_dtype_covered():
     from tensor import dtypes as dt
     from tensor.optable import BINARY, UNARY
-    names = {n for d in dt.ALL for n in K.ew_kernels(d)}
+    names = {n for d in dt.ALL for n in K.kernel_names("ew", d)}
     for op in UNARY + BINARY:
         for d in dt.ALL:
             if d.kind in op.kinds:

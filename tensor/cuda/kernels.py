@@ -80,15 +80,6 @@ def red_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return '#include "reduce.cuh"\n', out
 
 
-def ew_kernels(d: dt.DType) -> list[str]:
-    """Names of the kernels in module ("ew", d), in source order."""
-    return kernel_names("ew", d)
-
-
-def red_kernels(d: dt.DType) -> list[str]:
-    return kernel_names("red", d)
-
-
 _ENTRIES = {"ew": ew_entries, "red": red_entries}
 _DTYPES: dict = {"ew": dt.ALL, "red": dt.ALL}
 _EXACT = {"red"}   # families built without FMA contraction (see the module docstring)
