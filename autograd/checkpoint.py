@@ -142,7 +142,7 @@ def _replayed(rec: _Record, i: int):
     it; a later backward with retain_graph recomputes."""
     def vjp(ctx, g):
         n = rec.take(i)
-        return engine._call_rule(n, g if n.n_out > 1 else [g], retain_graph=is_grad_enabled())
+        return engine._call_rule(n, g if n.multi else [g], retain_graph=is_grad_enabled())
     return vjp
 
 
@@ -177,6 +177,7 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, **kwargs):
         return fn(*args, **kwargs)
     rng = _random.default_generator.get_state() if preserve_rng_state else None
     ins = _tensors_in(args, []) + _tensors_in(kwargs, [])
+    graph.refresh_stale(ins)  # now, not inside fn: the recomputation must record what fn did
     versions = [(t, t._storage, t._storage.version) for t in ins]
     s0 = next(graph._seq)
     out = fn(*args, **kwargs)

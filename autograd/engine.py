@@ -14,7 +14,7 @@ from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
 from .grad_mode import is_grad_enabled, set_grad_enabled
-from .graph import AccumulateGrad, Meta, edge_of, flat_tensors, meta_of
+from .graph import AccumulateGrad, Meta, edge_of, flat_tensors, meta_of, refresh_stale
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -35,6 +35,7 @@ def _check_grad(t: Tensor, g, op: str) -> Tensor:
 
 
 def _root_grads(outputs, grad_outputs, op):
+    refresh_stale(outputs)  # a view whose base was written since: its graph from the base's
     roots = []
     for i, t in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None
@@ -231,7 +232,7 @@ def _is_input(a) -> bool:
 
 def _call_rule(node, gs, retain_graph):
     node.check_saved()
-    if node.n_out == 1:
+    if not node.multi:
         g_in = gs[0]
         if g_in is None:
             return [None] * len(node.next)

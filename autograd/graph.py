@@ -14,11 +14,13 @@ import weakref
 
 from tensor import _hook
 from tensor._tensor import Tensor
+from tensor.aliasing import may_overlap
 from tensor.public import INPLACE
 
 from .grad_mode import state
 
 RULES: dict = {}  # op name -> Rule (rules.py and friends register here)
+_WRITES = INPLACE | {"copy_slices"}  # ops whose output is their first input, written
 _seq = itertools.count()
 
 
@@ -81,11 +83,12 @@ class Ctx:
 
 
 class Node:
-    __slots__ = ("name", "rule", "ctx", "next", "n_out", "hooks", "saved", "released", "seq",
-                 "__weakref__")
+    __slots__ = ("name", "rule", "ctx", "next", "n_out", "multi", "hooks", "saved", "released",
+                 "seq", "__weakref__")
 
-    def __init__(self, name, rule, ctx, next_edges, n_out=1):
+    def __init__(self, name, rule, ctx, next_edges, n_out=1, multi=False):
         self.name, self.rule, self.ctx, self.next, self.n_out = name, rule, ctx, next_edges, n_out
+        self.multi = multi or n_out > 1  # the rule takes a list of output gradients
         self.hooks = None      # output_nr -> [fn]: hooks of the non-leaf outputs
         self.saved = []        # (tensor alias, storage, version) to check before backward
         self.released = False
@@ -116,13 +119,14 @@ class Node:
 class AccumulateGrad:
     """The node of a leaf tensor: adds incoming gradients into leaf.grad."""
 
-    __slots__ = ("leaf", "seq", "next", "n_out", "hooks", "name", "__weakref__")
+    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "name", "__weakref__")
 
     def __init__(self, leaf: Tensor):
         self.leaf = weakref.ref(leaf)
         self.seq = sys.maxsize  # runs as soon as ready: the leaf's gradient is complete then
         self.next = ()
         self.n_out = 1
+        self.multi = False
         self.hooks = None
         self.name = "AccumulateGrad"
 
@@ -176,10 +180,12 @@ def _saved_args(args, save, node):
     return tuple(_save_one(i, a, save, node) for i, a in enumerate(args))
 
 
-def _attach(name, rule, args, kwargs, out, tensors):
+def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
+    """Put the node of op `name` on the graph: edges from `tensors`, what the rule saves from
+    ctx_args (args where an in-place op replaced some by copies taken before it wrote)."""
     edges = [edge_of(t) for t in tensors]
     outs = out if isinstance(out, list | tuple) else (out,)
-    node = Node(name, rule, None, edges, n_out=len(outs))
+    node = Node(name, rule, None, edges, n_out=len(outs), multi=outs is out)
     ctx_out = None
     if "out" in rule.save:
         ctx_out = [_alias(o) for o in outs] if isinstance(out, list | tuple) else _alias(out)
@@ -188,7 +194,7 @@ def _attach(name, rule, args, kwargs, out, tensors):
     needs = tuple(a.requires_grad if type(a) is Tensor else
                   any(type(x) is Tensor and x.requires_grad for x in a)
                   if isinstance(a, list | tuple) else False for a in args)
-    node.ctx = Ctx(_saved_args(args, rule.save, node), kwargs, ctx_out, needs)
+    node.ctx = Ctx(_saved_args(ctx_args or args, rule.save, node), kwargs, ctx_out, needs)
     if ctx_out is not None and type(out) is Tensor and out._ag is not None:
         node.ctx.out_tangent = out._ag.tangent  # for forward-over-reverse through this node
     for i, o in enumerate(outs):
@@ -197,9 +203,19 @@ def _attach(name, rule, args, kwargs, out, tensors):
             o.grad_fn = node
             if i:
                 meta_of(o).output_nr = i
-            if name not in INPLACE and any(o._storage is t._storage for t in tensors):
+            if name not in _WRITES and any(o._storage is t._storage for t in tensors):
                 meta_of(o).is_view = True
     return node
+
+
+def _own_outputs(out, tensors) -> None:
+    """Outputs that share no memory with the inputs are bases of their own, even when the op
+    laid them out as a view of a buffer it made (a permuted result): a write into a view of them
+    must rewrite their graph, not that buffer's."""
+    for o in (out if isinstance(out, list | tuple) else (out,)):
+        if type(o) is Tensor and o._base is not None and not any(o._storage is t._storage
+                                                                 for t in tensors):
+            o._base = None
 
 
 def _tangents(args):
@@ -244,6 +260,104 @@ def _differentiable_out(out) -> bool:
                                                 for o in out)
 
 
+# ---------------------------------------------------------------- views and in-place writes
+#
+# A view remembers its base and the storage's version when its graph was made (Tensor._base).
+# Memory written since (an in-place op on the base or on another view of it) makes that graph
+# stale: before the view enters an op, refresh() re-derives it from the base's current graph
+# (an as_strided node). An in-place op on a view rewrites the base's graph as well: rebase()
+# gives the base a copy_slices node (the old base outside the view's elements, the view's new
+# graph inside them). Together they give PyTorch's semantics: `buf[0][1] = f(x)` and
+# `v = y[0]; y += z; v.sum()` differentiate through every write.
+
+def _tracked(t) -> bool:
+    """t carries a gradient or a tangent."""
+    m = t._ag
+    return t._requires_grad or (m is not None and m.tangent is not None)
+
+
+def refresh(t: Tensor) -> None:
+    """t's graph (and tangent) from its base's current ones, when its memory was written since
+    t's were made."""
+    root, _ = t._base
+    if _tracked(root):
+        lvl = state.fw_level
+        fresh = _hook_as_strided()(root, t._shape, t._strides, t._offset)
+        t.grad_fn, t._requires_grad = fresh.grad_fn, fresh._requires_grad
+        m = meta_of(t)
+        m.output_nr = 0
+        fm = fresh._ag
+        m.tangent = fm.tangent if fm is not None and lvl else None
+        if m.tangent is not None:
+            state.fw_tensors.append(weakref.ref(t))
+    t._base = (root, t._storage.version)
+
+
+def refresh_stale(tensors) -> None:
+    """refresh() the views among tensors whose memory was written since their graph was made."""
+    for t in tensors:
+        b = t._base
+        if b is not None and b[1] != t._storage.version:
+            refresh(t)
+
+
+def _hook_as_strided():
+    import tensor as T
+    return T.as_strided
+
+
+def _hook_clone():
+    import tensor as T
+    return T.clone
+
+
+def rebase(x: Tensor, need_grad: bool, need_tan: bool) -> None:
+    """x, a view, was just written in place: its base now holds x's new values (and graph,
+    and tangent) at x's elements."""
+    root, _ = x._base
+    rule = RULES["copy_slices"]
+    kwargs = {"base": (root._shape, root._strides, root._offset),
+              "view": (x._shape, x._strides, x._offset)}
+    args = (root, x)
+    if need_tan:
+        tan = rule.jvp(Ctx(args, kwargs, None), _tangents(args))
+        meta_of(root).tangent = tan
+        state.fw_tensors.append(weakref.ref(root))
+    if need_grad:
+        _attach("copy_slices", rule, args, kwargs, root, [root, x])
+    x._base = (root, x._storage.version)
+
+
+def _before_write(rule, args) -> dict | None:
+    """Copies, taken before an in-place op writes args[0], of what its rule reads afterwards:
+    saved operands that overlap args[0] (`y *= y`), and under "old" args[0] itself when the
+    rule needs it (`y *= w` with w tracked)."""
+    x, pre = args[0], {}
+    if type(x) is not Tensor:
+        return None
+    for i in rule.save:
+        if type(i) is int and 0 < i < len(args) and type(args[i]) is Tensor and may_overlap(args[i], x):
+            pre[i] = _hook_clone()(args[i])
+    if "old" in rule.save and len(args) > 1 and type(args[1]) is Tensor and _tracked(args[1]):
+        pre["old"] = _hook_clone()(x)
+    return pre
+
+
+def _check_view_write(name, x) -> None:
+    """Refuse, before the data changes, in-place writes whose gradient has nowhere to go."""
+    b = x._base
+    if b is not None:
+        root = b[0]
+        if root._requires_grad and root.grad_fn is None:
+            raise RuntimeError(f"{name}: a view (shape {x.shape}) of a leaf tensor that requires "
+                               f"grad (shape {root.shape}) cannot be modified in place; do it "
+                               "under autograd.no_grad() or on a copy")
+    elif x._ag is not None and x._ag.is_view:
+        raise RuntimeError(f"{name}: in-place change of a view (shape {x.shape}) of a tensor "
+                           "that requires grad is not supported (the base's graph would not "
+                           "see it); write into the base tensor, or use out-of-place ops")
+
+
 def record(name, fn, args, kwargs):
     """The hook tensor's public ops call (installed into tensor._hook on import)."""
     st = state
@@ -255,6 +369,7 @@ def record(name, fn, args, kwargs):
         if kwargs:  # tensors passed by keyword count too: move them to their positions
             args, kwargs = _positional(fn, args, kwargs)
         tensors = flat_tensors(args)
+        refresh_stale(tensors)
         if st.grad_enabled:
             need_grad = any(t._requires_grad for t in tensors)
         if st.fw_level:
@@ -267,18 +382,21 @@ def record(name, fn, args, kwargs):
         if type(x) is Tensor and x._requires_grad and x.grad_fn is None:
             raise RuntimeError(f"{name}: a leaf tensor that requires grad (shape {x.shape}) cannot "
                                "be modified in place; do it under autograd.no_grad() or on a copy")
-        if type(x) is Tensor and x._ag is not None and x._ag.is_view:
-            raise RuntimeError(f"{name}: in-place change of a view (shape {x.shape}) of a tensor "
-                               "that requires grad is not supported (the base's graph would not "
-                               "see it); write into the base tensor, or use out-of-place ops")
+        if type(x) is Tensor:
+            _check_view_write(name, x)
         if rule is None:  # refuse before the data changes
             raise NotImplementedError(f"autograd: no derivative rule for in-place {name!r}; use "
                                       "the out-of-place form")
+    # copies on the graph (recorded: the rule's result may be differentiated again)
+    pre = _before_write(rule, args) if name in INPLACE and rule is not None else None
     st.depth += 1
     try:
         out = fn(*args, **kwargs)
     finally:
         st.depth -= 1
+    cargs = args if not pre else tuple(pre.get(i, a) for i, a in enumerate(args))
+    if name not in INPLACE:
+        _own_outputs(out, tensors)
     if name not in INPLACE and type(out) is Tensor and any(out is t for t in tensors):
         return out  # the op returned its input itself: already on the graph, tangent included
     res = out
@@ -289,7 +407,8 @@ def record(name, fn, args, kwargs):
     if need_tan and rule is not None:
         if rule.jvp is None:
             raise NotImplementedError(f"autograd: no forward-mode (jvp) rule for {name!r}")
-        ctx = Ctx(args, kwargs, out)
+        ctx = Ctx(cargs, kwargs, out)
+        ctx.old = pre and pre.get("old")
         lvl, st.fw_level = st.fw_level, 0  # tangent arithmetic carries no tangents itself
         try:
             tan = rule.jvp(ctx, _tangents(args))
@@ -304,9 +423,14 @@ def record(name, fn, args, kwargs):
     if need_grad and _differentiable_out(out):
         if rule is None:
             raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
-        _attach(name, rule, args, kwargs, out, tensors)
+        node = _attach(name, rule, args, kwargs, out, tensors, cargs)
+        node.ctx.old = pre and pre.get("old")
+    if name in INPLACE and type(out) is Tensor and out._base is not None:
+        rebase(out, need_grad and _differentiable_out(out),
+               need_tan and out._ag is not None and out._ag.tangent is not None)
     return res
 
 
 def install():
+    _hook.grad_state = state
     _hook.record = record

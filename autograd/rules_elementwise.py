@@ -151,22 +151,29 @@ def _where_jvp(ctx, tans):
 RULES["where"] = Rule("where", _where_vjp, _where_jvp, (0,))
 
 
-def _inplace_scaled(name, forward_scale):
-    """multiply_/true_divide_ by an operand that needs no gradient: d(self) = g * scale(b).
-    The old value of self is gone after the op, so b's own gradient cannot be formed."""
+def _inplace_product(name, divide: bool):
+    """multiply_/true_divide_: self's old value is gone after the op, so when the other operand
+    carries a gradient or a tangent, record() keeps a copy of it first (ctx.old; "old" in save)."""
     def vjp(ctx, g):
-        b = ctx.args[1]
+        a, b = ctx.args[:2]
+        ga = fit(g / b if divide else g * b, a) if ctx.needs[0] else None
+        gb = None
         if ctx.needs[1]:
-            raise NotImplementedError(f"autograd: in-place {name} where the other operand requires "
-                                      "grad is not supported; use the out-of-place form")
-        return (fit(g * forward_scale(b), ctx.args[0]), None)
+            gb = fit(-(g * ctx.old) / (b * b) if divide else g * ctx.old, b)
+        return (ga, gb)
 
     def jvp(ctx, tans):
-        return None if tans[0] is None else tans[0] * forward_scale(ctx.args[1])
-    RULES[name] = Rule(name, vjp, jvp, (1,))
+        ta, tb = tans[:2]
+        b = ctx.args[1]
+        r = None if ta is None else (ta / b if divide else ta * b)
+        if tb is not None:
+            d = -(ctx.old * tb) / (b * b) if divide else ctx.old * tb
+            r = d if r is None else r + d
+        return r
+    RULES[name] = Rule(name, vjp, jvp, (1, "old"))
 
 
 for _n in ("add", "subtract", "negative", "positive"):
     RULES[_n + "_"] = RULES[_n]
-_inplace_scaled("multiply_", lambda b: b)
-_inplace_scaled("true_divide_", lambda b: 1.0 / b)
+_inplace_product("multiply_", divide=False)
+_inplace_product("true_divide_", divide=True)

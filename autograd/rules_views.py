@@ -159,37 +159,45 @@ def _extent(shape, strides, off):
     return lo, hi
 
 
-def _as_strided_map(ctx):
-    """For each output element, the flat (row-major) index of the element of x it reads.
-    NotImplementedError when x overlaps itself or the output reads storage outside x (the
-    gradient would belong to a base tensor the graph does not know)."""
-    x = ctx.args[0]
-    p = params("as_strided", ctx)
-    shape, strides = tuple(p["shape"]), tuple(p["strides"])
-    off = x._offset if p["offset"] is None else p["offset"]
-    nx = x.numel()
+def element_map(src, dst, op: str):
+    """For each element of the view dst = (shape, strides, offset) of the storage that the
+    tensor layout src = (shape, strides, offset) views, the flat (row-major) index of the element
+    of src at the same memory location; None when either is empty. NotImplementedError when src
+    overlaps itself or dst reaches memory outside src (the gradient would belong to a base
+    tensor the graph does not know)."""
+    (xshape, xs, xo), (shape, strides, off), dev = src[:3], dst, src[3]
+    nx = 1
+    for n in xshape:
+        nx *= n
     if nx == 0 or 0 in shape:
-        return None, shape
-    xs, xo = x.strides, x._offset
-    lo_x, hi_x = _extent(x.shape, xs, xo)
+        return None
+    lo_x, hi_x = _extent(xshape, xs, xo)
     lo_o, hi_o = _extent(shape, strides, off)
     lo, hi = min(lo_x, lo_o), max(hi_x, hi_o)
-    dev = x.device
-    posx = _positions(x.shape, xs, xo, dev) - lo
+    posx = _positions(xshape, xs, xo, dev) - lo
     ids = T.arange(nx, device=dev)
     m = T.full((hi - lo + 1,), nx, dtype=T.int64, device=dev)
     m[posx] = ids
     if nx > 1 and not bool(T.all(m[posx] == ids)):
         raise NotImplementedError(
-            f"autograd: as_strided of a tensor whose own elements overlap in memory (shape "
-            f"{x.shape}, strides {xs}) has no well-defined gradient; call contiguous() first")
+            f"autograd: {op} of a tensor whose own elements overlap in memory (shape "
+            f"{xshape}, strides {xs}) has no well-defined gradient; call contiguous() first")
     idx = m[_positions(shape, strides, off, dev) - lo]
     if bool(T.any(idx == nx)):
         raise NotImplementedError(
-            f"autograd: as_strided (shape {shape}, strides {strides}, offset {off}) reads storage "
-            f"outside its input (shape {x.shape}, strides {xs}, offset {xo}), which the gradient "
-            "cannot reach; apply as_strided to the whole base tensor instead")
-    return idx.reshape(shape), shape
+            f"autograd: {op} (shape {shape}, strides {strides}, offset {off}) reaches memory "
+            f"outside its input (shape {xshape}, strides {xs}, offset {xo}), which the gradient "
+            "cannot reach; apply it to the whole base tensor instead")
+    return idx.reshape(shape)
+
+
+def _as_strided_map(ctx):
+    x = ctx.args[0]
+    p = params("as_strided", ctx)
+    shape, strides = tuple(p["shape"]), tuple(p["strides"])
+    off = x._offset if p["offset"] is None else p["offset"]
+    return element_map((x.shape, x.strides, x._offset, x.device), (shape, strides, off),
+                       "as_strided"), shape
 
 
 def _as_strided_vjp(ctx, g):
@@ -224,3 +232,40 @@ def _flip_vjp(ctx, g):
 
 
 register("flip", _flip_vjp)
+
+
+# ---------------------------------------------------------------- copy_slices
+# The base of a view written in place (autograd.graph.rebase): the old base outside the view's
+# elements, the view's new values at them. kwargs hold both layouts; the args are (base, view).
+
+def _copy_slices_map(ctx):
+    base, view = ctx.args
+    shape, strides, off = ctx.kwargs["base"]
+    return element_map((shape, strides, off, base.device), ctx.kwargs["view"], "in-place write")
+
+
+def _copy_slices_vjp(ctx, g):
+    idx = _copy_slices_map(ctx)
+    if idx is None:
+        return (g, T.zeros(ctx.args[1].shape, dtype=g.dtype, device=g.device))
+    flat = idx.reshape(-1)
+    g_view = g.reshape(-1)[flat].reshape(idx.shape)
+    if not ctx.needs[0]:
+        return (None, g_view)
+    inside = T.zeros((g.numel(),), dtype=T.bool, device=g.device)
+    inside[flat] = True
+    return (T.where(inside.reshape(g.shape), 0.0, g), g_view)
+
+
+def _copy_slices_jvp(ctx, tans):
+    base, view = ctx.args
+    tb, tv = tans
+    new = (T.zeros(base.shape, dtype=base.dtype, device=base.device) if tb is None
+           else T.clone(tb)).reshape(-1)
+    idx = _copy_slices_map(ctx)
+    if idx is not None:
+        new[idx.reshape(-1)] = 0.0 if tv is None else tv.reshape(-1)
+    return new.reshape(base.shape)
+
+
+RULES["copy_slices"] = Rule("copy_slices", _copy_slices_vjp, _copy_slices_jvp, ())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 
 record = None  # set by autograd: (name, fn, args, kwargs) -> result
+grad_state = None  # set by autograd: its thread-local grad mode (views made in no_grad stay untracked)
 
 
 def differentiable(name: str, fn):

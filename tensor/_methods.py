@@ -153,7 +153,9 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 
 def _detach(self):
     """The same data without history (shares memory; read-only when self is)."""
-    return self._view(self._shape, self._strides)
+    t = self._view(self._shape, self._strides)
+    t._base = None  # no link back into the graph either
+    return t
 
 
 def _detach_(self):

@@ -10,6 +10,7 @@ this file holds the data model and the small properties everything else uses.
 """
 from __future__ import annotations
 
+from . import _hook
 from . import dtypes as dt
 from .device import CPU, Device
 
@@ -103,7 +104,7 @@ class Tensor:
     """An n-dimensional array of one dtype on one device (see the package docstring)."""
 
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_contig", "_ro",
-                 "_requires_grad", "grad", "grad_fn", "_ag", "__weakref__")
+                 "_requires_grad", "grad", "grad_fn", "_ag", "_base", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to our reflected operators
 
     def __init__(self, *args, **kwargs):
@@ -117,16 +118,25 @@ class Tensor:
         t._storage, t._shape, t._strides, t._offset, t._dtype = storage, shape, strides, offset, dtype
         t._contig = t._ro = None
         t._requires_grad = False
-        t.grad = t.grad_fn = t._ag = None
+        t.grad = t.grad_fn = t._ag = t._base = None
         return t
 
     def _view(self, shape, strides, offset=None) -> Tensor:
-        """A view of the same memory; it inherits read-only-ness (see Flags)."""
+        """A view of the same memory; it inherits read-only-ness (see Flags).
+
+        Outside no_grad, it also remembers its base (the tensor at the root of a chain of views)
+        and the storage's version then, `_base = (root, version)`: autograd sees from them that
+        the memory was written since (an in-place op on the base or another view of it) and then
+        derives the view's gradient from the base's current graph, as PyTorch does."""
         t = Tensor._make(self._storage, tuple(shape), tuple(strides),
                          self._offset if offset is None else offset, self._dtype)
         ro = self._ro
         if ro is not None:
             t._ro = self if ro is True else ro
+        g = _hook.grad_state
+        if g is None or g.grad_enabled or g.fw_level:
+            b = self._base
+            t._base = b if b is not None else (self, self._storage.version)
         return t
 
     # --- basic properties ---

@@ -283,14 +283,20 @@ def test_an_op_without_a_rule_is_a_clear_error_not_a_wrong_gradient():
         (x * 1).exp_()
 
 
-def test_in_place_through_a_view_of_a_graph_tensor_is_refused():
+def test_in_place_through_a_view_of_a_graph_tensor_is_differentiated():
     x = leaf([1.0, 2.0, 3.0, 4.0])
     y = x * 1.0
-    with pytest.raises(RuntimeError, match="view"):
-        y[0:2].add_(1.0)
-    y[1] = 7.0  # writing through the base itself is differentiated
+    y[0:2].mul_(3.0)   # through a view: y's graph sees it
+    y[1] = 7.0         # through the base itself
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 1.0, 1.0])
+
+
+def test_in_place_through_a_view_of_a_leaf_is_refused():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(RuntimeError, match="view .* leaf"):
+        x[0:2].add_(1.0)
+    np.testing.assert_array_equal(x.detach().numpy(), [1.0, 2.0, 3.0, 4.0])
 
 
 def test_tensors_passed_by_keyword_get_gradients():
