@@ -227,18 +227,27 @@ def as_operand(x, op: str = "asarray"):
     return asarray(x)
 
 
-def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None):
+def _check_out_dtype(op_name, out: Tensor, res_dtype) -> None:
+    if out._dtype is not res_dtype and not dt.can_cast(res_dtype, out._dtype, "same_kind"):
+        raise TypeError(f"{op_name}: cannot cast the result dtype {res_dtype.name} to the output "
+                        f"dtype {out._dtype.name} (casting rule 'same_kind')")
+
+
+def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None, grow: bool = False) -> tuple:
+    """Check out= against the result (shape, dtype, device, writable). grow: out may also have a
+    shape the operands broadcast to (NumPy's ufunc rule); returns the shape to compute."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op_name}: out must be a Tensor, got {type(out).__name__}")
     check_writable(out, op_name, "output array")
     if dev is not None and out.device != dev:
         raise ValueError(f"{op_name}: out is on {out.device} but the operands are on {dev}")
-    if out._shape != tuple(shape):
+    _check_out_dtype(op_name, out, res_dtype)  # first, as NumPy's type resolution
+    shape = tuple(shape)
+    if out._shape != shape and not (grow and len(out._shape) >= len(shape) and all(
+            m in (1, n) for m, n in zip(shape[::-1], out._shape[::-1]))):
         raise ValueError(f"{op_name}: output of shape {out.shape} cannot hold the result of shape "
-                         f"{tuple(shape)}")
-    if out._dtype is not res_dtype and not dt.can_cast(res_dtype, out._dtype, "same_kind"):
-        raise TypeError(f"{op_name}: cannot cast the result dtype {res_dtype.name} to the output "
-                        f"dtype {out._dtype.name} (casting rule 'same_kind')")
+                         f"{shape}")
+    return out._shape
 
 
 def _finish(op_name, res: Tensor, out):
@@ -270,7 +279,9 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     ld = loop_dtype(op, x._dtype)
     od = dt.bool_ if op.out_bool else ld
     if out is not None:
-        _prepare_out(name, out, x._shape, od, x.device)
+        shape = _prepare_out(name, out, x._shape, od, x.device, grow=True)
+        if shape != x._shape:
+            x = broadcast_to(x, shape, name)
     if ld is not x._dtype:
         x = astype(x, ld)
     direct = out is not None and out._dtype is od and (not may_overlap(out, x) or same_view(out, x))
@@ -451,9 +462,12 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
         ld, a, b = _comparison_fallback(a, b)
     od = dt.bool_ if op.out_bool else ld
+    if out is not None and isinstance(out, Tensor):   # its dtype first, as NumPy's
+        _check_out_dtype(name, out, od)
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
-        _prepare_out(name, out, shape, od, a.device if ta else (b.device if tb else None))
+        shape = _prepare_out(name, out, shape, od, a.device if ta else (b.device if tb else None),
+                             grow=True)
     ops = []
     for x in (a, b):
         if isinstance(x, Tensor):

@@ -352,8 +352,7 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
         value = value.astype(x.dtype)
     else:  # the scatter writes x while it reads value, in another order
         value = stable(value, x)
-    while value.ndim > len(shape) and value.shape[0] == 1:
-        value = basic_index(value, (0,))
+    value = _drop_leading_ones(value, len(shape))
     try:
         return broadcast_to(value, shape)
     except ValueError:
@@ -419,6 +418,13 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     x._storage.version += 1
 
 
+def _drop_leading_ones(value, ndim: int):
+    """value without the leading size-1 dimensions it has beyond ndim (NumPy's setitem rule)."""
+    while isinstance(value, Tensor) and value.ndim > ndim and value.shape[0] == 1:
+        value = basic_index(value, (0,))
+    return value
+
+
 def setitem(x: Tensor, key, value) -> None:
     """x[key] = value: value broadcast to the indexed shape and cast; repeated indices: last wins.
 
@@ -429,7 +435,8 @@ def setitem(x: Tensor, key, value) -> None:
     if not isinstance(key, tuple):
         key = (key,)
     if all(_is_basic(k) for k in key):
-        ew.copy_into(basic_index(x, key), ew.as_operand(value), "setitem")
+        dst = basic_index(x, key)
+        ew.copy_into(dst, _drop_leading_ones(ew.as_operand(value), dst.ndim), "setitem")
         return
     _scatter(x, key, value, False, "setitem")
 
