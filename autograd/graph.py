@@ -12,6 +12,7 @@ import itertools
 import sys
 import weakref
 
+import tensor as T
 from tensor import _hook
 from tensor._tensor import Tensor
 from tensor.aliasing import may_overlap
@@ -282,7 +283,7 @@ def refresh(t: Tensor) -> None:
     root, _ = t._base
     if _tracked(root):
         lvl = state.fw_level
-        fresh = _hook_as_strided()(root, t._shape, t._strides, t._offset)
+        fresh = T.as_strided(root, t._shape, t._strides, t._offset)
         t.grad_fn, t._requires_grad = fresh.grad_fn, fresh._requires_grad
         m = meta_of(t)
         m.output_nr = 0
@@ -299,16 +300,6 @@ def refresh_stale(tensors) -> None:
         b = t._base
         if b is not None and b[1] != t._storage.version:
             refresh(t)
-
-
-def _hook_as_strided():
-    import tensor as T
-    return T.as_strided
-
-
-def _hook_clone():
-    import tensor as T
-    return T.clone
 
 
 def rebase(x: Tensor, need_grad: bool, need_tan: bool) -> None:
@@ -337,9 +328,9 @@ def _before_write(rule, args) -> dict | None:
         return None
     for i in rule.save:
         if type(i) is int and 0 < i < len(args) and type(args[i]) is Tensor and may_overlap(args[i], x):
-            pre[i] = _hook_clone()(args[i])
+            pre[i] = T.clone(args[i])
     if "old" in rule.save and len(args) > 1 and type(args[1]) is Tensor and _tracked(args[1]):
-        pre["old"] = _hook_clone()(x)
+        pre["old"] = T.clone(x)
     return pre
 
 
@@ -408,7 +399,7 @@ def record(name, fn, args, kwargs):
         if rule.jvp is None:
             raise NotImplementedError(f"autograd: no forward-mode (jvp) rule for {name!r}")
         ctx = Ctx(cargs, kwargs, out)
-        ctx.old = pre and pre.get("old")
+        ctx.old = pre.get("old") if pre else None
         lvl, st.fw_level = st.fw_level, 0  # tangent arithmetic carries no tangents itself
         try:
             tan = rule.jvp(ctx, _tangents(args))
@@ -424,7 +415,7 @@ def record(name, fn, args, kwargs):
         if rule is None:
             raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
         node = _attach(name, rule, args, kwargs, out, tensors, cargs)
-        node.ctx.old = pre and pre.get("old")
+        node.ctx.old = pre.get("old") if pre else None
     if name in INPLACE and type(out) is Tensor and out._base is not None:
         rebase(out, need_grad and _differentiable_out(out),
                need_tan and out._ag is not None and out._ag.tangent is not None)

@@ -135,14 +135,19 @@ def _offsets_repeat(dims) -> bool:
     return np.unique(off).size != off.size
 
 
+def check_not_readonly(t: Tensor, op: str, what: str = "assignment destination") -> None:
+    """The read-only half of check_writable (an assignment checks it before its key, as NumPy)."""
+    if t._ro is not None or t._storage.readonly:
+        raise ValueError(f"{op}: {what} is read-only: {readonly_reason(t)}; write into a copy "
+                         "(.copy()) instead")
+
+
 def check_writable(t: Tensor, op: str, what: str = "assignment destination") -> None:
     """Raise ValueError (NumPy's message, naming op and the reason) unless t may be written.
 
     what: NumPy's words for the destination: "assignment destination" for assignments
     (setitem, copy_, fill_), "output array" for the output of an op (out=, in-place ops)."""
-    if t._ro is not None or t._storage.readonly:
-        raise ValueError(f"{op}: {what} is read-only: {readonly_reason(t)}; write into a copy "
-                         "(.copy()) instead")
+    check_not_readonly(t, op, what)
     if t._contig is not True and not t.is_contiguous() and internal_overlap(t):
         raise ValueError(f"{op}: unsupported operation: more than one element of the written-to "
                          f"tensor refers to a single memory location (shape {t.shape}, strides "

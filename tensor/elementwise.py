@@ -227,6 +227,13 @@ def as_operand(x, op: str = "asarray"):
     return asarray(x)
 
 
+def _check_out_first(op_name, out) -> None:
+    """What NumPy checks of out= before the operands' types: a tensor, writable."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op_name}: out must be a Tensor, got {type(out).__name__}")
+    check_writable(out, op_name, "output array")
+
+
 def _check_out_dtype(op_name, out: Tensor, res_dtype) -> None:
     if out._dtype is not res_dtype and not dt.can_cast(res_dtype, out._dtype, "same_kind"):
         raise TypeError(f"{op_name}: cannot cast the result dtype {res_dtype.name} to the output "
@@ -236,9 +243,7 @@ def _check_out_dtype(op_name, out: Tensor, res_dtype) -> None:
 def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None, grow: bool = False) -> tuple:
     """Check out= against the result (shape, dtype, device, writable). grow: out may also have a
     shape the operands broadcast to (NumPy's ufunc rule); returns the shape to compute."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op_name}: out must be a Tensor, got {type(out).__name__}")
-    check_writable(out, op_name, "output array")
+    _check_out_first(op_name, out)
     if dev is not None and out.device != dev:
         raise ValueError(f"{op_name}: out is on {out.device} but the operands are on {dev}")
     _check_out_dtype(op_name, out, res_dtype)  # first, as NumPy's type resolution
@@ -276,6 +281,8 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     if not isinstance(x, Tensor):
         from .creation import asarray
         x = asarray(x)
+    if out is not None:
+        _check_out_first(name, out)
     ld = loop_dtype(op, x._dtype)
     od = dt.bool_ if op.out_bool else ld
     if out is not None:
@@ -381,7 +388,8 @@ _FAST_OD: dict = {}
 
 
 def _scalar_operand(v, d: dt.DType) -> _Scalar:
-    key = (type(v), v, d)
+    # -0.0 == 0.0 (and hashes alike): the sign goes into the key, or x // 0.0 ran as x // -0.0
+    key = (type(v), v, d, type(v) is float and math.copysign(1.0, v) < 0)
     s = _SCALARS.get(key)
     if s is None:
         if len(_SCALARS) > 1024:
@@ -442,7 +450,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
                               a.data_ptr(), b.data_ptr(), K._num_threads)
                     return res
         elif tb is float or tb is int:
-            if tb is int and b < 0 and name == "power" and d.kind == "i":
+            if tb is int and b < 0 and name == "power" and d.kind == "i" and 0 not in a._shape:
                 _check_int_exponent(b, d)
             fk = _fast_kernel(name, d, _WEAK_KIND[tb])
             if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
@@ -456,18 +464,20 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb and a.device != b.device:
         raise ValueError(f"{name}: tensors are on different devices: {a.device} and {b.device}")
+    if out is not None:
+        _check_out_first(name, out)
     ld = binary_loop_dtype(op, a._dtype if ta else a, b._dtype if tb else b)
-    if name == "power" and ld.kind == "i":
-        _check_int_exponent(b, ld)
+    if out is not None:   # before shapes, as NumPy's
+        _check_out_dtype(name, out, dt.bool_ if op.out_bool else ld)
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
         ld, a, b = _comparison_fallback(a, b)
     od = dt.bool_ if op.out_bool else ld
-    if out is not None and isinstance(out, Tensor):   # its dtype first, as NumPy's
-        _check_out_dtype(name, out, od)
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
         shape = _prepare_out(name, out, shape, od, a.device if ta else (b.device if tb else None),
                              grow=True)
+    if name == "power" and ld.kind == "i" and 0 not in shape:   # (as NumPy: an element raises)
+        _check_int_exponent(b, ld)
     ops = []
     for x in (a, b):
         if isinstance(x, Tensor):

@@ -23,7 +23,7 @@ import numpy as np
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
-from .aliasing import check_writable, stable
+from .aliasing import check_not_readonly, check_writable, stable
 from .cpu import kernels as K
 from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute, reshape
 
@@ -434,6 +434,7 @@ def setitem(x: Tensor, key, value) -> None:
     """
     if not isinstance(key, tuple):
         key = (key,)
+    check_not_readonly(x, "setitem")   # before the key is read, as NumPy's
     if all(_is_basic(k) for k in key):
         dst = basic_index(x, key)
         ew.copy_into(dst, _drop_leading_ones(ew.as_operand(value), dst.ndim), "setitem")

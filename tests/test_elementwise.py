@@ -794,3 +794,16 @@ def test_math_constants_sanity():
         assert T.exp(T.zeros(1, dtype=d)).tolist() == [1.0]
         assert T.log(T.ones(1, dtype=d)).tolist() == [0.0]
         assert math.isclose(T.sigmoid(T.zeros(1, dtype=d)).item(), 0.5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_scalar_operands_keep_the_sign_of_zero(dtype):
+    """0.0 and -0.0 compare (and hash) equal: a scalar cache once handed x // 0.0 the operand
+    of an earlier x // -0.0."""
+    a = np.array([-14.5, 3.0], dtype=dtype)
+    x = T.asarray(a)
+    with np.errstate(divide="ignore"):
+        for b in (-0.0, 0.0, -0.0):
+            np.testing.assert_array_equal((x // b).numpy(), a // b)
+            np.testing.assert_array_equal(np.signbit((x * b).numpy()), np.signbit(a * b))
+            np.testing.assert_array_equal((x / b).numpy(), a / b)

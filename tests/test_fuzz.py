@@ -23,6 +23,7 @@ for about an hour (tests/conftest.py).
 from __future__ import annotations
 
 import operator
+import os
 import warnings
 
 import numpy as np
@@ -147,13 +148,11 @@ def _close(o, r, what: str) -> None:
 
 def _reciprocal(x, out=None):
     """Integer 1 / 0 is 0 here (as integer division by zero); NumPy leaves it undefined."""
-    r = np.reciprocal(x)
-    if np.asarray(x).dtype.kind in "iub":
-        r = np.where(np.asarray(x) == 0, 0, r).astype(r.dtype)
-    if out is None:
-        return r
-    np.copyto(out, r, casting="same_kind")
-    return out
+    x = np.asarray(x)
+    r = np.reciprocal(x, out=out) if out is not None else np.array(np.reciprocal(x))
+    if x.dtype.kind in "iub":
+        np.copyto(r, 0, where=np.broadcast_to(x == 0, r.shape))
+    return r
 
 
 def _power(a, b, out=None):
@@ -173,17 +172,31 @@ def _ref(op):
 
 def _np_setitem(a: np.ndarray, key, v) -> None:
     """a[key] = v, where a value's leading size-1 dimensions may also go into a single element
-    or a boolean-mask selection (PyTorch's rule, and ours; NumPy 2 refuses those two)."""
+    or a boolean-mask selection (PyTorch's rule, and ours; NumPy 2 refuses those two), and a
+    value that fits no mask selection, or an empty selection, is a shape mismatch (ValueError,
+    as PyTorch's)."""
     try:
-        a[key] = v
-    except (ValueError, TypeError) as e:
-        v = np.asarray(v)
-        lead = next((i for i, n in enumerate(v.shape) if n != 1), v.ndim)
-        if not lead:
-            if isinstance(e, TypeError) and "boolean array indexing" in str(e):
-                raise ValueError(str(e)) from e   # a shape mismatch for us, as for PyTorch
-            raise
-        a[key] = v.reshape(v.shape[lead:])
+        sel, vs = a[key], np.asarray(v)
+    except IndexError:   # the assignment below raises its own error (a shape mismatch first)
+        sel = None
+    if isinstance(sel, np.ndarray) and sel.size == 0:   # NumPy checks no shapes then; we do
+        lead = next((i for i, n in enumerate(vs.shape) if n != 1), vs.ndim)
+        vs = vs.reshape(vs.shape[min(lead, max(vs.ndim - sel.ndim, 0)):])
+        if vs.ndim > sel.ndim or any(m not in (1, n) for m, n in zip(vs.shape[::-1], sel.shape[::-1])):
+            raise ValueError(f"shape mismatch: {vs.shape} into an empty selection {sel.shape}")
+    try:
+        try:
+            a[key] = v
+        except (ValueError, TypeError):
+            v = np.asarray(v)
+            lead = next((i for i, n in enumerate(v.shape) if n != 1), v.ndim)
+            if not lead:
+                raise
+            a[key] = v.reshape(v.shape[lead:])
+    except TypeError as e:
+        if "boolean array indexing" in str(e):
+            raise ValueError(str(e)) from e
+        raise
 
 
 def _fits_int(values: np.ndarray, d: dt.DType) -> bool:
@@ -404,11 +417,12 @@ class Program(RuleBasedStateMachine):
             with pytest.raises((IndexError, TypeError)):
                 getattr(T, name)(p.ours, axis=axis, keepdims=keep)
             return
-        ref_fn = getattr(np, name)
+        np_fn = ref_fn = getattr(np, name)
         if p.ref.dtype == np.float16 and name in ("sum", "prod", "mean"):
             # NumPy accumulates float16 in float16; we (as PyTorch) in float32, rounding once
-            def ref_fn(x, axis=None, keepdims=False, _f=getattr(np, name)):  # noqa: E731
-                return np.asarray(_f(x.astype(np.float32), axis=axis, keepdims=keepdims)).astype(np.float16)
+            def ref_fn(x, axis=None, keepdims=False):
+                r = np_fn(x.astype(np.float32), axis=axis, keepdims=keepdims)
+                return np.asarray(r).astype(np.float16)
         res = both(lambda: getattr(T, name)(p.ours, axis=axis, keepdims=keep),
                    lambda: np.asarray(ref_fn(p.ref, axis=axis, keepdims=keep)),
                    f"{name}(axis={axis}, keepdims={keep}) of {p.ref.dtype} {p.ref.shape}")
@@ -447,7 +461,8 @@ class Program(RuleBasedStateMachine):
         shape = t.ref.shape
         kind = data.draw(st.sampled_from(["int", "slices", "mask", "array", "ellipsis"]), label="key")
         if kind == "int" and shape:
-            key = tuple(data.draw(st.integers(-n - 1, n)) for n in shape[:data.draw(st.integers(1, len(shape)))])
+            k = data.draw(st.integers(1, len(shape)))
+            key = tuple(data.draw(st.integers(-n - 1, n)) for n in shape[:k])
             kt = kr = key
         elif kind == "slices" and shape:
             key = tuple(slice(data.draw(st.integers(-n, n)), None, data.draw(st.sampled_from([1, 2, -1])))
@@ -476,7 +491,8 @@ class Program(RuleBasedStateMachine):
             vt, vr = v.ours, v.ref
             if not _fits_int(np.asarray(vr), dt.dtype(t.ref.dtype)):
                 return
-        if isinstance(vr, float) and t.ref.dtype.kind in "iu" and not _fits_int(np.asarray(vr), dt.dtype(t.ref.dtype)):
+        if (isinstance(vr, float) and t.ref.dtype.kind in "iu"
+                and not _fits_int(np.asarray(vr), dt.dtype(t.ref.dtype))):
             return
         key = kr if kind in ("int", "slices", "ellipsis") else f"{kind} {np.asarray(kr)!r}"
         both(lambda: operator.setitem(t.ours, kt, vt), lambda: _np_setitem(t.ref, kr, vr),
@@ -520,6 +536,7 @@ def test_differential_fuzz(device):
     machine = type("Program_" + device.replace(":", "_"), (Program,), {"dev": T.device(device)})
     base = settings()
     cuda = device != "cpu"
-    run_state_machine_as_test(machine, settings=settings(   # ~0.1 s a program on the CPU
-        base, max_examples=max(2, base.max_examples // 4 if cuda else base.max_examples * 5),
+    more = 1 if os.environ.get("STRIDEX_SANITIZE") else 5   # ~0.1 s a program on the CPU
+    run_state_machine_as_test(machine, settings=settings(
+        base, max_examples=max(2, base.max_examples // 4 if cuda else base.max_examples * more),
         stateful_step_count=base.stateful_step_count))

@@ -20,11 +20,12 @@ Profiles: "ci" a few programs per device; `--hypothesis-profile=fuzz` many, long
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
-from hypothesis import note, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
-from hypothesis import given
 
 import autograd
 import tensor as T
@@ -369,7 +370,9 @@ def _total(env, weights):
     return total
 
 
-@settings(deadline=None, max_examples=settings().max_examples * 3)  # cheap: ~60 ms a program
+# cheap: ~60 ms a program (but not -O0 under the sanitizers)
+@settings(deadline=None, max_examples=settings().max_examples * (1 if os.environ.get("STRIDEX_SANITIZE")
+                                                                 else 3))
 @given(data=st.data())
 def test_autograd_fuzz(device, data):
     n_leaves = data.draw(st.integers(1, 3), label="leaves")
