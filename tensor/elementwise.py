@@ -467,11 +467,13 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if out is not None:
         _check_out_first(name, out)
     ld = binary_loop_dtype(op, a._dtype if ta else a, b._dtype if tb else b)
-    if out is not None:   # before shapes, as NumPy's
-        _check_out_dtype(name, out, dt.bool_ if op.out_bool else ld)
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
         ld, a, b = _comparison_fallback(a, b)
+    # a Python scalar that ld cannot hold raises now (NumPy's order: then out's dtype, then shapes)
+    scalars = [None if isinstance(x, Tensor) else _Scalar(x, ld) for x in (a, b)]
     od = dt.bool_ if op.out_bool else ld
+    if out is not None:
+        _check_out_dtype(name, out, od)
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
         shape = _prepare_out(name, out, shape, od, a.device if ta else (b.device if tb else None),
@@ -479,15 +481,15 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if name == "power" and ld.kind == "i" and 0 not in shape:   # (as NumPy: an element raises)
         _check_int_exponent(b, ld)
     ops = []
-    for x in (a, b):
-        if isinstance(x, Tensor):
+    for x, sc in zip((a, b), scalars):
+        if sc is None:
             if x._dtype is not ld:
                 x = astype(x, ld)
             elif out is not None:
                 x = stable(x, out, elementwise=True)
             ops.append(broadcast_to(x, shape, name))
         else:
-            ops.append(_Scalar(x, ld))
+            ops.append(sc)
     direct = out is not None and out._dtype is od
     if direct:
         res = out

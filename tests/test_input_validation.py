@@ -381,3 +381,47 @@ def test_creation_docstring_examples():
     r = doctest.testmod(C)
     assert r.failed == 0 and r.attempted > 0
 
+
+
+# ---------------------------------------------------------------- NumPy's order of errors
+# (found by tests/test_fuzz.py: with two things wrong, the error names the one NumPy names)
+
+def test_a_read_only_destination_is_reported_before_a_bad_key():
+    x = T.broadcast_to(T.zeros(1), (1,))
+    with pytest.raises(ValueError, match="read-only"):
+        x[5] = 1.0
+
+
+def test_out_errors_come_in_numpys_order():
+    ro = T.broadcast_to(T.zeros(1, dtype=T.bool), (3,))
+    with pytest.raises(ValueError, match="read-only"):      # before the dtype
+        T.add(T.ones(3, dtype=T.int64), 1, out=ro)
+    with pytest.raises(TypeError, match="cast"):             # the dtype before the shape
+        T.add(T.ones((2, 3), dtype=T.int64), T.ones((4, 1), dtype=T.int64), out=T.zeros(3, dtype=T.bool))
+    with pytest.raises(OverflowError, match="-1 out of bounds for uint8"):   # the scalar first
+        T.multiply(T.ones(5, dtype=T.uint8), -1, out=T.zeros((), dtype=T.uint8))
+    with pytest.raises(TypeError, match="cast"):             # before the negative exponent
+        T.power(T.ones(2, dtype=T.int8), -3, out=T.zeros(2, dtype=T.bool))
+
+
+def test_out_may_have_a_shape_the_operands_broadcast_to():
+    o = T.zeros((2, 3))
+    T.add(T.ones(3), T.tensor(1.0), out=o)
+    np.testing.assert_array_equal(o.numpy(), np.full((2, 3), 2.0))
+    T.exp(T.zeros(3), out=o)
+    np.testing.assert_array_equal(o.numpy(), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="cannot hold"):
+        T.add(T.ones(3), 1.0, out=T.zeros((3, 2)))
+
+
+def test_integer_negative_power_of_an_empty_tensor_is_empty():
+    assert T.power(T.zeros((0, 2), dtype=T.int64), -1).shape == (0, 2)
+    assert T.power(T.zeros((0,), dtype=T.int64), T.tensor([-1])).shape == (0,)
+
+
+def test_slice_assignment_drops_leading_size_one_dimensions_of_the_value():
+    x = T.zeros((2, 2))
+    x[:, :] = T.ones((1, 1, 2))
+    np.testing.assert_array_equal(x.numpy(), np.ones((2, 2)))
+    with pytest.raises(ValueError):
+        x[:, :] = T.ones((2, 1, 2))
