@@ -364,7 +364,7 @@ def _cuda_fast(name: str, a: Tensor, b):
         other = _WEAK_KIND[tb]
         if tb is int and d.kind != "f" and not _fits(b, d):
             return None
-        if tb is int and b < 0 and name == "power" and d.kind == "i":
+        if tb is int and b < 0 and name == "power" and d.kind == "i" and 0 not in a._shape:
             _check_int_exponent(b, d)
     else:
         return None
@@ -450,7 +450,8 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
                               a.data_ptr(), b.data_ptr(), K._num_threads)
                     return res
         elif tb is float or tb is int:
-            if tb is int and b < 0 and name == "power" and d.kind == "i" and 0 not in a._shape:
+            if (tb is int and b < 0 and name == "power" and d.kind == "i" and 0 not in a._shape
+                    and _fits(b, d)):   # (one d cannot hold raises OverflowError below, as NumPy's)
                 _check_int_exponent(b, d)
             fk = _fast_kernel(name, d, _WEAK_KIND[tb])
             if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
