@@ -8,6 +8,7 @@ Everything goes through the public (recorded) ops, so create_graph=True works.
 from __future__ import annotations
 
 import inspect
+import math
 
 import tensor as T
 from tensor.public import PUB
@@ -166,9 +167,7 @@ def element_map(src, dst, op: str):
     overlaps itself or dst reaches memory outside src (the gradient would belong to a base
     tensor the graph does not know)."""
     (xshape, xs, xo), (shape, strides, off), dev = src[:3], dst, src[3]
-    nx = 1
-    for n in xshape:
-        nx *= n
+    nx = math.prod(xshape)
     if nx == 0 or 0 in shape:
         return None
     lo_x, hi_x = _extent(xshape, xs, xo)

@@ -234,25 +234,31 @@ def _check_out_first(op_name, out) -> None:
     check_writable(out, op_name, "output array")
 
 
-def _check_out_dtype(op_name, out: Tensor, res_dtype) -> None:
+def _check_out_type(op_name, out: Tensor, res_dtype, dev=None) -> None:
+    """out='s device and dtype (before any shape, as NumPy's type resolution)."""
+    if dev is not None and out.device != dev:
+        raise ValueError(f"{op_name}: out is on {out.device} but the operands are on {dev}")
     if out._dtype is not res_dtype and not dt.can_cast(res_dtype, out._dtype, "same_kind"):
         raise TypeError(f"{op_name}: cannot cast the result dtype {res_dtype.name} to the output "
                         f"dtype {out._dtype.name} (casting rule 'same_kind')")
 
 
-def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None, grow: bool = False) -> tuple:
-    """Check out= against the result (shape, dtype, device, writable). grow: out may also have a
-    shape the operands broadcast to (NumPy's ufunc rule); returns the shape to compute."""
-    _check_out_first(op_name, out)
-    if dev is not None and out.device != dev:
-        raise ValueError(f"{op_name}: out is on {out.device} but the operands are on {dev}")
-    _check_out_dtype(op_name, out, res_dtype)  # first, as NumPy's type resolution
+def _check_out_shape(op_name, out: Tensor, shape, grow: bool = False) -> tuple:
+    """out's shape against the result's. grow: out may also have a shape the operands broadcast
+    to (NumPy's ufunc rule). Returns the shape to compute."""
     shape = tuple(shape)
     if out._shape != shape and not (grow and len(out._shape) >= len(shape) and all(
             m in (1, n) for m, n in zip(shape[::-1], out._shape[::-1]))):
         raise ValueError(f"{op_name}: output of shape {out.shape} cannot hold the result of shape "
                          f"{shape}")
     return out._shape
+
+
+def _prepare_out(op_name, out: Tensor, shape, res_dtype, dev=None) -> tuple:
+    """Check out= against the result (writable, device, dtype, shape)."""
+    _check_out_first(op_name, out)
+    _check_out_type(op_name, out, res_dtype, dev)
+    return _check_out_shape(op_name, out, shape)
 
 
 def _finish(op_name, res: Tensor, out):
@@ -286,7 +292,8 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     ld = loop_dtype(op, x._dtype)
     od = dt.bool_ if op.out_bool else ld
     if out is not None:
-        shape = _prepare_out(name, out, x._shape, od, x.device, grow=True)
+        _check_out_type(name, out, od, x.device)
+        shape = _check_out_shape(name, out, x._shape, grow=True)
         if shape != x._shape:
             x = broadcast_to(x, shape, name)
     if ld is not x._dtype:
@@ -474,11 +481,10 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     scalars = [None if isinstance(x, Tensor) else _Scalar(x, ld) for x in (a, b)]
     od = dt.bool_ if op.out_bool else ld
     if out is not None:
-        _check_out_dtype(name, out, od)
+        _check_out_type(name, out, od, a.device if ta else (b.device if tb else None))
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
-        shape = _prepare_out(name, out, shape, od, a.device if ta else (b.device if tb else None),
-                             grow=True)
+        shape = _check_out_shape(name, out, shape, grow=True)
     if name == "power" and ld.kind == "i" and 0 not in shape:   # (as NumPy: an element raises)
         _check_int_exponent(b, ld)
     ops = []
