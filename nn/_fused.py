@@ -26,47 +26,11 @@ from tensor import elementwise as ew
 from tensor import views
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
-from tensor.cpu import kernels as K
-
-_P = "intptr_t"
-_SIGS = (
-    f"void softmax_fwd_{{s}}({_P} x, {_P} y, int64_t rows, int64_t L, int log_, int nthreads);",
-    f"void softmax_bwd_{{s}}({_P} y, {_P} g, {_P} gx, int64_t rows, int64_t L, int log_, "
-    "int nthreads);",
-    f"void ln_fwd_{{s}}({_P} x, {_P} w, {_P} b, {_P} y, {_P} mean, {_P} rstd, int64_t rows, "
-    "int64_t L, double eps, int nthreads);",
-    f"void ln_bwd_{{s}}({_P} x, {_P} mean, {_P} rstd, {_P} g, {_P} w, {_P} gx, {_P} pgw, {_P} pgb, "
-    "int64_t rows, int64_t L, int64_t rb, int nthreads);",
-    f"int64_t ce_fwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} loss, {_P} lse, int64_t rows, int64_t C, "
-    "int64_t ignore, double eps, int nthreads);",
-    f"void ce_bwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} lse, {_P} g, {_P} gx, int64_t rows, int64_t C, "
-    "int64_t ignore, double eps, double wsum, int nthreads);",
-)
+from tensor.backend import backend_for
 
 
-def _source(d: dt.DType) -> tuple[str, str]:
-    return (f'#define NR_S {d.sfx}\n#include "nn_rows.h"\n',
-            "\n".join(s.format(s=d.sfx) for s in _SIGS))
-
-
-K.register_family("nn_rows", _source)
-_LN_BLOCKS = 64  # layer_norm weight/bias gradients: at most this many row blocks, summed in order
-
-
-def _kernel(name: str, d: dt.DType):
-    return K.kernel("nn_rows", d, f"{name}_{d.sfx}")
-
-
-def _ptr(t: Tensor | None) -> int:
-    return 0 if t is None else t.data_ptr()
-
-
-def _cuda(t: Tensor):
-    """The CUDA host functions (tensor/cuda/nn_kernels.py) when t is on a CUDA device, else None."""
-    if t.device.type != "cuda":
-        return None
-    from tensor.cuda import nn_kernels
-    return nn_kernels
+def _be(t: Tensor):
+    return backend_for(t.device)
 
 
 def _stat_dtype(d: dt.DType) -> dt.DType:
@@ -114,11 +78,8 @@ def _softmax_run(x: Tensor, axis: int, log: bool) -> Tensor:
     xc, a = _rows(x, axis, op)
     y = ew.empty_tensor(xc.shape, xc.dtype, xc.device)
     rows, n = _count(xc.shape)
-    if rows and n and (nk := _cuda(xc)):
-        nk.softmax_fwd(xc, y, rows, n, log)
-    elif rows and n:
-        _kernel("softmax_fwd", xc.dtype)(xc.data_ptr(), y.data_ptr(), rows, n, int(log),
-                                         K._num_threads)
+    if rows and n:
+        _be(xc).softmax_fwd(xc, y, rows, n, log)
     return _unrows(y, x, a)
 
 
@@ -129,11 +90,8 @@ def _softmax_bwd(y: Tensor, g: Tensor, axis: int, log: bool) -> Tensor:
     gc, _ = _rows(ew.astype(g, y.dtype, copy=False), axis, op)
     gx = ew.empty_tensor(yc.shape, yc.dtype, yc.device)
     rows, n = _count(yc.shape)
-    if rows and n and (nk := _cuda(yc)):
-        nk.softmax_bwd(yc, gc, gx, rows, n, log)
-    elif rows and n:
-        _kernel("softmax_bwd", yc.dtype)(yc.data_ptr(), gc.data_ptr(), gx.data_ptr(), rows, n,
-                                         int(log), K._num_threads)
+    if rows and n:
+        _be(yc).softmax_bwd(yc, gc, gx, rows, n, log)
     return _unrows(gx, y, a)
 
 
@@ -189,11 +147,8 @@ def _layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, nd: int, 
     rstd = ew.empty_tensor(lead + (1,) * nd, sd, x.device)
     w = None if weight is None else ew.contiguous(weight)
     b = None if bias is None else ew.contiguous(bias)
-    if rows and n and (nk := _cuda(xc)):
-        nk.layer_norm_fwd(xc, w, b, y, mean, rstd, rows, n, float(eps))
-    elif rows and n:
-        _kernel("ln_fwd", x.dtype)(xc.data_ptr(), _ptr(w), _ptr(b), y.data_ptr(), mean.data_ptr(),
-                                   rstd.data_ptr(), rows, n, float(eps), K._num_threads)
+    if rows and n:
+        _be(xc).layer_norm_fwd(xc, w, b, y, mean, rstd, rows, n, float(eps))
     return y, mean, rstd
 
 
@@ -204,20 +159,16 @@ def _ln_bwd(x, mean, rstd, g, w, b, nd, needs):
     """The fused backward (not recorded): (gx, gw, gb), None where not needed."""
     xc, gc = ew.contiguous(x), ew.contiguous(ew.astype(g, x.dtype, copy=False))
     rows, n = mean.numel(), math.prod(x.shape[x.ndim - nd:])
-    nk, dev = _cuda(x), x.device
+    be, dev = _be(x), x.device
     sd = mean.dtype
-    rb = nk.layer_norm_row_block(rows, n) if nk else max(1, -(-rows // _LN_BLOCKS))
+    rb = be.layer_norm_row_block(rows, n)
     nblk = -(-rows // rb) if rows else 0
     gx = ew.empty_tensor(x.shape, x.dtype, dev) if needs[0] else None
     pw = ew.empty_tensor((nblk, n), sd, dev) if needs[1] else None
     pb = ew.empty_tensor((nblk, n), sd, dev) if needs[2] else None
     wc = None if w is None else ew.contiguous(w)
-    if rows and n and nk:
-        nk.layer_norm_bwd(xc, mean, rstd, gc, wc, gx, pw, pb, rows, n, rb)
-    elif rows and n:
-        _kernel("ln_bwd", x.dtype)(xc.data_ptr(), mean.data_ptr(), rstd.data_ptr(), gc.data_ptr(),
-                                   _ptr(wc), _ptr(gx), _ptr(pw), _ptr(pb), rows, n, rb,
-                                   K._num_threads)
+    if rows and n:
+        be.layer_norm_bwd(xc, mean, rstd, gc, wc, gx, pw, pb, rows, n, rb)
     elif gx is not None:
         gx = T.zeros(x.shape, dtype=x.dtype, device=dev)
 
@@ -304,14 +255,8 @@ def _cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None, ignore_inde
     loss = ew.empty_tensor((rows,), x.dtype, x.device)
     lse = ew.empty_tensor((rows,), _stat_dtype(x.dtype), x.device)
     if rows:
-        if nk := _cuda(xc):
-            bad = nk.cross_entropy_fwd(xc, tc, wc, loss, lse, rows, c, int(ignore_index),
-                                       float(label_smoothing))
-        else:
-            bad = _kernel("ce_fwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc),
-                                             loss.data_ptr(), lse.data_ptr(), rows, c,
-                                             int(ignore_index), float(label_smoothing),
-                                             K._num_threads)
+        bad = _be(xc).cross_entropy_fwd(xc, tc, wc, loss, lse, rows, c, int(ignore_index),
+                                        float(label_smoothing))
         if bad >= 0:
             v = int(tc.reshape(-1)[bad].item())
             raise IndexError(f"cross_entropy: target {v} is out of bounds for {c} classes "
@@ -369,12 +314,8 @@ def _ce_bwd(x, t, w, lse, g, ignore, eps):
     wc = None if w is None else ew.contiguous(ew.astype(w, x.dtype, copy=False))
     wsum = float(c) if w is None else float(wc.astype(dt.float64).sum().item())
     gx = ew.empty_tensor(x.shape, x.dtype, x.device)
-    if rows and c and (nk := _cuda(xc)):
-        nk.cross_entropy_bwd(xc, tc, wc, lse, gc, gx, rows, c, ignore, eps, wsum)
-    elif rows and c:
-        _kernel("ce_bwd", x.dtype)(xc.data_ptr(), tc.data_ptr(), _ptr(wc), lse.data_ptr(),
-                                   gc.data_ptr(), gx.data_ptr(), rows, c, ignore, eps, wsum,
-                                   K._num_threads)
+    if rows and c:
+        _be(xc).cross_entropy_bwd(xc, tc, wc, lse, gc, gx, rows, c, ignore, eps, wsum)
     return gx
 
 
@@ -470,26 +411,9 @@ RULES["linear"] = Rule("linear", _linear_vjp, _linear_jvp, (0, 1))
 
 
 # ---------------------------------------------------------------- max_pool2d fast path
-_POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t H, "
-             "int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW, "
-             "int nthreads);")
-_IM2COL_SIG = ("void im2col_{s}(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, "
-               "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
-               "int64_t OH, int64_t OW, int nthreads);")
-K.register_family("nn_pool", lambda d: (
-    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\n',
-    _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx)))
-
-
 def im2col_kernel(x: Tensor, out: Tensor, kernel, stride, dilation) -> None:
     """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x."""
-    n, c, h, w = x.shape
-    _, kh, kw, _, oh, ow = out.shape
-    if nk := _cuda(x):
-        return nk.im2col(x, out, stride, dilation)
-    K.kernel("nn_pool", x.dtype, f"im2col_{x.dtype.sfx}")(
-        x.data_ptr(), out.data_ptr(), n, c, h, w, kh, kw, stride[0], stride[1], dilation[0],
-        dilation[1], oh, ow, K._num_threads)
+    _be(x).im2col(x, out, stride, dilation)
 
 
 def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
@@ -499,12 +423,8 @@ def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
     y = ew.empty_tensor((n, c, oh, ow), x.dtype, x.device)
     idx = ew.empty_tensor((n, c, oh, ow), dt.int64, x.device)
-    if y.numel() and (nk := _cuda(x)):
-        nk.maxpool2d(x, y, idx, n * c, h, w, kh, kw, sh, sw, oh, ow)
-    elif y.numel():
-        K.kernel("nn_pool", x.dtype, f"maxpool2d_{x.dtype.sfx}")(
-            x.data_ptr(), y.data_ptr(), idx.data_ptr(), n * c, h, w, kh, kw, sh, sw, oh, ow,
-            K._num_threads)
+    if y.numel():
+        _be(x).maxpool2d(x, y, idx, n * c, h, w, kh, kw, sh, sw, oh, ow)
     return y, idx
 
 

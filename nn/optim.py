@@ -30,44 +30,24 @@ import tensor as T
 from tensor import dtypes as dt
 from tensor._tensor import Tensor
 from tensor.aliasing import check_writable
-from tensor.cpu import kernels as K
+from tensor.backend import backend_for
 
 # ---- fused kernels --------------------------------------------------------------------------
 
 _MAXIMIZE, _NESTEROV, _FIRST, _MOMENTUM, _AMSGRAD, _DECOUPLED, _CENTERED, _WD = (
     1, 2, 4, 8, 16, 32, 64, 128)
-_CDEF = """
-void sgd_{s}(intptr_t, intptr_t, intptr_t, int64_t, double, double, double, double, int, int);
-void adam_{s}(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int64_t, double, double, double,
-              double, double, double, double, double, int, int);
-void rmsprop_{s}(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int64_t, double, double,
-                 double, double, double, double, int, int);
-"""
-
-
-def _optim_source(d: dt.DType):
-    s = d.sfx
-    return f'#include "optim.h"\nSX_SGD({s})\nSX_ADAM({s})\nSX_RMSPROP({s})\n', _CDEF.format(s=s)
-
-
-K.register_family("optim", _optim_source)
 
 
 def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:
-    """The fused kernels need a float32/float64 CPU or CUDA parameter and contiguous operands
-    on its device."""
-    return (p.dtype in (dt.float32, dt.float64) and p.device.type in ("cpu", "cuda")
+    """The fused kernels need a float32/float64 parameter and contiguous operands on its device."""
+    return (p.dtype in (dt.float32, dt.float64)
             and all(b is None or (b.is_contiguous() and b.device == p.device) for b in (p, *bufs)))
 
 
 def _launch(name: str, p: Tensor, *args) -> None:
     # the kernel writes p in place, as the tensor-op path's in-place ops (which check) would
     check_writable(p, f"{name} step")
-    if p.device.type == "cuda":  # the same kernel on the device (tensor/cuda/nn_kernels.py)
-        from tensor.cuda import nn_kernels
-        nn_kernels.optim_step(name, p, *args)
-        return
-    K.kernel("optim", p.dtype, f"{name}_{p.dtype.sfx}")(*args, K._num_threads)
+    backend_for(p.device).optim_step(name, p, *args)
 
 
 def _touch(*ts: Tensor | None) -> None:

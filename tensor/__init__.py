@@ -8,7 +8,7 @@
 """
 from . import cuda, dtypes, memory, random
 from ._tensor import Tensor
-from .cpu.kernels import get_num_threads, set_num_threads
+from .backend.cpu import get_num_threads, set_num_threads
 from .creation import (arange, array, asarray, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, ones, ones_like, tensor, zeros, zeros_like)
 from .device import Device, DeviceError, device, get_default_device, set_default_device

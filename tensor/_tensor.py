@@ -37,8 +37,8 @@ class Storage:
         try:
             if b is not None:
                 if self.streams:   # other streams may still use it: free once they pass here
-                    from .cuda import runtime
-                    runtime.free_after_streams(self._alloc, b, self.streams)
+                    from .backend import backend_for
+                    backend_for(self.device).free_after_streams(self._alloc, b, self.streams)
                 else:
                     self._alloc.free(b)
             elif getattr(self, "release", None) is not None:
@@ -48,39 +48,16 @@ class Storage:
             pass
 
 
-def _cpu_alloc():
-    from .memory import cpu_allocator
-    return cpu_allocator()
-
-
-_allocator = None
+_BACKEND: dict = {}   # device type -> backend module (tensor/backend), bound on first use
 
 
 def new_storage(nbytes: int, device: Device = CPU) -> Storage:
-    global _allocator
-    if device.type != "cpu":
-        return _cuda_storage(nbytes, device)
-    if _allocator is None:
-        _allocator = _cpu_alloc()
-    block = _allocator.malloc(nbytes)
-    return Storage(block.ptr, nbytes, CPU, block, _allocator)
-
-
-_CUDA_STATE: dict = {}   # device index -> (runtime device state, streams.current_stream_id)
-
-
-def _cuda_storage(nbytes: int, device: Device) -> Storage:
-    hit = _CUDA_STATE.get(device.index)
-    if hit is None:
-        from .cuda import runtime, streams
-        hit = _CUDA_STATE[device.index] = (runtime.device_state(device.index or 0),
-                                           streams.current_stream_id)
-    st, stream_id = hit
-    alloc = st.allocator
-    if st.deferred:
-        st.poll_deferred()
-    block = alloc.malloc(nbytes, stream_id(st))
-    return Storage(block.ptr, nbytes, device, block, alloc)
+    """Fresh memory on `device` from its caching allocator (its backend's)."""
+    be = _BACKEND.get(device.type)
+    if be is None:
+        from .backend import backend_for
+        be = _BACKEND[device.type] = backend_for(device)
+    return be.new_storage(nbytes, device)
 
 
 _STRIDES: dict = {}
@@ -98,6 +75,16 @@ def contiguous_strides(shape) -> tuple:
         if len(_STRIDES) < 4096:
             _STRIDES[tuple(shape)] = st
     return st
+
+
+def empty(shape: tuple, dtype, device: Device = CPU) -> Tensor:
+    """A new C-contiguous tensor (internal: no size check; users get tensor.empty)."""
+    n = 1
+    for s in shape:
+        n *= s
+    shape = tuple(shape)
+    return Tensor._make(new_storage(n * dtype.itemsize, device), shape, contiguous_strides(shape), 0,
+                        dtype)
 
 
 class Tensor:

@@ -14,7 +14,7 @@ import numpy as np
 from . import dtypes as dt
 from ._tensor import Storage, Tensor
 from .aliasing import check_writable
-from .cpu import kernels as K
+from .backend import backend_for
 from .device import CPU
 from .device import device as parse_device
 from .elementwise import _Scalar, copy_into, empty_tensor, run
@@ -368,13 +368,7 @@ def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tenso
 def _iota(n: int, d: dt.DType, start, step, device=None, op: str = "arange") -> Tensor:
     out = empty_tensor((n,), d, device, op)
     if n:
-        if out.device.type == "cuda":
-            from .cuda import misc as CM
-            CM.iota(out, n, start, step)
-        elif d.kind == "f":
-            K.kernel("misc", d, f"iota_{d.sfx}")(n, out.data_ptr(), float(start), float(step))
-        else:
-            K.kernel("misc", d, f"iota_{d.sfx}")(n, out.data_ptr(), int(start), int(step))
+        backend_for(out.device).iota(out, n, start, step)
     return out
 
 
@@ -460,23 +454,3 @@ def triu(x: Tensor, k: int = 0) -> Tensor:
         raise ValueError(f"triu: needs a tensor of rank >= 2, got shape {x.shape}")
     return where(_tri_mask(x.shape, k, False, x.device), x, zeros_like(x, dtype=x.dtype))
 
-
-def _misc_source(d: dt.DType):
-    ctype = d.ctype
-    if d.kind == "f":
-        # one rounding (an explicit fma: the same on every compiler and on the GPU)
-        body = f"o[i] = ST_{d.sfx}(fma((double)i, step, start));"
-        sig = f"void iota_{d.sfx}(int64_t n, intptr_t out, double start, double step)"
-    else:
-        body = f"o[i] = ({ctype})(start + i * step);"
-        sig = f"void iota_{d.sfx}(int64_t n, intptr_t out, int64_t start, int64_t step)"
-    src = f"""#include "common.h"
-{sig} {{
-    T_{d.sfx} *o = (T_{d.sfx} *)out;
-    for (int64_t i = 0; i < n; i++) {body}
-}}
-"""
-    return src, sig + ";"
-
-
-K.register_family("misc", _misc_source)

@@ -49,15 +49,8 @@ def _cuda(spec: str, index: int | None) -> Device:
     d = _CUDA.get(index)
     if d is not None:
         return d
-    from .cuda import runtime
-    try:
-        n = runtime.drv() and runtime.device_count()
-    except DeviceError as e:
-        raise DeviceError(f"device {spec!r}: {e}. Use device='cpu'.") from None
-    i = runtime.current_device_index() if index is None else index
-    if not 0 <= i < n:
-        raise DeviceError(f"device {spec!r}: no such CUDA device ({n} present)")
-    runtime.device_state(i)
+    from .backend import backend_for
+    i = backend_for("cuda").open_device(spec, index)
     d = _CUDA.get(i) or Device("cuda", i)   # one Device object per GPU: `is` compares them
     _CUDA[i] = _CUDA[index] = d
     return d

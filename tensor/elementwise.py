@@ -20,10 +20,9 @@ import numpy as np
 from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides, new_storage
 from .aliasing import check_writable, may_overlap, same_view, stable
-from .cpu import kernels as K
-from .device import CPU
+from .backend import backend_for
 from .optable import OPS, binary_loop_dtype, loop_dtype
-from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size, coalesce
+from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size
 
 _ffi = cffi.FFI()
 _PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
@@ -78,20 +77,6 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
     return struct.pack("<" + _PACK[d.sfx], v)
 
 
-_META: dict = {}
-
-
-def meta_array(meta):
-    """Kernel shape/stride arguments as a cached int64 C array (list conversion costs ~1 us)."""
-    key = tuple(meta)
-    m = _META.get(key)
-    if m is None:
-        if len(_META) > 4096:
-            _META.clear()
-        m = _META[key] = _ffi.new("int64_t[]", key)
-    return m
-
-
 class _Scalar:
     """A scalar operand: one element in host memory, read with stride 0 (CUDA kernels get
     its bytes by value, as `bits`)."""
@@ -106,43 +91,7 @@ class _Scalar:
 
 def run(d: dt.DType, name: str, out: Tensor, ins: list) -> None:
     """Launch elementwise kernel `name` (module ("ew", d)) on out's device."""
-    if out._storage.device.type == "cpu":
-        launch(K.kernel("ew", d, name), out, ins)
-    else:
-        from .cuda.launch import elementwise
-        elementwise(d, name, out, ins)
-
-
-def launch(fn, out: Tensor, ins: list) -> None:
-    """Run an elementwise kernel: out and inputs (Tensors broadcast to out.shape, or _Scalar)."""
-    shape = out._shape
-    n = 1
-    for s in shape:
-        n *= s
-    if n == 0:
-        return
-    ptrs = [out.data_ptr()]
-    fast = out.is_contiguous()
-    for x in ins:
-        if isinstance(x, _Scalar):
-            ptrs.append(x.ptr)
-            fast = False
-        else:
-            ptrs.append(x.data_ptr())
-            fast = fast and x._shape == shape and x.is_contiguous()
-    if fast:
-        fn(1, meta_array([n, out.itemsize] + [x.itemsize for x in ins]), *ptrs, K._num_threads)
-        return
-    strides = [[s * out.itemsize for s in out._strides]]
-    for x in ins:
-        if isinstance(x, _Scalar):
-            strides.append([0] * len(shape))
-        else:
-            strides.append([s * x.itemsize for s in x._strides])
-    sh, st = coalesce(shape, strides)
-    if not sh:
-        sh, st = [1], [[0] for _ in strides]
-    fn(len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs, K._num_threads)
+    backend_for(out._storage.device).elementwise(d, name, out, ins)
 
 
 # ---------------------------------------------------------------- casting and copies
@@ -270,18 +219,10 @@ def _finish(op_name, res: Tensor, out):
 
 
 def unary(name: str, x, out: Tensor | None = None) -> Tensor:
-    if out is None and type(x) is Tensor and x._storage.device is not CPU and x.is_contiguous():
-        r = _cuda_fast(name, x, None)
+    if out is None and type(x) is Tensor and x.is_contiguous():
+        r = _fast(name, x, None)
         if r is not None:
             return r
-    if out is None and type(x) is Tensor and x._storage.device is CPU and x.is_contiguous():
-        fk = _fast_kernel(name, x._dtype, x._dtype)
-        if fk is not None:
-            res, n = _new_like(x, fk[1])
-            if n:
-                fk[0](1, meta_array((n, res._dtype.itemsize, x._dtype.itemsize)), res._storage.ptr,
-                      x.data_ptr(), K._num_threads)
-            return res
     op = OPS[name]
     x = as_operand(x, name)
     if not isinstance(x, Tensor):
@@ -326,7 +267,6 @@ def _comparison_fallback(a, b):
     return ld, out[0], out[1]
 
 
-_FAST: dict = {}
 _WEAK_KIND = {bool: "b", int: "i", float: "f"}
 
 
@@ -343,21 +283,10 @@ def _fast_out_dtype(name: str, d: dt.DType, other):
     return None
 
 
-def _fast_kernel(name: str, d: dt.DType, other):
-    """(CPU kernel, out dtype) when `d op other` computes in d itself, else None; cached."""
-    key = (name, d, other)
-    hit = _FAST.get(key, False)
-    if hit is not False:
-        return hit
-    od = _fast_out_dtype(name, d, other)
-    r = None if od is None else (K.kernel("ew", d, f"{name}_{d.sfx}"), od)
-    _FAST[key] = r
-    return r
-
-
-def _cuda_fast(name: str, a: Tensor, b):
-    """The same fast path on a CUDA device: contiguous same-shape tensors of one dtype, or a
-    tensor and a Python scalar (b is None for unary ops). None when it does not apply."""
+def _fast(name: str, a: Tensor, b):
+    """The fast path: contiguous same-shape tensors of one dtype on one device, or a tensor
+    and a Python scalar (b is None for unary ops), computing in a's dtype. None when it does
+    not apply (the general path then decides, and raises what it must)."""
     d = a._dtype
     tb = type(b)
     if b is None:
@@ -382,15 +311,16 @@ def _cuda_fast(name: str, a: Tensor, b):
     if od is None:
         return None
     res, n = _new_like(a, od)
-    global _contiguous_op
-    if _contiguous_op is None:
-        from .cuda.launch import contiguous_op as _contiguous_op
-    _contiguous_op(d, f"{name}_{d.sfx}", res, n, a, b if tb is Tensor else
-                   (None if b is None else _scalar_operand(b, d)))
+    kind = a._storage.device.type
+    be = _BACKENDS.get(kind)
+    if be is None:
+        be = _BACKENDS[kind] = backend_for(kind)
+    be.contiguous_op(d, f"{name}_{d.sfx}", res, n, a, b if tb is Tensor else
+                     (None if b is None else _scalar_operand(b, d)))
     return res
 
 
-_contiguous_op = None
+_BACKENDS: dict = {}   # device type -> backend module (one lookup per call on the fast path)
 _FAST_OD: dict = {}
 
 
@@ -436,37 +366,11 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if name in _LOGICAL:  # NumPy reads a mixed operand as bool: 1e-250 stays True next to float16
         a = a != 0.0 if type(a) is float else a
         b = b != 0.0 if type(b) is float else b
-    # fast paths: contiguous tensors of one dtype and shape, or a tensor and a Python scalar
-    if out is None and type(a) is Tensor and a._storage.device is not CPU and a.is_contiguous():
-        r = _cuda_fast(name, a, b)
+    # fast path: contiguous tensors of one dtype and shape, or a tensor and a Python scalar
+    if out is None and type(a) is Tensor and a.is_contiguous():
+        r = _fast(name, a, b)
         if r is not None:
             return r
-    if out is None and type(a) is Tensor and a._storage.device is CPU and a.is_contiguous():
-        tb = type(b)
-        d = a._dtype
-        if tb is Tensor:
-            if b._dtype is d and a._shape == b._shape and b.is_contiguous() and b._storage.device is CPU:
-                fk = _FAST.get((name, d, d), False)
-                if fk is False:
-                    fk = _fast_kernel(name, d, d)
-                if fk is not None:
-                    res, n = _new_like(a, fk[1])
-                    if n:
-                        isz = d.itemsize
-                        fk[0](1, meta_array((n, res._dtype.itemsize, isz, isz)), res._storage.ptr,
-                              a.data_ptr(), b.data_ptr(), K._num_threads)
-                    return res
-        elif tb is float or tb is int:
-            if (tb is int and b < 0 and name == "power" and d.kind == "i" and 0 not in a._shape
-                    and _fits(b, d)):   # (one d cannot hold raises OverflowError below, as NumPy's)
-                _check_int_exponent(b, d)
-            fk = _fast_kernel(name, d, _WEAK_KIND[tb])
-            if fk is not None and (tb is float or d.kind == "f" or _fits(b, d)):
-                res, n = _new_like(a, fk[1])
-                if n:
-                    fk[0](1, meta_array((n, res._dtype.itemsize, d.itemsize, 0)), res._storage.ptr,
-                          a.data_ptr(), _scalar_operand(b, d).ptr, K._num_threads)
-                return res
     op = OPS[name]
     a, b = as_operand(a, name), as_operand(b, name)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)

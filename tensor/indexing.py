@@ -24,59 +24,14 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .aliasing import check_not_readonly, check_writable, stable
-from .cpu import kernels as K
+from .backend import backend_for
 from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute, reshape
 
 _ffi = cffi.FFI()
-_WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
-_CDEF_COMMON = """
-int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *ptrs,
-    const int64_t *ist, const int64_t *sizes, const int64_t *xst, intptr_t out, int nthreads);
-int64_t sx_count_nonzero(int64_t n, intptr_t mask, int nthreads);
-void sx_count_rows(int64_t rows, int64_t len, intptr_t mask, intptr_t out, int nthreads);
-void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
-    const intptr_t *coords, intptr_t off, const int64_t *st, int nthreads);
-int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out);
-"""
-_CDEF_GATHER = ("void sx_gather_{0}(int64_t nb, intptr_t off, int64_t osb, int nr, const int64_t *rshape, "
-                "const int64_t *sst, const int64_t *dst_st, intptr_t src, intptr_t dst, int nthreads);")
-_CDEF_TAKE = ("int64_t sx_take_{0}(int64_t nb, intptr_t idx, int64_t is, int64_t size, int64_t xs, "
-              "int64_t osb, intptr_t src, intptr_t dst, int nthreads);")
-_CDEF_PUT = ("int64_t sx_put_{0}(int64_t nb, intptr_t idx, int64_t is, int64_t size, int64_t xs, "
-             "intptr_t val, int64_t vs, intptr_t dst);")
-_CDEF_SCATTER = ("void {0}(int nbd, const int64_t *bshape, const int64_t *vbs, intptr_t off, int nr, "
-                 "const int64_t *rshape, const int64_t *dst_st, const int64_t *vrs, intptr_t dst, "
-                 "intptr_t val, int nthreads);")
 
 
-def _index_source(d: dt.DType | None) -> tuple[str, str]:
-    """Module `index`: dtype-independent kernels; module `index_<sfx>`: accumulation in d."""
-    if d is not None:
-        name = f"sx_scatter_add_{d.sfx}"
-        return f'#include "index.h"\nSX_SCATTER_ADD({d.sfx})\n', _CDEF_SCATTER.format(name)
-    src = ["#define SX_INDEX_COMMON", '#include "index.h"']
-    cdef = [_CDEF_COMMON]
-    for w, t in _WIDTHS.items():
-        src += [f"SX_{m}({w}, {t})" for m in ("GATHER", "TAKE", "PUT", "SCATTER_SET")]
-        cdef += [_CDEF_GATHER.format(w), _CDEF_TAKE.format(w), _CDEF_PUT.format(w),
-                 _CDEF_SCATTER.format(f"sx_scatter_{w}")]
-    return "\n".join(src) + "\n", "\n".join(cdef)
-
-
-K.register_family("index", _index_source)
-
-
-def _k(name: str, d: dt.DType | None = None):
-    return K.kernel("index", d, name)
-
-
-def _cuda(t: Tensor) -> bool:
-    return t.device.type == "cuda"
-
-
-def _CI():
-    from .cuda import index as CI  # the CUDA host side of these kernels
-    return CI
+def _be(t: Tensor):
+    return backend_for(t._storage.device)
 
 
 def _on(t: Tensor, device, what: str = "an index") -> Tensor:
@@ -194,10 +149,7 @@ def _plan(x: Tensor, key: tuple) -> _Plan:
     p.mask = arrays[0] if len(adv) == 1 and ents[adv[0]][0] == "mask" else None
     if p.mask is not None:  # a lone mask gives offsets straight away; else masks become coordinates
         p.mask = ew.contiguous(p.mask)
-        if _cuda(p.mask):
-            p.bshape = (_CI().count_nonzero(p.mask),)
-        else:
-            p.bshape = (_k("sx_count_nonzero")(p.mask.numel(), p.mask.data_ptr(), K._num_threads),)
+        p.bshape = (_be(p.mask).count_nonzero(p.mask),)
         return p
     p.arrays, p.vaxes, p.xaxes = _expand_masks(arrays, vaxes, xaxes)
     try:
@@ -239,11 +191,8 @@ def _offsets(p: _Plan) -> Tensor:
         m, (n,) = p.mask, bshape
         off = ew.empty_tensor((n,), dt.int64, v.device)
         st = [v.strides[a] for a in range(p.pos, p.pos + m.ndim)]
-        if n and _cuda(m):
-            _CI().nonzero_fill(m, 1, off=off, st=st)
-        elif n:
-            _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 1, [0], off.data_ptr(), st,
-                                  K._num_threads)
+        if n:
+            _be(m).nonzero_fill(m, 1, off=off, st=st)
         return off
     if not p.arrays:  # only scalar indices: the view already points at the element
         return ew.empty_tensor((), dt.int64, v.device).fill_(0)
@@ -254,13 +203,8 @@ def _offsets(p: _Plan) -> Tensor:
         sh, sts = coalesce(bshape, [a.strides for a in arrs])
         if not sh:
             sh, sts = [1], [[0] for _ in arrs]
-        if _cuda(v):
-            bad = _CI().index_offsets(v.device, sh, [a.data_ptr() for a in arrs], sts,
-                                      [v.shape[a] for a in p.vaxes], [v.strides[a] for a in p.vaxes], off)
-        else:
-            bad = _k("sx_index_offsets")(len(arrs), len(sh), sh, [a.data_ptr() for a in arrs],
-                                         [s for st in sts for s in st], [v.shape[a] for a in p.vaxes],
-                                         [v.strides[a] for a in p.vaxes], off.data_ptr(), K._num_threads)
+        bad = _be(v).index_offsets(v.device, sh, [a.data_ptr() for a in arrs], sts,
+                                   [v.shape[a] for a in p.vaxes], [v.strides[a] for a in p.vaxes], off)
         if bad >= 0:
             _raise_bad(p, arrs, bshape, bad // n, bad % n)
     return off
@@ -304,12 +248,8 @@ def getitem(x: Tensor, key) -> Tensor:
         ostr = list(cst[:p.pos]) + list(cst[p.pos + len(bshape):])
         osb = cst[p.pos + len(bshape) - 1] if bshape else 1
         sh, (sst, dst) = coalesce(rshape, [[v.strides[a] for a in rest], ostr])
-        if _cuda(x):
-            _CI().gather(x.device, x.itemsize, off.numel(), off, osb, sh, sst, dst, v.data_ptr(),
-                         out.data_ptr())
-            return out
-        _k(f"sx_gather_{x.itemsize}")(off.numel(), off.data_ptr(), osb, len(sh), sh, sst, dst,
-                                      v.data_ptr(), out.data_ptr(), K._num_threads)
+        _be(x).gather(x.device, x.itemsize, off.numel(), off, osb, sh, sst, dst, v.data_ptr(),
+                      out.data_ptr())
     return out
 
 
@@ -322,14 +262,9 @@ def _take1(p: _Plan) -> Tensor | None:
     ones = (1,) * (v.ndim - 1)  # the other axes all have size 1
     out = ew.empty_tensor(ones[:p.pos] + idx.shape + ones[p.pos:], v.dtype, v.device)
     n, a = out.numel(), p.vaxes[0]
-    if n and _cuda(v):
-        bad = _CI().take(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
-                         v.strides[a], 1, v.data_ptr(), out.data_ptr())
-        if bad >= 0:
-            _raise_bad(p, [idx], idx.shape, 0, bad)
-    elif n:
-        bad = _k(f"sx_take_{v.itemsize}")(n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
-                                         v.strides[a], 1, v.data_ptr(), out.data_ptr(), K._num_threads)
+    if n:
+        bad = _be(v).take(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
+                          v.strides[a], 1, v.data_ptr(), out.data_ptr())
         if bad >= 0:
             _raise_bad(p, [idx], idx.shape, 0, bad)
     return out
@@ -375,8 +310,8 @@ def _put1(p: _Plan, value) -> bool:
     a = p.vaxes[0]
     n = val.numel()
     if n:
-        bad = _k(f"sx_put_{v.itemsize}")(n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
-                                        v.strides[a], val.data_ptr(), vst[0] if vst else 0, v.data_ptr())
+        bad = _be(v).put(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
+                         v.strides[a], val.data_ptr(), vst[0] if vst else 0, v.data_ptr())
         if bad >= 0:
             _raise_bad(p, [idx], idx.shape, 0, bad)
         v._storage.version += 1
@@ -391,7 +326,7 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     p = _plan(x, key)
     v, rest = p.v, _rest_axes(p)
     if (not accumulate and p.mask is None and len(p.arrays) == 1 and all(v.shape[a] == 1 for a in rest)
-            and not _cuda(x) and _put1(p, value)):
+            and _be(x).put is not None and _put1(p, value)):
         return
     rshape, bshape = [v.shape[a] for a in rest], p.bshape
     nb = len(bshape)
@@ -404,18 +339,19 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
         return
     bsh, (_, vbs) = coalesce(bshape, [contiguous_strides(bshape), val.strides[:nb]])
     rsh, (dst, vrs) = coalesce(rshape, [[v.strides[a] for a in rest], val.strides[nb:]])
-    if _cuda(x):  # repeated destinations resolve on the device as in the sequential loop below
-        CI = _CI()
-        bounds = None if p.mask is not None else CI.offset_bounds([v.shape[a] for a in p.vaxes],
-                                                                  [v.strides[a] for a in p.vaxes])
-        CI.scatter(x.device, x.dtype, accumulate, bsh, vbs, off, rsh, dst, vrs, v.data_ptr(),
+    # repeated destinations resolve as in a sequential loop: the last assignment wins
+    bounds = None if p.mask is not None else _offset_bounds([v.shape[a] for a in p.vaxes],
+                                                            [v.strides[a] for a in p.vaxes])
+    _be(x).scatter(x.device, x.dtype, accumulate, bsh, vbs, off, rsh, dst, vrs, v.data_ptr(),
                    val.data_ptr(), bounds)
-        x._storage.version += 1
-        return
-    fn = _k(f"sx_scatter_add_{x.dtype.sfx}", x.dtype) if accumulate else _k(f"sx_scatter_{x.itemsize}")
-    fn(len(bsh), bsh, vbs, off.data_ptr(), len(rsh), rsh, dst, vrs, v.data_ptr(), val.data_ptr(),
-       K._num_threads)
     x._storage.version += 1
+
+
+def _offset_bounds(sizes, xst) -> tuple[int, int]:
+    """(lo, hi) of sum_j i_j * xst[j] over 0 <= i_j < sizes[j] (the range of the offsets)."""
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(sizes, xst) if n > 0)
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(sizes, xst) if n > 0)
+    return lo, hi
 
 
 def _drop_leading_ones(value, ndim: int):
@@ -473,18 +409,13 @@ def _bool_contig(x) -> Tensor:
 
 
 def _nonzero_into(m: Tensor, n: int, rows: list, toff=None) -> None:
-    if n and rows and _cuda(m):
-        _CI().nonzero_fill(m, 0, coords=rows, toff=toff)
-    elif n and rows:
-        _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 0, [r.data_ptr() for r in rows], 0,
-                              [0] * m.ndim, K._num_threads)
+    if n and rows:
+        _be(m).nonzero_fill(m, 0, coords=rows, toff=toff)
 
 
 def _count(m: Tensor):
     """(nonzero count of the contiguous bool m, what the CUDA fill reuses or None)."""
-    if _cuda(m):
-        return _CI().nonzero_prefix(m)
-    return _k("sx_count_nonzero")(m.numel(), m.data_ptr(), K._num_threads), None
+    return _be(m).nonzero_prefix(m)
 
 
 def nonzero(x) -> tuple:
@@ -537,11 +468,8 @@ def count_nonzero(x, axis=None, keepdims: bool = False):
     keep = [a for a in range(x.ndim) if a not in axes]
     m = _bool_contig(permute(x, keep + list(axes)))
     out = ew.empty_tensor(tuple(x.shape[a] for a in keep), dt.int64, m.device)
-    if out.numel() and _cuda(m):
-        _CI().count_rows(out.numel(), m.numel() // out.numel(), m, out)
-    elif out.numel():
-        _k("sx_count_rows")(out.numel(), m.numel() // out.numel(), m.data_ptr(), out.data_ptr(),
-                            K._num_threads)
+    if out.numel():
+        _be(m).count_rows(out.numel(), m.numel() // out.numel(), m, out)
     if keepdims:
         out = reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
     return out
@@ -582,7 +510,7 @@ def _along_key(x: Tensor, idx: Tensor, axis: int, op: str) -> tuple:
         else:
             shape = [1] * x.ndim
             shape[d] = n
-            key.append(reshape(arange(n) if x.device.type == "cpu" else arange(n, device=x.device),
+            key.append(reshape(arange(n, device=x.device),
                                tuple(shape)))
     return tuple(key)
 

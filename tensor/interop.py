@@ -12,6 +12,7 @@ import numpy as np
 
 from . import dtypes as dt
 from ._tensor import Storage, Tensor
+from .backend import backend_for
 from .device import CPU
 
 try:  # NumPy has no bfloat16; ml_dtypes (used by JAX) adds one when installed
@@ -103,8 +104,7 @@ def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
             from .transfer import to_device
             t, copy = to_device(t, CPU), False
         else:   # queued work must be done before a consumer on another stream reads it
-            from .cuda import streams
-            streams.current_stream(t.device).synchronize()
+            backend_for(t.device).synchronize(t.device)
     if copy:
         t = t.copy()
     code = 4 if t.dtype is dt.bfloat16 else _DL_CODE[t.dtype.kind]

@@ -13,19 +13,8 @@ from __future__ import annotations
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
-from .cpu import kernels as K
+from .backend import backend_for
 from .views import broadcast_shapes, broadcast_to, norm_axis_tuple
-
-_GEMM_SIG = ("void gemm_{}(int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sAb, "
-             "int64_t sAm, int64_t sAk, intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, "
-             "intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);")
-
-
-def _gemm_source(_):
-    return '#include "gemm.c"\n', "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.ALL)
-
-
-K.register_family("gemm", _gemm_source)
 
 
 def _operand(x, op):
@@ -60,7 +49,7 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
     a3 = broadcast_to(a2.astype(d, copy=False), batch + (M, Ka), "matmul")
     b3 = broadcast_to(b2.astype(d, copy=False), batch + (Kb, N), "matmul")
     res = ew.empty_tensor(batch + (M, N), d, a.device)
-    _gemm_batched(a3, b3, res)
+    backend_for(res.device).gemm(a3, b3, res)
     shape = batch + ((M,) if a.ndim > 1 else ()) + ((N,) if b.ndim > 1 else ())
     res = res.reshape(shape)
     if out is not None:
@@ -68,63 +57,6 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
         ew.copy_into(out, res)
         return out
     return res
-
-
-def gemm_batches(a: Tensor, b: Tensor, c: Tensor):
-    """The launches of a batched gemm c = a @ b (a: (*batch, M, K), b: (*batch, K, N),
-    c: (*batch, M, N), broadcast batch strides allowed): the batch dims are coalesced jointly
-    and all but the innermost one looped over here. Yields (count, pa, sa, pb, sb, pc, sc):
-    base addresses and batch strides (in elements) of one launch per operand."""
-    isz = c.dtype.itemsize
-    dims = []
-    for i in range(c.ndim - 2):
-        n = c.shape[i]
-        if n == 1:
-            continue
-        sa, sb, sc = a.strides[i], b.strides[i], c.strides[i]
-        if dims and dims[-1][1] == sa * n and dims[-1][2] == sb * n and dims[-1][3] == sc * n:
-            dims[-1] = [dims[-1][0] * n, sa, sb, sc]
-        else:
-            dims.append([n, sa, sb, sc])
-    if not dims:
-        dims = [[1, 0, 0, 0]]
-    inner, outer = dims[-1], dims[:-1]
-    pa0, pb0, pc0 = a.data_ptr(), b.data_ptr(), c.data_ptr()
-    idx = [0] * len(outer)
-    while True:
-        oa = sum(i * s[1] for i, s in zip(idx, outer)) * isz
-        ob = sum(i * s[2] for i, s in zip(idx, outer)) * isz
-        oc = sum(i * s[3] for i, s in zip(idx, outer)) * isz
-        yield inner[0], pa0 + oa, inner[1], pb0 + ob, inner[2], pc0 + oc, inner[3]
-        k = len(outer) - 1
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < outer[k][0]:
-                break
-            idx[k] = 0
-            k -= 1
-        if k < 0:
-            return
-
-
-def _gemm_batched(a: Tensor, b: Tensor, c: Tensor) -> None:
-    if c.device.type == "cuda":
-        from .cuda import gemm as _cg
-        if c.dtype.kind == "f" and c.dtype.itemsize == 2 and not _cg.tensor_cores(c.device):
-            # no 16-bit tensor-core kernel before sm_80: fp32 products and sums, one rounding
-            c32 = ew.empty_tensor(c.shape, dt.float32, c.device)
-            _cg.gemm_batched(ew.astype(a, dt.float32), ew.astype(b, dt.float32), c32)
-            ew.copy_into(c, c32)
-            return
-        _cg.gemm_batched(a, b, c)
-        return
-    fn = K.kernel("gemm", None, f"gemm_{c.dtype.sfx}")
-    M, K_ = a.shape[-2:]
-    N = b.shape[-1]
-    nt = K._num_threads
-    for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
-        fn(cnt, M, N, K_, pa, sa, a.strides[-2], a.strides[-1], pb, sb, b.strides[-2],
-           b.strides[-1], pc, sc, c.strides[-2], c.strides[-1], nt)
 
 
 def tensordot(a, b, axes=2) -> Tensor:

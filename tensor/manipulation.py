@@ -20,6 +20,7 @@ import numpy as np
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
+from .backend import backend_for
 from .views import basic_index, expand_dims, flip, norm_axis, reshape, swapaxes
 
 __all__ = ["concatenate", "cat", "stack", "hstack", "vstack", "dstack", "atleast_1d", "atleast_2d",
@@ -322,18 +323,10 @@ def repeat(x: Tensor, repeats, axis: int | None = None) -> Tensor:
         out = ew.empty_tensor(shape, x.dtype, x.device)
         ew.copy_into(out, v)
         return reshape(out, x.shape[:axis] + (n * r,) + x.shape[axis + 1:])
-    if r.device.type == "cuda":  # counts on the device: expand them there (two host reads)
-        from .cuda import index as CI
-        total, idx = CI.repeat_index(n, r)
-    else:
-        total = indexing._k("sx_repeat_index")(n, r.data_ptr(), 0)
+    total, idx = backend_for(r.device).repeat_index(n, r)   # (on a GPU: two host reads)
     if total < 0:
         raise ValueError(f"repeat: repeats may not contain negative values (count {-total - 1} is "
                          "negative)")
-    if r.device.type != "cuda":
-        idx = ew.empty_tensor((total,), dt.int64)
-        if total:
-            indexing._k("sx_repeat_index")(n, r.data_ptr(), idx.data_ptr())
     return indexing.take(x, idx, axis)
 
 

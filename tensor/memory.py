@@ -47,8 +47,7 @@ from collections.abc import Callable
 from threading import get_ident as _get_ident
 from typing import Any
 
-__all__ = ["Block", "CachingAllocator", "CriticalLock", "OutOfMemoryError", "cpu_allocator",
-           "cpu_raw_alloc", "cpu_raw_free"]
+__all__ = ["Block", "CachingAllocator", "CriticalLock", "OutOfMemoryError"]
 
 _KiB = 1024
 _MiB = 1024 * 1024
@@ -674,6 +673,3 @@ class CachingAllocator:
             "limit_bytes": self._limit, "total_memory_bytes": self.total_memory,
         }
 
-
-# The CPU's raw allocator and process-wide pool live with the CPU backend; re-exported here.
-from .cpu.alloc import _env_limit, _physical_memory, cpu_allocator, cpu_raw_alloc, cpu_raw_free  # noqa: E402,F401

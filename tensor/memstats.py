@@ -8,17 +8,15 @@
 """
 from __future__ import annotations
 
+from .backend import backend_for
 from .device import device as parse_device
-from .memory import CachingAllocator, cpu_allocator, limit_bytes
+from .memory import CachingAllocator, limit_bytes
 
 
 def allocator(device=None) -> CachingAllocator:
     """The caching allocator of a device (None: the default device)."""
     d = parse_device(device)  # raises for devices that are not available
-    if d.type == "cuda":
-        from .cuda import runtime
-        return runtime.device_state(d.index).allocator
-    return cpu_allocator()
+    return backend_for(d).allocator(d)
 
 
 def memory_allocated(device=None) -> int:

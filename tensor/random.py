@@ -18,23 +18,11 @@ import struct
 
 from . import dtypes as dt
 from ._tensor import Tensor
-from .cpu import kernels as K
+from .backend import backend_for
 from .creation import _shape
 from .device import device as parse_device
 from .elementwise import empty_tensor
 
-_HEAD = "intptr_t out, int64_t n, uint64_t seed, uint64_t offset"
-_SIGS = f"""
-void rand_bits32({_HEAD}, int nthreads);
-void rand_uniform_f32({_HEAD}, float low, float high, int nthreads);
-void rand_uniform_f64({_HEAD}, double low, double high, int nthreads);
-void rand_normal_f32({_HEAD}, float mean, float std, int nthreads);
-void rand_normal_f64({_HEAD}, double mean, double std, int nthreads);
-void rand_int64({_HEAD}, int64_t low, int64_t high, int nthreads);
-void randperm({_HEAD}, int nthreads);
-"""
-
-K.register_family("random", lambda _: ('#include "random.c"\n', _SIGS))
 _MASK64 = (1 << 64) - 1
 
 
@@ -94,12 +82,7 @@ class Generator:
         n = out.numel()
         if n:
             off = self._take(n, 4 if gen is dt.float32 else 2)
-            if out.device.type == "cuda":
-                from .cuda import random as CR
-                CR.fill(f"rand_{kind}_{gen.sfx}", out, n, self.seed, off, a, b)
-            else:
-                K.kernel("random", None, f"rand_{kind}_{gen.sfx}")(
-                    out.data_ptr(), n, self.seed, off, a, b, K._num_threads)
+            backend_for(out.device).random_fill(f"rand_{kind}_{gen.sfx}", out, n, self.seed, off, a, b)
         if gen is d:
             return out
         res = out.astype(d)
@@ -144,12 +127,8 @@ class Generator:
         out = empty_tensor(_size(size, "randint"), dt.int64, parse_device(device))
         n = out.numel()
         if n:
-            if out.device.type == "cuda":
-                from .cuda import random as CR
-                CR.fill("rand_int64", out, n, self.seed, self._take(n, 2), low, high)
-            else:
-                K.kernel("random", None, "rand_int64")(out.data_ptr(), n, self.seed, self._take(n, 2),
-                                                        low, high, K._num_threads)
+            backend_for(out.device).random_fill("rand_int64", out, n, self.seed, self._take(n, 2),
+                                                low, high)
         return out if d is dt.int64 else out.astype(d)
 
     def permutation(self, x, device=None) -> Tensor:
@@ -161,12 +140,7 @@ class Generator:
                 raise ValueError(f"permutation: n must be non-negative, got {n}")
             out = empty_tensor((n,), dt.int64, parse_device(device))
             if n:
-                if out.device.type == "cuda":
-                    from .cuda import random as CR
-                    CR.randperm(out, n, self.seed, self._take(n, 2))
-                else:
-                    K.kernel("random", None, "randperm")(out.data_ptr(), n, self.seed,
-                                                         self._take(n, 2), K._num_threads)
+                backend_for(out.device).randperm(out, n, self.seed, self._take(n, 2))
             return out
         from .creation import asarray
         x = asarray(x)

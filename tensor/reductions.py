@@ -16,6 +16,7 @@ import math
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
+from .backend import backend_for
 from .cpu import kernels as K
 from .views import coalesce, norm_axes, norm_axis
 
@@ -75,13 +76,7 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
         rs, rin = [1], [0]
     if 0 in (x._shape[i] for i in red):
         rs, rin = [0], [0]
-    if x._storage.device.type != "cpu":
-        from .cuda import launch
-        launch.reduce(x.dtype, f"{name}_{x.dtype.sfx}", x, out, ks, kin, kout, rs, rin)
-        return out
-    meta = [len(ks), len(rs), *ks, *kin, *kout, *rs, *rin]
-    K.kernel("red", x.dtype, f"{name}_{x.dtype.sfx}")(meta, x.data_ptr(), out.data_ptr(),
-                                                      K._num_threads)
+    backend_for(x.device).reduce(x.dtype, f"{name}_{x.dtype.sfx}", x, out, ks, kin, kout, rs, rin)
     return out
 
 
@@ -262,15 +257,7 @@ def _scan(name, x, axis, dtype, dim):
     sh = [x._shape[i] for i in order]
     si = [x._strides[i] * x.itemsize for i in order]
     so = [out._strides[i] * out.itemsize for i in order]
-    if x._storage.device.type != "cpu":
-        from .cuda import launch
-        launch.scan(x.dtype, f"{name}_{x.dtype.sfx}", x, out, sh, si, so)
-        if dtype is not None and out.dtype is not dt.dtype(dtype):
-            out = out.astype(dtype)
-        return out
-    meta = [len(sh), *sh, *si, *so]
-    K.kernel("red", x.dtype, f"{name}_{x.dtype.sfx}")(meta, x.data_ptr(), out.data_ptr(),
-                                                      K._num_threads)
+    backend_for(x.device).scan(x.dtype, f"{name}_{x.dtype.sfx}", x, out, sh, si, so)
     if dtype is not None and out.dtype is not dt.dtype(dtype):
         out = out.astype(dtype)
     return out

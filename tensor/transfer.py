@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from . import elementwise as ew
 from ._tensor import Tensor
+from .backend import backend_for
+from .device import CPU
 from .device import device as parse_device
 
 
@@ -22,13 +24,10 @@ def to_device(x: Tensor, device) -> Tensor:
     src = x._storage.device
     if dev == src:
         return x
-    from .cuda import runtime as R
-    if src.type == "cpu":              # host -> device
-        h = ew.contiguous(x)
+    if src is CPU:                     # host -> device
         out = ew.empty_tensor(x._shape, x._dtype, dev)
-        R.memcpy_htod(R.device_state(dev.index), out.data_ptr(), h.data_ptr(), h.nbytes)
+        backend_for(dev).copy_from_host(out, ew.contiguous(x))
         return out
-    d = ew.contiguous(x)               # device -> host (staging copy on the device)
-    host = ew.empty_tensor(x._shape, x._dtype)
-    R.memcpy_dtoh(R.device_state(src.index), host.data_ptr(), d.data_ptr(), d.nbytes)
-    return host if dev.type == "cpu" else to_device(host, dev)
+    host = ew.empty_tensor(x._shape, x._dtype, CPU)
+    backend_for(src).copy_to_host(host, ew.contiguous(x))   # (a staging copy on the device first)
+    return host if dev is CPU else to_device(host, dev)

@@ -419,3 +419,40 @@ def basic_index(x: Tensor, key: tuple) -> Tensor:
     shape.extend(x._shape[d:])
     strides.extend(x._strides[d:])
     return x._view(shape, strides, off)
+
+
+def gemm_batches(a: Tensor, b: Tensor, c: Tensor):
+    """The launches of a batched gemm c = a @ b (a: (*batch, M, K), b: (*batch, K, N),
+    c: (*batch, M, N), broadcast batch strides allowed): the batch dims are coalesced jointly
+    and all but the innermost one looped over here. Yields (count, pa, sa, pb, sb, pc, sc):
+    base addresses and batch strides (in elements) of one launch per operand."""
+    isz = c.dtype.itemsize
+    dims = []
+    for i in range(c.ndim - 2):
+        n = c.shape[i]
+        if n == 1:
+            continue
+        sa, sb, sc = a.strides[i], b.strides[i], c.strides[i]
+        if dims and dims[-1][1] == sa * n and dims[-1][2] == sb * n and dims[-1][3] == sc * n:
+            dims[-1] = [dims[-1][0] * n, sa, sb, sc]
+        else:
+            dims.append([n, sa, sb, sc])
+    if not dims:
+        dims = [[1, 0, 0, 0]]
+    inner, outer = dims[-1], dims[:-1]
+    pa0, pb0, pc0 = a.data_ptr(), b.data_ptr(), c.data_ptr()
+    idx = [0] * len(outer)
+    while True:
+        oa = sum(i * s[1] for i, s in zip(idx, outer)) * isz
+        ob = sum(i * s[2] for i, s in zip(idx, outer)) * isz
+        oc = sum(i * s[3] for i, s in zip(idx, outer)) * isz
+        yield inner[0], pa0 + oa, inner[1], pb0 + ob, inner[2], pc0 + oc, inner[3]
+        k = len(outer) - 1
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < outer[k][0]:
+                break
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return

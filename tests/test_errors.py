@@ -12,7 +12,8 @@ import pytest
 
 import tensor as T
 from tensor.cpu import build
-from tensor.memory import OutOfMemoryError, cpu_allocator
+from tensor.cpu.alloc import cpu_allocator
+from tensor.memory import OutOfMemoryError
 
 pytestmark = pytest.mark.usefixtures("device")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensor as T
-from tensor.memory import cpu_allocator
+from tensor.cpu.alloc import cpu_allocator
 
 HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
 

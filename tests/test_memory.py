@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tensor import memory
+from tensor.cpu import alloc as cpu_alloc
 from tensor.memory import Block, CachingAllocator, OutOfMemoryError
 
 KiB = 1024
@@ -468,8 +469,8 @@ def test_cpu_allocator_real_memory():
     import cffi
 
     ffi = cffi.FFI()
-    a = memory.cpu_allocator()
-    assert a is memory.cpu_allocator() and a.device == "cpu"
+    a = cpu_alloc.cpu_allocator()
+    assert a is cpu_alloc.cpu_allocator() and a.device == "cpu"
     assert a.total_memory is None or a.total_memory > 64 * MiB
     base = a.memory_allocated()
     b = a.malloc(1000)
@@ -483,25 +484,25 @@ def test_cpu_allocator_real_memory():
     a.free(c)
     a.free(b)
     assert a.memory_allocated() == base
-    p = memory.cpu_raw_alloc(4096)
+    p = cpu_alloc.cpu_raw_alloc(4096)
     assert p % 64 == 0
-    memory.cpu_raw_free(p)
+    cpu_alloc.cpu_raw_free(p)
 
 
 def test_cpu_allocator_env_limit(monkeypatch):
     monkeypatch.setenv("STRIDEX_CPU_MEMORY_LIMIT", str(64 * MiB))
     from tensor.cpu import alloc
     monkeypatch.setattr(alloc, "_CPU_ALLOCATOR", None)
-    a = memory.cpu_allocator()
+    a = cpu_alloc.cpu_allocator()
     assert a.memory_stats()["limit_bytes"] == 64 * MiB
     with pytest.raises(OutOfMemoryError, match="limit 64.00 MiB"):
         a.malloc(100 * MiB)
     a.empty_cache()
     monkeypatch.setenv("STRIDEX_CPU_MEMORY_LIMIT", "lots")
     with pytest.raises(ValueError):
-        memory._env_limit()
+        cpu_alloc._env_limit()
     monkeypatch.delenv("STRIDEX_CPU_MEMORY_LIMIT")
-    assert memory._env_limit() is None
+    assert cpu_alloc._env_limit() is None
 
 
 def test_docstring_examples():

@@ -453,7 +453,7 @@ def test_float32_sum_accuracy():
 
 
 def test_reduction_results_do_not_leak_memory():
-    from tensor.memory import cpu_allocator
+    from tensor.cpu.alloc import cpu_allocator
     x = T.ones(100, 100)
     x.sum(axis=0), x.argmax(axis=1), x.var(), T.logsumexp(x, axis=1)  # warm up
     gc.collect()

@@ -54,7 +54,7 @@ _PLANTED = """
 import tensor as T
 from tensor import dtypes as dt
 from tensor.cpu import kernels as K
-from tensor.elementwise import meta_array
+from tensor.cpu.launch import meta_array
 x, y, out = (T.ones(100, dtype="float32") for _ in range(3))
 n = int(__import__("sys").argv[1])     # 101: one element past the end of every operand
 K.kernel("ew", dt.float32, "add_f32")(1, meta_array([n, 4, 4, 4]), out.data_ptr(), x.data_ptr(),

@@ -146,7 +146,7 @@ def gemm_batched(a, b, c) -> None:
     N = b.shape[-1]
     if M == 0 or N == 0 or any(s == 0 for s in c.shape[:nb]):
         return
-    from ..linalg import gemm_batches
+    from ..views import gemm_batches
     sam, sak = a.strides[-2], a.strides[-1]
     sbk, sbn = b.strides[-2], b.strides[-1]
     scm, scn = c.strides[-2], c.strides[-1]

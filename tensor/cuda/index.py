@@ -21,7 +21,7 @@ import ctypes as C
 from .. import dtypes as dt
 from . import kernels as CK
 
-__all__ = ["index_offsets", "take", "gather", "scatter", "offset_bounds", "count_nonzero",
+__all__ = ["index_offsets", "take", "gather", "scatter", "count_nonzero",
            "nonzero_prefix", "nonzero_fill", "count_rows", "repeat_index", "exclusive_scan"]
 
 FAMILY = "index"
@@ -291,13 +291,6 @@ def scatter(device, dtype: dt.DType, accumulate: bool, bshape, vbs, off, rshape,
         _launch(device, f"sx_scatter_add_{dtype.sfx}", nb * rn, a, d=dtype)
     else:
         _launch(device, f"sx_scatter_{dtype.itemsize}", nb * rn, a)
-
-
-def offset_bounds(sizes, xst) -> tuple[int, int]:
-    """(lo, hi) of sum_j i_j * xst[j] over 0 <= i_j < sizes[j]."""
-    lo = sum(min(0, (n - 1) * s) for n, s in zip(sizes, xst) if n > 0)
-    hi = sum(max(0, (n - 1) * s) for n, s in zip(sizes, xst) if n > 0)
-    return lo, hi
 
 
 # ---------------------------------------------------------------- nonzero and counts

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from .._tensor import Tensor
+from .. import dtypes as dt
+from .._tensor import Tensor, empty
 from ..views import coalesce
 from . import runtime as R
 from .kernels import INDEXER, MAXDIM, RED_ARGS, SCAN_ARGS
@@ -279,9 +280,7 @@ def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
 
 
 def _partials(nbytes: int, dev):
-    from .. import dtypes as dt
-    from .. import elementwise as ew
-    return ew.empty_tensor((nbytes,), dt.uint8, dev)
+    return empty((nbytes,), dt.uint8, dev)
 
 
 def _reduce_cols(kern, a, K: int, Rn: int, target: int, dev) -> None:

@@ -1,0 +1,82 @@
+"""Backends: one flat interface per device type.
+
+Op modules (elementwise, reductions, indexing, linalg, creation, random, nn's fused kernels
+and optimizers) decide shapes, dtypes, broadcasting and errors on the host, then make one
+call on `backend_for(device)`. Only the backends know kernels, launches, copies and streams:
+`tensor/backend/cpu.py` over the C kernels of tensor/cpu, `tensor/backend/cuda.py` over the
+NVRTC kernels of tensor/cuda (the CUDA emulator is a driver/compiler choice inside
+tensor/cuda, made once). A new device is one more module here with the functions of
+INTERFACE, not branches across the op modules.
+
+>>> import tensor as T
+>>> from tensor.backend import backend_for
+>>> backend_for(T.device("cpu")).__name__
+'tensor.backend.cpu'
+"""
+from __future__ import annotations
+
+import importlib
+
+# The functions every backend module defines (tests/test_backend.py checks names and
+# signatures). Tensors handed to a backend are on its device; shapes, dtypes and strides
+# have been checked by the op layer.
+INTERFACE = {
+    # memory and copies
+    "new_storage": "(nbytes, device) -> Storage from the device's caching allocator",
+    "open_device": "(spec, index) -> the checked device index (DeviceError says why not)",
+    "allocator": "(device) -> the device's CachingAllocator",
+    "free_after_streams": "(alloc, block, streams): free once the other streams pass this point",
+    "copy_from_host": "(dst, src): contiguous host tensor src into contiguous dst on this device",
+    "copy_to_host": "(dst, src): contiguous src on this device into contiguous host tensor dst",
+    "synchronize": "(device): wait for the work queued on the device's current stream",
+    # elementwise, reductions, scans
+    "elementwise": "(d, name, out, ins): out = kernel(ins); Tensors broadcast to out or _Scalars",
+    "contiguous_op": "(d, name, out, n, a, b=None): the same, all contiguous of one shape",
+    "reduce": "(d, name, x, out, ks, kin, kout, rs, rin): reduce the rs dims of x into out",
+    "scan": "(d, name, x, out, sh, si, so): inclusive scan along the last of dims sh",
+    # matrix products
+    "gemm": "(a, b, c): c[...] = a[...] @ b[...] over broadcast batch dims, one dtype",
+    # indexing: offsets, gather/scatter, masks
+    "index_offsets": "(device, shape, ptrs, strides, sizes, xst, off) -> first bad index or -1",
+    "take": "(device, itemsize, nb, idx_ptr, istride, size, xs, osb, src, dst) -> bad or -1",
+    "put": "(device, itemsize, nb, idx_ptr, istride, size, xs, val, vs, dst) -> bad or -1, "
+           "or None: no fused x[idx] = v (it scatters)",
+    "gather": "(device, itemsize, nb, off, osb, rshape, sst, dst_st, src, dst)",
+    "scatter": "(device, dtype, accumulate, bshape, vbs, off, rshape, dst_st, vrs, val, dst)",
+    "count_nonzero": "(m) -> number of true elements of the contiguous bool tensor m",
+    "nonzero_prefix": "(m) -> (count, exclusive prefix counts or None)",
+    "nonzero_fill": "(m, mode, coords=(), off=None, st=(), toff=None): coordinates / offsets",
+    "count_rows": "(rows, length, m, out): true elements per row of m",
+    "repeat_index": "(n, counts) -> (total, int64 index tensor) of repeat with counts",
+    # creation and random numbers (Philox: the same bits on every device)
+    "iota": "(out, n, start, step): out[i] = start + i * step",
+    "random_fill": "(name, out, n, seed, offset, *params): rand_uniform/normal/int64/bits",
+    "randperm": "(out, n, seed, offset): a random permutation of range(n)",
+    # nn's fused row kernels, pooling, optimizer updates
+    "softmax_fwd": "(x, y, rows, L, log)",
+    "softmax_bwd": "(y, g, gx, rows, L, log)",
+    "layer_norm_fwd": "(x, w, b, y, mean, rstd, rows, L, eps)",
+    "layer_norm_row_block": "(rows, L) -> rows per block of the weight/bias partials",
+    "layer_norm_bwd": "(x, mean, rstd, g, w, gx, pw, pb, rows, L, rb)",
+    "cross_entropy_fwd": "(x, t, w, loss, lse, rows, classes, ignore, eps) -> bad row or -1",
+    "cross_entropy_bwd": "(x, t, w, lse, g, gx, rows, classes, ignore, eps, wsum)",
+    "maxpool2d": "(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)",
+    "im2col": "(x, out, stride, dilation)",
+    "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",
+}
+
+OPTIONAL = {"put"}   # a backend may set these to None (the op layer then takes another path)
+
+_MODULES = {"cpu": "tensor.backend.cpu", "cuda": "tensor.backend.cuda"}
+_LOADED: dict = {}
+
+
+def backend_for(device):
+    """The backend module of a Device (or of a device type string)."""
+    kind = device if isinstance(device, str) else device.type
+    be = _LOADED.get(kind)
+    if be is None:
+        if kind not in _MODULES:
+            raise ValueError(f"no backend for device type {kind!r}; known: {sorted(_MODULES)}")
+        be = _LOADED[kind] = importlib.import_module(_MODULES[kind])
+    return be

@@ -1,0 +1,88 @@
+"""The CPU backend: the C kernels of tensor/cpu (built with the system C compiler, loaded with
+cffi; single thread or OpenMP) behind the interface of tensor/backend/__init__.py.
+
+Every kernel runs synchronously on the calling thread, so the stream and event hooks are
+no-ops and copies between host tensors are plain kernels.
+"""
+from __future__ import annotations
+
+from .._tensor import Storage
+from ..cpu import gemm as _gemm
+from ..cpu import index as _index
+from ..cpu import launch as _launch
+from ..cpu import misc as _misc
+from ..cpu import nn_kernels as _nn
+from ..cpu import random as _random
+from ..cpu.alloc import cpu_allocator
+from ..cpu.kernels import get_num_threads, set_num_threads
+
+__all__ = ["get_num_threads", "set_num_threads"]
+
+_alloc = None
+
+
+def new_storage(nbytes: int, device) -> Storage:
+    global _alloc
+    if _alloc is None:
+        _alloc = cpu_allocator()
+    block = _alloc.malloc(nbytes)
+    return Storage(block.ptr, nbytes, device, block, _alloc)
+
+
+def allocator(device=None):
+    return cpu_allocator()
+
+
+def free_after_streams(alloc, block, streams) -> None:
+    alloc.free(block)   # no streams on the CPU: every kernel has finished when it returns
+
+
+def open_device(spec: str, index) -> int | None:
+    """The CPU is one device: 'cpu' only."""
+    if index is not None:
+        raise ValueError(f"device: unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+    return None
+
+
+def copy_from_host(dst, src) -> None:
+    _launch.elementwise(src.dtype, f"cast_{src.dtype.sfx}_{dst.dtype.sfx}", dst, [src])
+
+
+copy_to_host = copy_from_host
+
+
+def synchronize(device=None) -> None:
+    """Nothing is ever queued on the CPU."""
+
+
+elementwise = _launch.elementwise
+contiguous_op = _launch.contiguous_op
+reduce = _launch.reduce
+scan = _launch.scan
+gemm = _gemm.gemm
+
+index_offsets = _index.index_offsets
+take = _index.take
+put = _index.put
+gather = _index.gather
+scatter = _index.scatter
+count_nonzero = _index.count_nonzero
+nonzero_prefix = _index.nonzero_prefix
+nonzero_fill = _index.nonzero_fill
+count_rows = _index.count_rows
+repeat_index = _index.repeat_index
+
+iota = _misc.iota
+random_fill = _random.fill
+randperm = _random.randperm
+
+softmax_fwd = _nn.softmax_fwd
+softmax_bwd = _nn.softmax_bwd
+layer_norm_fwd = _nn.layer_norm_fwd
+layer_norm_row_block = _nn.layer_norm_row_block
+layer_norm_bwd = _nn.layer_norm_bwd
+cross_entropy_fwd = _nn.cross_entropy_fwd
+cross_entropy_bwd = _nn.cross_entropy_bwd
+maxpool2d = _nn.maxpool2d
+im2col = _nn.im2col
+optim_step = _nn.optim_step

@@ -1,0 +1,122 @@
+"""The CUDA backend: the NVRTC kernels of cuda_src, launched through tensor/cuda (driver,
+streams, compile cache; the CPU emulator is a driver/compiler choice made there, once),
+behind the interface of tensor/backend/__init__.py.
+
+Kernels go onto the current stream and return at once; only copies to the host (and the
+index checks that read a device flag) synchronize.
+"""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from .._tensor import Storage, empty
+from ..cuda import gemm as _gemm
+from ..cuda import index as _index
+from ..cuda import launch as _launch
+from ..cuda import misc as _misc
+from ..cuda import nn_kernels as _nn
+from ..cuda import random as _random
+from ..cuda import runtime as R
+from ..cuda import streams as _streams
+from ..device import DeviceError
+
+_STATE: dict = {}   # device index -> (runtime device state, streams.current_stream_id)
+
+
+def new_storage(nbytes: int, device) -> Storage:
+    hit = _STATE.get(device.index)
+    if hit is None:
+        hit = _STATE[device.index] = (R.device_state(device.index or 0), _streams.current_stream_id)
+    st, stream_id = hit
+    alloc = st.allocator
+    if st.deferred:
+        st.poll_deferred()
+    block = alloc.malloc(nbytes, stream_id(st))
+    return Storage(block.ptr, nbytes, device, block, alloc)
+
+
+def allocator(device):
+    return R.device_state(device.index).allocator
+
+
+free_after_streams = R.free_after_streams
+
+
+def open_device(spec: str, index: int | None) -> int:
+    """The index of cuda / cuda:N, checked against the driver (DeviceError says why not)."""
+    try:
+        n = R.drv() and R.device_count()
+    except DeviceError as e:
+        raise DeviceError(f"device {spec!r}: {e}. Use device='cpu'.") from None
+    i = R.current_device_index() if index is None else index
+    if not 0 <= i < n:
+        raise DeviceError(f"device {spec!r}: no such CUDA device ({n} present)")
+    R.device_state(i)
+    return i
+
+
+def copy_from_host(dst, src) -> None:
+    """One async copy on the current stream (src: contiguous host memory)."""
+    R.memcpy_htod(R.device_state(dst.device.index), dst.data_ptr(), src.data_ptr(), src.nbytes)
+
+
+def copy_to_host(dst, src) -> None:
+    """Copy and wait for it: the host reads the bytes next."""
+    R.memcpy_dtoh(R.device_state(src.device.index), dst.data_ptr(), src.data_ptr(), src.nbytes)
+
+
+def synchronize(device) -> None:
+    """Wait for the work queued on the device's current stream (a consumer on another stream,
+    such as a DLPack importer, reads next)."""
+    _streams.current_stream(device).synchronize()
+
+
+elementwise = _launch.elementwise
+contiguous_op = _launch.contiguous_op
+reduce = _launch.reduce
+scan = _launch.scan
+
+
+def _cast(x, d: dt.DType):
+    out = empty(x.shape, d, x.device)
+    _launch.elementwise(x.dtype, f"cast_{x.dtype.sfx}_{d.sfx}", out, [x])
+    return out
+
+
+def gemm(a, b, c) -> None:
+    """c[...] = a[...] @ b[...] (one dtype, broadcast batch dims). 16-bit floats before sm_80
+    (no 16-bit tensor-core kernel) compute as float32 products and sums, rounded once."""
+    d = c.dtype
+    if d.kind == "f" and d.itemsize == 2 and not _gemm.tensor_cores(c.device):
+        c32 = empty(c.shape, dt.float32, c.device)
+        _gemm.gemm_batched(_cast(a, dt.float32), _cast(b, dt.float32), c32)
+        _launch.elementwise(dt.float32, f"cast_f32_{d.sfx}", c, [c32])
+        return
+    _gemm.gemm_batched(a, b, c)
+
+
+index_offsets = _index.index_offsets
+take = _index.take
+put = None   # no fused put kernel: x[idx] = v scatters (sorted, deterministic) on the device
+scatter = _index.scatter
+gather = _index.gather
+count_nonzero = _index.count_nonzero
+nonzero_prefix = _index.nonzero_prefix
+nonzero_fill = _index.nonzero_fill
+count_rows = _index.count_rows
+repeat_index = _index.repeat_index
+
+
+iota = _misc.iota
+random_fill = _random.fill
+randperm = _random.randperm
+
+softmax_fwd = _nn.softmax_fwd
+softmax_bwd = _nn.softmax_bwd
+layer_norm_fwd = _nn.layer_norm_fwd
+layer_norm_row_block = _nn.layer_norm_row_block
+layer_norm_bwd = _nn.layer_norm_bwd
+cross_entropy_fwd = _nn.cross_entropy_fwd
+cross_entropy_bwd = _nn.cross_entropy_bwd
+maxpool2d = _nn.maxpool2d
+im2col = _nn.im2col
+optim_step = _nn.optim_step

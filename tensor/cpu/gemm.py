@@ -1,0 +1,27 @@
+"""CPU matrix products (tensor/cpu/csrc/gemm.c: blocked, packed, OpenMP). CUDA twin:
+tensor/cuda/gemm.py."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..views import gemm_batches
+from . import kernels as K
+
+_GEMM_SIG = ("void gemm_{}(int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sAb, "
+             "int64_t sAm, int64_t sAk, intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, "
+             "intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);")
+
+K.register_family("gemm", lambda _: ('#include "gemm.c"\n',
+                                     "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.ALL)))
+
+
+def gemm(a, b, c) -> None:
+    """c[...] = a[...] @ b[...] for a: (*batch, M, K), b: (*batch, K, N), c: (*batch, M, N),
+    already broadcast (batch strides may be 0), all of c's dtype; strided operands are read
+    through their strides (packing absorbs the layout)."""
+    fn = K.kernel("gemm", None, f"gemm_{c.dtype.sfx}")
+    M, K_ = a.shape[-2:]
+    N = b.shape[-1]
+    nt = K._num_threads
+    for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
+        fn(cnt, M, N, K_, pa, sa, a.strides[-2], a.strides[-1], pb, sb, b.strides[-2],
+           b.strides[-1], pc, sc, c.strides[-2], c.strides[-1], nt)

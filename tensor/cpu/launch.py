@@ -1,0 +1,95 @@
+"""Host side of the CPU elementwise, reduction and scan kernels (tensor/cpu/csrc/elementwise.h,
+reduce.h): the argument arrays. Same decisions as the CUDA twin (tensor/cuda/launch.py):
+broadcast operands arrive with stride 0, dimensions contiguous across all operands are
+merged, and a contiguous launch is one flat loop.
+"""
+from __future__ import annotations
+
+import cffi
+
+from .._tensor import Tensor
+from ..views import coalesce
+from . import kernels as K
+
+_ffi = cffi.FFI()
+_META: dict = {}
+
+
+def meta_array(meta):
+    """Kernel shape/stride arguments as a cached int64 C array (list conversion costs ~1 us)."""
+    key = tuple(meta)
+    m = _META.get(key)
+    if m is None:
+        if len(_META) > 4096:
+            _META.clear()
+        m = _META[key] = _ffi.new("int64_t[]", key)
+    return m
+
+
+def elementwise(d, name: str, out: Tensor, ins: list) -> None:
+    """out[...] = kernel `name` of module ("ew", d) over ins (Tensors broadcast to out.shape,
+    or _Scalars: one host element read with stride 0)."""
+    shape = out._shape
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    fn = K.kernel("ew", d, name)
+    ptrs = [out.data_ptr()]
+    fast = out.is_contiguous()
+    for x in ins:
+        if isinstance(x, Tensor):
+            ptrs.append(x.data_ptr())
+            fast = fast and x._shape == shape and x.is_contiguous()
+        else:
+            ptrs.append(x.ptr)
+            fast = False
+    if fast:
+        fn(1, meta_array([n, out.itemsize] + [x.itemsize for x in ins]), *ptrs, K._num_threads)
+        return
+    strides = [[s * out.itemsize for s in out._strides]]
+    for x in ins:
+        if isinstance(x, Tensor):
+            strides.append([s * x.itemsize for s in x._strides])
+        else:
+            strides.append([0] * len(shape))
+    sh, st = coalesce(shape, strides)
+    if not sh:
+        sh, st = [1], [[0] for _ in strides]
+    fn(len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs, K._num_threads)
+
+
+_EW: dict = {}   # kernel name (dtype suffix included) -> cffi function
+
+
+def contiguous_op(d, name: str, out: Tensor, n: int, a: Tensor, b=None) -> None:
+    """Fast path: out = kernel(a[, b]) with out, a (and a tensor b) contiguous of one shape;
+    b is an exact Tensor or a _Scalar (read with stride 0)."""
+    if n == 0:
+        return
+    fn = _EW.get(name)
+    if fn is None:
+        fn = _EW[name] = K.kernel("ew", d, name)
+    if b is None:
+        fn(1, meta_array((n, out._dtype.itemsize, a._dtype.itemsize)), out._storage.ptr,
+           a.data_ptr(), K._num_threads)
+    elif type(b) is Tensor:
+        isz = a._dtype.itemsize
+        fn(1, meta_array((n, out._dtype.itemsize, isz, isz)), out._storage.ptr, a.data_ptr(),
+           b.data_ptr(), K._num_threads)
+    else:
+        fn(1, meta_array((n, out._dtype.itemsize, a._dtype.itemsize, 0)), out._storage.ptr,
+           a.data_ptr(), b.ptr, K._num_threads)
+
+
+def reduce(d, name: str, x: Tensor, out: Tensor, ks, kin, kout, rs, rin) -> None:
+    """Reduce x (kept dims ks with byte strides kin/kout, reduced dims rs/rin) into out."""
+    meta = [len(ks), len(rs), *ks, *kin, *kout, *rs, *rin]
+    K.kernel("red", d, name)(meta, x.data_ptr(), out.data_ptr(), K._num_threads)
+
+
+def scan(d, name: str, x: Tensor, out: Tensor, sh, si, so) -> None:
+    """Inclusive scan along the last of dims `sh` (byte strides si for x, so for out)."""
+    meta = [len(sh), *sh, *si, *so]
+    K.kernel("red", d, name)(meta, x.data_ptr(), out.data_ptr(), K._num_threads)

@@ -1,0 +1,129 @@
+"""CPU versions of nn's fused kernels: the row kernels (softmax / log_softmax, layer_norm,
+cross-entropy, forward and backward; tensor/cpu/csrc/nn_rows.h), max pooling and im2col
+(nn_pool.h) and the fused optimizer updates (optim.h). CUDA twin: tensor/cuda/nn_kernels.py,
+with the same functions and arguments.
+
+The host functions take contiguous Tensors of the dtypes the kernels were built for; nn
+(nn/_fused.py, nn/optim.py, nn/conv.py) checks shapes and dtypes and allocates the outputs.
+"""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from . import kernels as K
+
+_P = "intptr_t"
+_ROW_SIGS = (
+    f"void softmax_fwd_{{s}}({_P} x, {_P} y, int64_t rows, int64_t L, int log_, int nthreads);",
+    f"void softmax_bwd_{{s}}({_P} y, {_P} g, {_P} gx, int64_t rows, int64_t L, int log_, "
+    "int nthreads);",
+    f"void ln_fwd_{{s}}({_P} x, {_P} w, {_P} b, {_P} y, {_P} mean, {_P} rstd, int64_t rows, "
+    "int64_t L, double eps, int nthreads);",
+    f"void ln_bwd_{{s}}({_P} x, {_P} mean, {_P} rstd, {_P} g, {_P} w, {_P} gx, {_P} pgw, {_P} pgb, "
+    "int64_t rows, int64_t L, int64_t rb, int nthreads);",
+    f"int64_t ce_fwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} loss, {_P} lse, int64_t rows, int64_t C, "
+    "int64_t ignore, double eps, int nthreads);",
+    f"void ce_bwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} lse, {_P} g, {_P} gx, int64_t rows, int64_t C, "
+    "int64_t ignore, double eps, double wsum, int nthreads);",
+)
+_POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t H, "
+             "int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW, "
+             "int nthreads);")
+_IM2COL_SIG = ("void im2col_{s}(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, "
+               "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
+               "int64_t OH, int64_t OW, int nthreads);")
+_OPTIM_CDEF = """
+void sgd_{s}(intptr_t, intptr_t, intptr_t, int64_t, double, double, double, double, int, int);
+void adam_{s}(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int64_t, double, double, double,
+              double, double, double, double, double, int, int);
+void rmsprop_{s}(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int64_t, double, double,
+                 double, double, double, double, int, int);
+"""
+
+K.register_family("nn_rows", lambda d: (f'#define NR_S {d.sfx}\n#include "nn_rows.h"\n',
+                                        "\n".join(s.format(s=d.sfx) for s in _ROW_SIGS)))
+K.register_family("nn_pool", lambda d: (
+    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\n',
+    _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx)))
+K.register_family("optim", lambda d: (
+    f'#include "optim.h"\nSX_SGD({d.sfx})\nSX_ADAM({d.sfx})\nSX_RMSPROP({d.sfx})\n',
+    _OPTIM_CDEF.format(s=d.sfx)))
+
+LN_BLOCKS = 64  # layer_norm weight/bias gradients: at most this many row blocks, summed in order
+
+
+def _k(family: str, name: str, d: dt.DType):
+    return K.kernel(family, d, f"{name}_{d.sfx}")
+
+
+def _p(t) -> int:
+    return 0 if t is None else t.data_ptr()
+
+
+# ---- nn_rows --------------------------------------------------------------------------------
+
+def softmax_fwd(x, y, rows: int, L: int, log: bool) -> None:
+    """y = softmax (or log_softmax) of each length-L row of the contiguous x."""
+    _k("nn_rows", "softmax_fwd", x.dtype)(_p(x), _p(y), rows, L, int(log), K._num_threads)
+
+
+def softmax_bwd(y, g, gx, rows: int, L: int, log: bool) -> None:
+    _k("nn_rows", "softmax_bwd", y.dtype)(_p(y), _p(g), _p(gx), rows, L, int(log), K._num_threads)
+
+
+def layer_norm_fwd(x, w, b, y, mean, rstd, rows: int, L: int, eps: float) -> None:
+    """y, and per row mean and rstd (float32, float64 for float64); w and b may be None."""
+    _k("nn_rows", "ln_fwd", x.dtype)(_p(x), _p(w), _p(b), _p(y), _p(mean), _p(rstd), rows, L,
+                                     float(eps), K._num_threads)
+
+
+def layer_norm_row_block(rows: int, L: int) -> int:
+    """Rows per block of the weight/bias gradient partials (at most LN_BLOCKS blocks)."""
+    return max(1, -(-rows // LN_BLOCKS))
+
+
+def layer_norm_bwd(x, mean, rstd, g, w, gx, pw, pb, rows: int, L: int, rb: int) -> None:
+    """gx (if not None) per row; pw / pb (if not None): (nblk, L) partial column sums of
+    g * xhat and g over blocks of rb rows, which the caller sums over axis 0."""
+    _k("nn_rows", "ln_bwd", x.dtype)(_p(x), _p(mean), _p(rstd), _p(g), _p(w), _p(gx), _p(pw),
+                                     _p(pb), rows, L, rb, K._num_threads)
+
+
+def cross_entropy_fwd(x, t, w, loss, lse, rows: int, classes: int, ignore: int,
+                      eps: float) -> int:
+    """Loss and lse per row; returns -1, or the first row whose target is neither in [0, C)
+    nor ignore."""
+    return _k("nn_rows", "ce_fwd", x.dtype)(_p(x), _p(t), _p(w), _p(loss), _p(lse), rows, classes,
+                                            ignore, eps, K._num_threads)
+
+
+def cross_entropy_bwd(x, t, w, lse, g, gx, rows: int, classes: int, ignore: int, eps: float,
+                      wsum: float) -> None:
+    """gx of the (rows, classes) logits; wsum: the sum of the class weights (classes if none)."""
+    _k("nn_rows", "ce_bwd", x.dtype)(_p(x), _p(t), _p(w), _p(lse), _p(g), _p(gx), rows, classes,
+                                     ignore, eps, wsum, K._num_threads)
+
+
+# ---- nn_pool --------------------------------------------------------------------------------
+
+def maxpool2d(x, y, idx, planes: int, H: int, W: int, kh: int, kw: int, sh: int, sw: int,
+              OH: int, OW: int) -> None:
+    """Values and flat H*W indices of max pooling over (planes, H, W) contiguous x."""
+    _k("nn_pool", "maxpool2d", x.dtype)(_p(x), _p(y), _p(idx), planes, H, W, kh, kw, sh, sw, OH, OW,
+                                        K._num_threads)
+
+
+def im2col(x, out, stride, dilation) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x (N, C, H, W)."""
+    n, c, h, w = x.shape
+    _, kh, kw, _, oh, ow = out.shape
+    _k("nn_pool", "im2col", x.dtype)(_p(x), _p(out), n, c, h, w, kh, kw, stride[0], stride[1],
+                                     dilation[0], dilation[1], oh, ow, K._num_threads)
+
+
+# ---- optim ----------------------------------------------------------------------------------
+
+def optim_step(name: str, p, *args) -> None:
+    """One fused update `name` ("sgd", "adam", "rmsprop") of p in place: the addresses of p,
+    its gradient and the state buffers (0 for an absent one), the element count, the scalars
+    and the flag word."""
+    _k("optim", name, p.dtype)(*args, K._num_threads)
