@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (import order matters: module.py re-exports the containers)
 """nn: modules, layers, losses and optimizers on top of tensor and autograd.
 
 >>> import tensor as T, nn
@@ -6,19 +5,16 @@
 >>> model(T.ones((3, 4), dtype="float32")).shape
 (3, 2)
 """
-from .module import Module, Parameter  # first: module.py re-exports the containers
-from . import data, init, utils
-from .containers import ModuleDict, ModuleList, Sequential
-from .serialization import load, save
-from . import functional
+from . import data, functional, init, optim, utils  # optim: nn.optim.SGD, Adam, ...
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .attention import MultiheadAttention
+from .containers import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout
+from .embedding import Embedding
 from .linear import Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .attention import MultiheadAttention
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from .embedding import Embedding
+from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-                      MaxPool2d)
-from . import optim  # nn.optim.SGD, Adam, AdamW, RMSprop, StepLR, CosineAnnealingLR, LambdaLR
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .serialization import load, save

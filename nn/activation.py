@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tensor import Tensor
 
-from . import functional as F
+from . import _functional as F
 from .module import Module
 
 

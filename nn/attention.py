@@ -19,7 +19,7 @@ import math
 import tensor as T
 from tensor._tensor import Tensor
 
-from . import functional as F
+from . import _functional as F
 from . import init
 from .linear import Linear
 from .module import Module, Parameter

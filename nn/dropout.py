@@ -13,7 +13,7 @@ import numbers
 
 from tensor import Tensor
 
-from . import functional as F
+from . import _functional as F
 from .module import Module
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tensor as T
 from tensor import Tensor
 
-from . import functional as F
+from . import _functional as F
 from . import init
 from .module import Module, Parameter
 

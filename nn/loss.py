@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tensor import Tensor
 
-from . import functional as F
+from . import _functional as F
 from .module import Module
 
 

@@ -1,4 +1,4 @@
-"""Module, Parameter and the containers (Sequential, ModuleList, ModuleDict), as torch.nn's.
+"""Module and Parameter, as torch.nn's (the containers are in nn/containers.py).
 
 >>> import tensor as T
 >>> from nn.module import Module, Parameter
@@ -510,5 +510,3 @@ class Module:
                 "\n  " + "\n  ".join(lines) + "\n"
         return s + ")"
 
-
-from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402,F401  (re-exported)

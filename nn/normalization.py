@@ -18,7 +18,7 @@ import tensor as T
 from autograd import no_grad
 from tensor._tensor import Tensor
 
-from . import functional as F
+from . import _functional as F
 from . import init
 from .module import Module, Parameter
 

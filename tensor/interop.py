@@ -97,10 +97,10 @@ _DEVICE_TYPE = {"cpu": 1, "cuda": 2}
 
 def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
     from ._dlpack import make_capsule
-    if t.device.type == "cuda":
+    if t.device is not CPU:
         if dl_device is not None and tuple(dl_device)[0] == 1:   # the consumer wants host memory
             if copy is False:
-                raise BufferError("__dlpack__: the tensor is on a CUDA device and copy=False")
+                raise BufferError(f"__dlpack__: the tensor is on {t.device} and copy=False")
             from .transfer import to_device
             t, copy = to_device(t, CPU), False
         else:   # queued work must be done before a consumer on another stream reads it

@@ -21,16 +21,8 @@ from helpers import assert_close
 import autograd
 import tensor as T
 from nn import init
-from nn.module import (
-    _PARAMS,
-    Module,
-    ModuleDict,
-    ModuleList,
-    Parameter,
-    Sequential,
-    StateDictError,
-    is_parameter,
-)
+from nn.containers import ModuleDict, ModuleList, Sequential
+from nn.module import _PARAMS, Module, Parameter, StateDictError, is_parameter
 from nn.serialization import CheckpointError, load, save
 from nn.utils import clip_grad_norm_, clip_grad_value_, get_total_norm
 

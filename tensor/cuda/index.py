@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes as C
 
 from .. import dtypes as dt
+from .._tensor import empty
 from . import kernels as CK
 
 __all__ = ["index_offsets", "take", "gather", "scatter", "count_nonzero",
@@ -142,8 +143,7 @@ def _p(x) -> C.c_void_p:
 
 
 def _empty(shape, device, dtype=dt.int64):
-    from ..elementwise import empty_tensor
-    return empty_tensor(tuple(shape), dtype, device)
+    return empty(tuple(shape), dtype, device)
 
 
 def _flag(device):
@@ -155,8 +155,10 @@ def _flag(device):
 
 def _read(t, i: int = 0) -> int:
     """One int64 of a device tensor, on the host (synchronizes)."""
-    from ..views import basic_index
-    return int(basic_index(t, (i,)).item())
+    R = _R()
+    v = C.c_int64()
+    R.memcpy_dtoh(R.device_state(t.device.index), C.addressof(v), t.data_ptr() + 8 * i, 8)
+    return v.value
 
 
 def _span(shape, strides) -> int:

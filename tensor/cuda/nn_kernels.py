@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes as C
 
 from .. import dtypes as dt
+from .._tensor import empty
 from . import kernels as CK
 
 BLOCK = 256          # NR_BLOCK / NP_BLOCK / SO_BLOCK in the headers
@@ -186,11 +187,15 @@ def cross_entropy_fwd(x, t, w, loss, lse, rows: int, classes: int, ignore: int,
     """Loss and lse per row; returns -1, or the first row whose target is neither in [0, C) nor
     ignore (found on the host after the device flag says there is one). Reads one flag: one
     synchronization."""
-    from .. import creation
-    flag = creation.zeros((1,), dtype=dt.int32, device=x.device)
+    R = _rt()
+    st = R.device_state(x.device.index)
+    flag = empty((1,), dt.int32, x.device)
+    R.memset(st, flag.data_ptr(), 0, 4)
     _rows("nn_rows", x, "ce_fwd", rows, classes, _p(x), _p(t), _p(w), _p(loss), _p(lse),
           _i(rows), _i(classes), _i(ignore), C.c_double(eps), _p(flag))
-    if not int(flag.item()):
+    bad = C.c_int32()
+    R.memcpy_dtoh(st, C.addressof(bad), flag.data_ptr(), 4)
+    if not bad.value:
         return -1
     tv = t.to("cpu").tolist()
     return next(r for r, v in enumerate(tv) if v != ignore and not 0 <= v < classes)

@@ -17,6 +17,7 @@ import ctypes
 import math
 
 from .. import dtypes as dt
+from .._tensor import empty
 from . import kernels as CK
 
 BLOCK = 256          # SX_RBLK
@@ -98,7 +99,6 @@ def fill(name: str, out, n: int, seed: int, offset: int, *params) -> None:
 def randperm(out, n: int, seed: int, offset: int) -> None:
     """out (int64, n contiguous elements on a CUDA device) = the permutation the CPU's
     randperm gives for (n, seed, offset): the same Fisher-Yates swaps, run in rounds."""
-    from ..elementwise import empty_tensor
     from . import runtime as R
     if n <= 0:
         return
@@ -113,10 +113,10 @@ def randperm(out, n: int, seed: int, offset: int) -> None:
         raise ValueError(f"permutation: n = {n} is too large for the CUDA randperm (< 2^40)")
     wide = n >= PERM_WIDE
     sfx, idt = ("u64", dt.int64) if wide else ("u32", dt.int32)
-    H = empty_tensor((n,), idt, dev)
-    L = [empty_tensor((n,), idt, dev), empty_tensor((n,), idt, dev)]
-    Rv = empty_tensor((n,), dt.int64, dev)
-    cnt = empty_tensor((2,), dt.int64, dev)
+    H = empty((n,), idt, dev)
+    L = [empty((n,), idt, dev), empty((n,), idt, dev)]
+    Rv = empty((n,), dt.int64, dev)
+    cnt = empty((2,), dt.int64, dev)
     vp = lambda t, off=0: ctypes.c_void_p(t.data_ptr() + off)  # noqa: E731
     grid = R.blocks_for(-(-n // 2), BLOCK, dev)
     _k(f"randperm_init_{sfx}", dev)(grid, BLOCK, p, vp(H), vp(Rv), vp(L[0]), vp(cnt),

@@ -1,4 +1,5 @@
-"""torch.nn.functional for tensor: activations, linear, layer_norm, dropout and losses.
+"""The functions of nn.functional that are not a layer family of their own: activations,
+linear, layer_norm, dropout and losses (nn/functional/__init__.py gathers the rest).
 
 Everything is written in public tensor ops (so autograd records it), except softmax,
 log_softmax, layer_norm and cross_entropy with class indices, which run the fused row kernels
@@ -426,8 +427,3 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "log_softmax", "layer_norm", "dropout", "one_hot", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
-from .attention import multi_head_attention_forward  # noqa: E402
-from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402
-from .embedding import embedding  # noqa: E402
-from .normalization import batch_norm, group_norm  # noqa: E402
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d  # noqa: E402

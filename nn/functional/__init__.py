@@ -1,0 +1,45 @@
+"""torch.nn.functional for tensor: activations, linear, normalization, dropout, losses,
+convolution, pooling, embedding and attention, as functions.
+
+Each family lives beside its layers (nn/_functional.py for the activations and losses,
+nn/conv.py, nn/pooling.py, ...); this package only gathers them under torch's names.
+
+>>> import tensor as T
+>>> from nn import functional as F
+>>> F.relu(T.tensor([-1.0, 2.0])).tolist()
+[0.0, 2.0]
+"""
+from .._functional import (
+                           binary_cross_entropy,
+                           binary_cross_entropy_with_logits,
+                           check_reduction,
+                           cross_entropy,
+                           dropout,
+                           gelu,
+                           l1_loss,
+                           layer_norm,
+                           leaky_relu,
+                           linear,
+                           log_softmax,
+                           mse_loss,
+                           nll_loss,
+                           one_hot,
+                           relu,
+                           sigmoid,
+                           silu,
+                           softmax,
+                           tanh,
+)
+from ..attention import multi_head_attention_forward
+from ..conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
+from ..embedding import embedding
+from ..normalization import batch_norm, group_norm
+from ..pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+
+__all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softmax",
+           "log_softmax", "layer_norm", "dropout", "one_hot", "cross_entropy", "nll_loss",
+           "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "check_reduction", "multi_head_attention_forward", "conv1d", "conv2d",
+           "conv_transpose1d", "conv_transpose2d", "fold", "unfold", "embedding", "batch_norm",
+           "group_norm", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d",
+           "max_pool1d", "max_pool2d"]
