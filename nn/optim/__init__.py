@@ -1,0 +1,26 @@
+"""Optimizers (SGD, Adam, AdamW, RMSprop) and learning-rate schedulers (StepLR,
+CosineAnnealingLR, LambdaLR), with PyTorch's API, defaults, update formulas and state_dict
+layout.
+
+A float32/float64 parameter whose gradient and state are contiguous is updated by one fused
+kernel (tensor/cpu/csrc/optim.h on the CPU, cuda_src/optim.cuh on CUDA: reads p, grad and the
+state buffers once, writes them in place; no host round trip, no temporaries). Anything else
+(other dtypes, non-contiguous parameters) takes the same update written in tensor ops.
+
+>>> import tensor as T
+>>> from nn.optim import SGD
+>>> w = T.tensor([1.0, -2.0], dtype=T.float32, requires_grad=True)
+>>> opt = SGD([w], lr=0.1, momentum=0.9)
+>>> for _ in range(3):
+...     opt.zero_grad()
+...     (w * w).sum().backward()
+...     opt.step()
+>>> [round(v, 4) for v in w.tolist()]
+[0.062, -0.124]
+"""
+from .algorithms import SGD, Adam, AdamW, RMSprop
+from .lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
+from .optimizer import Optimizer
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "LRScheduler", "LambdaLR", "StepLR",
+           "CosineAnnealingLR"]

@@ -1,0 +1,129 @@
+"""Learning-rate schedulers (LambdaLR, StepLR, CosineAnnealingLR), as torch.optim.lr_scheduler."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .optimizer import Optimizer
+
+# ---- learning-rate schedulers ---------------------------------------------------------------
+
+class LRScheduler:
+    """Base scheduler: sets each group's lr from `get_lr()` on every `step()` (call it after
+    `optimizer.step()`); construction performs step 0."""
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        for i, group in enumerate(optimizer.param_groups):
+            if last_epoch == -1:
+                group.setdefault("initial_lr", group["lr"])
+            elif "initial_lr" not in group:
+                raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when "
+                               "resuming a scheduler with last_epoch >= 0")
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._step_count = 0
+        self.step()
+
+    def get_lr(self) -> list[float]:
+        raise NotImplementedError
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates the last step() set."""
+        return list(self._last_lr)
+
+    def step(self) -> None:
+        self._step_count += 1
+        self.last_epoch += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+class LambdaLR(LRScheduler):
+    """lr = base_lr * lr_lambda(epoch) (one function, or one per group).
+
+    >>> import tensor as T
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> s = LambdaLR(opt, lambda e: 0.5 ** e); s.step(); s.step(); s.get_last_lr()
+    [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list,
+                 last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"LambdaLR: expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
+
+    def state_dict(self):
+        d = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        d["lr_lambdas"] = [None if callable(f) and hasattr(f, "__code__") else dict(vars(f))
+                           for f in self.lr_lambdas]
+        return d
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        lambdas = state_dict.pop("lr_lambdas", None) or []
+        self.__dict__.update(state_dict)
+        for f, st in zip(self.lr_lambdas, lambdas):
+            if st is not None:
+                f.__dict__.update(st)
+
+
+class StepLR(LRScheduler):
+    """Multiply the lr by gamma every step_size epochs."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.step_size, self.gamma = int(step_size), gamma
+        if self.step_size < 1:
+            raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * self.gamma for g in groups]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine from base_lr down to eta_min over T_max epochs (PyTorch's recursive form)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1) -> None:
+        if int(T_max) < 1:
+            raise ValueError(f"CosineAnnealingLR: T_max must be a positive integer, got {T_max}")
+        self.T_max, self.eta_min = int(T_max), eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        e, tm, lo = self.last_epoch, self.T_max, self.eta_min
+        groups = self.optimizer.param_groups
+        if e == 0:
+            return [g["lr"] for g in groups]
+        if self._step_count == 1 and e > 0:
+            return [lo + (b - lo) * (1 + math.cos(e * math.pi / tm)) / 2 for b in self.base_lrs]
+        if (e - 1 - tm) % (2 * tm) == 0:
+            return [g["lr"] + (b - lo) * (1 - math.cos(math.pi / tm)) / 2
+                    for b, g in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * e / tm)) / (1 + math.cos(math.pi * (e - 1) / tm))
+                * (g["lr"] - lo) + lo for g in groups]
+

@@ -1,0 +1,208 @@
+"""The Optimizer base class (param groups, step with closure, state_dict) and the launch of
+the fused update kernels (the backend's optim_step: one pass over p, grad and the state
+buffers, in place)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import autograd
+import tensor as T
+from tensor import dtypes as dt
+from tensor._tensor import Tensor
+from tensor.aliasing import check_writable
+from tensor.backend import backend_for
+
+# ---- fused kernels --------------------------------------------------------------------------
+
+_MAXIMIZE, _NESTEROV, _FIRST, _MOMENTUM, _AMSGRAD, _DECOUPLED, _CENTERED, _WD = (
+    1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:
+    """The fused kernels need a float32/float64 parameter and contiguous operands on its device."""
+    return (p.dtype in (dt.float32, dt.float64)
+            and all(b is None or (b.is_contiguous() and b.device == p.device) for b in (p, *bufs)))
+
+
+def _launch(name: str, p: Tensor, *args) -> None:
+    # the kernel writes p in place, as the tensor-op path's in-place ops (which check) would
+    check_writable(p, f"{name} step")
+    backend_for(p.device).optim_step(name, p, *args)
+
+
+def _touch(*ts: Tensor | None) -> None:
+    """A kernel wrote these in place: bump their version so autograd's saved-tensor check sees it."""
+    for t in ts:
+        if t is not None:
+            t._storage.version += 1
+
+
+def _ptr(t: Tensor | None) -> int:
+    return 0 if t is None else t.data_ptr()
+
+
+def _zeros(p: Tensor) -> Tensor:
+    return T.zeros(p.shape, dtype=p.dtype, device=p.device)
+
+
+# ---- base class -----------------------------------------------------------------------------
+
+class Optimizer:
+    """Base class: holds `param_groups` (dicts of params + options) and per-parameter `state`.
+
+    Subclasses set `defaults` and implement `_update(group, p, state)` for one parameter.
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = dict(defaults)
+        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got a Tensor of shape {tuple(params.shape)}")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__}: optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (missing ones take the defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"add_param_group: expected a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group.get("params")
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs; use a list")
+        group["params"] = params = list(params) if params is not None else []
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if p.dtype.kind != "f":
+                raise TypeError(f"optimizer can only optimize floating-point Tensors, got {p.dtype.name}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for k, v in self.defaults.items():
+            group.setdefault(k, v)
+        self._check_options(group)
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("optimizer: a parameter group contains the same parameter twice")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def _check_options(self, group: dict[str, Any]) -> None:
+        """Raise ValueError for invalid options (PyTorch's checks)."""
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear every parameter's gradient (set to None, or fill with zeros)."""
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad = p.grad.detach()
+                    with autograd.no_grad():
+                        p.grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None):
+        """Update every parameter that has a gradient; `closure` recomputes and returns the loss."""
+        loss = None
+        if closure is not None:
+            with autograd.enable_grad():
+                loss = closure()
+        with autograd.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        state = self.state.get(p, {})
+                        self._update(group, p, self._grad(p), state)
+                        if state:  # SGD without momentum keeps none, as in PyTorch
+                            self.state[p] = state
+        return loss
+
+    def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _grad(self, p: Tensor) -> Tensor:
+        g = p.grad
+        if tuple(g.shape) != tuple(p.shape) or g.dtype is not p.dtype:
+            raise ValueError(f"{type(self).__name__}.step: gradient {tuple(g.shape)} {g.dtype.name} "
+                             f"does not match its parameter {tuple(p.shape)} {p.dtype.name}")
+        g = g.detach()
+        if not g.is_contiguous() and p.is_contiguous():
+            g = g.contiguous()  # one copy keeps the update in the fused kernel
+        return g
+
+    # -- state_dict: PyTorch's layout, parameters replaced by their index in group order --
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}.
+        State tensors are copies (a snapshot, unlike PyTorch's references)."""
+        index: dict[int, int] = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
+            groups.append(packed)
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {k: v.copy() if isinstance(v, Tensor) else v
+                                           for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load options and state saved by state_dict() (tensors are copied and cast to each
+        parameter's dtype and device)."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer "
+                             f"has {len(self.param_groups)}")
+        for mine, saved in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                                 "the size of optimizer's group")
+        by_index = {i: p for mine, saved in zip(self.param_groups, groups)
+                    for i, p in zip(saved["params"], mine["params"])}
+        self.state = defaultdict(dict)
+        for i, st in state_dict["state"].items():
+            p = by_index.get(int(i))
+            if p is None:
+                continue
+            self.state[p] = {k: _load_value(k, v, p) for k, v in st.items()}
+        self.param_groups = [{**saved, "params": mine["params"]}
+                             for mine, saved in zip(self.param_groups, groups)]
+
+
+def _load_value(key: str, v, p: Tensor):
+    if key == "step":
+        return int(float(v.item() if hasattr(v, "item") else v))
+    if v is None:
+        return None
+    t = v if isinstance(v, Tensor) else T.asarray(v)
+    return T.asarray(t, dtype=p.dtype, device=p.device).copy().contiguous()
+
+
+def _check_nonneg(name: str, value: float, what: str) -> None:
+    if not 0.0 <= value:
+        raise ValueError(f"{name}: invalid {what}: {value}")
