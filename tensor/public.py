@@ -6,7 +6,7 @@ these, so the graph sees exactly one node per public call.
 """
 from __future__ import annotations
 
-from . import creation, indexing, linalg, manipulation, ops, reductions, transfer, views
+from . import creation, indexing, linalg, manipulation, ops, reductions, scatter, transfer, views
 from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, UNARY
@@ -58,15 +58,16 @@ PUB["swapdims"], PUB["movedim"] = PUB["swapaxes"], PUB["moveaxis"]
 _add("matrix_transpose", views.matrix_transpose)
 _add("broadcast_to", views.broadcast_view)
 _add("getitem", indexing.getitem)
-_add("setitem", indexing.setitem)
+_add("setitem", scatter.setitem)
 
 for _n, _f in reductions.FUNCS.items():
     _add(_n, _f)
 for _n, _f in linalg.FUNCS.items():
     _add(_n, _f)
-for _n in ("take", "take_along_axis", "put_along_axis", "index_add", "index_add_", "scatter_add",
-           "scatter_add_", "index_put_", "nonzero", "argwhere", "count_nonzero"):
+for _n in ("take", "take_along_axis", "nonzero", "argwhere", "count_nonzero"):
     _add(_n, getattr(indexing, _n))
+for _n in ("put_along_axis", "index_add", "index_add_", "scatter_add", "scatter_add_", "index_put_"):
+    _add(_n, getattr(scatter, _n))
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",
            "dstack", "fliplr", "flipud", "hsplit", "hstack", "pad", "repeat", "roll", "rot90",
            "split", "stack", "tile", "unbind", "vsplit", "vstack"):

@@ -22,6 +22,7 @@ import tensor as T
 from tensor import dtypes as dt
 from tensor import indexing as I
 from tensor import manipulation as M
+from tensor import scatter as S
 
 # ================================================================ compile (NVRTC, no GPU)
 
@@ -45,12 +46,12 @@ def test_index_arg_structs_match_device_layout():
     nvrtc = nvrtc_or_skip()
     from tensor.cuda import index as CI
     checks = []
-    for name, S in CI.ARG_STRUCTS.items():
-        checks.append(f'static_assert(sizeof({name}) == {ctypes.sizeof(S)}, "{name}");')
-        for f, *_ in S._fields_:
-            checks.append(f"static_assert(__builtin_offsetof({name}, {f}) == {getattr(S, f).offset}, "
+    for name, st in CI.ARG_STRUCTS.items():
+        checks.append(f'static_assert(sizeof({name}) == {ctypes.sizeof(st)}, "{name}");')
+        for f, *_ in st._fields_:
+            checks.append(f"static_assert(__builtin_offsetof({name}, {f}) == {getattr(st, f).offset}, "
                           f'"{name}.{f}");')
-        assert ctypes.sizeof(S) <= 4096  # the kernel parameter limit
+        assert ctypes.sizeof(st) <= 4096  # the kernel parameter limit
     src = '#include "index.cuh"\n' + "\n".join(checks) + "\n"
     for arch in CUDA_ARCHS:
         nvrtc.compile("index_layout", src, arch)
@@ -330,7 +331,7 @@ def test_duplicates_many_tiles_many_passes(d):
         ref = np.zeros(20000, v.dtype)
         ref[idx] = v
         same(np_of(g), ref)
-    check(I.index_add(c, 0, T.asarray(idx), vt), I.index_add(g, 0, T.asarray(idx).to(DEV), vt.to(DEV)))
+    check(S.index_add(c, 0, T.asarray(idx), vt), S.index_add(g, 0, T.asarray(idx).to(DEV), vt.to(DEV)))
 
 
 @cuda
@@ -378,8 +379,8 @@ def test_put_along_axis_duplicates(axis):
     v = np.arange(ix.size, dtype=np.int32).reshape(ix.shape) + 100
     ref = a.copy()
     np.put_along_axis(ref, ix, v, axis)
-    I.put_along_axis(c, T.asarray(ix), T.asarray(v), axis)
-    I.put_along_axis(g, T.asarray(ix).to(DEV), T.asarray(v).to(DEV), axis)
+    S.put_along_axis(c, T.asarray(ix), T.asarray(v), axis)
+    S.put_along_axis(g, T.asarray(ix).to(DEV), T.asarray(v).to(DEV), axis)
     check(c, g, ref)
 
 
@@ -396,8 +397,8 @@ def test_index_add(d, layout):
     idx = [4, 0, 4, -1, 2, 4, 0]
     src = vals((7, 3), d, 10)
     sc = T.asarray(src).astype(d)
-    out_c = I.index_add(c, 0, idx, sc)
-    out_g = I.index_add(g, 0, T.asarray(np.array(idx)).to(DEV), sc.to(DEV))
+    out_c = S.index_add(c, 0, idx, sc)
+    out_g = S.index_add(g, 0, T.asarray(np.array(idx)).to(DEV), sc.to(DEV))
     check(out_c, out_g)
     same(np_of(g), np_of(c))  # the out-of-place op left x alone
     if d is dt.float32:
@@ -408,8 +409,8 @@ def test_index_add(d, layout):
     src2 = vals((5, 4), d, 11)
     s2 = T.asarray(src2).astype(d)
     alpha = 1 if d is dt.bool_ else 2
-    I.index_add_(c, 1, [2, 2, -3, 0], s2, alpha=alpha)
-    I.index_add_(g, 1, [2, 2, -3, 0], s2.to(DEV), alpha=alpha)
+    S.index_add_(c, 1, [2, 2, -3, 0], s2, alpha=alpha)
+    S.index_add_(g, 1, [2, 2, -3, 0], s2.to(DEV), alpha=alpha)
     check(c, g)
 
 
@@ -420,11 +421,11 @@ def test_scatter_add(d):
     idx = np.array([[0, 2, 2, 0], [2, 2, 2, 1]])
     src = vals((2, 5), d, 13)
     sc = T.asarray(src).astype(d)
-    check(I.scatter_add(c, 0, T.asarray(idx), sc), I.scatter_add(g, 0, T.asarray(idx).to(DEV), sc.to(DEV)))
+    check(S.scatter_add(c, 0, T.asarray(idx), sc), S.scatter_add(g, 0, T.asarray(idx).to(DEV), sc.to(DEV)))
     idx1 = np.array([[3, 3, 0], [1, 1, 1], [-1, 3, 0]])
     s2 = T.asarray(vals((3, 3), d, 14)).astype(d)
-    I.scatter_add_(c, 1, T.asarray(idx1), s2)
-    I.scatter_add_(g, 1, T.asarray(idx1).to(DEV), s2.to(DEV))
+    S.scatter_add_(c, 1, T.asarray(idx1), s2)
+    S.scatter_add_(g, 1, T.asarray(idx1).to(DEV), s2.to(DEV))
     check(c, g)
 
 
@@ -435,21 +436,21 @@ def test_index_put_accumulate(d):
     key = ([0, 3, 0, 0, -4], [1, 2, 1, 1, 1])
     v = vals((5,), d, 16)
     vt = T.asarray(v).astype(d)
-    I.index_put_(c, key, vt, accumulate=True)
-    I.index_put_(g, key, vt.to(DEV), accumulate=True)
+    S.index_put_(c, key, vt, accumulate=True)
+    S.index_put_(g, key, vt.to(DEV), accumulate=True)
     check(c, g)
     if d is dt.int16:
         ref = a.copy()
         np.add.at(ref, key, v)
         same(np_of(g), ref)
-    I.index_put_(c, (c > 0,), 1, accumulate=True)   # a mask: unique destinations
-    I.index_put_(g, (g > 0,), 1, accumulate=True)
+    S.index_put_(c, (c > 0,), 1, accumulate=True)   # a mask: unique destinations
+    S.index_put_(g, (g > 0,), 1, accumulate=True)
     check(c, g)
-    I.index_put_(c, ([1, 1],), vt[:3], accumulate=False)   # plain put: last wins
-    I.index_put_(g, ([1, 1],), vt[:3].to(DEV), accumulate=False)
+    S.index_put_(c, ([1, 1],), vt[:3], accumulate=False)   # plain put: last wins
+    S.index_put_(g, ([1, 1],), vt[:3].to(DEV), accumulate=False)
     check(c, g)
-    I.index_put_(c, (slice(1, 3),), 2, accumulate=True)    # basic key, accumulate
-    I.index_put_(g, (slice(1, 3),), 2, accumulate=True)
+    S.index_put_(c, (slice(1, 3),), 2, accumulate=True)    # basic key, accumulate
+    S.index_put_(g, (slice(1, 3),), 2, accumulate=True)
     check(c, g)
 
 
@@ -461,9 +462,9 @@ def test_accumulation_is_deterministic_and_matches_cpu_bits():
     idx = rng.integers(0, 5, n)
     src = (rng.standard_normal(n) * 1e3).astype(np.float32)
     src[::7] *= 1e-6
-    cpu = I.index_add(T.zeros(5, dtype="float32"), 0, T.asarray(idx), T.asarray(src))
+    cpu = S.index_add(T.zeros(5, dtype="float32"), 0, T.asarray(idx), T.asarray(src))
     gi, gs = T.asarray(idx).to(DEV), T.asarray(src).to(DEV)
-    outs = [I.index_add(T.zeros(5, dtype="float32", device=DEV), 0, gi, gs) for _ in range(2)]
+    outs = [S.index_add(T.zeros(5, dtype="float32", device=DEV), 0, gi, gs) for _ in range(2)]
     same(np_of(outs[0]), np_of(outs[1]))
     same(np_of(outs[0]), np_of(cpu))   # same order and arithmetic as the CPU: bit for bit
     seq = np.zeros(5, np.float32)
@@ -546,10 +547,10 @@ def test_out_of_range_errors_match_cpu_and_write_nothing():
         assert _err(f, g) == _err(f, c)
     writes = [lambda x: x.__setitem__(([0, 5],), 1.0),
               lambda x: x.__setitem__(([0, 1], [2, -5]), T.ones(2, device=x.device)),
-              lambda x: I.index_add_(x, 0, [0, 0, 3], T.ones((3, 4), device=x.device)),
-              lambda x: I.index_put_(x, ([2, -4],), 5.0, accumulate=True),
-              lambda x: I.scatter_add_(x, 1, T.tensor([[0, 4]]), T.ones((1, 2), device=x.device)),
-              lambda x: I.put_along_axis(x, T.tensor([[0], [9]]), 3.0, 0)]
+              lambda x: S.index_add_(x, 0, [0, 0, 3], T.ones((3, 4), device=x.device)),
+              lambda x: S.index_put_(x, ([2, -4],), 5.0, accumulate=True),
+              lambda x: S.scatter_add_(x, 1, T.tensor([[0, 4]]), T.ones((1, 2), device=x.device)),
+              lambda x: S.put_along_axis(x, T.tensor([[0], [9]]), 3.0, 0)]
     for f in writes:
         assert _err(f, g) == _err(f, c)
         same(np_of(g), a)   # nothing was written

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import tensor as T
 from tensor import dtypes as dt
 from tensor import indexing as I
+from tensor import scatter as S
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -333,7 +334,7 @@ def test_take_and_put_along_axis(data, d, shape):
     base = small_values(rng, shape, d)
     t = make_tensor(base, d)
     vals = small_values(rng, np.broadcast_shapes(idx.shape, got.shape), d)
-    I.put_along_axis(t, T.asarray(idx), make_tensor(vals, d), axis)
+    S.put_along_axis(t, T.asarray(idx), make_tensor(vals, d), axis)
     ref = base.copy()
     np.put_along_axis(ref, idx, vals, axis)
     # repeated indices: NumPy's last write wins too
@@ -371,9 +372,9 @@ def test_index_add_matches_add_at(data, d, shape):
     s_np, s_t = maybe_view(data, src, d, "source layout")
     alpha = 2 if d.kind in "iuf" and data.draw(st.booleans()) else 1
     before = to_np(t_base)
-    out = I.index_add(x, axis, to_index(rng, idx), s_t, alpha=alpha)
+    out = S.index_add(x, axis, to_index(rng, idx), s_t, alpha=alpha)
     np.testing.assert_array_equal(to_np(t_base), before)  # the out-of-place one copies
-    I.index_add_(x, axis, T.asarray(idx), s_t, alpha=alpha)
+    S.index_add_(x, axis, T.asarray(idx), s_t, alpha=alpha)
     scaled = (s_np * alpha).astype(s_np.dtype) if alpha != 1 else s_np
     key = (slice(None),) * (axis % a.ndim) + (idx,)
     want = _seq_add_ref(a.copy(), key, scaled, d)
@@ -388,18 +389,18 @@ def test_index_add_deterministic_parallel_and_errors():
     src = rng.random((50, 8192)).astype(np.float32)
     want = np.zeros((4, 8192), np.float32)
     np.add.at(want, idx, src)
-    got = I.index_add_(T.zeros((4, 8192), dtype="float32"), 0, T.asarray(idx), T.asarray(src))
+    got = S.index_add_(T.zeros((4, 8192), dtype="float32"), 0, T.asarray(idx), T.asarray(src))
     np.testing.assert_array_equal(got.numpy(), want)  # same sequential order: bitwise equal
     x = T.zeros((3, 2))
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
-        I.index_add_(x, 0, [0, 3], T.ones((2, 2)))
+        S.index_add_(x, 0, [0, 3], T.ones((2, 2)))
     assert x.tolist() == [[0.0, 0.0]] * 3
     with pytest.raises(ValueError, match=r"source of shape \(2, 3\) does not match \(2, 2\)"):
-        I.index_add_(x, 0, [0, 1], T.ones((2, 3)))
+        S.index_add_(x, 0, [0, 1], T.ones((2, 3)))
     with pytest.raises(ValueError, match="index must be 1-d"):
-        I.index_add_(x, 0, [[0, 1]], T.ones((2, 2)))
+        S.index_add_(x, 0, [[0, 1]], T.ones((2, 2)))
     with pytest.raises(ValueError, match="axis 2 is out of bounds for a tensor of rank 2"):
-        I.index_add_(x, 2, [0], T.ones((3, 1)))
+        S.index_add_(x, 2, [0], T.ones((3, 1)))
 
 
 @SETTINGS
@@ -414,7 +415,7 @@ def test_scatter_add(data, d, shape):
     sshape = tuple(m + data.draw(st.integers(0, 1)) for m in ishape)
     idx = rng.integers(0, shape[axis], ishape)
     src = small_values(rng, sshape, d)
-    out = I.scatter_add(x, axis, T.asarray(idx), make_tensor(src, d))
+    out = S.scatter_add(x, axis, T.asarray(idx), make_tensor(src, d))
     key = tuple(idx if i == axis else np.arange(m).reshape([-1 if j == i else 1 for j in range(len(shape))])
                 for i, m in enumerate(ishape))
     want = _seq_add_ref(base.copy(), key, src[tuple(slice(0, m) for m in ishape)], d)
@@ -434,11 +435,11 @@ def test_index_put_accumulate(data, shape):
     except IndexError:
         return
     v = small_values(rng, rshape, dt.int32)
-    I.index_put_(x, key, T.asarray(v), accumulate=True)
+    S.index_put_(x, key, T.asarray(v), accumulate=True)
     np.add.at(base, nkey, v)
     np.testing.assert_array_equal(x.numpy(), base)
 
 
 def test_docstring_examples():
     import doctest
-    assert doctest.testmod(I).failed == 0
+    assert doctest.testmod(I).failed == 0 and doctest.testmod(S).failed == 0
