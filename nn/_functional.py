@@ -24,7 +24,7 @@ from autograd.grad_mode import no_grad
 from tensor import Tensor
 from tensor import random as _random
 
-from . import _fused
+from . import _fused, _fused_ops
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -64,9 +64,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: bias shape {bias.shape} != (out_features,) = "
                          f"({weight.shape[0]},)")
     if x.ndim == 2:
-        return _fused.linear2d(x, weight, bias)  # one recorded node (dispatch cost matters here)
+        return _fused_ops.linear2d(x, weight, bias)  # one recorded node (dispatch cost matters here)
     if x.ndim > 2:  # one 2-D GEMM over every leading row
-        y = _fused.linear2d(x.reshape(-1, x.shape[-1]), weight, bias)
+        y = _fused_ops.linear2d(x.reshape(-1, x.shape[-1]), weight, bias)
         return y.reshape(x.shape[:-1] + (weight.shape[0],))
     y = x @ weight.T
     return y if bias is None else y + bias
@@ -85,7 +85,7 @@ def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0); the gradient at 0 is 0 and NaN stays NaN, as PyTorch's."""
     _tensor(x, "relu")
     if x.dtype.kind == "f":
-        return _result(x, _fused.relu_op(x), inplace)  # one graph node
+        return _result(x, _fused_ops.relu_op(x), inplace)  # one graph node
     return _result(x, T.where(x <= 0, 0, x), inplace)
 
 
@@ -397,7 +397,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
             raise ValueError("binary_cross_entropy: all elements of input should be between 0 "
                              "and 1 (apply sigmoid first, or use binary_cross_entropy_with_logits)")
-    loss = _fused.binary_cross_entropy(input, target)
+    loss = _fused_ops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")

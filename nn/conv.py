@@ -50,7 +50,7 @@ def _im2col(x: Tensor, kernel, stride, padding, dilation, value=0.0) -> Tensor:
     oh, ow = _out_size(h, kh, sh, 0, 0, dh), _out_size(w, kw, sw, 0, 0, dw)
     out = ew.empty_tensor((c, kh, kw, n, oh, ow), x.dtype, x.device)
     if x.dtype in (T.float32, T.float64) and out.numel():  # one C pass (short rows dominate)
-        from ._fused import im2col_kernel
+        from ._fused_ops import im2col_kernel
         im2col_kernel(ew.contiguous(x), out, (kh, kw), (sh, sw), (dh, dw))
         return out
     s = x.strides  # any layout: the windows are read through x's own strides

@@ -78,7 +78,7 @@ def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_i
     if (nd == 2 and x.ndim == 4 and not return_indices and x.dtype in (T.float32, T.float64)
             and tuple(d) == (1, 1) and all(p == (0, 0) for p in _pad2(pads, nd, (0, 0)))
             and tuple(out) == tuple((x.shape[2 + i] - k[i]) // s[i] + 1 for i in range(2))):
-        from ._fused import max_pool2d_fast  # one fused kernel and one graph node
+        from ._fused_ops import max_pool2d_fast  # one fused kernel and one graph node
         return max_pool2d_fast(x, k[0], k[1], s[0], s[1])[0]
     x4, undo = _to4d(x, nd)
     k2, s2, d2 = _pad2(k, nd, 1), _pad2(s, nd, 1), _pad2(d, nd, 1)

@@ -25,7 +25,7 @@ from helpers import bf16_round, to_np
 
 import nn
 import tensor as T
-from nn import _fused
+from nn import _fused_ops
 from nn import functional as F
 from tensor import dtypes as dt
 from tensor.cuda import kernels as CK
@@ -239,8 +239,8 @@ def test_max_pool2d_values_indices_exact(d, k, s):
     a[0, 1, 0, 0] = np.inf
     a[1, 1, 3, 3] = -np.inf
     xc, xg = _pair(a, d)
-    yc, ic = _fused.max_pool2d_fast(xc, k[0], k[1], s[0], s[1])
-    yg, ig = _fused.max_pool2d_fast(xg, k[0], k[1], s[0], s[1])
+    yc, ic = _fused_ops.max_pool2d_fast(xc, k[0], k[1], s[0], s[1])
+    yg, ig = _fused_ops.max_pool2d_fast(xg, k[0], k[1], s[0], s[1])
     _same(yg, yc, "values")
     _same(ig, ic, "indices")
 

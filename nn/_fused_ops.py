@@ -1,0 +1,152 @@
+"""Single-node ops of nn, each a public op wrapped by `tensor._hook.differentiable` with its
+Rule beside it: binary_cross_entropy (PyTorch's derivative), linear (x @ W.T + b as one node,
+not three), relu (one node), and 2-D max pooling and im2col on the backend's fused kernels.
+One graph node instead of a composition matters where the ops are small and Python dispatch
+is the cost.
+"""
+from __future__ import annotations
+
+import tensor as T
+from autograd.graph import RULES, Rule
+from autograd.rules_util import fit
+from tensor import dtypes as dt
+from tensor import elementwise as ew
+from tensor import views
+from tensor._hook import differentiable
+from tensor._tensor import Tensor
+
+from ._fused import _be
+
+# ---------------------------------------------------------------- binary_cross_entropy
+
+def _clamped_logs(x):
+    return T.clip(T.log(x), -100.0, None), T.clip(T.log1p(-x), -100.0, None)
+
+
+def _bce(x: Tensor, target: Tensor) -> Tensor:
+    """Elementwise -(t log x + (1 - t) log(1 - x)), logs clamped at -100 as PyTorch."""
+    lx, l1x = _clamped_logs(x)
+    return -(target * lx + (1.0 - target) * l1x)
+
+
+binary_cross_entropy = differentiable("binary_cross_entropy", _bce)
+
+
+def _bce_partials(x, t, needs):
+    dx = (x - t) / T.maximum(x * (1.0 - x), 1e-12) if needs[0] else None
+    dt_ = None
+    if needs[1]:
+        lx, l1x = _clamped_logs(x)
+        dt_ = l1x - lx
+    return dx, dt_
+
+
+def _bce_vjp(ctx, g):
+    x, t = ctx.args
+    dx, dt_ = _bce_partials(x, t, ctx.needs)
+    return (fit(None if dx is None else g * dx, x), fit(None if dt_ is None else g * dt_, t))
+
+
+def _bce_jvp(ctx, tans):
+    x, t = ctx.args
+    dx, dt_ = _bce_partials(x, t, (tans[0] is not None, tans[1] is not None))
+    r = None if dx is None else tans[0] * dx
+    if dt_ is not None:
+        r = tans[1] * dt_ if r is None else r + tans[1] * dt_
+    return r
+
+
+RULES["binary_cross_entropy"] = Rule("binary_cross_entropy", _bce_vjp, _bce_jvp, (0, 1))
+
+
+# ---------------------------------------------------------------- linear: one node, not three
+def _linear(x2: Tensor, weight: Tensor, bias):
+    """x2 (rows, in) @ weight.T + bias, computed with the raw kernels (recorded as one op)."""
+    from tensor import linalg
+    y = linalg.matmul(x2, views.matrix_transpose(weight))
+    return y if bias is None else ew.binary("add", y, bias, out=y)
+
+
+linear2d = differentiable("linear", _linear)
+
+
+def _linear_vjp(ctx, g):
+    x2, w, b = ctx.args
+    gx = g @ w if ctx.needs[0] else None
+    gw = g.T @ x2 if ctx.needs[1] else None
+    gb = g.sum(axis=0) if b is not None and ctx.needs[2] else None
+    return gx, gw, gb
+
+
+def _linear_jvp(ctx, tans):
+    x2, w, b = ctx.args
+    tx, tw, tb = tans
+    r = None
+    for t in (tx @ w.T if tx is not None else None, x2 @ tw.T if tw is not None else None, tb):
+        if t is not None:
+            r = t if r is None else r + t
+    return r
+
+
+RULES["linear"] = Rule("linear", _linear_vjp, _linear_jvp, (0, 1))
+
+
+# ---------------------------------------------------------------- max_pool2d fast path
+def im2col_kernel(x: Tensor, out: Tensor, kernel, stride, dilation) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x."""
+    _be(x).im2col(x, out, stride, dilation)
+
+
+def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
+    """(values, flat H*W indices) of 2-D max pooling of (N, C, H, W), no padding/dilation."""
+    x = ew.contiguous(x)
+    n, c, h, w = x.shape
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    y = ew.empty_tensor((n, c, oh, ow), x.dtype, x.device)
+    idx = ew.empty_tensor((n, c, oh, ow), dt.int64, x.device)
+    if y.numel():
+        _be(x).maxpool2d(x, y, idx, n * c, h, w, kh, kw, sh, sw, oh, ow)
+    return y, idx
+
+
+max_pool2d_fast = differentiable("max_pool2d_fast", _max_pool2d)
+
+
+def _mp_vjp(ctx, gs):
+    g = gs[0]
+    x = ctx.args[0]
+    if g is None:
+        return (None, None, None, None, None)
+    n, c, h, w = x.shape
+    idx = ctx.out[1].reshape(n * c, -1)
+    gx = T.zeros((n * c, h * w), dtype=g.dtype, device=g.device)
+    gx = gx.scatter_add(1, idx, g.reshape(n * c, -1))
+    return (gx.reshape(n, c, h, w), None, None, None, None)
+
+
+def _mp_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    y, idx = ctx.out
+    n, c = y.shape[:2]
+    ty = T.take_along_axis(t.reshape(n * c, -1), idx.reshape(n * c, -1), axis=1)
+    return [ty.reshape(y.shape), None]
+
+
+RULES["max_pool2d_fast"] = Rule("max_pool2d_fast", _mp_vjp, _mp_jvp, ("out",))
+
+
+# ---------------------------------------------------------------- relu: one node
+relu_op = differentiable("relu", lambda x: ew.binary("maximum", x, 0.0))  # NaN stays NaN
+
+
+def _relu_vjp(ctx, g):
+    return (T.where(ctx.out > 0, g, 0.0),)  # the gradient at 0 is 0, as PyTorch's
+
+
+def _relu_jvp(ctx, tans):
+    return None if tans[0] is None else T.where(ctx.out > 0, tans[0], 0.0)
+
+
+RULES["relu"] = Rule("relu", _relu_vjp, _relu_jvp, ("out",))
