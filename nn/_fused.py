@@ -2,10 +2,11 @@
 cross_entropy kernels), as recorded ops.
 
 softmax, log_softmax, layer_norm and cross_entropy (class indices) run one kernel pass per
-row (rows along the last axis, made contiguous first). Each is a public op wrapped by `tensor._hook.differentiable` under
-its name, with a Rule (vjp and jvp) in `autograd.graph.RULES`. A vjp runs the fused C
-backward when the backward pass is not itself recorded, and composes public ops under
-create_graph=True, so higher derivatives work. float32 and float64; 16-bit floats compute in
+row (rows along the last axis, made contiguous first). Each is a public op wrapped by
+`tensor._hook.differentiable` under its name, with a Rule (vjp and jvp) in
+`autograd.graph.RULES`. A vjp runs the fused kernel's backward when the backward pass is
+not itself recorded, and composes public ops under create_graph=True, so higher derivatives
+work. float32 and float64; 16-bit floats compute in
 float32 inside the kernels (statistics such as mean, rstd and lse are float32 for them).
 
 >>> import tensor as T
