@@ -1,32 +1,22 @@
 /* Shared definitions of the CUDA kernels (NVRTC, C++17): element types, 16-bit float
  * conversions, the by-value N-d strided indexer and the device versions of the macros the
- * op table's C expressions use. Mirrors tensor/cpu/csrc/common.h.
+ * op table's C expressions use. Mirrors tensor/cpu/csrc/common.h; what both compute alike
+ * lives in scalar/, compiled by both.
  *
  * Each dtype has a traits struct sx_<sfx> (sx_f32, sx_i8, sx_b8, ...):
  *   T      storage type          C   compute type
  *   ld(x)  storage -> compute    st(x)  compute -> storage (a template: any arithmetic x)
  * 16-bit floats are stored as uint16_t and computed in float, converted with our own bit
- * arithmetic, so no CUDA toolkit header (cuda_fp16.h, cuda_bf16.h) is needed.
+ * arithmetic (scalar/types.h, shared with the CPU), so no CUDA toolkit header (cuda_fp16.h,
+ * cuda_bf16.h) is needed.
  * Signed overflow: the expressions do integer arithmetic in int/int64 and st() truncates,
  * which wraps as NumPy's ints do. */
 #ifndef STRIDEX_COMMON_CUH
 #define STRIDEX_COMMON_CUH
 
-#if defined(__CUDACC_RTC__)
-/* NVRTC: no system headers. philox.h uses the same guard. */
-#ifndef PHILOX_HAVE_STDINT_TYPES
-#define PHILOX_HAVE_STDINT_TYPES
-typedef unsigned int uint32_t;
-typedef int int32_t;
-typedef unsigned long long uint64_t;
-typedef long long int64_t;
-#endif
-typedef signed char int8_t;
-typedef unsigned char uint8_t;
-typedef short int16_t;
-typedef unsigned short uint16_t;
-#else
-#include <stdint.h>
+#include "scalar/types.h"   /* integer types, 16-bit float conversions (the CPU's too) */
+#include "scalar/reduce_ops.h" /* LO_sfx / HI_sfx: the identities of max / min */
+#if !defined(__CUDACC_RTC__)
 #include <math.h>
 #endif
 
@@ -41,75 +31,44 @@ typedef unsigned short uint16_t;
 #define SX_MAXARGS 4     /* operands of one elementwise launch: out + up to 3 inputs */
 #define SX_BLOCK 256     /* threads per block of the elementwise kernels */
 
-SX_DEV float sx_as_float(uint32_t u) { return __uint_as_float(u); }
-SX_DEV uint32_t sx_as_uint(float f) { return __float_as_uint(f); }
-#define SX_INF_F __int_as_float(0x7f800000)
-#define SX_INF_D __longlong_as_double(0x7ff0000000000000LL)
-
-SX_DEV float sx_h2f(uint16_t h) {
-    uint32_t em = h & 0x7fffu;
-    uint32_t r = sx_as_uint(sx_as_float(em << 13) * 0x1p112f); /* exact rescale, subnormals too */
-    r = em >= 0x7c00u ? (r | 0x7f800000u) : r;                  /* inf / nan */
-    return sx_as_float(r | ((uint32_t)(h & 0x8000u) << 16));
-}
-
-SX_DEV uint16_t sx_f2h(float f) {            /* round to nearest, ties to even */
-    uint32_t x = sx_as_uint(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    x &= 0x7fffffffu;
-    uint32_t big = x > 0x7f800000u ? 0x7e00u : 0x7c00u;
-    uint32_t sub = sx_as_uint(__fadd_rn(sx_as_float(x), 0.5f)) - 0x3f000000u;
-    uint32_t nrm = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;   /* rebias exponent by -112 */
-    uint32_t r = x >= 0x47800000u ? big : (x < 0x38800000u ? sub : nrm);
-    return (uint16_t)(r | sign);
-}
-
-SX_DEV float sx_bf2f(uint16_t b) { return sx_as_float((uint32_t)b << 16); }
-
-SX_DEV uint16_t sx_f2bf(float f) {
-    uint32_t u = sx_as_uint(f);
-    uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
-}
-
-/* ---- dtype traits: lo/hi are the identities of max/min ---- */
-#define SX_PLAIN_TRAITS(SFX, TY, LO, HI)                                   \
+/* ---- dtype traits: lo/hi are the identities of max/min (scalar/reduce_ops.h) ---- */
+#define SX_PLAIN_TRAITS(SFX, TY)                                           \
 struct sx_##SFX {                                                          \
     typedef TY T; typedef TY C;                                            \
     SX_DEV C ld(T x) { return x; }                                         \
     template <class X> SX_DEV T st(X x) { return (T)x; }                   \
-    SX_DEV C lo() { return LO; }                                           \
-    SX_DEV C hi() { return HI; }                                           \
+    SX_DEV C lo() { return (C)LO_##SFX; }                                  \
+    SX_DEV C hi() { return (C)HI_##SFX; }                                  \
 };
-SX_PLAIN_TRAITS(i8, int8_t, (int8_t)-128, (int8_t)127)
-SX_PLAIN_TRAITS(u8, uint8_t, (uint8_t)0, (uint8_t)255)
-SX_PLAIN_TRAITS(i16, int16_t, (int16_t)-32768, (int16_t)32767)
-SX_PLAIN_TRAITS(i32, int32_t, (int32_t)(-2147483647 - 1), (int32_t)2147483647)
-SX_PLAIN_TRAITS(i64, int64_t, (int64_t)(-9223372036854775807LL - 1), (int64_t)9223372036854775807LL)
-SX_PLAIN_TRAITS(f32, float, -SX_INF_F, SX_INF_F)
-SX_PLAIN_TRAITS(f64, double, -SX_INF_D, SX_INF_D)
+SX_PLAIN_TRAITS(i8, int8_t)
+SX_PLAIN_TRAITS(u8, uint8_t)
+SX_PLAIN_TRAITS(i16, int16_t)
+SX_PLAIN_TRAITS(i32, int32_t)
+SX_PLAIN_TRAITS(i64, int64_t)
+SX_PLAIN_TRAITS(f32, float)
+SX_PLAIN_TRAITS(f64, double)
 #undef SX_PLAIN_TRAITS
 
 struct sx_b8 {
     typedef uint8_t T; typedef int C;
     SX_DEV C ld(T x) { return (int)x; }
     template <class X> SX_DEV T st(X x) { return (T)(x != 0); }
-    SX_DEV C lo() { return 0; }
-    SX_DEV C hi() { return 1; }
+    SX_DEV C lo() { return LO_b8; }
+    SX_DEV C hi() { return HI_b8; }
 };
 struct sx_f16 {
     typedef uint16_t T; typedef float C;
     SX_DEV C ld(T x) { return sx_h2f(x); }
     template <class X> SX_DEV T st(X x) { return sx_f2h((float)x); }
-    SX_DEV C lo() { return -SX_INF_F; }
-    SX_DEV C hi() { return SX_INF_F; }
+    SX_DEV C lo() { return LO_f16; }
+    SX_DEV C hi() { return HI_f16; }
 };
 struct sx_bf16 {
     typedef uint16_t T; typedef float C;
     SX_DEV C ld(T x) { return sx_bf2f(x); }
     template <class X> SX_DEV T st(X x) { return sx_f2bf((float)x); }
-    SX_DEV C lo() { return -SX_INF_F; }
-    SX_DEV C hi() { return SX_INF_F; }
+    SX_DEV C lo() { return LO_bf16; }
+    SX_DEV C hi() { return HI_bf16; }
 };
 
 /* Full-warp __shfl_{down,up,xor}_sync of any trivially copyable value, 4 bytes at a time

@@ -102,21 +102,8 @@
 #define PHILOX_FN static inline
 #endif
 
-#if defined(__CUDACC_RTC__)
-/* NVRTC: no system headers.  Define the fixed-width types ourselves
- * (define PHILOX_HAVE_STDINT_TYPES if the including code already has them). */
-#ifndef PHILOX_HAVE_STDINT_TYPES
-#define PHILOX_HAVE_STDINT_TYPES
-typedef unsigned int uint32_t;
-typedef int int32_t;
-typedef unsigned long long uint64_t;
-typedef long long int64_t;
-#endif
-#else
-/* C (CPU backend) and nvcc: the ordinary headers. */
-#include <stdint.h>
-#include <math.h>
-#endif
+/* the fixed-width integer types (NVRTC has no system headers) and <math.h> elsewhere */
+#include "scalar/types.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -236,100 +223,8 @@ PHILOX_FN uint64_t philox_stream_u64(philox4x32_key_t key, uint64_t offset, uint
     return philox_u64(b, (int)(i % 2u));
 }
 
-/* ----------------------------------------------------------------------- */
-/* Conversions                                                              */
-/* ----------------------------------------------------------------------- */
-
-/* [0,1): top 24 bits * 2^-24 (exact). */
-PHILOX_FN float philox_u32_to_unit_f32(uint32_t x)
-{
-    return (float)(x >> 8) * 5.9604644775390625e-08f;          /* 2^-24 */
-}
-
-/* [0,1): top 53 bits * 2^-53 (exact). */
-PHILOX_FN double philox_u64_to_unit_f64(uint64_t x)
-{
-    return (double)(x >> 11) * 1.1102230246251565404236316680908203125e-16; /* 2^-53 */
-}
-
-PHILOX_FN double philox_u32x2_to_unit_f64(uint32_t lo, uint32_t hi)
-{
-    return philox_u64_to_unit_f64((uint64_t)lo | ((uint64_t)hi << 32));
-}
-
-/* Uniform in [low, high): fma(high - low, u, low); a result that rounds up
- * to high becomes `below` = nextafter(high, low).  Requires low < high
- * (low >= high gives low).  The *_p forms take the per-draw constants
- * precomputed (span = high - low, below = philox_below_f32(low, high)) and
- * are what bulk loops use; the plain forms are defined through them, so
- * both give identical results. */
-PHILOX_FN float philox_below_f32(float low, float high)
-{
-    return low < high ? nextafterf(high, low) : low;
-}
-
-PHILOX_FN double philox_below_f64(double low, double high)
-{
-    return low < high ? nextafter(high, low) : low;
-}
-
-PHILOX_FN float philox_uniform_f32_p(uint32_t x, float low, float span, float high, float below)
-{
-    float r = fmaf(span, philox_u32_to_unit_f32(x), low);
-    return r < high ? r : below;
-}
-
-PHILOX_FN double philox_uniform_f64_p(uint64_t x, double low, double span, double high, double below)
-{
-    double r = fma(span, philox_u64_to_unit_f64(x), low);
-    return r < high ? r : below;
-}
-
-PHILOX_FN float philox_uniform_f32(uint32_t x, float low, float high)
-{
-    return philox_uniform_f32_p(x, low, high - low, high, philox_below_f32(low, high));
-}
-
-PHILOX_FN double philox_uniform_f64(uint64_t x, double low, double high)
-{
-    return philox_uniform_f64_p(x, low, high - low, high, philox_below_f64(low, high));
-}
-
-/* Box-Muller, float32: words a -> u1 (radius), b -> u2 (angle). */
-PHILOX_FN void philox_box_muller_f32(uint32_t a, uint32_t b, float *z0, float *z1)
-{
-    float u1 = 1.0f - philox_u32_to_unit_f32(a);               /* (0,1], exact */
-    float u2 = philox_u32_to_unit_f32(b);                      /* [0,1) */
-    float r = sqrtf(-2.0f * logf(u1));
-    float t = 6.28318530717958647692f * u2;
-    *z0 = r * cosf(t);
-    *z1 = r * sinf(t);
-}
-
-/* Box-Muller, float64: 64-bit words a -> u1 (radius), b -> u2 (angle). */
-PHILOX_FN void philox_box_muller_f64(uint64_t a, uint64_t b, double *z0, double *z1)
-{
-    double u1 = 1.0 - philox_u64_to_unit_f64(a);               /* (0,1], exact */
-    double u2 = philox_u64_to_unit_f64(b);                     /* [0,1) */
-    double r = sqrt(-2.0 * log(u1));
-    double t = 6.28318530717958647692 * u2;
-    *z0 = r * cos(t);
-    *z1 = r * sin(t);
-}
-
-/* [low, high): low + (x mod (high-low)), range as uint64.  Requires
- * high > low; if not, returns low.  _p form: range = (uint64)high -
- * (uint64)low precomputed, nonzero. */
-PHILOX_FN int64_t philox_bounded_i64_p(uint64_t x, int64_t low, uint64_t range)
-{
-    return (int64_t)((uint64_t)low + x % range);
-}
-
-PHILOX_FN int64_t philox_bounded_i64(uint64_t x, int64_t low, int64_t high)
-{
-    if (high <= low)
-        return low;
-    return philox_bounded_i64_p(x, low, (uint64_t)high - (uint64_t)low);
-}
+/* The conversions of words to values (uniform, normal, bounded integers; the
+ * "Conversions" above) are written once for float and double in scalar/random_xform.h. */
+#include "scalar/random_xform.h"
 
 #endif /* PHILOX_H_ */

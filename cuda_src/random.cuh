@@ -83,9 +83,9 @@ SX_DEV void sx_rand_normal_f32(float *o, int64_t n, uint64_t seed, uint64_t offs
             int64_t i = 4 * b + 2 * h;
             if (i < n) {
                 float z0, z1;
-                philox_box_muller_f32(r.v[2 * h], r.v[2 * h + 1], &z0, &z1);
-                o[i] = fmaf(std, z0, mean);
-                if (i + 1 < n) o[i + 1] = fmaf(std, z1, mean);
+                philox_normal_pair_f32(r.v[2 * h], r.v[2 * h + 1], mean, std, &z0, &z1);
+                o[i] = z0;
+                if (i + 1 < n) o[i + 1] = z1;
             }
         }
     }
@@ -115,10 +115,10 @@ SX_DEV void sx_rand_normal_f64(double *o, int64_t n, uint64_t seed, uint64_t off
     SX_GRID_LOOP(b, nb) {
         philox4x32_ctr_t r = philox_block_k(key, offset + (uint64_t)b);
         double z0, z1;
-        philox_box_muller_f64(philox_u64(r, 0), philox_u64(r, 1), &z0, &z1);
+        philox_normal_pair_f64(philox_u64(r, 0), philox_u64(r, 1), mean, std, &z0, &z1);
         int64_t i = 2 * b;
-        o[i] = fma(std, z0, mean);
-        if (i + 1 < n) o[i + 1] = fma(std, z1, mean);
+        o[i] = z0;
+        if (i + 1 < n) o[i + 1] = z1;
     }
 }
 

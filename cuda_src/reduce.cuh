@@ -142,21 +142,21 @@ SX_DEV void sx_reduce(const sx_red_args &a) {
     }
 }
 
-/* ---- reduction ops ---- */
+/* ---- reduction ops: the combines are the CPU's (scalar/reduce_ops.h) ---- */
 template <class S, class A>
 struct sx_sum_op {
     typedef A ACC;
     SX_DEV ACC init() { return (ACC)0; }
-    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc + (ACC)x; }
-    SX_DEV ACC merge(ACC a, ACC b) { return a + b; }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return SX_ADD(acc, (ACC)x); }
+    SX_DEV ACC merge(ACC a, ACC b) { return SX_ADD(a, b); }
     SX_DEV ACC out(ACC a) { return a; }
 };
 template <class S, class A>
 struct sx_prod_op {
     typedef A ACC;
     SX_DEV ACC init() { return (ACC)1; }
-    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc * (ACC)x; }
-    SX_DEV ACC merge(ACC a, ACC b) { return a * b; }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return SX_MUL(acc, (ACC)x); }
+    SX_DEV ACC merge(ACC a, ACC b) { return SX_MUL(a, b); }
     SX_DEV ACC out(ACC a) { return a; }
 };
 /* max/min: a NaN wins (float kinds); ints compare plainly (x != x is false for them). */
@@ -164,7 +164,7 @@ template <class S>
 struct sx_max_op {
     typedef typename S::C ACC;
     SX_DEV ACC init() { return S::lo(); }
-    SX_DEV ACC merge(ACC a, ACC b) { return (b > a || b != b) ? b : a; }
+    SX_DEV ACC merge(ACC a, ACC b) { return SX_MAXF(a, b); }
     SX_DEV ACC combine(ACC acc, ACC x, int64_t) { return merge(acc, x); }
     SX_DEV ACC out(ACC a) { return a; }
 };
@@ -172,7 +172,7 @@ template <class S>
 struct sx_min_op {
     typedef typename S::C ACC;
     SX_DEV ACC init() { return S::hi(); }
-    SX_DEV ACC merge(ACC a, ACC b) { return (b < a || b != b) ? b : a; }
+    SX_DEV ACC merge(ACC a, ACC b) { return SX_MINF(a, b); }
     SX_DEV ACC combine(ACC acc, ACC x, int64_t) { return merge(acc, x); }
     SX_DEV ACC out(ACC a) { return a; }
 };
@@ -180,7 +180,7 @@ template <class S>
 struct sx_any_op {
     typedef int ACC;
     SX_DEV ACC init() { return 0; }
-    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc | (x != 0); }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return SX_ANY(acc, x); }
     SX_DEV ACC merge(ACC a, ACC b) { return a | b; }
     SX_DEV ACC out(ACC a) { return a; }
 };
@@ -188,7 +188,7 @@ template <class S>
 struct sx_all_op {
     typedef int ACC;
     SX_DEV ACC init() { return 1; }
-    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return acc & (x != 0); }
+    SX_DEV ACC combine(ACC acc, typename S::C x, int64_t) { return SX_ALL(acc, x); }
     SX_DEV ACC merge(ACC a, ACC b) { return a & b; }
     SX_DEV ACC out(ACC a) { return a; }
 };
@@ -203,7 +203,7 @@ struct sx_arg_op {
     typedef typename S::C C;
     typedef sx_argacc<C> ACC;
     SX_DEV bool better(C x, C best) {
-        return (MAX ? x > best : x < best) || (x != x && best == best);
+        return MAX ? SX_ARGMAXF(x, best) : SX_ARGMINF(x, best);
     }
     SX_DEV ACC init() { ACC r; r.v = (C)0; r.i = -1; return r; }
     SX_DEV ACC combine(ACC acc, C x, int64_t i) {

@@ -121,7 +121,7 @@ def test_ptx_target_gives_ptx_and_is_cached_as_ptx(tmp_path, monkeypatch):
 
 
 def test_an_empty_cached_image_is_rebuilt_not_loaded(tmp_path, monkeypatch):
-    from tensor.cpu.build import write_cached
+    from tensor.kernel_cache import write_cached
     monkeypatch.setenv("STRIDEX_CACHE_DIR", str(tmp_path))
     src = K.source("misc", K.dt.int16) + "// empty-cache check\n"
     key = nvrtc.cache_key(src, "sm_80")

@@ -373,7 +373,7 @@ def run_lock_cycle(device):
     lock) and frees a tensor meanwhile (a finalizer, a tracer); thread B, inside the
     allocator's locked section, has a tracer run the same program, which waits for that
     module's lock. A's free used to wait for B's allocator lock: a deadlock across threads."""
-    from tensor.cpu import build
+    from tensor import kernel_cache
     from tensor.cuda import runtime
     dev = T.device(device)
     a_in, b_in = threading.Event(), threading.Event()
@@ -384,7 +384,7 @@ def run_lock_cycle(device):
 
     def in_module_lock(frame) -> bool:   # the key lock of a build, or the device's module lock
         code, up = frame.f_code, frame.f_back.f_code if frame.f_back else None
-        return ((code.co_filename, code.co_name) == (build.__file__, "read_cached")
+        return ((code.co_filename, code.co_name) == (kernel_cache.__file__, "read_cached")
                 or (code.co_name == "check" and up is not None and up.co_name == "_load_module"
                     and up.co_filename == runtime.__file__))
 

@@ -1,10 +1,11 @@
 """Compile C kernel modules with the system C compiler and load them with cffi.
 
-Modules are cached in memory and on disk. The disk cache lives in a per-user directory
-(mode 0700; ``STRIDEX_CACHE_DIR`` overrides it). A module's file name carries the hash of
-(source, flags, compiler version, machine), files are written atomically (temporary file +
-``os.replace``) and their content hash is checked before loading, so a torn or tampered file
-is rebuilt instead of loaded.
+Modules are cached in memory and on disk by tensor/kernel_cache.py (the cache NVRTC and the
+CUDA emulator use too): a per-user directory (mode 0700; ``STRIDEX_CACHE_DIR`` overrides it),
+file names carrying the hash of (source, included headers, flags, compiler version, machine),
+atomic writes and a content hash checked before loading, so a torn or tampered file is
+rebuilt instead of loaded. Kernels include headers from csrc/ and from cuda_src/ (the
+scalar/ headers both devices compile, philox.h).
 
 Sanitizers: with ``STRIDEX_SANITIZE=address,undefined`` (or either) the kernels are built with
 those sanitizers (-O0 -g, their own cache key) and the CPU allocator poisons every byte that no
@@ -19,7 +20,6 @@ OutOfMemoryError.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.machinery
 import importlib.util
 import io
@@ -35,12 +35,10 @@ from pathlib import Path
 
 import cffi
 
-from ..memory import CriticalLock
+from .. import kernel_cache as kc
 
-CSRC = Path(__file__).resolve().parent / "csrc"
-CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
-if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as the data package tensor/_cuda_src
-    CUDA_SRC = Path(__file__).resolve().parents[1] / "_cuda_src"
+CSRC = kc.CPU_SRC
+CUDA_SRC = kc.CUDA_SRC
 
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
           "-fno-math-errno", "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
@@ -97,30 +95,7 @@ class KernelCompileError(RuntimeError):
     """A kernel module failed to compile; the message has the compiler log and the source."""
 
 
-_loaded: dict[str, object] = {}
-_key_locks: dict[str, CriticalLock] = {}
-
-
-def key_lock(key: str) -> CriticalLock:
-    """The lock that serialises builds of one cache key (the CPU's, NVRTC's, the emulator's):
-    other keys build in parallel. Re-entrant, and the table needs no lock of its own
-    (dict.setdefault is atomic): a finalizer or a tracer callback that runs during a build may
-    ask for a kernel on the same thread without deadlocking. A CriticalLock: a tracer inside an
-    allocator's locked section may wait here for a build, so the builder's own frees (a
-    finalizer, a tracer) must not wait for that allocator's lock; they are queued."""
-    lock = _key_locks.get(key)
-    return lock if lock is not None else _key_locks.setdefault(key, CriticalLock())
-
-
-def cache_dir() -> Path:
-    d = os.environ.get("STRIDEX_CACHE_DIR")
-    if d:
-        p = Path(d)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        p = Path(base) / "stridex"
-    p.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return p
+_loaded = kc.Memo("cpu")
 
 
 @lru_cache(maxsize=1)
@@ -149,33 +124,6 @@ def _toolchain_id() -> str:
     return f"{cc}\n{ver}\n{platform.machine()}\n{flags}"
 
 
-def _numbered(source: str) -> str:
-    return "\n".join(f"{i + 1:5d}  {line}" for i, line in enumerate(source.splitlines()))
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
-def write_cached(path: Path, data: bytes) -> None:
-    """Store a build product and its sha256 beside it, each written atomically."""
-    _write_atomic(path, data)
-    _write_atomic(Path(str(path) + ".sha256"), hashlib.sha256(data).hexdigest().encode())
-
-
-def read_cached(path: Path) -> bytes | None:
-    """A cached build product whose recorded sha256 matches, else None (missing, torn, altered)."""
-    try:
-        data = path.read_bytes()
-        recorded = Path(str(path) + ".sha256").read_text().strip()
-    except OSError:
-        return None
-    return data if recorded == hashlib.sha256(data).hexdigest() else None
-
-
 @lru_cache(maxsize=1)
 def _python_include() -> str | None:
     """Python's C headers, needed to build kernels as extension modules (API mode)."""
@@ -183,9 +131,10 @@ def _python_include() -> str | None:
     return inc if inc and os.path.exists(os.path.join(inc, "Python.h")) else None
 
 
-def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) -> None:
-    """Compile to `out`. modname given: a CPython extension whose wrappers cffi generates
-    (calls cost ~0.3 us instead of ~1 us through dlopen); else a plain shared library."""
+def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) -> bytes:
+    """The bytes of the shared library named `out`. modname given: a CPython extension whose
+    wrappers cffi generates (calls cost ~0.3 us instead of ~1 us through dlopen); else a plain
+    shared library."""
     with tempfile.TemporaryDirectory(prefix="stridex-build-") as tmp:
         src = Path(tmp) / f"module_{name}.c"
         if modname:
@@ -206,8 +155,8 @@ def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) 
         if r.returncode != 0:
             raise KernelCompileError(
                 f"tensor: kernel module {name!r} failed to compile\ncommand: {' '.join(cmd)}\n"
-                f"--- compiler log ---\n{r.stderr}\n--- source ---\n{_numbered(source)}")
-        write_cached(out, so.read_bytes())
+                f"--- compiler log ---\n{r.stderr}\n--- source ---\n{kc.numbered(source)}")
+        return so.read_bytes()
 
 
 def _load_extension(modname: str, path: Path):
@@ -218,55 +167,19 @@ def _load_extension(modname: str, path: Path):
     return mod.lib
 
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-
-
-@lru_cache(maxsize=256)
-def _file_text(name: str) -> str:
-    for d in (CSRC, CUDA_SRC):
-        f = d / name
-        if f.is_file():
-            return f.read_text()
-    return ""
-
-
-def _included_text(source: str) -> str:
-    """The text of every project header a source includes, transitively (for the cache key:
-    editing gemm.c must not rebuild the elementwise modules)."""
-    seen, todo, parts = set(), _INCLUDE.findall(source), []
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        text = _file_text(name)
-        parts.append(name + "\n" + text)
-        todo.extend(_INCLUDE.findall(text))
-    return "\n".join(sorted(parts))
-
-
 def load(name: str, source: str, cdef: str):
     """Compile (or fetch from cache) a C module and return its cffi library object."""
-    key = hashlib.sha256("\0".join([source, cdef, " ".join(cflags()), _toolchain_id(),
-                                    _included_text(source)]).encode()).hexdigest()[:24]
-    mem_key = f"{name}-{key}"
-    lib = _loaded.get(mem_key)
-    if lib is not None:
-        return lib
-    with key_lock(mem_key):
-        lib = _loaded.get(mem_key)
-        if lib is not None:
-            return lib
-        modname = f"_sx_{name}_{key}" if _python_include() else None
-        path = cache_dir() / (modname + sysconfig.get_config_var("EXT_SUFFIX") if modname
-                              else f"{mem_key}.so")
-        if read_cached(path) is None:
-            _compile(name, source, cdef, path, modname)
-        if modname:
-            lib = _load_extension(modname, path)
-        else:
-            ffi = cffi.FFI()
-            ffi.cdef(cdef)
-            lib = ffi.dlopen(str(path))
-        _loaded[mem_key] = lib
-        return lib
+    key = kc.key(source, cdef, " ".join(cflags()), _toolchain_id(), kc.included_text(source))
+    return _loaded.get_or_make(f"{name}-{key}", lambda: _build_and_load(name, key, source, cdef))
+
+
+def _build_and_load(name: str, key: str, source: str, cdef: str):
+    modname = f"_sx_{name}_{key}" if _python_include() else None
+    path = kc.cache_dir() / (modname + sysconfig.get_config_var("EXT_SUFFIX") if modname
+                             else f"{name}-{key}.so")
+    kc.fetch(path, lambda: _compile(name, source, cdef, path, modname))
+    if modname:
+        return _load_extension(modname, path)
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)
+    return ffi.dlopen(str(path))

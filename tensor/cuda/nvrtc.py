@@ -1,39 +1,28 @@
 """Compile CUDA kernel sources with NVRTC (no GPU or driver needed): CUBIN for an `sm_XY`
 target, PTX for a `compute_XY` one (a device newer than NVRTC knows; see runtime.arch).
 
-Images are cached in memory and on disk like the CPU's (tensor/cpu/build.py): the same
-per-user directory (mode 0700; ``STRIDEX_CACHE_DIR`` overrides it), file names carrying the
-hash of (source, included headers, options, NVRTC version, arch), atomic writes and a sha256
-check before a cached file is used; an empty image is never cached nor used. NVRTC comes from
+Images are cached in memory and on disk by tensor/kernel_cache.py, as the CPU's modules: the
+same per-user directory (mode 0700; ``STRIDEX_CACHE_DIR`` overrides it), file names carrying
+the hash of (source, included headers, options, NVRTC version, arch), atomic writes and a
+sha256 check before a cached file is used; an empty image is never used. NVRTC comes from
 the ``nvidia-cuda-nvrtc`` wheel (CUDA 13), loaded by ``cuda.bindings``; kernels need no CUDA
 toolkit headers. A compile that runs over a second says on stderr what it compiles (the first
 use of a kernel; `tensor.cuda.precompile` builds many ahead, in parallel).
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 import threading
 from functools import lru_cache
-from pathlib import Path
 
-from ..cpu.build import (
-    KernelCompileError,
-    _included_text,
-    _numbered,
-    cache_dir,
-    key_lock,
-    read_cached,
-    write_cached,
-)
+from .. import kernel_cache as kc
+from ..cpu.build import KernelCompileError
 from ..device import DeviceError
 
 __all__ = ["compile", "KernelCompileError", "NVRTCNotFoundError", "CUDA_SRC", "version", "options"]
 
-CUDA_SRC = Path(__file__).resolve().parents[2] / "cuda_src"
-if not CUDA_SRC.is_dir():  # installed wheel: cuda_src ships as the data package tensor/_cuda_src
-    CUDA_SRC = Path(__file__).resolve().parents[1] / "_cuda_src"
+CUDA_SRC = kc.CUDA_SRC
 
 _INSTALL = 'pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"'
 
@@ -82,6 +71,17 @@ def supported_archs() -> tuple[int, ...]:
     return tuple(int(a) for a in archs) if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else ()
 
 
+def target(cc: tuple[int, int]) -> str:
+    """The target for a device of compute capability cc: CUBIN for it (sm_XY), or PTX of the
+    newest arch NVRTC knows (compute_XY) when the device is newer than this NVRTC."""
+    c = cc[0] * 10 + cc[1]
+    known = supported_archs()
+    if not known or c in known:
+        return f"sm_{c}"
+    older = [a for a in known if a <= c]
+    return f"compute_{max(older)}" if older else f"sm_{c}"
+
+
 def options(arch: str, fast: bool = False, fmad: bool = True) -> list[str]:
     """NVRTC options; fast: --Ofast-compile=max (NVRTC >= 12.8), for compile checks only: the
     CUBIN is slower, but front end and ptxas still see every line, inline PTX included.
@@ -118,7 +118,7 @@ def _nvrtc_compile(name: str, source: str, opts: list[str]) -> bytes:
             raise KernelCompileError(
                 f"tensor: CUDA kernel module {name!r} failed to compile with NVRTC "
                 f"({err.name})\noptions: {' '.join(opts)}\n--- NVRTC log ---\n{log}\n"
-                f"--- source ---\n{_numbered(source)}")
+                f"--- source ---\n{kc.numbered(source)}")
         ptx = is_ptx_target(opts)
         kind, get_size, get = (("PTX", nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if ptx else
                                ("CUBIN", nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN))
@@ -138,14 +138,13 @@ def is_ptx_target(opts: list[str]) -> bool:
     return any(o.startswith("--gpu-architecture=compute_") for o in opts)
 
 
-_images: dict[str, bytes] = {}
+_images = kc.Memo("nvrtc")
 
 
 def cache_key(source: str, arch: str, fast: bool = False, fmad: bool = True) -> str:
     major, minor = version()
-    return hashlib.sha256("\0".join(
-        [source, _included_text(source), " ".join(options(arch, fast, fmad)),
-         f"nvrtc {major}.{minor}", arch]).encode()).hexdigest()[:24]
+    return kc.key(source, kc.included_text(source), " ".join(options(arch, fast, fmad)),
+                  f"nvrtc {major}.{minor}", arch)
 
 
 SLOW_NOTICE_S = 1.0   # a compile still running after this long says what it compiles
@@ -172,27 +171,18 @@ def compile(name: str, source: str, arch: str = "sm_90", fast: bool = False,  # 
     Raises KernelCompileError (kernel name, NVRTC log, numbered source) on a source error and
     NVRTCNotFoundError when cuda-python / NVRTC is not installed."""
     opts = options(arch, fast, fmad)
-    key = cache_key(source, arch, fast, fmad)
-    mem_key = f"{name}-{arch}-{key}"
-    image = _images.get(mem_key)
-    if image is not None:
-        return image
-    with key_lock(f"nvrtc:{mem_key}"):  # one compile per unit at a time, others in parallel
-        image = _images.get(mem_key)
-        if image is not None:
-            return image
-        path = cache_dir() / f"cuda_{mem_key}.{'ptx' if is_ptx_target(opts) else 'cubin'}"
-        image = read_cached(path) or None   # an empty file is a failed build: rebuild it
-        if image is None:
-            timer = _notice(name, arch)
-            try:
-                image = _nvrtc_compile(name, source, opts)
-            finally:
-                if timer is not None:
-                    timer.cancel()
-            try:
-                write_cached(path, image)
-            except OSError:
-                pass  # a read-only cache only costs recompiles
-        _images[mem_key] = image
-        return image
+    mem_key = f"{name}-{arch}-{cache_key(source, arch, fast, fmad)}"
+
+    def make() -> bytes:   # one compile per unit at a time, others in parallel
+        path = kc.cache_dir() / f"cuda_{mem_key}.{'ptx' if is_ptx_target(opts) else 'cubin'}"
+        return kc.fetch(path, lambda: _timed_compile(name, source, opts, arch), must_store=False)
+    return _images.get_or_make(mem_key, make)
+
+
+def _timed_compile(name: str, source: str, opts: list[str], arch: str) -> bytes:
+    timer = _notice(name, arch)
+    try:
+        return _nvrtc_compile(name, source, opts)
+    finally:
+        if timer is not None:
+            timer.cancel()

@@ -2,19 +2,21 @@
 kernel launch, the per-device caching allocator and host<->device copies.
 
 Nothing here runs at import: the driver is loaded on the first CUDA request, and a missing
-driver or GPU becomes a DeviceError that says what is missing. With the environment variable
-``STRIDEX_CUDA_EMULATOR=1`` the driver is the CPU emulator in tensor/cuda/emulator (kernels
-compiled with g++ and run thread by thread): the whole backend can then be tested on a machine
-without a GPU.
+driver or GPU becomes a DeviceError that says what is missing. The driver and the kernel
+compiler come from the toolchain chosen once (tensor/cuda/toolchain.py): the GPU's, or with
+``STRIDEX_CUDA_EMULATOR=1`` the CPU emulator's (tensor/cuda/emulator: kernels compiled with
+g++ and run thread by thread), so the whole backend can be tested on a machine without a GPU.
 """
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 
+from ..device import _CUDA as _CUDA_DEVICES  # the Device objects of cuda:N, made once each
 from ..device import DeviceError
-from ..memory import CriticalLock
+from ..memory import CachingAllocator, CriticalLock
+from . import current, nvrtc, toolchain
+from . import kernels as CK
 
 __all__ = ["CudaError", "drv", "kernel", "Kernel", "sm_count", "blocks_for", "device_state",
            "emulated", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset"]
@@ -25,7 +27,8 @@ class CudaError(RuntimeError):
 
 
 def emulated() -> bool:
-    return os.environ.get("STRIDEX_CUDA_EMULATOR", "") not in ("", "0")
+    """Whether the CUDA backend runs on the CPU emulator (a test device)."""
+    return toolchain.current().emulated
 
 
 _drv = None
@@ -40,13 +43,9 @@ def drv():
     if _drv_error is not None:
         raise DeviceError(_drv_error)
     try:
-        if emulated():
-            from .emulator import driver as d
-        else:
-            from cuda.bindings import driver as d
+        d = toolchain.current().load_driver()
     except ImportError as e:
-        _drv_error = ("CUDA is not available: the cuda-python package (cuda.bindings) is not "
-                      f'installed ({e}); install it with: pip install "cuda-python>=13"')
+        _drv_error = "CUDA is not available: " + toolchain.Toolchain.missing.format(e=e)
         raise DeviceError(_drv_error) from e
     try:
         res = d.cuInit(0)
@@ -75,10 +74,9 @@ def use_emulator() -> None:
     global _drv, _drv_error
     if _states:
         raise RuntimeError("use_emulator: a CUDA device is already in use")
-    os.environ["STRIDEX_CUDA_EMULATOR"] = "1"
+    toolchain.use_emulator()
     _drv, _drv_error = None, None
-    import importlib
-    importlib.import_module("tensor.device")._CUDA.clear()
+    _CUDA_DEVICES.clear()
 
 
 def _err_name(d, err) -> str:
@@ -147,20 +145,13 @@ class _DeviceState:
         self.lock = CriticalLock()   # see _init_lock
         self.default_stream = None   # set by streams.py (the legacy NULL stream)
         self.deferred: list = []     # (block, events): frees waiting for other streams
-        from ..memory import CachingAllocator
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
                                           total_memory=self.total_memory)
 
     @property
     def arch(self) -> str:
         """NVRTC target: CUBIN for this device, or PTX when NVRTC does not know it yet."""
-        from . import nvrtc
-        cc = self.cc[0] * 10 + self.cc[1]
-        known = nvrtc.supported_archs()
-        if not known or cc in known:
-            return f"sm_{cc}"
-        older = [a for a in known if a <= cc]
-        return f"compute_{max(older)}" if older else f"sm_{cc}"
+        return nvrtc.target(self.cc)
 
     def make_current(self) -> None:
         if getattr(_tls, "ctx", None) is not self.ctx:
@@ -265,22 +256,21 @@ def compile_unit(family: str, d, name: str, arch: str | None = None) -> bytes:
     """The image holding kernel `name` of module (family, d), for `arch` (default: the
     current device's), from the caches or the compiler. NVRTC builds the kernel alone (a
     fraction of a second; a whole module takes up to a minute), the emulator the whole module
-    (one g++ run serves every kernel of it)."""
-    from . import kernels as CK
+    (one g++ run serves every kernel of it): see toolchain.py."""
     CK.load_families()
-    if emulated():
-        from . import emulator
-        return emulator.compile(CK.module_name(family, d), CK.source(family, d))
-    return CK.cubin(family, d, arch or device_state().arch, names=[name])
+    tc = toolchain.current()
+    if arch is None and tc.per_device:
+        arch = device_state().arch
+    return tc.compile(family, d, name, arch)
 
 
 def _load_module(st: _DeviceState, family: str, d, name: str):
-    emu = emulated()
-    key = (family, d) if emu else (family, d, name)
+    tc = toolchain.current()
+    key = tc.unit_key(family, d, name)
     mod = st.modules.get(key)
     if mod is not None:
         return mod
-    arch = None if emu else st.arch
+    arch = st.arch if tc.per_device else None
     image = compile_unit(family, d, name, arch)
     with st.lock:
         mod = st.modules.get(key)
@@ -294,7 +284,6 @@ def _load_module(st: _DeviceState, family: str, d, name: str):
 
 
 def _ptx_load_message(st: _DeviceState, arch: str, name: str, err) -> str:
-    from . import nvrtc
     major, minor = nvrtc.version()
     try:
         v = int(check(drv().cuDriverGetVersion(), "cuDriverGetVersion"))
@@ -309,15 +298,7 @@ def _ptx_load_message(st: _DeviceState, arch: str, name: str, err) -> str:
             f"driver to CUDA {major}.{minor} or newer so that the PTX loads.")
 
 
-_current_handle = None   # streams.current_stream_handle, bound on first use (streams imports us)
-
-
-def _stream(st):
-    """The CUstream launches and copies of this device go onto now."""
-    global _current_handle
-    if _current_handle is None:
-        from .streams import current_stream_handle as _current_handle
-    return _current_handle(st)
+_stream = current.handle   # the CUstream launches and copies of a device go onto now
 
 
 STATIC_SHARED_MAX = 48 * 1024   # dynamic shared memory a launch gets without opting in
@@ -359,9 +340,9 @@ class Kernel:
             self._fail(res[0], (gx, gy, gz), (bx, by, bz))
 
     def _fail(self, err, grid, block):
-        extra = getattr(_drv, "emu_last_error", None)
+        extra = toolchain.current().launch_detail(_drv)
         raise CudaError(f"CUDA: launching kernel {self.name} (grid {grid}, block {block}) "
-                        f"failed: {_err_name(_drv, err)}" + (f"\n{extra()}" if extra else ""))
+                        f"failed: {_err_name(_drv, err)}" + (f"\n{extra}" if extra else ""))
 
     def launch_params(self, grid: int, block: int, params_addr: int) -> None:
         """Launch with a ready kernelParams array (its address): the fast path."""

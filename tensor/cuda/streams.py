@@ -19,12 +19,8 @@ launches and copies do.
 """
 from __future__ import annotations
 
-import threading
-
-from . import _index
+from . import _index, current
 from . import runtime as R
-
-_tls = threading.local()
 
 
 def _drv(index: int):
@@ -176,39 +172,13 @@ def _init_device(st) -> None:
 
 
 def _current(index: int) -> Stream:
-    cur = getattr(_tls, "cur", None)
-    if cur is not None:
-        s = cur.get(index)
-        if s is not None:
-            return s
-    return R.device_state(index).default_stream
+    s = current.get(index)
+    return s if s is not None else R.device_state(index).default_stream
 
 
-def _set_current(index: int, s: Stream) -> None:
-    cur = getattr(_tls, "cur", None)
-    if cur is None:
-        cur = _tls.cur = {}
-    cur[index] = s
-
-
-def current_stream_handle(st):
-    """The CUstream kernels of this device go onto now (fast path for launches)."""
-    cur = getattr(_tls, "cur", None)
-    if cur:
-        s = cur.get(st.index)
-        if s is not None:
-            return s.handle
-    return st.default_stream.handle
-
-
-def current_stream_id(st) -> int:
-    """The allocator's stream key: 0 for the default stream (blocks are reused per stream)."""
-    cur = getattr(_tls, "cur", None)
-    if cur:
-        s = cur.get(st.index)
-        if s is not None:
-            return s.id
-    return 0
+_set_current = current.set
+current_stream_handle = current.handle   # the launch path's (runtime.py reads it directly)
+current_stream_id = current.stream_id    # the allocator's stream key
 
 
 def current_stream(device=None) -> Stream:

@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from .. import dtypes as dt
 from . import kernels as CK
+from . import nvrtc, toolchain
+from . import runtime as R
 
 __all__ = ["precompile", "select"]
 
@@ -61,20 +63,19 @@ def precompile(ops=None, dtypes=None, *, arch: str | None = None, workers: int |
 
     Kernels already in the disk cache cost only a file read. Without a GPU, name the arch
     ("sm_90"): the images land in the disk cache for a later run on such a device."""
-    from . import nvrtc
-    from . import runtime as R
     jobs = select(ops, dtypes)
+    tc = toolchain.current()
     if arch is not None:
         build = lambda f, d, n: CK.cubin(f, d, arch, names=[n])  # noqa: E731
     else:
-        if R.emulated():   # the emulator builds whole modules: one job per module
-            jobs = list({(f, d): (f, d, n) for f, d, n in jobs}.values())
-        else:
+        # one job per unit the toolchain loads (the emulator builds whole modules)
+        jobs = list({tc.unit_key(f, d, n): (f, d, n) for f, d, n in jobs}.values())
+        if tc.per_device:
             arch = R.device_state().arch
         build = lambda f, d, n: R.compile_unit(f, d, n, arch)  # noqa: E731
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     show = sys.stderr.isatty() if progress is None else progress
-    bar = _Progress(len(jobs), arch or "emulator", sys.stderr) if show else None
+    bar = _Progress(len(jobs), arch or tc.name, sys.stderr) if show else None
     t0 = time.perf_counter()
 
     def one(job):
@@ -128,9 +129,7 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     split = lambda s: s.split(",") if s else None  # noqa: E731
     r = precompile(split(a.ops), split(a.dtypes), arch=a.arch, workers=a.workers, progress=True)
-    from .runtime import emulated
-    what = "emulator modules" if emulated() else "kernels"
-    print(f"precompiled {r['kernels']} CUDA {what} in {r['seconds']:.1f} s")
+    print(f"precompiled {r['kernels']} CUDA {toolchain.current().products} in {r['seconds']:.1f} s")
 
 
 if __name__ == "__main__":

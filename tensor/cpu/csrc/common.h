@@ -5,7 +5,7 @@
  *   T_sfx   storage type         C_sfx   compute type
  *   LD_sfx  storage -> compute   ST_sfx  compute -> storage
  * 16-bit floats are stored as uint16_t and computed in float, converted with
- * branch-free bit arithmetic so that loops over them still vectorise.
+ * branch-free bit arithmetic (cuda_src/scalar/types.h) so that loops over them still vectorise.
  * Signed overflow wraps: the library is built with -fwrapv, as NumPy's ints wrap. */
 #ifndef STRIDEX_COMMON_H
 #define STRIDEX_COMMON_H
@@ -23,34 +23,9 @@
  * costs more than the work. */
 #define SX_PAR_MIN 131072
 
-SX_INLINE float sx_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-SX_INLINE uint32_t sx_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-
-SX_INLINE float sx_h2f(uint16_t h) {
-    uint32_t em = h & 0x7fffu;
-    uint32_t r = sx_as_uint(sx_as_float(em << 13) * 0x1p112f); /* exact rescale, subnormals too */
-    r = em >= 0x7c00u ? (r | 0x7f800000u) : r;                  /* inf / nan */
-    return sx_as_float(r | ((uint32_t)(h & 0x8000u) << 16));
-}
-
-SX_INLINE uint16_t sx_f2h(float f) {            /* round to nearest, ties to even */
-    uint32_t x = sx_as_uint(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    x &= 0x7fffffffu;
-    uint32_t big = x > 0x7f800000u ? 0x7e00u : 0x7c00u;
-    uint32_t sub = sx_as_uint(sx_as_float(x) + 0.5f) - 0x3f000000u;
-    uint32_t nrm = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;   /* rebias exponent by -112 */
-    uint32_t r = x >= 0x47800000u ? big : (x < 0x38800000u ? sub : nrm);
-    return (uint16_t)(r | sign);
-}
-
-SX_INLINE float sx_bf2f(uint16_t b) { return sx_as_float((uint32_t)b << 16); }
-
-SX_INLINE uint16_t sx_f2bf(float f) {
-    uint32_t u = sx_as_uint(f);
-    uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
-}
+/* Integer types and the 16-bit float conversions (sx_h2f, sx_f2h, sx_bf2f, sx_f2bf) are the
+ * CUDA kernels' own: one header for both devices. */
+#include "scalar/types.h"
 
 #define T_b8 uint8_t
 #define C_b8 int

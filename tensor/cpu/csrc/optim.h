@@ -2,12 +2,11 @@
  * reads p, its gradient and the optimizer's state buffers and writes them back, instead of
  * the 5-10 elementwise kernels (and temporaries) the update costs as tensor ops.
  *
- * The arithmetic follows PyTorch's single-tensor CPU updates op by op, in the parameter's
- * precision, so results agree with torch.optim to the last bit or two: every scalar is
- * rounded to the element type first (as PyTorch's kernels do); `add(x, alpha=a)` is
- * fma(x, a, self), addcmul is fma(value * t1, t2, self) and lerp is PyTorch's two-sided fma
- * form, as in its vectorized CPU kernels. No other contraction: the file turns fp-contract
- * off so `a * b + c` stays two roundings. Elementwise, so the result does not depend on the
+ * The per-element updates and the flag word are shared with the CUDA kernels
+ * (cuda_src/scalar/optim_step.h): PyTorch's single-tensor updates op by op, in the
+ * parameter's precision, so results agree with torch.optim to the last bit or two and with
+ * the CUDA kernels bit for bit. They must not be contracted: fp-contract is off from here
+ * on, so `a * b + c` stays two roundings. Elementwise, so the result does not depend on the
  * thread count.
  *
  * Every kernel takes scalars (double, already combined on the host from the step count:
@@ -17,20 +16,7 @@
 #include "common.h"
 
 #pragma GCC optimize("fp-contract=off")
-
-#define SX_OPT_MAXIMIZE 1
-#define SX_OPT_NESTEROV 2
-#define SX_OPT_FIRST 4      /* SGD: the momentum buffer starts as the first gradient */
-#define SX_OPT_MOMENTUM 8
-#define SX_OPT_AMSGRAD 16
-#define SX_OPT_DECOUPLED 32 /* AdamW: p *= 1 - lr * wd before the update */
-#define SX_OPT_CENTERED 64
-#define SX_OPT_WD 128
-
-#define SX_FMA_f32 fmaf
-#define SX_FMA_f64 fma
-#define SX_SQRT_f32 sqrtf
-#define SX_SQRT_f64 sqrt
+#include "scalar/optim_step.h"
 
 /* One `case` per combination of the listed flag bits (2^k cases), each calling
  * CALL(S, flags) with the flags as a constant. */
@@ -62,29 +48,13 @@
 #define SX_OPT_THREAD_IDS(t, T) do { } while (0)
 #endif
 
-/* PyTorch's lerp: start + w * (end - start) for |w| < 0.5, else end - (1 - w) * (end - start) */
-#define SX_LERP(S, a, b, w, small) ((small) ? SX_FMA_##S((w), (b) - (a), (a)) \
-                                            : SX_FMA_##S((w) - 1, (b) - (a), (b)))
-
-/* d = maximize ? -g : g;  d += wd * p  (L2 penalty folded into the gradient) */
-#define SX_OPT_GRAD(S, d, g, p, wd, F)                                                   \
-    T_##S d = ((F) & SX_OPT_MAXIMIZE) ? -(g) : (g);                                      \
-    if ((F) & SX_OPT_WD) d = SX_FMA_##S((p), (wd), d);
-
 /* ---- SGD (momentum, dampening, Nesterov) ---- */
 #define SX_SGD_CALL(S, F) sgd_body_##S(p + lo, g + lo, buf + lo, hi - lo, neg_lr, mom, damp1, wd, F)
 #define SX_SGD(S)                                                                        \
 SX_INLINE void sgd_body_##S(T_##S *p, const T_##S *g, T_##S *buf, int64_t n, T_##S neg_lr, \
                             T_##S mom, T_##S damp1, T_##S wd, const int F) {             \
-    for (int64_t i = 0; i < n; i++) {                                                    \
-        SX_OPT_GRAD(S, d, g[i], p[i], wd, F)                                             \
-        if (F & SX_OPT_MOMENTUM) {                                                       \
-            T_##S b = (F & SX_OPT_FIRST) ? d : SX_FMA_##S(d, damp1, buf[i] * mom);       \
-            buf[i] = b;                                                                  \
-            d = (F & SX_OPT_NESTEROV) ? SX_FMA_##S(b, mom, d) : b;                       \
-        }                                                                                \
-        p[i] = SX_FMA_##S(d, neg_lr, p[i]);                                              \
-    }                                                                                    \
+    for (int64_t i = 0; i < n; i++)                                                      \
+        p[i] = sx_sgd_step_##S(p[i], g[i], &buf[i], neg_lr, mom, damp1, wd, F);          \
 }                                                                                        \
 void sgd_##S(intptr_t pp, intptr_t gp, intptr_t bp, int64_t n, double neg_lr_,           \
              double momentum_, double one_minus_damp_, double wd_, int flags, int nthreads) { \
@@ -92,7 +62,8 @@ void sgd_##S(intptr_t pp, intptr_t gp, intptr_t bp, int64_t n, double neg_lr_,  
     const T_##S *g = (const T_##S *)gp;                                                  \
     const T_##S neg_lr = (T_##S)neg_lr_, mom = (T_##S)momentum_,                         \
                 damp1 = (T_##S)one_minus_damp_, wd = (T_##S)wd_;                         \
-    if (!(flags & SX_OPT_MOMENTUM)) { flags &= ~(SX_OPT_FIRST | SX_OPT_NESTEROV); buf = p; } \
+    flags = sx_sgd_flags(flags);                                                         \
+    if (!(flags & SX_OPT_MOMENTUM)) buf = p;                                             \
     SX_OPT_PARALLEL(n, nthreads,                                                         \
         switch (flags & 0x8f) {                                                          \
             SX_OPT_CASES5(SX_SGD_CALL, S, 0, SX_OPT_MAXIMIZE, SX_OPT_NESTEROV, SX_OPT_FIRST, \
@@ -100,8 +71,7 @@ void sgd_##S(intptr_t pp, intptr_t gp, intptr_t bp, int64_t n, double neg_lr_,  
         })                                                                               \
 }
 
-/* ---- Adam / AdamW. w1 = 1 - beta1, c2 = 1 - beta2, bc2s = sqrt(1 - beta2^t),
- * neg_step = -lr / (1 - beta1^t), decay = 1 - lr * wd (AdamW) ---- */
+/* ---- Adam / AdamW (the scalars: scalar/optim_step.h) ---- */
 #define SX_ADAM_CALL(S, F) adam_body_##S(p + lo, g + lo, m + lo, v + lo, vmax + lo, hi - lo,   \
                                          decay, wd, w1, w1_small, beta2, c2, bc2s, eps, neg_step, F)
 #define SX_ADAM(S)                                                                       \
@@ -109,21 +79,9 @@ SX_INLINE void adam_body_##S(T_##S *p, const T_##S *g, T_##S *m, T_##S *v, T_##S
                              int64_t n, T_##S decay, T_##S wd, T_##S w1, int w1_small,    \
                              T_##S beta2, T_##S c2, T_##S bc2s, T_##S eps, T_##S neg_step, \
                              const int F) {                                              \
-    for (int64_t i = 0; i < n; i++) {                                                    \
-        T_##S pi = p[i];                                                                 \
-        if (F & SX_OPT_DECOUPLED) pi = pi * decay;                                       \
-        SX_OPT_GRAD(S, d, g[i], pi, wd, F)                                               \
-        T_##S mi = SX_LERP(S, m[i], d, w1, w1_small);                                    \
-        T_##S vi = SX_FMA_##S(c2 * d, d, v[i] * beta2);                                  \
-        m[i] = mi; v[i] = vi;                                                            \
-        if (F & SX_OPT_AMSGRAD) {                                                        \
-            T_##S mx = vmax[i];                                                          \
-            mx = (vi > mx || vi != vi) ? vi : mx;                                        \
-            vmax[i] = mx; vi = mx;                                                       \
-        }                                                                                \
-        T_##S denom = SX_SQRT_##S(vi) / bc2s + eps;                                      \
-        p[i] = pi + neg_step * mi / denom;                                               \
-    }                                                                                    \
+    for (int64_t i = 0; i < n; i++)                                                      \
+        p[i] = sx_adam_step_##S(p[i], g[i], &m[i], &v[i], &vmax[i], decay, wd, w1, w1_small, \
+                                beta2, c2, bc2s, eps, neg_step, F);                      \
 }                                                                                        \
 void adam_##S(intptr_t pp, intptr_t gp, intptr_t mp, intptr_t vp, intptr_t vmaxp, int64_t n, \
               double decay_, double wd_, double w1_, double beta2_, double c2_, double bc2s_, \
@@ -132,10 +90,8 @@ void adam_##S(intptr_t pp, intptr_t gp, intptr_t mp, intptr_t vp, intptr_t vmaxp
     const T_##S *g = (const T_##S *)gp;                                                  \
     const T_##S decay = (T_##S)decay_, wd = (T_##S)wd_, w1 = (T_##S)w1_, beta2 = (T_##S)beta2_, \
                 c2 = (T_##S)c2_, bc2s = (T_##S)bc2s_, eps = (T_##S)eps_, neg_step = (T_##S)neg_step_; \
-    const int w1_small = fabs((double)w1) < 0.5;                                         \
-    /* decoupled decay replaces the L2 term; without decay there is nothing to decouple */ \
-    if (!(flags & SX_OPT_WD)) flags &= ~SX_OPT_DECOUPLED;                                 \
-    else if (flags & SX_OPT_DECOUPLED) flags &= ~SX_OPT_WD;                              \
+    const int w1_small = sx_lerp_small((double)w1);                                      \
+    flags = sx_adam_flags(flags);                                                        \
     if (!(flags & SX_OPT_AMSGRAD)) vmax = v;                                             \
     SX_OPT_PARALLEL(n, nthreads,                                                         \
         switch (flags & 0xb1) {                                                          \
@@ -151,28 +107,9 @@ void adam_##S(intptr_t pp, intptr_t gp, intptr_t mp, intptr_t vp, intptr_t vmaxp
 SX_INLINE void rmsprop_body_##S(T_##S *p, const T_##S *g, T_##S *sq, T_##S *ga, T_##S *buf, \
                                 int64_t n, T_##S alpha, T_##S c, int c_small, T_##S eps,  \
                                 T_##S neg_lr, T_##S mom, T_##S wd, const int F) {        \
-    for (int64_t i = 0; i < n; i++) {                                                    \
-        SX_OPT_GRAD(S, d, g[i], p[i], wd, F)                                             \
-        T_##S s = SX_FMA_##S(c * d, d, sq[i] * alpha);                                   \
-        sq[i] = s;                                                                       \
-        T_##S avg;                                                                       \
-        if (F & SX_OPT_CENTERED) {                                                       \
-            T_##S a = SX_LERP(S, ga[i], d, c, c_small);                                  \
-            ga[i] = a;                                                                   \
-            avg = SX_SQRT_##S(SX_FMA_##S(-a, a, s));                                     \
-        } else {                                                                         \
-            avg = SX_SQRT_##S(s);                                                        \
-        }                                                                                \
-        avg = avg + eps;                                                                 \
-        if (F & SX_OPT_MOMENTUM) {                                                       \
-            T_##S b = buf[i] * mom;                                                      \
-            b = b + d / avg;                                                             \
-            buf[i] = b;                                                                  \
-            p[i] = SX_FMA_##S(b, neg_lr, p[i]);                                          \
-        } else {                                                                         \
-            p[i] = p[i] + neg_lr * d / avg;                                              \
-        }                                                                                \
-    }                                                                                    \
+    for (int64_t i = 0; i < n; i++)                                                      \
+        p[i] = sx_rmsprop_step_##S(p[i], g[i], &sq[i], &ga[i], &buf[i], alpha, c, c_small, \
+                                   eps, neg_lr, mom, wd, F);                             \
 }                                                                                        \
 void rmsprop_##S(intptr_t pp, intptr_t gp, intptr_t sqp, intptr_t gap, intptr_t bp, int64_t n, \
                  double alpha_, double c_, double eps_, double neg_lr_, double momentum_,  \
@@ -181,7 +118,7 @@ void rmsprop_##S(intptr_t pp, intptr_t gp, intptr_t sqp, intptr_t gap, intptr_t 
     const T_##S *g = (const T_##S *)gp;                                                  \
     const T_##S alpha = (T_##S)alpha_, c = (T_##S)c_, eps = (T_##S)eps_,                 \
                 neg_lr = (T_##S)neg_lr_, mom = (T_##S)momentum_, wd = (T_##S)wd_;        \
-    const int c_small = fabs((double)c) < 0.5;                                           \
+    const int c_small = sx_lerp_small((double)c);                                        \
     if (!(flags & SX_OPT_CENTERED)) ga = sq;                                             \
     if (!(flags & SX_OPT_MOMENTUM)) buf = sq;                                            \
     SX_OPT_PARALLEL(n, nthreads,                                                         \

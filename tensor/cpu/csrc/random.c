@@ -131,16 +131,11 @@ void rand_normal_f32(intptr_t out, int64_t n, uint64_t seed, uint64_t offset,
     CHUNKED_FILL(uint32_t, 4, fill_words32, {
         float *restrict p = o + i0;
         int64_t i = 0;
-        for (; i + 1 < cnt; i += 2) {
-            float z0, z1;
-            philox_box_muller_f32(buf[i], buf[i + 1], &z0, &z1);
-            p[i] = fmaf(std, z0, mean);
-            p[i + 1] = fmaf(std, z1, mean);
-        }
+        for (; i + 1 < cnt; i += 2)
+            philox_normal_pair_f32(buf[i], buf[i + 1], mean, std, &p[i], &p[i + 1]);
         if (i < cnt) {           /* odd n: keep the cosine value only */
-            float z0, z1;
-            philox_box_muller_f32(buf[i], buf[i + 1], &z0, &z1);
-            p[i] = fmaf(std, z0, mean);
+            float unused;
+            philox_normal_pair_f32(buf[i], buf[i + 1], mean, std, &p[i], &unused);
         }
     });
 }
@@ -173,16 +168,11 @@ void rand_normal_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset,
     CHUNKED_FILL(uint64_t, 2, fill_words64, {
         double *restrict p = o + i0;
         int64_t i = 0;
-        for (; i + 1 < cnt; i += 2) {
-            double z0, z1;
-            philox_box_muller_f64(buf[i], buf[i + 1], &z0, &z1);
-            p[i] = fma(std, z0, mean);
-            p[i + 1] = fma(std, z1, mean);
-        }
+        for (; i + 1 < cnt; i += 2)
+            philox_normal_pair_f64(buf[i], buf[i + 1], mean, std, &p[i], &p[i + 1]);
         if (i < cnt) {           /* odd n: keep the cosine value only */
-            double z0, z1;
-            philox_box_muller_f64(buf[i], buf[i + 1], &z0, &z1);
-            p[i] = fma(std, z0, mean);
+            double unused;
+            philox_normal_pair_f64(buf[i], buf[i + 1], mean, std, &p[i], &unused);
         }
     });
 }

@@ -14,39 +14,9 @@
 #define SX_RW 16
 #define SX_OUTER_BLOCK 16384  /* outputs accumulated together: each input row streams once (acc in L2) */
 
-#define LO_b8 0
-#define HI_b8 1
-#define LO_i8 INT8_MIN
-#define HI_i8 INT8_MAX
-#define LO_u8 0
-#define HI_u8 UINT8_MAX
-#define LO_i16 INT16_MIN
-#define HI_i16 INT16_MAX
-#define LO_i32 INT32_MIN
-#define HI_i32 INT32_MAX
-#define LO_i64 INT64_MIN
-#define HI_i64 INT64_MAX
-#define LO_f16 (-INFINITY)
-#define HI_f16 INFINITY
-#define LO_bf16 (-INFINITY)
-#define HI_bf16 INFINITY
-#define LO_f32 (-INFINITY)
-#define HI_f32 INFINITY
-#define LO_f64 (-INFINITY)
-#define HI_f64 INFINITY
-
-#define SX_ADD(a, b) ((a) + (b))
-#define SX_MUL(a, b) ((a) * (b))
-#define SX_MAXF(a, b) ((((b) > (a)) | ((b) != (b))) ? (b) : (a))  /* | not ||: branch-free, vectorises */
-#define SX_MINF(a, b) ((((b) < (a)) | ((b) != (b))) ? (b) : (a))
-#define SX_MAXI(a, b) ((b) > (a) ? (b) : (a))
-#define SX_MINI(a, b) ((b) < (a) ? (b) : (a))
-#define SX_ANY(a, b) ((a) | ((b) != 0))
-#define SX_ALL(a, b) ((a) & ((b) != 0))
-#define SX_ARGMAXF(x, best) ((x) > (best) || ((x) != (x) && (best) == (best)))
-#define SX_ARGMINF(x, best) ((x) < (best) || ((x) != (x) && (best) == (best)))
-#define SX_ARGMAXI(x, best) ((x) > (best))
-#define SX_ARGMINI(x, best) ((x) < (best))
+/* The combines (SX_ADD, SX_MAXF, SX_ARGMAXF, ...) and the identities LO_sfx / HI_sfx are the
+ * CUDA reductions' own (cuda_src/scalar/reduce_ops.h). */
+#include "scalar/reduce_ops.h"
 
 typedef struct {
     int nk, nr;

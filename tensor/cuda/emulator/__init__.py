@@ -1,20 +1,20 @@
 """CPU emulator of the CUDA backend: kernels compiled with g++ and run thread by thread.
 
-`compile(name, source)` builds a CUDA module source (unchanged: shim.h is force-included and
-maps the CUDA device dialect to C++17 plus a fiber scheduler) into a shared library and returns
-an *image* that `driver.cuModuleLoadData` accepts. `driver` fakes the subset of
+`compile(name, source)` builds a CUDA module source (unchanged: dialect.h is force-included;
+it maps the CUDA device dialect to C++17 and includes scheduler.h, the fiber scheduler) into a
+shared library and returns an *image* that `driver.cuModuleLoadData` accepts. `driver` fakes the subset of
 `cuda.bindings.driver` the runtime uses, with the same call conventions.
 
 Turned on by the environment variable ``STRIDEX_CUDA_EMULATOR=1`` (see
 tensor.cuda.runtime.emulated()).
 
-Builds are cached like the CPU's (tensor/cpu/build.py): in memory and in the per-user cache
-directory, keyed by the hash of (source, included cuda_src headers, shim.h, flags, compiler
-version); files are written atomically with a sha256 beside them that is checked before use.
+Builds are cached by tensor/kernel_cache.py, as the CPU's modules and NVRTC's images: in
+memory and in the per-user cache directory, keyed by the hash of (source, included cuda_src
+headers, the emulator's headers, flags, compiler version); files are written atomically with
+a sha256 beside them that is checked before use.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
@@ -24,22 +24,14 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from ...cpu.build import (
-    CompilerNotFoundError,
-    KernelCompileError,
-    _included_text,
-    _numbered,
-    cache_dir,
-    key_lock,
-    read_cached,
-    write_cached,
-)
-from ..nvrtc import CUDA_SRC
+from ... import kernel_cache as kc
+from ...cpu.build import CompilerNotFoundError, KernelCompileError
 
 __all__ = ["compile", "entry_points", "flags", "SHIM", "FLAGS", "IMAGE_MAGIC",
            "KernelCompileError", "CompilerNotFoundError"]
 
-SHIM = Path(__file__).resolve().parent / "shim.h"
+SHIM = Path(__file__).resolve().parent / "dialect.h"        # force-included
+HEADERS = (SHIM, SHIM.parent / "scheduler.h")             # both are part of the cache key
 FLAGS = ["-O1", "-std=c++17", "-shared", "-fPIC", "-fno-strict-aliasing", "-fwrapv",
          "-fvisibility=hidden", "-Wno-unknown-pragmas"]
 IMAGE_MAGIC = b"STRIDEX-CUDA-EMU-1\0"
@@ -73,8 +65,8 @@ def _toolchain_id() -> str:
 
 
 @lru_cache(maxsize=1)
-def _shim_text() -> str:
-    return SHIM.read_text()
+def _headers_text() -> str:
+    return "\n".join(h.read_text() for h in HEADERS)
 
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -99,18 +91,17 @@ def _full_source(source: str) -> str:
 
 
 def cache_key(source: str) -> str:
-    return hashlib.sha256("\0".join(
-        [source, _included_text(source), _shim_text(), " ".join(flags()), _toolchain_id()]
-    ).encode()).hexdigest()[:24]
+    return kc.key(source, kc.included_text(source), _headers_text(), " ".join(flags()),
+                  _toolchain_id())
 
 
-def _build(name: str, source: str, out: Path) -> None:
+def _build(name: str, source: str) -> bytes:
     full = _full_source(source)
     with tempfile.TemporaryDirectory(prefix="stridex-emu-") as tmp:
         src = Path(tmp) / f"{name}.cu.cpp"
         src.write_text(full)
         so = Path(tmp) / "module.so"
-        cmd = [compiler(), *flags(), "-include", str(SHIM), f"-I{CUDA_SRC}", str(src), "-o", str(so)]
+        cmd = [compiler(), *flags(), "-include", str(SHIM), f"-I{kc.CUDA_SRC}", str(src), "-o", str(so)]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         except OSError as e:
@@ -119,11 +110,11 @@ def _build(name: str, source: str, out: Path) -> None:
             raise KernelCompileError(
                 f"tensor: CUDA kernel module {name!r} failed to compile for the CPU emulator\n"
                 f"command: {' '.join(cmd)}\n--- compiler log ---\n{r.stderr}\n"
-                f"--- source ---\n{_numbered(full)}")
-        write_cached(out, so.read_bytes())
+                f"--- source ---\n{kc.numbered(full)}")
+        return so.read_bytes()
 
 
-_images: dict[str, bytes] = {}
+_images = kc.Memo("emu")
 
 
 def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: A001 - the verb
@@ -134,21 +125,13 @@ def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: 
     CompilerNotFoundError when no C++ compiler is installed."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ValueError(f"emulator: module name must be [A-Za-z0-9_.-]+, got {name!r}")
-    key = cache_key(source)
-    mem_key = f"{name}-{key}"
-    img = _images.get(mem_key)
-    if img is not None:
-        return img
-    with key_lock(f"emu:{mem_key}"):
-        img = _images.get(mem_key)
-        if img is not None:
-            return img
-        path = cache_dir() / f"cudaemu_{mem_key}.so"
-        if read_cached(path) is None:
-            _build(name, source, path)
-        img = IMAGE_MAGIC + str(path).encode()
-        _images[mem_key] = img
-        return img
+    mem_key = f"{name}-{cache_key(source)}"
+
+    def make() -> bytes:
+        path = kc.cache_dir() / f"cudaemu_{mem_key}.so"
+        kc.fetch(path, lambda: _build(name, source))   # the driver loads the file
+        return IMAGE_MAGIC + str(path).encode()
+    return _images.get_or_make(mem_key, make)
 
 
 def image_path(image) -> Path | None:

@@ -1,0 +1,79 @@
+/* Scalar basics shared by both compilers: the C compiler of the CPU kernels
+ * (tensor/cpu/csrc, gcc -std=gnu11) and the CUDA compilers (NVRTC, and g++ under the CPU
+ * emulator; both C++17). Defined once so that both devices convert 16-bit floats with the
+ * same bit arithmetic, hence bit for bit alike.
+ *
+ *   SX_SCALAR_FN   the qualifier of the shared scalar functions (device code on CUDA)
+ *   SX_TNAME(f, S) the name of f's instance for dtype suffix S: C has no overloading, so
+ *                  one name per type (f_f32, f_f64); C++ overloads one name on the type, so
+ *                  a template over T finds the right instance
+ *   the fixed-width integer types (NVRTC has no system headers)
+ *   SX_INF_F / SX_INF_D (float and double infinity), sx_as_float / sx_as_uint bit casts, sx_h2f / sx_f2h (IEEE half), sx_bf2f / sx_f2bf */
+#ifndef STRIDEX_SCALAR_TYPES_H
+#define STRIDEX_SCALAR_TYPES_H
+
+#ifdef __cplusplus
+#define SX_SCALAR_FN static __device__ __forceinline__
+#define SX_TNAME(f, S) f
+#else
+#define SX_SCALAR_FN static inline __attribute__((always_inline))
+#define SX_TNAME(f, S) f##_##S
+#endif
+
+#if defined(__CUDACC_RTC__)
+/* NVRTC: no system headers */
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+#else
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#endif
+
+#ifdef __cplusplus   /* the CUDA dialect (the emulator's shim provides the same intrinsics) */
+SX_SCALAR_FN float sx_as_float(uint32_t u) { return __uint_as_float(u); }
+SX_SCALAR_FN uint32_t sx_as_uint(float f) { return __float_as_uint(f); }
+#define SX_FADD_RN(a, b) __fadd_rn(a, b)
+#define SX_INF_F __int_as_float(0x7f800000)
+#define SX_INF_D __longlong_as_double(0x7ff0000000000000LL)
+#else
+SX_SCALAR_FN float sx_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+SX_SCALAR_FN uint32_t sx_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+#define SX_FADD_RN(a, b) ((a) + (b))
+#define SX_INF_F INFINITY
+#define SX_INF_D ((double)INFINITY)
+#endif
+
+SX_SCALAR_FN float sx_h2f(uint16_t h) {
+    uint32_t em = h & 0x7fffu;
+    uint32_t r = sx_as_uint(sx_as_float(em << 13) * 0x1p112f); /* exact rescale, subnormals too */
+    r = em >= 0x7c00u ? (r | 0x7f800000u) : r;                  /* inf / nan */
+    return sx_as_float(r | ((uint32_t)(h & 0x8000u) << 16));
+}
+
+SX_SCALAR_FN uint16_t sx_f2h(float f) {            /* round to nearest, ties to even */
+    uint32_t x = sx_as_uint(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    x &= 0x7fffffffu;
+    uint32_t big = x > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    uint32_t sub = sx_as_uint(SX_FADD_RN(sx_as_float(x), 0.5f)) - 0x3f000000u;
+    uint32_t nrm = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;   /* rebias exponent by -112 */
+    uint32_t r = x >= 0x47800000u ? big : (x < 0x38800000u ? sub : nrm);
+    return (uint16_t)(r | sign);
+}
+
+SX_SCALAR_FN float sx_bf2f(uint16_t b) { return sx_as_float((uint32_t)b << 16); }
+
+SX_SCALAR_FN uint16_t sx_f2bf(float f) {
+    uint32_t u = sx_as_uint(f);
+    uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
+}
+
+#endif
