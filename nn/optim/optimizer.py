@@ -12,12 +12,13 @@ import tensor as T
 from tensor import dtypes as dt
 from tensor._tensor import Tensor
 from tensor.aliasing import check_writable
-from tensor.backend import backend_for
+from tensor.backend import OPTIM_FLAGS, backend_for
 
 # ---- fused kernels --------------------------------------------------------------------------
 
 _MAXIMIZE, _NESTEROV, _FIRST, _MOMENTUM, _AMSGRAD, _DECOUPLED, _CENTERED, _WD = (
-    1, 2, 4, 8, 16, 32, 64, 128)
+    OPTIM_FLAGS[k] for k in ("maximize", "nesterov", "first", "momentum", "amsgrad", "decoupled",
+                             "centered", "wd"))   # the kernels' flag word (cuda_src/scalar/optim_step.h)
 
 
 def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 
+from ..kernel_cache import header_defines
+
 # The functions every backend module defines (tests/test_backend.py checks names and
 # signatures). Tensors handed to a backend are on its device; shapes, dtypes and strides
 # have been checked by the op layer.
@@ -66,6 +68,10 @@ INTERFACE = {
 }
 
 OPTIONAL = {"put"}   # a backend may set these to None (the op layer then takes another path)
+
+# The flag word of optim_step, read from the header the kernels of both devices include.
+OPTIM_FLAGS = {k[len("SX_OPT_"):].lower(): v for k, v in
+               header_defines("scalar/optim_step.h").items() if k.startswith("SX_OPT_")}
 
 _MODULES = {"cpu": "tensor.backend.cpu", "cuda": "tensor.backend.cuda"}
 _LOADED: dict = {}
