@@ -73,13 +73,13 @@ for _op in UNARY + BINARY:
         RULES[_op.name] = _zero_unary(_op.name)
         continue
     RULES[_op.name] = (_unary if _op.arity == 1 else _binary)(_op.name, _op.grad)
-    if _op.grad.inplace:  # op_ reads neither operand nor out: the same rule holds
+    if _op.grad.inplace is True:  # op_ reads neither operand nor out: the same rule holds
         RULES[_op.name + "_"] = RULES[_op.name]
 
 
 # ---------------------------------------------------------------- by hand
-# where is not a table op (a condition and two values); multiply_/true_divide_ overwrite an
-# operand their partials read, so they keep a copy of it: no table partial can say that.
+# where is not a table op (a condition and two values); multiply_/true_divide_ (inplace=OWN in
+# the table) overwrite an operand their partials read, so they keep a copy of it first.
 
 def _where_vjp(ctx, g):
     c, a, b = ctx.args

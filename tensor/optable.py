@@ -28,15 +28,17 @@ class Grad:
     d: one partial per operand: a constant, or f(x, out) (unary) / f(a, b, out) (binary) written
     with the public functions (T.cos...), so a backward pass is itself recorded (create_graph);
     a binary partial runs only for a tensor operand that needs it. save: what the partials read
-    (operand indices, "out"). inplace: the in-place form op_ shares the rule, which is sound
-    only when it reads neither operand nor out (op_ overwrites them)."""
+    (operand indices, "out"). inplace, the in-place form op_: True shares the rule (sound only
+    when it reads neither operand nor out: op_ overwrites them); OWN has a rule of its own in
+    autograd; False has none (record() refuses it before writing when a gradient is needed)."""
     d: tuple
     save: tuple = ()
-    inplace: bool = False
+    inplace: bool | str = False
 
 
 ZERO = "zero"  # unary, piecewise constant: zero gradient (PyTorch's floor, sign, round...)
 NONE = "none"  # no float output (comparisons, predicates, bitwise): nothing to differentiate
+OWN = "own"    # Grad.inplace: autograd writes op_'s rule by hand
 X, OUT = 0, "out"
 
 
@@ -164,9 +166,10 @@ BINARY = [
     Op("subtract", 2, "iuf", {"*": "a - b"}, np.subtract, no_bool=True, aliases=("sub",),
        grad=d2(1.0, -1.0, inplace=True)),
     Op("multiply", 2, "biuf", {"b": "a & b", "*": "a * b"}, np.multiply, aliases=("mul",),
-       grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1)),
+       grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN)),
     Op("true_divide", 2, "f", {"f": "a / b"}, np.true_divide, int_to=dt.float64,
-       aliases=("divide", "div"), grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT)),
+       aliases=("divide", "div"),
+       grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),
     # piecewise constant, written as zero partials: g * 0 (NaN where g is not finite)
     Op("floor_divide", 2, "iuf", {"f": "SX_F2(sx_floordiv, a, b)", "i": "SX_FLOORDIV_I(a, b)",
                                   "u": "SX_FLOORDIV_U(a, b)"}, np.floor_divide, domain="nonzero_b",
