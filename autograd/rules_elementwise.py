@@ -67,8 +67,8 @@ def _binary(name, grad):
 
 
 for _op in UNARY + BINARY:
-    if _op.grad == NONE:
-        continue
+    if _op.grad is None or _op.grad == NONE:  # None: undeclared, which tests/test_optable.py
+        continue                                # reports (autograd itself still imports)
     if _op.grad == ZERO:  # unary only: a binary piecewise-constant op gives zero partials
         RULES[_op.name] = _zero_unary(_op.name)
         continue

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import dtypes as dt
 
 # accumulator C type of a "wide" fold: 16-bit floats add in float, integers and bool in int64
@@ -32,6 +34,7 @@ class Red:
     cuda: str        # reduce.cuh functor over {s} (input suffix) and {acc} (accumulator C type)
     acc: str         # "wide" (see _WIDE), "same" (the input's compute type), "int"; arg: ""
     out: str         # output dtype: "wide" (floats keep theirs, else int64), "same", "bool", "int64"
+    ref: object = None  # NumPy reference (for tests)
     aliases: tuple = ()
     grad: bool = True  # False: integer or bool results, nothing to differentiate
 
@@ -61,20 +64,21 @@ class Red:
 
 
 REDUCTIONS = [
-    Red("sum", "reduce", "0", ("SX_ADD",), "sx_sum_op<sx_{s}, {acc}>", "wide", "wide"),
-    Red("prod", "reduce", "1", ("SX_MUL",), "sx_prod_op<sx_{s}, {acc}>", "wide", "wide"),
-    Red("max", "reduce", "LO", ("SX_MAXF", "SX_MAXI"), "sx_max_op<sx_{s}>", "same", "same",
+    Red("sum", "reduce", "0", ("SX_ADD",), "sx_sum_op<sx_{s}, {acc}>", "wide", "wide", np.sum),
+    Red("prod", "reduce", "1", ("SX_MUL",), "sx_prod_op<sx_{s}, {acc}>", "wide", "wide", np.prod),
+    Red("max", "reduce", "LO", ("SX_MAXF", "SX_MAXI"), "sx_max_op<sx_{s}>", "same", "same", np.max,
         aliases=("amax",)),
-    Red("min", "reduce", "HI", ("SX_MINF", "SX_MINI"), "sx_min_op<sx_{s}>", "same", "same",
+    Red("min", "reduce", "HI", ("SX_MINF", "SX_MINI"), "sx_min_op<sx_{s}>", "same", "same", np.min,
         aliases=("amin",)),
-    Red("any", "reduce", "0", ("SX_ANY",), "sx_any_op<sx_{s}>", "int", "bool", grad=False),
-    Red("all", "reduce", "1", ("SX_ALL",), "sx_all_op<sx_{s}>", "int", "bool", grad=False),
+    Red("any", "reduce", "0", ("SX_ANY",), "sx_any_op<sx_{s}>", "int", "bool", np.any, grad=False),
+    Red("all", "reduce", "1", ("SX_ALL",), "sx_all_op<sx_{s}>", "int", "bool", np.all, grad=False),
     Red("argmax", "arg", "", ("SX_ARGMAXF", "SX_ARGMAXI"), "sx_arg_op<sx_{s}, true>", "", "int64",
-        grad=False),
+        np.argmax, grad=False),
     Red("argmin", "arg", "", ("SX_ARGMINF", "SX_ARGMINI"), "sx_arg_op<sx_{s}, false>", "", "int64",
-        grad=False),
-    Red("cumsum", "scan", "0", ("SX_ADD",), "sx_sum_op<sx_{s}, {acc}>", "wide", "wide"),
-    Red("cumprod", "scan", "1", ("SX_MUL",), "sx_prod_op<sx_{s}, {acc}>", "wide", "wide"),
+        np.argmin, grad=False),
+    Red("cumsum", "scan", "0", ("SX_ADD",), "sx_sum_op<sx_{s}, {acc}>", "wide", "wide", np.cumsum),
+    Red("cumprod", "scan", "1", ("SX_MUL",), "sx_prod_op<sx_{s}, {acc}>", "wide", "wide",
+        np.cumprod),
 ]
 
 RED = {r.name: r for r in REDUCTIONS}
