@@ -15,9 +15,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import tensor as T  # late-bound: derivatives call the public (recorded) functions at run time
-
 from . import dtypes as dt
+
+
+class _Public:
+    """tensor's public (recorded) functions, looked up when a derivative runs, so a backward
+    pass is itself on the graph; late-bound because the table is loaded while the package is
+    (a module-level `import tensor` here would be an import circle)."""
+
+    def __getattr__(self, name):
+        import tensor
+        return getattr(tensor, name)
+
+
+T = _Public()
 
 
 @dataclass(frozen=True)

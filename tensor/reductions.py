@@ -17,7 +17,6 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
 from .backend import backend_for
-from .cpu import kernels as K
 from .redtable import RED
 from .views import coalesce, norm_axes, norm_axis
 
