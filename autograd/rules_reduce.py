@@ -1,44 +1,21 @@
-"""Derivative rules of reductions and scans (tensor/reductions.py), then of the small ops that
-sit beside them in tensor/public.py: round, clip, astype, copies, fills, tril/triu.
+"""Derivative rules of reductions and scans (tensor/reductions.py): those of the reductions
+table's entries (tensor/redtable.py; registered at the end, from the table) and of the
+composites mean, var, std and logsumexp.
 
 A reduction's vjp broadcasts g back over the reduced axes and weights it (1 for sum, 1/n for
 mean, the softmax for logsumexp...); its jvp reduces the weighted tangent the same way.
 """
 from __future__ import annotations
 
-import inspect
 import math
 
 import tensor as T
-from tensor.public import PUB
+from tensor.redtable import REDUCTIONS
 from tensor.views import norm_axes, norm_axis
 
 from .grad_mode import is_grad_enabled
 from .graph import RULES, Rule
-from .rules_util import fit, zeros_for
-
-_SIGS: dict = {}
-
-
-def params(ctx, name) -> dict:
-    """The public call's parameters by name, defaults applied (out= dropped: it only says where
-    the result is written)."""
-    sig = _SIGS.get(name)
-    if sig is None:
-        sig = _SIGS[name] = inspect.signature(PUB[name])
-    kw = ctx.kwargs
-    if "out" in kw:
-        kw = {k: v for k, v in kw.items() if k != "out"}
-    b = sig.bind(*ctx.args, **kw)
-    b.apply_defaults()
-    return b.arguments
-
-
-def _needs(ctx) -> tuple:
-    """Per arg: does it need a gradient (every tensor arg when the Ctx was built without)."""
-    if ctx.needs is not None:
-        return ctx.needs
-    return tuple(hasattr(a, "shape") for a in ctx.args)
+from .rules_util import fit, like, params
 
 
 def _reduction(ctx, name, ndim):
@@ -59,11 +36,6 @@ def _unreduce(g, shape, axes, keepdims):
     return g if g.shape == tuple(shape) else T.broadcast_to(g, shape)
 
 
-def _like(t, out):
-    """A tangent cast to the output's dtype."""
-    return t if t.dtype is out.dtype else t.astype(out.dtype)
-
-
 def _count(shape, axes) -> int:
     return math.prod(shape[i] for i in axes)
 
@@ -81,7 +53,7 @@ def _sum_jvp(ctx, tans):
     if t is None:
         return None
     p, axes = _reduction(ctx, "sum", t.ndim)
-    return _like(T.sum(t, axis=axes, keepdims=p["keepdims"]), ctx.out)
+    return like(T.sum(t, axis=axes, keepdims=p["keepdims"]), ctx.out)
 
 
 def _mean_vjp(ctx, g):
@@ -96,7 +68,7 @@ def _mean_jvp(ctx, tans):
     if t is None:
         return None
     p, axes = _reduction(ctx, "mean", t.ndim)
-    return _like(T.mean(t, axis=axes, keepdims=p["keepdims"]), ctx.out)
+    return like(T.mean(t, axis=axes, keepdims=p["keepdims"]), ctx.out)
 
 
 def _exclusive_cumprod(v):
@@ -140,12 +112,10 @@ def _prod_jvp(ctx, tans):
     x, out = ctx.args[0], ctx.out
     p, axes = _reduction(ctx, "prod", x.ndim)
     others = _prod_others(x, axes, _keep(out, axes, p["keepdims"]))
-    return _like(T.sum(t * others, axis=axes, keepdims=p["keepdims"]), out)
+    return like(T.sum(t * others, axis=axes, keepdims=p["keepdims"]), out)
 
 
-RULES["sum"] = Rule("sum", _sum_vjp, _sum_jvp, ())
 RULES["mean"] = Rule("mean", _mean_vjp, _mean_jvp, ())
-RULES["prod"] = Rule("prod", _prod_vjp, _prod_jvp, (0, "out"))
 
 
 # ---------------------------------------------------------------- var, std
@@ -170,7 +140,7 @@ def _var_jvp(ctx, tans):
     if tans[0] is None:
         return None
     p, axes, dev, inv = _var_parts(ctx, "var")
-    return _like(T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv), ctx.out)
+    return like(T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv), ctx.out)
 
 
 def _std_scale(out):
@@ -191,7 +161,7 @@ def _std_jvp(ctx, tans):
         return None
     p, axes, dev, inv = _var_parts(ctx, "std")
     dvar = T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv)
-    return _like(dvar * _std_scale(ctx.out), ctx.out)
+    return like(dvar * _std_scale(ctx.out), ctx.out)
 
 
 RULES["var"] = Rule("var", _var_vjp, _var_jvp, (0,))
@@ -221,12 +191,8 @@ def _extreme(name):
         if tans[0] is None:
             return None
         p, axes, w = _extreme_weights(ctx, name)
-        return _like(T.sum(tans[0] * w, axis=axes, keepdims=p["keepdims"]), ctx.out)
-    RULES[name] = Rule(name, vjp, jvp, (0, "out"))
-
-
-for _n in ("max", "min", "amax", "amin"):
-    _extreme(_n)
+        return like(T.sum(tans[0] * w, axis=axes, keepdims=p["keepdims"]), ctx.out)
+    return Rule(name, vjp, jvp, (0, "out"))
 
 
 def _softmax(ctx):
@@ -247,7 +213,7 @@ def _lse_jvp(ctx, tans):
     if tans[0] is None:
         return None
     p, axes, sm = _softmax(ctx)
-    return _like(T.sum(tans[0] * sm, axis=axes, keepdims=p["keepdims"]), ctx.out)
+    return like(T.sum(tans[0] * sm, axis=axes, keepdims=p["keepdims"]), ctx.out)
 
 
 RULES["logsumexp"] = Rule("logsumexp", _lse_vjp, _lse_jvp, (0, "out"))
@@ -280,7 +246,7 @@ def _cumsum_jvp(ctx, tans):
     if t is None:
         return None
     a, flat = _scan_axis(ctx, "cumsum", t)
-    return _like(T.cumsum(t.reshape(-1) if flat else t, axis=a), ctx.out)
+    return like(T.cumsum(t.reshape(-1) if flat else t, axis=a), ctx.out)
 
 
 def _zeros_split(x, a):
@@ -342,7 +308,7 @@ def _cumprod_tangent(x, y, t, a):
 def _cumprod_operand(ctx, x):
     a, flat = _scan_axis(ctx, "cumprod", x)
     xs = x.reshape(-1) if flat else x
-    return a, flat, _like(xs, ctx.out)
+    return a, flat, like(xs, ctx.out)
 
 
 def _cumprod_vjp(ctx, g):
@@ -357,168 +323,18 @@ def _cumprod_jvp(ctx, tans):
     if t is None:
         return None
     a, flat, xs = _cumprod_operand(ctx, ctx.args[0])
-    t = _like(t.reshape(-1) if flat else t, ctx.out)
+    t = like(t.reshape(-1) if flat else t, ctx.out)
     return _cumprod_tangent(xs, ctx.out, t, a)
 
 
-RULES["cumsum"] = Rule("cumsum", _cumsum_vjp, _cumsum_jvp, ())
-RULES["cumprod"] = Rule("cumprod", _cumprod_vjp, _cumprod_jvp, (0, "out"))
+# ---------------------------------------------------------------- the table's entries
 
-
-# ---------------------------------------------------------------- round, clip
-
-def _zero_rule(name):
-    def vjp(ctx, g):
-        return (zeros_for(ctx.args[0]) if _needs(ctx)[0] else None,) + (None,) * (len(ctx.args) - 1)
-
-    def jvp(ctx, tans):
-        return None if tans[0] is None else T.zeros(ctx.out.shape, dtype=ctx.out.dtype,
-                                                    device=ctx.out.device)
-    RULES[name] = Rule(name, vjp, jvp, ())
-
-
-_zero_rule("round")
-_zero_rule("around")
-
-
-def _clip_masks(x, lo, hi):
-    """(x passes, a_min active, a_max active) for out = min(max(x, lo), hi): x passes where
-    lo <= x <= hi; lo where x < lo <= hi; hi where x > hi or lo > hi (then out is hi)."""
-    if lo is None:
-        return x <= hi, None, x > hi
-    if hi is None:
-        return x >= lo, x < lo, None
-    mlo = (x < lo) & (lo <= hi) if isinstance(lo, T.Tensor) else None
-    mhi = (x > hi) | (lo > hi) if isinstance(hi, T.Tensor) else None
-    return (x >= lo) & (x <= hi), mlo, mhi
-
-
-def _no_grad_kwargs(ctx, name):
-    """A tensor the recorder left in kwargs (clip(x, a_max=w): a_min skipped) has no edge: its
-    gradient would silently be dropped."""
-    for k, v in ctx.kwargs.items():
-        if isinstance(v, T.Tensor) and v.requires_grad:
-            raise NotImplementedError(f"autograd: {name}: the gradient of a tensor passed by "
-                                      f"keyword ({k}=) is not tracked; pass it positionally")
-
-
-def _clip_vjp(ctx, g):
-    _no_grad_kwargs(ctx, "clip")
-    p = params(ctx, "clip")
-    x, lo, hi = p["x"], p["a_min"], p["a_max"]
-    masks = _clip_masks(x, lo, hi)
-    grads = [fit(T.where(m, g, 0.0), a) if need and m is not None else None
-             for m, a, need in zip(masks, (x, lo, hi), _needs(ctx) + (False,) * 3)]
-    return tuple(grads[:len(ctx.args)])
-
-
-def _clip_jvp(ctx, tans):
-    p = params(ctx, "clip")
-    masks = _clip_masks(p["x"], p["a_min"], p["a_max"])
-    r = None
-    for m, t in zip(masks, tans):
-        if m is not None and t is not None:
-            term = T.where(m, t, 0.0)
-            r = term if r is None else r + term
-    if r is None:
-        return None
-    return _like(r if r.shape == ctx.out.shape else T.broadcast_to(r, ctx.out.shape), ctx.out)
-
-
-def _clip_inplace_mask(ctx):
-    """In place, only the clipped values are left: x passed where lo < out < hi (strictly, so
-    an x exactly on a bound gets 0 here, where out-of-place clip gives it 1)."""
-    p = params(ctx, "clip_")
-    out, lo, hi = ctx.args[0], p["a_min"], p["a_max"]
-    m = None if lo is None else out > lo
-    if hi is not None:
-        m = out < hi if m is None else m & (out < hi)
-    return m
-
-
-def _clip_inplace_refuse(bound_needs):
-    if any(bound_needs):
-        raise NotImplementedError("autograd: clip_/clamp_ with bounds that require grad (or carry "
-                                  "a tangent) is not supported: the input is overwritten; use "
-                                  "clip()/clamp()")
-
-
-def _clip_inplace_vjp(ctx, g):
-    _clip_inplace_refuse(_needs(ctx)[1:])
-    m = _clip_inplace_mask(ctx)
-    return (fit(T.where(m, g, 0.0), ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
-
-
-def _clip_inplace_jvp(ctx, tans):
-    _clip_inplace_refuse([t is not None for t in tans[1:]])
-    if tans[0] is None:
-        return None
-    return _like(T.where(_clip_inplace_mask(ctx), tans[0], 0.0), ctx.out)
-
-
-for _n in ("clip", "clamp"):
-    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2))
-for _n in ("clip_", "clamp_"):
-    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2))
-
-
-# ---------------------------------------------------------------- casts, copies, fills, tril
-
-def _identity_vjp(ctx, g):
-    return (fit(g, ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
-
-
-def _identity_jvp(ctx, tans):
-    return None if tans[0] is None else _like(tans[0], ctx.out)
-
-
-for _n in ("astype", "contiguous", "copy", "clone"):
-    RULES[_n] = Rule(_n, _identity_vjp, _identity_jvp, ())
-
-
-def _to_device_vjp(ctx, g):
-    return (fit(g, ctx.args[0]).to(ctx.args[0].device), None)
-
-
-def _to_device_jvp(ctx, tans):
-    return None if tans[0] is None else tans[0].to(ctx.out.device)
-
-
-RULES["to_device"] = Rule("to_device", _to_device_vjp, _to_device_jvp, ())
-
-
-def _overwrite_vjp(ctx, g):
-    """copy_(x, src) / fill_(x, value): x's old value is gone (zero gradient); a tensor source
-    gets g summed to its shape."""
-    _no_grad_kwargs(ctx, "copy_/fill_")
-    x = ctx.args[0]
-    gx = zeros_for(x) if _needs(ctx)[0] else None
-    if len(ctx.args) < 2:
-        return (gx,)
-    return gx, (fit(g, ctx.args[1]) if _needs(ctx)[1] else None)
-
-
-def _overwrite_jvp(ctx, tans):
-    ts = tans[1] if len(tans) > 1 else None
-    if ts is None:
-        return T.zeros(ctx.out.shape, dtype=ctx.out.dtype, device=ctx.out.device)
-    return _like(ts if ts.shape == ctx.out.shape else T.broadcast_to(ts, ctx.out.shape), ctx.out)
-
-
-for _n in ("copy_", "fill_", "zero_"):
-    RULES[_n] = Rule(_n, _overwrite_vjp, _overwrite_jvp, ())
-
-
-def _tri(name):
-    fn = getattr(T, name)
-
-    def vjp(ctx, g):
-        return (fn(g, params(ctx, name)["k"]),) + (None,) * (len(ctx.args) - 1)
-
-    def jvp(ctx, tans):
-        return None if tans[0] is None else fn(tans[0], params(ctx, name)["k"])
-    RULES[name] = Rule(name, vjp, jvp, ())
-
-
-_tri("tril")
-_tri("triu")
+_TABLE = {"sum": Rule("sum", _sum_vjp, _sum_jvp, ()),
+          "prod": Rule("prod", _prod_vjp, _prod_jvp, (0, "out")),
+          "max": _extreme("max"), "min": _extreme("min"),
+          "cumsum": Rule("cumsum", _cumsum_vjp, _cumsum_jvp, ()),
+          "cumprod": Rule("cumprod", _cumprod_vjp, _cumprod_jvp, (0, "out"))}
+for _r in REDUCTIONS:  # an entry with grad=True and no rule here fails tests/test_optable.py
+    if _r.grad and _r.name in _TABLE:
+        for _n in (_r.name, *_r.aliases):  # under the aliases too, as RULES["clamp"]: a Ctx
+            RULES[_n] = _TABLE[_r.name]    # built by hand may name the op either way

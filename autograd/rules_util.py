@@ -5,8 +5,11 @@ run with create_graph=True is itself differentiable.
 """
 from __future__ import annotations
 
+import inspect
+
 import tensor as T
 from tensor._tensor import Tensor
+from tensor.public import PUB
 
 from .graph import RULES, Rule
 
@@ -50,3 +53,32 @@ def zeros_for(a):
 
 def needs(ctx, i) -> bool:
     return ctx.needs[i] if ctx.needs is not None else True
+
+
+_SIGS: dict = {}
+
+
+def params(ctx, name) -> dict:
+    """The public call's parameters by name, defaults applied (out= dropped: it only says where
+    the result is written)."""
+    sig = _SIGS.get(name)
+    if sig is None:
+        sig = _SIGS[name] = inspect.signature(PUB[name])
+    kw = ctx.kwargs
+    if "out" in kw:
+        kw = {k: v for k, v in kw.items() if k != "out"}
+    b = sig.bind(*ctx.args, **kw)
+    b.apply_defaults()
+    return b.arguments
+
+
+def needs_all(ctx) -> tuple:
+    """Per arg: does it need a gradient (every tensor arg when the Ctx was built without)."""
+    if ctx.needs is not None:
+        return ctx.needs
+    return tuple(hasattr(a, "shape") for a in ctx.args)
+
+
+def like(t, out):
+    """A tangent cast to the output's dtype."""
+    return t if t.dtype is out.dtype else t.astype(out.dtype)

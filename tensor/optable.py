@@ -2,9 +2,11 @@
 
 An entry gives the op's name, arity, the loop kinds it has ('b' bool, 'i' signed, 'u' unsigned,
 'f' float), its output rule, its C expression per kind (over the compute-typed values `a`, `b`),
-its NumPy reference and a hint of the input domain for tests. Kernel generation (C and CUDA),
-the public functions and Tensor methods, the NumPy property tests and the gradient checks all
-iterate over this table, so an op added here is built and tested everywhere.
+its NumPy reference, a hint of the input domain for tests, and its derivative (`grad`): the
+partials as data, or ZERO (piecewise constant) or NONE (no float output). Kernel generation (C
+and CUDA), the public functions and Tensor methods, the derivative rules (autograd builds them
+from `grad`), the NumPy property tests and the gradient checks all iterate over this table, so
+an op added here is built, differentiated and tested everywhere.
 """
 from __future__ import annotations
 
@@ -14,6 +16,53 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import dtypes as dt
+
+
+class _Public:
+    """tensor's public (recorded) functions, looked up when a derivative runs, so a backward
+    pass is itself on the graph; late-bound because the table is loaded while the package is
+    (a module-level `import tensor` here would be an import circle)."""
+
+    def __getattr__(self, name):
+        import tensor
+        return getattr(tensor, name)
+
+
+T = _Public()
+
+
+@dataclass(frozen=True)
+class Grad:
+    """An op's derivative as data: tensor does not import autograd, which turns this into vjp
+    (g * partial, summed to each operand's shape) and jvp (sum of tangent * partial) rules.
+
+    d: one partial per operand: a constant, or f(x, out) (unary) / f(a, b, out) (binary) written
+    with the public functions (T.cos...), so a backward pass is itself recorded (create_graph);
+    a binary partial runs only for a tensor operand that needs it. save: what the partials read
+    (operand indices, "out"). inplace, the in-place form op_: True shares the rule (sound only
+    when it reads neither operand nor out: op_ overwrites them); OWN has a rule of its own in
+    autograd; False has none (record() refuses it before writing when a gradient is needed)."""
+    d: tuple
+    save: tuple = ()
+    inplace: bool | str = False
+
+
+ZERO = "zero"  # unary, piecewise constant: zero gradient (PyTorch's floor, sign, round...)
+NONE = "none"  # no float output (comparisons, predicates, bitwise): nothing to differentiate
+OWN = "own"    # Grad.inplace: autograd writes op_'s rule by hand
+X, OUT = 0, "out"
+
+
+def d1(f, *save, inplace=False) -> Grad:
+    return Grad((f,), save, inplace)
+
+
+def d2(fa, fb, *save, inplace=False) -> Grad:
+    return Grad((fa, fb), save, inplace)
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
 
 
 @dataclass(frozen=True)
@@ -29,6 +78,7 @@ class Op:
     bool_to: dt.DType | None = None  # bool inputs compute in this dtype
     domain: str = "any"             # test-input hint: any, positive, unit, gt_m1, nonzero_b, small_b
     aliases: tuple = field(default=())
+    grad: Grad | str | None = None  # Grad, ZERO or NONE; None: undeclared (a test fails)
 
     def expr(self, kind: str) -> str:
         return self.c.get(kind, self.c.get("*"))
@@ -59,77 +109,116 @@ def _sigmoid_ref(x):
 
 
 UNARY = [
-    Op("negative", 1, "iuf", {"*": "-a"}, np.negative, no_bool=True, aliases=("neg",)),
-    Op("positive", 1, "iuf", {"*": "a"}, np.positive, no_bool=True),
+    Op("negative", 1, "iuf", {"*": "-a"}, np.negative, no_bool=True, aliases=("neg",),
+       grad=d1(-1.0, inplace=True)),
+    Op("positive", 1, "iuf", {"*": "a"}, np.positive, no_bool=True, grad=d1(1.0, inplace=True)),
     Op("abs", 1, "biuf", {"f": "SX_F1(fabs, a)", "i": "(a < 0 ? -a : a)", "*": "a"}, np.abs,
-       aliases=("absolute",)),
+       aliases=("absolute",), grad=d1(lambda x, y: T.sign(x), X)),
     Op("sign", 1, "iuf", {"f": "((a != a) ? a : (a > 0) - (a < 0))", "*": "(a > 0) - (a < 0)"},
-       np.sign, no_bool=True),
-    Op("exp", 1, "f", {"f": "SX_EXP(a)"}, np.exp, domain="exp"),
-    Op("expm1", 1, "f", _f("expm1"), np.expm1, domain="exp"),
-    Op("log", 1, "f", {"f": "SX_LOG(a)"}, np.log, domain="positive"),
-    Op("log1p", 1, "f", _f("log1p"), np.log1p, domain="gt_m1"),
-    Op("log2", 1, "f", _f("log2"), np.log2, domain="positive"),
-    Op("log10", 1, "f", _f("log10"), np.log10, domain="positive"),
-    Op("sqrt", 1, "f", _f("sqrt"), np.sqrt, domain="positive"),
-    Op("square", 1, "iuf", {"*": "a * a"}, np.square),
+       np.sign, no_bool=True, grad=ZERO),
+    Op("exp", 1, "f", {"f": "SX_EXP(a)"}, np.exp, domain="exp", grad=d1(lambda x, y: y, OUT)),
+    Op("expm1", 1, "f", _f("expm1"), np.expm1, domain="exp",
+       grad=d1(lambda x, y: y + 1.0, OUT)),
+    Op("log", 1, "f", {"f": "SX_LOG(a)"}, np.log, domain="positive",
+       grad=d1(lambda x, y: 1.0 / x, X)),
+    Op("log1p", 1, "f", _f("log1p"), np.log1p, domain="gt_m1",
+       grad=d1(lambda x, y: 1.0 / (x + 1.0), X)),
+    Op("log2", 1, "f", _f("log2"), np.log2, domain="positive",
+       grad=d1(lambda x, y: 1.0 / (x * _LN2), X)),
+    Op("log10", 1, "f", _f("log10"), np.log10, domain="positive",
+       grad=d1(lambda x, y: 1.0 / (x * _LN10), X)),
+    Op("sqrt", 1, "f", _f("sqrt"), np.sqrt, domain="positive", grad=d1(lambda x, y: 0.5 / y, OUT)),
+    Op("square", 1, "iuf", {"*": "a * a"}, np.square, grad=d1(lambda x, y: 2.0 * x, X)),
     Op("reciprocal", 1, "iuf", {"f": "1 / a", "*": "(a == 0 ? 0 : 1 / a)"}, np.reciprocal,
-       domain="nonzero"),
-    Op("sin", 1, "f", _f("sin"), np.sin),
-    Op("cos", 1, "f", _f("cos"), np.cos),
-    Op("tan", 1, "f", _f("tan"), np.tan),
-    Op("arcsin", 1, "f", _f("asin"), np.arcsin, domain="unit", aliases=("asin",)),
-    Op("arccos", 1, "f", _f("acos"), np.arccos, domain="unit", aliases=("acos",)),
-    Op("arctan", 1, "f", _f("atan"), np.arctan, aliases=("atan",)),
-    Op("sinh", 1, "f", _f("sinh"), np.sinh, domain="exp"),
-    Op("cosh", 1, "f", _f("cosh"), np.cosh, domain="exp"),
-    Op("tanh", 1, "f", {"f": "SX_TANH(a)"}, np.tanh),
-    Op("erf", 1, "f", _f("erf"), _erf_ref),
-    Op("sigmoid", 1, "f", {"f": "SX_SIGMOID(a)"}, _sigmoid_ref),
-    Op("floor", 1, "biuf", {"f": "SX_F1(floor, a)", "*": "a"}, np.floor),
-    Op("ceil", 1, "biuf", {"f": "SX_F1(ceil, a)", "*": "a"}, np.ceil),
-    Op("trunc", 1, "biuf", {"f": "SX_F1(trunc, a)", "*": "a"}, np.trunc),
-    Op("rint", 1, "f", _f("rint"), np.rint),  # NumPy: ints go to the float loop (int8 -> float16)
-    Op("logical_not", 1, "biuf", {"*": "a == 0"}, np.logical_not, out_bool=True),
-    Op("bitwise_not", 1, "biu", {"b": "!a", "*": "~a"}, np.bitwise_not, aliases=("invert",)),
-    Op("isnan", 1, "biuf", {"f": "a != a", "*": "0"}, np.isnan, out_bool=True),
-    Op("isinf", 1, "biuf", {"f": "isinf(a) != 0", "*": "0"}, np.isinf, out_bool=True),
-    Op("isfinite", 1, "biuf", {"f": "isfinite(a) != 0", "*": "1"}, np.isfinite, out_bool=True),
+       domain="nonzero", grad=d1(lambda x, y: -(y * y), OUT)),
+    Op("sin", 1, "f", _f("sin"), np.sin, grad=d1(lambda x, y: T.cos(x), X)),
+    Op("cos", 1, "f", _f("cos"), np.cos, grad=d1(lambda x, y: -T.sin(x), X)),
+    Op("tan", 1, "f", _f("tan"), np.tan, grad=d1(lambda x, y: 1.0 + y * y, OUT)),
+    Op("arcsin", 1, "f", _f("asin"), np.arcsin, domain="unit", aliases=("asin",),
+       grad=d1(lambda x, y: 1.0 / T.sqrt(1.0 - x * x), X)),
+    Op("arccos", 1, "f", _f("acos"), np.arccos, domain="unit", aliases=("acos",),
+       grad=d1(lambda x, y: -1.0 / T.sqrt(1.0 - x * x), X)),
+    Op("arctan", 1, "f", _f("atan"), np.arctan, aliases=("atan",),
+       grad=d1(lambda x, y: 1.0 / (1.0 + x * x), X)),
+    Op("sinh", 1, "f", _f("sinh"), np.sinh, domain="exp", grad=d1(lambda x, y: T.cosh(x), X)),
+    Op("cosh", 1, "f", _f("cosh"), np.cosh, domain="exp", grad=d1(lambda x, y: T.sinh(x), X)),
+    Op("tanh", 1, "f", {"f": "SX_TANH(a)"}, np.tanh, grad=d1(lambda x, y: 1.0 - y * y, OUT)),
+    Op("erf", 1, "f", _f("erf"), _erf_ref, grad=d1(lambda x, y: _2_SQRTPI * T.exp(-(x * x)), X)),
+    Op("sigmoid", 1, "f", {"f": "SX_SIGMOID(a)"}, _sigmoid_ref,
+       grad=d1(lambda x, y: y * (1.0 - y), OUT)),
+    Op("floor", 1, "biuf", {"f": "SX_F1(floor, a)", "*": "a"}, np.floor, grad=ZERO),
+    Op("ceil", 1, "biuf", {"f": "SX_F1(ceil, a)", "*": "a"}, np.ceil, grad=ZERO),
+    Op("trunc", 1, "biuf", {"f": "SX_F1(trunc, a)", "*": "a"}, np.trunc, grad=ZERO),
+    # NumPy: ints go to the float loop (int8 -> float16)
+    Op("rint", 1, "f", _f("rint"), np.rint, grad=ZERO),
+    Op("logical_not", 1, "biuf", {"*": "a == 0"}, np.logical_not, out_bool=True, grad=NONE),
+    Op("bitwise_not", 1, "biu", {"b": "!a", "*": "~a"}, np.bitwise_not, aliases=("invert",),
+       grad=NONE),
+    Op("isnan", 1, "biuf", {"f": "a != a", "*": "0"}, np.isnan, out_bool=True, grad=NONE),
+    Op("isinf", 1, "biuf", {"f": "isinf(a) != 0", "*": "0"}, np.isinf, out_bool=True, grad=NONE),
+    Op("isfinite", 1, "biuf", {"f": "isfinite(a) != 0", "*": "1"}, np.isfinite, out_bool=True,
+       grad=NONE),
 ]
 
+
+def _extreme(greater: bool) -> Grad:
+    """maximum/minimum: the larger (smaller) operand takes g; ties split it evenly."""
+    def w(a, b):
+        return (a > b if greater else a < b) + 0.5 * (a == b)
+    return d2(lambda a, b, y: w(a, b), lambda a, b, y: 1.0 - w(a, b), 0, 1)
+
+
+def _pow_db(a, b, y):  # y log a, taken as 0 at a == 0 (where log a is -inf)
+    return T.where(a == 0, 0.0, y * T.log(T.where(a == 0, 1.0, a)))
+
+
 BINARY = [
-    Op("add", 2, "biuf", {"b": "a | b", "*": "a + b"}, np.add),
-    Op("subtract", 2, "iuf", {"*": "a - b"}, np.subtract, no_bool=True, aliases=("sub",)),
-    Op("multiply", 2, "biuf", {"b": "a & b", "*": "a * b"}, np.multiply, aliases=("mul",)),
+    Op("add", 2, "biuf", {"b": "a | b", "*": "a + b"}, np.add, grad=d2(1.0, 1.0, inplace=True)),
+    Op("subtract", 2, "iuf", {"*": "a - b"}, np.subtract, no_bool=True, aliases=("sub",),
+       grad=d2(1.0, -1.0, inplace=True)),
+    Op("multiply", 2, "biuf", {"b": "a & b", "*": "a * b"}, np.multiply, aliases=("mul",),
+       grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN)),
     Op("true_divide", 2, "f", {"f": "a / b"}, np.true_divide, int_to=dt.float64,
-       aliases=("divide", "div")),
+       aliases=("divide", "div"),
+       grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),
+    # piecewise constant, written as zero partials: g * 0 (NaN where g is not finite)
     Op("floor_divide", 2, "iuf", {"f": "SX_F2(sx_floordiv, a, b)", "i": "SX_FLOORDIV_I(a, b)",
-                                  "u": "SX_FLOORDIV_U(a, b)"}, np.floor_divide, domain="nonzero_b"),
+                                  "u": "SX_FLOORDIV_U(a, b)"}, np.floor_divide, domain="nonzero_b",
+       grad=d2(0.0, 0.0)),
     Op("remainder", 2, "iuf", {"f": "SX_F2(sx_fmod_py, a, b)", "i": "SX_MOD_I(a, b)",
                                "u": "SX_MOD_U(a, b)"}, np.remainder, domain="nonzero_b",
-       aliases=("mod",)),
+       aliases=("mod",), grad=d2(1.0, lambda a, b, y: -T.floor_divide(a, b), 0, 1)),
     Op("power", 2, "iuf", {"f": "SX_F2(pow, a, b)", "*": "sx_ipow(a, b)"}, np.power,
-       domain="power", aliases=("pow",)),
+       domain="power", aliases=("pow",),
+       grad=d2(lambda a, b, y: b * a ** (b - 1), _pow_db, 0, 1, OUT)),
     Op("maximum", 2, "biuf", {"f": "((a > b || a != a) ? a : b)", "*": "(a > b ? a : b)"},
-       np.maximum),
+       np.maximum, grad=_extreme(True)),
     Op("minimum", 2, "biuf", {"f": "((a < b || a != a) ? a : b)", "*": "(a < b ? a : b)"},
-       np.minimum),
-    Op("arctan2", 2, "f", {"f": "SX_F2(atan2, a, b)"}, np.arctan2, aliases=("atan2",)),
-    Op("bitwise_and", 2, "biu", {"*": "a & b"}, np.bitwise_and),
-    Op("bitwise_or", 2, "biu", {"*": "a | b"}, np.bitwise_or),
-    Op("bitwise_xor", 2, "biu", {"*": "a ^ b"}, np.bitwise_xor),
-    Op("left_shift", 2, "iu", {"*": "SX_LSHIFT(a, b)"}, np.left_shift, domain="shift"),
-    Op("right_shift", 2, "iu", {"*": "SX_RSHIFT(a, b)"}, np.right_shift, domain="shift"),
-    Op("equal", 2, "biuf", {"*": "a == b"}, np.equal, out_bool=True, aliases=("eq",)),
-    Op("not_equal", 2, "biuf", {"*": "a != b"}, np.not_equal, out_bool=True, aliases=("ne",)),
-    Op("less", 2, "biuf", {"*": "a < b"}, np.less, out_bool=True, aliases=("lt",)),
-    Op("less_equal", 2, "biuf", {"*": "a <= b"}, np.less_equal, out_bool=True, aliases=("le",)),
-    Op("greater", 2, "biuf", {"*": "a > b"}, np.greater, out_bool=True, aliases=("gt",)),
+       np.minimum, grad=_extreme(False)),
+    Op("arctan2", 2, "f", {"f": "SX_F2(atan2, a, b)"}, np.arctan2, aliases=("atan2",),
+       grad=d2(lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b), 0, 1)),
+    Op("bitwise_and", 2, "biu", {"*": "a & b"}, np.bitwise_and, grad=NONE),
+    Op("bitwise_or", 2, "biu", {"*": "a | b"}, np.bitwise_or, grad=NONE),
+    Op("bitwise_xor", 2, "biu", {"*": "a ^ b"}, np.bitwise_xor, grad=NONE),
+    Op("left_shift", 2, "iu", {"*": "SX_LSHIFT(a, b)"}, np.left_shift, domain="shift", grad=NONE),
+    Op("right_shift", 2, "iu", {"*": "SX_RSHIFT(a, b)"}, np.right_shift, domain="shift",
+       grad=NONE),
+    Op("equal", 2, "biuf", {"*": "a == b"}, np.equal, out_bool=True, aliases=("eq",), grad=NONE),
+    Op("not_equal", 2, "biuf", {"*": "a != b"}, np.not_equal, out_bool=True, aliases=("ne",),
+       grad=NONE),
+    Op("less", 2, "biuf", {"*": "a < b"}, np.less, out_bool=True, aliases=("lt",), grad=NONE),
+    Op("less_equal", 2, "biuf", {"*": "a <= b"}, np.less_equal, out_bool=True, aliases=("le",),
+       grad=NONE),
+    Op("greater", 2, "biuf", {"*": "a > b"}, np.greater, out_bool=True, aliases=("gt",),
+       grad=NONE),
     Op("greater_equal", 2, "biuf", {"*": "a >= b"}, np.greater_equal, out_bool=True,
-       aliases=("ge",)),
-    Op("logical_and", 2, "biuf", {"*": "(a != 0) & (b != 0)"}, np.logical_and, out_bool=True),
-    Op("logical_or", 2, "biuf", {"*": "(a != 0) | (b != 0)"}, np.logical_or, out_bool=True),
-    Op("logical_xor", 2, "biuf", {"*": "(a != 0) != (b != 0)"}, np.logical_xor, out_bool=True),
+       aliases=("ge",), grad=NONE),
+    Op("logical_and", 2, "biuf", {"*": "(a != 0) & (b != 0)"}, np.logical_and, out_bool=True,
+       grad=NONE),
+    Op("logical_or", 2, "biuf", {"*": "(a != 0) | (b != 0)"}, np.logical_or, out_bool=True,
+       grad=NONE),
+    Op("logical_xor", 2, "biuf", {"*": "(a != 0) != (b != 0)"}, np.logical_xor, out_bool=True,
+       grad=NONE),
 ]
 
 OPS = {op.name: op for op in UNARY + BINARY}

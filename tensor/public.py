@@ -3,22 +3,34 @@ each wrapped once by `_hook.differentiable` under its op name so autograd can re
 
 Internal code calls the raw functions in the op modules; users (and derivative rules) call
 these, so the graph sees exactly one node per public call.
+
+One table, in three parts: the elementwise table (optable.py) and the reductions table
+(redtable.py) give names, aliases and whether an op has a derivative; the ops that are not
+table entries follow, grouped by module. NO_GRAD lists the ops declared without a derivative
+rule (integer or bool results, or an in-place form autograd refuses), so a test can check that
+every other public op has one.
 """
 from __future__ import annotations
 
 from . import creation, indexing, linalg, manipulation, ops, reductions, scatter, transfer, views
 from . import elementwise as ew
 from ._hook import differentiable
-from .optable import BINARY, UNARY
+from .optable import BINARY, NONE, UNARY, Grad
+from .redtable import REDUCTIONS
 
 PUB: dict = {}
+NO_GRAD: set = set()
 
 
-def _add(name, fn, *aliases):
+def _add(name, fn, *aliases, grad: bool = True):
+    """Publish fn as `name` (and its aliases: the same wrapper, recorded under `name`);
+    grad=False declares that it has no derivative rule."""
     w = differentiable(name, fn)
     PUB[name] = w
     for a in aliases:
         PUB[a] = w
+    if not grad:
+        NO_GRAD.add(name)
     return w
 
 
@@ -30,13 +42,21 @@ def _binary_inplace(name):
     return lambda x, other: ew.binary(name, x, other, out=x)
 
 
-for _op in UNARY:
-    _add(_op.name, ops.FUNCS[_op.name], *_op.aliases)
-    _add(_op.name + "_", _unary_inplace(_op.name), *(a + "_" for a in _op.aliases))
-for _op in BINARY:
-    _add(_op.name, ops.FUNCS[_op.name], *_op.aliases)
-    _add(_op.name + "_", _binary_inplace(_op.name), *(a + "_" for a in _op.aliases))
+# ---------------------------------------------------------------- the tables
+for _op in UNARY + BINARY:
+    _inplace = (_unary_inplace if _op.arity == 1 else _binary_inplace)(_op.name)
+    _add(_op.name, ops.FUNCS[_op.name], *_op.aliases, grad=_op.grad != NONE)
+    _add(_op.name + "_", _inplace, *(a + "_" for a in _op.aliases),
+         grad=isinstance(_op.grad, Grad) and bool(_op.grad.inplace))
+for _r in REDUCTIONS:
+    _add(_r.name, reductions.FUNCS[_r.name], *_r.aliases, grad=_r.grad)
 
+# ---------------------------------------------------------------- not table entries
+# reductions.py composites (rules of their own: autograd/rules_reduce.py)
+for _n in ("mean", "var", "std", "logsumexp"):
+    _add(_n, reductions.FUNCS[_n])
+# ops.py composites, elementwise.py casts and copies, creation.py fills (autograd/rules_misc.py;
+# where: rules_elementwise.py)
 _add("round", ops.round, "around")
 _add("clip", ops.clip, "clamp")
 _add("clip_", lambda x, a_min=None, a_max=None: ops.clip(x, a_min, a_max, out=x), "clamp_")
@@ -50,24 +70,29 @@ _add("fill_", creation.fill_)
 _add("zero_", lambda x: creation.fill_(x, 0))
 _add("tril", creation.tril)
 _add("triu", creation.triu)
-
+# views.py (autograd/rules_views.py)
 for _n in ("transpose", "permute", "swapaxes", "moveaxis", "reshape", "view", "flatten", "ravel",
            "squeeze", "expand_dims", "unsqueeze", "expand", "diagonal", "as_strided", "flip"):
     _add(_n, getattr(views, _n))
 PUB["swapdims"], PUB["movedim"] = PUB["swapaxes"], PUB["moveaxis"]
 _add("matrix_transpose", views.matrix_transpose)
 _add("broadcast_to", views.broadcast_view)
+# indexing.py, scatter.py (autograd/rules_index.py)
 _add("getitem", indexing.getitem)
 _add("setitem", scatter.setitem)
-
-for _n, _f in reductions.FUNCS.items():
-    _add(_n, _f)
+for _n in ("take", "take_along_axis"):
+    _add(_n, getattr(indexing, _n))
+for _n in ("nonzero", "argwhere", "count_nonzero"):  # integer results
+    _add(_n, getattr(indexing, _n), grad=False)
+for _n in ("index_add", "index_add_", "scatter_add", "scatter_add_", "index_put_"):
+    _add(_n, getattr(scatter, _n))
+# in place, returns None: record() sees no output, so a write into a tensor that requires grad
+# is not on the graph (no rule yet; use put_along_axis only on tensors that do not need one)
+_add("put_along_axis", scatter.put_along_axis, grad=False)
+# linalg.py (autograd/rules_linalg.py)
 for _n, _f in linalg.FUNCS.items():
     _add(_n, _f)
-for _n in ("take", "take_along_axis", "nonzero", "argwhere", "count_nonzero"):
-    _add(_n, getattr(indexing, _n))
-for _n in ("put_along_axis", "index_add", "index_add_", "scatter_add", "scatter_add_", "index_put_"):
-    _add(_n, getattr(scatter, _n))
+# manipulation.py (autograd/rules_manip.py)
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",
            "dstack", "fliplr", "flipud", "hsplit", "hstack", "pad", "repeat", "roll", "rot90",
            "split", "stack", "tile", "unbind", "vsplit", "vstack"):

@@ -17,39 +17,8 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
 from .backend import backend_for
-from .cpu import kernels as K
+from .redtable import RED
 from .views import coalesce, norm_axes, norm_axis
-
-_ACC = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
-
-
-def _red_source(d: dt.DType):
-    s = d.sfx
-    fl = d.kind == "f"
-    acc_sum = _ACC.get(s, "int64_t")
-    sum_out = s if fl else "i64"
-    mx, mn = ("SX_MAXF", "SX_MINF") if fl else ("SX_MAXI", "SX_MINI")
-    amx, amn = ("SX_ARGMAXF", "SX_ARGMINF") if fl else ("SX_ARGMAXI", "SX_ARGMINI")
-    lines = ['#include "reduce.h"',
-             f"SX_REDUCE(sum_{s}, {s}, {sum_out}, {acc_sum}, 0, SX_ADD, SX_ADD)",
-             f"SX_REDUCE(prod_{s}, {s}, {sum_out}, {acc_sum}, 1, SX_MUL, SX_MUL)",
-             f"SX_REDUCE(max_{s}, {s}, {s}, C_{s}, LO_{s}, {mx}, {mx})",
-             f"SX_REDUCE(min_{s}, {s}, {s}, C_{s}, HI_{s}, {mn}, {mn})",
-             f"SX_REDUCE(any_{s}, {s}, b8, int, 0, SX_ANY, SX_ANY)",
-             f"SX_REDUCE(all_{s}, {s}, b8, int, 1, SX_ALL, SX_ALL)",
-             f"SX_ARGREDUCE(argmax_{s}, {s}, {amx})",
-             f"SX_ARGREDUCE(argmin_{s}, {s}, {amn})",
-             f"SX_SCAN(cumsum_{s}, {s}, {sum_out}, {acc_sum}, 0, SX_ADD)",
-             f"SX_SCAN(cumprod_{s}, {s}, {sum_out}, {acc_sum}, 1, SX_MUL)"]
-    names = ["sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "cumsum", "cumprod"]
-    cdef = "\n".join(f"void {n}_{s}(const int64_t *meta, intptr_t in, intptr_t out, int nthreads);"
-                     for n in names)
-    return "\n".join(lines) + "\n", cdef
-
-
-K.register_family("red", _red_source)
-
-_ORDER_FREE = {"sum", "prod", "max", "min", "any", "all"}
 
 
 def _axis_arg(axis, dim):
@@ -69,7 +38,7 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     kout = [s * osz for s in out._strides]
     ks, (kin, kout) = coalesce([x._shape[i] for i in kept], [kin, kout])
     red = list(axes)
-    if name in _ORDER_FREE:  # visit memory in order: largest stride outermost
+    if RED[name].order_free:  # visit memory in order: largest stride outermost
         red.sort(key=lambda i: -abs(x._strides[i]))
     rs, (rin,) = coalesce([x._shape[i] for i in red], [[x._strides[i] * isz for i in red]])
     if not rs:
@@ -100,8 +69,7 @@ def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
     if dtype is not None:
         x = x.astype(dtype, copy=False)
-    od = x.dtype if x.dtype.kind == "f" else dt.int64
-    out = _run(name, x, axes, od)
+    out = _run(name, x, axes, RED[name].out_dtype(x.dtype))
     if dtype is not None and out.dtype is not dt.dtype(dtype):
         out = out.astype(dtype)
     return _keep(out, x, axes, keepdims)
@@ -171,7 +139,7 @@ def _minmax(name, x, axis, keepdims, dim):
     if builtins.any(x._shape[i] == 0 for i in axes):
         raise ValueError(f"{name}: zero-size reduction over axes {axes} of shape {x.shape} has no "
                          "identity")
-    return _keep(_run(name, x, axes, x.dtype), x, axes, keepdims)
+    return _keep(_run(name, x, axes, RED[name].out_dtype(x.dtype)), x, axes, keepdims)
 
 
 def max(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
@@ -193,12 +161,12 @@ def _arg(name, x, axis, keepdims, dim):
         if x.numel() == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence (shape {x.shape})")
         flat = x.reshape(-1)
-        out = _run(name, flat, (0,), dt.int64)
+        out = _run(name, flat, (0,), RED[name].out_dtype(x.dtype))
         return out.reshape((1,) * x.ndim) if keepdims else out
     a = norm_axis(axis, x.ndim, name)
     if x._shape[a] == 0:  # an empty result (another axis is empty) is fine: NumPy's rule
         raise ValueError(f"{name}: attempt to get {name} of an empty axis {a} (shape {x.shape})")
-    return _keep(_run(name, x, (a,), dt.int64), x, (a,), keepdims)
+    return _keep(_run(name, x, (a,), RED[name].out_dtype(x.dtype)), x, (a,), keepdims)
 
 
 def argmax(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
@@ -213,7 +181,7 @@ def argmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
 def _logical(name, x, axis, keepdims, dim):
     x = _prep(x, name)
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
-    return _keep(_run(name, x, axes, dt.bool_), x, axes, keepdims)
+    return _keep(_run(name, x, axes, RED[name].out_dtype(x.dtype)), x, axes, keepdims)
 
 
 def any(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
@@ -251,8 +219,7 @@ def _scan(name, x, axis, dtype, dim):
         x, a = x.reshape(-1), 0
     else:
         a = norm_axis(axis, x.ndim, name)
-    od = x.dtype if x.dtype.kind == "f" else dt.int64
-    out = ew.empty_tensor(x.shape, od, x.device)
+    out = ew.empty_tensor(x.shape, RED[name].out_dtype(x.dtype), x.device)
     order = [i for i in range(x.ndim) if i != a] + [a]
     sh = [x._shape[i] for i in order]
     si = [x._strides[i] * x.itemsize for i in order]

@@ -1,6 +1,7 @@
 """The autograd engine: backward/grad semantics, graph bookkeeping, hooks, custom functions,
 and the errors of the spec. Elementwise rules are checked against finite differences,
-generated from the op table."""
+generated from the op table: every op with a float result, whether or not it has a rule (one
+without fails here; tests/test_optable.py checks the table declares one)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ import autograd
 import tensor as T
 from autograd import Function, gradcheck, gradgradcheck
 from autograd.graph import RULES, Ctx
-from tensor.optable import BINARY, UNARY
+from tensor.optable import BINARY, UNARY, ZERO
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -32,8 +33,8 @@ def _inputs_for(domain, shape):
     return x
 
 
-DIFF_UNARY = [op for op in UNARY if op.name in RULES and "f" in op.kinds and not op.out_bool]
-DIFF_BINARY = [op for op in BINARY if op.name in RULES and "f" in op.kinds and not op.out_bool]
+DIFF_UNARY = [op for op in UNARY if "f" in op.kinds and not op.out_bool]
+DIFF_BINARY = [op for op in BINARY if "f" in op.kinds and not op.out_bool]
 
 
 @pytest.mark.parametrize("op", DIFF_UNARY, ids=lambda o: o.name)
@@ -43,7 +44,7 @@ def test_unary_rules_match_finite_differences(op):
     assert gradcheck(lambda t: fn(t), (x,))
     xt = leaf(_inputs_for(op.domain, (3, 2))).T  # a transposed (non-contiguous) input
     assert gradcheck(lambda t: fn(t), (xt,))
-    if op.name not in ("sign", "floor", "ceil", "trunc", "rint", "abs"):
+    if op.grad != ZERO and op.name != "abs":  # kinks: second differences jump
         assert gradgradcheck(lambda t: fn(t), (x,))
 
 

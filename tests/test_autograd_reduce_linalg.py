@@ -1,5 +1,5 @@
 """Derivative rules of reductions, scans, matrix products and the small ops beside them
-(autograd/rules_reduce.py, rules_linalg.py).
+(autograd/rules_reduce.py, rules_misc.py, rules_linalg.py).
 
 - vjp: float64 gradcheck (central differences) of every rule over axes / dim / keepdims /
   dtype / ddof given positionally and by keyword, on contiguous and NON-contiguous leaves

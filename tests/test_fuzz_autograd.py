@@ -29,15 +29,14 @@ from hypothesis import strategies as st
 
 import autograd
 import tensor as T
-from autograd.graph import RULES
 from tensor.optable import BINARY, UNARY
 
 pytestmark = pytest.mark.usefixtures("device")
 
 _KINKED = {"abs", "sign", "floor", "ceil", "trunc", "rint", "remainder", "floor_divide"}
-SMOOTH_UNARY = [op for op in UNARY if op.name in RULES and "f" in op.kinds and not op.out_bool
-                and op.name not in _KINKED]
-SMOOTH_BINARY = [op for op in BINARY if op.name in RULES and "f" in op.kinds and not op.out_bool
+# every float op of the table but the kinked ones (one without a rule fails the fuzzer)
+SMOOTH_UNARY = [op for op in UNARY if "f" in op.kinds and not op.out_bool and op.name not in _KINKED]
+SMOOTH_BINARY = [op for op in BINARY if "f" in op.kinds and not op.out_bool
                  and op.name not in _KINKED]
 SHAPES = [(), (1,), (3,), (4,), (2, 3), (3, 1), (1, 3), (3, 3), (2, 1, 3), (2, 2, 2)]
 

@@ -1,4 +1,4 @@
-"""Generate the CPU kernel modules from the op table and load them.
+"""Generate the CPU kernel modules from the op tables (optable.py, redtable.py) and load them.
 
 One module per (template family, input dtype): a cold start compiles a few modules, not one
 file per kernel. `kernel(family, dtype, name)` returns the cffi function, cached.
@@ -9,6 +9,7 @@ import os
 
 from .. import dtypes as dt
 from ..optable import BINARY, UNARY
+from ..redtable import REDUCTIONS
 from . import build
 
 _EW_UN = "void {}(int nd, const int64_t *meta, intptr_t out, intptr_t a, int nthreads);"
@@ -39,7 +40,26 @@ def ew_source(d: dt.DType) -> tuple[str, str]:
     return "\n".join(src) + "\n", "\n".join(cdef)
 
 
-_SOURCES = {"ew": ew_source}
+_RED = "void {}(const int64_t *meta, intptr_t in, intptr_t out, int nthreads);"
+
+
+def red_source(d: dt.DType) -> tuple[str, str]:
+    """The reductions and scans of input dtype d (reduce.h's templates, one line per entry)."""
+    s = d.sfx
+    src = ['#include "reduce.h"']
+    for r in REDUCTIONS:
+        n, o, mac = f"{r.name}_{s}", r.out_dtype(d).sfx, r.macro(d)
+        if r.form == "reduce":  # combine and merge of partial folds are the same operation
+            src.append(f"SX_REDUCE({n}, {s}, {o}, {r.acc_c(d)}, {r.init_c(d)}, {mac}, {mac})")
+        elif r.form == "arg":
+            src.append(f"SX_ARGREDUCE({n}, {s}, {mac})")
+        else:
+            src.append(f"SX_SCAN({n}, {s}, {o}, {r.acc_c(d)}, {r.init_c(d)}, {mac})")
+    cdef = "\n".join(_RED.format(f"{r.name}_{s}") for r in REDUCTIONS)
+    return "\n".join(src) + "\n", cdef
+
+
+_SOURCES = {"ew": ew_source, "red": red_source}
 _fns: dict = {}
 
 

@@ -1,4 +1,4 @@
-"""Generate the CUDA kernel sources from the op table (mirrors tensor/cpu/kernels.py).
+"""Generate the CUDA kernel sources from the op tables (mirrors tensor/cpu/kernels.py).
 
 A template family ("ew", "red", and those tensor/cuda registers: "gemm", "index", ...) gives,
 per dtype, a *prelude* (its header include) and one *entry* per kernel: the
@@ -24,6 +24,7 @@ from functools import cache
 
 from .. import dtypes as dt
 from ..optable import BINARY, UNARY
+from ..redtable import REDUCTIONS
 
 FAMILIES = ("ew", "red")
 _EXTERN = 'extern "C" __global__ void __launch_bounds__'
@@ -52,31 +53,17 @@ def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return '#include "elementwise.cuh"\n', out
 
 
-_ACC = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
-RED_NAMES = ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin")
-SCAN_NAMES = ("cumsum", "cumprod")
-
-
 def red_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
-    """Module ("red", d): the reductions and scans of d."""
-    s = d.sfx
-    acc = _ACC.get(s, "int64_t")
-    sum_out = s if d.kind == "f" else "i64"   # integer/bool sums and products are int64
-    red = {"sum": (sum_out, f"sx_sum_op<sx_{s}, {acc}>"),
-           "prod": (sum_out, f"sx_prod_op<sx_{s}, {acc}>"),
-           "max": (s, f"sx_max_op<sx_{s}>"), "min": (s, f"sx_min_op<sx_{s}>"),
-           "any": ("b8", f"sx_any_op<sx_{s}>"), "all": ("b8", f"sx_all_op<sx_{s}>"),
-           "argmax": ("i64", f"sx_arg_op<sx_{s}, true>"),
-           "argmin": ("i64", f"sx_arg_op<sx_{s}, false>")}
-    out = {}
-    for n in RED_NAMES:
-        o, op = red[n]
-        out[f"{n}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {n}_{s}(sx_red_args a) "
-                           f"{{ sx_reduce<sx_{s}, sx_{o}, {op}>(a); }}")
-    for n in SCAN_NAMES:
-        op = red[n[3:]][1]
-        out[f"{n}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {n}_{s}(sx_scan_args a) "
-                           f"{{ sx_scan<sx_{s}, sx_{sum_out}, {op}>(a); }}")
+    """Module ("red", d): the reductions and scans of d (tensor/redtable.py)."""
+    s, out = d.sfx, {}
+    for r in REDUCTIONS:
+        o = r.out_dtype(d).sfx
+        if r.form == "scan":
+            out[f"{r.name}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {r.name}_{s}(sx_scan_args a) "
+                                    f"{{ sx_scan<sx_{s}, sx_{o}, {r.functor(d)}>(a); }}")
+        else:
+            out[f"{r.name}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {r.name}_{s}(sx_red_args a) "
+                                    f"{{ sx_reduce<sx_{s}, sx_{o}, {r.functor(d)}>(a); }}")
     return '#include "reduce.cuh"\n', out
 
 

@@ -1,0 +1,167 @@
+"""Derivative rules of the small public ops that are not table entries (tensor/public.py):
+round, clip, astype, copies, device transfers, fills, tril/triu.
+"""
+from __future__ import annotations
+
+import tensor as T
+
+from .graph import RULES, Rule
+from .rules_util import fit, like, needs_all, params, zeros_for
+
+# ---------------------------------------------------------------- round, clip
+
+def _zero_rule(name):
+    def vjp(ctx, g):
+        return (zeros_for(ctx.args[0]) if needs_all(ctx)[0] else None,) + (None,) * (len(ctx.args) - 1)
+
+    def jvp(ctx, tans):
+        return None if tans[0] is None else T.zeros(ctx.out.shape, dtype=ctx.out.dtype,
+                                                    device=ctx.out.device)
+    RULES[name] = Rule(name, vjp, jvp, ())
+
+
+_zero_rule("round")
+_zero_rule("around")
+
+
+def _clip_masks(x, lo, hi):
+    """(x passes, a_min active, a_max active) for out = min(max(x, lo), hi): x passes where
+    lo <= x <= hi; lo where x < lo <= hi; hi where x > hi or lo > hi (then out is hi)."""
+    if lo is None:
+        return x <= hi, None, x > hi
+    if hi is None:
+        return x >= lo, x < lo, None
+    mlo = (x < lo) & (lo <= hi) if isinstance(lo, T.Tensor) else None
+    mhi = (x > hi) | (lo > hi) if isinstance(hi, T.Tensor) else None
+    return (x >= lo) & (x <= hi), mlo, mhi
+
+
+def _no_grad_kwargs(ctx, name):
+    """A tensor the recorder left in kwargs (clip(x, a_max=w): a_min skipped) has no edge: its
+    gradient would silently be dropped."""
+    for k, v in ctx.kwargs.items():
+        if isinstance(v, T.Tensor) and v.requires_grad:
+            raise NotImplementedError(f"autograd: {name}: the gradient of a tensor passed by "
+                                      f"keyword ({k}=) is not tracked; pass it positionally")
+
+
+def _clip_vjp(ctx, g):
+    _no_grad_kwargs(ctx, "clip")
+    p = params(ctx, "clip")
+    x, lo, hi = p["x"], p["a_min"], p["a_max"]
+    masks = _clip_masks(x, lo, hi)
+    grads = [fit(T.where(m, g, 0.0), a) if need and m is not None else None
+             for m, a, need in zip(masks, (x, lo, hi), needs_all(ctx) + (False,) * 3)]
+    return tuple(grads[:len(ctx.args)])
+
+
+def _clip_jvp(ctx, tans):
+    p = params(ctx, "clip")
+    masks = _clip_masks(p["x"], p["a_min"], p["a_max"])
+    r = None
+    for m, t in zip(masks, tans):
+        if m is not None and t is not None:
+            term = T.where(m, t, 0.0)
+            r = term if r is None else r + term
+    if r is None:
+        return None
+    return like(r if r.shape == ctx.out.shape else T.broadcast_to(r, ctx.out.shape), ctx.out)
+
+
+def _clip_inplace_mask(ctx):
+    """In place, only the clipped values are left: x passed where lo < out < hi (strictly, so
+    an x exactly on a bound gets 0 here, where out-of-place clip gives it 1)."""
+    p = params(ctx, "clip_")
+    out, lo, hi = ctx.args[0], p["a_min"], p["a_max"]
+    m = None if lo is None else out > lo
+    if hi is not None:
+        m = out < hi if m is None else m & (out < hi)
+    return m
+
+
+def _clip_inplace_refuse(bound_needs):
+    if any(bound_needs):
+        raise NotImplementedError("autograd: clip_/clamp_ with bounds that require grad (or carry "
+                                  "a tangent) is not supported: the input is overwritten; use "
+                                  "clip()/clamp()")
+
+
+def _clip_inplace_vjp(ctx, g):
+    _clip_inplace_refuse(needs_all(ctx)[1:])
+    m = _clip_inplace_mask(ctx)
+    return (fit(T.where(m, g, 0.0), ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
+
+
+def _clip_inplace_jvp(ctx, tans):
+    _clip_inplace_refuse([t is not None for t in tans[1:]])
+    if tans[0] is None:
+        return None
+    return like(T.where(_clip_inplace_mask(ctx), tans[0], 0.0), ctx.out)
+
+
+for _n in ("clip", "clamp"):
+    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2))
+for _n in ("clip_", "clamp_"):
+    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2))
+
+
+# ---------------------------------------------------------------- casts, copies, fills, tril
+
+def _identity_vjp(ctx, g):
+    return (fit(g, ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
+
+
+def _identity_jvp(ctx, tans):
+    return None if tans[0] is None else like(tans[0], ctx.out)
+
+
+for _n in ("astype", "contiguous", "copy", "clone"):
+    RULES[_n] = Rule(_n, _identity_vjp, _identity_jvp, ())
+
+
+def _to_device_vjp(ctx, g):
+    return (fit(g, ctx.args[0]).to(ctx.args[0].device), None)
+
+
+def _to_device_jvp(ctx, tans):
+    return None if tans[0] is None else tans[0].to(ctx.out.device)
+
+
+RULES["to_device"] = Rule("to_device", _to_device_vjp, _to_device_jvp, ())
+
+
+def _overwrite_vjp(ctx, g):
+    """copy_(x, src) / fill_(x, value): x's old value is gone (zero gradient); a tensor source
+    gets g summed to its shape."""
+    _no_grad_kwargs(ctx, "copy_/fill_")
+    x = ctx.args[0]
+    gx = zeros_for(x) if needs_all(ctx)[0] else None
+    if len(ctx.args) < 2:
+        return (gx,)
+    return gx, (fit(g, ctx.args[1]) if needs_all(ctx)[1] else None)
+
+
+def _overwrite_jvp(ctx, tans):
+    ts = tans[1] if len(tans) > 1 else None
+    if ts is None:
+        return T.zeros(ctx.out.shape, dtype=ctx.out.dtype, device=ctx.out.device)
+    return like(ts if ts.shape == ctx.out.shape else T.broadcast_to(ts, ctx.out.shape), ctx.out)
+
+
+for _n in ("copy_", "fill_", "zero_"):
+    RULES[_n] = Rule(_n, _overwrite_vjp, _overwrite_jvp, ())
+
+
+def _tri(name):
+    fn = getattr(T, name)
+
+    def vjp(ctx, g):
+        return (fn(g, params(ctx, name)["k"]),) + (None,) * (len(ctx.args) - 1)
+
+    def jvp(ctx, tans):
+        return None if tans[0] is None else fn(tans[0], params(ctx, name)["k"])
+    RULES[name] = Rule(name, vjp, jvp, ())
+
+
+_tri("tril")
+_tri("triu")

@@ -1,0 +1,84 @@
+"""The reductions table: every reduction and scan kernel, defined once (the sibling of
+optable.py).
+
+An entry gives the op's name, its form (a fold over axes, an arg-reduction, an inclusive scan),
+the identity of an empty fold, its combine (the C macro of tensor/cpu/csrc/reduce.h and the
+functor of cuda_src/reduce.cuh), its accumulator per input dtype, its output dtype rule, its
+public aliases and whether it has a derivative. The CPU and CUDA kernel sources, the output
+dtypes in tensor/reductions.py, the public functions, the reduction derivative rules and the
+tests all iterate over it.
+
+>>> from tensor.redtable import RED
+>>> from tensor import dtypes as dt
+>>> RED["sum"].out_dtype(dt.int8).name, RED["max"].out_dtype(dt.int8).name
+('int64', 'int8')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes as dt
+
+# accumulator C type of a "wide" fold: 16-bit floats add in float, integers and bool in int64
+_WIDE = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
+
+
+@dataclass(frozen=True)
+class Red:
+    name: str
+    form: str        # "reduce" (fold over axes), "arg" (index of the first best), "scan" (inclusive)
+    identity: str    # C value of an empty fold: "0", "1", "LO"/"HI" (the dtype's LO_f32...); arg: ""
+    combine: tuple   # reduce.h macros (float kinds, other kinds): COMBINE(acc, x); arg: BETTER(x, best)
+    cuda: str        # reduce.cuh functor over {s} (input suffix) and {acc} (accumulator C type)
+    acc: str         # "wide" (see _WIDE), "same" (the input's compute type), "int"; arg: ""
+    out: str         # output dtype: "wide" (floats keep theirs, else int64), "same", "bool", "int64"
+    ref: object = None  # NumPy reference (for tests)
+    aliases: tuple = ()
+    grad: bool = True  # False: integer or bool results, nothing to differentiate
+
+    def out_dtype(self, d: dt.DType) -> dt.DType:
+        if self.out == "wide":
+            return d if d.kind == "f" else dt.int64
+        return {"same": d, "bool": dt.bool_, "int64": dt.int64}[self.out]
+
+    def acc_c(self, d: dt.DType) -> str:
+        """The accumulator's C type (the CPU's spelling; CUDA's functors take the wide one)."""
+        return {"wide": _WIDE.get(d.sfx, "int64_t"), "same": f"C_{d.sfx}", "int": "int"}[self.acc]
+
+    def init_c(self, d: dt.DType) -> str:
+        return f"{self.identity}_{d.sfx}" if self.identity in ("LO", "HI") else self.identity
+
+    def macro(self, d: dt.DType) -> str:
+        return self.combine[0] if d.kind == "f" else self.combine[-1]
+
+    def functor(self, d: dt.DType) -> str:
+        return self.cuda.format(s=d.sfx, acc=_WIDE.get(d.sfx, "int64_t"))
+
+    @property
+    def order_free(self) -> bool:
+        """The result does not depend on the visiting order (the kernel may walk memory in
+        order); arg-reductions keep the first index, so they walk in logical order."""
+        return self.form == "reduce"
+
+
+REDUCTIONS = [
+    Red("sum", "reduce", "0", ("SX_ADD",), "sx_sum_op<sx_{s}, {acc}>", "wide", "wide", np.sum),
+    Red("prod", "reduce", "1", ("SX_MUL",), "sx_prod_op<sx_{s}, {acc}>", "wide", "wide", np.prod),
+    Red("max", "reduce", "LO", ("SX_MAXF", "SX_MAXI"), "sx_max_op<sx_{s}>", "same", "same", np.max,
+        aliases=("amax",)),
+    Red("min", "reduce", "HI", ("SX_MINF", "SX_MINI"), "sx_min_op<sx_{s}>", "same", "same", np.min,
+        aliases=("amin",)),
+    Red("any", "reduce", "0", ("SX_ANY",), "sx_any_op<sx_{s}>", "int", "bool", np.any, grad=False),
+    Red("all", "reduce", "1", ("SX_ALL",), "sx_all_op<sx_{s}>", "int", "bool", np.all, grad=False),
+    Red("argmax", "arg", "", ("SX_ARGMAXF", "SX_ARGMAXI"), "sx_arg_op<sx_{s}, true>", "", "int64",
+        np.argmax, grad=False),
+    Red("argmin", "arg", "", ("SX_ARGMINF", "SX_ARGMINI"), "sx_arg_op<sx_{s}, false>", "", "int64",
+        np.argmin, grad=False),
+    Red("cumsum", "scan", "0", ("SX_ADD",), "sx_sum_op<sx_{s}, {acc}>", "wide", "wide", np.cumsum),
+    Red("cumprod", "scan", "1", ("SX_MUL",), "sx_prod_op<sx_{s}, {acc}>", "wide", "wide",
+        np.cumprod),
+]
+
+RED = {r.name: r for r in REDUCTIONS}

@@ -1,0 +1,155 @@
+"""The op tables are complete: every elementwise op (tensor/optable.py) and every reduction or
+scan (tensor/redtable.py) declares its derivative, autograd has a rule exactly where one is
+declared, every public op has a rule or says it has none, and the reductions table's kernels,
+output dtypes, identities, NumPy references and derivatives hold for every entry."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autograd
+import tensor as T
+from autograd import gradcheck, gradgradcheck
+from autograd.graph import RULES
+from tensor import dtypes as dt
+from tensor.cpu import kernels as CPU
+from tensor.cuda import kernels as CUDA
+from tensor.optable import BINARY, NONE, OPS, OUT, UNARY, ZERO, Grad
+from tensor.public import NO_GRAD, PUB
+from tensor.redtable import REDUCTIONS
+
+
+def _float_out(op) -> bool:
+    """Can the op give a float result (the only kind autograd differentiates)?"""
+    return not op.out_bool and ("f" in op.kinds or op.int_to is not None)
+
+
+# ---------------------------------------------------------------- elementwise derivatives
+
+@pytest.mark.parametrize("op", UNARY + BINARY, ids=lambda o: o.name)
+def test_every_elementwise_op_declares_its_derivative(op):
+    assert op.grad is not None, f"{op.name}: no grad= in the op table (partials, ZERO or NONE)"
+    assert (op.grad == NONE) == (not _float_out(op)), \
+        f"{op.name}: NONE is for ops without a float result, and only for them"
+    if op.grad == ZERO:
+        assert op.arity == 1, "ZERO is unary; a binary op gives zero partials"
+    if isinstance(op.grad, Grad):
+        assert len(op.grad.d) == op.arity
+        assert set(op.grad.save) <= set(range(op.arity)) | {OUT}
+        assert all(callable(p) or isinstance(p, float) for p in op.grad.d)
+
+
+@pytest.mark.parametrize("op", UNARY + BINARY, ids=lambda o: o.name)
+def test_rules_exist_exactly_where_the_table_declares_a_derivative(op):
+    assert (op.name in RULES) == (op.grad != NONE)
+    if isinstance(op.grad, Grad):
+        assert RULES[op.name].save == frozenset(op.grad.save)
+    inplace = op.name + "_"
+    has = isinstance(op.grad, Grad) and bool(op.grad.inplace)
+    assert (inplace in RULES) == has, f"{inplace}: rule and Grad.inplace disagree"
+    if has and op.grad.inplace is True:
+        assert RULES[inplace] is RULES[op.name]
+
+
+def test_every_public_op_has_a_rule_or_declares_none():
+    """A public op recorded without a rule and not in NO_GRAD would silently give no gradient
+    (an integer, bool or None result) or fail only when someone differentiates it."""
+    names = {w.__wrapped_op__ for w in PUB.values()}
+    assert NO_GRAD <= names
+    missing = sorted(n for n in names if n not in RULES and n not in NO_GRAD)
+    assert not missing, f"public ops with neither a derivative rule nor grad=False: {missing}"
+    both = sorted(n for n in NO_GRAD if n in RULES)
+    assert not both, f"declared without a derivative, yet with a rule: {both}"
+
+
+def test_table_aliases_are_the_same_public_function():
+    for op in UNARY + BINARY:
+        for a in op.aliases:
+            assert PUB[a] is PUB[op.name] and PUB[a + "_"] is PUB[op.name + "_"]
+    for r in REDUCTIONS:
+        for a in r.aliases:
+            assert PUB[a] is PUB[r.name] and getattr(T, a) is getattr(T, r.name)
+
+
+def test_derivative_partials_are_differentiable_again_through_the_public_functions():
+    """The table's partials call tensor's public (recorded) functions: a second derivative of
+    sin goes through cos's rule."""
+    x = T.tensor([0.3, 1.1], dtype=T.float64, requires_grad=True)
+    (g,) = autograd.grad(T.sin(x).sum(), x, create_graph=True)
+    (gg,) = autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), -np.sin([0.3, 1.1]), rtol=1e-14)
+    assert OPS["sin"].grad.save == (0,)
+
+
+# ---------------------------------------------------------------- the reductions table
+
+@pytest.mark.parametrize("r", REDUCTIONS, ids=lambda r: r.name)
+def test_reduction_rules_exist_exactly_where_declared(r):
+    for n in (r.name, *r.aliases):
+        assert (n in RULES) == r.grad, n
+        assert (n in NO_GRAD) == (not r.grad and n == r.name), n
+
+
+@pytest.mark.parametrize("d", dt.ALL, ids=lambda d: d.name)
+def test_reductions_table_drives_both_kernel_sources(d):
+    names = [f"{r.name}_{d.sfx}" for r in REDUCTIONS]
+    src, cdef = CPU.red_source(d)
+    assert len(src.splitlines()) == 1 + len(REDUCTIONS)  # the include, one line per entry
+    assert all(f"void {n}(" in cdef for n in names)
+    assert CUDA.kernel_names("red", d) == names
+    for r in REDUCTIONS:
+        assert r.macro(d) in src
+        assert r.functor(d) in CUDA.entries("red", d)[1][f"{r.name}_{d.sfx}"]
+
+
+def _values(d: dt.DType, shape) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    if d.kind == "b":
+        return rng.random(shape) < 0.5
+    if d.kind in "iu":
+        return rng.integers(0 if d.kind == "u" else -3, 4, shape).astype(d.name)
+    return (rng.integers(-8, 9, shape) / 4.0).astype(np.float32 if d is dt.bfloat16 else d.name)
+
+
+@pytest.mark.usefixtures("device")
+@pytest.mark.parametrize("d", dt.ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("r", REDUCTIONS, ids=lambda r: r.name)
+def test_every_entry_matches_numpy_in_its_output_dtype(r, d):
+    a = _values(d, (3, 4))
+    x = T.tensor(a, dtype=d)
+    for axis in (0, 1, None):
+        got = PUB[r.name](x, axis=axis)
+        assert got.dtype is r.out_dtype(d), (r.name, d.name, axis)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            ref = r.ref(a.astype(np.float64) if d.kind == "f" else a, axis=axis)
+        np.testing.assert_allclose(got.astype(T.float64).numpy(), np.asarray(ref, np.float64),
+                                   rtol={"f16": 1e-2, "bf16": 5e-2}.get(d.sfx, 1e-6))
+
+
+@pytest.mark.usefixtures("device")
+@pytest.mark.parametrize("r", [r for r in REDUCTIONS if r.form == "reduce"], ids=lambda r: r.name)
+def test_empty_folds_give_the_identity_or_raise(r):
+    x = T.zeros((0, 3), dtype=T.float32)
+    if r.identity in ("LO", "HI"):  # max/min: no identity in NumPy's sense (it raises too)
+        with pytest.raises(ValueError, match=r.name):
+            PUB[r.name](x, axis=0)
+        return
+    got = PUB[r.name](x, axis=0).numpy()
+    np.testing.assert_array_equal(got, np.full(3, float(r.identity)))
+
+
+@pytest.mark.usefixtures("device")
+@pytest.mark.parametrize("r", REDUCTIONS, ids=lambda r: r.name)
+def test_every_entry_with_a_derivative_passes_gradcheck(r):
+    rng = np.random.default_rng(5)
+    x = T.tensor(rng.uniform(0.5, 2.0, (3, 4)), dtype=T.float64, requires_grad=True)
+    if not r.grad:  # integer or bool result: nothing on the graph
+        assert r.out_dtype(dt.float64).kind != "f" and not PUB[r.name](x, axis=1).requires_grad
+        return
+    fn = PUB[r.name]
+    for axis in (1, 0):
+        assert gradcheck(lambda t, axis=axis: fn(t, axis=axis), (x,))
+    assert gradgradcheck(lambda t: fn(t, axis=1), (x,))
