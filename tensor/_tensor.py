@@ -48,15 +48,12 @@ class Storage:
             pass
 
 
-_BACKEND: dict = {}   # device type -> backend module (tensor/backend), bound on first use
-
-
 def new_storage(nbytes: int, device: Device = CPU) -> Storage:
     """Fresh memory on `device` from its caching allocator (its backend's)."""
-    be = _BACKEND.get(device.type)
+    be = device._be
     if be is None:
         from .backend import backend_for
-        be = _BACKEND[device.type] = backend_for(device)
+        be = backend_for(device)
     return be.new_storage(nbytes, device)
 
 

@@ -12,10 +12,14 @@ class DeviceError(RuntimeError):
 
 
 class Device:
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_be")
 
     def __init__(self, type: str, index: int | None = None):  # noqa: A002 - PyTorch's name
         self.type, self.index = type, index
+        self._be = None   # its backend module (tensor.backend.backend_for binds it on first use)
+
+    def __reduce__(self):   # copies and pickles carry (type, index), not the backend module
+        return (Device, (self.type, self.index))
 
     def __repr__(self) -> str:
         return f"device(type={self.type!r})" if self.index is None else \

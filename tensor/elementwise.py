@@ -305,23 +305,20 @@ def _fast(name: str, a: Tensor, b):
     else:
         return None
     key = (name, d.sfx, other)   # strings: their hashes are cached
-    od = _FAST_OD.get(key, False)
-    if od is False:
-        od = _FAST_OD[key] = _fast_out_dtype(name, d, d if other == d.sfx else other)
-    if od is None:
+    hit = _FAST_OD.get(key, False)
+    if hit is False:
+        od = _fast_out_dtype(name, d, d if other == d.sfx else other)
+        hit = _FAST_OD[key] = None if od is None else (od, f"{name}_{d.sfx}")
+    if hit is None:
         return None
-    res, n = _new_like(a, od)
-    kind = a._storage.device.type
-    be = _BACKENDS.get(kind)
-    if be is None:
-        be = _BACKENDS[kind] = backend_for(kind)
-    be.contiguous_op(d, f"{name}_{d.sfx}", res, n, a, b if tb is Tensor else
+    res, n = _new_like(a, hit[0])
+    be = a._storage.device._be or backend_for(a._storage.device)
+    be.contiguous_op(d, hit[1], res, n, a, b if tb is Tensor else
                      (None if b is None else _scalar_operand(b, d)))
     return res
 
 
-_BACKENDS: dict = {}   # device type -> backend module (one lookup per call on the fast path)
-_FAST_OD: dict = {}
+_FAST_OD: dict = {}   # (op, dtype, other) -> (out dtype, kernel name), or None: no fast path
 
 
 def _scalar_operand(v, d: dt.DType) -> _Scalar:

@@ -79,10 +79,14 @@ _LOADED: dict = {}
 
 def backend_for(device):
     """The backend module of a Device (or of a device type string)."""
-    kind = device if isinstance(device, str) else device.type
-    be = _LOADED.get(kind)
+    if not isinstance(device, str):
+        be = device._be
+        if be is None:
+            be = device._be = backend_for(device.type)
+        return be
+    be = _LOADED.get(device)
     if be is None:
-        if kind not in _MODULES:
-            raise ValueError(f"no backend for device type {kind!r}; known: {sorted(_MODULES)}")
-        be = _LOADED[kind] = importlib.import_module(_MODULES[kind])
+        if device not in _MODULES:
+            raise ValueError(f"no backend for device type {device!r}; known: {sorted(_MODULES)}")
+        be = _LOADED[device] = importlib.import_module(_MODULES[device])
     return be
