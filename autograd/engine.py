@@ -24,7 +24,7 @@ def _ones_like(t: Tensor) -> Tensor:
 
 def _check_grad(t: Tensor, g, op: str) -> Tensor:
     if not isinstance(g, Tensor):
-        from tensor.creation import asarray
+        from tensor.convert import asarray
         g = asarray(g, dtype=t.dtype, device=t.device)
     if g.device != t.device:
         raise ValueError(f"{op}: gradient on {g.device} does not match the output on {t.device}")

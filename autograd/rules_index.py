@@ -16,7 +16,7 @@ import numpy as np
 
 import tensor as T
 from tensor._tensor import Tensor
-from tensor.views import norm_axis
+from tensor.axes import norm_axis
 
 from .graph import RULES, Rule
 from .rules_util import fit, needs, sum_to

@@ -16,8 +16,8 @@ import numpy as np
 import tensor as T
 from tensor import manipulation as _manip  # only its pure index helpers (_pairs, _pad_index)
 from tensor._tensor import Tensor
+from tensor.axes import norm_axis
 from tensor.public import PUB
-from tensor.views import norm_axis
 
 from .graph import RULES, Meta, Rule
 from .rules_util import fit

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 import tensor as T
+from tensor.axes import norm_axes, norm_axis
 from tensor.redtable import REDUCTIONS
-from tensor.views import norm_axes, norm_axis
 
 from .grad_mode import is_grad_enabled
 from .graph import RULES, Rule

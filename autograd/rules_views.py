@@ -11,8 +11,8 @@ import inspect
 import math
 
 import tensor as T
+from tensor.axes import norm_axes, norm_axis
 from tensor.public import PUB
-from tensor.views import norm_axes, norm_axis
 
 from .graph import RULES, Rule
 from .rules_util import fit, sum_to

@@ -27,6 +27,7 @@ from tensor import elementwise as ew
 from tensor import views
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
+from tensor.axes import norm_axis
 from tensor.backend import backend_for
 
 
@@ -47,7 +48,7 @@ def _floating(x, op: str) -> None:
 
 def _rows(x: Tensor, axis: int, op: str) -> tuple[Tensor, int]:
     """x with `axis` moved last and made contiguous (a copy only when needed), and the axis."""
-    a = views.norm_axis(axis, max(x.ndim, 1), op)
+    a = norm_axis(axis, max(x.ndim, 1), op)
     if x.ndim == 0:
         return ew.contiguous(views.reshape(x, (1,))), a
     if a != x.ndim - 1:

@@ -9,17 +9,18 @@
 from . import cuda, dtypes, memory, random
 from ._tensor import Tensor
 from .backend.cpu import get_num_threads, set_num_threads
-from .creation import (arange, array, asarray, empty, empty_like, eye, from_numpy, full, full_like,
-                       linspace, ones, ones_like, tensor, zeros, zeros_like)
+from .convert import array, asarray, from_dlpack, from_numpy, tensor
+from .creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, zeros,
+                       zeros_like)
 from .device import Device, DeviceError, device, get_default_device, set_default_device
 from .dtypes import (bfloat16, bool_, can_cast, float16, float32, float64, get_default_dtype, int8,
                      int16, int32, int64, promote_types, result_type, set_default_dtype, uint8)
 from .aliasing import shares_memory
-from .interop import from_dlpack
 from .memory import OutOfMemoryError
 from .memstats import FUNCS as _MEMSTATS
 from .public import PUB as _PUB
-from .views import AxisError, broadcast_shapes
+from .axes import AxisError
+from .views import broadcast_shapes
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import _hook, interop
 from . import dtypes as _dt
 from ._tensor import Tensor
+from .convert import from_numpy
 from .public import PUB
 
 _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
@@ -184,7 +185,6 @@ Tensor.retain_grad = _retain_grad
 
 # --- copy and pickle: a tensor travels as its values (a detached copy) ---
 def _rebuild(raw: bytes, dtype: str, shape: tuple, requires_grad: bool):
-    from .creation import from_numpy
     from .dtypes import dtype as to_dtype
     d = to_dtype(dtype)
     import numpy as np

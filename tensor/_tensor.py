@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import _hook
 from . import dtypes as dt
+from .axes import norm_axis
 from .device import CPU, Device
 
 
@@ -165,7 +166,6 @@ class Tensor:
     def stride(self, dim: int | None = None):
         if dim is None:
             return self._strides
-        from .views import norm_axis
         return self._strides[norm_axis(dim, self.ndim, "stride")]
 
     @property
@@ -223,7 +223,6 @@ class Tensor:
             if self._dtype.kind != "f":
                 raise RuntimeError(f"requires_grad: only floating-point tensors can require "
                                    f"gradients, got {self._dtype.name}")
-            from . import _hook
             if _hook.record is None:
                 _hook.autograd()  # importing autograd installs the recording hook
         elif not flag and self.grad_fn is not None:
@@ -327,5 +326,4 @@ class _Size(int):
         t = self._t
         if dim is None:
             return t.shape
-        from .views import norm_axis
         return t.shape[norm_axis(dim, t.ndim, "size")]

@@ -1,7 +1,8 @@
 """Memory overlap and write permission: the one place that decides them for every op.
 
 Any kernel that writes a destination while reading other operands (values, index arrays,
-masks) must not read memory it has already overwritten: `stable(src, dst)` hands it a copy of
+masks) must not read memory it has already overwritten: `elementwise.stable(src, dst)` (on the
+overlap test here) hands it a copy of
 src whenever the two may overlap. Any op that writes a tensor (in-place ops, `out=`,
 `__setitem__`, `copy_`, `fill_`, index_put_...) first calls `check_writable(dst, op)`, which
 refuses read-only tensors (NumPy's messages) and destinations where several elements share one
@@ -77,19 +78,6 @@ def shares_memory(a: Tensor, b: Tensor) -> bool:
     (True, False)
     """
     return may_overlap(a, b)
-
-
-def stable(src, dst: Tensor, elementwise: bool = False):
-    """src as a kernel writing dst may read it: a copy when it may overlap dst.
-
-    elementwise: the kernel reads src at exactly the position it writes in dst (a same-shaped
-    elementwise op), so an operand that is the very same view needs no copy."""
-    if not isinstance(src, Tensor) or elementwise and (src is dst or same_view(src, dst)):
-        return src
-    if not may_overlap(src, dst):
-        return src
-    from .elementwise import copy
-    return copy(src)
 
 
 def internal_overlap(t: Tensor) -> bool:

@@ -1,4 +1,4 @@
-"""Creating tensors: from data, filled, ranges, identity and triangles.
+"""Creating tensors: empty and filled, ranges, identity and triangles (from data: convert.py).
 
 >>> import tensor as T
 >>> T.tensor([[1, 2], [3, 4]]).dtype, T.zeros((2, 3)).dtype, T.arange(0, 1, 0.25).tolist()
@@ -12,10 +12,10 @@ import operator
 import numpy as np
 
 from . import dtypes as dt
-from ._tensor import Storage, Tensor
+from ._tensor import Tensor
 from .aliasing import check_writable
 from .backend import backend_for
-from .device import CPU
+from .convert import _dtype_or, _fill_scalar
 from .device import device as parse_device
 from .elementwise import _Scalar, copy_into, empty_tensor, run
 
@@ -34,10 +34,6 @@ def _shape(shape, op: str) -> tuple:
 
 def _shape_args(args, op):
     return _shape(args[0] if len(args) == 1 else args, op)
-
-
-def _dtype_or(d, default):
-    return dt.dtype(d) if d is not None else default
 
 
 def _grad(t: Tensor, requires_grad: bool) -> Tensor:
@@ -105,262 +101,6 @@ def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -
 
 def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return full(x.shape, fill_value, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
-
-
-# ---------------------------------------------------------------- from data
-
-def _unshareable(a: np.ndarray) -> str | None:
-    """Why a tensor cannot view a's memory as it is, or None when it can."""
-    isz = a.itemsize
-    if not a.dtype.isnative:
-        return (f"its dtype {a.dtype.str!r} is not in this machine's byte order; convert it first "
-                f"with a.astype(a.dtype.newbyteorder('='))")
-    if a.size and a.ctypes.data % isz:
-        return (f"its data address is not a multiple of its itemsize {isz} (a misaligned view); "
-                "copy it first with a.copy()")
-    if a.size and any(s % isz for n, s in zip(a.shape, a.strides) if n > 1):
-        return (f"its strides {a.strides} (bytes) are not multiples of its itemsize {isz}; copy it "
-                "first with a.copy()")
-    return None
-
-
-def _wrap_numpy(a: np.ndarray) -> Tensor:
-    """Zero-copy view of a NumPy array's memory (the storage keeps the array alive; the caller
-    checked _unshareable). A read-only array gives a read-only tensor."""
-    d = dt.dtype(a.dtype)
-    isz = a.itemsize
-    # a size-1 axis may carry any stride in NumPy (never stepped along: 0 serves as well)
-    strides = tuple(s // isz if s % isz == 0 else 0 for s in a.strides)
-    lo = sum((n - 1) * s for n, s in zip(a.shape, strides) if s < 0) if a.size else 0
-    hi = sum((n - 1) * s for n, s in zip(a.shape, strides) if s > 0) if a.size else 0
-    st = Storage(a.ctypes.data + lo * isz, (hi - lo + 1) * isz if a.size else 0, CPU, owner=a,
-                 readonly=not a.flags.writeable)
-    return Tensor._make(st, tuple(a.shape), strides, -lo, d)
-
-
-def from_numpy(a: np.ndarray) -> Tensor:
-    """A tensor sharing memory with a NumPy array (writes are seen by both). It never copies:
-    a read-only array gives a read-only tensor, and an array whose memory a tensor cannot view
-    (non-native byte order, misaligned data, strides that are not multiples of the itemsize)
-    raises ValueError, as PyTorch's.
-
-    >>> import numpy as np, tensor as T
-    >>> a = np.arange(3.0); a.flags.writeable = False
-    >>> t = T.from_numpy(a); t.flags.writeable, T.from_numpy(a).data_ptr() == a.ctypes.data
-    (False, True)
-    """
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
-    dt.dtype(a.dtype)  # an unsupported dtype is the first thing to report (TypeError)
-    why = _unshareable(a)
-    if why is not None:
-        raise ValueError(f"from_numpy: cannot share the memory of this {a.dtype} array of shape "
-                         f"{a.shape}: {why}")
-    return _wrap_numpy(a)
-
-
-def _numpy_tensor(a: np.ndarray, copy: bool | None) -> Tensor:
-    """asarray's view of a NumPy array: shared when a tensor can view it (read-only arrays
-    stay read-only), else a native, aligned copy (an error with copy=False)."""
-    why = _unshareable(a)
-    if why is not None:
-        if copy is False:
-            raise ValueError(f"asarray: copy=False but this {a.dtype} array cannot be shared: {why}")
-        a = np.array(a, dtype=a.dtype.newbyteorder("="), copy=True)
-    return _wrap_numpy(a)
-
-
-def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
-    """NumPy's reading of Python data (numbers, nested sequences) as dtype d (None: NumPy's
-    choice), in a dtype this library has; values no dtype here can hold raise (see asarray)."""
-    if isinstance(data, str | bytes):
-        raise TypeError(f"{op}: cannot make a tensor from a {type(data).__name__} ({data!r:.40}); "
-                        "expected numbers, nested sequences of numbers, arrays or tensors")
-    target = None if d is None else (np.dtype(np.float32) if d is dt.bfloat16 else d.np)
-    if target is not None and _holds_complex(data):  # NumPy would drop the imaginary parts
-        raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex dtype yet")
-    try:
-        a = np.asarray(data, dtype=target)
-    except OverflowError as e:  # NumPy 2: a Python int the dtype cannot hold
-        bad = next((x for x in _leaves(data) if _int_overflows(x, target)), None)
-        if bad is None:
-            raise OverflowError(f"{op}: {e}") from None
-        raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for {d.name}") from None
-    except (ValueError, TypeError) as e:
-        if any(isinstance(x, complex | np.complexfloating) for x in _leaves(data)):
-            raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex "
-                            "dtype yet") from None
-        raise TypeError(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
-    if a.dtype == object or a.dtype == np.uint64:  # Python ints past int64 (NumPy: uint64, object)
-        lo, hi = dt.iinfo_bounds(dt.int64)
-        bad = next((x for x in _leaves(data) if type(x) is int and not lo <= x <= hi), None)
-        if bad is not None:
-            raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for int64, the "
-                                "widest integer dtype (there is no uint64 dtype yet)")
-        if a.dtype == object:
-            raise TypeError(f"{op}: cannot build a tensor from ragged or mixed data: {data!r:.80}")
-    return _convertible(a, d, op)
-
-
-def _holds_complex(data) -> bool:
-    """Whether data holds a complex value that NumPy casts to a real dtype with only a warning
-    (NumPy complex scalars; Python ones raise there): data is read once without a dtype."""
-    if isinstance(data, complex | np.complexfloating):
-        return True
-    if not isinstance(data, list | tuple):
-        return False
-    try:
-        return np.asarray(data).dtype.kind == "c"
-    except (ValueError, TypeError, OverflowError):  # ragged, mixed...: the real conversion reports
-        return False
-
-
-def _leaves(data):
-    """The non-sequence items of nested lists and tuples (and object arrays), in order."""
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, list | tuple):
-            stack.extend(reversed(x))
-        elif isinstance(x, np.ndarray) and x.dtype == object:
-            stack.extend(reversed(x.ravel().tolist()))
-        else:
-            yield x
-
-
-def _int_overflows(x, target) -> bool:
-    if not isinstance(x, int) or isinstance(x, bool):
-        return False
-    try:
-        np.asarray(x, dtype=target)
-    except OverflowError:
-        return True
-    return False
-
-
-def _convertible(a: np.ndarray, d, op: str) -> np.ndarray:
-    """a itself when its dtype is one of ours, else a converted copy in the closest dtype we
-    have, where no value changes (the rule asarray documents); TypeError / OverflowError naming
-    the dtype or value otherwise. d: the dtype asked for (None: a's own)."""
-    try:
-        dt.dtype(a.dtype)
-        return a
-    except TypeError:
-        pass
-    k = a.dtype.kind
-    if k == "O":  # Python objects: read them as Python data
-        return _np_from_data(a.tolist(), d, op)
-    if k == "c":
-        raise TypeError(f"{op}: cannot convert a {a.dtype} array: there is no complex dtype yet")
-    if k == "u":  # uint16/32/64: exact as int64 while the values fit (and as float64 when asked)
-        if d is not None and d.kind == "f":
-            return a.astype(np.float64)
-        top = int(a.max()) if a.size else 0
-        if top > dt.iinfo_bounds(dt.int64)[1]:
-            raise OverflowError(f"{op}: the {a.dtype} value {top} is out of bounds for int64 (there is "
-                                f"no {a.dtype} dtype yet)")
-        return a.astype(np.int64)
-    if k == "f":  # long double: rounded to float64, as NumPy's astype
-        return a.astype(np.float64)
-    raise TypeError(f"{op}: cannot make a tensor from an array of dtype {a.dtype}: only booleans, "
-                    "integers and floats are numbers here")
-
-
-def _fill_scalar(v, op: str):
-    """A fill value checked as a number: complex and text raise TypeError, NumPy scalars of
-    dtypes we lack convert by asarray's rule."""
-    if isinstance(v, complex | np.complexfloating):
-        raise TypeError(f"{op}: cannot fill with the complex value {v!r}: there is no complex dtype yet")
-    if isinstance(v, np.generic):
-        return _convertible(np.asarray(v), None, op)[()]
-    if dt.scalar_kind(v) is None:
-        raise TypeError(f"{op}: the fill value must be a number or a tensor, got {type(v).__name__} "
-                        f"({v!r:.40})")
-    return v
-
-
-def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
-    """NumPy's asarray: no copy when obj already is a tensor (or array) of that dtype.
-
-    A value no dtype here can hold raises instead of changing: a Python int past int64 (NumPy
-    gives uint64 or object) raises OverflowError naming it, complex values and strings raise
-    TypeError. A NumPy array of a dtype this library lacks converts by value (a copy): uint16
-    and uint32 to int64; uint64 to int64 when every value fits, else OverflowError naming the
-    largest (to float64 when a float dtype is asked for); long double to float64; complex,
-    string and date arrays raise TypeError. from_numpy, which never copies, refuses them all.
-
-    >>> import numpy as np, tensor as T
-    >>> T.asarray(np.array([7], np.uint64)).tolist()
-    [7]
-    >>> T.asarray([2**63])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    OverflowError: asarray: Python integer 9223372036854775808 out of bounds for int64, ...
-    """
-    d = _dtype_or(dtype, None)
-    dev = parse_device(device) if device is not None else None
-    if not isinstance(obj, Tensor):
-        target = dev if dev is not None else parse_device(None)
-        if target is not CPU:   # build on the host, then one copy to the device
-            return asarray(asarray(obj, dtype, copy, CPU), device=target)
-    if isinstance(obj, Tensor):
-        if dev is not None and dev != obj.device:
-            if copy is False:
-                raise ValueError("asarray: copy=False but the tensor is on another device")
-            return obj.to(dev) if d is None else obj.to(dev).astype(d)
-        if (d is None or d is obj.dtype) and not copy:
-            return obj
-        if copy is False:
-            raise ValueError(f"asarray: copy=False but converting {obj.dtype.name} to {d.name} copies")
-        return obj.astype(d or obj.dtype)
-    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
-        from .interop import from_dlpack
-        return asarray(from_dlpack(obj), dtype=d, copy=copy)
-    if isinstance(obj, np.ndarray):
-        conv = _convertible(obj, d, "asarray")  # a dtype we lack (uint64, object...): converted
-        if conv is not obj:
-            if copy is False:
-                raise ValueError(f"asarray: copy=False but the {obj.dtype} array must be converted (a copy)")
-            obj = conv
-        t = _numpy_tensor(obj, copy)
-        if copy:
-            t = t.copy() if d is None or d is t.dtype else t.astype(d)
-        elif d is not None and d is not t.dtype:
-            if copy is False:
-                raise ValueError("asarray: copy=False but the dtype conversion copies")
-            t = t.astype(d)
-        return t
-    if copy is False:
-        raise ValueError(f"asarray: copy=False but converting a {type(obj).__name__} copies")
-    return _tensor_from(obj, d, None, "asarray")
-
-
-def array(obj, dtype=None, copy: bool = True) -> Tensor:
-    """NumPy's array: copies by default."""
-    return asarray(obj, dtype=dtype, copy=copy)
-
-
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of data (nested lists, scalars, arrays or tensors); data no
-    dtype here holds raises as asarray documents."""
-    return _tensor_from(data, _dtype_or(dtype, None), device, "tensor", requires_grad)
-
-
-def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tensor:
-    if isinstance(data, Tensor):
-        out = data.astype(d or data.dtype)
-    else:
-        a = _convertible(data, d, op) if isinstance(data, np.ndarray) else _np_from_data(data, d, op)
-        if a.dtype.kind == "f" and d is None and a.dtype == np.float64 and not isinstance(data, np.ndarray):
-            d = dt.get_default_dtype()
-        src = asarray(a, device=CPU)
-        out = empty_tensor(src.shape, d or src.dtype)
-        copy_into(out, src)
-    dev = parse_device(device)
-    if dev != out.device:
-        out = out.to(dev)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
 
 
 # ---------------------------------------------------------------- ranges

@@ -19,10 +19,13 @@ import numpy as np
 
 from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides, new_storage
-from .aliasing import check_writable, may_overlap, same_view, stable
+from .aliasing import check_writable, may_overlap, same_view
 from .backend import backend_for
+from .convert import _convertible, asarray
+from .device import CPU
+from .device import device as parse_device
 from .optable import OPS, binary_loop_dtype, loop_dtype
-from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size
+from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size, coalesce
 
 _ffi = cffi.FFI()
 _PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
@@ -123,7 +126,6 @@ def copy_into(dst: Tensor, src, op: str = "copy") -> None:
     check_writable(dst, op)
     if isinstance(src, Tensor):
         if dst.device != src.device:  # copy_ across devices, as PyTorch's
-            from .transfer import to_device
             src = to_device(src, dst.device)
         src = broadcast_to(stable(src, dst, elementwise=True), dst._shape, op)
         run(src._dtype, f"cast_{src._dtype.sfx}_{dst._dtype.sfx}", dst, [src])
@@ -131,6 +133,18 @@ def copy_into(dst: Tensor, src, op: str = "copy") -> None:
         sd = dst._dtype
         run(sd, f"cast_{sd.sfx}_{sd.sfx}", dst, [_Scalar(src, sd)])
     dst._storage.version += 1
+
+
+def stable(src, dst: Tensor, elementwise: bool = False):
+    """src as a kernel writing dst may read it: a copy when it may overlap dst.
+
+    elementwise: the kernel reads src at exactly the position it writes in dst (a same-shaped
+    elementwise op), so an operand that is the very same view needs no copy."""
+    if not isinstance(src, Tensor) or elementwise and (src is dst or same_view(src, dst)):
+        return src
+    if not may_overlap(src, dst):
+        return src
+    return copy(src)
 
 
 def astype(x: Tensor, dtype, copy: bool = True) -> Tensor:
@@ -156,6 +170,21 @@ def copy(x: Tensor) -> Tensor:
     return out
 
 
+def to_device(x: Tensor, device) -> Tensor:
+    """x on `device` (x itself when it is already there)."""
+    dev = parse_device(device)
+    src = x._storage.device
+    if dev == src:
+        return x
+    if src is CPU:                     # host -> device
+        out = empty_tensor(x._shape, x._dtype, dev)
+        backend_for(dev).copy_from_host(out, contiguous(x))
+        return out
+    host = empty_tensor(x._shape, x._dtype, CPU)
+    backend_for(src).copy_to_host(host, contiguous(x))   # (a staging copy on the device first)
+    return host if dev is CPU else to_device(host, dev)
+
+
 # ---------------------------------------------------------------- ops
 
 def as_operand(x, op: str = "asarray"):
@@ -168,7 +197,6 @@ def as_operand(x, op: str = "asarray"):
     if isinstance(x, str | bytes):
         raise TypeError(f"{op}: operands must be numbers, sequences of numbers, arrays or tensors, "
                         f"got a {type(x).__name__} ({x!r:.40})")
-    from .creation import _convertible, asarray
     if isinstance(x, np.ndarray | np.generic):  # a dtype we lack: converted or refused, naming op
         conv = _convertible(np.asarray(x), None, op)
         if conv.dtype != x.dtype:
@@ -226,7 +254,6 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     op = OPS[name]
     x = as_operand(x, name)
     if not isinstance(x, Tensor):
-        from .creation import asarray
         x = asarray(x)
     if out is not None:
         _check_out_first(name, out)
@@ -344,14 +371,22 @@ def _new_like(a: Tensor, d: dt.DType) -> Tensor:
     return Tensor._make(new_storage(n * d.itemsize, a._storage.device), a._shape, a._strides, 0, d), n
 
 
+def _smallest(b: Tensor) -> int:
+    """The least element of a non-empty integer tensor (one min-reduction kernel, one host read)."""
+    out = empty_tensor((), b._dtype, b.device)
+    rs, (rin,) = coalesce(b._shape, [[s * b.itemsize for s in b._strides]])
+    backend_for(b.device).reduce(b._dtype, f"min_{b._dtype.sfx}", b, out, [], [], [], rs or [1],
+                                 rin or [0])
+    return out.item()
+
+
 def _check_int_exponent(b, ld: dt.DType) -> None:
     """NumPy refuses an integer power with a negative integer exponent (its result is no
     integer); for a tensor exponent that takes its values (a min reduction, before any kernel)."""
     if isinstance(b, Tensor):
         if b._dtype.kind != "i" or b.numel() == 0:
             return
-        from .reductions import min as tensor_min
-        low = tensor_min(b).item()
+        low = _smallest(b)
     else:
         low = b
     if low < 0:
@@ -416,7 +451,6 @@ def where(cond, a, b) -> Tensor:
     """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
     cond, a, b = as_operand(cond, "where"), as_operand(a, "where"), as_operand(b, "where")
     if not isinstance(cond, Tensor):
-        from .creation import asarray
         cond = asarray(cond)
     if cond._dtype is not dt.bool_:
         cond = astype(cond, dt.bool_)

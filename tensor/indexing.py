@@ -24,8 +24,10 @@ import numpy as np
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
+from .axes import norm_axes, norm_axis
 from .backend import backend_for
-from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, norm_axis, permute, reshape
+from .convert import asarray
+from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, permute, reshape
 
 _ffi = cffi.FFI()
 
@@ -67,7 +69,6 @@ def _as_index_tensor(k, device=None) -> Tensor:
             else:
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
         if isinstance(k, np.ndarray):
-            from .creation import asarray
             return _on(asarray(a), device)  # zero-copy on the CPU
         a = np.asarray(a, np.bool_ if a.dtype.kind == "b" else np.int64, order="C")
         t = ew.empty_tensor(a.shape, dt.bool_ if a.dtype.kind == "b" else dt.int64)
@@ -275,7 +276,6 @@ def _take1(p: _Plan) -> Tensor | None:
 def _bool_contig(x) -> Tensor:
     x = ew.as_operand(x)
     if not isinstance(x, Tensor):
-        from .creation import asarray
         x = asarray(x)
     return ew.contiguous(x if x.dtype is dt.bool_ else x.astype(dt.bool_))
 
@@ -331,7 +331,6 @@ def count_nonzero(x, axis=None, keepdims: bool = False):
     >>> T.indexing.count_nonzero(T.eye(2), axis=0).tolist()
     [1, 1]
     """
-    from .views import norm_axes
     x = ew.as_operand(x)
     if axis is None and not keepdims:
         m = _bool_contig(x)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as dt
-from ._tensor import Storage, Tensor
+from ._tensor import Tensor
 from .backend import backend_for
 from .device import CPU
 
@@ -47,7 +47,7 @@ def to_numpy(t: Tensor) -> np.ndarray:
     """A NumPy array viewing the tensor's memory (CPU); writes are seen by both. It is
     read-only when the tensor is (t.flags.writeable)."""
     if t.device.type != "cpu":
-        from .transfer import to_device
+        from .elementwise import to_device
         t = to_device(t, CPU)
     return np.asarray(_Holder(t, _np_dtype(t, "numpy")))
 
@@ -101,7 +101,7 @@ def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
         if dl_device is not None and tuple(dl_device)[0] == 1:   # the consumer wants host memory
             if copy is False:
                 raise BufferError(f"__dlpack__: the tensor is on {t.device} and copy=False")
-            from .transfer import to_device
+            from .elementwise import to_device
             t, copy = to_device(t, CPU), False
         else:   # queued work must be done before a consumer on another stream reads it
             backend_for(t.device).synchronize(t.device)
@@ -121,46 +121,3 @@ def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
 
 def dlpack_device(t: Tensor):
     return (_DEVICE_TYPE[t.device.type], t.device.index or 0)
-
-
-_FROM_DL = {(6, 8): dt.bool_, (0, 8): dt.int8, (1, 8): dt.uint8, (0, 16): dt.int16,
-            (0, 32): dt.int32, (0, 64): dt.int64, (2, 16): dt.float16, (4, 16): dt.bfloat16,
-            (2, 32): dt.float32, (2, 64): dt.float64}
-
-
-def from_dlpack(obj) -> Tensor:
-    """A tensor sharing memory with any DLPack producer (NumPy arrays, other libraries)."""
-    from ._dlpack import parse_capsule
-    if isinstance(obj, Tensor):
-        return obj
-    if not hasattr(obj, "__dlpack__"):
-        raise TypeError(f"from_dlpack: {type(obj).__name__} does not implement __dlpack__")
-    dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
-    if dev_type not in (1, 2):
-        raise ValueError(f"from_dlpack: DLPack device type {dev_type} is not supported here "
-                         "(CPU and CUDA only)")
-    kw = {"stream": 1} if dev_type == 2 else {}  # CUDA: order the producer's work before ours
-    try:
-        cap = obj.__dlpack__(max_version=(1, 0), **kw)
-    except TypeError:
-        cap = obj.__dlpack__(**kw)
-    v = parse_capsule(cap)
-    d = _FROM_DL.get((v.dtype_code, v.bits))
-    if d is None or v.lanes != 1:
-        v.release()
-        raise TypeError(f"from_dlpack: unsupported DLPack dtype (code {v.dtype_code}, "
-                        f"{v.bits} bits, {v.lanes} lanes)")
-    shape, strides = tuple(v.shape), tuple(v.strides)
-    isz = d.itemsize
-    n = 1
-    for s in shape:
-        n *= s
-    lo = sum((m - 1) * s for m, s in zip(shape, strides) if s < 0) if n else 0
-    hi = sum((m - 1) * s for m, s in zip(shape, strides) if s > 0) if n else 0
-    device = CPU
-    if dev_type == 2:
-        from .device import device as parse_device
-        device = parse_device(f"cuda:{dev_id}")
-    st = Storage(v.ptr + lo * isz, (hi - lo + 1) * isz if n else 0, device, owner=v,
-                 release=v.release, readonly=v.read_only)
-    return Tensor._make(st, shape, strides, -lo, d)

@@ -13,14 +13,15 @@ from __future__ import annotations
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
+from .axes import norm_axis_tuple
 from .backend import backend_for
-from .views import broadcast_shapes, broadcast_to, norm_axis_tuple
+from .convert import asarray
+from .views import broadcast_shapes, broadcast_to
 
 
 def _operand(x, op):
     x = ew.as_operand(x)
     if not isinstance(x, Tensor):
-        from .creation import asarray
         x = asarray(x)
     return x
 

@@ -20,8 +20,10 @@ import numpy as np
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
+from .axes import norm_axis
 from .backend import backend_for
-from .views import basic_index, expand_dims, flip, norm_axis, reshape, swapaxes
+from .convert import asarray
+from .views import basic_index, expand_dims, flip, reshape, swapaxes
 
 __all__ = ["concatenate", "cat", "stack", "hstack", "vstack", "dstack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "chunk", "unbind", "roll",
@@ -31,7 +33,6 @@ __all__ = ["concatenate", "cat", "stack", "hstack", "vstack", "dstack", "atleast
 def _tensor(x) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    from .creation import asarray
     return asarray(x)
 
 

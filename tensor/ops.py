@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import dtypes as dt
 from . import elementwise as ew
 from .aliasing import check_writable
+from .convert import asarray
 from .optable import BINARY, OPS, UNARY
 
 
@@ -58,7 +59,6 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     """
     x = ew.as_operand(x)
     if not isinstance(x, ew.Tensor):
-        from .creation import asarray
         x = asarray(x)
     is_int = x.dtype.kind in "iu"
     if is_int and decimals >= 0:

@@ -20,12 +20,16 @@ from . import dtypes as dt
 
 class _Public:
     """tensor's public (recorded) functions, looked up when a derivative runs, so a backward
-    pass is itself on the graph; late-bound because the table is loaded while the package is
-    (a module-level `import tensor` here would be an import circle)."""
+    pass is itself on the graph. tensor/public.py binds them once it has built them (the table
+    is read first, by the kernel generators: importing the public functions here would be an
+    import circle)."""
+    _fns: dict = {}
+
+    def bind(self, fns: dict) -> None:
+        _Public._fns = fns
 
     def __getattr__(self, name):
-        import tensor
-        return getattr(tensor, name)
+        return self._fns[name]
 
 
 T = _Public()

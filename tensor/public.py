@@ -12,7 +12,7 @@ every other public op has one.
 """
 from __future__ import annotations
 
-from . import creation, indexing, linalg, manipulation, ops, reductions, scatter, transfer, views
+from . import creation, indexing, linalg, manipulation, ops, optable, reductions, scatter, views
 from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, NONE, UNARY, Grad
@@ -65,7 +65,7 @@ _add("astype", lambda x, dtype, copy=True: ew.astype(x, dtype, copy))
 _add("contiguous", ew.contiguous)
 _add("copy", ew.copy, "clone")
 _add("copy_", lambda x, src: (ew.copy_into(x, ew.as_operand(src), "copy_"), x)[1])
-_add("to_device", transfer.to_device)
+_add("to_device", ew.to_device)
 _add("fill_", creation.fill_)
 _add("zero_", lambda x: creation.fill_(x, 0))
 _add("tril", creation.tril)
@@ -98,4 +98,5 @@ for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chun
            "split", "stack", "tile", "unbind", "vsplit", "vstack"):
     _add(_n, getattr(manipulation, _n))
 
+optable.T.bind(PUB)   # the op table's derivatives call the recorded public functions
 INPLACE = frozenset(n for n in PUB if n.endswith("_")) | {"setitem"}

@@ -19,6 +19,7 @@ import struct
 from . import dtypes as dt
 from ._tensor import Tensor
 from .backend import backend_for
+from .convert import asarray
 from .creation import _shape
 from .device import device as parse_device
 from .elementwise import empty_tensor
@@ -142,7 +143,6 @@ class Generator:
             if n:
                 backend_for(out.device).randperm(out, n, self.seed, self._take(n, 2))
             return out
-        from .creation import asarray
         x = asarray(x)
         if x.ndim == 0:
             raise ValueError("permutation: x must be an int or have at least one dimension")

@@ -16,9 +16,11 @@ import math
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
+from .axes import norm_axes, norm_axis
 from .backend import backend_for
+from .convert import asarray
 from .redtable import RED
-from .views import coalesce, norm_axes, norm_axis
+from .views import coalesce
 
 
 def _axis_arg(axis, dim):
@@ -59,7 +61,6 @@ def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
 def _prep(x, op):
     x = ew.as_operand(x)
     if not isinstance(x, Tensor):
-        from .creation import asarray
         x = asarray(x)
     return x
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
-from .aliasing import check_not_readonly, check_writable, stable
+from .aliasing import check_not_readonly, check_writable
+from .axes import norm_axis
+from .elementwise import stable
 from .indexing import (
     _along_key,
     _be,
@@ -25,7 +27,7 @@ from .indexing import (
     _rest_axes,
     _tensor_arg,
 )
-from .views import basic_index, broadcast_to, coalesce, norm_axis, permute, reshape
+from .views import basic_index, broadcast_to, coalesce, permute, reshape
 
 
 def _value_for(x: Tensor, value, shape: tuple) -> Tensor:

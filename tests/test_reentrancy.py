@@ -329,10 +329,9 @@ def run_tracer_during_first_use(device):
     allocator's creation; the CUDA device state's initialisation and stream set-up), which
     runs under a library lock the nested call asks for again on the same thread."""
     from tensor.cpu import alloc
-    from tensor.cuda import runtime, streams
+    from tensor.cuda import runtime
     watched = ({(alloc.__file__, "cpu_allocator")} if device == "cpu" else
-               {(runtime.__file__, "device_state"), (runtime.__file__, "__init__"),
-                (streams.__file__, "_init_device")})
+               {(runtime.__file__, "device_state"), (runtime.__file__, "__init__")})
     made, locked_from = [], {}
 
     def under_lock(frame) -> bool:
@@ -361,7 +360,7 @@ def run_tracer_during_first_use(device):
     a = T.memstats.allocator(dev)
     assert all(to_np(t).tolist() == [2, 2] and t._storage._alloc is a for t in made)
     if dev.type == "cuda":
-        assert runtime.device_state(dev.index or 0).default_stream is not None
+        assert runtime.device_state(dev.index or 0).default_handle is not None
     _program(dev)
     del made[:], first
     assert _settled_allocated(dev) == 0
@@ -433,8 +432,9 @@ def run_first_use_in_two_threads(device):
     slow driver); thread B uses the device meanwhile. B used to get the CUDA device state
     before its streams existed ('NoneType' object has no attribute 'handle')."""
     from tensor import memory
-    from tensor.cuda import streams
-    paused_at = (streams._init_device if device != "cpu" else memory.CachingAllocator.__init__).__code__
+    from tensor.cuda import runtime
+    paused_at = (runtime._DeviceState.__init__ if device != "cpu"
+                 else memory.CachingAllocator.__init__).__code__
     a_in, b_done, results = threading.Event(), threading.Event(), {}
 
     def tracer(frame, event, arg):

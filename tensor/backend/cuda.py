@@ -38,7 +38,7 @@ def allocator(device):
     return R.device_state(device.index).allocator
 
 
-free_after_streams = R.free_after_streams
+free_after_streams = _streams.free_after_streams
 
 
 def open_device(spec: str, index: int | None) -> int:

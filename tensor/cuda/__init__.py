@@ -42,15 +42,8 @@ def set_device(device) -> None:
 
 
 def _index(device) -> int:
-    if device is None:
-        return current_device()
-    if isinstance(device, int):
-        return device
-    from ..device import device as parse
-    d = parse(device)
-    if d.type != "cuda":
-        raise ValueError(f"cuda: expected a CUDA device, got {d}")
-    return d.index or 0
+    from . import runtime
+    return runtime.device_index(device)
 
 
 def get_device_name(device=None) -> str:

@@ -32,7 +32,7 @@ def handle(st):
         s = cur.get(st.index)
         if s is not None:
             return s.handle
-    return st.default_stream.handle
+    return st.default_handle
 
 
 def stream_id(st) -> int:

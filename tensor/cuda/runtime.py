@@ -14,6 +14,7 @@ import threading
 
 from ..device import _CUDA as _CUDA_DEVICES  # the Device objects of cuda:N, made once each
 from ..device import DeviceError
+from ..device import device as parse
 from ..memory import CachingAllocator, CriticalLock
 from . import current, nvrtc, toolchain
 from . import kernels as CK
@@ -143,7 +144,7 @@ class _DeviceState:
         self.functions: dict = {}
         self.modules: dict = {}
         self.lock = CriticalLock()   # see _init_lock
-        self.default_stream = None   # set by streams.py (the legacy NULL stream)
+        self.default_handle = d.CUstream(0)   # the legacy NULL stream (streams.py wraps it)
         self.deferred: list = []     # (block, events): frees waiting for other streams
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
                                           total_memory=self.total_memory)
@@ -193,20 +194,6 @@ class _DeviceState:
         check(d.cuMemFree(ptr), "cuMemFree")
 
 
-def free_after_streams(alloc, block, streams) -> None:
-    """A block whose tensor was used on other streams (Tensor.record_stream): record an event on
-    each and give the block back only once they have all passed it (checked at later
-    allocations), so no stream can still be reading it when it is reused."""
-    from .streams import Event
-    st = _states[int(alloc.device.split(":")[1])]
-    events = []
-    for s in streams:
-        e = Event()
-        e.record(s)
-        events.append(e)
-    st.deferred.append((block, events))
-
-
 def device_state(index: int | None = None) -> _DeviceState:
     """The state of cuda:index (None: the current device), initialised on first use."""
     if index is None:
@@ -216,9 +203,7 @@ def device_state(index: int | None = None) -> _DeviceState:
         with _init_lock:
             st = _states.get(index)
             if st is None:
-                from . import streams
                 new = _DeviceState(index)
-                streams._init_device(new)
                 # published once complete (other threads read _states unlocked); a nested
                 # call's state (a tracer during the initialisation) may have won meanwhile
                 st = _states.setdefault(index, new)
@@ -230,6 +215,18 @@ _current_index = 0
 
 def current_device_index() -> int:
     return getattr(_tls, "device", _current_index)
+
+
+def device_index(device) -> int:
+    """The index of a CUDA device given as None (the current one), an int, 'cuda:N' or a Device."""
+    if device is None:
+        return current_device_index()
+    if isinstance(device, int):
+        return device
+    d = parse(device)
+    if d.type != "cuda":
+        raise ValueError(f"cuda: expected a CUDA device, got {d}")
+    return d.index or 0
 
 
 def set_device(index: int) -> None:

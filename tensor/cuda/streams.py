@@ -19,7 +19,7 @@ launches and copies do.
 """
 from __future__ import annotations
 
-from . import _index, current
+from . import current
 from . import runtime as R
 
 
@@ -33,7 +33,7 @@ class Stream:
     """A queue of device work; `with stream:` makes it current for this thread."""
 
     def __init__(self, device=None, priority: int = 0, _handle=None):
-        self.device_index = _index(device)
+        self.device_index = R.device_index(device)
         if _handle is None:
             d = _drv(self.device_index)
             _handle = R.check(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_DEFAULT)),
@@ -166,14 +166,12 @@ def _ready(err, what: str) -> bool:
 
 # ---------------------------------------------------------------- current stream
 
-def _init_device(st) -> None:
-    d = R.drv()
-    st.default_stream = Stream(st.index, _handle=d.CUstream(0))
+_DEFAULTS: dict = {}   # device index -> the Stream object of its legacy NULL stream
 
 
 def _current(index: int) -> Stream:
     s = current.get(index)
-    return s if s is not None else R.device_state(index).default_stream
+    return s if s is not None else default_stream(index)
 
 
 _set_current = current.set
@@ -182,11 +180,15 @@ current_stream_id = current.stream_id    # the allocator's stream key
 
 
 def current_stream(device=None) -> Stream:
-    return _current(_index(device))
+    return _current(R.device_index(device))
 
 
 def default_stream(device=None) -> Stream:
-    return R.device_state(_index(device)).default_stream
+    i = R.device_index(device)
+    s = _DEFAULTS.get(i)
+    if s is None:   # (two threads may race here: both wrap the same handle; one object wins)
+        s = _DEFAULTS.setdefault(i, Stream(i, _handle=R.device_state(i).default_handle))
+    return s
 
 
 class stream:  # noqa: N801 - PyTorch's name: `with tensor.cuda.stream(s):`
@@ -207,4 +209,17 @@ class stream:  # noqa: N801 - PyTorch's name: `with tensor.cuda.stream(s):`
 
 def synchronize(device=None) -> None:
     """Wait for all work on the device (all streams)."""
-    R.check(_drv(_index(device)).cuCtxSynchronize(), "cuCtxSynchronize")
+    R.check(_drv(R.device_index(device)).cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+def free_after_streams(alloc, block, streams) -> None:
+    """A block whose tensor was used on other streams (Tensor.record_stream): record an event on
+    each and give the block back only once they have all passed it (checked at later
+    allocations), so no stream can still be reading it when it is reused."""
+    st = R.device_state(int(alloc.device.split(":")[1]))
+    events = []
+    for s in streams:
+        e = Event()
+        e.record(s)
+        events.append(e)
+    st.deferred.append((block, events))

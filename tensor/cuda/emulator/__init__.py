@@ -26,6 +26,8 @@ from pathlib import Path
 
 from ... import kernel_cache as kc
 from ...cpu.build import CompilerNotFoundError, KernelCompileError
+from . import driver  # the fake cuda.bindings.driver that loads what compile() builds
+from .driver import IMAGE_MAGIC
 
 __all__ = ["compile", "entry_points", "flags", "SHIM", "FLAGS", "IMAGE_MAGIC",
            "KernelCompileError", "CompilerNotFoundError"]
@@ -34,7 +36,6 @@ SHIM = Path(__file__).resolve().parent / "dialect.h"        # force-included
 HEADERS = (SHIM, SHIM.parent / "scheduler.h")             # both are part of the cache key
 FLAGS = ["-O1", "-std=c++17", "-shared", "-fPIC", "-fno-strict-aliasing", "-fwrapv",
          "-fvisibility=hidden", "-Wno-unknown-pragmas"]
-IMAGE_MAGIC = b"STRIDEX-CUDA-EMU-1\0"
 
 
 def flags() -> list[str]:
@@ -132,17 +133,3 @@ def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: 
         kc.fetch(path, lambda: _build(name, source))   # the driver loads the file
         return IMAGE_MAGIC + str(path).encode()
     return _images.get_or_make(mem_key, make)
-
-
-def image_path(image) -> Path | None:
-    """The shared library an image names, or None when `image` is not an emulator image."""
-    try:
-        b = bytes(image)
-    except TypeError:
-        return None
-    if not b.startswith(IMAGE_MAGIC):
-        return None
-    return Path(b[len(IMAGE_MAGIC):].rstrip(b"\0").decode())
-
-
-from . import driver  # noqa: E402  (the fake cuda.bindings.driver)

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from enum import IntEnum
+from pathlib import Path
 
 from ...memory import CriticalLock
 
@@ -637,10 +638,23 @@ cuMemsetD8_v2, cuMemsetD32_v2 = cuMemsetD8, cuMemsetD32
 
 
 # ---------------------------------------------------------------------------------- modules
+IMAGE_MAGIC = b"STRIDEX-CUDA-EMU-1\0"   # an emulator image: this prefix, then the library's path
+
+
+def image_path(image) -> Path | None:
+    """The shared library an image names, or None when `image` is not an emulator image."""
+    try:
+        b = bytes(image)
+    except TypeError:
+        return None
+    if not b.startswith(IMAGE_MAGIC):
+        return None
+    return Path(b[len(IMAGE_MAGIC):].rstrip(b"\0").decode())
+
+
 def cuModuleLoadData(image):  # noqa: N802
     if (e := _need_ctx()):
         return e + (None,)
-    from . import image_path
     path = image_path(image)
     if path is None or not path.is_file():
         return (R.CUDA_ERROR_INVALID_IMAGE, None)
