@@ -86,8 +86,7 @@ for _n in ("nonzero", "argwhere", "count_nonzero"):  # integer results
     _add(_n, getattr(indexing, _n), grad=False)
 for _n in ("index_add", "index_add_", "scatter_add", "scatter_add_", "index_put_"):
     _add(_n, getattr(scatter, _n))
-# in place, returns None: record() sees no output, so a write into a tensor that requires grad
-# is not on the graph (no rule yet; use put_along_axis only on tensors that do not need one)
+# in place, returns None, no rule yet: it refuses tensors that need a gradient (scatter.py)
 _add("put_along_axis", scatter.put_along_axis, grad=False)
 # linalg.py (autograd/rules_linalg.py)
 for _n, _f in linalg.FUNCS.items():

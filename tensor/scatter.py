@@ -11,6 +11,7 @@ writes, in index order (a repeated index: the last assignment wins, additions ad
 """
 from __future__ import annotations
 
+from . import _hook
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .aliasing import check_not_readonly, check_writable
@@ -167,6 +168,10 @@ def put_along_axis(x: Tensor, indices, values, axis: int | None) -> None:
     >>> x = T.zeros((1, 3)); T.scatter.put_along_axis(x, T.tensor([[2]]), 5.0, 1); x.tolist()
     [[0.0, 0.0, 5.0]]
     """
+    g = _hook.grad_state
+    if g is not None and g.grad_enabled and (x.requires_grad or getattr(values, "requires_grad", False)):
+        raise RuntimeError("put_along_axis: not differentiable yet (it would write past autograd); use "
+                           "index_put_ with the indices along the axis, or call it under no_grad")
     idx = _tensor_arg(indices, "put_along_axis")
     check_writable(x, "put_along_axis")
     if axis is None:  # scatter into a flat contiguous image of x, then copy back if x is not one

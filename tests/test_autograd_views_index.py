@@ -541,3 +541,19 @@ def test_unsupported_parameters_raise():
     c = rnd(seed=3)
     with pytest.raises(NotImplementedError, match="constant_values"):
         T.pad(x, 1, "constant", c).sum().backward()
+
+
+def test_put_along_axis_refuses_tensors_that_need_a_gradient():
+    """put_along_axis has no derivative rule: writing into (or from) a tensor that needs a
+    gradient raises instead of leaving the write off the graph (a silently wrong gradient)."""
+    idx = T.tensor([[1], [2]])
+    x = T.zeros((2, 3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="put_along_axis: not differentiable"):
+        T.put_along_axis(x, idx, 5.0, 1)
+    y = T.zeros((2, 3))
+    with pytest.raises(RuntimeError, match="put_along_axis: not differentiable"):
+        T.put_along_axis(y, idx, T.ones((2, 1), requires_grad=True), 1)
+    assert y.tolist() == [[0.0] * 3] * 2 and x.tolist() == [[0.0] * 3] * 2   # nothing written
+    with ag.no_grad():
+        T.put_along_axis(y, idx, T.ones((2, 1), requires_grad=True), 1)
+    assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
