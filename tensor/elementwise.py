@@ -94,7 +94,8 @@ class _Scalar:
 
 def run(d: dt.DType, name: str, out: Tensor, ins: list) -> None:
     """Launch elementwise kernel `name` (module ("ew", d)) on out's device."""
-    backend_for(out._storage.device).elementwise(d, name, out, ins)
+    dev = out._storage.device
+    (dev._be or backend_for(dev)).elementwise(d, name, out, ins)
 
 
 # ---------------------------------------------------------------- casting and copies

@@ -79,11 +79,16 @@ _LOADED: dict = {}
 
 def backend_for(device):
     """The backend module of a Device (or of a device type string)."""
-    if not isinstance(device, str):
-        be = device._be
-        if be is None:
-            be = device._be = backend_for(device.type)
-        return be
+    try:
+        be = device._be   # bound on the Device object: one attribute read on the hot path
+    except AttributeError:
+        return _load(device)
+    if be is None:
+        be = device._be = _load(device.type)
+    return be
+
+
+def _load(device: str):
     be = _LOADED.get(device)
     if be is None:
         if device not in _MODULES:
