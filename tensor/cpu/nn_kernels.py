@@ -4,7 +4,7 @@ cross-entropy, forward and backward; tensor/cpu/csrc/nn_rows.h), max pooling and
 with the same functions and arguments.
 
 The host functions take contiguous Tensors of the dtypes the kernels were built for; nn
-(nn/_fused.py, nn/optim.py, nn/conv.py) checks shapes and dtypes and allocates the outputs.
+(nn/_fused.py, nn/optim/, nn/conv.py) checks shapes and dtypes and allocates the outputs.
 """
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ def gemm_batched(a, b, c) -> None:
     """c[...] = a[...] @ b[...] for CUDA tensors a: (*batch, M, K), b: (*batch, K, N),
     c: (*batch, M, N), already broadcast (batch strides may be 0), all of c's dtype.
 
-    The batch dims are coalesced jointly by the CPU path's linalg.gemm_batches; when they do
+    The batch dims are coalesced jointly by views.gemm_batches (as on the CPU); when they do
     not collapse to one (count, stride) per operand, the outer ones take one launch each."""
     d = c.dtype
     if a.dtype != d or b.dtype != d:

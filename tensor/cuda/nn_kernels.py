@@ -5,9 +5,9 @@ cross-entropy, forward and backward; cuda_src/nn_rows.cuh), max pooling and im2c
 Three kernel families, registered with `tensor.cuda.kernels` on import: "nn_rows" and
 "nn_pool" for float16, bfloat16, float32 and float64, "optim" for float32 and float64 (as
 the CPU's). The host functions take Tensors already on one CUDA device, contiguous, of the
-dtypes the kernels were built for; nn (nn/_fused.py, nn/optim.py, nn/conv.py) does the shape
-and dtype checks and allocates the outputs, then calls these where it calls the CPU kernels.
-It lives under tensor/cuda because tensor must not import nn.
+dtypes the kernels were built for; nn (nn/_fused.py, nn/optim/, nn/conv.py) does the shape
+and dtype checks and allocates the outputs, then calls these through the backend interface
+(tensor/backend/cuda.py; the CPU twins are in tensor/cpu/nn_kernels.py).
 
 Row kernels run a row on one warp when it is at most WARP_ROW_MAX long, else on one
 256-thread block; the choice depends on the shape only, so results are deterministic.
