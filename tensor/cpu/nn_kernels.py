@@ -51,8 +51,14 @@ K.register_family("optim", lambda d: (
 LN_BLOCKS = 64  # layer_norm weight/bias gradients: at most this many row blocks, summed in order
 
 
+_FNS: dict = {}
+
+
 def _k(family: str, name: str, d: dt.DType):
-    return K.kernel(family, d, f"{name}_{d.sfx}")
+    fn = _FNS.get((name, d))   # (names are unique across the three families)
+    if fn is None:
+        fn = _FNS[name, d] = K.kernel(family, d, f"{name}_{d.sfx}")
+    return fn
 
 
 def _p(t) -> int:
