@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import _hook
 from . import dtypes as dt
 from .axes import norm_axis
+from .backend import backend_for
 from .device import CPU, Device
 
 
@@ -38,7 +39,6 @@ class Storage:
         try:
             if b is not None:
                 if self.streams:   # other streams may still use it: free once they pass here
-                    from .backend import backend_for
                     backend_for(self.device).free_after_streams(self._alloc, b, self.streams)
                 else:
                     self._alloc.free(b)
@@ -51,11 +51,7 @@ class Storage:
 
 def new_storage(nbytes: int, device: Device = CPU) -> Storage:
     """Fresh memory on `device` from its caching allocator (its backend's)."""
-    be = device._be
-    if be is None:
-        from .backend import backend_for
-        be = backend_for(device)
-    return be.new_storage(nbytes, device)
+    return (device._be or backend_for(device)).new_storage(nbytes, device)
 
 
 _STRIDES: dict = {}

@@ -1,4 +1,5 @@
-"""Elementwise dispatch: promotion, broadcasting, dimension coalescing and kernel launch.
+"""Elementwise ops: type promotion, broadcasting, out=, and the copies built on the same kernels
+(casts, contiguous, copy, moves between devices); one call on the device's backend runs each.
 
 Everything about shapes and dtypes is decided here, on the host, before a kernel runs, so
 user errors never leave a half-written output.
