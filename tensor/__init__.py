@@ -6,6 +6,8 @@
 >>> (x.T @ x).shape, x.sum(axis=0).tolist()
 ((3, 3), [3.0, 5.0, 7.0])
 """
+import math as _math
+
 from . import cuda, dtypes, memory, random
 from ._tensor import Tensor
 from .backend.cpu import get_num_threads, set_num_threads
@@ -20,10 +22,14 @@ from .memory import OutOfMemoryError
 from .memstats import FUNCS as _MEMSTATS
 from .public import PUB as _PUB
 from .axes import AxisError
+from .array_api import API_VERSION as __array_api_version__
+from .array_api import array_namespace_info as __array_namespace_info__
+from .array_api import finfo, iinfo, isdtype
 from .views import broadcast_shapes
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
+e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None   # the standard's constants
 globals().update({k: v for k, v in _PUB.items() if not k.endswith("_") and k not in
                   ("getitem", "setitem", "copy")})
 globals().update({k: v for k, v in random.FUNCS.items() if k != "seed"})

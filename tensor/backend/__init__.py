@@ -26,6 +26,7 @@ INTERFACE = {
     # memory and copies
     "new_storage": "(nbytes, device) -> Storage from the device's caching allocator",
     "open_device": "(spec, index) -> the checked device index (DeviceError says why not)",
+    "device_count": "() -> how many devices of this type are present (0 when none can be used)",
     "allocator": "(device) -> the device's CachingAllocator",
     "free_after_streams": "(alloc, block, streams): free once the other streams pass this point",
     "copy_from_host": "(dst, src): contiguous host tensor src into contiguous dst on this device",

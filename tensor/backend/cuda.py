@@ -54,6 +54,9 @@ def open_device(spec: str, index: int | None) -> int:
     return i
 
 
+device_count = R.device_count
+
+
 def copy_from_host(dst, src) -> None:
     """One async copy on the current stream (src: contiguous host memory)."""
     R.memcpy_htod(R.device_state(dst.device.index), dst.data_ptr(), src.data_ptr(), src.nbytes)
