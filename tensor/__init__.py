@@ -7,6 +7,7 @@
 ((3, 3), [3.0, 5.0, 7.0])
 """
 import math as _math
+import sys as _sys
 
 from . import cuda, dtypes, memory, random
 from ._tensor import Tensor
@@ -25,11 +26,13 @@ from .axes import AxisError
 from .array_api import API_VERSION as __array_api_version__
 from .array_api import array_namespace_info as __array_namespace_info__
 from .array_api import finfo, iinfo, isdtype
+from .array_api import namespace_method as _namespace_method
 from .views import broadcast_shapes
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None   # the standard's constants
+Tensor.__array_namespace__ = _namespace_method(_sys.modules[__name__])
 globals().update({k: v for k, v in _PUB.items() if not k.endswith("_") and k not in
                   ("getitem", "setitem", "copy")})
 globals().update({k: v for k, v in random.FUNCS.items() if k != "seed"})

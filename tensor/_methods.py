@@ -6,7 +6,6 @@ from __future__ import annotations
 from . import _hook, interop
 from . import dtypes as _dt
 from ._tensor import Tensor
-from .array_api import array_namespace
 from .convert import from_numpy
 from .public import PUB
 
@@ -103,7 +102,6 @@ Tensor.cuda = lambda self, device=None: self.to("cuda" if device is None else f"
 # --- interop ---
 Tensor.numpy = interop.to_numpy
 Tensor.__array__ = interop.array_protocol
-Tensor.__array_namespace__ = lambda self, *, api_version=None: array_namespace(api_version)
 Tensor.tolist = interop.tolist
 Tensor.item = interop.item
 Tensor.__repr__ = interop.format_tensor

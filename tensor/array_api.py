@@ -117,14 +117,16 @@ def isdtype(dtype, kind) -> bool:
     raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple, got {type(kind).__name__}")
 
 
-def array_namespace(api_version: str | None = None):
-    """The module a tensor's __array_namespace__ returns: `tensor` (any standard version up to
-    2024.12; a version we do not know is a ValueError, as the standard asks)."""
-    if api_version is not None and api_version not in _VERSIONS:
-        raise ValueError(f"__array_namespace__: api_version {api_version!r} is not supported; "
-                         f"supported: {', '.join(_VERSIONS)}")
-    import tensor
-    return tensor
+def namespace_method(namespace):
+    """Tensor.__array_namespace__ for the package `namespace` (the `tensor` module binds itself
+    here once it is built): any standard version up to 2024.12; one we do not know is a
+    ValueError, as the standard asks."""
+    def __array_namespace__(self, *, api_version: str | None = None):
+        if api_version is not None and api_version not in _VERSIONS:
+            raise ValueError(f"__array_namespace__: api_version {api_version!r} is not supported; "
+                             f"supported: {', '.join(_VERSIONS)}")
+        return namespace
+    return __array_namespace__
 
 
 class Info:
