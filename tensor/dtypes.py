@@ -107,7 +107,7 @@ def dtype(x) -> DType:
     if x is not None:
         try:
             nd = np.dtype(x)
-        except TypeError:
+        except Exception:  # noqa: BLE001 - NumPy raises TypeError, ValueError, SyntaxError...: not a dtype
             nd = None
         if nd is not None:
             if nd.name == "bfloat16":  # ml_dtypes.bfloat16

@@ -99,3 +99,11 @@ def test_namespace_info():
     assert set(info.dtypes(device="cpu", kind=("bool", "unsigned integer"))) == {"bool", "uint8"}
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         info.dtypes(device="tpu")
+
+
+def test_dtype_equality_with_unrelated_objects_is_false():
+    """`==` against anything that is not a dtype answers False, never raises (NumPy's parser
+    raises ValueError or SyntaxError for some strings; the standard asks for a plain False)."""
+    for other in ["x", "format number 1 of 'x' is not recognized", "f4,,", None, 3, object(), []]:
+        assert not (T.float32 == other) and T.float32 != other
+    assert T.float32 == "float32" and T.float32 == np.float32
