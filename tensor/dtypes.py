@@ -122,7 +122,7 @@ def _missing_hint(x) -> str:
     """Why a NumPy dtype has no counterpart here: the kinds this library does not have yet."""
     try:
         nd = np.dtype(x)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - not a NumPy dtype either
         return ""
     if nd.kind == "c":
         return " (there is no complex dtype yet)"
