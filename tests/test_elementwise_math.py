@@ -128,9 +128,9 @@ def _grid(d: dt.DType) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore"):   # signalling NaNs among the patterns
         vals = ((bits << 16).view(np.float32) if d is dt.bfloat16 else
                 bits.astype(np.uint16).view(np.float16).astype(np.float32))
-    grid = np.unique(vals[~np.isnan(vals)])                    # -0 == 0: one zero
-    sample = np.concatenate([vals[::61], vals[:3], vals[0x7b00:0x7f00:17], [-0.0, np.nan]])
-    return grid, sample.astype(np.float32)
+        sample = np.concatenate([vals[::61], vals[:3], vals[0x7b00:0x7f00:17],
+                                 np.array([-0.0, np.nan], np.float32)])
+    return np.unique(vals[~np.isnan(vals)]), sample   # np.unique: -0 == 0, one zero
 
 
 @pytest.mark.parametrize("d", [dt.float16, dt.bfloat16], ids=lambda d: d.name)
