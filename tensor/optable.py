@@ -216,8 +216,9 @@ BINARY = [
        np.minimum, grad=_extreme(False)),
     Op("arctan2", 2, "f", {"f": "SX_F2(atan2, a, b)"}, np.arctan2, aliases=("atan2",),
        grad=d2(lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b), 0, 1)),
+    # d/da: the signs' agreement; out carries b's sign bit (b may be a Python scalar)
     Op("copysign", 2, "f", {"f": "SX_F2(copysign, a, b)"}, np.copysign,
-       grad=d2(lambda a, b, y: T.copysign(1.0, a) * T.copysign(1.0, b), 0.0, 0, 1)),
+       grad=d2(lambda a, b, y: T.copysign(1.0, a) * T.copysign(1.0, y), 0.0, 0, OUT)),
     Op("hypot", 2, "f", {"f": "SX_F2(hypot, a, b)"}, np.hypot,
        grad=d2(lambda a, b, y: a / y, lambda a, b, y: b / y, 0, 1, OUT)),
     Op("logaddexp", 2, "f", {"f": "SX_LOGADDEXP(a, b)"}, np.logaddexp,
