@@ -3,12 +3,14 @@
 
 A unary op gives its derivative d(x, out): vjp is g * d, jvp is t * d. A binary op gives its two
 partials; vjp sums g * partial back to each operand's shape, jvp is ta * da + tb * db. ZERO ops
-get a zero gradient; NONE ops (no float output) get no rule: their results never need one.
+get a zero gradient; NONE ops (no float output) get no rule: their results never need one;
+NO_RULE ops (a float output, no derivative: nextafter) get none either, so recording one on a
+graph raises.
 """
 from __future__ import annotations
 
 import tensor as T
-from tensor.optable import BINARY, NONE, UNARY, ZERO
+from tensor.optable import BINARY, NO_RULE, NONE, UNARY, ZERO
 
 from .graph import RULES, Rule
 from .rules_util import fit
@@ -67,7 +69,7 @@ def _binary(name, grad):
 
 
 for _op in UNARY + BINARY:
-    if _op.grad is None or _op.grad == NONE:  # None: undeclared, which tests/test_optable.py
+    if _op.grad in (None, NONE, NO_RULE):  # None: undeclared, which tests/test_optable.py
         continue                                # reports (autograd itself still imports)
     if _op.grad == ZERO:  # unary only: a binary piecewise-constant op gives zero partials
         RULES[_op.name] = _zero_unary(_op.name)

@@ -162,8 +162,9 @@ SX_DEF_F1(fabs) SX_DEF_F1(exp) SX_DEF_F1(expm1) SX_DEF_F1(log) SX_DEF_F1(log1p)
 SX_DEF_F1(log2) SX_DEF_F1(log10) SX_DEF_F1(sqrt) SX_DEF_F1(sin) SX_DEF_F1(cos)
 SX_DEF_F1(tan) SX_DEF_F1(asin) SX_DEF_F1(acos) SX_DEF_F1(atan) SX_DEF_F1(sinh)
 SX_DEF_F1(cosh) SX_DEF_F1(tanh) SX_DEF_F1(erf) SX_DEF_F1(floor) SX_DEF_F1(ceil)
-SX_DEF_F1(trunc) SX_DEF_F1(rint)
-SX_DEF_F2(pow) SX_DEF_F2(atan2) SX_DEF_F2(fmod) SX_DEF_F2(copysign)
+SX_DEF_F1(trunc) SX_DEF_F1(rint) SX_DEF_F1(acosh) SX_DEF_F1(asinh) SX_DEF_F1(atanh)
+SX_DEF_F2(pow) SX_DEF_F2(atan2) SX_DEF_F2(fmod) SX_DEF_F2(copysign) SX_DEF_F2(hypot)
+SX_DEF_F2(nextafter)
 #undef SX_DEF_F1
 #undef SX_DEF_F2
 
@@ -190,6 +191,8 @@ SX_DEV float sx2_sx_fmod_py(float a, float b) { return sx_fmod_py_t<float>(a, b)
 SX_DEV double sx2_sx_fmod_py(double a, double b) { return sx_fmod_py_t<double>(a, b); }
 SX_DEV float sx2_sx_floordiv(float a, float b) { return sx_floordiv_t<float>(a, b); }
 SX_DEV double sx2_sx_floordiv(double a, double b) { return sx_floordiv_t<double>(a, b); }
+
+#include "scalar/float_ops.h"   /* logaddexp, the 16-bit nextafter (the CPU's too) */
 
 SX_DEV float sx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 SX_DEV double sx_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }

@@ -3,7 +3,9 @@
 An entry gives the op's name, arity, the loop kinds it has ('b' bool, 'i' signed, 'u' unsigned,
 'f' float), its output rule, its C expression per kind (over the compute-typed values `a`, `b`),
 its NumPy reference, a hint of the input domain for tests, and its derivative (`grad`): the
-partials as data, or ZERO (piecewise constant) or NONE (no float output). Kernel generation (C
+partials as data, or ZERO (piecewise constant), NONE (no float output) or NO_RULE (a float
+output autograd refuses to differentiate). A dtype whose math differs from its kind's (a
+16-bit nextafter steps in its own precision) has its own key in `c`, its suffix ("f16"). Kernel generation (C
 and CUDA), the public functions and Tensor methods, the derivative rules (autograd builds them
 from `grad`), the NumPy property tests and the gradient checks all iterate over this table, so
 an op added here is built, differentiated and tested everywhere.
@@ -53,6 +55,9 @@ class Grad:
 
 ZERO = "zero"  # unary, piecewise constant: zero gradient (PyTorch's floor, sign, round...)
 NONE = "none"  # no float output (comparisons, predicates, bitwise): nothing to differentiate
+# a float output without a derivative (PyTorch's not_implemented: nextafter): public.py declares
+# it in NO_GRAD, so autograd raises where a gradient or tangent would pass through it
+NO_RULE = "no rule"
 OWN = "own"    # Grad.inplace: autograd writes op_'s rule by hand
 X, OUT = 0, "out"
 
@@ -74,7 +79,7 @@ class Op:
     name: str
     arity: int
     kinds: str                      # loop kinds: subset of "biuf"
-    c: dict                         # kind -> C expression; key "*" is the fallback
+    c: dict                         # kind (or dtype suffix) -> C expression; "*": fallback
     ref: object = None              # NumPy reference (for tests)
     out_bool: bool = False          # output dtype is bool (comparisons, predicates)
     no_bool: bool = False           # a bool input is an error (NumPy's negative, subtract)
@@ -84,8 +89,9 @@ class Op:
     aliases: tuple = field(default=())
     grad: Grad | str | None = None  # Grad, ZERO or NONE; None: undeclared (a test fails)
 
-    def expr(self, kind: str) -> str:
-        return self.c.get(kind, self.c.get("*"))
+    def expr(self, kind: str, sfx: str = "") -> str:
+        """The C expression of the loop over dtype suffix sfx, of kind `kind`."""
+        return self.c.get(sfx) or self.c.get(kind, self.c.get("*"))
 
 
 def _f(name):  # libm function over the compute type (float or double)
@@ -144,6 +150,12 @@ UNARY = [
        grad=d1(lambda x, y: -1.0 / T.sqrt(1.0 - x * x), X)),
     Op("arctan", 1, "f", _f("atan"), np.arctan, aliases=("atan",),
        grad=d1(lambda x, y: 1.0 / (1.0 + x * x), X)),
+    Op("arcsinh", 1, "f", _f("asinh"), np.arcsinh, aliases=("asinh",),
+       grad=d1(lambda x, y: 1.0 / T.sqrt(x * x + 1.0), X)),
+    Op("arccosh", 1, "f", _f("acosh"), np.arccosh, domain="ge1", aliases=("acosh",),
+       grad=d1(lambda x, y: 1.0 / T.sqrt((x - 1.0) * (x + 1.0)), X)),
+    Op("arctanh", 1, "f", _f("atanh"), np.arctanh, domain="unit", aliases=("atanh",),
+       grad=d1(lambda x, y: 1.0 / ((1.0 - x) * (1.0 + x)), X)),
     Op("sinh", 1, "f", _f("sinh"), np.sinh, domain="exp", grad=d1(lambda x, y: T.cosh(x), X)),
     Op("cosh", 1, "f", _f("cosh"), np.cosh, domain="exp", grad=d1(lambda x, y: T.sinh(x), X)),
     Op("tanh", 1, "f", {"f": "SX_TANH(a)"}, np.tanh, grad=d1(lambda x, y: 1.0 - y * y, OUT)),
@@ -156,12 +168,15 @@ UNARY = [
     # NumPy: ints go to the float loop (int8 -> float16)
     Op("rint", 1, "f", _f("rint"), np.rint, grad=ZERO),
     Op("logical_not", 1, "biuf", {"*": "a == 0"}, np.logical_not, out_bool=True, grad=NONE),
-    Op("bitwise_not", 1, "biu", {"b": "!a", "*": "~a"}, np.bitwise_not, aliases=("invert",),
-       grad=NONE),
+    Op("bitwise_not", 1, "biu", {"b": "!a", "*": "~a"}, np.bitwise_not,
+       aliases=("invert", "bitwise_invert"), grad=NONE),
     Op("isnan", 1, "biuf", {"f": "a != a", "*": "0"}, np.isnan, out_bool=True, grad=NONE),
     Op("isinf", 1, "biuf", {"f": "isinf(a) != 0", "*": "0"}, np.isinf, out_bool=True, grad=NONE),
     Op("isfinite", 1, "biuf", {"f": "isfinite(a) != 0", "*": "1"}, np.isfinite, out_bool=True,
        grad=NONE),
+    # NumPy takes integers too (through its float loops): what x < 0 gives, without the casts
+    Op("signbit", 1, "biuf", {"f": "SX_SIGNBIT(a)", "i": "a < 0", "*": "0"}, np.signbit,
+       out_bool=True, grad=NONE),
 ]
 
 
@@ -201,12 +216,23 @@ BINARY = [
        np.minimum, grad=_extreme(False)),
     Op("arctan2", 2, "f", {"f": "SX_F2(atan2, a, b)"}, np.arctan2, aliases=("atan2",),
        grad=d2(lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b), 0, 1)),
+    # d/da: the signs' agreement; out carries b's sign bit (b may be a Python scalar)
+    Op("copysign", 2, "f", {"f": "SX_F2(copysign, a, b)"}, np.copysign,
+       grad=d2(lambda a, b, y: T.copysign(1.0, a) * T.copysign(1.0, y), 0.0, 0, OUT)),
+    Op("hypot", 2, "f", {"f": "SX_F2(hypot, a, b)"}, np.hypot,
+       grad=d2(lambda a, b, y: a / y, lambda a, b, y: b / y, 0, 1, OUT)),
+    Op("logaddexp", 2, "f", {"f": "SX_LOGADDEXP(a, b)"}, np.logaddexp,
+       grad=d2(lambda a, b, y: T.exp(a - y), lambda a, b, y: T.exp(b - y), 0, 1, OUT)),
+    # float32/64 step with libm's (CUDA's) nextafter; the 16-bit floats on their own bits
+    Op("nextafter", 2, "f", {"f": "SX_F2(nextafter, a, b)", "f16": "sx_nextafter_f16(a, b)",
+                             "bf16": "sx_nextafter_bf16(a, b)"}, np.nextafter, grad=NO_RULE),
     Op("bitwise_and", 2, "biu", {"*": "a & b"}, np.bitwise_and, grad=NONE),
     Op("bitwise_or", 2, "biu", {"*": "a | b"}, np.bitwise_or, grad=NONE),
     Op("bitwise_xor", 2, "biu", {"*": "a ^ b"}, np.bitwise_xor, grad=NONE),
-    Op("left_shift", 2, "iu", {"*": "SX_LSHIFT(a, b)"}, np.left_shift, domain="shift", grad=NONE),
+    Op("left_shift", 2, "iu", {"*": "SX_LSHIFT(a, b)"}, np.left_shift, domain="shift",
+       aliases=("bitwise_left_shift",), grad=NONE),
     Op("right_shift", 2, "iu", {"*": "SX_RSHIFT(a, b)"}, np.right_shift, domain="shift",
-       grad=NONE),
+       aliases=("bitwise_right_shift",), grad=NONE),
     Op("equal", 2, "biuf", {"*": "a == b"}, np.equal, out_bool=True, aliases=("eq",), grad=NONE),
     Op("not_equal", 2, "biuf", {"*": "a != b"}, np.not_equal, out_bool=True, aliases=("ne",),
        grad=NONE),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import creation, indexing, linalg, manipulation, ops, optable, reductions, scatter, views
 from . import elementwise as ew
 from ._hook import differentiable
-from .optable import BINARY, NONE, UNARY, Grad
+from .optable import BINARY, NO_RULE, NONE, UNARY, Grad
 from .redtable import REDUCTIONS
 
 PUB: dict = {}
@@ -45,7 +45,7 @@ def _binary_inplace(name):
 # ---------------------------------------------------------------- the tables
 for _op in UNARY + BINARY:
     _inplace = (_unary_inplace if _op.arity == 1 else _binary_inplace)(_op.name)
-    _add(_op.name, ops.FUNCS[_op.name], *_op.aliases, grad=_op.grad != NONE)
+    _add(_op.name, ops.FUNCS[_op.name], *_op.aliases, grad=_op.grad not in (NONE, NO_RULE))
     _add(_op.name + "_", _inplace, *(a + "_" for a in _op.aliases),
          grad=isinstance(_op.grad, Grad) and bool(_op.grad.inplace))
 for _r in REDUCTIONS:

@@ -203,7 +203,7 @@ _SPECIAL_F = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
 def value_spec(d: dt.DType, domain: str = "any", compute: dt.DType | None = None, role: str = "a"):
     """What an op input of dtype d may hold, from the op table's domain hint.
 
-    domain: any, positive, unit, gt_m1, exp, nonzero, nonzero_b, power, shift. role: 'a' (first
+    domain: any, positive, unit, gt_m1, ge1, exp, nonzero, nonzero_b, power, shift. role: 'a' (first
     operand) or 'b' (second; nonzero_b, power and shift constrain it). compute: the dtype the op
     runs in (integers fed to a float loop stay small; shift counts stay below its bit width).
     Returns ('b', only_true) | ('i', lo, hi, nonzero) | ('f', lo, hi, nonzero, specials)."""
@@ -222,7 +222,8 @@ def value_spec(d: dt.DType, domain: str = "any", compute: dt.DType | None = None
             return ("i", 0, min(hi, bits - 1), False)
         if domain == "power":  # NumPy: integers to negative integer powers are an error
             return ("i", 0, min(hi, 6), False) if role == "b" else ("i", max(lo, -5), min(hi, 5), False)
-        lim = {"positive": (1, 100), "unit": (-1, 1), "gt_m1": (0, 100), "exp": (-8, 8)}.get(domain)
+        lim = {"positive": (1, 100), "unit": (-1, 1), "gt_m1": (0, 100), "ge1": (1, 100),
+               "exp": (-8, 8)}.get(domain)
         if lim is None and compute.kind == "f":
             lim = (-100, 100)  # an integer input to a float loop: keep transcendentals tame
         if lim is not None:
@@ -233,7 +234,7 @@ def value_spec(d: dt.DType, domain: str = "any", compute: dt.DType | None = None
     if nonzero or domain == "nonzero":
         return ("f", 0.125, 50.0, True, False)
     lim = {"positive": (1e-3, 100.0), "unit": (-1.0, 1.0), "gt_m1": (-0.99, 100.0),
-           "exp": (-8.0, 8.0)}.get(domain)
+           "ge1": (1.0, 100.0), "exp": (-8.0, 8.0)}.get(domain)
     if lim is not None:
         return ("f", lim[0], lim[1], False, False)
     return ("f", -50.0, 50.0, False, True)

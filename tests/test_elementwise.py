@@ -49,7 +49,8 @@ pytestmark = pytest.mark.usefixtures("device")
 # already 10 cases (x 2 layouts x 2-3 call forms).
 HEAVY = settings(max_examples=max(4, settings().max_examples // 2))
 
-KNOWN_DOMAINS = {"any", "positive", "unit", "gt_m1", "exp", "nonzero", "nonzero_b", "power", "shift"}
+KNOWN_DOMAINS = {"any", "positive", "unit", "gt_m1", "ge1", "exp", "nonzero", "nonzero_b", "power",
+                 "shift"}
 
 
 def _ids(ops):

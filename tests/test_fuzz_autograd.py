@@ -29,15 +29,18 @@ from hypothesis import strategies as st
 
 import autograd
 import tensor as T
-from tensor.optable import BINARY, UNARY
+from tensor.optable import BINARY, NO_RULE, UNARY
 
 pytestmark = pytest.mark.usefixtures("device")
 
-_KINKED = {"abs", "sign", "floor", "ceil", "trunc", "rint", "remainder", "floor_divide"}
-# every float op of the table but the kinked ones (one without a rule fails the fuzzer)
-SMOOTH_UNARY = [op for op in UNARY if "f" in op.kinds and not op.out_bool and op.name not in _KINKED]
+# copysign(x, y) jumps where y crosses 0, and `x - x` puts y there
+_KINKED = {"abs", "sign", "floor", "ceil", "trunc", "rint", "remainder", "floor_divide", "copysign"}
+# every float op of the table but the kinked ones and those declared without a derivative
+# (NO_RULE); an op missing its rule otherwise fails the fuzzer
+SMOOTH_UNARY = [op for op in UNARY if "f" in op.kinds and not op.out_bool
+                and op.name not in _KINKED and op.grad != NO_RULE]
 SMOOTH_BINARY = [op for op in BINARY if "f" in op.kinds and not op.out_bool
-                 and op.name not in _KINKED]
+                 and op.name not in _KINKED and op.grad != NO_RULE]
 SHAPES = [(), (1,), (3,), (4,), (2, 3), (3, 1), (1, 3), (3, 3), (2, 1, 3), (2, 2, 2)]
 
 
@@ -49,6 +52,8 @@ def _squash(x, domain: str):
         return T.tanh(x) * 0.8
     if domain == "gt_m1":
         return T.exp(T.tanh(x)) - 0.9
+    if domain == "ge1":
+        return T.exp(T.tanh(x)) + 1.0
     if domain == "exp":
         return T.tanh(x) * 3.0
     return x
@@ -97,8 +102,9 @@ class Program:
         shape = self.env[i].shape
         j = self.pick(lambda t: _broadcasts(t.shape, shape))
         dom_a = "positive" if op.name == "power" else "any"
-        # atan2's derivative does not exist at the origin, where `x - x` puts both operands
-        dom_b = {"true_divide": "positive", "power": "exp", "arctan2": "positive"}.get(op.name, "any")
+        # atan2's and hypot's derivatives do not exist at the origin, where `x - x` puts both
+        dom_b = {"true_divide": "positive", "power": "exp", "arctan2": "positive",
+                 "hypot": "positive"}.get(op.name, "any")
         if self.draw(st.booleans(), "scalar operand"):
             c = self.draw(st.sampled_from([0.5, -1.5, 2.0, 3.0]))
             if self.draw(st.booleans(), "scalar first"):

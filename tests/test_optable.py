@@ -16,7 +16,7 @@ from autograd.graph import RULES
 from tensor import dtypes as dt
 from tensor.cpu import kernels as CPU
 from tensor.cuda import kernels as CUDA
-from tensor.optable import BINARY, NONE, OPS, OUT, UNARY, ZERO, Grad
+from tensor.optable import BINARY, NO_RULE, NONE, OPS, OUT, UNARY, ZERO, Grad
 from tensor.public import NO_GRAD, PUB
 from tensor.redtable import REDUCTIONS
 
@@ -35,6 +35,8 @@ def test_every_elementwise_op_declares_its_derivative(op):
         f"{op.name}: NONE is for ops without a float result, and only for them"
     if op.grad == ZERO:
         assert op.arity == 1, "ZERO is unary; a binary op gives zero partials"
+    if op.grad == NO_RULE:
+        assert _float_out(op), f"{op.name}: NO_RULE is for float results (else NONE)"
     if isinstance(op.grad, Grad):
         assert len(op.grad.d) == op.arity
         assert set(op.grad.save) <= set(range(op.arity)) | {OUT}
@@ -43,7 +45,7 @@ def test_every_elementwise_op_declares_its_derivative(op):
 
 @pytest.mark.parametrize("op", UNARY + BINARY, ids=lambda o: o.name)
 def test_rules_exist_exactly_where_the_table_declares_a_derivative(op):
-    assert (op.name in RULES) == (op.grad != NONE)
+    assert (op.name in RULES) == (op.grad not in (NONE, NO_RULE))
     if isinstance(op.grad, Grad):
         assert RULES[op.name].save == frozenset(op.grad.save)
     inplace = op.name + "_"
@@ -62,6 +64,20 @@ def test_every_public_op_has_a_rule_or_declares_none():
     assert not missing, f"public ops with neither a derivative rule nor grad=False: {missing}"
     both = sorted(n for n in NO_GRAD if n in RULES)
     assert not both, f"declared without a derivative, yet with a rule: {both}"
+
+
+@pytest.mark.parametrize("op", [o for o in UNARY + BINARY if o.grad == NO_RULE],
+                         ids=lambda o: o.name)
+def test_ops_declared_without_a_derivative_refuse_to_be_differentiated(op):
+    """NO_RULE (PyTorch's not_implemented: nextafter): a float result autograd will not
+    differentiate raises where a gradient or tangent would pass, instead of giving none."""
+    assert op.name in NO_GRAD
+    x = T.tensor([0.5, 2.0], dtype=T.float64, requires_grad=True)
+    fn = PUB[op.name]
+    with pytest.raises(NotImplementedError, match=op.name):
+        fn(*[x] * op.arity)
+    with autograd.no_grad():
+        assert not fn(*[x] * op.arity).requires_grad
 
 
 def test_table_aliases_are_the_same_public_function():

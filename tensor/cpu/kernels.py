@@ -25,12 +25,12 @@ def ew_source(d: dt.DType) -> tuple[str, str]:
     for op in UNARY:
         if k in op.kinds:
             out = "b8" if op.out_bool else s
-            src.append(f"SX_UNARY({op.name}_{s}, {s}, {out}, ({op.expr(k)}))")
+            src.append(f"SX_UNARY({op.name}_{s}, {s}, {out}, ({op.expr(k, s)}))")
             cdef.append(_EW_UN.format(f"{op.name}_{s}"))
     for op in BINARY:
         if k in op.kinds:
             out = "b8" if op.out_bool else s
-            src.append(f"SX_BINARY({op.name}_{s}, {s}, {s}, {out}, ({op.expr(k)}))")
+            src.append(f"SX_BINARY({op.name}_{s}, {s}, {s}, {out}, ({op.expr(k, s)}))")
             cdef.append(_EW_BIN.format(f"{op.name}_{s}"))
     for t in dt.ALL:
         src.append(f"SX_UNARY(cast_{s}_{t.sfx}, {s}, {t.sfx}, (a))")

@@ -43,7 +43,7 @@ def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
         else:
             params, nix, call = f"sx_{s}::C a, sx_{s}::C b", 3, f"sx_binary<sx_{s}, sx_{s}, sx_{o}>"
         out[name] = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{o}::T operator()"
-                     f"({params}) const {{ return sx_{o}::st({op.expr(k)}); }} }};\n"
+                     f"({params}) const {{ return sx_{o}::st({op.expr(k, s)}); }} }};\n"
                      f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<{nix}> ix) {{ {call}(ix, {name}_fn()); }}")
     for t in dt.ALL:
         out[f"cast_{s}_{t.sfx}"] = (

@@ -184,6 +184,9 @@ SX_INLINE T sx_floordiv##SUF(T a, T b) { \
 SX_DEF_FDIVMOD(float, f)
 SX_DEF_FDIVMOD(double, )
 
+/* logaddexp and the 16-bit nextafter: the CUDA kernels' own (one header for both devices) */
+#include "scalar/float_ops.h"
+
 /* Vectorisable exp/log/tanh/sigmoid (vmath.h): libm's are scalar calls that stop the
  * compiler from vectorising a loop; these are select-based and accurate to ~1 ulp. */
 #include "vmath.h"

@@ -1,0 +1,65 @@
+/* Float helpers of the op table's C expressions (tensor/optable.py) that neither libm nor
+ * CUDA's math library has in the form NumPy computes, shared by the CPU kernels (C,
+ * tensor/cpu/csrc/common.h) and the CUDA kernels (C++, cuda_src/common.cuh), so both devices
+ * compute them with the same operations. The includer has the math functions declared
+ * (math.h; NVRTC has them built in).
+ *
+ *   SX_LOGADDEXP(a, b)        NumPy's npy_logaddexp, float and double
+ *   SX_SIGNBIT(a)             signbit as an int 0/1, float and double
+ *   sx_nextafter_f16(a, b)    nextafter stepping one float16 / bfloat16 ulp (the operands
+ *   sx_nextafter_bf16(a, b)   are 16-bit values carried in float; so is the result) */
+#ifndef STRIDEX_SCALAR_FLOAT_OPS_H
+#define STRIDEX_SCALAR_FLOAT_OPS_H
+#include "scalar/types.h"
+
+/* log(exp(a) + exp(b)) without overflow: the larger operand plus log1p(exp(-|a - b|)). Equal
+ * operands take the shortcut first, so inf, inf gives inf (not inf - inf = NaN); a NaN makes
+ * a - b NaN, which both comparisons reject. */
+#define SX_DEF_LOGADDEXP(S, T, SUF)                                                       \
+SX_SCALAR_FN T SX_TNAME(sx_logaddexp, S)(T a, T b) {                                      \
+    if (a == b) return a + (T)0.693147180559945309417232121458176568##SUF;                \
+    T d = a - b;                                                                          \
+    if (d > 0) return a + log1p##SUF(exp##SUF(-d));                                       \
+    if (d <= 0) return b + log1p##SUF(exp##SUF(d));                                       \
+    return d;                                                                             \
+}
+/* signbit through copysign (NaNs' signs included): gcc 12 stops with an internal compiler
+ * error vectorising the signbit macro over float16 loads. */
+#define SX_DEF_SIGNBIT(S, T, SUF)                                                         \
+SX_SCALAR_FN int SX_TNAME(sx_signbit, S)(T a) { return copysign##SUF((T)1, a) < 0; }
+SX_DEF_LOGADDEXP(f32, float, f)
+SX_DEF_LOGADDEXP(f64, double, )
+SX_DEF_SIGNBIT(f32, float, f)
+SX_DEF_SIGNBIT(f64, double, )
+#undef SX_DEF_LOGADDEXP
+#undef SX_DEF_SIGNBIT
+
+#ifdef __cplusplus
+#define SX_LOGADDEXP(a, b) sx_logaddexp(a, b)
+#define SX_SIGNBIT(a) sx_signbit(a)
+#else
+#define SX_LOGADDEXP(a, b) _Generic((a), float: sx_logaddexp_f32, default: sx_logaddexp_f64)(a, b)
+#define SX_SIGNBIT(a) _Generic((a), float: sx_signbit_f32, default: sx_signbit_f64)(a)
+#endif
+
+/* nextafter on the bits of a 16-bit float (float16 and bfloat16 alike: sign bit 15, and the
+ * magnitude's bits order as its value): one step of the integer moves one ulp of the format
+ * itself, which float32's nextafter would not. x, y are the bits of a, b; equal operands give
+ * y when eq_y (C99's nextafter) and x otherwise (NumPy's float16: 0, -0 gives 0). */
+SX_SCALAR_FN uint16_t sx_nextafter_bits16(uint16_t x, uint16_t y, float a, float b,
+                                          uint16_t qnan, int eq_y) {
+    if (a != a || b != b) return qnan;
+    if (a == b) return eq_y ? y : x;
+    if ((x & 0x7fffu) == 0) return (uint16_t)((y & 0x8000u) | 1u);   /* smallest subnormal */
+    return (uint16_t)(((a < b) == !(x & 0x8000u)) ? x + 1u : x - 1u);
+}
+/* float16 as NumPy's npy_half_nextafter (its NaN, 0x7e00); bfloat16, which NumPy lacks, as
+ * C99's nextafter (and PyTorch's). */
+SX_SCALAR_FN float sx_nextafter_f16(float a, float b) {
+    return sx_h2f(sx_nextafter_bits16(sx_f2h(a), sx_f2h(b), a, b, 0x7e00u, 0));
+}
+SX_SCALAR_FN float sx_nextafter_bf16(float a, float b) {
+    return sx_bf2f(sx_nextafter_bits16(sx_f2bf(a), sx_f2bf(b), a, b, 0x7fc0u, 1));
+}
+
+#endif
