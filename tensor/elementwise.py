@@ -441,7 +441,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     elif ta and a._shape == shape:
         res = _out_like(a, od)
     else:
-        res = empty_tensor(shape, od, a.device if ta else (b.device if tb else None))
+        res = empty_tensor(shape, od, a.device if ta else (b.device if tb else parse_device(None)))
     run(ld, f"{name}_{ld.sfx}", res, ops)
     if direct:
         out._storage.version += 1

@@ -645,3 +645,10 @@ def test_scalar_operands_keep_the_sign_of_zero(dtype):
             np.testing.assert_array_equal((x // b).numpy(), a // b)
             np.testing.assert_array_equal(np.signbit((x * b).numpy()), np.signbit(a * b))
             np.testing.assert_array_equal((x / b).numpy(), a / b)
+
+
+def test_two_python_scalars_give_a_tensor_on_the_default_device(device):
+    """T.add(1.0, 1.7) is a 0-d tensor where T.asarray(1.0) would be: the default device."""
+    r = T.add(1.0, 1.7)
+    assert r.device == T.device(device) and r.shape == () and r.item() == 2.7
+    assert T.maximum(2, 3).device == T.device(device) and T.maximum(2, 3).item() == 3
