@@ -26,9 +26,11 @@ _zero_rule("around")
 
 
 def _clip_bounds(ctx, name):
-    """(x, lower, upper) of a clip call, whichever spelling (min= or NumPy's a_min=) gave them."""
+    """(x, lower, upper, positions of x, lower and upper in ctx.args) of a clip call, whichever
+    spelling gave the bounds: min/max (args 1, 2) or NumPy's a_min/a_max (args 4, 5)."""
     p = params(ctx, name)
-    return (p["x"],) + bounds(p["min"], p["max"], p["a_min"], p["a_max"])
+    lo, hi = bounds(p["min"], p["max"], p["a_min"], p["a_max"])
+    return p["x"], lo, hi, (0, 1 if p["min"] is not None else 4, 2 if p["max"] is not None else 5)
 
 
 def _clip_masks(x, lo, hi):
@@ -56,17 +58,20 @@ def _no_grad_kwargs(ctx, name):
 
 def _clip_vjp(ctx, g):
     _no_grad_kwargs(ctx, "clip")
-    x, lo, hi = _clip_bounds(ctx, "clip")
-    masks = _clip_masks(x, lo, hi)
-    grads = [fit(T.where(m, g, 0.0), a) if need and m is not None else None
-             for m, a, need in zip(masks, (x, lo, hi), needs_all(ctx) + (False,) * 3)]
-    return tuple(grads[:len(ctx.args)])
+    x, lo, hi, at = _clip_bounds(ctx, "clip")
+    need = needs_all(ctx) + (False,) * 6
+    grads = [None] * len(ctx.args)
+    for m, a, i in zip(_clip_masks(x, lo, hi), (x, lo, hi), at):
+        if m is not None and i < len(grads) and need[i]:
+            grads[i] = fit(T.where(m, g, 0.0), a)
+    return tuple(grads)
 
 
 def _clip_jvp(ctx, tans):
-    masks = _clip_masks(*_clip_bounds(ctx, "clip"))
+    x, lo, hi, at = _clip_bounds(ctx, "clip")
     r = None
-    for m, t in zip(masks, tans):
+    for m, i in zip(_clip_masks(x, lo, hi), at):
+        t = tans[i] if i < len(tans) else None
         if m is not None and t is not None:
             term = T.where(m, t, 0.0)
             r = term if r is None else r + term
@@ -78,7 +83,7 @@ def _clip_jvp(ctx, tans):
 def _clip_inplace_mask(ctx):
     """In place, only the clipped values are left: x passed where lo < out < hi (strictly, so
     an x exactly on a bound gets 0 here, where out-of-place clip gives it 1)."""
-    _, lo, hi = _clip_bounds(ctx, "clip_")
+    _, lo, hi, _ = _clip_bounds(ctx, "clip_")
     out = ctx.args[0]
     m = None if lo is None else out > lo
     if hi is not None:
@@ -108,9 +113,9 @@ def _clip_inplace_jvp(ctx, tans):
 
 
 for _n in ("clip", "clamp"):
-    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2))
+    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2, 4, 5))
 for _n in ("clip_", "clamp_"):
-    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2))
+    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2, 3, 4))
 
 
 # ---------------------------------------------------------------- casts, copies, fills, tril

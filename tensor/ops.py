@@ -78,9 +78,10 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
 around = round
 
 
-def clip(x, min=None, max=None, out=None, *, a_min=None, a_max=None):  # noqa: A002
+def clip(x, min=None, max=None, out=None, a_min=None, a_max=None):  # noqa: A002
     """Limit values to [min, max] (either may be None; both None: a copy of x), as the array
-    API standard's clip; NumPy's a_min / a_max are accepted for min / max.
+    API standard's clip; NumPy's a_min / a_max are accepted for min / max (not keyword-only,
+    so autograd records a tensor bound given either way).
 
     >>> import tensor as T
     >>> T.clip(T.tensor([1, 5, 9]), min=2, max=6).tolist()

@@ -69,7 +69,7 @@ for _n in ("mean", "var", "std", "logsumexp"):
 # where: rules_elementwise.py)
 _add("round", ops.round, "around")
 _add("clip", ops.clip, "clamp")
-_add("clip_", lambda x, min=None, max=None, *, a_min=None, a_max=None: ops.clip(  # noqa: A002
+_add("clip_", lambda x, min=None, max=None, a_min=None, a_max=None: ops.clip(  # noqa: A002
     x, min, max, out=x, a_min=a_min, a_max=a_max), "clamp_")
 _add("where", ew.where)
 _add("astype", ew.astype)

@@ -272,6 +272,10 @@ def test_clip_bound_tensors_get_gradients():
     x = T.tensor([1.0, 1.0], dtype=T.float64, requires_grad=True)
     T.clip(x, lo).sum().backward()
     assert lo.grad.tolist() == [0.0, 1.0] and x.grad.tolist() == [1.0, 0.0]
+    for kw in ("max", "a_max"):   # by keyword, either spelling: still on the graph
+        w = T.tensor([0.5, 3.0], dtype=T.float64, requires_grad=True)
+        T.clip(x, **{kw: w}).sum().backward()
+        assert w.grad.tolist() == [1.0, 0.0], kw
 
 
 # ---------------------------------------------------------------- the standard's signatures
