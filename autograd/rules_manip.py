@@ -119,7 +119,7 @@ def _hstack_layout(seq, p, g):
     return shapes, 0 if shapes and len(shapes[0]) == 1 else 1
 
 
-for _n, _lay in (("concatenate", _concat_layout), ("cat", _concat_layout),
+for _n, _lay in (("concatenate", _concat_layout), ("cat", _concat_layout), ("concat", _concat_layout),
                  ("hstack", _hstack_layout),
                  ("vstack", lambda seq, p, g: ([_atleast(_shape(a), 2) for a in seq], 0)),
                  ("dstack", lambda seq, p, g: ([_atleast(_shape(a), 3) for a in seq], 2))):

@@ -4,6 +4,7 @@ round, clip, astype, copies, device transfers, fills, tril/triu.
 from __future__ import annotations
 
 import tensor as T
+from tensor.ops import bounds
 
 from .graph import RULES, Rule
 from .rules_util import fit, like, needs_all, params, zeros_for
@@ -24,9 +25,19 @@ _zero_rule("round")
 _zero_rule("around")
 
 
+def _clip_bounds(ctx, name):
+    """(x, lower, upper, positions of x, lower and upper in ctx.args) of a clip call, whichever
+    spelling gave the bounds: min/max (args 1, 2) or NumPy's a_min/a_max (args 4, 5)."""
+    p = params(ctx, name)
+    lo, hi = bounds(p["min"], p["max"], p["a_min"], p["a_max"])
+    return p["x"], lo, hi, (0, 1 if p["min"] is not None else 4, 2 if p["max"] is not None else 5)
+
+
 def _clip_masks(x, lo, hi):
-    """(x passes, a_min active, a_max active) for out = min(max(x, lo), hi): x passes where
+    """(x passes, min active, max active) for out = min(max(x, lo), hi): x passes where
     lo <= x <= hi; lo where x < lo <= hi; hi where x > hi or lo > hi (then out is hi)."""
+    if lo is None and hi is None:   # no bounds: a copy
+        return T.full(x.shape, True, device=x.device), None, None
     if lo is None:
         return x <= hi, None, x > hi
     if hi is None:
@@ -47,19 +58,20 @@ def _no_grad_kwargs(ctx, name):
 
 def _clip_vjp(ctx, g):
     _no_grad_kwargs(ctx, "clip")
-    p = params(ctx, "clip")
-    x, lo, hi = p["x"], p["a_min"], p["a_max"]
-    masks = _clip_masks(x, lo, hi)
-    grads = [fit(T.where(m, g, 0.0), a) if need and m is not None else None
-             for m, a, need in zip(masks, (x, lo, hi), needs_all(ctx) + (False,) * 3)]
-    return tuple(grads[:len(ctx.args)])
+    x, lo, hi, at = _clip_bounds(ctx, "clip")
+    need = needs_all(ctx) + (False,) * 6
+    grads = [None] * len(ctx.args)
+    for m, a, i in zip(_clip_masks(x, lo, hi), (x, lo, hi), at):
+        if m is not None and i < len(grads) and need[i]:
+            grads[i] = fit(T.where(m, g, 0.0), a)
+    return tuple(grads)
 
 
 def _clip_jvp(ctx, tans):
-    p = params(ctx, "clip")
-    masks = _clip_masks(p["x"], p["a_min"], p["a_max"])
+    x, lo, hi, at = _clip_bounds(ctx, "clip")
     r = None
-    for m, t in zip(masks, tans):
+    for m, i in zip(_clip_masks(x, lo, hi), at):
+        t = tans[i] if i < len(tans) else None
         if m is not None and t is not None:
             term = T.where(m, t, 0.0)
             r = term if r is None else r + term
@@ -71,8 +83,8 @@ def _clip_jvp(ctx, tans):
 def _clip_inplace_mask(ctx):
     """In place, only the clipped values are left: x passed where lo < out < hi (strictly, so
     an x exactly on a bound gets 0 here, where out-of-place clip gives it 1)."""
-    p = params(ctx, "clip_")
-    out, lo, hi = ctx.args[0], p["a_min"], p["a_max"]
+    _, lo, hi, _ = _clip_bounds(ctx, "clip_")
+    out = ctx.args[0]
     m = None if lo is None else out > lo
     if hi is not None:
         m = out < hi if m is None else m & (out < hi)
@@ -89,20 +101,21 @@ def _clip_inplace_refuse(bound_needs):
 def _clip_inplace_vjp(ctx, g):
     _clip_inplace_refuse(needs_all(ctx)[1:])
     m = _clip_inplace_mask(ctx)
-    return (fit(T.where(m, g, 0.0), ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
+    return (fit(g if m is None else T.where(m, g, 0.0), ctx.args[0]),) + (None,) * (len(ctx.args) - 1)
 
 
 def _clip_inplace_jvp(ctx, tans):
     _clip_inplace_refuse([t is not None for t in tans[1:]])
     if tans[0] is None:
         return None
-    return like(T.where(_clip_inplace_mask(ctx), tans[0], 0.0), ctx.out)
+    m = _clip_inplace_mask(ctx)
+    return like(tans[0] if m is None else T.where(m, tans[0], 0.0), ctx.out)
 
 
 for _n in ("clip", "clamp"):
-    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2))
+    RULES[_n] = Rule(_n, _clip_vjp, _clip_jvp, (0, 1, 2, 4, 5))
 for _n in ("clip_", "clamp_"):
-    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2))
+    RULES[_n] = Rule(_n, _clip_inplace_vjp, _clip_inplace_jvp, (0, 1, 2, 3, 4))
 
 
 # ---------------------------------------------------------------- casts, copies, fills, tril
@@ -115,8 +128,19 @@ def _identity_jvp(ctx, tans):
     return None if tans[0] is None else like(tans[0], ctx.out)
 
 
-for _n in ("astype", "contiguous", "copy", "clone"):
+for _n in ("contiguous", "copy", "clone"):
     RULES[_n] = Rule(_n, _identity_vjp, _identity_jvp, ())
+
+
+def _astype_vjp(ctx, g):   # astype(..., device=) may also have moved x
+    return (fit(g, ctx.args[0]).to(ctx.args[0].device),) + (None,) * (len(ctx.args) - 1)
+
+
+def _astype_jvp(ctx, tans):
+    return None if tans[0] is None else like(tans[0].to(ctx.out.device), ctx.out)
+
+
+RULES["astype"] = Rule("astype", _astype_vjp, _astype_jvp, ())
 
 
 def _to_device_vjp(ctx, g):

@@ -31,6 +31,18 @@ for _d, _name in _DUNDER.items():
 for _d, _name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
                   "gt": "greater", "ge": "greater_equal"}.items():
     setattr(Tensor, f"__{_d}__", _binop(PUB[_name]))
+
+
+def _imatmul(self, other):
+    """x @= y: the product written into x, which must already have the product's shape."""
+    r = PUB["matmul"](self, other)
+    if r.shape != self.shape:
+        raise ValueError(f"matmul: in-place x @= y needs the product's shape {r.shape} to equal "
+                         f"x's shape {self.shape}")
+    return PUB["copy_"](self, r)
+
+
+Tensor.__imatmul__ = _imatmul
 Tensor.__neg__ = lambda self: PUB["negative"](self)
 Tensor.__pos__ = lambda self: PUB["positive"](self)
 Tensor.__abs__ = lambda self: PUB["abs"](self)
@@ -43,7 +55,10 @@ _NOT_METHODS = {"where", "getitem", "setitem", "concatenate", "cat", "stack", "h
                 "dstack", "array_split", "hsplit", "vsplit", "split", "atleast_1d", "atleast_2d",
                 "atleast_3d", "fliplr", "flipud", "rot90", "pad", "tril", "triu", "outer", "inner",
                 "tensordot", "put_along_axis", "take_along_axis", "matrix_transpose", "arctan2",
-                "logsumexp", "argwhere", "broadcast_to"}
+                "logsumexp", "argwhere", "broadcast_to",
+                # array API functions that neither NumPy nor PyTorch has as methods
+                "concat", "permute_dims", "unstack", "broadcast_arrays", "meshgrid",
+                "cumulative_sum", "cumulative_prod", "vecdot"}
 for _n, _f in PUB.items():
     if _n not in _NOT_METHODS:
         setattr(Tensor, _n, _f)

@@ -280,10 +280,22 @@ _FROM_DL = {(6, 8): dt.bool_, (0, 8): dt.int8, (1, 8): dt.uint8, (0, 16): dt.int
             (2, 32): dt.float32, (2, 64): dt.float64}
 
 
-def from_dlpack(obj) -> Tensor:
-    """A tensor sharing memory with any DLPack producer (NumPy arrays, other libraries)."""
-    if isinstance(obj, Tensor):
-        return obj
+def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing memory with any DLPack producer (NumPy arrays, other libraries).
+
+    The array API standard's keywords: device= puts the result there (a copy when the producer
+    is elsewhere), copy=True always copies, copy=False never does (a ValueError when device=
+    would need one)."""
+    t = x if isinstance(x, Tensor) else _import_dlpack(x)
+    if device is not None and parse_device(device) != t.device:
+        if copy is False:
+            raise ValueError(f"from_dlpack: the data is on {t.device}; device={device!r} needs "
+                             "a copy, which copy=False forbids")
+        return t.to_device(parse_device(device))   # (Tensor's methods are attached by then)
+    return t.copy() if copy else t
+
+
+def _import_dlpack(obj) -> Tensor:
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(obj).__name__} does not implement __dlpack__")
     dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)

@@ -149,7 +149,12 @@ def stable(src, dst: Tensor, elementwise: bool = False):
     return copy(src)
 
 
-def astype(x: Tensor, dtype, copy: bool = True) -> Tensor:
+def astype(x: Tensor, dtype, copy: bool = True, *, device=None) -> Tensor:
+    """x cast to dtype (x itself when copy=False and nothing changes); the array API
+    standard's device= moves it too (the move already copies, so the cast then need not)."""
+    if device is not None:
+        moved = to_device(x, device)
+        x, copy = moved, copy and moved is x
     d = dt.dtype(dtype)
     if d is x._dtype and not copy:
         return x
@@ -172,8 +177,16 @@ def copy(x: Tensor) -> Tensor:
     return out
 
 
-def to_device(x: Tensor, device) -> Tensor:
-    """x on `device` (x itself when it is already there)."""
+def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
+    """x on `device` (x itself when it is already there). `stream` (the array API standard's):
+    a stream object of the target device (`with stream:` makes it current), the copy is
+    queued there."""
+    if stream is not None:
+        if not hasattr(stream, "__enter__"):
+            raise TypeError(f"to_device: stream must be None or a stream object (such as "
+                            f"tensor.cuda.Stream), got {type(stream).__name__}")
+        with stream:
+            return to_device(x, device)
     dev = parse_device(device)
     src = x._storage.device
     if dev == src:

@@ -25,7 +25,7 @@ from .backend import backend_for
 from .convert import asarray
 from .views import basic_index, expand_dims, flip, reshape, swapaxes
 
-__all__ = ["concatenate", "cat", "stack", "hstack", "vstack", "dstack", "atleast_1d", "atleast_2d",
+__all__ = ["concatenate", "concat", "cat", "stack", "hstack", "vstack", "dstack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "chunk", "unbind", "roll",
            "tile", "repeat", "pad", "flip", "fliplr", "flipud", "rot90"]
 
@@ -52,22 +52,39 @@ def concatenate(tensors, axis: int | None = 0, dtype=None) -> Tensor:
     >>> T.manipulation.concatenate([T.zeros((1, 2)), T.ones((2, 2))]).shape
     (3, 2)
     """
+    return _join(tensors, axis, dtype, "concatenate")
+
+
+def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
+    """The array API standard's name for concatenate (axis keyword-only, no dtype).
+
+    >>> import tensor as T
+    >>> T.manipulation.concat([T.zeros((2, 1)), T.ones((2, 2))], axis=1).shape
+    (2, 3)
+    """
+    return _join(arrays, axis, None, "concat")
+
+
+def _join(tensors, axis, dtype, op: str) -> Tensor:
+    if op == "concat" and isinstance(tensors, Tensor):  # the standard's arrays: a tuple or list
+        raise TypeError(f"{op}: expects a sequence of tensors, got a single tensor of shape "
+                        f"{tensors.shape}")
     ts = [_tensor(t) for t in tensors]
     if not ts:
-        raise ValueError("concatenate: need at least one tensor to concatenate")
+        raise ValueError(f"{op}: need at least one tensor to concatenate")
     if axis is None:
         ts, axis = [reshape(t, (-1,)) for t in ts], 0
     first = ts[0]
     if first.ndim == 0:
-        raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
-    axis = norm_axis(axis, first.ndim, "concatenate")
+        raise ValueError(f"{op}: zero-dimensional tensors cannot be concatenated")
+    axis = norm_axis(axis, first.ndim, op)
     for i, t in enumerate(ts[1:], 1):
         if t.ndim != first.ndim:
-            raise ValueError(f"concatenate: all inputs must have the same rank, but the tensor at index 0 "
+            raise ValueError(f"{op}: all inputs must have the same rank, but the tensor at index 0 "
                              f"has shape {first.shape} and the tensor at index {i} has shape {t.shape}")
         for d in range(t.ndim):
             if d != axis and t.shape[d] != first.shape[d]:
-                raise ValueError(f"concatenate: shapes {first.shape} (index 0) and {t.shape} (index {i}) "
+                raise ValueError(f"{op}: shapes {first.shape} (index 0) and {t.shape} (index {i}) "
                                  f"must match except on axis {axis}, but differ along axis {d}")
     res = dt.dtype(dtype) if dtype is not None else dt.result_type(*ts)
     shape = list(first.shape)

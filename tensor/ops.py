@@ -78,10 +78,19 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
 around = round
 
 
-def clip(x, a_min=None, a_max=None, out=None):
-    """Limit values to [a_min, a_max] (either may be None), as NumPy's clip."""
+def clip(x, min=None, max=None, out=None, a_min=None, a_max=None):  # noqa: A002
+    """Limit values to [min, max] (either may be None; both None: a copy of x), as the array
+    API standard's clip; NumPy's a_min / a_max are accepted for min / max (not keyword-only,
+    so autograd records a tensor bound given either way).
+
+    >>> import tensor as T
+    >>> T.clip(T.tensor([1, 5, 9]), min=2, max=6).tolist()
+    [2, 5, 6]
+    """
+    a_min, a_max = bounds(min, max, a_min, a_max)
     if a_min is None and a_max is None:
-        raise ValueError("clip: at least one of a_min and a_max must be given")
+        xt = x if isinstance(x, ew.Tensor) else asarray(x)
+        return ew.copy(xt) if out is None else ew._finish("clip", xt, out)
     if out is not None and isinstance(out, ew.Tensor):
         check_writable(out, "clip", "output array")  # before the first of the two steps below
     if isinstance(x, ew.Tensor) and x.dtype.kind in "iu":
@@ -101,6 +110,19 @@ def clip(x, a_min=None, a_max=None, out=None):
 
 
 clamp = clip
+
+
+def bounds(lo, hi, a_min, a_max) -> tuple:
+    """clip's (lower, upper) bound from the standard's min/max or NumPy's a_min/a_max."""
+    if a_min is not None:
+        if lo is not None:
+            raise TypeError("clip: give min or a_min, not both")
+        lo = a_min
+    if a_max is not None:
+        if hi is not None:
+            raise TypeError("clip: give max or a_max, not both")
+        hi = a_max
+    return lo, hi
 
 
 def _is_pyint(v) -> bool:

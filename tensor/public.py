@@ -8,11 +8,12 @@ One table, in three parts: the elementwise table (optable.py) and the reductions
 (redtable.py) give names, aliases and whether an op has a derivative; the ops that are not
 table entries follow, grouped by module. NO_GRAD lists the ops declared without a derivative
 rule (integer or bool results, or an in-place form autograd refuses), so a test can check that
-every other public op has one.
+every other public op has one. COMPOSITE lists the ops published unrecorded (tensor/composites.py):
+they call only public functions, each of which records its own node, so they need no rule.
 """
 from __future__ import annotations
 
-from . import creation, indexing, linalg, manipulation, ops, optable, reductions, scatter, views
+from . import composites, creation, indexing, linalg, manipulation, ops, optable, reductions, scatter, views
 from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, NO_RULE, NONE, UNARY, Grad
@@ -20,6 +21,7 @@ from .redtable import REDUCTIONS
 
 PUB: dict = {}
 NO_GRAD: set = set()
+COMPOSITE: set = set()
 
 
 def _add(name, fn, *aliases, grad: bool = True):
@@ -32,6 +34,14 @@ def _add(name, fn, *aliases, grad: bool = True):
     if not grad:
         NO_GRAD.add(name)
     return w
+
+
+def _composite(name, fn):
+    """Publish fn as `name` without recording it: its steps are public calls, recorded each."""
+    fn.__wrapped_op__ = name
+    PUB[name] = fn
+    COMPOSITE.add(name)
+    return fn
 
 
 def _unary_inplace(name):
@@ -59,9 +69,10 @@ for _n in ("mean", "var", "std", "logsumexp"):
 # where: rules_elementwise.py)
 _add("round", ops.round, "around")
 _add("clip", ops.clip, "clamp")
-_add("clip_", lambda x, a_min=None, a_max=None: ops.clip(x, a_min, a_max, out=x), "clamp_")
+_add("clip_", lambda x, min=None, max=None, a_min=None, a_max=None: ops.clip(  # noqa: A002
+    x, min, max, out=x, a_min=a_min, a_max=a_max), "clamp_")
 _add("where", ew.where)
-_add("astype", lambda x, dtype, copy=True: ew.astype(x, dtype, copy))
+_add("astype", ew.astype)
 _add("contiguous", ew.contiguous)
 _add("copy", ew.copy, "clone")
 _add("copy_", lambda x, src: (ew.copy_into(x, ew.as_operand(src), "copy_"), x)[1])
@@ -94,8 +105,11 @@ for _n, _f in linalg.FUNCS.items():
 # manipulation.py (autograd/rules_manip.py)
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",
            "dstack", "fliplr", "flipud", "hsplit", "hstack", "pad", "repeat", "roll", "rot90",
-           "split", "stack", "tile", "unbind", "vsplit", "vstack"):
+           "split", "stack", "tile", "unbind", "vsplit", "vstack", "concat"):
     _add(_n, getattr(manipulation, _n))
+# composites.py: the array API standard's compositions of the public functions above
+for _n, _f in composites.FUNCS.items():
+    _composite(_n, _f)
 
 optable.T.bind(PUB)   # the op table's derivatives call the recorded public functions
 INPLACE = frozenset(n for n in PUB if n.endswith("_")) | {"setitem"}

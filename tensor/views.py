@@ -234,11 +234,19 @@ def view(x: Tensor, *shape) -> Tensor:
     return x._view(shape, strides)
 
 
-def reshape(x: Tensor, *shape) -> Tensor:
-    """A view when the strides allow it, else a contiguous copy."""
-    shape, strides = _try_view(x, _shape_arg(shape, "reshape"), "reshape")
-    if strides is None:
-        c = x.contiguous()
+def reshape(x: Tensor, *dims, shape=None, copy: bool | None = None) -> Tensor:
+    """A view when the strides allow it, else a contiguous copy. The shape comes as a tuple or
+    as separate ints (PyTorch's), or as the array API standard's shape= keyword; copy=True
+    always copies, copy=False refuses to (a ValueError where no view exists)."""
+    if shape is not None and dims:
+        raise TypeError("reshape: give the shape once, positionally or as shape=")
+    shape, strides = _try_view(x, _shape_arg(dims if shape is None else (shape,), "reshape"),
+                               "reshape")
+    if copy is False and strides is None:
+        raise ValueError(f"reshape: a tensor of shape {x.shape} and strides {x.strides} cannot "
+                         f"be reshaped to {shape} without a copy (copy=False)")
+    if copy or strides is None:
+        c = x.contiguous() if not x.is_contiguous() else x.copy() if copy else x
         return c._view(shape, contiguous_strides(shape))
     return x._view(shape, strides)
 

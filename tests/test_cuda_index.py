@@ -249,7 +249,7 @@ def test_mask_spanning_several_tiles():
     m = a % 3 == 0
     check(c[T.asarray(m)], g[T.asarray(m).to(DEV)], a[m])
     same(np_of(I.nonzero(g)[0]), np.nonzero(a)[0])
-    assert I.count_nonzero(g) == np.count_nonzero(a)
+    assert I.count_nonzero(g).item() == np.count_nonzero(a)
 
 
 # ---------------------------------------------------------------- setitem
@@ -483,7 +483,8 @@ def test_nonzero_argwhere_count(d, layout):
     for rc, rg, ref in zip(I.nonzero(c), I.nonzero(g), np.nonzero(a)):
         check(rc, rg, ref)
     check(I.argwhere(c), I.argwhere(g), np.argwhere(a))
-    assert I.count_nonzero(g) == I.count_nonzero(c) == np.count_nonzero(a)
+    assert I.count_nonzero(g).item() == I.count_nonzero(c).item() == np.count_nonzero(a)
+    assert I.count_nonzero(g).device == g.device and I.count_nonzero(g).shape == ()
     for axis, kd in ((0, False), (1, True), ((0, 1), False), (None, True)):
         check(I.count_nonzero(c, axis=axis, keepdims=kd), I.count_nonzero(g, axis=axis, keepdims=kd),
               np.count_nonzero(a, axis=axis, keepdims=kd))
@@ -495,7 +496,7 @@ def test_nonzero_empty_and_zero_size():
     rows = I.nonzero(z)
     assert [r.shape for r in rows] == [(0,), (0,)] and all(r.device.type == "cuda" for r in rows)
     assert I.argwhere(z).shape == (0, 2)
-    assert I.count_nonzero(z) == 0
+    assert I.count_nonzero(z).item() == 0
     e = T.zeros((0, 4), device=DEV)
     assert I.nonzero(e)[1].shape == (0,)
     check(I.count_nonzero(T.zeros((0, 4)), axis=0), I.count_nonzero(e, axis=0), np.zeros(4, np.int64))

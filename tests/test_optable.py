@@ -17,7 +17,7 @@ from tensor import dtypes as dt
 from tensor.cpu import kernels as CPU
 from tensor.cuda import kernels as CUDA
 from tensor.optable import BINARY, NO_RULE, NONE, OPS, OUT, UNARY, ZERO, Grad
-from tensor.public import NO_GRAD, PUB
+from tensor.public import COMPOSITE, NO_GRAD, PUB
 from tensor.redtable import REDUCTIONS
 
 
@@ -59,11 +59,22 @@ def test_every_public_op_has_a_rule_or_declares_none():
     """A public op recorded without a rule and not in NO_GRAD would silently give no gradient
     (an integer, bool or None result) or fail only when someone differentiates it."""
     names = {w.__wrapped_op__ for w in PUB.values()}
-    assert NO_GRAD <= names
-    missing = sorted(n for n in names if n not in RULES and n not in NO_GRAD)
+    assert NO_GRAD <= names and COMPOSITE <= names
+    missing = sorted(n for n in names if n not in RULES and n not in NO_GRAD | COMPOSITE)
     assert not missing, f"public ops with neither a derivative rule nor grad=False: {missing}"
-    both = sorted(n for n in NO_GRAD if n in RULES)
-    assert not both, f"declared without a derivative, yet with a rule: {both}"
+    both = sorted(n for n in NO_GRAD | COMPOSITE if n in RULES)
+    assert not both, f"declared without a derivative (or as a composite), yet with a rule: {both}"
+    assert not NO_GRAD & COMPOSITE
+
+
+def test_composites_record_their_steps_not_themselves():
+    """A COMPOSITE is published unwrapped: a wrapper would record it as one node, hiding the
+    public calls inside it (nested calls are not recorded) and then needing a rule."""
+    for n in COMPOSITE:
+        assert not hasattr(PUB[n], "__wrapped__"), n
+    x = T.tensor([1.0, 4.0, 9.0], dtype=T.float64, requires_grad=True)
+    y = T.diff(x)
+    assert y.grad_fn is not None and y.grad_fn.name != "diff"
 
 
 @pytest.mark.parametrize("op", [o for o in UNARY + BINARY if o.grad == NO_RULE],
