@@ -21,6 +21,8 @@ from .device import CPU
 from .device import device as parse_device
 
 API_VERSION = "2024.12"
+_STANDARD = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float32", "float64", "complex64", "complex128"}
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
@@ -154,8 +156,9 @@ class Info:
         return [CPU] + _cuda_devices()
 
     def dtypes(self, *, device=None, kind=None) -> dict:
+        """The standard's dtypes we have (float16 and bfloat16 are extras, not listed)."""
         _check_device(device)
-        return {d.name: d for d in dt.ALL if kind is None or isdtype(d, kind)}
+        return {d.name: d for d in dt.ALL if d.name in _STANDARD and (kind is None or isdtype(d, kind))}
 
 
 def _cuda_devices() -> list:

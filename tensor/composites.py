@@ -176,5 +176,23 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
     return r if r.dtype is res else P.astype(r, res)
 
 
+# ---------------------------------------------------------------- complex parts of real tensors
+
+def conj(x, /) -> Tensor:
+    """The complex conjugate: for a real tensor, a copy of it (the standard's 2024.12 rule)."""
+    return P.copy(_arr(x))
+
+
+def real(x, /) -> Tensor:
+    """The real part: for a real tensor, a copy of it (the standard's 2024.12 rule)."""
+    return P.copy(_arr(x))
+
+
+def imag(x, /) -> Tensor:
+    """The imaginary part: zeros for a real tensor (as NumPy's np.imag)."""
+    x = _arr(x)
+    return full(x.shape, 0, dtype=x.dtype, device=x.device)
+
+
 FUNCS = {f.__name__: f for f in (permute_dims, unstack, broadcast_arrays, meshgrid, diff,
-                                  cumulative_sum, cumulative_prod, vecdot)}
+                                  cumulative_sum, cumulative_prod, vecdot, conj, real, imag)}

@@ -386,7 +386,7 @@ def _along_key(x: Tensor, idx: Tensor, axis: int, op: str) -> tuple:
     return tuple(key)
 
 
-def take_along_axis(x: Tensor, indices, axis: int | None) -> Tensor:
+def take_along_axis(x: Tensor, indices, axis: int | None = -1) -> Tensor:
     """NumPy's take_along_axis: out[..., i, ...] = x[..., indices[..., i, ...], ...].
 
     >>> import tensor as T

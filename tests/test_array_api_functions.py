@@ -393,3 +393,27 @@ def test_tensor_attributes_of_the_standard():
 def test_bad_input_errors_name_the_function(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+@pytest.mark.parametrize("d", ["bool", "int8", "uint8", "int64", "float16", "float32", "float64"])
+def test_complex_parts_of_real_tensors(d):
+    """conj and real copy a real tensor, imag gives zeros of its dtype (NumPy's answers)."""
+    a = np.array([[1, 0, 3], [0, 5, 1]]).astype(d)
+    x = T.asarray(a).T   # a non-contiguous view
+    for fn, ref in ((T.conj, np.conj), (T.real, np.real), (T.imag, np.imag)):
+        r = fn(x)
+        assert r.dtype == x.dtype and not T.shares_memory(r, x)
+        np.testing.assert_array_equal(r.numpy(), ref(a.T))
+
+
+def test_complex_parts_gradients():
+    x = T.tensor([0.5, -2.0], dtype=T.float64, requires_grad=True)
+    (T.real(x) * 3.0 + T.conj(x)).sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+
+
+def test_take_along_axis_default_axis_is_last():
+    a = np.arange(12).reshape(3, 4)
+    idx = np.array([[3, 0], [1, 1], [2, 0]])
+    np.testing.assert_array_equal(T.take_along_axis(T.asarray(a), T.asarray(idx)).numpy(),
+                                  np.take_along_axis(a, idx, axis=-1))
