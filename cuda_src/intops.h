@@ -23,4 +23,11 @@ SX_FN int64_t sx_ipow(int64_t a, int64_t b) {
     return (int64_t)r;
 }
 
+/* unsigned exponents: no negative case, and one past int64 must not read as negative */
+SX_FN uint64_t sx_upow(uint64_t a, uint64_t b) {
+    uint64_t r = 1;
+    while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
+    return r;
+}
+
 #endif

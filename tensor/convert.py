@@ -103,14 +103,13 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
             raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex "
                             "dtype yet") from None
         raise TypeError(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
-    if a.dtype == object or a.dtype == np.uint64:  # Python ints past int64 (NumPy: uint64, object)
-        lo, hi = dt.iinfo_bounds(dt.int64)
-        bad = next((x for x in _leaves(data) if type(x) is int and not lo <= x <= hi), None)
+    if a.dtype == object:  # Python ints past uint64 (NumPy: object), or ragged / mixed data
+        bad = next((x for x in _leaves(data) if type(x) is int and not -2**63 <= x < 2**64), None)
         if bad is not None:
-            raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for int64, the "
-                                "widest integer dtype (there is no uint64 dtype yet)")
-        if a.dtype == object:
-            raise TypeError(f"{op}: cannot build a tensor from ragged or mixed data: {data!r:.80}")
+            raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for uint64, the "
+                                "widest unsigned dtype" if bad > 0 else
+                                f"{op}: Python integer {dt.show_int(bad)} out of bounds for int64")
+        raise TypeError(f"{op}: cannot build a tensor from ragged or mixed data: {data!r:.80}")
     return _convertible(a, d, op)
 
 
@@ -164,14 +163,6 @@ def _convertible(a: np.ndarray, d, op: str) -> np.ndarray:
         return _np_from_data(a.tolist(), d, op)
     if k == "c":
         raise TypeError(f"{op}: cannot convert a {a.dtype} array: there is no complex dtype yet")
-    if k == "u":  # uint16/32/64: exact as int64 while the values fit (and as float64 when asked)
-        if d is not None and d.kind == "f":
-            return a.astype(np.float64)
-        top = int(a.max()) if a.size else 0
-        if top > dt.iinfo_bounds(dt.int64)[1]:
-            raise OverflowError(f"{op}: the {a.dtype} value {top} is out of bounds for int64 (there is "
-                                f"no {a.dtype} dtype yet)")
-        return a.astype(np.int64)
     if k == "f":  # long double: rounded to float64, as NumPy's astype
         return a.astype(np.float64)
     raise TypeError(f"{op}: cannot make a tensor from an array of dtype {a.dtype}: only booleans, "
@@ -194,19 +185,19 @@ def _fill_scalar(v, op: str):
 def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
     """NumPy's asarray: no copy when obj already is a tensor (or array) of that dtype.
 
-    A value no dtype here can hold raises instead of changing: a Python int past int64 (NumPy
-    gives uint64 or object) raises OverflowError naming it, complex values and strings raise
-    TypeError. A NumPy array of a dtype this library lacks converts by value (a copy): uint16
-    and uint32 to int64; uint64 to int64 when every value fits, else OverflowError naming the
-    largest (to float64 when a float dtype is asked for); long double to float64; complex,
-    string and date arrays raise TypeError. from_numpy, which never copies, refuses them all.
+    Python ints read as NumPy 2 reads them: int64, uint64 when one is past int64 but all fit
+    uint64 and none is negative (float64 when mixed with negative ones, as NumPy), and past
+    uint64 an OverflowError naming it (NumPy gives object); complex values and strings raise
+    TypeError. A NumPy array of a dtype this library lacks converts by value (a copy): long
+    double to float64; complex, string and date arrays raise TypeError. from_numpy, which
+    never copies, refuses them all.
 
     >>> import numpy as np, tensor as T
-    >>> T.asarray(np.array([7], np.uint64)).tolist()
-    [7]
-    >>> T.asarray([2**63])  # doctest: +ELLIPSIS
+    >>> T.asarray([2**63]).dtype
+    tensor.uint64
+    >>> T.asarray([2**64])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    OverflowError: asarray: Python integer 9223372036854775808 out of bounds for int64, ...
+    OverflowError: asarray: Python integer 18446744073709551616 out of bounds for uint64, ...
     """
     d = _dtype_or(dtype, None)
     dev = parse_device(device) if device is not None else None
@@ -227,7 +218,7 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
     if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
         return asarray(from_dlpack(obj), dtype=d, copy=copy)
     if isinstance(obj, np.ndarray):
-        conv = _convertible(obj, d, "asarray")  # a dtype we lack (uint64, object...): converted
+        conv = _convertible(obj, d, "asarray")  # a dtype we lack (object, long double...): converted
         if conv is not obj:
             if copy is False:
                 raise ValueError(f"asarray: copy=False but the {obj.dtype} array must be converted (a copy)")
@@ -276,7 +267,8 @@ def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tenso
 # ---------------------------------------------------------------- DLPack
 
 _FROM_DL = {(6, 8): dt.bool_, (0, 8): dt.int8, (1, 8): dt.uint8, (0, 16): dt.int16,
-            (0, 32): dt.int32, (0, 64): dt.int64, (2, 16): dt.float16, (4, 16): dt.bfloat16,
+            (0, 32): dt.int32, (0, 64): dt.int64, (1, 16): dt.uint16, (1, 32): dt.uint32,
+            (1, 64): dt.uint64, (2, 16): dt.float16, (4, 16): dt.bfloat16,
             (2, 32): dt.float32, (2, 64): dt.float64}
 
 

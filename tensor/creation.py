@@ -144,8 +144,8 @@ def _arange_fits(d: dt.DType, start: int, step: int, last: int) -> None:
     lo, hi = dt.iinfo_bounds(dt.int64)
     for v in (start, step, last):
         if not lo <= v <= hi:
-            raise OverflowError(f"arange: {dt.show_int(v)} is out of bounds for int64, the widest integer "
-                                "dtype (there is no uint64 dtype yet)")
+            raise OverflowError(f"arange: {dt.show_int(v)} is out of bounds for int64, the integer "
+                                "ranges' compute dtype")
     if d.kind in "iu":
         lo, hi = dt.iinfo_bounds(d)
         if not lo <= start <= hi:

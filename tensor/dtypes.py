@@ -57,13 +57,18 @@ uint8 = DType("uint8", 1, "u", "uint8_t", "u8", 2, np.dtype(np.uint8))
 int16 = DType("int16", 2, "i", "int16_t", "i16", 3, np.dtype(np.int16))
 int32 = DType("int32", 4, "i", "int32_t", "i32", 4, np.dtype(np.int32))
 int64 = DType("int64", 8, "i", "int64_t", "i64", 5, np.dtype(np.int64))
+# codes are serialization ids (pickles, the kernel caches' keys): new dtypes take new numbers
+uint16 = DType("uint16", 2, "u", "uint16_t", "u16", 10, np.dtype(np.uint16))
+uint32 = DType("uint32", 4, "u", "uint32_t", "u32", 11, np.dtype(np.uint32))
+uint64 = DType("uint64", 8, "u", "uint64_t", "u64", 12, np.dtype(np.uint64))
 float16 = DType("float16", 2, "f", "uint16_t", "f16", 6, np.dtype(np.float16))
 bfloat16 = DType("bfloat16", 2, "f", "uint16_t", "bf16", 7, None)
 float32 = DType("float32", 4, "f", "float", "f32", 8, np.dtype(np.float32))
 float64 = DType("float64", 8, "f", "double", "f64", 9, np.dtype(np.float64))
 
-ALL = (bool_, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64)
-INTEGER = (int8, uint8, int16, int32, int64)
+ALL = (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32,
+       float64)
+INTEGER = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
 FLOATING = (float16, bfloat16, float32, float64)
 NUMERIC = INTEGER + FLOATING
 
@@ -73,7 +78,8 @@ _ALIASES = {
     "float": float32, "f4": float32, "single": float32,
     "double": float64, "f8": float64, "d": float64,
     "i1": int8, "u1": uint8, "i2": int16, "short": int16, "i4": int32, "int": int64,
-    "i8": int64, "long": int64, "bf16": bfloat16,
+    "i8": int64, "long": int64, "bf16": bfloat16, "u2": uint16, "u4": uint32, "u8": uint64,
+    "ushort": uint16, "uint": uint64, "ulong": uint64,
 }
 _NAMES = {d.name: d for d in ALL}
 _NP_TO = {d.np: d for d in ALL if d.np is not None}
@@ -126,8 +132,6 @@ def _missing_hint(x) -> str:
         return ""
     if nd.kind == "c":
         return " (there is no complex dtype yet)"
-    if nd.kind == "u":
-        return f" (there is no {nd.name} dtype yet: uint8 is the only unsigned dtype)"
     return ""
 
 
@@ -219,7 +223,8 @@ _CAST_KIND = {"b": 0, "u": 1, "i": 2, "f": 3}  # NumPy's 'same_kind' order: int 
 def _smallest_common(ds) -> DType:
     """NumPy's n-ary promotion: the first dtype (in NumPy's order) every input casts to
     safely. Pairwise promotion is not associative: int8, uint8, float16 -> float16."""
-    for cand in (bool_, int8, uint8, int16, int32, int64, float16, float32, float64):
+    for cand in (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32,
+                 float64):
         if all(_TABLE[d, cand] is cand for d in ds):
             return cand
     return float64

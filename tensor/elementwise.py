@@ -29,8 +29,8 @@ from .optable import OPS, binary_loop_dtype, loop_dtype
 from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size, coalesce
 
 _ffi = cffi.FFI()
-_PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "f16": "e",
-         "f32": "f", "f64": "d"}
+_PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "u16": "H",
+         "u32": "I", "u64": "Q", "f16": "e", "f32": "f", "f64": "d"}
 
 
 def empty_tensor(shape: tuple, dtype: dt.DType, device=None, op: str = "empty") -> Tensor:
@@ -76,8 +76,7 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
     lo, hi = dt.iinfo_bounds(d)
     v = int(v)
     if not lo <= v <= hi:
-        raise OverflowError(f"Python integer {dt.show_int(v)} out of bounds for {d.name}"
-                            + (" (there is no uint64 dtype yet)" if d is dt.int64 and 0 < v < 2**64 else ""))
+        raise OverflowError(f"Python integer {dt.show_int(v)} out of bounds for {d.name}")
     return struct.pack("<" + _PACK[d.sfx], v)
 
 
@@ -298,15 +297,35 @@ def _fits(x, d: dt.DType) -> bool:
 
 
 def _comparison_fallback(a, b):
-    """A Python int beyond the tensor's integer range in a comparison: compare in int64, or, past
-    int64, against +-inf in float64 (exact: 2**63 itself would round onto int64's max).
-    Returns (loop dtype, a, b)."""
-    out, ld = [], dt.int64
+    """A Python int beyond the tensor's integer range in a comparison: every element lies on
+    one side of it, so compare against +-inf in float64 (exact, where the int itself would
+    round: 2**63 onto int64's max). Returns (loop dtype, a, b)."""
+    out = []
     for s in (a, b):
-        if isinstance(s, int) and not isinstance(s, bool) and not -2**63 <= s < 2**63:
-            s, ld = (math.inf if s > 0 else -math.inf), dt.float64
+        if isinstance(s, int) and not isinstance(s, bool) and not _fits(s, ld_of(a, b)):
+            s = math.inf if s > 0 else -math.inf
         out.append(s)
-    return ld, out[0], out[1]
+    return dt.float64, out[0], out[1]
+
+
+def ld_of(a, b) -> dt.DType:
+    return next(x._dtype for x in (a, b) if isinstance(x, Tensor))
+
+
+_MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+           "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _signed_vs_u64(name: str, a: Tensor, b: Tensor) -> Tensor:
+    """A signed integer against a uint64: they promote to float64, which rounds, but NumPy
+    compares them exactly (its mixed int64/uint64 loops): a negative value is below every
+    uint64, the others compare as uint64."""
+    if a._dtype is dt.uint64:
+        a, b, name = b, a, _MIRROR[name]
+    r = binary(name, astype(a, dt.uint64), b)
+    if name in ("less", "less_equal", "not_equal"):
+        return binary("logical_or", binary("less", a, 0), r)
+    return binary("logical_and", binary("greater_equal", a, 0), r)
 
 
 _WEAK_KIND = {bool: "b", int: "i", float: "f"}
@@ -426,6 +445,11 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if out is not None:
         _check_out_first(name, out)
     ld = binary_loop_dtype(op, a._dtype if ta else a, b._dtype if tb else b)
+    if ld is dt.float64 and ta and tb and name in _MIRROR and dt.uint64 in (a._dtype, b._dtype) \
+            and "i" in (a._dtype.kind, b._dtype.kind):
+        if out is not None:
+            _check_out_type(name, out, dt.bool_, a.device)
+        return _finish(name, _signed_vs_u64(name, a, b), out)
     if op.out_bool and ld.kind in "iu" and not all(_fits(x, ld) for x in (a, b)):
         ld, a, b = _comparison_fallback(a, b)
     # a Python scalar that ld cannot hold raises now (NumPy's order: then out's dtype, then shapes)

@@ -207,7 +207,7 @@ BINARY = [
     Op("remainder", 2, "iuf", {"f": "SX_F2(sx_fmod_py, a, b)", "i": "SX_MOD_I(a, b)",
                                "u": "SX_MOD_U(a, b)"}, np.remainder, domain="nonzero_b",
        aliases=("mod",), grad=d2(1.0, lambda a, b, y: -T.floor_divide(a, b), 0, 1)),
-    Op("power", 2, "iuf", {"f": "SX_F2(pow, a, b)", "*": "sx_ipow(a, b)"}, np.power,
+    Op("power", 2, "iuf", {"f": "SX_F2(pow, a, b)", "u": "sx_upow(a, b)", "*": "sx_ipow(a, b)"}, np.power,
        domain="power", aliases=("pow",),
        grad=d2(lambda a, b, y: b * a ** (b - 1), _pow_db, 0, 1, OUT)),
     Op("maximum", 2, "biuf", {"f": "((a > b || a != a) ? a : b)", "*": "(a > b ? a : b)"},
@@ -255,8 +255,8 @@ OPS = {op.name: op for op in UNARY + BINARY}
 
 KIND_OF = {"b": "b", "i": "i", "u": "u", "f": "f"}
 # NumPy's loop search order; bfloat16 is only ever its own loop.
-_SEARCH = (dt.bool_, dt.int8, dt.uint8, dt.int16, dt.int32, dt.int64, dt.float16, dt.float32,
-           dt.float64)
+_SEARCH = (dt.bool_, dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.int64,
+           dt.uint64, dt.float16, dt.float32, dt.float64)
 
 
 def loop_dtype(op: Op, d: dt.DType) -> dt.DType:

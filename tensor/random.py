@@ -125,11 +125,20 @@ class Generator:
             lo, hi = dt.iinfo_bounds(d)
             if low < lo or high - 1 > hi:
                 raise ValueError(f"randint: range [{low}, {high}) does not fit {d.name}")
+        # the kernel draws int64: a range past int64 (uint64's upper half) is drawn shifted
+        # down by 2**63 and shifted back by flipping the top bit (uint64's full range does not fit)
+        shift = high > 2**63
+        if shift and high - 2**63 > 2**63 - 1:
+            raise ValueError(f"randint: range [{low}, {high}) is too wide: the widest is "
+                             "[low, 2**64 - 1)")
         out = empty_tensor(_size(size, "randint"), dt.int64, parse_device(device))
         n = out.numel()
         if n:
             backend_for(out.device).random_fill("rand_int64", out, n, self.seed, self._take(n, 2),
-                                                low, high)
+                                                low - 2**63 if shift else low, high - 2**63 if shift else high)
+        if shift:
+            from .elementwise import binary
+            return binary("bitwise_xor", out.astype(dt.uint64), 2**63)
         return out if d is dt.int64 else out.astype(d)
 
     def permutation(self, x, device=None) -> Tensor:

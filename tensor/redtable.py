@@ -21,8 +21,10 @@ import numpy as np
 
 from . import dtypes as dt
 
-# accumulator C type of a "wide" fold: 16-bit floats add in float, integers and bool in int64
-_WIDE = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double"}
+# accumulator C type of a "wide" fold: 16-bit floats add in float, unsigned integers in uint64,
+# signed ones and bool in int64 (NumPy's sum/prod/cumsum dtypes)
+_WIDE = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double", "u8": "uint64_t",
+         "u16": "uint64_t", "u32": "uint64_t", "u64": "uint64_t"}
 
 
 @dataclass(frozen=True)
@@ -33,14 +35,15 @@ class Red:
     combine: tuple   # reduce.h macros (float kinds, other kinds): COMBINE(acc, x); arg: BETTER(x, best)
     cuda: str        # reduce.cuh functor over {s} (input suffix) and {acc} (accumulator C type)
     acc: str         # "wide" (see _WIDE), "same" (the input's compute type), "int"; arg: ""
-    out: str         # output dtype: "wide" (floats keep theirs, else int64), "same", "bool", "int64"
+    out: str         # output dtype: "wide" (floats keep theirs, unsigned uint64, else int64), "same",
+    #                  "bool", "int64"
     ref: object = None  # NumPy reference (for tests)
     aliases: tuple = ()
     grad: bool = True  # False: integer or bool results, nothing to differentiate
 
     def out_dtype(self, d: dt.DType) -> dt.DType:
         if self.out == "wide":
-            return d if d.kind == "f" else dt.int64
+            return d if d.kind == "f" else (dt.uint64 if d.kind == "u" else dt.int64)
         return {"same": d, "bool": dt.bool_, "int64": dt.int64}[self.out]
 
     def acc_c(self, d: dt.DType) -> str:

@@ -77,7 +77,7 @@ def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
 
 
 def sum(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
-    """Sum over axes; bool and integer inputs sum in int64 (NumPy gives uint64 for unsigned)."""
+    """Sum over axes; bool and signed inputs sum in int64, unsigned ones in uint64 (as NumPy)."""
     return _sum_like("sum", x, axis, dtype, keepdims, dim)
 
 

@@ -29,16 +29,16 @@ from tensor.optable import loop_dtype
 
 # ---------------------------------------------------------------- dtypes
 
-DTYPE_NAMES = ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16",
-               "float32", "float64")
+DTYPE_NAMES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+               "float16", "bfloat16", "float32", "float64")
 ALL_DTYPES = tuple(dt.dtype(n) for n in DTYPE_NAMES)
 NP_DTYPES = tuple(d for d in ALL_DTYPES if d is not dt.bfloat16)  # the ones NumPy also has
 FLOAT_DTYPES = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
-INT_DTYPES = (dt.int8, dt.uint8, dt.int16, dt.int32, dt.int64)
+INT_DTYPES = (dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.int64, dt.uint64)
 
 
 def dtypes(include_bf16: bool = True):
-    """Strategy: one of the 10 dtypes (9 without bfloat16)."""
+    """Strategy: one of the 13 dtypes (12 without bfloat16)."""
     return st.sampled_from(ALL_DTYPES if include_bf16 else NP_DTYPES)
 
 
@@ -256,10 +256,11 @@ def gen_values(rng: np.random.Generator, d: dt.DType, shape, domain: str = "any"
     pick = rng.random(n)
     if spec[0] == "i":
         _, lo, hi, nonzero = spec
-        full = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64)
-        small = rng.integers(max(lo, -10), min(hi, 10), size=n, endpoint=True, dtype=np.int64)
+        it = np.uint64 if hi > 2**63 - 1 else np.int64   # uint64's range is past int64's
+        full = rng.integers(lo, hi, size=n, endpoint=True, dtype=it)
+        small = rng.integers(max(lo, -10), min(hi, 10), size=n, endpoint=True, dtype=it)
         edges = np.array(sorted({lo, hi, max(lo, min(hi, 0)), max(lo, min(hi, 1)),
-                                 max(lo, min(hi, -1))}), dtype=np.int64)
+                                 max(lo, min(hi, -1))}), dtype=it)
         v = np.where(pick < 0.4, small, np.where(pick < 0.8, full, rng.choice(edges, size=n)))
         if nonzero:
             v = np.where(v == 0, 1 if hi >= 1 else -1, v)

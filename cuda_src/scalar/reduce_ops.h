@@ -35,6 +35,12 @@
 #define HI_i32 2147483647
 #define LO_i64 (-9223372036854775807LL - 1)
 #define HI_i64 9223372036854775807LL
+#define LO_u16 0
+#define HI_u16 65535
+#define LO_u32 0u
+#define HI_u32 4294967295u
+#define LO_u64 0ull
+#define HI_u64 18446744073709551615ull
 #define LO_f16 (-SX_INF_F)
 #define HI_f16 SX_INF_F
 #define LO_bf16 (-SX_INF_F)

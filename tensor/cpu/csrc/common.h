@@ -36,6 +36,9 @@
 #define T_i16 int16_t
 #define T_i32 int32_t
 #define T_i64 int64_t
+#define T_u16 uint16_t
+#define T_u32 uint32_t
+#define T_u64 uint64_t
 #define T_f32 float
 #define T_f64 double
 #define T_f16 uint16_t
@@ -45,6 +48,9 @@
 #define C_i16 int16_t
 #define C_i32 int32_t
 #define C_i64 int64_t
+#define C_u16 uint16_t
+#define C_u32 uint32_t
+#define C_u64 uint64_t
 #define C_f32 float
 #define C_f64 double
 #define C_f16 float
@@ -54,6 +60,9 @@
 #define LD_i16(x) (x)
 #define LD_i32(x) (x)
 #define LD_i64(x) (x)
+#define LD_u16(x) (x)
+#define LD_u32(x) (x)
+#define LD_u64(x) (x)
 #define LD_f32(x) (x)
 #define LD_f64(x) (x)
 #define LD_f16(x) sx_h2f(x)
@@ -63,6 +72,9 @@
 #define ST_i16(x) ((int16_t)(x))
 #define ST_i32(x) ((int32_t)(x))
 #define ST_i64(x) ((int64_t)(x))
+#define ST_u16(x) ((uint16_t)(x))
+#define ST_u32(x) ((uint32_t)(x))
+#define ST_u64(x) ((uint64_t)(x))
 #define ST_f32(x) ((float)(x))
 #define ST_f64(x) ((double)(x))
 #define ST_f16(x) sx_f2h((float)(x))
