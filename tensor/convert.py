@@ -185,9 +185,9 @@ def _fill_scalar(v, op: str):
 def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
     """NumPy's asarray: no copy when obj already is a tensor (or array) of that dtype.
 
-    Python ints read as NumPy 2 reads them: int64, uint64 when one is past int64 but all fit
-    uint64 and none is negative (float64 when mixed with negative ones, as NumPy), and past
-    uint64 an OverflowError naming it (NumPy gives object); complex values and strings raise
+    Python ints read as NumPy 2 reads them: int64, uint64 when every one is past int64 (and
+    within uint64), float64 when such ints mix with int64 ones ([0, 2**63]); past uint64 or
+    below int64 an OverflowError naming the int (NumPy gives object); complex values and strings raise
     TypeError. A NumPy array of a dtype this library lacks converts by value (a copy): long
     double to float64; complex, string and date arrays raise TypeError. from_numpy, which
     never copies, refuses them all.

@@ -61,6 +61,8 @@ def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str)
         fill_value = _fill_scalar(fill_value, op)
     if d is None:
         d = dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
+        if d is dt.int64 and type(fill_value) is int and 2**63 <= fill_value < 2**64:
+            d = dt.uint64   # as np.full: NumPy reads such an int as uint64
     out = empty_tensor(shape, d, parse_device(device), op)
     fill_(out, fill_value)
     return _grad(out, requires_grad)

@@ -78,7 +78,7 @@ def collect():
         gc.collect()
 
 
-DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64,
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
           np.float16, np.float32, np.float64, np.complex64, np.complex128]
 
 

@@ -125,17 +125,19 @@ def test_dtype_parsing_names_numpy_and_python(name):
 def test_dtype_aliases_and_python_types():
     cases = {"float": "float32", "double": "float64", "half": "float16", "f4": "float32",
              "f8": "float64", "i4": "int32", "i8": "int64", "int": "int64", "u1": "uint8",
-             "?": "bool", "bf16": "bfloat16", "short": "int16", "long": "int64"}
+             "?": "bool", "bf16": "bfloat16", "short": "int16", "long": "int64", "u2": "uint16",
+             "u4": "uint32", "u8": "uint64", "ushort": "uint16", "uint": "uint64"}
     for alias, name in cases.items():
         assert dt.dtype(alias).name == name, alias
     assert dt.dtype(bool) is T.bool_ and dt.dtype(int) is T.int64 and dt.dtype(float) is T.float64
     assert T.bool is T.bool_
     assert T.float32.is_floating_point and T.bfloat16.is_floating_point and not T.int8.is_floating_point
     assert T.int8.is_signed and T.float16.is_signed and not T.uint8.is_signed and not T.bool_.is_signed
-    assert [d.bits for d in ALL_DTYPES] == [8, 8, 8, 16, 32, 64, 16, 16, 32, 64]
+    assert [d.bits for d in ALL_DTYPES] == [8, 8, 8, 16, 16, 32, 32, 64, 64, 16, 16, 32, 64]
+    assert not any(d.is_signed for d in (T.uint16, T.uint32, T.uint64))
 
 
-@pytest.mark.parametrize("bad", ["complex64", np.complex128, np.uint64, "uint32", "float128", object,
+@pytest.mark.parametrize("bad", ["complex64", np.complex128, np.clongdouble, "float128", object,
                                  "foo", None, 3, np.dtype("U3")], ids=repr)
 def test_unsupported_dtypes_raise_type_error_naming_them(bad):
     with pytest.raises(TypeError, match="unsupported data type") as ei:
@@ -167,3 +169,22 @@ def test_result_type_of_three_or_more_dtypes_matches_numpy():
     for trio in itertools.product(nps, repeat=3):
         expected = np.result_type(*(d.np for d in trio))
         assert dt.result_type(*trio).name == expected.name, trio
+
+
+def test_nary_result_type_matches_numpy_for_all_triples():
+    """NumPy's n-ary promotion is not pairwise (int8, uint8, float16 -> float16); uint64 with
+    any signed int is float64."""
+    for a, b, c in itertools.product(NP_DTYPES, repeat=3):
+        assert T.result_type(a, b, c).name == np.result_type(a.np, b.np, c.np).name, (a, b, c)
+
+
+@pytest.mark.parametrize("d", [T.uint16, T.uint32, T.uint64], ids=lambda d: d.name)
+def test_unsigned_bounds_and_weak_python_ints(d):
+    info = np.iinfo(d.np)
+    assert dt.iinfo_bounds(d) == (int(info.min), int(info.max))
+    assert T.iinfo(d).max == info.max and T.iinfo(d).min == 0 and T.iinfo(d).bits == info.bits
+    x = T.zeros(2, dtype=d)
+    assert (x + int(info.max)).tolist() == [int(info.max)] * 2   # the weak int adopts d
+    for bad in (-1, int(info.max) + 1):
+        with pytest.raises(OverflowError, match=f"Python integer {bad} out of bounds for {d.name}"):
+            x + bad

@@ -13,9 +13,9 @@ other pair, and values (floats within the dtype's tolerance; the float values ar
 from NumPy into the tensors, so rounding differences never compound).
 
 Where we differ from NumPy on purpose, the reference is adjusted (each place says why): an axis
-on a 0-d array is out of bounds (NumPy accepts 0 and -1), a bool array to a Python int power is int64, integer 1 / 0 is 0, a value's leading size-1
-dimensions may go into one element or a mask selection, and an empty selection still checks the
-value's shape; copy() keeps the layout (NumPy's order="K"); new results are compared in our
+on a 0-d array is out of bounds (NumPy accepts 0 and -1), a bool array to a Python int power
+is int64, integer 1 / 0 is 0, a value's leading size-1 dimensions may go into one element or a
+mask selection, and an empty selection still checks the value's shape; copy() keeps the layout (NumPy's order="K"); new results are compared in our
 layout, which NumPy's K order need not share.
 
 Left out on purpose: bfloat16 (NumPy has no such dtype; the op tests check it against float32

@@ -31,7 +31,7 @@ _LAYOUT_ARGS = {"nn": (_KC, _OC), "nt": (_KC, _KC), "tn": (_OC, _OC), "tt": (_OC
 _TILE = {"f32": (128, 128), "f64": (64, 64), "f16": (128, 128), "bf16": (128, 128)}
 _INT_TILE = (64, 64)
 _INT_ACC = {"i8": "uint32_t", "u8": "uint32_t", "i16": "uint32_t", "i32": "uint32_t",
-            "i64": "uint64_t"}
+            "i64": "uint64_t", "u16": "uint32_t", "u32": "uint32_t", "u64": "uint64_t"}
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_Z = 65535
 TC_STAGES, TC_TILE_K = 3, 32   # SX_TC_STAGES, SX_TC_BK

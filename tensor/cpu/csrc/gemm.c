@@ -1162,3 +1162,8 @@ GM_EXPORT(i16, GM_I16, 2)
 GM_EXPORT(i32, GM_I32, 4)
 GM_EXPORT(i64, GM_I64, 8)
 GM_EXPORT(b8, GM_B8, 1)
+/* Unsigned products wrap to the same bits as signed ones of the same width (the result is
+ * taken modulo 2^bits), so the unsigned dtypes run the signed kernels. */
+GM_EXPORT(u16, GM_I16, 2)
+GM_EXPORT(u32, GM_I32, 4)
+GM_EXPORT(u64, GM_I64, 8)
