@@ -69,13 +69,19 @@ def _as_index_tensor(k, device=None) -> Tensor:
             else:
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
         if isinstance(k, np.ndarray):
-            return _on(asarray(a), device)  # zero-copy on the CPU
+            return _on(_u64_capped(asarray(a)), device)  # zero-copy on the CPU
         a = np.asarray(a, np.bool_ if a.dtype.kind == "b" else np.int64, order="C")
         t = ew.empty_tensor(a.shape, dt.bool_ if a.dtype.kind == "b" else dt.int64)
         _ffi.memmove(_ffi.cast("char *", t.data_ptr()), _ffi.from_buffer(a), a.nbytes)
     if t.dtype.kind not in "biu":
         raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {t.dtype.name}")
-    return _on(t, device)
+    return _on(_u64_capped(t), device)
+
+
+def _u64_capped(t: Tensor) -> Tensor:
+    """Index kernels read int64: a uint64 index past int64 would wrap to a negative one (a valid
+    index from the end); capped at int64's max it stays out of bounds and raises."""
+    return ew.binary("minimum", t, 2**63 - 1) if t.dtype is dt.uint64 else t
 
 
 def _entries(key: tuple, device=None) -> list:
@@ -352,7 +358,7 @@ def _tensor_arg(t, op: str) -> Tensor:
     t = _as_index_tensor(t) if not isinstance(t, Tensor) else t
     if t.dtype.kind not in "iu":
         raise IndexError(f"{op}: indices must be integers, got {t.dtype.name}")
-    return t
+    return _u64_capped(t)
 
 
 def take(x: Tensor, indices, axis: int | None = None) -> Tensor:

@@ -127,7 +127,7 @@ class Generator:
                 raise ValueError(f"randint: range [{low}, {high}) does not fit {d.name}")
         # the kernel draws int64: a range past int64 (uint64's upper half) is drawn shifted
         # down by 2**63 and shifted back by flipping the top bit (uint64's full range does not fit)
-        shift = high > 2**63
+        shift = d is dt.uint64 and high > 2**63 - 1
         if shift and high - 2**63 > 2**63 - 1:
             raise ValueError(f"randint: range [{low}, {high}) is too wide: the widest is "
                              "[low, 2**64 - 1)")
