@@ -134,8 +134,8 @@ class Generator:
         out = empty_tensor(_size(size, "randint"), dt.int64, parse_device(device))
         n = out.numel()
         if n:
-            backend_for(out.device).random_fill("rand_int64", out, n, self.seed, self._take(n, 2),
-                                                low - 2**63 if shift else low, high - 2**63 if shift else high)
+            lo_, hi_ = (low - 2**63, high - 2**63) if shift else (low, high)
+            backend_for(out.device).random_fill("rand_int64", out, n, self.seed, self._take(n, 2), lo_, hi_)
         if shift:
             from .elementwise import binary
             return binary("bitwise_xor", out.astype(dt.uint64), 2**63)

@@ -93,7 +93,7 @@ cuda = pytest.mark.skipif(not _cuda_available(),
                                  "tests on the CPU emulator)")
 
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
-INTS = (dt.int8, dt.uint8, dt.int16, dt.int32, dt.int64)
+INTS = (dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.int64, dt.uint64)
 ALL = (dt.bool_,) + INTS + FLOATS
 _EPS_ACC = {"f16": 2.0**-24, "bf16": 2.0**-24, "f32": 2.0**-24, "f64": 2.0**-53}
 _EPS_OUT = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 0.0, "f64": 0.0}
@@ -130,7 +130,7 @@ def _reference(a: np.ndarray, b: np.ndarray, d: dt.DType):
     if d is dt.bool_:
         return np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0, None
     if d.kind in "iu":
-        wide = np.uint64 if d is dt.uint8 else np.int64
+        wide = np.uint64 if d.kind == "u" else np.int64
         with np.errstate(over="ignore"):
             r = np.matmul(a.astype(wide), b.astype(wide))
         return r.astype(d.np), None

@@ -119,7 +119,7 @@ def test_normal_matches_cpu(name, fn, dtype):
             assert np.all(np.abs(ha - hb) <= tol), f"{name} {dtype} n={n} offset={off}"
 
 
-INTS = ("int64", "int32", "int16", "uint8", "float64")
+INTS = ("int64", "int32", "int16", "uint8", "uint32", "uint64", "float64")
 
 
 @cuda
@@ -128,6 +128,8 @@ def test_randint_bit_identical(dtype):
     ranges = [(-5, 1000), (0, 1), (3, 200)]
     if dtype == "int64":
         ranges += [(-2**63, 2**63 - 1), (-2**40, 2**50)]
+    if dtype == "uint64":   # past int64: drawn shifted by 2**63
+        ranges += [(2**63 - 5, 2**64 - 1)]
     d = dt.dtype(dtype)
     if d.kind in "iu":
         imin, imax = dt.iinfo_bounds(d)

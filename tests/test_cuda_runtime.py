@@ -264,8 +264,7 @@ def _same_values(op_values, dtype):
 
 
 @cuda
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "int64", "float16",
-                                   "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", [d.name for d in dt.ALL])
 def test_every_op_gives_the_cpu_result_on_cuda(dtype):
     """Integers and bools bit-exact; floats within a few ulp (the CPU's exp/log/tanh/sigmoid
     are our own SIMD code in tensor/cpu/csrc/vmath.h, CUDA's come from its math library, and

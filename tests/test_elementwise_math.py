@@ -106,7 +106,7 @@ def test_signbit_of_zeros_infinities_and_nans(d):
 def test_signbit_of_integers_and_bools_is_numpys():
     """NumPy takes integer and bool inputs (its float loops; the standard asks for floats):
     x < 0, bool output."""
-    for name in ("bool", "int8", "uint8", "int16", "int32", "int64"):
+    for name in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         a = np.array([0, 1, -1, 127], np.int64).astype(name)
         got = T.signbit(make_tensor(a, dt.dtype(name)))
         assert got.dtype is dt.bool_ and to_np(got).tolist() == np.signbit(a).tolist(), name

@@ -15,8 +15,9 @@ from NumPy into the tensors, so rounding differences never compound).
 Where we differ from NumPy on purpose, the reference is adjusted (each place says why): an axis
 on a 0-d array is out of bounds (NumPy accepts 0 and -1), a bool array to a Python int power
 is int64, integer 1 / 0 is 0, a value's leading size-1 dimensions may go into one element or a
-mask selection, and an empty selection still checks the value's shape; copy() keeps the layout (NumPy's order="K"); new results are compared in our
-layout, which NumPy's K order need not share.
+mask selection, and an empty selection still checks the value's shape; copy() keeps the layout
+(NumPy's order="K"); new results are compared in our layout, which NumPy's K order need not
+share.
 
 Left out on purpose: bfloat16 (NumPy has no such dtype; the op tests check it against float32
 references), writes into a view whose elements overlap each other (we raise where NumPy
@@ -121,11 +122,11 @@ def _values(rng, shape, d: dt.DType) -> np.ndarray:
         return rng.random(shape) < 0.5
     if d.kind in "iu":
         lo, hi = (0, 60) if d.kind == "u" else (-40, 40)
-        v = rng.integers(lo, hi, shape)
+        v = rng.integers(lo, hi, shape).astype(d.np)
         if v.size and rng.random() < 0.2:   # the dtype's extremes now and then
             info = np.iinfo(d.np)
-            v.flat[rng.integers(v.size)] = rng.choice([info.min, info.max])
-        return v.astype(d.np)
+            v.flat[rng.integers(v.size)] = info.min if rng.random() < 0.5 else info.max
+        return v
     v = (rng.standard_normal(shape) * 8).astype(d.np)
     if v.size and rng.random() < 0.2:
         v.flat[rng.integers(v.size)] = rng.choice([np.nan, np.inf, -np.inf, -0.0, 0.0])

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.usefixtures("device")
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-ALL_DTYPES = tuple(dt.dtype(n) for n in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16",
-                                          "bfloat16", "float32", "float64"))
-INDEX_DTYPES = (np.int64, np.int32, np.int16, np.int8, np.uint8)
+ALL_DTYPES = tuple(dt.dtype(n) for n in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                          "int64", "uint64", "float16", "bfloat16", "float32", "float64"))
+INDEX_DTYPES = (np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64)
 
 
 # ---------------------------------------------------------------- helpers (self-contained)

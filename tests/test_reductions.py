@@ -16,8 +16,9 @@ import tensor as T
 
 pytestmark = pytest.mark.usefixtures("device")
 
-DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64"]
+DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+          "bfloat16", "float32", "float64"]
+UINTS = ("uint8", "uint16", "uint32", "uint64")
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 VIEWS = ["contig", "transposed", "stepped", "negative", "broadcast"]
 
@@ -33,8 +34,8 @@ def values(rng: np.random.Generator, shape, dtype: str) -> np.ndarray:
     """Small values, exactly representable in `dtype` (bfloat16 data is float32 here)."""
     if dtype == "bool":
         return rng.random(shape) < 0.5
-    if dtype == "uint8":
-        return rng.integers(0, 6, shape).astype(np.uint8)
+    if dtype in UINTS:
+        return rng.integers(0, 6, shape).astype(dtype)
     if dtype in ("int8", "int16", "int32", "int64"):
         return rng.integers(-5, 6, shape).astype(dtype)
     # multiples of 1/4 in [-4, 4]: exact in every float type, bfloat16 included
@@ -90,8 +91,9 @@ def cases(draw, dtypes=DTYPES, max_dims=3, allow_tuple=True, min_side=0):
 
 
 def ref_dtype_sum(dtype: str):
-    """Our documented result dtype of sum/prod/cumsum/cumprod."""
-    return "int64" if dtype in ("bool", "int8", "uint8", "int16", "int32", "int64") else dtype
+    """The result dtype of sum/prod/cumsum/cumprod (NumPy's): unsigned -> uint64, bool and
+    signed -> int64, floats keep theirs."""
+    return "uint64" if dtype in UINTS else dtype if dtype in FLOATS else "int64"
 
 
 def check_float(ours: np.ndarray, ref: np.ndarray, dtype: str, scale=1.0):
@@ -114,7 +116,7 @@ def test_sum_matches_numpy(c):
     t, a, dtype, axis, keepdims = c
     r = T.sum(t, axis=axis, keepdims=keepdims)
     assert r.dtype == T.dtypes.dtype(ref_dtype_sum(dtype))
-    wide = a.astype(np.int64 if dtype not in FLOATS else np.float64)
+    wide = a.astype(ref_dtype_sum(dtype) if dtype not in FLOATS else np.float64)
     ref = np.sum(wide, axis=axis, keepdims=keepdims)
     assert r.shape == ref.shape
     if dtype in FLOATS:
@@ -137,20 +139,19 @@ def test_prod_matches_numpy(c):
         finite = np.abs(ref) < {"float16": 6e4, "bfloat16": 3e38, "float32": 3e38,
                                 "float64": 1e308}[dtype]
         check_float(np.where(finite, o, 0), np.where(finite, ref, 0), dtype)
-    else:  # int64 products wrap modulo 2**64 exactly as NumPy's int64 products do
-        ref = np.prod(a.astype(np.int64), axis=axis, keepdims=keepdims)
+    else:  # 64-bit products wrap modulo 2**64 exactly as NumPy's do
+        ref = np.prod(a.astype(ref_dtype_sum(dtype)), axis=axis, keepdims=keepdims)
         assert r.shape == ref.shape
         np.testing.assert_array_equal(np_of(r), ref)
 
 
-def test_integer_sums_are_int64_where_numpy_gives_uint64():
+def test_integer_sums_are_int64_or_uint64_as_numpy():
     a = np.full(300, 200, np.uint8)
     t = T.tensor(a)
-    assert np.sum(a).dtype == np.uint64  # what NumPy does
     s = t.sum()
-    assert s.dtype == T.int64 and s.item() == 60000  # what we do, by design
+    assert s.dtype == T.uint64 and np.sum(a).dtype == np.uint64 and s.item() == 60000
     c = t.cumsum()
-    assert c.dtype == T.int64 and c.tolist() == list(range(200, 60001, 200))
+    assert c.dtype == T.uint64 and c.tolist() == list(range(200, 60001, 200))
     b = T.tensor(np.ones(5, bool))
     assert b.sum().dtype == T.int64 and b.sum().item() == 5
     assert T.tensor([100, 100], dtype="int8").sum().item() == 200  # no int8 wrap
@@ -175,7 +176,7 @@ def test_empty_sums_and_products():
     assert e.prod(axis=0).tolist() == [1.0, 1.0, 1.0]
     assert e.sum(axis=1).shape == (0,)
     ei = T.zeros(4, 0, dtype="uint8")
-    assert ei.sum(axis=1).dtype == T.int64 and ei.sum(axis=1).tolist() == [0, 0, 0, 0]
+    assert ei.sum(axis=1).dtype == T.uint64 and ei.sum(axis=1).tolist() == [0, 0, 0, 0]
     assert ei.any(axis=1).tolist() == [False] * 4 and ei.all(axis=1).tolist() == [True] * 4
     assert T.zeros(0).cumsum().shape == (0,)
 
@@ -381,7 +382,7 @@ def test_cumsum_cumprod_match_numpy(c):
         return
     for name in ("cumsum", "cumprod"):
         ours = getattr(T, name)(t, axis=axis)
-        wide = a.astype(np.float64 if dtype in FLOATS else np.int64)
+        wide = a.astype(np.float64 if dtype in FLOATS else ref_dtype_sum(dtype))
         ref = getattr(np, name)(wide, axis=axis)
         assert ours.dtype == T.dtypes.dtype(ref_dtype_sum(dtype)), name
         assert ours.shape == ref.shape, name
