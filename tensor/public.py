@@ -13,7 +13,19 @@ they call only public functions, each of which records its own node, so they nee
 """
 from __future__ import annotations
 
-from . import composites, creation, indexing, linalg, manipulation, ops, optable, reductions, scatter, sorting, views
+from . import (
+    composites,
+    creation,
+    indexing,
+    linalg,
+    manipulation,
+    ops,
+    optable,
+    reductions,
+    scatter,
+    sorting,
+    views,
+)
 from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, NO_RULE, NONE, UNARY, Grad

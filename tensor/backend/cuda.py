@@ -15,8 +15,8 @@ from ..cuda import launch as _launch
 from ..cuda import misc as _misc
 from ..cuda import nn_kernels as _nn
 from ..cuda import random as _random
-from ..cuda import sort as _sort
 from ..cuda import runtime as R
+from ..cuda import sort as _sort
 from ..cuda import streams as _streams
 from ..device import DeviceError
 
