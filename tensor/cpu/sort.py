@@ -11,7 +11,7 @@ from . import kernels as K
 # the unsigned type of each width: kernels read raw bits and key them
 UNSIGNED = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 _CDEF = """
-void sx_sort_rows_{0}(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,
+int sx_sort_rows_{0}(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,
     int desc, int nthreads);
 void sx_searchsorted_{0}(int64_t n, intptr_t a, int64_t m, intptr_t v, int right, intptr_t out,
     int nthreads);
@@ -33,8 +33,11 @@ def sort_rows(x, values_out, indices_out, rows: int, L: int, descending: bool) -
         return
     d = x.dtype
     vp = values_out.data_ptr() if values_out is not None else 0
-    K.kernel("sort", d, f"sx_sort_rows_{d.sfx}")(rows, L, x.data_ptr(), vp, indices_out.data_ptr(),
-                                                 int(bool(descending)), K._num_threads)
+    rc = K.kernel("sort", d, f"sx_sort_rows_{d.sfx}")(rows, L, x.data_ptr(), vp, indices_out.data_ptr(),
+                                                      int(bool(descending)), K._num_threads)
+    if rc:
+        raise MemoryError(f"sort: no memory for the scratch of rows of length {L} "
+                          f"({32 * L} bytes per thread)")
 
 
 def searchsorted(a, v, out, right: bool) -> None:

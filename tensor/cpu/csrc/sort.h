@@ -5,6 +5,7 @@
  *   row, vout (when not 0) the values. A stable sort is unique, so the CUDA radix sort gives
  *   the same indices. Merge sort of (key, position) pairs: insertion-sorted runs of 16, then
  *   bottom-up merges that take from the left run on ties (stability). OpenMP across rows.
+ *   Returns 0, or -1 when a thread's scratch (2 L pairs) could not be allocated.
  * sx_searchsorted_<sfx>: out[j] = the insertion point of v[j] in the ascending contiguous a
  *   (left: first i with key(a[i]) >= key(v[j]); right: first with >), by the same keys, so
  *   NaNs and signed zeros place exactly as sort orders them. */
@@ -41,14 +42,16 @@ static sx_kv *sx_merge_sort(sx_kv *a, sx_kv *tmp, int64_t n) {
     return a;
 }
 
-SX_INLINE void sx_sort_rows_impl(int64_t rows, int64_t L, const char *x, char *vout, int64_t *iout,
+SX_INLINE int sx_sort_rows_impl(int64_t rows, int64_t L, const char *x, char *vout, int64_t *iout,
                                  int desc, int nthreads, int width, sx_keys_fn keys) {
-    int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1;
-#pragma omp parallel num_threads(nt) if (nt > 1)
+    int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1, failed = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(|: failed)
     {
         sx_kv *buf = (sx_kv *)malloc(2 * (size_t)L * sizeof(sx_kv));
+        failed |= buf == NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t r = 0; r < rows; r++) {
+            if (buf == NULL) continue;
             const char *xr = x + r * L * width;
             keys(xr, L, desc, buf);
             sx_kv *s = sx_merge_sort(buf, buf + L, L);
@@ -59,6 +62,7 @@ SX_INLINE void sx_sort_rows_impl(int64_t rows, int64_t L, const char *x, char *v
         }
         free(buf);
     }
+    return failed ? -1 : 0;
 }
 
 #define SX_SORT(S, U)                                                                          \
@@ -66,10 +70,10 @@ static void sx_keys_##S(const char *x, int64_t n, int desc, sx_kv *kv) {        
     const U *p = (const U *)x;                                                                  \
     for (int64_t i = 0; i < n; i++) { kv[i].k = sx_sort_key_##S(p[i], desc); kv[i].i = i; }     \
 }                                                                                               \
-void sx_sort_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,        \
-                      int desc, int nthreads) {                                                 \
-    sx_sort_rows_impl(rows, L, (const char *)x, (char *)vout, (int64_t *)iout, desc, nthreads,  \
-                      (int)sizeof(U), sx_keys_##S);                                             \
+int sx_sort_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,         \
+                     int desc, int nthreads) {                                                  \
+    return sx_sort_rows_impl(rows, L, (const char *)x, (char *)vout, (int64_t *)iout, desc, nthreads,  \
+                             (int)sizeof(U), sx_keys_##S);                                      \
 }                                                                                               \
 void sx_searchsorted_##S(int64_t n, intptr_t a, int64_t m, intptr_t v, int right,              \
                          intptr_t out, int nthreads) {                                          \
