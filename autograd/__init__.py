@@ -16,6 +16,7 @@ from . import (  # noqa: F401
                rules_manip,
                rules_misc,
                rules_reduce,  # (import = register the rules)
+               rules_sort,
                rules_views,
 )
 from .engine import backward, grad

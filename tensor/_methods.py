@@ -58,7 +58,11 @@ _NOT_METHODS = {"where", "getitem", "setitem", "concatenate", "cat", "stack", "h
                 "logsumexp", "argwhere", "broadcast_to",
                 # array API functions that neither NumPy nor PyTorch has as methods
                 "concat", "permute_dims", "unstack", "broadcast_arrays", "meshgrid",
-                "cumulative_sum", "cumulative_prod", "vecdot"}
+                "cumulative_sum", "cumulative_prod", "vecdot",
+                "unique_all", "unique_counts", "unique_inverse", "unique_values",
+                # NumPy's ndarray.sort sorts in place, PyTorch's returns (values, indices):
+                # no method rather than one that surprises half its users
+                "sort"}
 for _n, _f in PUB.items():
     if _n not in _NOT_METHODS:
         setattr(Tensor, _n, _f)

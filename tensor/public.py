@@ -13,7 +13,19 @@ they call only public functions, each of which records its own node, so they nee
 """
 from __future__ import annotations
 
-from . import composites, creation, indexing, linalg, manipulation, ops, optable, reductions, scatter, views
+from . import (
+    composites,
+    creation,
+    indexing,
+    linalg,
+    manipulation,
+    ops,
+    optable,
+    reductions,
+    scatter,
+    sorting,
+    views,
+)
 from . import elementwise as ew
 from ._hook import differentiable
 from .optable import BINARY, NO_RULE, NONE, UNARY, Grad
@@ -107,6 +119,13 @@ for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chun
            "dstack", "fliplr", "flipud", "hsplit", "hstack", "pad", "repeat", "roll", "rot90",
            "split", "stack", "tile", "unbind", "vsplit", "vstack", "concat"):
     _add(_n, getattr(manipulation, _n))
+# sorting.py: sort (autograd/rules_sort.py); argsort and searchsorted give integers; unique_*
+# and topk are compositions of the public sort, take, cumsum...
+_add("sort", sorting.sort)
+for _n in ("argsort", "searchsorted"):
+    _add(_n, sorting.FUNCS[_n], grad=False)
+for _n, _f in sorting.COMPOSITES.items():
+    _composite(_n, _f)
 # composites.py: the array API standard's compositions of the public functions above
 for _n, _f in composites.FUNCS.items():
     _composite(_n, _f)

@@ -69,11 +69,14 @@ _CPU_ONLY = {
               "sx_put_4", "sx_put_8"},
     # the CUDA randperm runs the same Fisher-Yates swaps in rounds (randperm_small/_round/...)
     "random": {"randperm"},
+    # the CUDA row sort runs in passes (sx_sort_keys, the index family's radix passes,
+    # sx_sort_rowkey, sx_sort_out): tensor/cuda/sort.py
+    "sort": {f"sx_sort_rows_{d.sfx}" for d in dt.ALL},
 }
 
 
 @pytest.mark.parametrize("family", ["ew", "red", "misc", "nn_rows", "nn_pool", "optim", "index",
-                                    "random", "gemm"])
+                                    "random", "gemm", "sort"])
 def test_kernel_families_match(family):
     """Every CPU kernel of a family has a CUDA kernel of the same name (for the dtypes CUDA
     builds it for): the CUDA side may add variants (warp-per-row rows, scan passes)."""

@@ -51,6 +51,10 @@ INTERFACE = {
     "nonzero_fill": "(m, mode, coords=(), off=None, st=(), toff=None): coordinates / offsets",
     "count_rows": "(rows, length, m, out): true elements per row of m",
     "repeat_index": "(n, counts) -> (total, int64 index tensor) of repeat with counts",
+    # sorting (stable, by the keys of cuda_src/scalar/sort_key.h: the same order on every device)
+    "sort_rows": "(x, values_out, indices_out, rows, L, descending): each contiguous row of "
+                 "length L sorted stably; int64 positions into indices_out, values (or None)",
+    "searchsorted": "(a, v, out, right): int64 insertion points of v in the ascending 1-d a",
     # creation and random numbers (Philox: the same bits on every device)
     "iota": "(out, n, start, step): out[i] = start + i * step",
     "random_fill": "(name, out, n, seed, offset, *params): rand_uniform/normal/int64/bits",

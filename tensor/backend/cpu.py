@@ -13,6 +13,7 @@ from ..cpu import launch as _launch
 from ..cpu import misc as _misc
 from ..cpu import nn_kernels as _nn
 from ..cpu import random as _random
+from ..cpu import sort as _sort
 from ..cpu.alloc import cpu_allocator
 from ..cpu.kernels import get_num_threads, set_num_threads
 
@@ -75,6 +76,9 @@ nonzero_prefix = _index.nonzero_prefix
 nonzero_fill = _index.nonzero_fill
 count_rows = _index.count_rows
 repeat_index = _index.repeat_index
+
+sort_rows = _sort.sort_rows
+searchsorted = _sort.searchsorted
 
 iota = _misc.iota
 random_fill = _random.fill

@@ -16,6 +16,7 @@ from ..cuda import misc as _misc
 from ..cuda import nn_kernels as _nn
 from ..cuda import random as _random
 from ..cuda import runtime as R
+from ..cuda import sort as _sort
 from ..cuda import streams as _streams
 from ..device import DeviceError
 
@@ -107,6 +108,9 @@ nonzero_prefix = _index.nonzero_prefix
 nonzero_fill = _index.nonzero_fill
 count_rows = _index.count_rows
 repeat_index = _index.repeat_index
+
+sort_rows = _sort.sort_rows
+searchsorted = _sort.searchsorted
 
 
 iota = _misc.iota

@@ -251,16 +251,21 @@ def _sort_positions(device, off, nb: int, lo: int, hi: int):
     """(perm, keys): positions 0..nb-1 stably sorted by off (whose values lie in [lo, hi])."""
     key, val = _empty((nb,), device), _empty((nb,), device)
     _launch(device, "sx_sort_init", nb, _p(off), C.c_int64(lo), C.c_int64(nb), _p(key), _p(val))
-    bits = (hi - lo).bit_length()
-    if bits == 0:
+    return radix_sort(device, key, val, nb, (hi - lo).bit_length())
+
+
+def radix_sort(device, key, val, n: int, bits: int):
+    """(val, key) stably sorted by the low `bits` bits of the n int64 keys (read as unsigned):
+    LSD passes of RADIX_BITS (tensor/cuda/sort.py sorts rows by value keys with it too)."""
+    if bits == 0 or n <= 1:
         return val, key
-    key2, val2 = _empty((nb,), device), _empty((nb,), device)
-    ntiles = -(-nb // TILE)
+    key2, val2 = _empty((n,), device), _empty((n,), device)
+    ntiles = -(-n // TILE)
     hist = _empty((ntiles << RADIX_BITS,), device)
     for shift in range(0, bits, RADIX_BITS):
-        _launch_tiles(device, "sx_radix_hist", ntiles, _p(key), C.c_int64(nb), C.c_int(shift), _p(hist))
+        _launch_tiles(device, "sx_radix_hist", ntiles, _p(key), C.c_int64(n), C.c_int(shift), _p(hist))
         base = exclusive_scan(hist, ntiles << RADIX_BITS, device)
-        _launch_tiles(device, "sx_radix_scatter", ntiles, _p(key), _p(val), C.c_int64(nb), C.c_int(shift),
+        _launch_tiles(device, "sx_radix_scatter", ntiles, _p(key), _p(val), C.c_int64(n), C.c_int(shift),
                       _p(base), _p(key2), _p(val2))
         key, key2, val, val2 = key2, key, val2, val
     return val, key

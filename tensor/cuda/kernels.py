@@ -72,7 +72,7 @@ _DTYPES: dict = {"ew": dt.ALL, "red": dt.ALL}
 _EXACT = {"red"}   # families built without FMA contraction (see the module docstring)
 
 # Modules under tensor/cuda that register further families when imported.
-FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels")
+FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels", "sort")
 
 
 def register_family(name: str, entries_fn, dtypes=None, exact: bool = False) -> None:

@@ -1,0 +1,51 @@
+"""CPU host side of sorting (kernels in tensor/cpu/csrc/sort.h; CUDA twin: tensor/cuda/sort.py).
+
+The kernel family "sort": one module ``sort_<sfx>`` per dtype with a stable row sort and a
+binary search, both by the order-preserving keys of cuda_src/scalar/sort_key.h.
+"""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from . import kernels as K
+
+# the unsigned type of each width: kernels read raw bits and key them
+UNSIGNED = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+_CDEF = """
+int sx_sort_rows_{0}(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,
+    int desc, int nthreads);
+void sx_searchsorted_{0}(int64_t n, intptr_t a, int64_t m, intptr_t v, int right, intptr_t out,
+    int nthreads);
+"""
+
+
+def source(d: dt.DType) -> tuple[str, str]:
+    return (f'#include "sort.h"\nSX_SORT({d.sfx}, {UNSIGNED[d.itemsize]})\n',
+            _CDEF.format(d.sfx))
+
+
+K.register_family("sort", source)
+
+
+def sort_rows(x, values_out, indices_out, rows: int, L: int, descending: bool) -> None:
+    """Each of the `rows` contiguous rows of length L of x sorted stably: indices_out (int64,
+    contiguous) gets the positions in the row, values_out (or None) the values."""
+    if rows * L == 0:
+        return
+    d = x.dtype
+    vp = values_out.data_ptr() if values_out is not None else 0
+    rc = K.kernel("sort", d, f"sx_sort_rows_{d.sfx}")(rows, L, x.data_ptr(), vp, indices_out.data_ptr(),
+                                                      int(bool(descending)), K._num_threads)
+    if rc:
+        raise MemoryError(f"sort: no memory for the scratch of rows of length {L} "
+                          f"({32 * L} bytes per thread)")
+
+
+def searchsorted(a, v, out, right: bool) -> None:
+    """out[j] (int64) = the insertion point of v[j] in the ascending contiguous 1-d a (left or
+    right of equal elements); a, v, out contiguous, one dtype."""
+    m = v.numel()
+    if m == 0:
+        return
+    d = a.dtype
+    K.kernel("sort", d, f"sx_searchsorted_{d.sfx}")(a.numel(), a.data_ptr(), m, v.data_ptr(),
+                                                    int(bool(right)), out.data_ptr(), K._num_threads)

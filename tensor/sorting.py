@@ -1,0 +1,212 @@
+"""Sorting and searching (the array API's sort, argsort, searchsorted, unique_*; PyTorch's topk).
+
+Every sort is stable, in both directions, on every device: the backends sort each row by an
+order-preserving integer key (cuda_src/scalar/sort_key.h), and a stable sort is unique, so
+the CPU and CUDA give the same indices bit for bit. Order: NaN is the greatest value (last
+ascending, as NumPy; first descending, as PyTorch), NaNs keep their input order; -0.0 and
++0.0 compare equal. descending=True is the stable descending sort (equal elements keep their
+order), not NumPy's flip of the ascending one. The standard leaves NaN and signed-zero order
+to the implementation and asks searchsorted to agree with sort: it searches by the same keys.
+
+>>> import tensor as T
+>>> T.sort(T.tensor([3, 1, 2])).tolist(), T.argsort(T.tensor([3, 1, 2]), descending=True).tolist()
+([1, 2, 3], [0, 2, 1])
+>>> T.searchsorted(T.tensor([1, 2, 2, 3]), T.tensor([2, 5]), side="right").tolist()
+[3, 4]
+>>> T.unique_counts(T.tensor([2, 1, 2])).counts.tolist()
+[1, 2]
+"""
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+from . import dtypes as dt
+from . import elementwise as ew
+from ._tensor import Tensor, empty
+from .axes import norm_axis
+from .backend import backend_for
+from .convert import asarray
+from .creation import full
+from .indexing import take
+from .optable import T as P  # tensor's public (recorded) functions, for the compositions
+from .views import moveaxis, reshape
+
+
+def _arr(x, op: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return asarray(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{op}: expected a tensor, got {type(x).__name__}") from e
+
+
+def _flag(v, name: str, op: str) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
+    return v
+
+
+def _sort(x, axis, descending, stable, op: str, values: bool):
+    """(values or None, int64 indices) of x sorted stably along axis."""
+    x = _arr(x, op)
+    _flag(descending, "descending", op)
+    _flag(stable, "stable", op)   # every sort is stable: stable=False is allowed to be
+    a = norm_axis(axis, max(x.ndim, 1), op)   # a 0-d tensor sorts as one element
+    xm = reshape(x, (1,)) if x.ndim == 0 else moveaxis(x, a, -1)
+    xm = ew.contiguous(xm)
+    L = xm.shape[-1]
+    rows = xm.numel() // L if L else 0
+    idx = empty(xm.shape, dt.int64, x.device)
+    vals = empty(xm.shape, x.dtype, x.device) if values else None
+    backend_for(x.device).sort_rows(xm, vals, idx, rows, L, descending)
+
+    def back(t):
+        return reshape(t, ()) if x.ndim == 0 else moveaxis(t, -1, a)
+    return (back(vals) if values else None), back(idx)
+
+
+def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """A sorted copy of x along axis (stable; NaN last ascending, first descending).
+
+    >>> import tensor as T
+    >>> T.sort(T.tensor([[2.0, float("nan"), 1.0]]), descending=True).tolist()
+    [[nan, 2.0, 1.0]]
+    """
+    return _sort(x, axis, descending, stable, "sort", True)[0]
+
+
+def argsort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """The int64 indices that sort x along axis (stable in both directions).
+
+    >>> import tensor as T
+    >>> T.argsort(T.tensor([1, 0, 1, 0])).tolist()
+    [1, 3, 0, 2]
+    """
+    return _sort(x, axis, descending, stable, "argsort", False)[1]
+
+
+def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
+    """int64 insertion points of x2's elements into the ascending 1-d x1 (by sort's order).
+
+    >>> import tensor as T
+    >>> T.searchsorted(T.tensor([1.0, 2.0, 3.0]), T.tensor([0.5, 2.0])).tolist()
+    [0, 1]
+    """
+    op = "searchsorted"
+    x1 = _arr(x1, op)
+    if x1.ndim != 1:
+        raise ValueError(f"{op}: x1 must be 1-d, got shape {x1.shape}")
+    if side not in ("left", "right"):
+        raise ValueError(f"{op}: side must be 'left' or 'right', got {side!r}")
+    x2 = x2 if isinstance(x2, Tensor) else asarray(x2, device=x1.device)
+    if x2.device != x1.device:
+        raise ValueError(f"{op}: x1 is on {x1.device} and x2 on {x2.device}")
+    if sorter is not None:
+        sorter = _arr(sorter, op)
+        if sorter.shape != x1.shape or sorter.dtype.kind not in "iu":
+            raise ValueError(f"{op}: sorter must be an integer tensor of shape {x1.shape}, got "
+                             f"{sorter.dtype} {sorter.shape}")
+        x1 = take(x1, sorter)
+    d = dt.result_type(x1, x2)
+    a = ew.contiguous(ew.astype(x1, d, copy=False))
+    v = ew.contiguous(ew.astype(x2, d, copy=False))
+    out = empty(x2.shape, dt.int64, x1.device)
+    backend_for(x1.device).searchsorted(a, v, out, side == "right")
+    return out
+
+
+# ---------------------------------------------------------------- unique (compositions)
+
+class UniqueAllResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def _unique(x, op: str) -> UniqueAllResult:
+    """The sorted distinct values of x (NaNs each distinct, -0.0 == +0.0), the flat index of
+    each one's first occurrence, x's elements' positions among them, and their counts."""
+    x = _arr(x, op)
+    f = P.reshape(x, (-1,))
+    n, dev = f.shape[0], x.device
+    perm = P.argsort(f)              # stable: a group's first element is its first occurrence
+    s = P.take(f, perm)
+    first = full((min(n, 1),), True, dtype=dt.bool_, device=dev)
+    new = P.concat([first, P.not_equal(s[1:], s[:-1])])   # NaN != NaN: each NaN its own group
+    starts = P.nonzero(new)[0]
+    group = P.cumsum(P.astype(new, dt.int64)) - 1
+    inverse = P.reshape(P.take(group, P.argsort(perm)), x.shape)
+    counts = P.diff(starts, append=full((1,), n, dtype=dt.int64, device=dev))
+    return UniqueAllResult(P.take(s, starts), P.take(perm, starts), inverse, counts)
+
+
+def unique_all(x, /) -> UniqueAllResult:
+    """(values, indices, inverse_indices, counts) of x's distinct elements, sorted."""
+    return _unique(x, "unique_all")
+
+
+def unique_counts(x, /) -> UniqueCountsResult:
+    """(values, counts) of x's distinct elements, sorted."""
+    r = _unique(x, "unique_counts")
+    return UniqueCountsResult(r.values, r.counts)
+
+
+def unique_inverse(x, /) -> UniqueInverseResult:
+    """(values, inverse_indices): x == values[inverse_indices]."""
+    r = _unique(x, "unique_inverse")
+    return UniqueInverseResult(r.values, r.inverse_indices)
+
+
+def unique_values(x, /) -> Tensor:
+    """x's distinct elements, sorted (NaNs each kept)."""
+    return _unique(x, "unique_values").values
+
+
+# ---------------------------------------------------------------- topk (a composition)
+
+class TopkResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopkResult:  # noqa: A002
+    """PyTorch's topk: the k largest (or smallest) elements along dim, in order, and their
+    indices; ties keep input order (a stable sort), NaN counts as the largest.
+
+    >>> import tensor as T
+    >>> T.topk(T.tensor([1, 5, 3, 5]), 2).indices.tolist()
+    [1, 3]
+    """
+    x = _arr(x, "topk")
+    _flag(largest, "largest", "topk")
+    _flag(sorted, "sorted", "topk")
+    a = norm_axis(dim, max(x.ndim, 1), "topk")
+    size = x.shape[a] if x.ndim else 1
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"topk: k must be an integer, got {type(k).__name__}") from None
+    if not 0 <= k <= size:
+        raise ValueError(f"topk: k {k} is out of range for dimension {a} of size {size}")
+    idx = P.argsort(x, axis=a, descending=largest)
+    if x.ndim:
+        idx = idx[(slice(None),) * a + (slice(0, k),)]
+        return TopkResult(P.take_along_axis(x, idx, a), idx)
+    return TopkResult(P.reshape(x, ()) if k else P.reshape(x, (1,))[:0], idx if k else idx[None][:0])
+
+
+FUNCS = {f.__name__: f for f in (sort, argsort, searchsorted)}
+COMPOSITES = {f.__name__: f for f in (unique_all, unique_counts, unique_inverse, unique_values, topk)}
