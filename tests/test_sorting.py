@@ -32,7 +32,7 @@ def _values(rng, d: dt.DType, shape) -> np.ndarray:
         pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 3.0, 0.25, -0.25])
     else:
         info = np.iinfo(d.np)
-        pool = np.array([info.min, info.max, 0, 1, 2, -1 if info.min < 0 else 3, 7])
+        pool = np.array([info.min, info.max, 0, 1, 2, -1 if info.min < 0 else 3, 7], d.np)
     return pool[rng.integers(0, len(pool), shape)].astype(storage_np(d))
 
 
