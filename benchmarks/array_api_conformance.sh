@@ -27,8 +27,8 @@ if old in s:
     open(p, "w").write(s.replace(old, old[:-1] + ", default=(None,)\n"))
 PY
 export ARRAY_API_TESTS_MODULE=tensor ARRAY_API_TESTS_VERSION=2024.12
-# dtypes tensor does not have yet are skipped (the suite's own switch)
-export ARRAY_API_TESTS_SKIP_DTYPES=${ARRAY_API_TESTS_SKIP_DTYPES-complex64,complex128,uint16,uint32,uint64}
+# the complex dtypes tensor does not have yet are skipped (the suite's own switch)
+export ARRAY_API_TESTS_SKIP_DTYPES=${ARRAY_API_TESTS_SKIP_DTYPES-complex64,complex128}
 xfails=()
 [ -f "$root/benchmarks/array_api_xfails.txt" ] && xfails=(--xfails-file "$root/benchmarks/array_api_xfails.txt")
 cd "$dir"
