@@ -218,6 +218,12 @@ def as_operand(x, op: str = "asarray"):
     return asarray(x)
 
 
+def as_tensor(x, op: str = "asarray") -> Tensor:
+    """as_operand, then a tensor also for a Python scalar (on the default device)."""
+    x = as_operand(x, op)
+    return x if isinstance(x, Tensor) else asarray(x)
+
+
 def _check_out_first(op_name, out) -> None:
     """What NumPy checks of out= before the operands' types: a tensor, writable."""
     if not isinstance(out, Tensor):
@@ -266,9 +272,7 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
         if r is not None:
             return r
     op = OPS[name]
-    x = as_operand(x, name)
-    if not isinstance(x, Tensor):
-        x = asarray(x)
+    x = as_tensor(x, name)
     if out is not None:
         _check_out_first(name, out)
     ld = loop_dtype(op, x._dtype)
@@ -488,9 +492,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
 
 def where(cond, a, b) -> Tensor:
     """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
-    cond, a, b = as_operand(cond, "where"), as_operand(a, "where"), as_operand(b, "where")
-    if not isinstance(cond, Tensor):
-        cond = asarray(cond)
+    cond, a, b = as_tensor(cond, "where"), as_operand(a, "where"), as_operand(b, "where")
     if cond._dtype is not dt.bool_:
         cond = astype(cond, dt.bool_)
     rd = dt.result_type(a, b)

@@ -280,9 +280,7 @@ def _take1(p: _Plan) -> Tensor | None:
 # ---------------------------------------------------------------- nonzero and friends
 
 def _bool_contig(x) -> Tensor:
-    x = ew.as_operand(x)
-    if not isinstance(x, Tensor):
-        x = asarray(x)
+    x = ew.as_tensor(x)
     return ew.contiguous(x if x.dtype is dt.bool_ else x.astype(dt.bool_))
 
 
@@ -338,9 +336,7 @@ def count_nonzero(x, axis=None, keepdims: bool = False) -> Tensor:
     >>> T.indexing.count_nonzero(T.eye(2), axis=0).tolist()
     [1, 1]
     """
-    x = ew.as_operand(x)
-    if not isinstance(x, Tensor):
-        x = asarray(x)
+    x = ew.as_tensor(x)
     axes = norm_axes(axis, x.ndim, "count_nonzero")
     keep = [a for a in range(x.ndim) if a not in axes]
     m = _bool_contig(permute(x, keep + list(axes)))

@@ -15,21 +15,13 @@ from . import elementwise as ew
 from ._tensor import Tensor
 from .axes import norm_axis_tuple
 from .backend import backend_for
-from .convert import asarray
 from .views import broadcast_shapes, broadcast_to
-
-
-def _operand(x, op):
-    x = ew.as_operand(x)
-    if not isinstance(x, Tensor):
-        x = asarray(x)
-    return x
 
 
 def matmul(a, b, out: Tensor | None = None) -> Tensor:
     """Matrix product with NumPy's rules: 1-D operands are promoted and the added axis removed,
     leading (batch) axes broadcast."""
-    a, b = _operand(a, "matmul"), _operand(b, "matmul")
+    a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes "
                          f"{a.shape} and {b.shape} (use * for scalars)")
@@ -62,7 +54,7 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
 
 def tensordot(a, b, axes=2) -> Tensor:
     """Sum products over the given axes (NumPy's tensordot)."""
-    a, b = _operand(a, "tensordot"), _operand(b, "tensordot")
+    a, b = ew.as_tensor(a), ew.as_tensor(b)
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: axes={axes} is invalid for shapes {a.shape} and {b.shape}")
@@ -94,7 +86,7 @@ def tensordot(a, b, axes=2) -> Tensor:
 
 def dot(a, b) -> Tensor:
     """NumPy's dot: matmul for 1-D/2-D, sum over a's last and b's second-to-last axis beyond."""
-    a, b = _operand(a, "dot"), _operand(b, "dot")
+    a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return ew.binary("multiply", a, b)
     if a.ndim <= 2 and b.ndim <= 2:
@@ -104,13 +96,13 @@ def dot(a, b) -> Tensor:
 
 def outer(a, b) -> Tensor:
     """Outer product of the flattened inputs."""
-    a, b = _operand(a, "outer"), _operand(b, "outer")
+    a, b = ew.as_tensor(a), ew.as_tensor(b)
     return ew.binary("multiply", a.reshape(-1, 1), b.reshape(1, -1))
 
 
 def inner(a, b) -> Tensor:
     """Sum product over the last axes (NumPy's inner)."""
-    a, b = _operand(a, "inner"), _operand(b, "inner")
+    a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return ew.binary("multiply", a, b)
     return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))

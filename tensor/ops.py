@@ -57,9 +57,7 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     >>> T.round(T.tensor([0.5, 1.5, 2.25]), 1).tolist(), T.round(T.tensor([15, 25]), -1).tolist()
     ([0.5, 1.5, 2.2], [20, 20])
     """
-    x = ew.as_operand(x)
-    if not isinstance(x, ew.Tensor):
-        x = asarray(x)
+    x = ew.as_tensor(x)
     is_int = x.dtype.kind in "iu"
     if is_int and decimals >= 0:
         return x.copy() if out is None else ew._finish("round", x, out)

@@ -18,7 +18,6 @@ from . import elementwise as ew
 from ._tensor import Tensor
 from .axes import norm_axes, norm_axis
 from .backend import backend_for
-from .convert import asarray
 from .redtable import RED
 from .views import coalesce
 
@@ -58,15 +57,8 @@ def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
     return out.reshape(shape)
 
 
-def _prep(x, op):
-    x = ew.as_operand(x)
-    if not isinstance(x, Tensor):
-        x = asarray(x)
-    return x
-
-
 def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
-    x = _prep(x, name)
+    x = ew.as_tensor(x)
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
     if dtype is not None:
         x = x.astype(dtype, copy=False)
@@ -91,7 +83,7 @@ def _count(x: Tensor, axes) -> int:
 
 def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """Arithmetic mean; integer inputs give float64, 16-bit floats accumulate in float32."""
-    x = _prep(x, "mean")
+    x = ew.as_tensor(x)
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "mean")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
@@ -106,7 +98,7 @@ def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tenso
 def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
         dim=None) -> Tensor:
     """Variance with `ddof` (NumPy) or `correction` (PyTorch) degrees of freedom removed."""
-    x = _prep(x, "var")
+    x = ew.as_tensor(x)
     if correction is not None:
         ddof = correction
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "var")
@@ -128,14 +120,14 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
 
 def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
         dim=None) -> Tensor:
-    x = _prep(x, "std")
+    x = ew.as_tensor(x)
     norm_axes(_axis_arg(axis, dim), x.ndim, "std")  # so a bad axis is reported for std, not var
     v = var(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
     return ew.unary("sqrt", v)
 
 
 def _minmax(name, x, axis, keepdims, dim):
-    x = _prep(x, name)
+    x = ew.as_tensor(x)
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
     if builtins.any(x._shape[i] == 0 for i in axes):
         raise ValueError(f"{name}: zero-size reduction over axes {axes} of shape {x.shape} has no "
@@ -156,7 +148,7 @@ amax, amin = max, min
 
 
 def _arg(name, x, axis, keepdims, dim):
-    x = _prep(x, name)
+    x = ew.as_tensor(x)
     axis = _axis_arg(axis, dim)
     if axis is None:
         if x.numel() == 0:
@@ -180,7 +172,7 @@ def argmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
 
 
 def _logical(name, x, axis, keepdims, dim):
-    x = _prep(x, name)
+    x = ew.as_tensor(x)
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
     return _keep(_run(name, x, axes, RED[name].out_dtype(x.dtype)), x, axes, keepdims)
 
@@ -195,7 +187,7 @@ def all(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A
 
 def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """log(sum(exp(x))) computed stably (the max is subtracted first)."""
-    x = _prep(x, "logsumexp")
+    x = ew.as_tensor(x)
     if x.dtype.kind != "f":
         x = x.astype(dt.float_of(x.dtype))
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "logsumexp")
@@ -212,7 +204,7 @@ def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
 
 
 def _scan(name, x, axis, dtype, dim):
-    x = _prep(x, name)
+    x = ew.as_tensor(x)
     axis = _axis_arg(axis, dim)
     if dtype is not None:
         x = x.astype(dtype, copy=False)

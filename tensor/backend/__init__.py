@@ -19,7 +19,7 @@ import importlib
 
 from ..kernel_cache import header_defines
 
-# The functions every backend module defines (tests/test_backend.py checks names and
+# The functions every backend module defines (tests/test_architecture.py checks names and
 # signatures). Tensors handed to a backend are on its device; shapes, dtypes and strides
 # have been checked by the op layer.
 INTERFACE = {
