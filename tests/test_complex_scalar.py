@@ -408,3 +408,250 @@ def test_exp_near_overflow(lib, dt):
     with _ignore():
         ref = (np.exp(z.astype(np.clongdouble)) - 1).astype(dt)
     check("cexpm1", lib("cexpm1", z), ref, [z], RTOL[dt])
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=IDS)
+@pytest.mark.parametrize("f", C2C + C2R)
+def test_branch_cuts_and_tiny(lib, f, dt):
+    """Both sides of every branch cut (x +- 0j, +-0 + yj, |x|, |y| on either side of 1) and
+    tiny z, each part to rtol of itself (not of |f(z)|): signed zeros and relative accuracy
+    where one part is much smaller than the other."""
+    lo = -35 if dt == np.complex64 else -300
+    v = np.concatenate([np.geomspace(1e-3, 1e3, 41), 1 + np.geomspace(1e-7, 1e-1, 7),
+                        1 - np.geomspace(1e-7, 1e-1, 7)])
+    v = np.concatenate([v, -v])
+    t = np.geomspace(10.0**lo, 1e-4, 60)
+    z = np.zeros(4 * v.size + 4 * t.size, dt)
+    z.real[:2 * v.size] = np.tile(v, 2)
+    z.imag[:2 * v.size] = np.repeat([0.0, -0.0], v.size)
+    z.real[2 * v.size:4 * v.size] = np.repeat([0.0, -0.0], v.size)
+    z.imag[2 * v.size:4 * v.size] = np.tile(v, 2)
+    k = 4 * v.size
+    z[k:] = np.concatenate([t + 0.5j * t, -t + 2j * t, t * 1e-3 - 1j * t, -t - 1j * t * 1e-3])
+    ref, got = reference(f, z), lib(f, z)
+    for part in ("real", "imag") if ref.dtype.kind == "c" else ("real",):
+        check(f"{f}.{part}", getattr(got, part), getattr(ref, part), [z], RTOL[dt])
+
+
+# ---------------------------------------------------------------- tests: the standard
+
+PI, INF, NAN = np.pi, np.inf, np.nan
+Z, F, NZF, PF = (0.0, -0.0), (0.0, -0.0, 2.5, -2.5), (2.5, -2.5), (2.5,)
+ANY = (0.0, -0.0, 2.5, -2.5, INF, -INF, NAN)
+U0, UINF, UPI2 = "0", "inf", "pi/2"          # a zero / infinity / pi/2 of either sign
+
+
+def _cis(m, minus_one=False):
+    return lambda a, b: (m * np.cos(b) - minus_one, m * np.sin(b))
+
+
+# (function, real parts, imaginary parts, expected (re, im) or f(a, b) -> (re, im)), from
+# src/array_api_stubs/_2024_12/elementwise_functions.py; "any sign" where it says unspecified
+STANDARD = [
+    ("cacos", Z, (0.0,), (PI / 2, -0.0)), ("cacos", Z, (NAN,), (PI / 2, NAN)),
+    ("cacos", F, (INF,), (PI / 2, -INF)), ("cacos", NZF, (NAN,), (NAN, NAN)),
+    ("cacos", (-INF,), PF, (PI, -INF)), ("cacos", (INF,), PF, (0.0, -INF)),
+    ("cacos", (-INF,), (INF,), (3 * PI / 4, -INF)), ("cacos", (INF,), (INF,), (PI / 4, -INF)),
+    ("cacos", (INF, -INF), (NAN,), (NAN, UINF)), ("cacos", (NAN,), F, (NAN, NAN)),
+    ("cacos", (NAN,), (INF,), (NAN, -INF)), ("cacos", (NAN,), (NAN,), (NAN, NAN)),
+    ("cacosh", Z, (0.0,), (0.0, PI / 2)), ("cacosh", F, (INF,), (INF, PI / 2)),
+    ("cacosh", NZF, (NAN,), (NAN, NAN)), ("cacosh", (0.0,), (NAN,), (NAN, UPI2)),
+    ("cacosh", (-INF,), PF, (INF, PI)), ("cacosh", (INF,), PF, (INF, 0.0)),
+    ("cacosh", (-INF,), (INF,), (INF, 3 * PI / 4)), ("cacosh", (INF,), (INF,), (INF, PI / 4)),
+    ("cacosh", (INF, -INF), (NAN,), (INF, NAN)), ("cacosh", (NAN,), F, (NAN, NAN)),
+    ("cacosh", (NAN,), (INF,), (INF, NAN)), ("cacosh", (NAN,), (NAN,), (NAN, NAN)),
+    ("casinh", (0.0,), (0.0,), (0.0, 0.0)), ("casinh", PF, (INF,), (INF, PI / 2)),
+    ("casinh", F, (NAN,), (NAN, NAN)), ("casinh", (INF,), PF, (INF, 0.0)),
+    ("casinh", (INF,), (INF,), (INF, PI / 4)), ("casinh", (NAN,), (0.0,), (NAN, 0.0)),
+    ("casinh", (NAN,), NZF, (NAN, NAN)), ("casinh", (NAN,), (INF,), (UINF, NAN)),
+    ("casinh", (NAN,), (NAN,), (NAN, NAN)),
+    ("catanh", (0.0,), (0.0,), (0.0, 0.0)), ("catanh", (0.0,), (NAN,), (0.0, NAN)),
+    ("catanh", (1.0,), (0.0,), (INF, 0.0)), ("catanh", PF, (INF,), (0.0, PI / 2)),
+    ("catanh", NZF, (NAN,), (NAN, NAN)), ("catanh", (INF,), PF, (0.0, PI / 2)),
+    ("catanh", (INF,), (INF,), (0.0, PI / 2)), ("catanh", (INF,), (NAN,), (0.0, NAN)),
+    ("catanh", (NAN,), F, (NAN, NAN)), ("catanh", (NAN,), (INF,), (U0, PI / 2)),
+    ("catanh", (NAN,), (NAN,), (NAN, NAN)),
+    ("ccosh", (0.0,), (0.0,), (1.0, 0.0)), ("ccosh", (0.0,), (INF, NAN), (NAN, U0)),
+    ("ccosh", NZF, (INF, NAN), (NAN, NAN)), ("ccosh", (INF,), (0.0,), (INF, 0.0)),
+    ("ccosh", (INF,), NZF, _cis(INF)), ("ccosh", (INF,), (INF,), (UINF, NAN)),
+    ("ccosh", (INF,), (NAN,), (INF, NAN)), ("ccosh", (NAN,), Z, (NAN, U0)),
+    ("ccosh", (NAN,), NZF, (NAN, NAN)), ("ccosh", (NAN,), (NAN,), (NAN, NAN)),
+    ("cexp", Z, (0.0,), (1.0, 0.0)), ("cexp", F, (INF, NAN), (NAN, NAN)),
+    ("cexp", (INF,), (0.0,), (INF, 0.0)), ("cexp", (-INF,), F, _cis(0.0)),
+    ("cexp", (INF,), NZF, _cis(INF)), ("cexp", (-INF,), (INF, NAN), (U0, U0)),
+    ("cexp", (INF,), (INF, NAN), (UINF, NAN)), ("cexp", (NAN,), (0.0,), (NAN, 0.0)),
+    ("cexp", (NAN,), NZF + (INF, NAN), (NAN, NAN)),
+    ("cexpm1", Z, (0.0,), (U0, 0.0)), ("cexpm1", F, (INF, NAN), (NAN, NAN)),
+    ("cexpm1", (INF,), (0.0,), (INF, 0.0)), ("cexpm1", (-INF,), F, _cis(0.0, True)),
+    ("cexpm1", (INF,), NZF, _cis(INF, True)), ("cexpm1", (-INF,), (INF, NAN), (-1.0, U0)),
+    ("cexpm1", (INF,), (INF, NAN), (UINF, NAN)), ("cexpm1", (NAN,), (0.0,), (NAN, 0.0)),
+    ("cexpm1", (NAN,), NZF + (INF, NAN), (NAN, NAN)),
+    ("clog", (-0.0,), (0.0,), (-INF, PI)), ("clog", (0.0,), (0.0,), (-INF, 0.0)),
+    ("clog", F, (INF,), (INF, PI / 2)), ("clog", F, (NAN,), (NAN, NAN)),
+    ("clog", (-INF,), PF, (INF, PI)), ("clog", (INF,), PF, (INF, 0.0)),
+    ("clog", (-INF,), (INF,), (INF, 3 * PI / 4)), ("clog", (INF,), (INF,), (INF, PI / 4)),
+    ("clog", (INF, -INF), (NAN,), (INF, NAN)), ("clog", (NAN,), F, (NAN, NAN)),
+    ("clog", (NAN,), (INF,), (INF, NAN)), ("clog", (NAN,), (NAN,), (NAN, NAN)),
+    ("clog1p", (-1.0,), (0.0,), (-INF, 0.0)), ("clog1p", F, (INF,), (INF, PI / 2)),
+    ("clog1p", F, (NAN,), (NAN, NAN)), ("clog1p", (-INF,), PF, (INF, PI)),
+    ("clog1p", (INF,), PF, (INF, 0.0)), ("clog1p", (-INF,), (INF,), (INF, 3 * PI / 4)),
+    ("clog1p", (INF,), (INF,), (INF, PI / 4)), ("clog1p", (INF, -INF), (NAN,), (INF, NAN)),
+    ("clog1p", (NAN,), F, (NAN, NAN)), ("clog1p", (NAN,), (INF,), (INF, NAN)),
+    ("clog1p", (NAN,), (NAN,), (NAN, NAN)),
+    ("csign", Z, Z, (0.0, 0.0)), ("csign", (NAN,), ANY, (NAN, NAN)),
+    ("csign", ANY, (NAN,), (NAN, NAN)),
+    ("csinh", (0.0,), (0.0,), (0.0, 0.0)), ("csinh", (0.0,), (INF, NAN), (U0, NAN)),
+    ("csinh", PF, (INF, NAN), (NAN, NAN)), ("csinh", (INF,), (0.0,), (INF, 0.0)),
+    ("csinh", (INF,), PF, _cis(INF)), ("csinh", (INF,), (INF, NAN), (UINF, NAN)),
+    ("csinh", (NAN,), (0.0,), (NAN, 0.0)), ("csinh", (NAN,), NZF, (NAN, NAN)),
+    ("csinh", (NAN,), (NAN,), (NAN, NAN)),
+    ("csqrt", Z, (0.0,), (0.0, 0.0)), ("csqrt", ANY, (INF,), (INF, INF)),
+    ("csqrt", F, (NAN,), (NAN, NAN)), ("csqrt", (-INF,), PF, (0.0, INF)),
+    ("csqrt", (INF,), PF, (INF, 0.0)), ("csqrt", (-INF,), (NAN,), (NAN, UINF)),
+    ("csqrt", (INF,), (NAN,), (INF, NAN)), ("csqrt", (NAN,), F + (NAN,), (NAN, NAN)),
+    ("ctanh", (0.0,), (0.0,), (0.0, 0.0)), ("ctanh", NZF, (INF, NAN), (NAN, NAN)),
+    ("ctanh", (0.0,), (INF, NAN), (0.0, NAN)), ("ctanh", (INF,), PF, (1.0, 0.0)),
+    ("ctanh", (INF,), (INF, NAN), (1.0, U0)), ("ctanh", (NAN,), (0.0,), (NAN, 0.0)),
+    ("ctanh", (NAN,), NZF + (INF,), (NAN, NAN)), ("ctanh", (NAN,), (NAN,), (NAN, NAN)),
+]
+ODD, EVEN = {"casinh", "catanh", "csinh", "ctanh"}, {"ccosh"}
+
+
+def _standard_cases():
+    """Every (function, z, expected) of STANDARD, with the conj symmetry all of them have and
+    the odd / even ones of asinh, atanh, sinh, tanh / cosh applied."""
+    def neg(v):
+        return v if isinstance(v, str) else -v
+    out = []
+    for f, res, ims, want in STANDARD:
+        for a in res:
+            for b in ims:
+                w = want(a, b) if callable(want) else want
+                cases = {(a, b, w)}
+                if f != "csign":
+                    cases.add((a, -b, (w[0], neg(w[1]))))
+                for a2, b2, (wr, wi) in list(cases):
+                    if f in ODD:
+                        cases.add((-a2, -b2, (neg(wr), neg(wi))))
+                    elif f in EVEN:
+                        cases.add((-a2, -b2, (wr, wi)))
+                out += [(f, a2, b2, w2) for a2, b2, w2 in cases]
+    return out
+
+
+def _matches(g, w, dt) -> bool:
+    if isinstance(w, str):
+        v = {U0: 0.0, UINF: INF, UPI2: PI / 2}[w]
+        return _matches(abs(g), v, dt)
+    if np.isnan(w) or w == 0 or np.isinf(w):
+        return bool(np.isnan(g)) if np.isnan(w) else bool(g == w and np.signbit(g) == np.signbit(w))
+    return abs(float(g) - w) <= 4 * np.finfo(np.float32 if dt == np.complex64 else
+                                             np.float64).eps * abs(w)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=IDS)
+def test_standard_special_cases(libs, dt):
+    """The array API standard's special cases for complex operands, exactly (per function:
+    acos, acosh, asinh, atanh, cosh, exp, expm1, log, log1p, sign, sinh, sqrt, tanh)."""
+    bad = []
+    for name, lib in libs.items():
+        for f, a, b, (wr, wi) in _standard_cases():
+            z = np.zeros(1, dt)
+            z.real, z.imag = a, b
+            g = lib(f, z)[0]
+            if not (_matches(g.real, wr, dt) and _matches(g.imag, wi, dt)):
+                bad.append(f"{name} sx_{f}({a!r} + {b!r}j) = {g!r}, want ({wr!r}, {wi!r})")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=IDS)
+def test_standard_abs_special_cases(libs, dt):
+    cases = [(a, b, INF) for a in (INF, -INF) for b in ANY]
+    cases += [(a, b, INF) for a in ANY for b in (INF, -INF)]
+    cases += [(a, b, abs(b)) for a in Z for b in ANY] + [(a, b, abs(a)) for a in ANY for b in Z]
+    cases += [(NAN, b, NAN) for b in NZF] + [(a, NAN, NAN) for a in NZF] + [(NAN, NAN, NAN)]
+    for lib in libs.values():
+        for a, b, w in cases:
+            z = np.zeros(1, dt)
+            z.real, z.imag = a, b
+            assert _matches(lib("cabs", z)[0], w, dt), (a, b, lib("cabs", z)[0], w)
+
+
+def _rot(z):          # i z
+    w = np.empty_like(z)
+    w.real, w.imag = -z.imag, z.real
+    return w
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=IDS)
+@pytest.mark.parametrize("f,g,minus_i", [("csin", "csinh", True), ("ccos", "ccosh", False),
+                                         ("ctan", "ctanh", True), ("casin", "casinh", True),
+                                         ("catan", "catanh", True)])
+def test_standard_identities(lib, f, g, minus_i, dt):
+    """sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz), asin z = -i asinh(iz),
+    atan z = -i atanh(iz) on the special grid: the standard defines their special cases so.
+    An infinity beside a NaN may take either sign (the tables leave those open; the header
+    picks NumPy's)."""
+    z = grid(dt)
+    w = lib(g, _rot(z))
+    want = np.empty_like(w)
+    want.real, want.imag = (w.imag, -w.real) if minus_i else (w.real, w.imag)
+    got = lib(f, z)
+    loose = np.isnan(got.real) | np.isnan(got.imag)
+    for arr in (got, want):
+        arr.real[loose], arr.imag[loose] = np.abs(arr.real[loose]), np.abs(arr.imag[loose])
+    check(f, got, want, [z], RTOL[dt])
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=IDS)
+@pytest.mark.parametrize("f,c", [("clog2", 1 / np.log(2)), ("clog10", 1 / np.log(10))])
+def test_change_of_base(lib, f, c, dt):
+    z = np.concatenate([grid(dt), random_inputs(dt, 200)])
+    w = lib("clog", z)
+    want = np.empty_like(w)
+    want.real, want.imag = w.real * c, w.imag * c
+    check(f, lib(f, z), want, [z], RTOL[dt])
+
+
+# ---------------------------------------------------------------- tests: the CUDA compilers
+
+def _device_unit() -> str:
+    """A CUDA unit that calls every function on both types, with the same text for both."""
+    calls = [f"o[{i}] = sx_{f}(x);" for i, f in enumerate(C2C)]
+    calls += [f"o[{len(C2C) + i}] = sx_{f}(x, y);" for i, f in enumerate(CC2C)]
+    calls += [f"r[{i}] = sx_{f}(x);" for i, f in enumerate(C2R)]
+    calls += [f"k[{i}] = sx_{f}(x);" for i, f in enumerate(C2I)]
+    calls += [f"k[{len(C2I) + i}] = sx_{f}(x, y);" for i, f in enumerate(CC2I)]
+    body = "\n".join(f"        {c}" for c in calls)
+    blocks = "".join(
+        f"    {{\n        const sx_{s} x = a{s}[2 * i], y = sx_{s}_make(a{s}[2 * i + 1].re, 1);\n"
+        f"        sx_{s} *o = o{s} + 32 * i; {real} *r = r{s} + 2 * i; int *k = k{s} + 8 * i;\n"
+        f"{body}\n    }}\n" for s, (_, _, real) in TYPES.items())
+    return ('#include "scalar/complex.h"\n'
+            'extern "C" __global__ void cx_every_function(const sx_cf *acf, sx_cf *ocf, '
+            "float *rcf, int *kcf, const sx_cd *acd, sx_cd *ocd, double *rcd, int *kcd) {\n"
+            "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n" + blocks + "}\n")
+
+
+def test_nvrtc_compiles_every_function():
+    """NVRTC (C++17, no system headers) compiles every function for both types, sm_90."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python's NVRTC bindings are not "
+                        "installed")
+    from tensor.cuda import nvrtc
+    try:
+        nvrtc.version()
+    except nvrtc.NVRTCNotFoundError as e:
+        pytest.skip(str(e))
+    cubin = nvrtc.compile("complex_scalar_check", _device_unit(), "sm_90", fast=True)
+    assert cubin[:4] == b"\x7fELF" and b"cx_every_function\0" in cubin
+
+
+def test_emulator_compiles_every_function():
+    """The CUDA emulator's build (g++ with dialect.h) compiles the same unit; the loops the
+    numeric tests call ("c++") are built with its flags and dialect too."""
+    from tensor.cuda import emulator
+    try:
+        emulator.compiler()
+    except emulator.CompilerNotFoundError as e:
+        pytest.skip(str(e))
+    assert emulator.compile("complex_scalar_check", _device_unit())

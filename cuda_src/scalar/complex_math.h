@@ -127,8 +127,9 @@ SX_SCALAR_FN SXC SXN(sx_csign)(SXC z) {
     SXR x = z.re, y = z.im, nan = SXINF - SXINF;
     if (x != x || y != y) return SX_CX_MAKE(nan, nan);
     if (SXN(sx_cx_isinf)(x))
-        return SXN(sx_cx_isinf)(y) ? SX_CX_MAKE(nan, nan) : SX_CX_MAKE(SXF(copysign)(1, x), 0);
-    if (SXN(sx_cx_isinf)(y)) return SX_CX_MAKE(0, SXF(copysign)(1, y));
+        return SXN(sx_cx_isinf)(y) ? SX_CX_MAKE(nan, nan)
+                                   : SX_CX_MAKE(SXF(copysign)(SXL(1.0), x), 0);
+    if (SXN(sx_cx_isinf)(y)) return SX_CX_MAKE(0, SXF(copysign)(SXL(1.0), y));
     if (x == 0 && y == 0) return SX_CX_MAKE(0, 0);
     SXR h = SXN(sx_cabs)(z);
     if (h == SXINF) { x *= SXL(0.5); y *= SXL(0.5); h = SXN(sx_cabs)(SX_CX_MAKE(x, y)); }
@@ -178,7 +179,7 @@ SX_SCALAR_FN SXC SXN(sx_cexp)(SXC z) {
     if (y == 0) return SX_CX_MAKE(SXF(exp)(x), y);              /* NaN + 0j, inf + 0j */
     if (!SXN(sx_cx_isfin)(y)) {
         if (x == SXINF) return SX_CX_MAKE(x, y - y);            /* inf + NaN j */
-        if (x == -SXINF) return SX_CX_MAKE(0, SXF(copysign)(0, y));
+        if (x == -SXINF) return SX_CX_MAKE(0, SXF(copysign)(SXL(0.0), y));
         return SX_CX_MAKE(y - y, y - y);
     }
     SXR c = SXF(cos)(y), s = SXF(sin)(y);
@@ -194,7 +195,7 @@ SX_SCALAR_FN SXC SXN(sx_cexpm1)(SXC z) {
     if (y == 0) return SX_CX_MAKE(SXF(expm1)(x), y);
     if (!SXN(sx_cx_isfin)(y)) {
         if (x == SXINF) return SX_CX_MAKE(x, y - y);
-        if (x == -SXINF) return SX_CX_MAKE(-1, SXF(copysign)(0, y));
+        if (x == -SXINF) return SX_CX_MAKE(-1, SXF(copysign)(SXL(0.0), y));
         return SX_CX_MAKE(y - y, y - y);
     }
     if (x == -SXINF) return SX_CX_MAKE(-1, 0 * SXF(sin)(y));
@@ -257,7 +258,7 @@ SX_SCALAR_FN SXC SXN(sx_csinh)(SXC z) {
 SX_SCALAR_FN SXC SXN(sx_ccosh)(SXC z) {
     SXR x = z.re, y = z.im, ax = SXF(fabs)(x);
     if (SXN(sx_cx_isfin)(x) && SXN(sx_cx_isfin)(y)) {
-        if (y == 0) return SX_CX_MAKE(SXF(cosh)(x), SXF(copysign)(0, x) * y);
+        if (y == 0) return SX_CX_MAKE(SXF(cosh)(x), SXF(copysign)(SXL(0.0), x) * y);
         SXR c = SXF(cos)(y), s = SXF(sin)(y);
         if (ax < SX_CX_LNMAX) return SX_CX_MAKE(SXF(cosh)(x) * c, SXF(sinh)(x) * s);
         SXR e = SXF(exp)(SXL(0.5) * ax), h = SXF(copysign)(SXL(0.5), x) * e;
@@ -266,7 +267,7 @@ SX_SCALAR_FN SXC SXN(sx_ccosh)(SXC z) {
     if (x == 0) return SX_CX_MAKE(y - y, 0);                  /* NaN + 0j */
     if (x != x) return SX_CX_MAKE(x, y == 0 ? y : x);
     if (ax == SXINF) {
-        if (y == 0) return SX_CX_MAKE(SXINF, SXF(copysign)(0, x) * y);
+        if (y == 0) return SX_CX_MAKE(SXINF, SXF(copysign)(SXL(0.0), x) * y);
         if (SXN(sx_cx_isfin)(y)) return SX_CX_MAKE(SXINF * SXF(cos)(y), x * SXF(sin)(y));
         return SX_CX_MAKE(SXINF, y - y);
     }
@@ -282,14 +283,14 @@ SX_SCALAR_FN SXC SXN(sx_ctanh)(SXC z) {
         if (y == 0) return SX_CX_MAKE(SXF(tanh)(x), y);
         if (ax > SX_CX_TANHX) {
             SXR e = SXF(exp)(-2 * ax);
-            return SX_CX_MAKE(SXF(copysign)(1, x), 4 * SXF(sin)(y) * SXF(cos)(y) * e);
+            return SX_CX_MAKE(SXF(copysign)(SXL(1.0), x), 4 * SXF(sin)(y) * SXF(cos)(y) * e);
         }
         SXR t = SXF(tan)(y), b = 1 + t * t, s = SXF(sinh)(x), r = SXF(sqrt)(1 + s * s);
         SXR d = 1 + b * s * s;
         return SX_CX_MAKE(b * r * s / d, t / d);
     }
     /* +-inf + bj: the standard's +-1 + 0j with conj symmetry (C99 has 0 * sin(2b)) */
-    if (ax == SXINF) return SX_CX_MAKE(SXF(copysign)(1, x), SXF(copysign)(0, y));
+    if (ax == SXINF) return SX_CX_MAKE(SXF(copysign)(SXL(1.0), x), SXF(copysign)(SXL(0.0), y));
     if (x != x) return SX_CX_MAKE(x, y == 0 ? y : x);
     if (x == 0) return SX_CX_MAKE(x, y - y);                  /* +-0 + NaN j */
     return SX_CX_MAKE(y - y, y - y);
@@ -388,7 +389,8 @@ SX_SCALAR_FN SXC SXN(sx_catanh)(SXC z) {
     SXR x = z.re, y = z.im, ax = SXF(fabs)(x), ay = SXF(fabs)(y);
     if (!SXN(sx_cx_isfin)(x) || !SXN(sx_cx_isfin)(y)) {
         if (ax == SXINF || ay == SXINF)              /* +-0 + (+-pi/2 or NaN) j */
-            return SX_CX_MAKE(SXF(copysign)(0, x), y != y ? y : SXF(copysign)(SX_CX_PI_2, y));
+            return SX_CX_MAKE(SXF(copysign)(SXL(0.0), x),
+                              y != y ? y : SXF(copysign)(SX_CX_PI_2, y));
         if (x == 0) return SX_CX_MAKE(x, y);         /* +-0 + NaN j */
         return SX_CX_MAKE(x + y, x + y);
     }
