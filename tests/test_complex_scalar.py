@@ -12,9 +12,11 @@ then called on NumPy arrays:
   |result|;
 - random values over the whole range (log-uniform magnitudes 1e-30..1e30 / 1e-300..1e300,
   random signs), moderate values, and points near |z| = 1 and near +-1, +-i;
+- both sides of the branch cuts and tiny z, each part relative to itself;
 - the standard's special-case tables, transcribed from the stubs (with their conj / odd /
-  even symmetries applied);
-- NVRTC compiles every function for both types for sm_90 (skipped without cuda-python).
+  even symmetries applied), and its identities (sin z = -i sinh(iz), ..., log2 = log / ln 2);
+- NVRTC compiles every function for both types for sm_90 (skipped without cuda-python), and
+  so does the emulator's own build.
 
 The reference is NumPy (complex64 results checked against NumPy's complex128 on the same
 inputs, which is more accurate than its complex64), except where the header deliberately
@@ -187,14 +189,11 @@ def _np_tan(z):
 
 
 def _smith(a, b):
-    """NumPy's complex division, dividing by the denominator (NumPy multiplies by its
-    reciprocal, which overflows for subnormal divisors)."""
+    """NumPy's complex division by a nonzero b, dividing by the denominator (NumPy multiplies
+    by its reciprocal, which overflows for subnormal divisors)."""
     out = np.empty_like(a)
-    br, bi = np.abs(b.real), np.abs(b.imag)
-    p = br >= bi
-    zero = p & (br == 0) & (bi == 0)
-    out[zero] = a.real[zero] / br[zero] + 1j * (a.imag[zero] / bi[zero])
-    q = p & ~zero
+    p = np.abs(b.real) >= np.abs(b.imag)
+    q = p
     rat = b.imag[q] / b.real[q]
     den = b.real[q] + b.imag[q] * rat
     out.real[q] = (a.real[q] + a.imag[q] * rat) / den

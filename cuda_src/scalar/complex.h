@@ -44,8 +44,9 @@ typedef struct sx_cd { double re, im; } sx_cd;
 /* ---- complex64: float math ----
  * LNMAX: exp(x) and cosh(x) stay finite below it; BIG / SMALL: |z| beyond which the inverse
  * functions take their asymptotic forms (the next term is below half an ulp: 1/|z|^2 and
- * |z|^2 under eps); TANHX: tanh(x) rounds to +-1 above it; TINY, UP, DOWN: csqrt rescales
- * operands under TINY by UP = DOWN^-2 (subnormals would lose bits). */
+ * |z|^2 under eps); TANHX: tanh(x) rounds to +-1 above it; TINY, UP, DOWN: csqrt and csign
+ * rescale operands under TINY by UP = DOWN^-2 (subnormals would lose bits); MULRN: CUDA's
+ * product that is never fused into an add. */
 #define SXR float
 #define SXC sx_cf
 #define SX_CX_S cf
@@ -114,6 +115,16 @@ typedef struct sx_cd { double re, im; } sx_cd;
 #undef SX_CX_UP
 #undef SX_CX_DOWN
 #undef SX_CX_MULRN
+
+#undef SXN
+#undef SX_CX_N2
+#undef SX_CX_PI
+#undef SX_CX_PI_2
+#undef SX_CX_PI_4
+#undef SX_CX_3PI_4
+#undef SX_CX_LN2
+#undef SX_CX_LOG2E
+#undef SX_CX_LOG10E
 
 #ifndef __cplusplus
 /* C: the plain names dispatch on the first operand's type. */
