@@ -253,6 +253,12 @@ def _positional(fn, args, kwargs):
     return pos, {k: v for k, v in b.kwargs.items() if k not in names}
 
 
+def _refuse_complex(name: str):
+    raise NotImplementedError(f"autograd: {name}: complex tensors are not differentiable yet; compute "
+                              "with their real and imaginary parts (tensor.view_as_real) or under "
+                              "autograd.no_grad()")
+
+
 def _differentiable_out(out) -> bool:
     """Only floating outputs carry gradients (comparisons, argmax, indices do not)."""
     if type(out) is Tensor:
@@ -367,6 +373,8 @@ def record(name, fn, args, kwargs):
             need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
     if not (need_grad or need_tan):
         return fn(*args, **kwargs)
+    if any(t._dtype.kind == "c" for t in tensors):
+        _refuse_complex(name)
     rule = RULES.get(name)
     if need_grad and name in INPLACE:
         x = args[0]
@@ -393,6 +401,9 @@ def record(name, fn, args, kwargs):
     res = out
     if out is None and name in INPLACE:  # x[key] = v returns None: the output is x, written
         out = args[0]
+    if any(type(o) is Tensor and o._dtype.kind == "c" for o in (out if isinstance(out, list | tuple)
+                                                               else (out,))):
+        _refuse_complex(name)
     if need_tan and rule is None and _differentiable_out(out):
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
     if need_tan and rule is not None:

@@ -16,19 +16,7 @@ if [ ! -d "$dir/array_api_tests" ]; then
   git clone --recursive https://github.com/data-apis/array-api-tests "$dir"
 fi
 "$py" -m pip install -q pytest-json-report "hypothesis>=6.151" "ndindex>=1.8"
-# Until tensor has complex dtypes the suite fails at import (its widest complex dtype is a max()
-# over none): patch the local copy to give it a default. Harmless once the dtypes exist.
-"$py" - "$dir/array_api_tests/dtype_helpers.py" <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read()
-old = "[(dt, dtype_nbits[dt]) for dt in complex_dtypes], key=lambda x: x[1]\n"
-if old in s:
-    open(p, "w").write(s.replace(old, old[:-1] + ", default=(None,)\n"))
-PY
 export ARRAY_API_TESTS_MODULE=tensor ARRAY_API_TESTS_VERSION=2024.12
-# the complex dtypes tensor does not have yet are skipped (the suite's own switch)
-export ARRAY_API_TESTS_SKIP_DTYPES=${ARRAY_API_TESTS_SKIP_DTYPES-complex64,complex128}
 xfails=()
 [ -f "$root/benchmarks/array_api_xfails.txt" ] && xfails=(--xfails-file "$root/benchmarks/array_api_xfails.txt")
 cd "$dir"

@@ -74,6 +74,21 @@ struct sx_bf16 {
     SX_DEV C hi() { return HI_bf16; }
 };
 
+/* complex64 / complex128: the structs of scalar/complex.h (the CPU's too), computed as
+ * stored; the casts to and from them are explicit expressions (optable.cast_expr). + lets
+ * the dtype-generic templates (scatter-add) accumulate them. */
+#include "scalar/complex.h"
+#define SX_COMPLEX_TRAITS(SFX, TY)                                         \
+struct sx_##SFX {                                                          \
+    typedef TY T; typedef TY C;                                            \
+    SX_DEV C ld(T x) { return x; }                                         \
+    SX_DEV T st(T x) { return x; }                                         \
+};                                                                         \
+SX_DEV TY operator+(TY a, TY b) { return sx_cadd(a, b); }
+SX_COMPLEX_TRAITS(c64, sx_cf)
+SX_COMPLEX_TRAITS(c128, sx_cd)
+#undef SX_COMPLEX_TRAITS
+
 /* Full-warp __shfl_{down,up,xor}_sync of any trivially copyable value, 4 bytes at a time
  * (sx_shfl_down(v, delta), sx_shfl_up(v, delta), sx_shfl_xor(v, lane_mask)). */
 #define SX_SHFL_ANY(NAME, INTRIN)                                          \

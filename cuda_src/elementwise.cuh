@@ -67,7 +67,8 @@ SX_DEV void sx_copy_elem(char *d, const char *s, int es) {
     if (es == 1) *(uint8_t *)d = *(const uint8_t *)s;
     else if (es == 2) *(uint16_t *)d = *(const uint16_t *)s;
     else if (es == 4) *(uint32_t *)d = *(const uint32_t *)s;
-    else *(uint64_t *)d = *(const uint64_t *)s;
+    else if (es == 8) *(uint64_t *)d = *(const uint64_t *)s;
+    else { ((uint64_t *)d)[0] = ((const uint64_t *)s)[0]; ((uint64_t *)d)[1] = ((const uint64_t *)s)[1]; }
 }
 
 template <int N, class I, class F>

@@ -35,6 +35,8 @@
 #define SX_RADIX (1 << SX_RADIX_BITS)
 
 typedef unsigned long long sx_ull;
+/* The carrier of 16-byte elements (complex128): copied whole, never computed on. */
+struct sx_w16 { uint64_t w[2]; };
 
 /* ---- small helpers ---- */
 SX_DEV void sx_flag_min(sx_ull *flag, int64_t code) { atomicMin(flag, (sx_ull)code); }

@@ -16,9 +16,9 @@ from .convert import array, asarray, from_dlpack, from_numpy, tensor
 from .creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, zeros,
                        zeros_like)
 from .device import Device, DeviceError, device, get_default_device, set_default_device
-from .dtypes import (bfloat16, bool_, can_cast, float16, float32, float64, get_default_dtype, int8,
-                     int16, int32, int64, promote_types, result_type, set_default_dtype, uint8,
-                     uint16, uint32, uint64)
+from .dtypes import (bfloat16, bool_, can_cast, complex64, complex128, float16, float32, float64,
+                     get_default_dtype, int8, int16, int32, int64, promote_types, result_type,
+                     set_default_dtype, uint8, uint16, uint32, uint64)
 from .aliasing import shares_memory
 from .memory import OutOfMemoryError
 from .memstats import FUNCS as _MEMSTATS

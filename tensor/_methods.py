@@ -55,7 +55,7 @@ _NOT_METHODS = {"where", "getitem", "setitem", "concatenate", "cat", "stack", "h
                 "dstack", "array_split", "hsplit", "vsplit", "split", "atleast_1d", "atleast_2d",
                 "atleast_3d", "fliplr", "flipud", "rot90", "pad", "tril", "triu", "outer", "inner",
                 "tensordot", "put_along_axis", "take_along_axis", "matrix_transpose", "arctan2",
-                "logsumexp", "argwhere", "broadcast_to",
+                "logsumexp", "argwhere", "broadcast_to", "real", "imag", "view_as_complex",
                 # array API functions that neither NumPy nor PyTorch has as methods
                 "concat", "permute_dims", "unstack", "broadcast_arrays", "meshgrid",
                 "cumulative_sum", "cumulative_prod", "vecdot",
@@ -68,6 +68,9 @@ for _n, _f in PUB.items():
         setattr(Tensor, _n, _f)
 Tensor.T = property(lambda self: PUB["transpose"](self))
 Tensor.mT = property(lambda self: PUB["matrix_transpose"](self))
+# attributes, as NumPy's and PyTorch's: views of a complex tensor's parts
+Tensor.real = property(lambda self: PUB["real"](self))
+Tensor.imag = property(lambda self: PUB["imag"](self))
 Tensor.broadcast_to = lambda self, shape: PUB["broadcast_to"](self, shape)
 # PyTorch's expand_as (read-only only where it repeats elements), not NumPy's broadcast_to
 Tensor.expand_as = lambda self, other: PUB["expand"](self, other.shape)

@@ -69,8 +69,9 @@ def _bfloat16_info() -> finfo_object:
 
 def finfo(type) -> finfo_object:  # noqa: A002 - the standard's parameter name
     """Machine limits of a floating dtype (or of a tensor's dtype): bits, eps, max, min,
-    smallest_normal, dtype (the standard's fields; Python floats)."""
-    d = _as_dtype(type, "finfo")
+    smallest_normal, dtype (the standard's fields; Python floats). A complex dtype gives its
+    parts' limits, and dtype is that real dtype (as NumPy and the standard)."""
+    d = dt.real_of(_as_dtype(type, "finfo"))
     if d.kind != "f":
         raise TypeError(f"finfo: {d.name} is not a floating-point dtype (use iinfo for integers)")
     if d is dt.bfloat16:
@@ -146,11 +147,9 @@ class Info:
 
     def default_dtypes(self, *, device=None) -> dict:
         _check_device(device)
-        out = {"real floating": dt.get_default_dtype(), "integral": dt.int64, "indexing": dt.int64}
-        cplx = getattr(dt, "complex128", None)
-        if cplx is not None:
-            out["complex floating"] = cplx
-        return out
+        f = dt.get_default_dtype()
+        return {"real floating": f, "complex floating": dt.complex_of(f), "integral": dt.int64,
+                "indexing": dt.int64}
 
     def devices(self) -> list:
         return [CPU] + _cuda_devices()

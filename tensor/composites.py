@@ -168,6 +168,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
     v1, v2 = P.moveaxis(x1, a1, -1), P.moveaxis(x2, a2, -1)
     broadcast_shapes(v1.shape[:-1], v2.shape[:-1], op="vecdot")   # names the op on failure
     res = dt.result_type(x1, x2)
+    if res.kind == "c":   # the standard's inner product: conj(x1) . x2
+        v1 = P.conj(v1)
     if res.kind == "f" and (v1.ndim == 1 or v2.ndim == 1):
         # one operand is a single vector: a matrix-vector product (one gemm, no temporary)
         r = P.matmul(v1, v2) if v2.ndim == 1 else P.matmul(v2, v1)
@@ -176,23 +178,22 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
     return r if r.dtype is res else P.astype(r, res)
 
 
-# ---------------------------------------------------------------- complex parts of real tensors
-
-def conj(x, /) -> Tensor:
-    """The complex conjugate: for a real tensor, a copy of it (the standard's 2024.12 rule)."""
-    return P.copy(_arr(x))
-
+# ---------------------------------------------------------------- complex parts
 
 def real(x, /) -> Tensor:
-    """The real part: for a real tensor, a copy of it (the standard's 2024.12 rule)."""
-    return P.copy(_arr(x))
+    """The real part: a view of a complex tensor (as NumPy's and PyTorch's); for a real tensor,
+    a copy of it (the standard's 2024.12 rule)."""
+    x = _arr(x)
+    return P.view_as_real(x)[..., 0] if x.dtype.kind == "c" else P.copy(x)
 
 
 def imag(x, /) -> Tensor:
-    """The imaginary part: zeros for a real tensor (as NumPy's np.imag)."""
+    """The imaginary part: a view of a complex tensor; zeros for a real tensor (as np.imag)."""
     x = _arr(x)
+    if x.dtype.kind == "c":
+        return P.view_as_real(x)[..., 1]
     return full(x.shape, 0, dtype=x.dtype, device=x.device)
 
 
 FUNCS = {f.__name__: f for f in (permute_dims, unstack, broadcast_arrays, meshgrid, diff,
-                                  cumulative_sum, cumulative_prod, vecdot, conj, real, imag)}
+                                  cumulative_sum, cumulative_prod, vecdot, real, imag)}

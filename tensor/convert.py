@@ -89,8 +89,9 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
         raise TypeError(f"{op}: cannot make a tensor from a {type(data).__name__} ({data!r:.40}); "
                         "expected numbers, nested sequences of numbers, arrays or tensors")
     target = None if d is None else (np.dtype(np.float32) if d is dt.bfloat16 else d.np)
-    if target is not None and _holds_complex(data):  # NumPy would drop the imaginary parts
-        raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex dtype yet")
+    if target is not None and d.kind != "c" and _holds_complex(data):  # NumPy would drop the imaginary parts
+        raise TypeError(f"{op}: cannot convert complex values to {d.name}; use a complex dtype "
+                        "(complex64, complex128)")
     try:
         a = np.asarray(data, dtype=target)
     except OverflowError as e:  # NumPy 2: a Python int the dtype cannot hold
@@ -100,8 +101,8 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
         raise OverflowError(f"{op}: Python integer {dt.show_int(bad)} out of bounds for {d.name}") from None
     except (ValueError, TypeError) as e:
         if any(isinstance(x, complex | np.complexfloating) for x in _leaves(data)):
-            raise TypeError(f"{op}: cannot convert complex values to {d.name}: there is no complex "
-                            "dtype yet") from None
+            raise TypeError(f"{op}: cannot convert complex values to {d.name}; use a complex "
+                            "dtype (complex64, complex128)") from None
         raise TypeError(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
     if a.dtype == object:  # Python ints past uint64 (NumPy: object), or ragged / mixed data
         bad = next((x for x in _leaves(data) if type(x) is int and not -2**63 <= x < 2**64), None)
@@ -161,8 +162,8 @@ def _convertible(a: np.ndarray, d, op: str) -> np.ndarray:
     k = a.dtype.kind
     if k == "O":  # Python objects: read them as Python data
         return _np_from_data(a.tolist(), d, op)
-    if k == "c":
-        raise TypeError(f"{op}: cannot convert a {a.dtype} array: there is no complex dtype yet")
+    if k == "c":  # long double complex: rounded to complex128, as NumPy's astype
+        return a.astype(np.complex128)
     if k == "f":  # long double: rounded to float64, as NumPy's astype
         return a.astype(np.float64)
     raise TypeError(f"{op}: cannot make a tensor from an array of dtype {a.dtype}: only booleans, "
@@ -170,10 +171,8 @@ def _convertible(a: np.ndarray, d, op: str) -> np.ndarray:
 
 
 def _fill_scalar(v, op: str):
-    """A fill value checked as a number: complex and text raise TypeError, NumPy scalars of
-    dtypes we lack convert by asarray's rule."""
-    if isinstance(v, complex | np.complexfloating):
-        raise TypeError(f"{op}: cannot fill with the complex value {v!r}: there is no complex dtype yet")
+    """A fill value checked as a number: text raises TypeError, NumPy scalars of dtypes we lack
+    convert by asarray's rule."""
     if isinstance(v, np.generic):
         return _convertible(np.asarray(v), None, op)[()]
     if dt.scalar_kind(v) is None:
@@ -187,9 +186,10 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
 
     Python ints read as NumPy 2 reads them: int64, uint64 when every one is past int64 (and
     within uint64), float64 when such ints mix with int64 ones ([0, 2**63]); past uint64 or
-    below int64 an OverflowError naming the int (NumPy gives object); complex values and strings raise
-    TypeError. A NumPy array of a dtype this library lacks converts by value (a copy): long
-    double to float64; complex, string and date arrays raise TypeError. from_numpy, which
+    below int64 an OverflowError naming the int (NumPy gives object); Python complex values
+    give complex128; strings, and complex values asked to fit a real dtype, raise TypeError. A
+    NumPy array of a dtype this library lacks converts by value (a copy): long double to
+    float64, long double complex to complex128; string and date arrays raise TypeError. from_numpy, which
     never copies, refuses them all.
 
     >>> import numpy as np, tensor as T
@@ -269,7 +269,7 @@ def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tenso
 _FROM_DL = {(6, 8): dt.bool_, (0, 8): dt.int8, (1, 8): dt.uint8, (0, 16): dt.int16,
             (0, 32): dt.int32, (0, 64): dt.int64, (1, 16): dt.uint16, (1, 32): dt.uint32,
             (1, 64): dt.uint64, (2, 16): dt.float16, (4, 16): dt.bfloat16,
-            (2, 32): dt.float32, (2, 64): dt.float64}
+            (2, 32): dt.float32, (2, 64): dt.float64, (5, 64): dt.complex64, (5, 128): dt.complex128}
 
 
 def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Tensor:

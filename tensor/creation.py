@@ -162,14 +162,18 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     from .elementwise import binary
     # NumPy's arange(num) * step + start: two roundings
     idx = _iota(num, dt.float64, 0, 1, parse_device(device), "linspace")
-    t = binary("add", binary("multiply", idx, step), float(start))
+    cplx = isinstance(start, complex) or isinstance(stop, complex)
+    t = binary("add", binary("multiply", idx, step), complex(start) if cplx else float(start))
     if endpoint and num > 1:
         t[num - 1] = stop
-    d = _dtype_or(dtype, dt.get_default_dtype())
+    d = _dtype_or(dtype, dt.complex_of(dt.get_default_dtype()) if cplx else dt.get_default_dtype())
+    if cplx and d.kind != "c":
+        raise TypeError(f"linspace: complex start or stop ({start!r}, {stop!r}) with the real dtype "
+                        f"{d.name}; use a complex dtype")
     if d.kind in "iu":  # NumPy 2 floors toward -inf before an integer cast (a cast truncates)
         from .elementwise import unary
         unary("floor", t, out=t)
-    return t if d is dt.float64 else t.astype(d)
+    return t if d is t.dtype else t.astype(d)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None) -> Tensor:

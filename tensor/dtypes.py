@@ -12,7 +12,8 @@ import numpy as np
 
 
 class DType:
-    """One element type. `kind` is 'b' (bool), 'i' (signed), 'u' (unsigned) or 'f' (float)."""
+    """One element type. `kind` is 'b' (bool), 'i' (signed), 'u' (unsigned), 'f' (float) or
+    'c' (complex: two floats, real part first, as NumPy's)."""
 
     __slots__ = ("name", "itemsize", "kind", "ctype", "sfx", "code", "np")
 
@@ -26,8 +27,12 @@ class DType:
         return self.kind == "f"
 
     @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
     def is_signed(self) -> bool:
-        return self.kind in "if"
+        return self.kind in "ifc"
 
     @property
     def bits(self) -> int:
@@ -65,12 +70,17 @@ float16 = DType("float16", 2, "f", "uint16_t", "f16", 6, np.dtype(np.float16))
 bfloat16 = DType("bfloat16", 2, "f", "uint16_t", "bf16", 7, None)
 float32 = DType("float32", 4, "f", "float", "f32", 8, np.dtype(np.float32))
 float64 = DType("float64", 8, "f", "double", "f64", 9, np.dtype(np.float64))
+# complex values are the structs sx_cf / sx_cd of cuda_src/scalar/complex.h on both devices
+complex64 = DType("complex64", 8, "c", "sx_cf", "c64", 13, np.dtype(np.complex64))
+complex128 = DType("complex128", 16, "c", "sx_cd", "c128", 14, np.dtype(np.complex128))
 
-ALL = (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32,
-       float64)
+REAL = (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32,
+        float64)
+COMPLEX = (complex64, complex128)
+ALL = REAL + COMPLEX
 INTEGER = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
 FLOATING = (float16, bfloat16, float32, float64)
-NUMERIC = INTEGER + FLOATING
+NUMERIC = INTEGER + FLOATING + COMPLEX
 
 _ALIASES = {
     "bool": bool_, "?": bool_, "b1": bool_,
@@ -80,6 +90,8 @@ _ALIASES = {
     "i1": int8, "u1": uint8, "i2": int16, "short": int16, "i4": int32, "int": int64,
     "i8": int64, "long": int64, "bf16": bfloat16, "u2": uint16, "u4": uint32, "u8": uint64,
     "ushort": uint16, "uint": uint64, "ulong": uint64,
+    "c8": complex64, "c16": complex128, "F": complex64, "D": complex128, "cfloat": complex64,
+    "cdouble": complex128, "complex": complex128,
 }
 _NAMES = {d.name: d for d in ALL}
 _NP_TO = {d.np: d for d in ALL if d.np is not None}
@@ -110,6 +122,8 @@ def dtype(x) -> DType:
         return int64
     elif x is float:
         return _default_float
+    elif x is complex:
+        return complex_of(_default_float)
     if x is not None:
         try:
             nd = np.dtype(x)
@@ -125,14 +139,24 @@ def dtype(x) -> DType:
 
 
 def _missing_hint(x) -> str:
-    """Why a NumPy dtype has no counterpart here: the kinds this library does not have yet."""
+    """Why a NumPy dtype has no counterpart here: the kinds this library does not have."""
     try:
         nd = np.dtype(x)
     except Exception:  # noqa: BLE001 - not a NumPy dtype either
         return ""
     if nd.kind == "c":
-        return " (there is no complex dtype yet)"
+        return " (complex64 and complex128 are the complex dtypes: no extended precision)"
     return ""
+
+
+def complex_of(d: DType) -> DType:
+    """The complex dtype whose parts are float dtype d (complex128 for float64, else complex64)."""
+    return complex128 if d is float64 or d is complex128 else complex64
+
+
+def real_of(d: DType) -> DType:
+    """The dtype of a complex dtype's parts (float32 / float64); other dtypes are their own."""
+    return {complex64: float32, complex128: float64}.get(d, d)
 
 
 def get_default_dtype() -> DType:
@@ -154,6 +178,8 @@ def _promote_pair(a: DType, b: DType) -> DType:
         return a
     if a is bfloat16 or b is bfloat16:
         other = b if a is bfloat16 else a
+        if other.kind == "c":
+            return other
         if other.kind != "f":
             return bfloat16
         return float32 if other is float16 else (float64 if other is float64 else float32)
@@ -169,17 +195,19 @@ def promote_types(a, b) -> DType:
 
 
 # Python scalar "kinds": weak operands only decide the category, not the width.
-_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def scalar_kind(x) -> str | None:
-    """'b', 'i' or 'f' for Python (and NumPy) scalars, None for anything else."""
+    """'b', 'i', 'f' or 'c' for Python (and NumPy) scalars, None for anything else."""
     if isinstance(x, bool | np.bool_):
         return "b"
     if isinstance(x, int):
         return "i"
     if isinstance(x, float):
         return "f"
+    if isinstance(x, complex):
+        return "c"
     return None
 
 
@@ -211,23 +239,26 @@ def result_type(*args) -> DType:
         for d in strongs[1:]:
             strong = _TABLE[strong, d]
     if strong is None:
-        return (bool_, int64, _default_float)[weak]
+        return (bool_, int64, _default_float, complex_of(_default_float))[weak]
     if weak < 0 or weak <= _KIND_RANK[strong.kind]:
         return strong
+    if weak == 3:   # a complex scalar: the complex dtype of the float one would give
+        return complex_of(strong if strong.kind == "f" and strong.itemsize >= 4 else
+                          float32 if strong.kind == "f" else _default_float)
     return int64 if weak == 1 else _default_float
 
 
-_CAST_KIND = {"b": 0, "u": 1, "i": 2, "f": 3}  # NumPy's 'same_kind' order: int -> uint is not
+_CAST_KIND = {"b": 0, "u": 1, "i": 2, "f": 3, "c": 4}  # NumPy's 'same_kind' order: int -> uint is not
 
 
 def _smallest_common(ds) -> DType:
     """NumPy's n-ary promotion: the first dtype (in NumPy's order) every input casts to
     safely. Pairwise promotion is not associative: int8, uint8, float16 -> float16."""
     for cand in (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32,
-                 float64):
+                 float64, complex64, complex128):
         if all(_TABLE[d, cand] is cand for d in ds):
             return cand
-    return float64
+    return complex128
 
 
 def can_cast(src, dst, casting: str = "safe") -> bool:
@@ -262,6 +293,6 @@ def show_int(v: int) -> str:
 
 def float_of(d: DType) -> DType:
     """The float dtype NumPy's float functions (exp, sqrt, true_divide...) give for an input dtype."""
-    if d.kind == "f":
+    if d.kind in "fc":
         return d
     return {1: float16, 2: float32}.get(d.itemsize, float64) if d is not bool_ else float16

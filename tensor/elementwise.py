@@ -53,9 +53,17 @@ def _bf16_bits(v: float) -> int:
 def scalar_bytes(v, d: dt.DType) -> bytes:
     """Encode a Python scalar as one element of dtype d (NumPy 2's conversion of a weak scalar:
     a float rounds, to inf past the dtype's range; an int that d cannot hold raises
-    OverflowError naming it; a complex value raises TypeError, there being no complex dtype)."""
+    OverflowError naming it; a complex value into a real dtype raises TypeError)."""
+    if d.kind == "c":
+        try:
+            v = complex(v)
+        except OverflowError:  # an int past float64's range
+            raise OverflowError(f"Python integer {dt.show_int(v)} out of bounds for {d.name}") from None
+        with np.errstate(over="ignore"):   # past complex64's range: inf, as NumPy
+            return np.array(v, d.np).tobytes()
     if isinstance(v, complex | np.complexfloating):
-        raise TypeError(f"cannot use the complex value {v!r} as {d.name}: there is no complex dtype yet")
+        raise TypeError(f"cannot use the complex value {v!r} as {d.name}: use a complex dtype "
+                        "(complex64 or complex128)")
     if d.kind == "f":
         try:
             v = float(v)
@@ -82,14 +90,16 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
 
 class _Scalar:
     """A scalar operand: one element in host memory, read with stride 0 (CUDA kernels get
-    its bytes by value, as `bits`)."""
-    __slots__ = ("buf", "ptr", "bits")
+    its bytes by value, as `bits`; None for a dtype wider than 8 bytes, complex128, which the
+    CUDA launch copies to the device instead)."""
+    __slots__ = ("buf", "ptr", "bits", "dtype")
 
     def __init__(self, v, d):
         raw = scalar_bytes(v, d)
         self.buf = _ffi.new("char[]", raw)
         self.ptr = int(_ffi.cast("intptr_t", self.buf))
-        self.bits = int.from_bytes(raw.ljust(8, b"\0"), "little", signed=True)
+        self.dtype = d
+        self.bits = int.from_bytes(raw.ljust(8, b"\0"), "little", signed=True) if len(raw) <= 8 else None
 
 
 def run(d: dt.DType, name: str, out: Tensor, ins: list) -> None:
@@ -123,9 +133,14 @@ def _out_like(x: Tensor, dtype: dt.DType) -> Tensor:
 
 def copy_into(dst: Tensor, src, op: str = "copy") -> None:
     """dst[...] = src with broadcasting and casting (the kernel behind copies and astype);
-    op names the caller in errors (a read-only dst raises before anything is written)."""
+    op names the caller in errors (a read-only dst raises before anything is written). Complex
+    values into a real dst raise TypeError (NumPy drops the imaginary parts with a warning)
+    except for astype, whose cast is asked for."""
     check_writable(dst, op)
     if isinstance(src, Tensor):
+        if src._dtype.kind == "c" and dst._dtype.kind != "c" and op != "astype":
+            raise TypeError(f"{op}: cannot write {src._dtype.name} values into a {dst._dtype.name} "
+                            "tensor: the imaginary parts would be lost (take .real, or astype)")
         if dst.device != src.device:  # copy_ across devices, as PyTorch's
             src = to_device(src, dst.device)
         src = broadcast_to(stable(src, dst, elementwise=True), dst._shape, op)
@@ -158,7 +173,7 @@ def astype(x: Tensor, dtype, copy: bool = True, *, device=None) -> Tensor:
     if d is x._dtype and not copy:
         return x
     out = _out_like(x, d)
-    copy_into(out, x)
+    copy_into(out, x, "astype")
     return out
 
 
@@ -203,11 +218,9 @@ def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
 
 def as_operand(x, op: str = "asarray"):
     """Tensors and Python scalars pass; lists, NumPy arrays and NumPy scalars become tensors.
-    op names the caller in the errors of operands no tensor can hold (complex, text)."""
+    op names the caller in the errors of operands no tensor can hold (text)."""
     if isinstance(x, Tensor) or dt.scalar_kind(x) is not None and not isinstance(x, np.generic):
         return x
-    if isinstance(x, complex | np.complexfloating):
-        raise TypeError(f"{op}: cannot use the complex operand {x!r}: there is no complex dtype yet")
     if isinstance(x, str | bytes):
         raise TypeError(f"{op}: operands must be numbers, sequences of numbers, arrays or tensors, "
                         f"got a {type(x).__name__} ({x!r:.40})")
@@ -276,7 +289,7 @@ def unary(name: str, x, out: Tensor | None = None) -> Tensor:
     if out is not None:
         _check_out_first(name, out)
     ld = loop_dtype(op, x._dtype)
-    od = dt.bool_ if op.out_bool else ld
+    od = op.out_dtype(ld)
     if out is not None:
         _check_out_type(name, out, od, x.device)
         shape = _check_out_shape(name, out, x._shape, grow=True)
@@ -339,12 +352,12 @@ def _fast_out_dtype(name: str, d: dt.DType, other):
     """The result dtype when `d op other` computes in d itself (no promotion), else None.
     other is a dtype (tensor operand of the same dtype) or a Python scalar kind."""
     op = OPS[name]
-    if other == "f" and d.kind != "f" or other == "i" and d is dt.bool_:
+    if other == "f" and d.kind not in "fc" or other == "i" and d is dt.bool_:
         return None
     if name == "power" and d.kind == "i" and isinstance(other, dt.DType):  # binary checks its sign
         return None
     if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
-        return dt.bool_ if op.out_bool else d
+        return op.out_dtype(d)
     return None
 
 
@@ -361,9 +374,9 @@ def _fast(name: str, a: Tensor, b):
                 or not b.is_contiguous():
             return None
         other = d.sfx
-    elif tb is float or tb is int:
+    elif (tb is float or tb is int) and d.itemsize <= 8:   # complex128's scalar: the general path
         other = _WEAK_KIND[tb]
-        if tb is int and d.kind != "f" and not _fits(b, d):
+        if tb is int and d.kind in "iub" and not _fits(b, d):
             return None
         if tb is int and b < 0 and name == "power" and d.kind == "i" and 0 not in a._shape:
             _check_int_exponent(b, d)
@@ -458,7 +471,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         ld, a, b = _comparison_fallback(a, b)
     # a Python scalar that ld cannot hold raises now (NumPy's order: then out's dtype, then shapes)
     scalars = [None if isinstance(x, Tensor) else _Scalar(x, ld) for x in (a, b)]
-    od = dt.bool_ if op.out_bool else ld
+    od = op.out_dtype(ld)
     if out is not None:
         _check_out_type(name, out, od, a.device if ta else (b.device if tb else None))
     shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)

@@ -16,6 +16,7 @@ from ._tensor import Tensor
 from .axes import norm_axis_tuple
 from .backend import backend_for
 from .views import broadcast_shapes, broadcast_to
+from .views import complex_part as part
 
 
 def matmul(a, b, out: Tensor | None = None) -> Tensor:
@@ -42,7 +43,10 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
     a3 = broadcast_to(a2.astype(d, copy=False), batch + (M, Ka), "matmul")
     b3 = broadcast_to(b2.astype(d, copy=False), batch + (Kb, N), "matmul")
     res = ew.empty_tensor(batch + (M, N), d, a.device)
-    backend_for(res.device).gemm(a3, b3, res)
+    if d.kind == "c":
+        _complex_gemm(a3, b3, res)
+    else:
+        backend_for(res.device).gemm(a3, b3, res)
     shape = batch + ((M,) if a.ndim > 1 else ()) + ((N,) if b.ndim > 1 else ())
     res = res.reshape(shape)
     if out is not None:
@@ -50,6 +54,20 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
         ew.copy_into(out, res)
         return out
     return res
+
+
+def _complex_gemm(a: Tensor, b: Tensor, res: Tensor) -> None:
+    """res = a @ b for complex operands: four real products of the parts (strided views, which
+    the gemm kernels read in place), (ar br - ai bi) + i (ar bi + ai br)."""
+    rd = dt.real_of(res.dtype)
+    ar, ai, br, bi = (part(x, k) for x in (a, b) for k in (0, 1))
+
+    def mm(x, y):
+        r = ew.empty_tensor(res.shape, rd, res.device)
+        backend_for(res.device).gemm(x, y, r)
+        return r
+    ew.binary("subtract", mm(ar, br), mm(ai, bi), out=part(res, 0))
+    ew.binary("add", mm(ar, bi), mm(ai, br), out=part(res, 1))
 
 
 def tensordot(a, b, axes=2) -> Tensor:

@@ -1,7 +1,8 @@
 """The op table: every primitive elementwise op, defined once.
 
 An entry gives the op's name, arity, the loop kinds it has ('b' bool, 'i' signed, 'u' unsigned,
-'f' float), its output rule, its C expression per kind (over the compute-typed values `a`, `b`),
+'f' float, 'c' complex: its C expressions call cuda_src/scalar/complex.h), its output rule,
+its C expression per kind (over the compute-typed values `a`, `b`),
 its NumPy reference, a hint of the input domain for tests, and its derivative (`grad`): the
 partials as data, or ZERO (piecewise constant), NONE (no float output) or NO_RULE (a float
 output autograd refuses to differentiate). A dtype whose math differs from its kind's (a
@@ -78,10 +79,11 @@ _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 class Op:
     name: str
     arity: int
-    kinds: str                      # loop kinds: subset of "biuf"
+    kinds: str                      # loop kinds: subset of "biufc"
     c: dict                         # kind (or dtype suffix) -> C expression; "*": fallback
     ref: object = None              # NumPy reference (for tests)
     out_bool: bool = False          # output dtype is bool (comparisons, predicates)
+    real_out: bool = False          # a complex loop gives its parts' real dtype (abs)
     no_bool: bool = False           # a bool input is an error (NumPy's negative, subtract)
     int_to: dt.DType | None = None  # integer/bool inputs compute in this dtype (true_divide)
     bool_to: dt.DType | None = None  # bool inputs compute in this dtype
@@ -89,13 +91,19 @@ class Op:
     aliases: tuple = field(default=())
     grad: Grad | str | None = None  # Grad, ZERO or NONE; None: undeclared (a test fails)
 
+    def out_dtype(self, ld: dt.DType) -> dt.DType:
+        """The output dtype of the loop over dtype ld."""
+        if self.out_bool:
+            return dt.bool_
+        return dt.real_of(ld) if self.real_out else ld
+
     def expr(self, kind: str, sfx: str = "") -> str:
         """The C expression of the loop over dtype suffix sfx, of kind `kind`."""
         return self.c.get(sfx) or self.c.get(kind, self.c.get("*"))
 
 
-def _f(name):  # libm function over the compute type (float or double)
-    return {"f": f"SX_F1({name}, a)"}
+def _f(name, cx=None):  # libm function over the compute type (float or double), and complex's
+    return {"f": f"SX_F1({name}, a)", "c": cx} if cx else {"f": f"SX_F1({name}, a)"}
 
 
 _vec_erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -119,46 +127,53 @@ def _sigmoid_ref(x):
 
 
 UNARY = [
-    Op("negative", 1, "iuf", {"*": "-a"}, np.negative, no_bool=True, aliases=("neg",),
+    Op("negative", 1, "iufc", {"c": "sx_cneg(a)", "*": "-a"}, np.negative, no_bool=True, aliases=("neg",),
        grad=d1(-1.0, inplace=True)),
-    Op("positive", 1, "iuf", {"*": "a"}, np.positive, no_bool=True, grad=d1(1.0, inplace=True)),
-    Op("abs", 1, "biuf", {"f": "SX_F1(fabs, a)", "i": "(a < 0 ? -a : a)", "*": "a"}, np.abs,
-       aliases=("absolute",), grad=d1(lambda x, y: T.sign(x), X)),
-    Op("sign", 1, "iuf", {"f": "((a != a) ? a : (a > 0) - (a < 0))", "*": "(a > 0) - (a < 0)"},
+    Op("positive", 1, "iufc", {"c": "a", "*": "a"}, np.positive, no_bool=True, grad=d1(1.0, inplace=True)),
+    Op("abs", 1, "biufc", {"c": "sx_cabs(a)", "f": "SX_F1(fabs, a)", "i": "(a < 0 ? -a : a)",
+                           "*": "a"}, np.abs, aliases=("absolute",), real_out=True, grad=d1(lambda x,
+                           y: T.sign(x), X)),
+    Op("sign", 1, "iufc", {"c": "sx_csign(a)", "f": "((a != a) ? a : (a > 0) - (a < 0))",
+       "*": "(a > 0) - (a < 0)"},
        np.sign, no_bool=True, grad=ZERO),
-    Op("exp", 1, "f", {"f": "SX_EXP(a)"}, np.exp, domain="exp", grad=d1(lambda x, y: y, OUT)),
-    Op("expm1", 1, "f", _f("expm1"), np.expm1, domain="exp",
+    Op("exp", 1, "fc", {"c": "sx_cexp(a)", "f": "SX_EXP(a)"}, np.exp, domain="exp", grad=d1(lambda x, y: y,
+       OUT)),
+    Op("expm1", 1, "fc", _f("expm1", "sx_cexpm1(a)"), np.expm1, domain="exp",
        grad=d1(lambda x, y: y + 1.0, OUT)),
-    Op("log", 1, "f", {"f": "SX_LOG(a)"}, np.log, domain="positive",
+    Op("log", 1, "fc", {"c": "sx_clog(a)", "f": "SX_LOG(a)"}, np.log, domain="positive",
        grad=d1(lambda x, y: 1.0 / x, X)),
-    Op("log1p", 1, "f", _f("log1p"), np.log1p, domain="gt_m1",
+    Op("log1p", 1, "fc", _f("log1p", "sx_clog1p(a)"), np.log1p, domain="gt_m1",
        grad=d1(lambda x, y: 1.0 / (x + 1.0), X)),
-    Op("log2", 1, "f", _f("log2"), np.log2, domain="positive",
+    Op("log2", 1, "fc", _f("log2", "sx_clog2(a)"), np.log2, domain="positive",
        grad=d1(lambda x, y: 1.0 / (x * _LN2), X)),
-    Op("log10", 1, "f", _f("log10"), np.log10, domain="positive",
+    Op("log10", 1, "fc", _f("log10", "sx_clog10(a)"), np.log10, domain="positive",
        grad=d1(lambda x, y: 1.0 / (x * _LN10), X)),
-    Op("sqrt", 1, "f", _f("sqrt"), np.sqrt, domain="positive", grad=d1(lambda x, y: 0.5 / y, OUT)),
-    Op("square", 1, "iuf", {"*": "a * a"}, np.square, grad=d1(lambda x, y: 2.0 * x, X)),
-    Op("reciprocal", 1, "iuf", {"f": "1 / a", "*": "(a == 0 ? 0 : 1 / a)"}, np.reciprocal,
+    Op("sqrt", 1, "fc", _f("sqrt", "sx_csqrt(a)"), np.sqrt, domain="positive", grad=d1(lambda x, y: 0.5 / y,
+       OUT)),
+    Op("square", 1, "iufc", {"c": "sx_csquare(a)", "*": "a * a"}, np.square, grad=d1(lambda x, y: 2.0 * x,
+       X)),
+    Op("reciprocal", 1, "iufc", {"c": "sx_crecip(a)", "f": "1 / a", "*": "(a == 0 ? 0 : 1 / a)"},
+       np.reciprocal,
        domain="nonzero", grad=d1(lambda x, y: -(y * y), OUT)),
-    Op("sin", 1, "f", _f("sin"), np.sin, grad=d1(lambda x, y: T.cos(x), X)),
-    Op("cos", 1, "f", _f("cos"), np.cos, grad=d1(lambda x, y: -T.sin(x), X)),
-    Op("tan", 1, "f", _f("tan"), np.tan, grad=d1(lambda x, y: 1.0 + y * y, OUT)),
-    Op("arcsin", 1, "f", _f("asin"), np.arcsin, domain="unit", aliases=("asin",),
+    Op("sin", 1, "fc", _f("sin", "sx_csin(a)"), np.sin, grad=d1(lambda x, y: T.cos(x), X)),
+    Op("cos", 1, "fc", _f("cos", "sx_ccos(a)"), np.cos, grad=d1(lambda x, y: -T.sin(x), X)),
+    Op("tan", 1, "fc", _f("tan", "sx_ctan(a)"), np.tan, grad=d1(lambda x, y: 1.0 + y * y, OUT)),
+    Op("arcsin", 1, "fc", _f("asin", "sx_casin(a)"), np.arcsin, domain="unit", aliases=("asin",),
        grad=d1(lambda x, y: 1.0 / T.sqrt(1.0 - x * x), X)),
-    Op("arccos", 1, "f", _f("acos"), np.arccos, domain="unit", aliases=("acos",),
+    Op("arccos", 1, "fc", _f("acos", "sx_cacos(a)"), np.arccos, domain="unit", aliases=("acos",),
        grad=d1(lambda x, y: -1.0 / T.sqrt(1.0 - x * x), X)),
-    Op("arctan", 1, "f", _f("atan"), np.arctan, aliases=("atan",),
+    Op("arctan", 1, "fc", _f("atan", "sx_catan(a)"), np.arctan, aliases=("atan",),
        grad=d1(lambda x, y: 1.0 / (1.0 + x * x), X)),
-    Op("arcsinh", 1, "f", _f("asinh"), np.arcsinh, aliases=("asinh",),
+    Op("arcsinh", 1, "fc", _f("asinh", "sx_casinh(a)"), np.arcsinh, aliases=("asinh",),
        grad=d1(lambda x, y: 1.0 / T.sqrt(x * x + 1.0), X)),
-    Op("arccosh", 1, "f", _f("acosh"), np.arccosh, domain="ge1", aliases=("acosh",),
+    Op("arccosh", 1, "fc", _f("acosh", "sx_cacosh(a)"), np.arccosh, domain="ge1", aliases=("acosh",),
        grad=d1(lambda x, y: 1.0 / T.sqrt((x - 1.0) * (x + 1.0)), X)),
-    Op("arctanh", 1, "f", _f("atanh"), np.arctanh, domain="unit", aliases=("atanh",),
+    Op("arctanh", 1, "fc", _f("atanh", "sx_catanh(a)"), np.arctanh, domain="unit", aliases=("atanh",),
        grad=d1(lambda x, y: 1.0 / ((1.0 - x) * (1.0 + x)), X)),
-    Op("sinh", 1, "f", _f("sinh"), np.sinh, domain="exp", grad=d1(lambda x, y: T.cosh(x), X)),
-    Op("cosh", 1, "f", _f("cosh"), np.cosh, domain="exp", grad=d1(lambda x, y: T.sinh(x), X)),
-    Op("tanh", 1, "f", {"f": "SX_TANH(a)"}, np.tanh, grad=d1(lambda x, y: 1.0 - y * y, OUT)),
+    Op("sinh", 1, "fc", _f("sinh", "sx_csinh(a)"), np.sinh, domain="exp", grad=d1(lambda x, y: T.cosh(x), X)),
+    Op("cosh", 1, "fc", _f("cosh", "sx_ccosh(a)"), np.cosh, domain="exp", grad=d1(lambda x, y: T.sinh(x), X)),
+    Op("tanh", 1, "fc", {"c": "sx_ctanh(a)", "f": "SX_TANH(a)"}, np.tanh, grad=d1(lambda x, y: 1.0 - y * y,
+       OUT)),
     Op("erf", 1, "f", _f("erf"), _erf_ref, grad=d1(lambda x, y: _2_SQRTPI * T.exp(-(x * x)), X)),
     Op("sigmoid", 1, "f", {"f": "SX_SIGMOID(a)"}, _sigmoid_ref,
        grad=d1(lambda x, y: y * (1.0 - y), OUT)),
@@ -166,17 +181,29 @@ UNARY = [
     Op("ceil", 1, "biuf", {"f": "SX_F1(ceil, a)", "*": "a"}, np.ceil, grad=ZERO),
     Op("trunc", 1, "biuf", {"f": "SX_F1(trunc, a)", "*": "a"}, np.trunc, grad=ZERO),
     # NumPy: ints go to the float loop (int8 -> float16)
-    Op("rint", 1, "f", _f("rint"), np.rint, grad=ZERO),
-    Op("logical_not", 1, "biuf", {"*": "a == 0"}, np.logical_not, out_bool=True, grad=NONE),
+    Op("rint", 1, "fc", _f("rint", "sx_crint(a)"), np.rint, grad=ZERO),
+    Op("logical_not", 1, "biufc", {"c": "!sx_cnonzero(a)", "*": "a == 0"}, np.logical_not, out_bool=True,
+       grad=NONE),
     Op("bitwise_not", 1, "biu", {"b": "!a", "*": "~a"}, np.bitwise_not,
        aliases=("invert", "bitwise_invert"), grad=NONE),
-    Op("isnan", 1, "biuf", {"f": "a != a", "*": "0"}, np.isnan, out_bool=True, grad=NONE),
-    Op("isinf", 1, "biuf", {"f": "isinf(a) != 0", "*": "0"}, np.isinf, out_bool=True, grad=NONE),
-    Op("isfinite", 1, "biuf", {"f": "isfinite(a) != 0", "*": "1"}, np.isfinite, out_bool=True,
+    Op("isnan", 1, "biufc", {"c": "sx_cisnan(a)", "f": "a != a", "*": "0"}, np.isnan, out_bool=True,
+       grad=NONE),
+    Op("isinf", 1, "biufc", {"c": "sx_cisinf(a)", "f": "isinf(a) != 0", "*": "0"}, np.isinf, out_bool=True,
+       grad=NONE),
+    Op("isfinite", 1, "biufc", {"c": "sx_cisfinite(a)", "f": "isfinite(a) != 0", "*": "1"}, np.isfinite,
+       out_bool=True,
        grad=NONE),
     # NumPy takes integers too (through its float loops): what x < 0 gives, without the casts
     Op("signbit", 1, "biuf", {"f": "SX_SIGNBIT(a)", "i": "a < 0", "*": "0"}, np.signbit,
        out_bool=True, grad=NONE),
+    # the complex conjugate (the identity on real dtypes, as NumPy's conjugate; bool as int8)
+    Op("conjugate", 1, "iufc", {"c": "sx_cconj(a)", "*": "a"}, np.conjugate, aliases=("conj",),
+       grad=d1(1.0, inplace=True)),
+    # the argument: atan2(imag, real); a real x gives 0 or pi by x's sign bit (NumPy's angle,
+    # whose arctan2(0, x) reads a bool x as int64, so float64)
+    Op("angle", 1, "fc", {"c": "sx_carg(a)",
+                          "f": "(a != a ? a : SX_SIGNBIT(a) * 3.14159265358979323846)"},
+       np.angle, real_out=True, bool_to=dt.float64, grad=ZERO),
 ]
 
 
@@ -192,12 +219,15 @@ def _pow_db(a, b, y):  # y log a, taken as 0 at a == 0 (where log a is -inf)
 
 
 BINARY = [
-    Op("add", 2, "biuf", {"b": "a | b", "*": "a + b"}, np.add, grad=d2(1.0, 1.0, inplace=True)),
-    Op("subtract", 2, "iuf", {"*": "a - b"}, np.subtract, no_bool=True, aliases=("sub",),
+    Op("add", 2, "biufc", {"c": "sx_cadd(a, b)", "b": "a | b", "*": "a + b"}, np.add, grad=d2(1.0, 1.0,
+       inplace=True)),
+    Op("subtract", 2, "iufc", {"c": "sx_csub(a, b)", "*": "a - b"}, np.subtract, no_bool=True,
+       aliases=("sub",),
        grad=d2(1.0, -1.0, inplace=True)),
-    Op("multiply", 2, "biuf", {"b": "a & b", "*": "a * b"}, np.multiply, aliases=("mul",),
+    Op("multiply", 2, "biufc", {"c": "sx_cmul(a, b)", "b": "a & b", "*": "a * b"}, np.multiply,
+       aliases=("mul",),
        grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN)),
-    Op("true_divide", 2, "f", {"f": "a / b"}, np.true_divide, int_to=dt.float64,
+    Op("true_divide", 2, "fc", {"c": "sx_cdiv(a, b)", "f": "a / b"}, np.true_divide, int_to=dt.float64,
        aliases=("divide", "div"),
        grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),
     # piecewise constant, written as zero partials: g * 0 (NaN where g is not finite)
@@ -207,7 +237,8 @@ BINARY = [
     Op("remainder", 2, "iuf", {"f": "SX_F2(sx_fmod_py, a, b)", "i": "SX_MOD_I(a, b)",
                                "u": "SX_MOD_U(a, b)"}, np.remainder, domain="nonzero_b",
        aliases=("mod",), grad=d2(1.0, lambda a, b, y: -T.floor_divide(a, b), 0, 1)),
-    Op("power", 2, "iuf", {"f": "SX_F2(pow, a, b)", "u": "sx_upow(a, b)", "*": "sx_ipow(a, b)"}, np.power,
+    Op("power", 2, "iufc", {"c": "sx_cpow(a, b)", "f": "SX_F2(pow, a, b)", "u": "sx_upow(a, b)",
+       "*": "sx_ipow(a, b)"}, np.power,
        domain="power", aliases=("pow",),
        grad=d2(lambda a, b, y: b * a ** (b - 1), _pow_db, 0, 1, OUT)),
     Op("maximum", 2, "biuf", {"f": "((a > b || a != a) ? a : b)", "*": "(a > b ? a : b)"},
@@ -233,8 +264,10 @@ BINARY = [
        aliases=("bitwise_left_shift",), grad=NONE),
     Op("right_shift", 2, "iu", {"*": "SX_RSHIFT(a, b)"}, np.right_shift, domain="shift",
        aliases=("bitwise_right_shift",), grad=NONE),
-    Op("equal", 2, "biuf", {"*": "a == b"}, np.equal, out_bool=True, aliases=("eq",), grad=NONE),
-    Op("not_equal", 2, "biuf", {"*": "a != b"}, np.not_equal, out_bool=True, aliases=("ne",),
+    Op("equal", 2, "biufc", {"c": "sx_ceq(a, b)", "*": "a == b"}, np.equal, out_bool=True, aliases=("eq",),
+       grad=NONE),
+    Op("not_equal", 2, "biufc", {"c": "sx_cne(a, b)", "*": "a != b"}, np.not_equal, out_bool=True,
+       aliases=("ne",),
        grad=NONE),
     Op("less", 2, "biuf", {"*": "a < b"}, np.less, out_bool=True, aliases=("lt",), grad=NONE),
     Op("less_equal", 2, "biuf", {"*": "a <= b"}, np.less_equal, out_bool=True, aliases=("le",),
@@ -243,17 +276,33 @@ BINARY = [
        grad=NONE),
     Op("greater_equal", 2, "biuf", {"*": "a >= b"}, np.greater_equal, out_bool=True,
        aliases=("ge",), grad=NONE),
-    Op("logical_and", 2, "biuf", {"*": "(a != 0) & (b != 0)"}, np.logical_and, out_bool=True,
+    Op("logical_and", 2, "biufc", {"c": "sx_cnonzero(a) & sx_cnonzero(b)", "*": "(a != 0) & (b != 0)"},
+       np.logical_and, out_bool=True,
        grad=NONE),
-    Op("logical_or", 2, "biuf", {"*": "(a != 0) | (b != 0)"}, np.logical_or, out_bool=True,
+    Op("logical_or", 2, "biufc", {"c": "sx_cnonzero(a) | sx_cnonzero(b)", "*": "(a != 0) | (b != 0)"},
+       np.logical_or, out_bool=True,
        grad=NONE),
-    Op("logical_xor", 2, "biuf", {"*": "(a != 0) != (b != 0)"}, np.logical_xor, out_bool=True,
+    Op("logical_xor", 2, "biufc", {"c": "sx_cnonzero(a) != sx_cnonzero(b)", "*": "(a != 0) != (b != 0)"},
+       np.logical_xor, out_bool=True,
        grad=NONE),
 ]
 
 OPS = {op.name: op for op in UNARY + BINARY}
 
-KIND_OF = {"b": "b", "i": "i", "u": "u", "f": "f"}
+
+def cast_expr(s: dt.DType, t: dt.DType) -> str:
+    """The C expression (over `a`, a value of s's compute type) that the cast kernel s -> t
+    stores with t's conversion: real to complex puts a zero imaginary part; complex to real
+    keeps the real part (NumPy's cast, without its ComplexWarning) and to bool tests both."""
+    if s.kind != "c" and t.kind != "c":
+        return "a"
+    if t.kind == "c":
+        mk, rt = ("sx_cf_make", "float") if t is dt.complex64 else ("sx_cd_make", "double")
+        return (("a" if s is t else f"{mk}(({rt})a.re, ({rt})a.im)") if s.kind == "c"
+                else f"{mk}(({rt})(a), 0)")
+    return "sx_cnonzero(a)" if t is dt.bool_ else "a.re"
+
+KIND_OF = {"b": "b", "i": "i", "u": "u", "f": "f", "c": "c"}
 # NumPy's loop search order; bfloat16 is only ever its own loop.
 _SEARCH = (dt.bool_, dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.int64,
            dt.uint64, dt.float16, dt.float32, dt.float64)
@@ -277,7 +326,7 @@ def loop_dtype(op: Op, d: dt.DType) -> dt.DType:
                 return cand
     raise TypeError(f"{op.name}: unsupported dtype {d.name} (supported kinds: "
                     + ", ".join({"b": "bool", "i": "signed int", "u": "unsigned int",
-                                 "f": "float"}[k] for k in op.kinds) + ")")
+                                 "f": "float", "c": "complex"}[k] for k in op.kinds) + ")")
 
 
 def binary_loop_dtype(op: Op, a, b) -> dt.DType:

@@ -76,6 +76,12 @@ class Generator:
 
     def _fill(self, shape, dtype, kind, a, b, device=None):
         d = dt.dtype(dtype) if dtype is not None else dt.get_default_dtype()
+        if d.kind == "c" and kind == "normal" and a == 0.0 and b == 1.0:
+            # PyTorch's complex randn: unit variance in all, each part N(0, 1/2)
+            return self._fill(shape, d, kind, 0.0, 0.5 ** 0.5, device)
+        if d.kind == "c":   # the parts drawn as pairs of the real dtype (PyTorch's complex rand)
+            from .views import view_as_complex
+            return view_as_complex(self._fill(tuple(shape) + (2,), dt.real_of(d), kind, a, b, device))
         if d.kind != "f":
             raise TypeError(f"{kind}: dtype must be floating, got {d.name}")
         gen = dt.float64 if d is dt.float64 else dt.float32

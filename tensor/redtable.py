@@ -43,7 +43,7 @@ class Red:
 
     def out_dtype(self, d: dt.DType) -> dt.DType:
         if self.out == "wide":
-            return d if d.kind == "f" else (dt.uint64 if d.kind == "u" else dt.int64)
+            return d if d.kind in "fc" else (dt.uint64 if d.kind == "u" else dt.int64)
         return {"same": d, "bool": dt.bool_, "int64": dt.int64}[self.out]
 
     def acc_c(self, d: dt.DType) -> str:

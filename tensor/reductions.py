@@ -15,6 +15,7 @@ import math
 
 from . import dtypes as dt
 from . import elementwise as ew
+from . import views
 from ._tensor import Tensor
 from .axes import norm_axes, norm_axis
 from .backend import backend_for
@@ -32,6 +33,8 @@ def _axis_arg(axis, dim):
 
 def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     """Reduce x over `axes` with kernel `name` into a new tensor of the kept shape."""
+    if x._dtype.kind == "c":
+        return _complex_run(name, x, axes)
     kept = [i for i in range(x.ndim) if i not in axes]
     out = ew.empty_tensor(tuple(x._shape[i] for i in kept), out_dtype, x.device)
     isz, osz = x.itemsize, out.itemsize
@@ -48,6 +51,32 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
         rs, rin = [0], [0]
     backend_for(x.device).reduce(x.dtype, f"{name}_{x.dtype.sfx}", x, out, ks, kin, kout, rs, rin)
     return out
+
+
+def _complex_run(name: str, x: Tensor, axes: tuple) -> Tensor:
+    """The reductions of a complex tensor, composed of the real kernels and elementwise complex
+    arithmetic (no complex reduction kernels): sum adds the parts (a reduction of the real
+    view, whose last axis holds them), any / all test x != 0, prod multiplies halves pairwise
+    (log2(n) elementwise launches). Orderings (max, argmax...) are not defined on complex."""
+    if name == "sum":
+        return views.view_as_complex(_run("sum", views.view_as_real(x), axes, dt.real_of(x._dtype)))
+    if name in ("any", "all"):
+        return _run(name, ew.binary("not_equal", x, 0), axes, dt.bool_)
+    if name != "prod":
+        raise TypeError(f"{name}: not defined for complex tensors ({x._dtype.name}, shape {x.shape}): "
+                        "complex numbers have no order")
+    kept = [i for i in range(x.ndim) if i not in axes]
+    n = _count(x, axes)
+    y = views.permute(x, kept + list(axes)).reshape(tuple(x._shape[i] for i in kept) + (n,))
+    if n == 0:
+        return ew.binary("add", ew.binary("multiply", y.sum(axis=-1), 0), 1)   # empty product: 1
+    while n > 1:   # halves multiplied pairwise; an odd one out joins the first product
+        h = n // 2
+        p = ew.binary("multiply", y[..., :h], y[..., h:2 * h])
+        if n % 2:
+            ew.binary("multiply", p[..., :1], y[..., n - 1:], out=p[..., :1])
+        y, n = p, h
+    return y[..., 0]
 
 
 def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
@@ -85,7 +114,7 @@ def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tenso
     """Arithmetic mean; integer inputs give float64, 16-bit floats accumulate in float32."""
     x = ew.as_tensor(x)
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "mean")
-    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
+    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     s = _run("sum", x.astype(acc, copy=False), axes, acc)
     n = _count(x, axes)
@@ -97,18 +126,21 @@ def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tenso
 
 def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
         dim=None) -> Tensor:
-    """Variance with `ddof` (NumPy) or `correction` (PyTorch) degrees of freedom removed."""
+    """Variance with `ddof` (NumPy) or `correction` (PyTorch) degrees of freedom removed; a
+    complex x gives the real mean of |x - mean|^2 (NumPy's and PyTorch's)."""
     x = ew.as_tensor(x)
     if correction is not None:
         ddof = correction
     axes = norm_axes(_axis_arg(axis, dim), x.ndim, "var")
-    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind == "f" else dt.float64)
+    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     xa = x.astype(acc, copy=False)
     m = _keep(_run("sum", xa, axes, acc), x, axes, True)
     n = _count(x, axes)
     m = ew.binary("true_divide", m, n if n else float("nan"))
     dev = ew.binary("subtract", xa, m)
+    if acc.kind == "c":
+        dev, acc, od = ew.unary("abs", dev), dt.real_of(acc), dt.real_of(od)
     ss = _run("sum", ew.unary("square", dev), axes, acc)
     denom = n - ddof
     # n <= ddof divides by zero: inf (nan where ss is 0), as NumPy and PyTorch
@@ -212,6 +244,8 @@ def _scan(name, x, axis, dtype, dim):
         x, a = x.reshape(-1), 0
     else:
         a = norm_axis(axis, x.ndim, name)
+    if x._dtype.kind == "c":
+        return _complex_scan(name, x, a)
     out = ew.empty_tensor(x.shape, RED[name].out_dtype(x.dtype), x.device)
     order = [i for i in range(x.ndim) if i != a] + [a]
     sh = [x._shape[i] for i in order]
@@ -221,6 +255,22 @@ def _scan(name, x, axis, dtype, dim):
     if dtype is not None and out.dtype is not dt.dtype(dtype):
         out = out.astype(dtype)
     return out
+
+
+def _complex_scan(name: str, x: Tensor, a: int) -> Tensor:
+    """cumsum of a complex tensor: the real view's (parts separately); cumprod: log2(n) rounds
+    of elementwise products, each element taking its partial product from 2**k places back."""
+    if name == "cumsum":
+        return views.view_as_complex(_scan("cumsum", views.view_as_real(x), a, None, None))
+    y = ew.copy(x)
+    n, d = x._shape[a], 1
+    while d < n:
+        lo = (slice(None),) * a + (slice(d, None),)
+        hi = (slice(None),) * a + (slice(None, n - d),)
+        p = ew.binary("multiply", y[lo], y[hi])
+        ew.copy_into(y[lo], p)
+        d *= 2
+    return y
 
 
 def cumsum(x, axis=None, dtype=None, *, dim=None) -> Tensor:

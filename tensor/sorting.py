@@ -28,9 +28,9 @@ from .axes import norm_axis
 from .backend import backend_for
 from .convert import asarray
 from .creation import full
-from .indexing import take
+from .indexing import take, take_along_axis
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
-from .views import moveaxis, reshape
+from .views import complex_part, moveaxis, reshape
 
 
 def _arr(x, op: str) -> Tensor:
@@ -59,12 +59,29 @@ def _sort(x, axis, descending, stable, op: str, values: bool):
     L = xm.shape[-1]
     rows = xm.numel() // L if L else 0
     idx = empty(xm.shape, dt.int64, x.device)
-    vals = empty(xm.shape, x.dtype, x.device) if values else None
-    backend_for(x.device).sort_rows(xm, vals, idx, rows, L, descending)
+    if x.dtype.kind == "c":
+        idx = _complex_order(xm, rows, L, descending)
+        vals = take_along_axis(xm, idx, -1) if values else None
+    else:
+        vals = empty(xm.shape, x.dtype, x.device) if values else None
+        backend_for(x.device).sort_rows(xm, vals, idx, rows, L, descending)
 
     def back(t):
         return reshape(t, ()) if x.ndim == 0 else moveaxis(t, -1, a)
     return (back(vals) if values else None), back(idx)
+
+
+def _complex_order(xm: Tensor, rows: int, L: int, descending: bool) -> Tensor:
+    """The order of complex rows, lexicographic on (real, imaginary) as NumPy's (NaNs last):
+    two stable sorts of the real kernels, by imaginary part, then by real part."""
+    be = backend_for(xm.device)
+    im = ew.contiguous(complex_part(xm, 1))
+    first = empty(xm.shape, dt.int64, xm.device)
+    be.sort_rows(im, None, first, rows, L, descending)
+    re = ew.contiguous(take_along_axis(complex_part(xm, 0), first, -1))
+    second = empty(xm.shape, dt.int64, xm.device)
+    be.sort_rows(re, None, second, rows, L, descending)
+    return take_along_axis(first, second, -1)
 
 
 def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 
+from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides
 from .axes import norm_axes, norm_axis, norm_axis_tuple
 
@@ -341,6 +342,42 @@ def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
             raise ValueError(f"as_strided: shape {shape}, strides {strides}, offset {off} reach "
                              f"elements [{lo}, {hi}] outside the storage of {cap} elements")
     return x._view(shape, strides, off)
+
+
+def view_as_real(x: Tensor) -> Tensor:
+    """A complex tensor's memory seen as its parts' real dtype, with a last axis of 2 (real,
+    imaginary): a view (PyTorch's view_as_real)."""
+    if x._dtype.kind != "c":
+        raise TypeError(f"view_as_real: expected a complex tensor, got {x._dtype.name}")
+    return _retyped(x, x._shape + (2,), tuple(2 * s for s in x._strides) + (1,), 2 * x._offset,
+                    dt.real_of(x._dtype))
+
+
+def complex_part(x: Tensor, k: int) -> Tensor:
+    """The real (k = 0) or imaginary (k = 1) part of a complex tensor: a view in its real dtype."""
+    return _retyped(x, x._shape, tuple(2 * s for s in x._strides), 2 * x._offset + k,
+                    dt.real_of(x._dtype))
+
+
+def view_as_complex(x: Tensor) -> Tensor:
+    """A float32 / float64 tensor whose last axis is (real, imaginary) pairs seen as complex: a
+    view, so the pairs must be adjacent and every other stride and the offset even."""
+    if x._dtype not in (dt.float32, dt.float64):
+        raise TypeError(f"view_as_complex: expected a float32 or float64 tensor, got {x._dtype.name}")
+    if not x._shape or x._shape[-1] != 2 or x._strides[-1] != 1:
+        raise ValueError(f"view_as_complex: the last axis must have size 2 and stride 1, got shape "
+                         f"{x.shape} and strides {x.strides}")
+    if x._offset % 2 or any(s % 2 for s in x._strides[:-1]):
+        raise ValueError(f"view_as_complex: strides {x.strides} (but the last) and offset "
+                         f"{x._offset} must be even, to address whole complex elements")
+    return _retyped(x, x._shape[:-1], tuple(s // 2 for s in x._strides[:-1]), x._offset // 2,
+                    dt.complex_of(x._dtype))
+
+
+def _retyped(x: Tensor, shape, strides, offset: int, d) -> Tensor:
+    t = x._view(shape, strides, offset)
+    t._dtype = d
+    return t
 
 
 def flip(x: Tensor, axis=None) -> Tensor:

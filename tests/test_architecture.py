@@ -66,12 +66,12 @@ _CPU_ONLY = {
     # the CUDA backend counts, fills and repeats through tiled scans (sx_nz_tiles, sx_scan_*,
     # sx_repeat_*) and has no fused put: x[idx] = v scatters there (deterministic, sorted)
     "index": {"sx_count_nonzero", "sx_nonzero_fill", "sx_repeat_index", "sx_put_1", "sx_put_2",
-              "sx_put_4", "sx_put_8"},
+              "sx_put_4", "sx_put_8", "sx_put_16"},
     # the CUDA randperm runs the same Fisher-Yates swaps in rounds (randperm_small/_round/...)
     "random": {"randperm"},
     # the CUDA row sort runs in passes (sx_sort_keys, the index family's radix passes,
     # sx_sort_rowkey, sx_sort_out): tensor/cuda/sort.py
-    "sort": {f"sx_sort_rows_{d.sfx}" for d in dt.ALL},
+    "sort": {f"sx_sort_rows_{d.sfx}" for d in dt.REAL},
 }
 
 

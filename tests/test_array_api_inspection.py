@@ -50,9 +50,10 @@ def test_info_errors_name_the_function():
 _UINTS = {"uint8", "uint16", "uint32", "uint64"}
 KINDS = {"bool": {"bool"}, "signed integer": {"int8", "int16", "int32", "int64"},
          "unsigned integer": _UINTS, "integral": {"int8", "int16", "int32", "int64"} | _UINTS,
-         "real floating": {"float16", "bfloat16", "float32", "float64"}, "complex floating": set(),
+         "real floating": {"float16", "bfloat16", "float32", "float64"},
+         "complex floating": {"complex64", "complex128"},
          "numeric": {"int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-                     "float64"} | _UINTS}
+                     "float64", "complex64", "complex128"} | _UINTS}
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -92,7 +93,7 @@ def test_namespace_info():
     assert caps["max dimensions"] in (16, 64)
     assert info.default_device() == T.get_default_device()
     assert info.default_dtypes() == {"real floating": T.get_default_dtype(), "integral": T.int64,
-                                     "indexing": T.int64}
+                                     "indexing": T.int64, "complex floating": T.complex128}
     devs = info.devices()
     assert devs[0] == T.device("cpu") and all(d.type == "cuda" for d in devs[1:])
     # the standard's dtypes only: float16 and bfloat16 are extras

@@ -123,7 +123,7 @@ def test_crafted_damage_raises_checkpoint_error(tmp_path):
                        "w.npy": _npy((2**40,))},                          # MemoryError
         "huge flat array": {"w.npy": _npy((2**40,))},
         "too big array": {"w.npy": _npy((2**40, 2**40))},
-        "bad dtype": {"w.npy": _npy((2,), "<c16", bytes(32))},
+        "bad dtype": {"w.npy": _npy((2,), "<m8[s]", bytes(16))},
         "object dtype": {"w.npy": _npy((1,), "|O", bytes(8))},
         "tree not json": {"__tree__.npy": _tree("{not json")},
         "tree a number": {"__tree__.npy": _tree("3")},

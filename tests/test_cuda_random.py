@@ -295,7 +295,7 @@ def test_iota_every_dtype_equals_cpu():
     from tensor.cpu import kernels as K
     from tensor.cuda import misc as CM
     from tensor.elementwise import empty_tensor
-    for d in dt.ALL:
+    for d in dt.REAL:
         if d is dt.bool_:
             continue  # the CPU's iota_b8 stores the truncated byte; CUDA's stores 0/1
         for n in (1, 3, 1000):

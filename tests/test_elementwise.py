@@ -89,7 +89,7 @@ def test_op_table_is_wired_everywhere():
     names = [op.name for op in UNARY + BINARY]
     assert len(set(names)) == len(names), "duplicate op names in the table"
     for op in UNARY + BINARY:
-        assert set(op.kinds) <= set("biuf") and op.kinds, op.name
+        assert set(op.kinds) <= set("biufc") and op.kinds, op.name
         assert op.domain in KNOWN_DOMAINS, (op.name, op.domain)
         assert callable(op.ref), op.name
         assert op.arity == (1 if op in UNARY else 2), op.name

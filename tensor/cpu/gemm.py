@@ -11,7 +11,7 @@ _GEMM_SIG = ("void gemm_{}(int64_t batch, int64_t M, int64_t N, int64_t K, intpt
              "intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);")
 
 K.register_family("gemm", lambda _: ('#include "gemm.c"\n',
-                                     "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.ALL)))
+                                     "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.REAL)))
 
 
 def gemm(a, b, c) -> None:

@@ -1,7 +1,7 @@
 """CPU host side of indexing (kernels in tensor/cpu/csrc/index.h; CUDA twin: tensor/cuda/index.py).
 
 The kernel family "index": module ``index`` (dtype-free: offsets, gather / take / put /
-scatter-assign on 1/2/4/8-byte elements, nonzero, counts, repeat) and modules
+scatter-assign on 1/2/4/8/16-byte elements, nonzero, counts, repeat) and modules
 ``index_<sfx>`` (the accumulating scatter in each dtype). The functions take the same
 (element) shapes and strides as their CUDA twins, plus the device; index checks return the
 first bad position before anything is written.
@@ -12,7 +12,7 @@ from .. import dtypes as dt
 from .._tensor import empty
 from . import kernels as K
 
-_WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+_WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "sx_w16"}
 _CDEF_COMMON = """
 int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *ptrs,
     const int64_t *ist, const int64_t *sizes, const int64_t *xst, intptr_t out, int nthreads);
@@ -37,7 +37,8 @@ def source(d: dt.DType | None) -> tuple[str, str]:
     """Module `index`: dtype-independent kernels; module `index_<sfx>`: accumulation in d."""
     if d is not None:
         name = f"sx_scatter_add_{d.sfx}"
-        return f'#include "index.h"\nSX_SCATTER_ADD({d.sfx})\n', _CDEF_SCATTER.format(name)
+        mac = "SX_SCATTER_CADD" if d.kind == "c" else "SX_SCATTER_ADD"
+        return f'#include "index.h"\n{mac}({d.sfx})\n', _CDEF_SCATTER.format(name)
     src = ["#define SX_INDEX_COMMON", '#include "index.h"']
     cdef = [_CDEF_COMMON]
     for w, t in _WIDTHS.items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from .. import dtypes as dt
-from ..optable import BINARY, UNARY
+from ..optable import BINARY, UNARY, cast_expr
 from ..redtable import REDUCTIONS
 from . import build
 
@@ -24,16 +24,16 @@ def ew_source(d: dt.DType) -> tuple[str, str]:
     src, cdef = ['#include "elementwise.h"'], []
     for op in UNARY:
         if k in op.kinds:
-            out = "b8" if op.out_bool else s
+            out = op.out_dtype(d).sfx
             src.append(f"SX_UNARY({op.name}_{s}, {s}, {out}, ({op.expr(k, s)}))")
             cdef.append(_EW_UN.format(f"{op.name}_{s}"))
     for op in BINARY:
         if k in op.kinds:
-            out = "b8" if op.out_bool else s
+            out = op.out_dtype(d).sfx
             src.append(f"SX_BINARY({op.name}_{s}, {s}, {s}, {out}, ({op.expr(k, s)}))")
             cdef.append(_EW_BIN.format(f"{op.name}_{s}"))
     for t in dt.ALL:
-        src.append(f"SX_UNARY(cast_{s}_{t.sfx}, {s}, {t.sfx}, (a))")
+        src.append(f"SX_UNARY(cast_{s}_{t.sfx}, {s}, {t.sfx}, ({cast_expr(d, t)}))")
         cdef.append(_EW_UN.format(f"cast_{s}_{t.sfx}"))
     src.append(f"SX_WHERE(where_{s}, {s})")
     cdef.append(_EW_WHERE.format(f"where_{s}"))

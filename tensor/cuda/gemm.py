@@ -63,7 +63,7 @@ def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return '#include "gemm.cuh"\n', src
 
 
-CK.register_family(FAMILY, entries, dt.ALL)
+CK.register_family(FAMILY, entries, dt.REAL)
 
 
 class GemmArgs(ctypes.Structure):

@@ -32,7 +32,7 @@ TILE = BLOCK * ITEMS   # SX_ITILE
 MAXDIM = 32            # SX_IMAXDIM
 MAXARR = 8             # SX_IMAXARR
 RADIX_BITS = 4         # SX_RADIX_BITS
-WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "sx_w16"}
 _I31 = 1 << 31
 
 _K = 'extern "C" __global__ void __launch_bounds__(SX_IBLOCK) '

@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import cache
 
 from .. import dtypes as dt
-from ..optable import BINARY, UNARY
+from ..optable import BINARY, UNARY, cast_expr
 from ..redtable import REDUCTIONS
 
 FAMILIES = ("ew", "red")
@@ -37,7 +37,7 @@ def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     for op in UNARY + BINARY:
         if k not in op.kinds:
             continue
-        name, o = f"{op.name}_{s}", ("b8" if op.out_bool else s)
+        name, o = f"{op.name}_{s}", op.out_dtype(d).sfx
         if op.arity == 1:
             params, nix, call = f"sx_{s}::C a", 2, f"sx_unary<sx_{s}, sx_{o}>"
         else:
@@ -46,9 +46,15 @@ def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
                      f"({params}) const {{ return sx_{o}::st({op.expr(k, s)}); }} }};\n"
                      f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<{nix}> ix) {{ {call}(ix, {name}_fn()); }}")
     for t in dt.ALL:
-        out[f"cast_{s}_{t.sfx}"] = (
-            f"{_EXTERN}(SX_BLOCK) cast_{s}_{t.sfx}(sx_indexer<2> ix) "
-            f"{{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, sx_cast_fn<sx_{s}, sx_{t.sfx}>()); }}")
+        name = f"cast_{s}_{t.sfx}"
+        if d.kind == "c" or t.kind == "c":   # the conversion is an expression (optable.cast_expr)
+            fn = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{t.sfx}::T operator()"
+                  f"(sx_{s}::C a) const {{ return sx_{t.sfx}::st({cast_expr(d, t)}); }} }};\n")
+            call = f"{name}_fn()"
+        else:
+            fn, call = "", f"sx_cast_fn<sx_{s}, sx_{t.sfx}>()"
+        out[name] = (f"{fn}{_EXTERN}(SX_BLOCK) {name}(sx_indexer<2> ix) "
+                     f"{{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, {call}); }}")
     out[f"where_{s}"] = f"{_EXTERN}(SX_BLOCK) where_{s}(sx_indexer<4> ix) {{ sx_where<sx_{s}>(ix); }}"
     return '#include "elementwise.cuh"\n', out
 
@@ -68,7 +74,7 @@ def red_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
 
 
 _ENTRIES = {"ew": ew_entries, "red": red_entries}
-_DTYPES: dict = {"ew": dt.ALL, "red": dt.ALL}
+_DTYPES: dict = {"ew": dt.ALL, "red": dt.REAL}   # complex reductions compose (reductions.py)
 _EXACT = {"red"}   # families built without FMA contraction (see the module docstring)
 
 # Modules under tensor/cuda that register further families when imported.

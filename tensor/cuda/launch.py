@@ -164,8 +164,17 @@ def elementwise(d, name: str, out, ins: list) -> None:
     for s in out._shape:
         if s == 0:
             return
+    ins = [_wide_scalar(x, out) if type(x) is not Tensor and x.bits is None else x for x in ins]
     ix, blocks, _ = _plan(name, out, ins)
     R.kernel("ew", d, name, out._storage.device)(blocks, BLOCK, ix)
+
+
+def _wide_scalar(x, out):
+    """A scalar too wide for the indexer's 8-byte slots (complex128): its bytes copied to the
+    device, read with stride 0 as a broadcast operand."""
+    t = empty((), x.dtype, out._storage.device)
+    R.memcpy_htod(R.device_state(out._storage.device.index), t.data_ptr(), x.ptr, x.dtype.itemsize)
+    return t._view(out._shape, (0,) * len(out._shape))
 
 
 def elementwise_path(out, ins: list) -> str:
@@ -184,6 +193,9 @@ def contiguous_op(d, name: str, out, n: int, a, b=None) -> None:
     one device; b may be a _Scalar. Reuses one argument struct per kernel and thread (the
     driver copies kernel arguments at launch; another thread must not refill it meanwhile)."""
     if n == 0:
+        return
+    if b is not None and type(b) is not Tensor and b.bits is None:
+        elementwise(d, name, out, [a, b])
         return
     dev = out._storage.device
     nops = 2 if b is None else 3

@@ -36,7 +36,7 @@ def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     }
 
 
-CK.register_family(FAMILY, entries, dt.ALL)   # integer work only: FMA contraction is moot
+CK.register_family(FAMILY, entries, dt.REAL)   # integer work only: FMA contraction is moot
 
 
 def _launch(d, name: str, n: int, device, *args) -> None:

@@ -79,6 +79,17 @@
 #define ST_f64(x) ((double)(x))
 #define ST_f16(x) sx_f2h((float)(x))
 #define ST_bf16(x) sx_f2bf((float)(x))
+/* complex64 / complex128: the structs of scalar/complex.h (stored as computed); the
+ * casts to and from them are explicit expressions (tensor/cpu/kernels.py) */
+#include "scalar/complex.h"
+#define T_c64 sx_cf
+#define T_c128 sx_cd
+#define C_c64 sx_cf
+#define C_c128 sx_cd
+#define LD_c64(x) (x)
+#define LD_c128(x) (x)
+#define ST_c64(x) (x)
+#define ST_c128(x) (x)
 
 /* A run is the innermost dimension of an N-d loop: n elements, operand k at p[k]
  * advancing by s[k] bytes. */

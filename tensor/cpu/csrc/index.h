@@ -11,12 +11,16 @@
  *   SX_PUT(W, T)             bounds pass + 1-d scatter-assign of W-byte elements
  *   SX_SCATTER_SET(W, T)     scatter-assign of W-byte elements: sx_scatter_W
  *   SX_SCATTER_ADD(S)        scatter-accumulate in dtype S: sx_scatter_add_S
+ *   SX_SCATTER_CADD(S)       the same for a complex dtype
  * Scatters walk the index positions in order (the last write wins, accumulation is
  * sequential per destination) and split only the non-indexed inner space between
  * threads, so results are deterministic. */
 #include "common.h"
 
 #define SX_IDX_PAR_MIN 4096
+
+/* The carrier of 16-byte elements (complex128): copied whole, never computed on. */
+typedef struct { uint64_t w[2]; } sx_w16;
 
 /* Thread t's share [lo, hi) of n items. */
 #define SX_SPLIT(n, t, T, lo, hi)                                              \
@@ -372,4 +376,8 @@ SX_SCATTER(sx_scatter_##W, T, sx_set_##W)
 /* bool accumulates as logical or: ST_b8 maps any nonzero sum to 1. */
 #define SX_SCATTER_ADD(S)                                                              \
 SX_INLINE void sx_add_##S(T_##S *d, T_##S v) { *d = ST_##S(LD_##S(*d) + LD_##S(v)); }  \
+SX_SCATTER(sx_scatter_add_##S, T_##S, sx_add_##S)
+/* complex: C has no + on structs */
+#define SX_SCATTER_CADD(S)                                                             \
+SX_INLINE void sx_add_##S(T_##S *d, T_##S v) { *d = sx_cadd(*d, v); }                  \
 SX_SCATTER(sx_scatter_add_##S, T_##S, sx_add_##S)
