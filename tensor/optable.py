@@ -2,14 +2,14 @@
 
 An entry gives the op's name, arity, the loop kinds it has ('b' bool, 'i' signed, 'u' unsigned,
 'f' float, 'c' complex: its C expressions call cuda_src/scalar/complex.h), its output rule,
-its C expression per kind (over the compute-typed values `a`, `b`),
-its NumPy reference, a hint of the input domain for tests, and its derivative (`grad`): the
-partials as data, or ZERO (piecewise constant), NONE (no float output) or NO_RULE (a float
-output autograd refuses to differentiate). A dtype whose math differs from its kind's (a
-16-bit nextafter steps in its own precision) has its own key in `c`, its suffix ("f16"). Kernel generation (C
-and CUDA), the public functions and Tensor methods, the derivative rules (autograd builds them
-from `grad`), the NumPy property tests and the gradient checks all iterate over this table, so
-an op added here is built, differentiated and tested everywhere.
+its C expression per kind (over the compute-typed values `a`, `b`), its NumPy reference, a
+hint of the input domain for tests, and its derivative (`grad`): the partials as data, or ZERO
+(piecewise constant), NONE (no float output) or NO_RULE (a float output autograd refuses to
+differentiate). A dtype whose math differs from its kind's (a 16-bit nextafter steps in its
+own precision) has its own key in `c`, its suffix ("f16"). Kernel generation (C and CUDA), the
+public functions and Tensor methods, the derivative rules (autograd builds them from `grad`),
+the NumPy property tests and the gradient checks all iterate over this table, so an op added
+here is built, differentiated and tested everywhere.
 """
 from __future__ import annotations
 
@@ -131,13 +131,12 @@ UNARY = [
        grad=d1(-1.0, inplace=True)),
     Op("positive", 1, "iufc", {"c": "a", "*": "a"}, np.positive, no_bool=True, grad=d1(1.0, inplace=True)),
     Op("abs", 1, "biufc", {"c": "sx_cabs(a)", "f": "SX_F1(fabs, a)", "i": "(a < 0 ? -a : a)",
-                           "*": "a"}, np.abs, aliases=("absolute",), real_out=True, grad=d1(lambda x,
-                           y: T.sign(x), X)),
+                           "*": "a"}, np.abs, aliases=("absolute",), real_out=True,
+       grad=d1(lambda x, y: T.sign(x), X)),
     Op("sign", 1, "iufc", {"c": "sx_csign(a)", "f": "((a != a) ? a : (a > 0) - (a < 0))",
-       "*": "(a > 0) - (a < 0)"},
-       np.sign, no_bool=True, grad=ZERO),
-    Op("exp", 1, "fc", {"c": "sx_cexp(a)", "f": "SX_EXP(a)"}, np.exp, domain="exp", grad=d1(lambda x, y: y,
-       OUT)),
+                           "*": "(a > 0) - (a < 0)"}, np.sign, no_bool=True, grad=ZERO),
+    Op("exp", 1, "fc", {"c": "sx_cexp(a)", "f": "SX_EXP(a)"}, np.exp, domain="exp",
+       grad=d1(lambda x, y: y, OUT)),
     Op("expm1", 1, "fc", _f("expm1", "sx_cexpm1(a)"), np.expm1, domain="exp",
        grad=d1(lambda x, y: y + 1.0, OUT)),
     Op("log", 1, "fc", {"c": "sx_clog(a)", "f": "SX_LOG(a)"}, np.log, domain="positive",
@@ -148,13 +147,12 @@ UNARY = [
        grad=d1(lambda x, y: 1.0 / (x * _LN2), X)),
     Op("log10", 1, "fc", _f("log10", "sx_clog10(a)"), np.log10, domain="positive",
        grad=d1(lambda x, y: 1.0 / (x * _LN10), X)),
-    Op("sqrt", 1, "fc", _f("sqrt", "sx_csqrt(a)"), np.sqrt, domain="positive", grad=d1(lambda x, y: 0.5 / y,
-       OUT)),
-    Op("square", 1, "iufc", {"c": "sx_csquare(a)", "*": "a * a"}, np.square, grad=d1(lambda x, y: 2.0 * x,
-       X)),
+    Op("sqrt", 1, "fc", _f("sqrt", "sx_csqrt(a)"), np.sqrt, domain="positive",
+       grad=d1(lambda x, y: 0.5 / y, OUT)),
+    Op("square", 1, "iufc", {"c": "sx_csquare(a)", "*": "a * a"}, np.square,
+       grad=d1(lambda x, y: 2.0 * x, X)),
     Op("reciprocal", 1, "iufc", {"c": "sx_crecip(a)", "f": "1 / a", "*": "(a == 0 ? 0 : 1 / a)"},
-       np.reciprocal,
-       domain="nonzero", grad=d1(lambda x, y: -(y * y), OUT)),
+       np.reciprocal, domain="nonzero", grad=d1(lambda x, y: -(y * y), OUT)),
     Op("sin", 1, "fc", _f("sin", "sx_csin(a)"), np.sin, grad=d1(lambda x, y: T.cos(x), X)),
     Op("cos", 1, "fc", _f("cos", "sx_ccos(a)"), np.cos, grad=d1(lambda x, y: -T.sin(x), X)),
     Op("tan", 1, "fc", _f("tan", "sx_ctan(a)"), np.tan, grad=d1(lambda x, y: 1.0 + y * y, OUT)),
@@ -172,8 +170,8 @@ UNARY = [
        grad=d1(lambda x, y: 1.0 / ((1.0 - x) * (1.0 + x)), X)),
     Op("sinh", 1, "fc", _f("sinh", "sx_csinh(a)"), np.sinh, domain="exp", grad=d1(lambda x, y: T.cosh(x), X)),
     Op("cosh", 1, "fc", _f("cosh", "sx_ccosh(a)"), np.cosh, domain="exp", grad=d1(lambda x, y: T.sinh(x), X)),
-    Op("tanh", 1, "fc", {"c": "sx_ctanh(a)", "f": "SX_TANH(a)"}, np.tanh, grad=d1(lambda x, y: 1.0 - y * y,
-       OUT)),
+    Op("tanh", 1, "fc", {"c": "sx_ctanh(a)", "f": "SX_TANH(a)"}, np.tanh,
+       grad=d1(lambda x, y: 1.0 - y * y, OUT)),
     Op("erf", 1, "f", _f("erf"), _erf_ref, grad=d1(lambda x, y: _2_SQRTPI * T.exp(-(x * x)), X)),
     Op("sigmoid", 1, "f", {"f": "SX_SIGMOID(a)"}, _sigmoid_ref,
        grad=d1(lambda x, y: y * (1.0 - y), OUT)),
@@ -191,8 +189,7 @@ UNARY = [
     Op("isinf", 1, "biufc", {"c": "sx_cisinf(a)", "f": "isinf(a) != 0", "*": "0"}, np.isinf, out_bool=True,
        grad=NONE),
     Op("isfinite", 1, "biufc", {"c": "sx_cisfinite(a)", "f": "isfinite(a) != 0", "*": "1"}, np.isfinite,
-       out_bool=True,
-       grad=NONE),
+       out_bool=True, grad=NONE),
     # NumPy takes integers too (through its float loops): what x < 0 gives, without the casts
     Op("signbit", 1, "biuf", {"f": "SX_SIGNBIT(a)", "i": "a < 0", "*": "0"}, np.signbit,
        out_bool=True, grad=NONE),
@@ -219,14 +216,12 @@ def _pow_db(a, b, y):  # y log a, taken as 0 at a == 0 (where log a is -inf)
 
 
 BINARY = [
-    Op("add", 2, "biufc", {"c": "sx_cadd(a, b)", "b": "a | b", "*": "a + b"}, np.add, grad=d2(1.0, 1.0,
-       inplace=True)),
+    Op("add", 2, "biufc", {"c": "sx_cadd(a, b)", "b": "a | b", "*": "a + b"}, np.add,
+       grad=d2(1.0, 1.0, inplace=True)),
     Op("subtract", 2, "iufc", {"c": "sx_csub(a, b)", "*": "a - b"}, np.subtract, no_bool=True,
-       aliases=("sub",),
-       grad=d2(1.0, -1.0, inplace=True)),
+       aliases=("sub",), grad=d2(1.0, -1.0, inplace=True)),
     Op("multiply", 2, "biufc", {"c": "sx_cmul(a, b)", "b": "a & b", "*": "a * b"}, np.multiply,
-       aliases=("mul",),
-       grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN)),
+       aliases=("mul",), grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN)),
     Op("true_divide", 2, "fc", {"c": "sx_cdiv(a, b)", "f": "a / b"}, np.true_divide, int_to=dt.float64,
        aliases=("divide", "div"),
        grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),
@@ -238,8 +233,7 @@ BINARY = [
                                "u": "SX_MOD_U(a, b)"}, np.remainder, domain="nonzero_b",
        aliases=("mod",), grad=d2(1.0, lambda a, b, y: -T.floor_divide(a, b), 0, 1)),
     Op("power", 2, "iufc", {"c": "sx_cpow(a, b)", "f": "SX_F2(pow, a, b)", "u": "sx_upow(a, b)",
-       "*": "sx_ipow(a, b)"}, np.power,
-       domain="power", aliases=("pow",),
+                            "*": "sx_ipow(a, b)"}, np.power, domain="power", aliases=("pow",),
        grad=d2(lambda a, b, y: b * a ** (b - 1), _pow_db, 0, 1, OUT)),
     Op("maximum", 2, "biuf", {"f": "((a > b || a != a) ? a : b)", "*": "(a > b ? a : b)"},
        np.maximum, grad=_extreme(True)),
@@ -267,8 +261,7 @@ BINARY = [
     Op("equal", 2, "biufc", {"c": "sx_ceq(a, b)", "*": "a == b"}, np.equal, out_bool=True, aliases=("eq",),
        grad=NONE),
     Op("not_equal", 2, "biufc", {"c": "sx_cne(a, b)", "*": "a != b"}, np.not_equal, out_bool=True,
-       aliases=("ne",),
-       grad=NONE),
+       aliases=("ne",), grad=NONE),
     Op("less", 2, "biuf", {"*": "a < b"}, np.less, out_bool=True, aliases=("lt",), grad=NONE),
     Op("less_equal", 2, "biuf", {"*": "a <= b"}, np.less_equal, out_bool=True, aliases=("le",),
        grad=NONE),
@@ -277,14 +270,11 @@ BINARY = [
     Op("greater_equal", 2, "biuf", {"*": "a >= b"}, np.greater_equal, out_bool=True,
        aliases=("ge",), grad=NONE),
     Op("logical_and", 2, "biufc", {"c": "sx_cnonzero(a) & sx_cnonzero(b)", "*": "(a != 0) & (b != 0)"},
-       np.logical_and, out_bool=True,
-       grad=NONE),
+       np.logical_and, out_bool=True, grad=NONE),
     Op("logical_or", 2, "biufc", {"c": "sx_cnonzero(a) | sx_cnonzero(b)", "*": "(a != 0) | (b != 0)"},
-       np.logical_or, out_bool=True,
-       grad=NONE),
+       np.logical_or, out_bool=True, grad=NONE),
     Op("logical_xor", 2, "biufc", {"c": "sx_cnonzero(a) != sx_cnonzero(b)", "*": "(a != 0) != (b != 0)"},
-       np.logical_xor, out_bool=True,
-       grad=NONE),
+       np.logical_xor, out_bool=True, grad=NONE),
 ]
 
 OPS = {op.name: op for op in UNARY + BINARY}
