@@ -32,22 +32,21 @@ def _shape(shape, op: str) -> tuple:
     return shape
 
 
-def _shape_args(args, op, shape=None):
-    """The shape of empty/zeros/ones: a tuple or separate ints (PyTorch's), or shape=."""
-    if shape is not None:
-        if args:
-            raise TypeError(f"{op}: give the shape once, positionally or as shape=")
-        return _shape(shape, op)
-    return _shape(args[0] if len(args) == 1 else args, op)
+def _shape_args(shape, more, op):
+    """The shape of empty/zeros/ones: a tuple (the standard's `shape`, also by keyword) or
+    separate ints (PyTorch's: shape is then the first, more the rest); none: 0-d."""
+    if shape is None:
+        shape = ()
+    return _shape((shape,) + more if more else shape, op)
 
 
 def _grad(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
-def empty(*size, shape=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(shape=None, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
-    return _grad(empty_tensor(_shape_args(size, "empty", shape), _dtype_or(dtype, dt.get_default_dtype()),
+    return _grad(empty_tensor(_shape_args(shape, size, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
                               parse_device(device), "empty"), requires_grad)
 
 
@@ -84,13 +83,13 @@ def fill_(t: Tensor, value) -> Tensor:
     return t
 
 
-def zeros(*size, shape=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _full(_shape_args(size, "zeros", shape), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
+def zeros(shape=None, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _full(_shape_args(shape, size, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
                  requires_grad, "zeros")
 
 
-def ones(*size, shape=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _full(_shape_args(size, "ones", shape), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
+def ones(shape=None, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _full(_shape_args(shape, size, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
                  requires_grad, "ones")
 
 

@@ -235,14 +235,13 @@ def view(x: Tensor, *shape) -> Tensor:
     return x._view(shape, strides)
 
 
-def reshape(x: Tensor, *dims, shape=None, copy: bool | None = None) -> Tensor:
-    """A view when the strides allow it, else a contiguous copy. The shape comes as a tuple or
-    as separate ints (PyTorch's), or as the array API standard's shape= keyword; copy=True
-    always copies, copy=False refuses to (a ValueError where no view exists)."""
-    if shape is not None and dims:
-        raise TypeError("reshape: give the shape once, positionally or as shape=")
-    shape, strides = _try_view(x, _shape_arg(dims if shape is None else (shape,), "reshape"),
-                               "reshape")
+def reshape(x: Tensor, shape=None, *dims, copy: bool | None = None) -> Tensor:
+    """A view when the strides allow it, else a contiguous copy. The shape comes as a tuple
+    (the array API standard's `shape`, also by keyword) or as separate ints (PyTorch's);
+    copy=True always copies, copy=False refuses to (a ValueError where no view exists)."""
+    if shape is None:   # x.reshape(*()) as the old *dims took it: 0-d
+        shape = ()
+    shape, strides = _try_view(x, _shape_arg((shape,) + dims, "reshape"), "reshape")
     if copy is False and strides is None:
         raise ValueError(f"reshape: a tensor of shape {x.shape} and strides {x.strides} cannot "
                          f"be reshaped to {shape} without a copy (copy=False)")

@@ -161,10 +161,12 @@ def _np_log1p(z):
 
 def _np_expm1(z):
     """NumPy's expm1, with the standard's special values (y = 0: expm1(x) + yj, so inf+0j and
-    NaN+0j keep the zero; -inf+bj: exactly -1) and no overflow for x > log(max)."""
+    NaN+0j keep the zero, and +-0 + 0j gives +0 + 0j; -inf+bj: exactly -1) and no overflow for
+    x > log(max)."""
     r = np.where(z.real > 80, np.exp(z) - 1, np.expm1(z)).astype(z.dtype)
     zero = z.imag == 0
     r.real[zero], r.imag[zero] = np.expm1(z.real[zero]), z.imag[zero]
+    r.real[zero & (z.real == 0)] = 0.0   # the standard's +-0 + 0j -> +0 + 0j (as the suite reads it)
     ninf = z.real == -np.inf
     r.real[ninf] = -1
     r.imag[ninf & ~np.isfinite(z.imag)] = np.copysign(0.0, z.imag[ninf & ~np.isfinite(z.imag)])
@@ -480,7 +482,7 @@ STANDARD = [
     ("cexp", (INF,), NZF, _cis(INF)), ("cexp", (-INF,), (INF, NAN), (U0, U0)),
     ("cexp", (INF,), (INF, NAN), (UINF, NAN)), ("cexp", (NAN,), (0.0,), (NAN, 0.0)),
     ("cexp", (NAN,), NZF + (INF, NAN), (NAN, NAN)),
-    ("cexpm1", Z, (0.0,), (U0, 0.0)), ("cexpm1", F, (INF, NAN), (NAN, NAN)),
+    ("cexpm1", Z, (0.0,), (0.0, 0.0)), ("cexpm1", F, (INF, NAN), (NAN, NAN)),
     ("cexpm1", (INF,), (0.0,), (INF, 0.0)), ("cexpm1", (-INF,), F, _cis(0.0, True)),
     ("cexpm1", (INF,), NZF, _cis(INF, True)), ("cexpm1", (-INF,), (INF, NAN), (-1.0, U0)),
     ("cexpm1", (INF,), (INF, NAN), (UINF, NAN)), ("cexpm1", (NAN,), (0.0,), (NAN, 0.0)),

@@ -8,7 +8,8 @@
  *
  * Where this deliberately differs from NumPy 2.x (each follows the array API standard or is
  * more accurate; NumPy's results there are wrong or unspecified):
- *   expm1: +inf+0j -> inf+0j and NaN+0j -> NaN+0j (the standard; NumPy: imag NaN); -inf+bj
+ *   expm1: +inf+0j -> inf+0j and NaN+0j -> NaN+0j (the standard; NumPy: imag NaN), -0+0j ->
+ *     +0+0j (the standard; NumPy: -0); -inf+bj
  *          -> exactly -1 + 0*sin(b) j; no spurious overflow for Re z > log(max).
  *   log1p: accurate for tiny |z| (NumPy's log(hypot(1+x, y)) returns 0 for |z| < eps);
  *          log1p(x + 0j) = log1p(x) + 0j for x > -1 (so -0 + 0j keeps its -0).
@@ -192,7 +193,8 @@ SX_SCALAR_FN SXC SXN(sx_cexp)(SXC z) {
  * for x >= LNMAX the 1 is below an ulp of e^z. Special values: the standard's table. */
 SX_SCALAR_FN SXC SXN(sx_cexpm1)(SXC z) {
     SXR x = z.re, y = z.im;
-    if (y == 0) return SX_CX_MAKE(SXF(expm1)(x), y);
+    /* the standard's expm1(+-0 + 0j) = +0 + 0j (NumPy and the real expm1 keep -0) */
+    if (y == 0) return SX_CX_MAKE(x == 0 ? SXL(0.0) : SXF(expm1)(x), y);
     if (!SXN(sx_cx_isfin)(y)) {
         if (x == SXINF) return SX_CX_MAKE(x, y - y);
         if (x == -SXINF) return SX_CX_MAKE(-1, SXF(copysign)(SXL(0.0), y));
