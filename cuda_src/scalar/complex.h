@@ -63,23 +63,7 @@ typedef struct sx_cd { double re, im; } sx_cd;
 #define SX_CX_UP 0x1p50f
 #define SX_CX_DOWN 0x1p-25f
 #define SX_CX_MULRN(a, b) __fmul_rn(a, b)
-#include "scalar/complex_math.h"
-#undef SXR
-#undef SXC
-#undef SX_CX_S
-#undef SX_CX_MAKE
-#undef SXF
-#undef SXL
-#undef SXINF
-#undef SXMAX
-#undef SX_CX_LNMAX
-#undef SX_CX_BIG
-#undef SX_CX_SMALL
-#undef SX_CX_TANHX
-#undef SX_CX_TINY
-#undef SX_CX_UP
-#undef SX_CX_DOWN
-#undef SX_CX_MULRN
+#include "scalar/complex_math.h"   /* undefines the parameters above */
 
 /* ---- complex128: double math ---- */
 #define SXR double
@@ -98,23 +82,7 @@ typedef struct sx_cd { double re, im; } sx_cd;
 #define SX_CX_UP 0x1p600
 #define SX_CX_DOWN 0x1p-300
 #define SX_CX_MULRN(a, b) __dmul_rn(a, b)
-#include "scalar/complex_math.h"
-#undef SXR
-#undef SXC
-#undef SX_CX_S
-#undef SX_CX_MAKE
-#undef SXF
-#undef SXL
-#undef SXINF
-#undef SXMAX
-#undef SX_CX_LNMAX
-#undef SX_CX_BIG
-#undef SX_CX_SMALL
-#undef SX_CX_TANHX
-#undef SX_CX_TINY
-#undef SX_CX_UP
-#undef SX_CX_DOWN
-#undef SX_CX_MULRN
+#include "scalar/complex_math.h"   /* undefines the parameters above */
 
 #undef SXN
 #undef SX_CX_N2

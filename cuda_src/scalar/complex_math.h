@@ -447,3 +447,21 @@ SX_SCALAR_FN SXC SXN(sx_cpow)(SXC a, SXC b) {
     return SXN(sx_cexp)(SXN(sx_cx_mulu)(b, SXN(sx_clog)(a)));
 }
 #undef SX_CX_MULRN_
+
+/* this instance's parameters: the next one defines its own */
+#undef SXR
+#undef SXC
+#undef SX_CX_S
+#undef SX_CX_MAKE
+#undef SXF
+#undef SXL
+#undef SXINF
+#undef SXMAX
+#undef SX_CX_LNMAX
+#undef SX_CX_BIG
+#undef SX_CX_SMALL
+#undef SX_CX_TANHX
+#undef SX_CX_TINY
+#undef SX_CX_UP
+#undef SX_CX_DOWN
+#undef SX_CX_MULRN
