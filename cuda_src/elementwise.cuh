@@ -269,10 +269,4 @@ SX_DEV void sx_where(const sx_indexer<4> &ix) {
     else sx_ew_loop_t<4, int64_t>(ix, b, body);
 }
 
-/* Cast: storage of SA -> compute -> storage of SO (same rounding as the CPU's casts). */
-template <class SA, class SO>
-struct sx_cast_fn {
-    __device__ __forceinline__ typename SO::T operator()(typename SA::C a) const { return SO::st(a); }
-};
-
 #endif

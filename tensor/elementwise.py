@@ -374,7 +374,7 @@ def _fast(name: str, a: Tensor, b):
                 or not b.is_contiguous():
             return None
         other = d.sfx
-    elif (tb is float or tb is int) and d.itemsize <= 8:   # complex128's scalar: the general path
+    elif tb is float or tb is int:
         other = _WEAK_KIND[tb]
         if tb is int and d.kind in "iub" and not _fits(b, d):
             return None

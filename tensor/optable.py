@@ -292,7 +292,7 @@ def cast_expr(s: dt.DType, t: dt.DType) -> str:
                 else f"{mk}(({rt})(a), 0)")
     return "sx_cnonzero(a)" if t is dt.bool_ else "a.re"
 
-KIND_OF = {"b": "b", "i": "i", "u": "u", "f": "f", "c": "c"}
+
 # NumPy's loop search order; bfloat16 is only ever its own loop.
 _SEARCH = (dt.bool_, dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.int64,
            dt.uint64, dt.float16, dt.float32, dt.float64)

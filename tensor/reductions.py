@@ -67,16 +67,21 @@ def _complex_run(name: str, x: Tensor, axes: tuple) -> Tensor:
                         "complex numbers have no order")
     kept = [i for i in range(x.ndim) if i not in axes]
     n = _count(x, axes)
-    y = views.permute(x, kept + list(axes)).reshape(tuple(x._shape[i] for i in kept) + (n,))
-    if n == 0:
-        return ew.binary("add", ew.binary("multiply", y.sum(axis=-1), 0), 1)   # empty product: 1
+    if n == 0:   # the empty product
+        from .creation import ones
+        return ones(tuple(x._shape[i] for i in kept), dtype=x._dtype, device=x.device)
+    y = views.reshape(views.permute(x, kept + list(axes)), tuple(x._shape[i] for i in kept) + (n,))
+
+    def last(s: slice) -> Tensor:
+        return views.basic_index(y, (Ellipsis, s))
     while n > 1:   # halves multiplied pairwise; an odd one out joins the first product
         h = n // 2
-        p = ew.binary("multiply", y[..., :h], y[..., h:2 * h])
+        p = ew.binary("multiply", last(slice(None, h)), last(slice(h, 2 * h)))
         if n % 2:
-            ew.binary("multiply", p[..., :1], y[..., n - 1:], out=p[..., :1])
+            first = views.basic_index(p, (Ellipsis, slice(None, 1)))
+            ew.binary("multiply", first, last(slice(n - 1, None)), out=first)
         y, n = p, h
-    return y[..., 0]
+    return last(0)
 
 
 def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
@@ -267,8 +272,8 @@ def _complex_scan(name: str, x: Tensor, a: int) -> Tensor:
     while d < n:
         lo = (slice(None),) * a + (slice(d, None),)
         hi = (slice(None),) * a + (slice(None, n - d),)
-        p = ew.binary("multiply", y[lo], y[hi])
-        ew.copy_into(y[lo], p)
+        p = ew.binary("multiply", views.basic_index(y, lo), views.basic_index(y, hi))
+        ew.copy_into(views.basic_index(y, lo), p)
         d *= 2
     return y
 

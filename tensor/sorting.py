@@ -58,11 +58,11 @@ def _sort(x, axis, descending, stable, op: str, values: bool):
     xm = ew.contiguous(xm)
     L = xm.shape[-1]
     rows = xm.numel() // L if L else 0
-    idx = empty(xm.shape, dt.int64, x.device)
     if x.dtype.kind == "c":
         idx = _complex_order(xm, rows, L, descending)
         vals = take_along_axis(xm, idx, -1) if values else None
     else:
+        idx = empty(xm.shape, dt.int64, x.device)
         vals = empty(xm.shape, x.dtype, x.device) if values else None
         backend_for(x.device).sort_rows(xm, vals, idx, rows, L, descending)
 

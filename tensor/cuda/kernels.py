@@ -46,15 +46,11 @@ def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
                      f"({params}) const {{ return sx_{o}::st({op.expr(k, s)}); }} }};\n"
                      f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<{nix}> ix) {{ {call}(ix, {name}_fn()); }}")
     for t in dt.ALL:
-        name = f"cast_{s}_{t.sfx}"
-        if d.kind == "c" or t.kind == "c":   # the conversion is an expression (optable.cast_expr)
-            fn = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{t.sfx}::T operator()"
-                  f"(sx_{s}::C a) const {{ return sx_{t.sfx}::st({cast_expr(d, t)}); }} }};\n")
-            call = f"{name}_fn()"
-        else:
-            fn, call = "", f"sx_cast_fn<sx_{s}, sx_{t.sfx}>()"
-        out[name] = (f"{fn}{_EXTERN}(SX_BLOCK) {name}(sx_indexer<2> ix) "
-                     f"{{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, {call}); }}")
+        name = f"cast_{s}_{t.sfx}"   # the conversion: optable.cast_expr, stored with t's st()
+        out[name] = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{t.sfx}::T operator()"
+                     f"(sx_{s}::C a) const {{ return sx_{t.sfx}::st({cast_expr(d, t)}); }} }};\n"
+                     f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<2> ix) "
+                     f"{{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, {name}_fn()); }}")
     out[f"where_{s}"] = f"{_EXTERN}(SX_BLOCK) where_{s}(sx_indexer<4> ix) {{ sx_where<sx_{s}>(ix); }}"
     return '#include "elementwise.cuh"\n', out
 
