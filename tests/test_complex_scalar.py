@@ -31,6 +31,7 @@ import subprocess
 import cffi
 import numpy as np
 import pytest
+from helpers import nvrtc_or_skip
 
 from tensor import kernel_cache as kc
 from tensor.cpu import build
@@ -636,13 +637,7 @@ def _device_unit() -> str:
 
 def test_nvrtc_compiles_every_function():
     """NVRTC (C++17, no system headers) compiles every function for both types, sm_90."""
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python's NVRTC bindings are not "
-                        "installed")
-    from tensor.cuda import nvrtc
-    try:
-        nvrtc.version()
-    except nvrtc.NVRTCNotFoundError as e:
-        pytest.skip(str(e))
+    nvrtc = nvrtc_or_skip()
     cubin = nvrtc.compile("complex_scalar_check", _device_unit(), "sm_90", fast=True)
     assert cubin[:4] == b"\x7fELF" and b"cx_every_function\0" in cubin
 
