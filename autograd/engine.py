@@ -46,6 +46,10 @@ def _root_grads(outputs, grad_outputs, op):
             if t.numel() != 1:
                 raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs; "
                                    f"output {i} has shape {t.shape}, pass a gradient of that shape")
+            if t.dtype.kind == "c":
+                raise RuntimeError(f"{op}: grad can be implicitly created only for real scalar "
+                                   f"outputs; output {i} is {t.dtype.name}: differentiate a real "
+                                   "function of it (abs, .real), or pass a gradient")
             g = _ones_like(t)
         roots.append((edge_of(t), _check_grad(t, g, op)))
     return roots
@@ -239,8 +243,13 @@ def _call_rule(node, gs, retain_graph):
     else:
         g_in = gs
     outs = _link_saved_outputs(node)
+    conj = node.rule.conj and _any_complex(gs)
     try:
+        if conj:   # J^H g = conj(J^T conj(g)): see autograd.graph.Rule
+            g_in = [_conj(g) for g in g_in] if node.multi else _conj(g_in)
         grads = node.rule.vjp(node.ctx, g_in)
+        if conj:
+            grads = tuple(_conj(g) for g in grads) if isinstance(grads, tuple | list) else _conj(grads)
     finally:
         for o in outs:
             o._requires_grad, o.grad_fn = False, None
@@ -257,6 +266,21 @@ def _call_rule(node, gs, retain_graph):
     if not retain_graph:
         node.release()
     return flat
+
+
+def _any_complex(gs) -> bool:
+    return any(type(g) is Tensor and g._dtype.kind == "c" for g in gs)
+
+
+def _conj(g):
+    """conj(g) of a complex gradient (recorded: create_graph differentiates it); anything else
+    (None, real, a list of a list-taking op's grads) as it is or element-wise."""
+    if isinstance(g, list | tuple):
+        return type(g)(_conj(x) for x in g)
+    if type(g) is Tensor and g._dtype.kind == "c":
+        from tensor.public import PUB
+        return PUB["conjugate"](g)
+    return g
 
 
 def _link_saved_outputs(node):

@@ -61,9 +61,9 @@ def _check_tangent(i: int, p: Tensor, t, op: str) -> Tensor:
     if tuple(t.shape) != tuple(p.shape):
         raise ValueError(f"{op}: tangent {i} has shape {tuple(t.shape)} but its primal has shape "
                          f"{tuple(p.shape)}; a tangent must have the shape of its primal")
-    if p.dtype.kind != "f":
-        raise TypeError(f"{op}: primal {i} is {p.dtype.name}; only floating-point primals can "
-                        "carry a tangent")
+    if p.dtype.kind not in "fc":
+        raise TypeError(f"{op}: primal {i} is {p.dtype.name}; only floating-point and complex "
+                        "primals can carry a tangent")
     if t.device != p.device:
         raise ValueError(f"{op}: tangent {i} is on {t.device} but its primal is on {p.device}")
     if t.dtype is not p.dtype:
@@ -140,9 +140,9 @@ def _inputs(inputs, op, create_graph, what="input"):
     create_graph, inputs that require grad keep their link, so results stay differentiable)."""
     ins, single = _as_tuple(inputs, what + "s", op)
     for i, x in enumerate(ins):
-        if x.dtype.kind != "f":
-            raise TypeError(f"{op}: {what} {i} is {x.dtype.name}; only floating-point {what}s can "
-                            "be differentiated")
+        if x.dtype.kind != "f":   # a complex Jacobian has no single layout: backward / grad do
+            raise TypeError(f"{op}: {what} {i} is {x.dtype.name}; {op} takes real floating-point "
+                            f"{what}s (for complex ones use backward() or autograd.grad)")
     xs = tuple(_alias(x) if create_graph and x.requires_grad else x.detach().requires_grad_()
                for x in ins)
     return xs, single

@@ -60,13 +60,14 @@ class Function:
         ctx.args = tuple(a for a in args if type(a) is Tensor)  # what backward returns grads for
         edges = [edge_of(t) for t in args if type(t) is Tensor]
         outs = out if isinstance(out, tuple) else (out,)
-        rule = Rule(cls.__name__, _vjp_of(cls, len(args), [type(a) is Tensor for a in args]))
+        rule = Rule(cls.__name__, _vjp_of(cls, len(args), [type(a) is Tensor for a in args]),
+                    conj=False)   # a user's backward follows the complex convention itself
         node = Node(cls.__name__, rule, ctx, edges, n_out=len(outs))
         node.saved = [(t, t._storage, t._storage.version) for t in ctx.saved_tensors
                       if type(t) is Tensor]
         from .graph import meta_of
         for i, o in enumerate(outs):
-            if type(o) is Tensor and o.dtype.kind == "f":
+            if type(o) is Tensor and o.dtype.kind in "fc":
                 o._requires_grad = True
                 o.grad_fn = node
                 if i:

@@ -28,12 +28,23 @@ _seq = itertools.count()
 class Rule:
     """vjp(ctx, g) -> grads shaped like the op's args (None where not differentiable);
     jvp(ctx, tangents) -> output tangent (tangents shaped like args, None where absent).
-    save: indices of args the rule reads in backward, plus "out" for the output."""
+    save: indices of args the rule reads in backward, plus "out" for the output.
 
-    __slots__ = ("name", "vjp", "jvp", "save")
+    Complex numbers (PyTorch's convention: a gradient is the conjugate Wirtinger derivative
+    dL/dRe z + i dL/dIm z of a real loss). A rule written for real numbers, run with complex
+    arithmetic, computes the transpose J^T g of the op's complex Jacobian; the convention's
+    vjp is J^H g = conj(J^T conj(g)). So by default the engine runs vjp on conj(g) and
+    conjugates the results (autograd.engine): exact for every holomorphic op (exp, matmul,
+    prod...) and no change for ops linear with real coefficients (views, sums). Rules of ops that are not
+    holomorphic (conj, abs, angle, complex sign, view_as_complex) and user Functions (whose
+    backward follows the convention itself) set conj=False. A jvp needs no such care: J t is
+    what real formulas compute, except for the same non-holomorphic ops."""
 
-    def __init__(self, name, vjp=None, jvp=None, save=()):
+    __slots__ = ("name", "vjp", "jvp", "save", "conj")
+
+    def __init__(self, name, vjp=None, jvp=None, save=(), conj=True):
         self.name, self.vjp, self.jvp, self.save = name, vjp, jvp, frozenset(save)
+        self.conj = conj
 
 
 class Meta:
@@ -253,17 +264,11 @@ def _positional(fn, args, kwargs):
     return pos, {k: v for k, v in b.kwargs.items() if k not in names}
 
 
-def _refuse_complex(name: str):
-    raise NotImplementedError(f"autograd: {name}: complex tensors are not differentiable yet; compute "
-                              "with their real and imaginary parts (tensor.view_as_real) or under "
-                              "autograd.no_grad()")
-
-
 def _differentiable_out(out) -> bool:
-    """Only floating outputs carry gradients (comparisons, argmax, indices do not)."""
+    """Only floating and complex outputs carry gradients (comparisons, argmax, indices do not)."""
     if type(out) is Tensor:
-        return out.dtype.kind == "f"
-    return isinstance(out, list | tuple) and any(type(o) is Tensor and o.dtype.kind == "f"
+        return out.dtype.kind in "fc"
+    return isinstance(out, list | tuple) and any(type(o) is Tensor and o.dtype.kind in "fc"
                                                 for o in out)
 
 
@@ -373,8 +378,6 @@ def record(name, fn, args, kwargs):
             need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
     if not (need_grad or need_tan):
         return fn(*args, **kwargs)
-    if any(t._dtype.kind == "c" for t in tensors):
-        _refuse_complex(name)
     rule = RULES.get(name)
     if need_grad and name in INPLACE:
         x = args[0]
@@ -401,9 +404,6 @@ def record(name, fn, args, kwargs):
     res = out
     if out is None and name in INPLACE:  # x[key] = v returns None: the output is x, written
         out = args[0]
-    if any(type(o) is Tensor and o._dtype.kind == "c" for o in (out if isinstance(out, list | tuple)
-                                                               else (out,))):
-        _refuse_complex(name)
     if need_tan and rule is None and _differentiable_out(out):
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
     if need_tan and rule is not None:

@@ -125,3 +125,76 @@ def _inplace_product(name, divide: bool):
 
 _inplace_product("multiply_", divide=False)
 _inplace_product("true_divide_", divide=True)
+
+
+# ---------------------------------------------------------------- complex, not holomorphic
+# The table's partials are complex derivatives d/dz (the engine conjugates around a vjp,
+# autograd.graph.Rule). conj, abs, angle and the complex sign are functions of z and conj(z):
+# their rules handle complex numbers themselves (conj=False), and are the table's for real ones.
+
+def _is_c(a) -> bool:
+    return hasattr(a, "dtype") and a.dtype.kind == "c"
+
+
+def _over(v, r):
+    """v / r for a real r >= 0, taken as 0 where r == 0 (PyTorch's choice at z = 0)."""
+    zero = r == 0
+    return T.where(zero, 0.0, v / T.where(zero, 1.0, r))
+
+
+def _conj_vjp(ctx, g):
+    return (fit(T.conj(g) if _is_c(g) else g, ctx.args[0]),)
+
+
+def _conj_jvp(ctx, tans):
+    t = tans[0]
+    return None if t is None else (T.conj(t) if _is_c(t) else t)
+
+
+def _abs_jvp(ctx, tans):
+    """d|z| = Re(conj(sgn z) dz)."""
+    t, x = tans[0], ctx.args[0]
+    if t is None:
+        return None
+    return T.real(T.conj(T.sign(x)) * t) if _is_c(x) else t * T.sign(x)
+
+
+def _sgn_project(x, y, v):
+    """The complex sign's derivative applied to v, (v - s Re(conj(s) v)) / |z| with s = sgn z:
+    a real-linear map that is its own adjoint, so vjp and jvp alike."""
+    return _over(v - y * T.real(T.conj(y) * v), T.abs(x))
+
+
+def _sign_vjp(ctx, g):
+    x = ctx.args[0]
+    return (fit(_sgn_project(x, ctx.out, g), x) if _is_c(x) else T.zeros_like(g, dtype=x.dtype),)
+
+
+def _sign_jvp(ctx, tans):
+    t, x = tans[0], ctx.args[0]
+    if t is None:
+        return None
+    return _sgn_project(x, ctx.out, t) if _is_c(x) else T.zeros_like(t)
+
+
+def _angle_vjp(ctx, g):
+    """d arg z = Im(dz / z): the gradient is i g z / |z|^2 (0 at z = 0); real x: zero."""
+    x = ctx.args[0]
+    if not _is_c(x):
+        return (T.zeros_like(g, dtype=x.dtype),)
+    return (fit(_over(g * x, T.square(T.abs(x))) * 1j, x),)
+
+
+def _angle_jvp(ctx, tans):
+    t, x = tans[0], ctx.args[0]
+    if t is None:
+        return None
+    if not _is_c(x):
+        return T.zeros_like(t)
+    return _over(T.imag(t * T.conj(x)), T.square(T.abs(x)))
+
+
+RULES["conjugate"] = RULES["conjugate_"] = Rule("conjugate", _conj_vjp, _conj_jvp, (), conj=False)
+RULES["abs"] = Rule("abs", RULES["abs"].vjp, _abs_jvp, (0,), conj=False)
+RULES["sign"] = Rule("sign", _sign_vjp, _sign_jvp, (0, "out"), conj=False)
+RULES["angle"] = Rule("angle", _angle_vjp, _angle_jvp, (0,), conj=False)

@@ -28,7 +28,7 @@ def _zeros(a, dtype=None):
 
 
 def _float(a) -> bool:
-    return hasattr(a, "dtype") and a.dtype.kind == "f"
+    return hasattr(a, "dtype") and a.dtype.kind in "fc"
 
 
 def _tuple_key(key) -> tuple:

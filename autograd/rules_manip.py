@@ -29,7 +29,7 @@ def _is_t(a) -> bool:
 
 
 def _float(a) -> bool:
-    return _is_t(a) and a.dtype.kind == "f"
+    return _is_t(a) and a.dtype.kind in "fc"
 
 
 def _shape(a) -> tuple:

@@ -136,11 +136,17 @@ def _var_vjp(ctx, g):
     return (fit(_unreduce(g, x.shape, axes, p["keepdims"]) * dev * (2.0 * inv), x),)
 
 
+def _dvar(ctx, name, t):
+    """The tangent of var: 2 sum(Re(conj(x - mean) t)) / (n - ddof) (complex x: var is real)."""
+    p, axes, dev, inv = _var_parts(ctx, name)
+    prod = T.real(T.conj(dev) * t) if dev.dtype.kind == "c" else dev * t
+    return T.sum(prod, axis=axes, keepdims=p["keepdims"]) * (2.0 * inv)
+
+
 def _var_jvp(ctx, tans):
     if tans[0] is None:
         return None
-    p, axes, dev, inv = _var_parts(ctx, "var")
-    return like(T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv), ctx.out)
+    return like(_dvar(ctx, "var", tans[0]), ctx.out)
 
 
 def _std_scale(out):
@@ -159,9 +165,7 @@ def _std_vjp(ctx, g):
 def _std_jvp(ctx, tans):
     if tans[0] is None:
         return None
-    p, axes, dev, inv = _var_parts(ctx, "std")
-    dvar = T.sum(dev * tans[0], axis=axes, keepdims=p["keepdims"]) * (2.0 * inv)
-    return like(dvar * _std_scale(ctx.out), ctx.out)
+    return like(_dvar(ctx, "std", tans[0]) * _std_scale(ctx.out), ctx.out)
 
 
 RULES["var"] = Rule("var", _var_vjp, _var_jvp, (0,))

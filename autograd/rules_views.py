@@ -268,3 +268,21 @@ def _copy_slices_jvp(ctx, tans):
 
 
 RULES["copy_slices"] = Rule("copy_slices", _copy_slices_vjp, _copy_slices_jvp, ())
+
+
+# ---------------------------------------------------------------- complex parts
+# view_as_real maps z to its (Re z, Im z) pairs, and the gradient of z (PyTorch's convention,
+# autograd.graph.Rule) is dL/dRe z + i dL/dIm z: so each view's vjp is the other view. They are
+# real-linear but not complex-linear, hence conj=False. view_as_complex needs a stride-1 last
+# axis of size 2 (and even strides): gradients and tangents may be any layout, so contiguous.
+
+def _as_complex(t):
+    return T.view_as_complex(T.contiguous(t))
+
+
+RULES["view_as_real"] = Rule("view_as_real", lambda ctx, g: (_as_complex(g),),
+                             lambda ctx, tans: None if tans[0] is None else T.view_as_real(tans[0]),
+                             (), conj=False)
+RULES["view_as_complex"] = Rule("view_as_complex", lambda ctx, g: (T.view_as_real(g),),
+                                lambda ctx, tans: None if tans[0] is None else _as_complex(tans[0]),
+                                (), conj=False)

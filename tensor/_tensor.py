@@ -216,12 +216,9 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if flag and not self._requires_grad:
-            if self._dtype.kind == "c":
-                raise NotImplementedError("requires_grad: complex tensors are not differentiable yet "
-                                          f"({self._dtype.name}); use their real and imaginary parts")
-            if self._dtype.kind != "f":
-                raise RuntimeError(f"requires_grad: only floating-point tensors can require "
-                                   f"gradients, got {self._dtype.name}")
+            if self._dtype.kind not in "fc":
+                raise RuntimeError(f"requires_grad: only floating-point and complex tensors can "
+                                   f"require gradients, got {self._dtype.name}")
             if _hook.record is None:
                 _hook.autograd()  # importing autograd installs the recording hook
         elif not flag and self.grad_fn is not None:

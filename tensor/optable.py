@@ -13,6 +13,7 @@ here is built, differentiated and tested everywhere.
 """
 from __future__ import annotations
 
+import cmath
 import math
 from dataclasses import dataclass, field
 
@@ -165,7 +166,8 @@ UNARY = [
     Op("arcsinh", 1, "fc", _f("asinh", "sx_casinh(a)"), np.arcsinh, aliases=("asinh",),
        grad=d1(lambda x, y: 1.0 / T.sqrt(x * x + 1.0), X)),
     Op("arccosh", 1, "fc", _f("acosh", "sx_cacosh(a)"), np.arccosh, domain="ge1", aliases=("acosh",),
-       grad=d1(lambda x, y: 1.0 / T.sqrt((x - 1.0) * (x + 1.0)), X)),
+       # two roots, not sqrt(x^2 - 1): the same for real x >= 1, and acosh's branch for complex x
+       grad=d1(lambda x, y: 1.0 / (T.sqrt(x - 1.0) * T.sqrt(x + 1.0)), X)),
     Op("arctanh", 1, "fc", _f("atanh", "sx_catanh(a)"), np.arctanh, domain="unit", aliases=("atanh",),
        grad=d1(lambda x, y: 1.0 / ((1.0 - x) * (1.0 + x)), X)),
     Op("sinh", 1, "fc", _f("sinh", "sx_csinh(a)"), np.sinh, domain="exp", grad=d1(lambda x, y: T.cosh(x), X)),
@@ -211,7 +213,13 @@ def _extreme(greater: bool) -> Grad:
     return d2(lambda a, b, y: w(a, b), lambda a, b, y: 1.0 - w(a, b), 0, 1)
 
 
-def _pow_db(a, b, y):  # y log a, taken as 0 at a == 0 (where log a is -inf)
+def _pow_db(a, b, y):
+    """y log a, taken as 0 at a == 0 (where log a is -inf); log in the dtype the power ran in
+    (a real negative base with a complex exponent: log|a| + i pi, not NaN)."""
+    if y.dtype.kind == "c" and not hasattr(a, "dtype"):
+        return y * (cmath.log(a) if a != 0 else 0.0)
+    if y.dtype.kind == "c" and a.dtype.kind != "c":
+        a = T.astype(a, y.dtype)
     return T.where(a == 0, 0.0, y * T.log(T.where(a == 0, 1.0, a)))
 
 

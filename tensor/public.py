@@ -99,9 +99,8 @@ for _n in ("transpose", "permute", "swapaxes", "moveaxis", "reshape", "view", "f
     _add(_n, getattr(views, _n))
 PUB["swapdims"], PUB["movedim"] = PUB["swapaxes"], PUB["moveaxis"]
 _add("matrix_transpose", views.matrix_transpose)
-# complex autograd is not there yet: graph.record refuses complex tensors that need a gradient
-_add("view_as_real", views.view_as_real, grad=False)
-_add("view_as_complex", views.view_as_complex, grad=False)
+_add("view_as_real", views.view_as_real)
+_add("view_as_complex", views.view_as_complex)
 _add("broadcast_to", views.broadcast_view)
 # indexing.py, scatter.py (autograd/rules_index.py)
 _add("getitem", indexing.getitem)

@@ -1,5 +1,6 @@
 """complex64 and complex128 on every device: promotion, conversion, the op table's complex loops,
-casts, parts (views), reductions, matmul, indexing, sorting, DLPack, and the autograd refusal.
+casts, parts (views), reductions, matmul, indexing, sorting and DLPack (autograd:
+test_complex_autograd.py).
 
 The scalar math itself (special values, accuracy over the range) is checked on the C build of
 cuda_src/scalar/complex.h in test_complex_scalar.py; here the same header runs inside the
@@ -261,15 +262,3 @@ def test_sorting_is_lexicographic():
     np.testing.assert_array_equal(T.argsort(x).numpy(), np.argsort(a, stable=True))
     np.testing.assert_array_equal(T.unique_values(x).numpy(), np.unique(a))
     np.testing.assert_array_equal(T.sort(x, descending=True).numpy()[1:], np.sort(a)[::-1][1:])
-
-
-def test_autograd_refuses_complex():
-    x = T.ones(3, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex"):
-        x * 1j
-    with pytest.raises(NotImplementedError, match="complex"):
-        x.astype(T.complex64)
-    with pytest.raises(NotImplementedError, match="complex"):
-        T.ones(2, dtype=T.complex64).requires_grad_()
-    (x * 2).sum().backward()             # nothing is left broken
-    assert x.grad.tolist() == [2.0] * 3

@@ -94,8 +94,9 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(p).__name__}")
-            if p.dtype.kind != "f":
-                raise TypeError(f"optimizer can only optimize floating-point Tensors, got {p.dtype.name}")
+            if p.dtype.kind not in "fc":
+                raise TypeError(f"optimizer can only optimize floating-point and complex Tensors, got "
+                                f"{p.dtype.name}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for k, v in self.defaults.items():
@@ -136,7 +137,10 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is not None:
                         state = self.state.get(p, {})
-                        self._update(group, p, self._grad(p), state)
+                        if p.dtype.kind == "c":
+                            state = _complex_update(self._update, group, p, self._grad(p), state)
+                        else:
+                            self._update(group, p, self._grad(p), state)
                         if state:  # SGD without momentum keeps none, as in PyTorch
                             self.state[p] = state
         return loss
@@ -193,6 +197,19 @@ class Optimizer:
             self.state[p] = {k: _load_value(k, v, p) for k, v in st.items()}
         self.param_groups = [{**saved, "params": mine["params"]}
                              for mine, saved in zip(self.param_groups, groups)]
+
+
+def _complex_update(update, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> dict:
+    """PyTorch's treatment of a complex parameter: every algorithm updates its (real, imaginary)
+    pairs as real numbers (view_as_real of the parameter, its gradient and its state, zero-copy),
+    and the state stays complex, shaped like the parameter (state_dict as PyTorch's)."""
+    def real(v):
+        return T.view_as_real(v) if isinstance(v, Tensor) and v.dtype.kind == "c" else v
+    rp = T.view_as_real(p)
+    rstate = {k: real(v) for k, v in state.items()}
+    update(group, rp, T.view_as_real(g), rstate)
+    return {k: T.view_as_complex(v) if isinstance(v, Tensor) and v.shape == rp.shape else v
+            for k, v in rstate.items()}
 
 
 def _load_value(key: str, v, p: Tensor):
