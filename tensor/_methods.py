@@ -58,7 +58,7 @@ _NOT_METHODS = {"where", "getitem", "setitem", "concatenate", "cat", "stack", "h
                 "logsumexp", "argwhere", "broadcast_to", "real", "imag", "view_as_complex",
                 # array API functions that neither NumPy nor PyTorch has as methods
                 "concat", "permute_dims", "unstack", "broadcast_arrays", "meshgrid",
-                "cumulative_sum", "cumulative_prod", "vecdot",
+                "cumulative_sum", "cumulative_prod", "vecdot", "einsum",
                 "unique_all", "unique_counts", "unique_inverse", "unique_values",
                 # NumPy's ndarray.sort sorts in place, PyTorch's returns (values, indices):
                 # no method rather than one that surprises half its users

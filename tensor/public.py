@@ -16,6 +16,7 @@ from __future__ import annotations
 from . import (
     composites,
     creation,
+    einsum,
     indexing,
     linalg,
     manipulation,
@@ -131,6 +132,8 @@ for _n, _f in sorting.COMPOSITES.items():
 # composites.py: the array API standard's compositions of the public functions above
 for _n, _f in composites.FUNCS.items():
     _composite(_n, _f)
+# einsum.py: permutes, diagonals, sums and matmuls of the public functions
+_composite("einsum", einsum.einsum)
 
 optable.T.bind(PUB)   # the op table's derivatives call the recorded public functions
 INPLACE = frozenset(n for n in PUB if n.endswith("_")) | {"setitem"}
