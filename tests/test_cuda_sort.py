@@ -124,14 +124,17 @@ def test_both_paths_agree_on_the_same_rows(monkeypatch, d):
             np.testing.assert_array_equal(i1, _ref(a[:, :L], desc))
 
 
-def test_many_rows_go_grid_stride():
-    """More tiles of rows than the grid has blocks: each block sorts several tiles."""
-    from tensor.cuda import runtime as R
+@pytest.mark.parametrize("waves", [0, None], ids=["one block", "default grid"])
+def test_many_rows_go_grid_stride(monkeypatch, waves):
+    """More tiles of rows than the grid has blocks (waves 0: a grid of one block, on any device;
+    the emulator's default grid, 2 SMs x SHORT_WAVES, is smaller than the 38 tiles too): each
+    block sorts several tiles in turn."""
     S = _short()
+    if waves is not None:
+        monkeypatch.setattr(S, "SHORT_WAVES", waves)
     rows, L = 300, 200
     lgP, lgR, threads, smem = S.short_plan(rows, L, 4)
-    assert (lgP, lgR, threads, smem) == (8, 3, 256, 2048 * 8)
-    assert -(-rows >> lgR) > R.sm_count(T.device("cuda")) * S.SHORT_WAVES
+    assert (lgP, lgR, threads, smem) == (8, 3, 256, 2048 * 8)   # 8 rows of 256 per block
     rng = np.random.default_rng(4)
     a = rng.standard_normal((rows, L)).astype(np.float32)
     a[rng.random(a.shape) < 0.1] = np.nan
@@ -149,8 +152,9 @@ def test_short_plan_fits_shared_memory():
         for rows in (1, 3, 1000):
             for size in (1, 2, 4, 8):
                 lgP, lgR, threads, smem = S.short_plan(rows, L, size)
-                assert (1 << lgP) >= L > (1 << lgP) // 2 or L == 1
-                assert smem <= 48 * 1024 and 32 <= threads <= S.BLOCK
-                assert (1 << (lgP + lgR)) <= max(S.SHORT_TILE, 1 << lgP)
-                assert rows == 1 or (1 << (lgP + lgR)) == S.SHORT_TILE or (1 << lgR) >= rows \
-                    or lgP >= 11
+                P, R, E = 1 << lgP, 1 << lgR, 1 << (lgP + lgR)
+                assert P >= L > P // 2 or L == 1
+                assert smem == E * (10 if size == 8 else 8) <= 48 * 1024
+                assert 32 <= threads <= S.BLOCK and threads <= max(32, E // 2)
+                assert E <= max(S.SHORT_TILE, P) and R < 2 * rows   # no more rows than needed
+                assert R >= rows or E >= S.SHORT_TILE                # else blocks are full
