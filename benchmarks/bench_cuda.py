@@ -8,6 +8,8 @@ Rows (targets from the CUDA issue):
   softmax / layer_norm / cross_entropy over the rows of 8192x4096, float32 and bfloat16
     (nn.functional's fused kernels; row reductions: >= 80% of copy bandwidth)
   float32 matmul 4096 (>= 70% of PyTorch's, TF32 off), bfloat16 and float16 matmul 8192 (>= 40%)
+  argsort over the last axis of 100000x256 float32 (the shared-memory sort of short rows) and
+    of 64x65536 (the radix path), against torch.argsort(stable=True) (torch.sort's indices)
   1-element add, launch + dispatch overhead (<= 2x PyTorch's time)
   training steps (bench_train.py): the digits MLP at batch 32 and 1024, a tiny GPT
 Bandwidth = bytes read + written / time; the copy bandwidth is a device-to-device memcpy of the
@@ -211,6 +213,23 @@ def gemm_rows(b: Bench) -> None:
                        ratio, ""))
 
 
+def sort_rows(b: Bench) -> None:
+    """Stable argsort along the last axis: many short rows (one block sorts several in shared
+    memory) and a few long ones (global radix passes); the measure is elements sorted per second."""
+    torch = b.torch
+    for rows, L, path in ((b.size(64, 20000, 100000), 256, "smem"),
+                          (b.size(2, 16, 64), b.size(4100, 65536, 65536), "radix")):
+        x = T.rand(rows, L, dtype="float32", device="cuda")
+        ms = _events_ms(lambda x=x: T.argsort(x, axis=-1), b.reps)
+        ratio = ""
+        if torch:
+            tx = _to_torch(torch, x)
+            tms = _torch_ms(torch, lambda tx=tx: torch.argsort(tx, dim=-1, stable=True), b.reps)
+            ratio = f"{tms / ms:.2f}"
+        b.rows.append((f"argsort {rows}x{L} f32 ({path})", ms, f"{rows * L / ms / 1e6:.2f} Gelem/s",
+                       ratio, ""))
+
+
 def latency_row(b: Bench) -> None:
     """Host time per 1-element add: Python dispatch + launch (calls queue; one sync at the end)."""
     one, one2 = T.ones(1, device="cuda"), T.ones(1, device="cuda")
@@ -279,6 +298,7 @@ def main(argv=None) -> Bench | None:
     reduction_rows(b)
     nn_rows(b)
     gemm_rows(b)
+    sort_rows(b)
     latency_row(b)
     if not a.no_train:
         train_rows(b)

@@ -77,7 +77,7 @@ if [[ " $STEPS " == *" sanitize "* ]] && command -v compute-sanitizer >/dev/null
     echo "=== compute-sanitizer $tool" >> "$OUT/sanitize.log"
     timeout 280 compute-sanitizer --tool $tool --print-limit 50 python3 -m pytest -q \
       -p no:cacheprovider -k cuda tests/test_cuda_runtime.py tests/test_cuda_index.py \
-      tests/test_cuda_nn.py tests/test_cuda_gemm.py >> "$OUT/sanitize.log" 2>&1
+      tests/test_cuda_nn.py tests/test_cuda_gemm.py tests/test_cuda_sort.py >> "$OUT/sanitize.log" 2>&1
     say "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/sanitize.log" | tail -2 | tr '\n' ' ')"
   done
 fi

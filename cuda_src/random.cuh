@@ -122,19 +122,13 @@ SX_DEV void sx_rand_normal_f64(double *o, int64_t n, uint64_t seed, uint64_t off
     }
 }
 
-/* [low, high): low + (u64 % range), range = high - low as uint64; high <= low gives low. */
+/* [low, low + range): low + (u64 % range), wrapping; range 0 means 2^64 (the raw words). */
 SX_DEV void sx_rand_int64(int64_t *o, int64_t n, uint64_t seed, uint64_t offset,
-                          int64_t low, int64_t high) {
+                          int64_t low, uint64_t range) {
     const philox4x32_key_t key = philox_key_from_seed(seed);
     const int64_t nb = (int64_t)philox_blocks_64(n);
-    const uint64_t range = (uint64_t)high - (uint64_t)low;
     SX_GRID_LOOP(b, nb) {
         int64_t i = 2 * b;
-        if (high <= low) {
-            o[i] = low;
-            if (i + 1 < n) o[i + 1] = low;
-            continue;
-        }
         philox4x32_ctr_t r = philox_block_k(key, offset + (uint64_t)b);
         o[i] = philox_bounded_i64_p(philox_u64(r, 0), low, range);
         if (i + 1 < n) o[i + 1] = philox_bounded_i64_p(philox_u64(r, 1), low, range);

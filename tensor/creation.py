@@ -119,7 +119,12 @@ def _iota(n: int, d: dt.DType, start, step, device=None, op: str = "arange") -> 
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-    """Values from start (inclusive) to stop (exclusive) by step, as NumPy's arange."""
+    """Values from start (inclusive) to stop (exclusive) by step, as NumPy's arange.
+
+    >>> import tensor as T
+    >>> T.arange(2**63, 2**63 + 3, dtype=T.uint64).tolist()
+    [9223372036854775808, 9223372036854775809, 9223372036854775810]
+    """
     if stop is None:
         start, stop = 0, start
     for v in (start, stop, step):
@@ -131,26 +136,41 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     if d is dt.bool_ and dtype is None:
         d = dt.int64
     n = max(0, math.ceil((stop - start) / step))
-    compute = dt.float64 if d.kind == "f" or any(isinstance(v, float) for v in (start, step)) else dt.int64
-    if compute is dt.int64 and n:
-        step = step if n > 1 else 1  # one value: the step never reaches the kernel's int64
-        _arange_fits(d, int(start), int(step), int(start) + (n - 1) * int(step))
-    t = _iota(n, compute, start, step, parse_device(device))
+    ints = not any(isinstance(v, float | np.floating) for v in (start, step))
+    if ints and d.kind in "iu":
+        return _int_range(d, int(start), int(step), n, dtype is None, parse_device(device))
+    compute = dt.float64 if d.kind == "f" or not ints else dt.int64
+    if compute is dt.int64 and n:   # bool: drawn in int64, then cast
+        lo, hi = dt.iinfo_bounds(dt.int64)
+        for v in (start, step, start + (n - 1) * step) if n > 1 else (start,):
+            if not lo <= v <= hi:
+                raise OverflowError(f"arange: {dt.show_int(v)} is out of bounds for int64, in which "
+                                    f"{d.name} ranges of integers are computed")
+    t = _iota(n, compute, start, step if n > 1 else 1, parse_device(device))
     return t if compute is d else t.astype(d)
 
 
-def _arange_fits(d: dt.DType, start: int, step: int, last: int) -> None:
-    """Integer ranges are computed in int64: a value past it would wrap, so it raises (as NumPy
-    2 does for a start the asked-for integer dtype cannot hold)."""
-    lo, hi = dt.iinfo_bounds(dt.int64)
-    for v in (start, step, last):
-        if not lo <= v <= hi:
-            raise OverflowError(f"arange: {dt.show_int(v)} is out of bounds for int64, the integer "
-                                "ranges' compute dtype")
-    if d.kind in "iu":
-        lo, hi = dt.iinfo_bounds(d)
-        if not lo <= start <= hi:
-            raise OverflowError(f"arange: Python integer {start} out of bounds for {d.name}")
+def _int_range(d: dt.DType, start: int, step: int, n: int, inferred: bool, device) -> Tensor:
+    """An integer range computed in d itself: the kernels' start + i * step in wrapping 64-bit
+    arithmetic, cut to d's width, is exact while the values fit d (uint64 past int64
+    included) and wraps past d's end as NumPy's does. As NumPy's, start and the second value
+    must fit d; without a dtype (int64 inferred) every value must, since NumPy would not give
+    int64 there (it gives float64 or object)."""
+    lo, hi = dt.iinfo_bounds(d)
+    if n and not lo <= start <= hi:
+        raise OverflowError(f"arange: Python integer {dt.show_int(start)} out of bounds for {d.name}")
+    if n > 1:
+        second, last = start + step, start + (n - 1) * step
+        if not lo <= second <= hi:
+            raise OverflowError(f"arange: the second value {dt.show_int(second)} (start + step) is "
+                                f"out of bounds for {d.name}")
+        if inferred and not lo <= last <= hi:
+            raise OverflowError(f"arange: {dt.show_int(last)} is out of bounds for int64, the dtype of "
+                                "an integer range without dtype= (pass dtype='uint64' for one past it)")
+
+    def bits(v: int) -> int:   # the int64 with v's low 64 bits: what the kernels take
+        return (v + 2**63) % 2**64 - 2**63
+    return _iota(n, d, bits(start), bits(step) if n > 1 else 1, device)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None) -> Tensor:

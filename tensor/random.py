@@ -6,7 +6,7 @@ state (as checkpointing does) replays the same numbers.
 
 >>> import tensor as T
 >>> g = T.random.Generator(42)
->>> a = g.rand(3); g.manual_seed(42); b = g.rand(3)
+>>> a = g.rand(3); _ = g.manual_seed(42); b = g.rand(3)
 >>> bool((a == b).all())
 True
 """
@@ -120,32 +120,36 @@ class Generator:
         return self._fill(_size(size, "normal"), dtype, "normal", float(loc), float(scale), device)
 
     def randint(self, low, high=None, size=None, dtype=None, device=None) -> Tensor:
-        """Integers in [low, high) (NumPy's argument order; randint(n) is [0, n))."""
+        """Integers in [low, high) (NumPy's argument order; randint(n) is [0, n)). Ranges up to
+        a 64-bit dtype's whole range: [0, 2**64) for uint64, [-2**63, 2**63) for int64 (other
+        dtypes are drawn in int64 and cast) give uniform 64-bit words.
+
+        >>> import tensor as T
+        >>> T.randint(0, 2**64, (2,), dtype=T.uint64).dtype
+        tensor.uint64
+        """
         if high is None:
             low, high = 0, low
         low, high = operator.index(low), operator.index(high)
         if high <= low:
             raise ValueError(f"randint: empty range [{low}, {high})")
         d = dt.dtype(dtype) if dtype is not None else dt.int64
-        if d.kind in "iu":
-            lo, hi = dt.iinfo_bounds(d)
-            if low < lo or high - 1 > hi:
-                raise ValueError(f"randint: range [{low}, {high}) does not fit {d.name}")
-        # the kernel draws int64: a range past int64 (uint64's upper half) is drawn shifted
-        # down by 2**63 and shifted back by flipping the top bit (uint64's full range does not fit)
-        shift = d is dt.uint64 and high > 2**63 - 1
-        if shift and high - 2**63 > 2**63 - 1:
-            raise ValueError(f"randint: range [{low}, {high}) is too wide: the widest is "
-                             "[low, 2**64 - 1)")
-        out = empty_tensor(_size(size, "randint"), dt.int64, parse_device(device))
+        lo, hi = dt.iinfo_bounds(d if d.kind in "iu" else dt.int64)
+        if low < lo or high - 1 > hi:
+            what = f"{d.name}'s [{lo}, {hi}]" if d.kind in "iu" else f"int64's [{lo}, {hi}], " \
+                f"which {d.name} is drawn in"
+            raise ValueError(f"randint: range [{dt.show_int(low)}, {dt.show_int(high)}) does not fit "
+                             f"{what}")
+        # one kernel for both 64-bit dtypes: low + word % span in wrapping 64-bit arithmetic
+        # (uint64 values are the bits of an int64 low), span 2**64 passed as 0 (the raw words)
+        out = empty_tensor(_size(size, "randint"), dt.uint64 if d is dt.uint64 else dt.int64,
+                           parse_device(device))
         n = out.numel()
         if n:
-            lo_, hi_ = (low - 2**63, high - 2**63) if shift else (low, high)
-            backend_for(out.device).random_fill("rand_int64", out, n, self.seed, self._take(n, 2), lo_, hi_)
-        if shift:
-            from .elementwise import binary
-            return binary("bitwise_xor", out.astype(dt.uint64), 2**63)
-        return out if d is dt.int64 else out.astype(d)
+            low64 = (low + 2**63) % 2**64 - 2**63
+            backend_for(out.device).random_fill("rand_int64", out, n, self.seed, self._take(n, 2),
+                                                low64, (high - low) % 2**64)
+        return out if out.dtype is d else out.astype(d)
 
     def permutation(self, x, device=None) -> Tensor:
         """A random permutation of range(x) (int) or of x along its first axis (a copy).

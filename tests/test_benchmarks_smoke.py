@@ -139,3 +139,13 @@ def test_bench_speedup_skips_what_would_take_too_long():
     late.run()
     assert all(late.times[op]["cpu 1 thread"] == [None] for op in OPS)
     assert all("--time-limit" in s for s in late.skipped)
+
+
+@pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}")
+def test_bench_cuda_sort_rows_smoke():
+    """bench_cuda's sort rows (both CUDA sort paths) run and report a rate."""
+    mod = _load("bench_cuda")
+    b = mod.Bench(smoke=True, quick=False)
+    mod.sort_rows(b)
+    assert [r[0] for r in b.rows] == ["argsort 64x256 f32 (smem)", "argsort 2x4100 f32 (radix)"]
+    assert all(r[1] > 0 and r[2].endswith("Gelem/s") for r in b.rows), b.rows

@@ -103,6 +103,45 @@ def test_arange_integers(start, stop, step, data):
                  as_compute(np.arange(start, stop, step), dt.bfloat16), "bfloat16")
 
 
+# NumPy's 64-bit integer ranges: uint64 past int64, steps either way, values wrapping past the
+# dtype's end (as NumPy's do, for every integer dtype), one value with any step
+WIDE_RANGES = [((2**63, 2**63 + 5), "uint64"), ((2**64 - 3, 2**64), "uint64"),
+               ((2**64 - 3, 2**64 + 2), "uint64"), ((2**64 - 1, 2**63, -2**62), "uint64"),
+               ((2**64 - 1, 0, -2**63), "uint64"), ((0, 2**64, 2**63), "uint64"),
+               ((2**63 + 1, 2**63 - 2, -1), "uint64"), ((5, -3, -2), "uint64"),
+               ((2**63 - 2, 2**63 + 2), "int64"), ((0, 2**64, 2**62), "int64"), ((250, 260), "uint8"),
+               ((10, 0, -3), "uint8"), ((0, 300, 100), "int8"), ((2**64 - 1, 2**70, 2**80), "uint64")]
+
+
+@pytest.mark.usefixtures("device")
+@pytest.mark.parametrize("args,d", WIDE_RANGES, ids=[f"{a}-{d}" for a, d in WIDE_RANGES])
+def test_arange_64bit_integer_ranges_match_numpy(args, d):
+    want = np.arange(*args, dtype=d)
+    got = T.arange(*args, dtype=d)
+    assert got.dtype.name == d and got.shape == want.shape
+    np.testing.assert_array_equal(to_np(got), want)
+
+
+@pytest.mark.usefixtures("device")
+def test_arange_integer_bounds_raise_as_numpy():
+    """Start, and the second value when there is one, must fit the dtype (NumPy's rule: both
+    raise OverflowError); without a dtype every value must fit the int64 inferred."""
+    cases = [((-1, 3), "uint64", "Python integer -1 out of bounds for uint64"),
+             ((2**64, 2**64 + 2), "uint64", "Python integer 18446744073709551616 out of bounds for uint64"),
+             ((250, 300, 10), "uint8", r"the second value 260 \(start \+ step\) is out of bounds for uint8"),
+             ((0, 2**64, 2**63), "int64", "the second value 9223372036854775808"),
+             ((2**63, 2**63 + 2), "int64", "Python integer 9223372036854775808 out of bounds for int64")]
+    for args, d, msg in cases:
+        with pytest.raises(OverflowError):
+            np.arange(*args, dtype=d)
+        with pytest.raises(OverflowError, match=f"^arange: {msg}"):
+            T.arange(*args, dtype=d)
+    with pytest.raises(OverflowError, match="out of bounds for int64, the dtype of an integer range"):
+        T.arange(2**63 - 2, 2**63 + 2)
+    with pytest.raises(OverflowError, match="out of bounds for int64, in which bool ranges"):
+        T.arange(2**63 - 1, 2**63 + 1, dtype="bool")
+
+
 @MANY
 @given(start=st.floats(-10, 10), stop=st.floats(-10, 10),
        step=st.floats(0.05, 3) | st.floats(-3, -0.05), dtype=st.sampled_from((None, "float32", "float16")))

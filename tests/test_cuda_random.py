@@ -126,10 +126,10 @@ INTS = ("int64", "int32", "int16", "uint8", "uint32", "uint64", "float64")
 @pytest.mark.parametrize("dtype", INTS)
 def test_randint_bit_identical(dtype):
     ranges = [(-5, 1000), (0, 1), (3, 200)]
-    if dtype == "int64":
-        ranges += [(-2**63, 2**63 - 1), (-2**40, 2**50)]
-    if dtype == "uint64":   # past int64: drawn shifted by 2**63
-        ranges += [(2**63 - 5, 2**64 - 1)]
+    if dtype == "int64":   # up to the whole range (the raw words)
+        ranges += [(-2**63, 2**63 - 1), (-2**40, 2**50), (-2**63, 2**63)]
+    if dtype == "uint64":   # past int64 (the same 64-bit arithmetic), the whole range
+        ranges += [(2**63 - 5, 2**64 - 1), (0, 2**64), (2**63, 2**64)]
     d = dt.dtype(dtype)
     if d.kind in "iu":
         imin, imax = dt.iinfo_bounds(d)

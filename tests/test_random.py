@@ -254,6 +254,40 @@ def test_randint_single_argument_and_dtypes():
     assert (big < 0).any() and (big > 0).any()
 
 
+def test_randint_whole_64bit_ranges_are_the_raw_words():
+    """[0, 2**64) for uint64 and [-2**63, 2**63) for int64 (NumPy's integers takes both): the
+    stream's 64-bit words themselves (plus low, wrapping), so every value is as likely."""
+    seed = 0xC0FFEE
+    g = Generator(seed)
+    u = g.randint(0, 2**64, (5,), dtype=T.uint64)
+    assert u.dtype is T.uint64 and u.tolist() == u64_stream(seed, 0, 5)
+    i = g.randint(-2**63, 2**63, (5,), dtype=T.int64)
+    assert i.dtype is T.int64 and i.tolist() == [w - 2**63 for w in u64_stream(seed, 3, 5)]
+    top = g.randint(2**63 - 3, 2**64 - 1, (4,), dtype="uint64")   # past int64, not the whole range
+    assert top.tolist() == [2**63 - 3 + w % (2**63 + 2) for w in u64_stream(seed, 6, 4)]
+    assert g.get_state() == (seed, 8)
+    big = Generator(1).randint(0, 2**64, (4000,), dtype="uint64").numpy()
+    assert big.dtype == np.uint64 and (big < 2**62).any() and (big >= 3 * 2**62).any()
+    for low, high, d in ((0, 2**64, T.uint64), (-2**63, 2**63, T.int64)):   # the module function
+        r = T.randint(low, high, (4,), dtype=d)
+        assert r.dtype is d and r.shape == (4,) and all(low <= v < high for v in r.tolist())
+
+
+def test_randint_bounds_past_the_dtype_name_randint_bounds_and_dtype():
+    g = Generator(2)
+    cases = [(-2**63, 2**63 + 1, "int64", "int64"), (-2**63 - 1, 0, "int64", "int64"),
+             (0, 2**64 + 1, "uint64", "uint64"), (-1, 5, "uint64", "uint64"), (0, 257, "uint8", "uint8"),
+             (0, 2**64, "float64", "int64's .* which float64 is drawn in"),
+             (-2**70, 0, "float32", "int64's .* which float32 is drawn in")]
+    for low, high, d, what in cases:
+        with pytest.raises(ValueError, match=rf"^randint: range \[{low}, {high}\) does not fit {what}"):
+            g.randint(low, high, (4,), dtype=d)
+        if d[0] in "iu":   # NumPy refuses them too (its integers takes no float dtype)
+            with pytest.raises(ValueError):
+                np.random.default_rng(0).integers(low, high, 4, dtype=d)
+    assert g.get_state() == (2, 0)   # nothing drawn
+
+
 def test_uniform_stays_in_range():
     g = Generator(8)
     u = g.uniform(-1.5, 2.5, size=N).numpy()

@@ -79,8 +79,10 @@ def test_randint_over_unsigned_ranges():
         assert r.dtype == d and v.min() >= lo and v.max() < hi
     top = to_np(g.randint(2**64 - 2**20, 2**64 - 1, size=2000, dtype="uint64"))
     assert top.min() >= 2**64 - 2**20 and len(np.unique(top)) > 1900
-    with pytest.raises(ValueError, match="too wide"):
-        g.randint(0, 2**64, dtype="uint64")
+    full = to_np(g.randint(0, 2**64, size=4000, dtype="uint64")).astype(object)
+    assert full.min() < 2**62 and full.max() >= 3 * 2**62   # both halves: the raw 64-bit words
+    with pytest.raises(ValueError, match=r"randint: range \[0, 18446744073709551617\) does not fit uint64"):
+        g.randint(0, 2**64 + 1, dtype="uint64")
     with pytest.raises(ValueError, match="does not fit"):
         g.randint(-1, 5, dtype="uint32")
 

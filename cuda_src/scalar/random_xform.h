@@ -54,10 +54,11 @@ SX_RANDOM_XFORMS(f64, double, uint64_t, 11, 1.1102230246251565404236316680908203
 #undef SX_RANDOM_XFORMS
 
 /* [low, high): low + (x mod (high-low)), range as uint64.  Requires high > low; if not,
- * returns low.  _p form: range = (uint64)high - (uint64)low precomputed, nonzero. */
+ * returns low.  _p form: range = (uint64)high - (uint64)low precomputed, 0 meaning 2^64
+ * (the whole 64-bit space: low + x, every word once). */
 PHILOX_FN int64_t philox_bounded_i64_p(uint64_t x, int64_t low, uint64_t range)
 {
-    return (int64_t)((uint64_t)low + x % range);
+    return (int64_t)((uint64_t)low + (range ? x % range : x));
 }
 
 PHILOX_FN int64_t philox_bounded_i64(uint64_t x, int64_t low, int64_t high)

@@ -11,7 +11,7 @@ void rand_uniform_f32({_HEAD}, float low, float high, int nthreads);
 void rand_uniform_f64({_HEAD}, double low, double high, int nthreads);
 void rand_normal_f32({_HEAD}, float mean, float std, int nthreads);
 void rand_normal_f64({_HEAD}, double mean, double std, int nthreads);
-void rand_int64({_HEAD}, int64_t low, int64_t high, int nthreads);
+void rand_int64({_HEAD}, int64_t low, uint64_t range, int nthreads);
 void randperm({_HEAD}, int nthreads);
 """
 

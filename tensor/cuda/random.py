@@ -25,14 +25,14 @@ PERM_SMALL = 4096    # SX_PERM_SMALL: randperm up to this n runs in one single-b
 PERM_SBLOCK = 1024   # SX_PERM_SBLK
 PERM_WIDE = 1 << 32  # from this n on the multi-launch randperm uses 64-bit indices
 
-# kernel name -> (output C type, C type of the two parameters or None)
+# kernel name -> (output C type, C types of the two parameters or None)
 _FILLS = {
     "rand_bits32": ("uint32_t", None),
-    "rand_uniform_f32": ("float", "float"),
-    "rand_uniform_f64": ("double", "double"),
-    "rand_normal_f32": ("float", "float"),
-    "rand_normal_f64": ("double", "double"),
-    "rand_int64": ("int64_t", "int64_t"),
+    "rand_uniform_f32": ("float", ("float", "float")),
+    "rand_uniform_f64": ("double", ("double", "double")),
+    "rand_normal_f32": ("float", ("float", "float")),
+    "rand_normal_f64": ("double", ("double", "double")),
+    "rand_int64": ("int64_t", ("int64_t", "uint64_t")),   # low, range (0: 2**64)
     "rand_perm_keys": ("uint64_t", None),
 }
 
@@ -40,7 +40,7 @@ def entries(_d=None) -> tuple[str, dict[str, str]]:
     K = 'extern "C" __global__ void __launch_bounds__'
     src = {}
     for name, (ot, pt) in _FILLS.items():
-        params = f", {pt} a, {pt} b" if pt else ""
+        params = f", {pt[0]} a, {pt[1]} b" if pt else ""
         args = ", a, b" if pt else ""
         src[name] = (f"{K}(SX_RBLK) {name}({ot} *out, int64_t n, uint64_t seed, uint64_t offset"
                      f"{params}) {{ sx_{name}(out, n, seed, offset{args}); }}")
@@ -65,7 +65,9 @@ def entries(_d=None) -> tuple[str, dict[str, str]]:
 
 CK.register_family("random", entries, [None], exact=True)
 
-_PARAM_CT = {"float": ctypes.c_float, "double": ctypes.c_double, "int64_t": ctypes.c_int64}
+_PARAM_CT = {"float": ctypes.c_float, "double": ctypes.c_double, "int64_t": ctypes.c_int64,
+             "uint64_t": ctypes.c_uint64}
+_INT_SPAN = {"int64_t": (-2**63, 2**63), "uint64_t": (0, 2**64)}
 
 
 def _k(name, device):
@@ -90,9 +92,10 @@ def fill(name: str, out, n: int, seed: int, offset: int, *params) -> None:
     if pt is not None:
         if len(params) != 2:
             raise TypeError(f"random: {name} takes two parameters, got {len(params)}")
-        if pt == "int64_t" and not all(-2**63 <= int(p) < 2**63 for p in params):
-            raise OverflowError(f"random: {name} parameters {params} do not fit int64")
-        args += [_PARAM_CT[pt](p) for p in params]
+        for t, p in zip(pt, params):
+            if t in _INT_SPAN and not _INT_SPAN[t][0] <= int(p) < _INT_SPAN[t][1]:
+                raise OverflowError(f"random: {name} parameters {params} do not fit ({', '.join(pt)})")
+        args += [_PARAM_CT[t](p) for t, p in zip(pt, params)]
     _k(name, out.device)(R.blocks_for(nb, BLOCK, out.device), BLOCK, *args)
 
 

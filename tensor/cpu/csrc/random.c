@@ -177,19 +177,14 @@ void rand_normal_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset,
     });
 }
 
-/* [low, high): low + (u64 mod (high-low)), range computed as uint64 (any
- * int64 range works, e.g. [INT64_MIN, INT64_MAX)).  high <= low fills with
- * low (the caller is expected to validate the range). */
+/* [low, low + range): low + (u64 mod range) in wrapping 64-bit arithmetic, range 0
+ * meaning 2^64 (the raw words plus low): any int64 or uint64 range, the whole 64-bit
+ * space included (uint64 values are the same bits as an int64 low). */
 void rand_int64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset,
-                int64_t low, int64_t high, int nthreads)
+                int64_t low, uint64_t range, int nthreads)
 {
     if (n <= 0) return;
     int64_t *o = (int64_t *)out;
-    if (high <= low) {
-        for (int64_t i = 0; i < n; i++) o[i] = low;
-        return;
-    }
-    const uint64_t range = (uint64_t)high - (uint64_t)low;
     CHUNKED_FILL(uint64_t, 2, fill_words64, {
         int64_t *restrict p = o + i0;
         for (int64_t i = 0; i < cnt; i++)
