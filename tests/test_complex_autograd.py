@@ -150,6 +150,7 @@ COMPOSED = [
     ("cumprod", lambda z: T.cumprod(z, axis=0)),
     ("matmul", lambda z: z @ T.exp(z.mT)),
     ("tensordot", lambda z: T.tensordot(z, z * 1j, axes=([1], [1]))),
+    ("einsum", lambda z: T.einsum("ij,kj,k->ik", z, T.exp(z), z[:, 0])),
     ("dot_inner_outer", lambda z: T.outer(z[0], z[1]) + T.inner(z[0], z[1]) + T.dot(z[1], z[0])),
     ("views", lambda z: T.flip(z.T.reshape(6)[::-2], 0) * T.diagonal(z)[0]),
     ("indexing", lambda z: T.take(z, T.asarray([4, 0, 4])) + z[T.asarray([1, 0, 1]), 2]),
