@@ -32,7 +32,10 @@ class _Public:
         _Public._fns = fns
 
     def __getattr__(self, name):
-        return self._fns[name]
+        try:
+            return self._fns[name]
+        except KeyError:   # an AttributeError, so hasattr() and doctest's finder work
+            raise AttributeError(f"tensor has no public function {name!r}") from None
 
 
 T = _Public()
