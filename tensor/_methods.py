@@ -60,6 +60,9 @@ _NOT_METHODS = {"where", "getitem", "setitem", "concatenate", "cat", "stack", "h
                 "concat", "permute_dims", "unstack", "broadcast_arrays", "meshgrid",
                 "cumulative_sum", "cumulative_prod", "vecdot", "einsum",
                 "unique_all", "unique_counts", "unique_inverse", "unique_values",
+                # NumPy has them as functions only; Tensor.histogram would be PyTorch's, whose
+                # hist is float
+                "percentile", "nanpercentile", "histogram", "histogram_bin_edges",
                 # NumPy's ndarray.sort sorts in place, PyTorch's returns (values, indices):
                 # no method rather than one that surprises half its users
                 "sort"}

@@ -17,6 +17,7 @@ from . import (
     composites,
     creation,
     einsum,
+    histograms,
     indexing,
     linalg,
     manipulation,
@@ -25,6 +26,7 @@ from . import (
     reductions,
     scatter,
     sorting,
+    statistics,
     views,
 )
 from . import elementwise as ew
@@ -128,6 +130,10 @@ _add("sort", sorting.sort)
 for _n in ("argsort", "searchsorted"):
     _add(_n, sorting.FUNCS[_n], grad=False)
 for _n, _f in sorting.COMPOSITES.items():
+    _composite(_n, _f)
+# statistics.py (median, quantile, kthvalue: sort, take, where...) and histograms.py (bincount,
+# histogram: searchsorted, index_add...): compositions, differentiable where they pick values
+for _n, _f in (statistics.COMPOSITES | histograms.COMPOSITES).items():
     _composite(_n, _f)
 # composites.py: the array API standard's compositions of the public functions above
 for _n, _f in composites.FUNCS.items():
