@@ -194,6 +194,19 @@ def unique_values(x, /) -> Tensor:
 
 # ---------------------------------------------------------------- topk (a composition)
 
+def check_k(k, lowest: int, x: Tensor, a: int, op: str) -> int:
+    """topk's / kthvalue's k as an int in [lowest, size of x's axis a] (a 0-d x: size 1)."""
+    size = x.shape[a] if x.ndim else 1
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"{op}: k must be an integer, got {type(k).__name__}") from None
+    if not lowest <= k <= size:
+        raise ValueError(f"{op}: k {k} is out of range for dimension {a} of size {size} "
+                         f"(shape {x.shape})")
+    return k
+
+
 class TopkResult(NamedTuple):
     values: Tensor
     indices: Tensor
@@ -211,13 +224,7 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) ->
     _flag(largest, "largest", "topk")
     _flag(sorted, "sorted", "topk")
     a = norm_axis(dim, max(x.ndim, 1), "topk")
-    size = x.shape[a] if x.ndim else 1
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"topk: k must be an integer, got {type(k).__name__}") from None
-    if not 0 <= k <= size:
-        raise ValueError(f"topk: k {k} is out of range for dimension {a} of size {size}")
+    k = check_k(k, 0, x, a, "topk")
     idx = P.argsort(x, axis=a, descending=largest)
     if x.ndim:
         idx = idx[(slice(None),) * a + (slice(0, k),)]

@@ -22,7 +22,6 @@ tensor, and q's dimensions come first in the result.
 from __future__ import annotations
 
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -33,6 +32,7 @@ from .axes import norm_axes, norm_axis
 from .convert import asarray
 from .creation import full
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
+from .sorting import check_k
 
 
 def _arr(x, op: str) -> Tensor:
@@ -95,14 +95,7 @@ def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:
     op = "kthvalue"
     x = _arr(x, op)
     a = norm_axis(dim, max(x.ndim, 1), op)
-    size = x.shape[a] if x.ndim else 1
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"{op}: k must be an integer, got {type(k).__name__}") from None
-    if not 1 <= k <= size:
-        raise ValueError(f"{op}: k {k} is out of range for dimension {a} of size {size} "
-                         f"(shape {x.shape})")
+    k = check_k(k, 1, x, a, op)
     idx = P.argsort(x, axis=a)
     if x.ndim == 0:
         return KthvalueResult(P.copy(x), idx)

@@ -455,3 +455,16 @@ def nvrtc_or_skip():
     except nvrtc.NVRTCNotFoundError as e:
         pytest.skip(str(e))
     return nvrtc
+
+
+def sort_values(rng, d: dt.DType, shape) -> np.ndarray:
+    """Values of d for sorting tests: many duplicates and every special value d has (float32
+    carries bfloat16: all of these are exact in it)."""
+    if d is dt.bool_:
+        return rng.random(shape) < 0.5
+    if d.kind == "f":
+        pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 3.0, 0.25, -0.25])
+    else:
+        info = np.iinfo(d.np)
+        pool = np.array([info.min, info.max, 0, 1, 2, -1 if info.min < 0 else 3, 7], d.np)
+    return pool[rng.integers(0, len(pool), shape)].astype(storage_np(d))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import CUDA_OK, CUDA_WHAT
-from helpers import ALL_DTYPES, make_tensor, storage_np, to_np
+from helpers import ALL_DTYPES, make_tensor, sort_values, to_np
 
 import tensor as T
 from tensor import dtypes as dt
@@ -27,18 +27,6 @@ REAL = [d for d in ALL_DTYPES if d.kind != "c"]
 def _short():
     from tensor.cuda import sort as S
     return S
-
-
-def _values(rng, d: dt.DType, shape) -> np.ndarray:
-    """Few distinct values (many ties), with every special value d has."""
-    if d is dt.bool_:
-        return rng.random(shape) < 0.5
-    if d.kind == "f":
-        pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 3.0, 0.25, -0.25])
-    else:
-        info = np.iinfo(d.np)
-        pool = np.array([info.min, info.max, 0, 1, 2, -1 if info.min < 0 else 3, 7], d.np)
-    return pool[rng.integers(0, len(pool), shape)].astype(storage_np(d))
 
 
 def _ref(a: np.ndarray, descending: bool) -> np.ndarray:
@@ -75,7 +63,7 @@ def test_short_rows_equal_cpu(d):
     rng = np.random.default_rng(1)
     for L, rows in ((1, 5), (2, 33), (3, 7), (5, 1), (17, 9), (32, 70), (33, 3), (64, 2), (255, 5),
                     (256, 3)):
-        _check(_values(rng, d, (rows, L)), d, f"{d} rows={rows} L={L}")
+        _check(sort_values(rng, d, (rows, L)), d, f"{d} rows={rows} L={L}")
 
 
 @pytest.mark.parametrize("d", REAL, ids=str)
@@ -85,7 +73,7 @@ def test_threshold_rows_equal_cpu(d):
     S = _short()
     rng = np.random.default_rng(2)
     for L in (S.SHORT_MAX - 1, S.SHORT_MAX, S.SHORT_MAX + 1):
-        _check(_values(rng, d, (2, L)), d, f"{d} L={L}")
+        _check(sort_values(rng, d, (2, L)), d, f"{d} L={L}")
 
 
 def test_paths_are_chosen_by_length(monkeypatch):
@@ -109,7 +97,7 @@ def test_both_paths_agree_on_the_same_rows(monkeypatch, d):
     """One set of rows through each path (the threshold moved), around the moved threshold."""
     S = _short()
     rng = np.random.default_rng(3)
-    a = _values(rng, d, (6, 40))
+    a = sort_values(rng, d, (6, 40))
     x = make_tensor(a, d, "cuda")
     for L in (15, 16, 17, 40):
         sub = x[:, :L]

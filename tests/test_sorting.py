@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import ALL_DTYPES, make_tensor, make_view, storage_np, to_np
+from helpers import ALL_DTYPES, make_tensor, make_view, sort_values, to_np
 
 import tensor as T
 from tensor import dtypes as dt
@@ -21,19 +21,6 @@ from tensor import dtypes as dt
 pytestmark = pytest.mark.usefixtures("device")
 
 SHAPES = [(), (0,), (1,), (9,), (3, 0), (4, 7), (2, 3, 5)]
-
-
-def _values(rng, d: dt.DType, shape) -> np.ndarray:
-    """Values of d with many duplicates and every special value d has (float32 carries
-    bfloat16: all of these are exact in it)."""
-    if d is dt.bool_:
-        return rng.random(shape) < 0.5
-    if d.kind == "f":
-        pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 3.0, 0.25, -0.25])
-    else:
-        info = np.iinfo(d.np)
-        pool = np.array([info.min, info.max, 0, 1, 2, -1 if info.min < 0 else 3, 7], d.np)
-    return pool[rng.integers(0, len(pool), shape)].astype(storage_np(d))
 
 
 def _desc_argsort(a: np.ndarray, axis: int) -> np.ndarray:
@@ -58,7 +45,7 @@ def test_sort_argsort_match_numpy(d, descending):
     rng = np.random.default_rng(7)
     for shape in SHAPES:
         for axis in range(-max(len(shape), 1), max(len(shape), 1)):
-            a = _values(rng, d, shape)
+            a = sort_values(rng, d, shape)
             if len(shape) and rng.random() < 0.5:
                 a, x = make_view(rng, a, d)
             else:
@@ -79,7 +66,7 @@ def test_sort_argsort_match_numpy(d, descending):
 def test_long_rows_are_stable(d):
     """Rows longer than one CUDA radix tile, few distinct values: ties keep input order."""
     rng = np.random.default_rng(3)
-    a = _values(rng, d, (3, 5000))
+    a = sort_values(rng, d, (3, 5000))
     x = make_tensor(a, d)
     for descending in (False, True):
         got = to_np(T.argsort(x, descending=descending))
@@ -100,8 +87,8 @@ def test_nan_and_signed_zero_order():
 def test_searchsorted_matches_numpy(d):
     rng = np.random.default_rng(5)
     for n, m in ((0, 4), (1, 3), (9, (2, 5)), (40, 0), (40, ())):
-        a = np.sort(_values(rng, d, (n,)), kind="stable")
-        v = _values(rng, d, m)
+        a = np.sort(sort_values(rng, d, (n,)), kind="stable")
+        v = sort_values(rng, d, m)
         for side in ("left", "right"):
             got = T.searchsorted(make_tensor(a, d), make_tensor(v, d), side=side)
             assert got.dtype is dt.int64 and got.shape == np.shape(v)
@@ -122,7 +109,7 @@ def test_searchsorted_promotes_and_takes_scalars():
 def test_unique_match_numpy(d):
     rng = np.random.default_rng(11)
     for shape in ((), (0,), (7,), (3, 4), (2, 0, 3)):
-        a = _values(rng, d, shape)
+        a = sort_values(rng, d, shape)
         if len(shape) and rng.random() < 0.5:
             a, x = make_view(rng, a, d)
         else:
@@ -147,7 +134,7 @@ def test_unique_match_numpy(d):
 
 def test_topk():
     rng = np.random.default_rng(2)
-    a = _values(rng, dt.float32, (4, 9))
+    a = sort_values(rng, dt.float32, (4, 9))
     x = make_tensor(a, dt.float32)
     for dim in (0, 1, -1):
         for largest in (True, False):
