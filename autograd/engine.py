@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import heapq
+import sys
 
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
@@ -212,8 +213,18 @@ def _accumulate(acc, g, create_graph):
         elif not create_graph and not g.is_contiguous() and leaf.is_contiguous():
             g = g.contiguous()
         leaf.grad = g if create_graph else g.detach()
+    elif create_graph:
+        leaf.grad = leaf.grad + g
     else:
-        leaf.grad = leaf.grad + g if create_graph else (leaf.grad.detach() + g.detach())
+        cur = leaf.grad
+        # in place when nothing else holds the .grad tensor (PyTorch's rule): no new memory per
+        # backward, and .grad keeps its storage, which a captured step (tensor/capture.py) writes
+        if (sys.getrefcount(cur) == 3 and cur.grad_fn is None and not cur._requires_grad
+                and cur.dtype is g.dtype and cur.shape == g.shape and cur.device == g.device
+                and cur.flags.writeable and cur._base is None):
+            ew.binary("add", cur, g.detach(), out=cur)
+        else:
+            leaf.grad = cur.detach() + g.detach()
 
 
 def _flatten_like(node, grads):

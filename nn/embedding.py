@@ -14,20 +14,25 @@ from __future__ import annotations
 import tensor as T
 from autograd import no_grad
 from tensor._tensor import Tensor
+from tensor.capture import capturing
 
 from . import init
 from .module import Module, Parameter
 
 
-def _check_indices(input, num: int, op: str) -> None:
+def _check_indices(input, num: int, op: str) -> Tensor:
+    """input, checked: integers in [0, num) (negative ones are errors, as PyTorch's)."""
     if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
         what = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
         raise TypeError(f"{op}: expected an integer index tensor, got {what}")
+    if capturing():   # no host read in a captured step: a negative index becomes one past the
+        return T.where(input < 0, num, input)   # end, which the lookup's bounds check reports
     if input.numel():   # one host read (a GPU synchronises once), not one per bound
         lo, hi = T.stack((T.min(input), T.max(input))).tolist()
         if lo < 0 or hi >= num:
             raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
                              f"table has {num} rows")
+    return input
 
 
 def _renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float) -> None:
@@ -58,7 +63,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         raise ValueError(f"{op}: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{tuple(weight.shape)}")
     num = weight.shape[0]
-    _check_indices(input, num, op)
+    input = _check_indices(input, num, op)
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise ValueError(f"{op}: padding_idx {padding_idx} must be within num_embeddings "

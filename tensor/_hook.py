@@ -12,6 +12,9 @@ from __future__ import annotations
 import functools
 
 record = None  # set by autograd: (name, fn, args, kwargs) -> result
+# the capture in progress (tensor/capture.py), or None: storages that die, data_ptr() reads,
+# random draws and host reads report to it (one global read on those paths when none runs)
+capture = None
 grad_state = None  # set by autograd: its thread-local grad mode (views made in no_grad stay untracked)
 
 

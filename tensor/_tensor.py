@@ -32,8 +32,14 @@ class Storage:
         self.readonly = readonly  # memory that must never be written (a read-only external buffer)
         self.version = 0  # bumped by in-place writes; autograd checks saved tensors against it
         self.streams = None  # CUDA streams besides the allocating one that use it (record_stream)
+        c = _hook.capture
+        if c is not None:
+            c.born(self)
 
     def __del__(self):
+        c = _hook.capture
+        if c is not None and c.keep(self):   # a capture's recorded calls may still read it
+            return
         b = getattr(self, "_block", None)  # may be unset if __init__ never ran (copy/pickle)
         self._block = None
         try:
@@ -184,6 +190,9 @@ class Tensor:
 
     def data_ptr(self) -> int:
         """Address of the first element."""
+        c = _hook.capture
+        if c is not None:   # a backend call may get this address: the capture must know whose
+            c.saw(self._storage)
         return self._storage.ptr + self._offset * self._dtype.itemsize
 
     @property

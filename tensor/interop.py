@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _hook
 from . import dtypes as dt
 from ._tensor import Tensor
 from .backend import backend_for
@@ -46,6 +47,8 @@ def _np_dtype(t: Tensor, op: str) -> np.dtype:
 def to_numpy(t: Tensor) -> np.ndarray:
     """A NumPy array viewing the tensor's memory (CPU); writes are seen by both. It is
     read-only when the tensor is (t.flags.writeable)."""
+    if _hook.capture is not None:
+        _hook.capture.host_read("reading a tensor on the host (item(), tolist(), numpy(), bool(), print)")
     if t.device.type != "cpu":
         from .elementwise import to_device
         t = to_device(t, CPU)
@@ -97,6 +100,8 @@ _DEVICE_TYPE = {"cpu": 1, "cuda": 2}
 
 def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
     from ._dlpack import make_capsule
+    if _hook.capture is not None:
+        _hook.capture.host_read("__dlpack__ (another library reading the memory)")
     if t.device is not CPU:
         if dl_device is not None and tuple(dl_device)[0] == 1:   # the consumer wants host memory
             if copy is False:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import gc
 import operator
 import threading
+import weakref
 from bisect import bisect_left as _bisect_left
 from bisect import insort as _insort
 from collections.abc import Callable
@@ -673,3 +674,16 @@ class CachingAllocator:
             "limit_bytes": self._limit, "total_memory_bytes": self.total_memory,
         }
 
+
+def _free_segments(segments: dict, raw_free) -> None:
+    for ptr in list(segments):
+        raw_free(ptr)
+    segments.clear()
+
+
+def private_pool(alloc: CachingAllocator) -> CachingAllocator:
+    """alloc, made to give its memory back to the device when it is garbage: a pool of its own
+    (a capture's: tensor/capture.py) outlives whatever holds it until its last block is freed,
+    since every Storage from it holds it; then nothing is allocated and its segments go."""
+    weakref.finalize(alloc, _free_segments, alloc._segments, alloc._raw_free)
+    return alloc

@@ -16,6 +16,7 @@ import operator
 import os
 import struct
 
+from . import _hook
 from . import dtypes as dt
 from ._tensor import Tensor
 from .backend import backend_for
@@ -72,6 +73,9 @@ class Generator:
     def _take(self, n: int, per_block: int) -> int:
         off = self.offset
         self.offset += -(-n // per_block)
+        c = _hook.capture
+        if c is not None:   # a replay draws from the offset the generator has then
+            c.drew(self, off)
         return off
 
     def _fill(self, shape, dtype, kind, a, b, device=None):

@@ -13,6 +13,7 @@ from tensor import dtypes as dt
 from tensor._tensor import Tensor
 from tensor.aliasing import check_writable
 from tensor.backend import OPTIM_FLAGS, backend_for
+from tensor.capture import island
 
 # ---- fused kernels --------------------------------------------------------------------------
 
@@ -127,7 +128,13 @@ class Optimizer:
                         p.grad.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None):
-        """Update every parameter that has a gradient; `closure` recomputes and returns the loss."""
+        """Update every parameter that has a gradient; `closure` recomputes and returns the loss.
+
+        Inside a step compiled with tensor.compile it is an island: it runs eagerly on every
+        replay, since it reads its step count, learning rate and options in Python."""
+        return island(self._step, closure)
+
+    def _step(self, closure):
         loss = None
         if closure is not None:
             with autograd.enable_grad():

@@ -24,7 +24,9 @@ from ..kernel_cache import header_defines
 # have been checked by the op layer.
 INTERFACE = {
     # memory and copies
-    "new_storage": "(nbytes, device) -> Storage from the device's caching allocator",
+    "new_storage": "(nbytes, device, alloc=None) -> Storage from the device's caching allocator "
+                   "(or from alloc, a pool of new_pool's)",
+    "new_pool": "(device) -> a private CachingAllocator over the device's memory (a capture's)",
     "open_device": "(spec, index) -> the checked device index (DeviceError says why not)",
     "device_count": "() -> how many devices of this type are present (0 when none can be used)",
     "allocator": "(device) -> the device's CachingAllocator",

@@ -14,7 +14,7 @@ from ..cpu import misc as _misc
 from ..cpu import nn_kernels as _nn
 from ..cpu import random as _random
 from ..cpu import sort as _sort
-from ..cpu.alloc import cpu_allocator
+from ..cpu.alloc import cpu_allocator, private_allocator
 from ..cpu.kernels import get_num_threads, set_num_threads
 
 __all__ = ["get_num_threads", "set_num_threads"]
@@ -22,12 +22,18 @@ __all__ = ["get_num_threads", "set_num_threads"]
 _alloc = None
 
 
-def new_storage(nbytes: int, device) -> Storage:
+def new_storage(nbytes: int, device, alloc=None) -> Storage:
     global _alloc
-    if _alloc is None:
-        _alloc = cpu_allocator()
-    block = _alloc.malloc(nbytes)
-    return Storage(block.ptr, nbytes, device, block, _alloc)
+    if alloc is None:
+        alloc = _alloc
+        if alloc is None:
+            alloc = _alloc = cpu_allocator()
+    block = alloc.malloc(nbytes)
+    return Storage(block.ptr, nbytes, device, block, alloc)
+
+
+def new_pool(device):
+    return private_allocator()
 
 
 def allocator(device=None):

@@ -23,12 +23,13 @@ from ..device import DeviceError
 _STATE: dict = {}   # device index -> (runtime device state, streams.current_stream_id)
 
 
-def new_storage(nbytes: int, device) -> Storage:
+def new_storage(nbytes: int, device, alloc=None) -> Storage:
     hit = _STATE.get(device.index)
     if hit is None:
         hit = _STATE[device.index] = (R.device_state(device.index or 0), _streams.current_stream_id)
     st, stream_id = hit
-    alloc = st.allocator
+    if alloc is None:
+        alloc = st.allocator
     if st.deferred:
         st.poll_deferred()
     block = alloc.malloc(nbytes, stream_id(st))
@@ -37,6 +38,10 @@ def new_storage(nbytes: int, device) -> Storage:
 
 def allocator(device):
     return R.device_state(device.index).allocator
+
+
+def new_pool(device):
+    return R.device_state(device.index).private_allocator()
 
 
 free_after_streams = _streams.free_after_streams

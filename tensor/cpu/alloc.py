@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from ..memory import Block, CachingAllocator, CriticalLock, _MiB
+from ..memory import Block, CachingAllocator, CriticalLock, _MiB, private_pool
 
 _CPU_ALIGN = 64
 
@@ -132,3 +132,11 @@ def cpu_allocator() -> CachingAllocator:
                 # one line (a tracer runs between lines): one a nested call made meanwhile wins
                 _CPU_ALLOCATOR = _CPU_ALLOCATOR or a
     return _CPU_ALLOCATOR
+
+
+def private_allocator() -> CachingAllocator:
+    """A CachingAllocator of its own over CPU memory, of the process-wide one's kind (a capture's
+    static memory: tensor/capture.py); its memory goes back when it is garbage."""
+    main = cpu_allocator()
+    return private_pool(type(main)(cpu_raw_alloc, cpu_raw_free, "cpu (pool)",
+                                   total_memory=main.total_memory))

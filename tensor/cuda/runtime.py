@@ -15,7 +15,7 @@ import threading
 from ..device import _CUDA as _CUDA_DEVICES  # the Device objects of cuda:N, made once each
 from ..device import DeviceError
 from ..device import device as parse
-from ..memory import CachingAllocator, CriticalLock
+from ..memory import CachingAllocator, CriticalLock, private_pool
 from . import current, nvrtc, toolchain
 from . import kernels as CK
 
@@ -148,6 +148,13 @@ class _DeviceState:
         self.deferred: list = []     # (block, events): frees waiting for other streams
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
                                           total_memory=self.total_memory)
+
+    def private_allocator(self) -> CachingAllocator:
+        """A CachingAllocator of its own over this device's memory (a capture's static memory:
+        tensor/capture.py), released when it is garbage."""
+        pool = type(self.allocator)(self._raw_alloc, self._raw_free, f"cuda:{self.index} (pool)",
+                                    total_memory=self.total_memory)
+        return private_pool(pool)
 
     @property
     def arch(self) -> str:

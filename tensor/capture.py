@@ -1,0 +1,438 @@
+"""Capture and replay: `tensor.compile`.
+
+A compiled function runs eagerly the first time it meets a signature (its tensor arguments'
+shapes, dtypes, devices and requires_grad; the other arguments' values), is captured the second
+time, and is replayed from then on:
+
+- Capture runs the function for real while a recorder stands in front of each device's backend
+  (tensor/backend: every kernel launch and copy goes through it) and notes each call with its
+  arguments, in order. The memory the step allocates comes from a private pool (a
+  CachingAllocator of its own), so the addresses the calls use stay the program's, reused within
+  the step exactly as the eager run reused them: peak memory is eager's.
+- A replay makes the recorded backend calls again: no dispatch, dtype or broadcast resolution,
+  allocation or autograd recording in between, the same kernels on the same addresses, so the
+  results are bitwise eager's. Tensor arguments are copied into the capture's input buffers
+  first (arguments that require grad are taken as they are: the same tensor each call); returned
+  tensors are copied out, fresh each call. Random draws take the generator's offset at replay
+  time and advance it as eager would.
+- Host work the replay must not freeze runs eagerly inside the replay: an optimizer's step
+  (`island`: it reads its step count and learning rate in Python).
+
+What a capture cannot freeze makes it give up, for that signature, with a warning saying why,
+and the function then runs eagerly: reading a tensor on the host (`item()`, `bool()`, printing:
+the Python code after it could branch on the value), ops whose result size depends on data
+(boolean masks, nonzero), a tensor that requires grad in the result (compile the whole step,
+backward() included), or memory the capture cannot account for. Guards checked before every
+replay re-capture when the Python state the program reads has changed: a tensor it reads was
+freed, or a tensor it leaves in Python state (a parameter's .grad) was dropped or replaced.
+Python values (shapes, scalars, a list turned into a tensor) are baked in when captured, as in
+any tracing compiler.
+
+>>> import tensor as T
+>>> @T.compile
+... def f(x):
+...     return (x * 2 + 1).sum()
+>>> [f(T.arange(3.0)).item() for _ in range(3)]     # eager, captured, replayed
+[9.0, 9.0, 9.0]
+"""
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+import weakref
+
+from . import _hook
+from . import elementwise as ew
+from ._tensor import Storage, Tensor
+from .device import _CUDA, CPU
+
+# backend calls a replay makes again; any other backend function (allocation, device queries,
+# streams) runs at capture as usual and is not part of the program
+_RECORDED = frozenset((
+    "copy_from_host", "elementwise", "contiguous_op", "reduce", "scan", "gemm", "gather",
+    "scatter", "sort_rows", "searchsorted", "iota", "random_fill", "randperm", "softmax_fwd",
+    "softmax_bwd", "layer_norm_fwd", "layer_norm_bwd", "cross_entropy_bwd", "maxpool2d", "im2col",
+    "optim_step"))
+# calls whose result is an error report (-1: none): a replay raises where one reports an error
+_CHECKED = frozenset(("index_offsets", "take", "put", "cross_entropy_fwd"))
+# calls whose result is data the Python code goes on with: a capture cannot freeze those
+_DATA = {"copy_to_host": "a copy to the host", "synchronize": "a host synchronisation",
+         "count_nonzero": "a boolean mask or nonzero (a data-dependent size)",
+         "nonzero_prefix": "a boolean mask or nonzero (a data-dependent size)",
+         "repeat_index": "repeat with per-element counts (a data-dependent size)"}
+_RANDOM = {"random_fill": 3, "randperm": 2}   # call -> index of its seed argument (offset next)
+_PTR_MIN = 1 << 32   # an int argument this large is taken for an address (sizes are smaller)
+
+
+_OURS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), p) + os.sep
+              for p in ("tensor", "autograd"))
+
+
+def _where() -> str:
+    """' at file:line (function)' of the innermost caller outside tensor/ and autograd/."""
+    for f in reversed(traceback.extract_stack()):
+        if not os.path.abspath(f.filename).startswith(_OURS):
+            return f" at {f.filename}:{f.lineno} ({f.name})"
+    return ""
+
+
+class _Recorder:
+    """Stands for a device's backend during a capture: records the calls of _RECORDED and
+    _CHECKED, allocates from the capture's pool, and gives up the capture at a call of _DATA."""
+
+    def __init__(self, be, cap: _Capture, pool):
+        self._be, self._cap, self._pool = be, cap, pool
+        self.__name__ = be.__name__
+
+    def __getattr__(self, name):
+        fn = getattr(self._be, name)
+        if fn is None or not (name in _RECORDED or name in _CHECKED or name in _DATA):
+            return fn
+        cap = self._cap
+
+        def call(*args, **kwargs):
+            if cap.mine():
+                if name in _DATA:
+                    cap.fail(_DATA[name])
+                else:
+                    r = fn(*args, **kwargs)
+                    cap.note(fn, name, args, kwargs, r)
+                    return r
+            return fn(*args, **kwargs)
+        return call
+
+    def new_storage(self, nbytes, device, alloc=None):
+        if alloc is None and self._cap.mine():
+            s = self._be.new_storage(nbytes, device, self._pool)
+            self._cap.pooled.add(s)
+            return s
+        return self._be.new_storage(nbytes, device, alloc)
+
+
+class _Capture:
+    """One capture in progress (tensor._hook.capture while it records)."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.thread = threading.get_ident()
+        self.calls: list = []        # [fn, name, args, kwargs, result] or [None, island fn, args]
+        self.failed: str | None = None
+        self.pools: dict = {}        # Device -> its private allocator
+        self.pooled = weakref.WeakSet()   # Storages from the pools
+        self.kept: list = []         # Storages that died during the capture (memory held)
+        self.new: set = set()        # ids of Storages made during the capture
+        self.seen: dict = {}         # id -> (Storage, version) whose address an op read
+        self.draws: list = []        # (generator, offset) of each random draw, in order
+        self._saved: dict = {}
+
+    # ---- hooks (tensor._hook.capture)
+    def mine(self) -> bool:
+        return self.failed is None and threading.get_ident() == self.thread
+
+    def born(self, s: Storage) -> None:
+        self.new.add(id(s))
+
+    def keep(self, s: Storage) -> bool:
+        """A Storage is dying: if recorded calls may read its memory, the program takes it over
+        (a fresh Storage object owns the memory; s gives it up)."""
+        if s._alloc is not None and s._alloc in self.pools.values():
+            return False   # pool memory: it goes back to the pool, reserved for the program
+        if getattr(s, "_block", None) is None and getattr(s, "release", None) is None:
+            return False   # owns nothing (an alias)
+        heir = object.__new__(Storage)
+        for f in ("ptr", "nbytes", "device", "_block", "_alloc", "owner", "release", "version",
+                  "streams", "readonly"):
+            setattr(heir, f, getattr(s, f, None))
+        s._block = s.release = None
+        self.kept.append((heir, id(s) in self.new))
+        return True
+
+    def saw(self, s: Storage) -> None:
+        if threading.get_ident() == self.thread and id(s) not in self.seen:
+            self.seen[id(s)] = (s, s.version)
+
+    def drew(self, gen, offset: int) -> None:
+        if self.mine():
+            self.draws.append((gen, offset))
+
+    def host_read(self, what: str) -> None:
+        if self.mine():
+            self.fail(what)
+
+    def fail(self, why: str) -> None:
+        if self.failed is None:
+            self.failed = why + _where()
+
+    def note(self, fn, name, args, kwargs, result) -> None:
+        self.calls.append([fn, name, args, kwargs, result])
+
+    # ---- installing the recorders
+    def _devices(self):
+        return [CPU] + [d for d in set(_CUDA.values())]
+
+    def start(self) -> None:
+        from .backend import backend_for
+        for dev in self._devices():
+            be = backend_for(dev)
+            self.pools[dev] = be.new_pool(dev)
+            self._saved[dev] = be
+            dev._be = _Recorder(be, self, self.pools[dev])
+        _hook.capture = self
+
+    def stop(self) -> None:
+        _hook.capture = None
+        for dev, be in self._saved.items():
+            dev._be = be
+
+    def pause(self):
+        """A context in which the capture neither records nor allocates (an island)."""
+        cap = self
+
+        class _Paused:
+            def __enter__(self):
+                cap.stop()
+
+            def __exit__(self, *exc):
+                for dev in cap._devices():
+                    if dev in cap.pools:
+                        dev._be = _Recorder(cap._saved[dev], cap, cap.pools[dev])
+                _hook.capture = cap
+        return _Paused()
+
+
+def capturing() -> bool:
+    """True while this thread's ops are being captured (tensor.compile): code that would read a
+    tensor on the host to check it can check on the device instead."""
+    cap = _hook.capture
+    return cap is not None and cap.mine()
+
+
+def island(fn, *args):
+    """fn(*args) now, and again at this point of every replay of the capture in progress: host
+    work the program must not freeze (an optimizer step reads its step count and learning rate
+    in Python). Outside a capture: fn(*args)."""
+    cap = _hook.capture
+    if cap is None or not cap.mine():
+        return fn(*args)
+    cap.calls.append([None, fn, args])
+    with cap.pause():
+        return fn(*args)
+
+
+# ---------------------------------------------------------------- the program
+
+def _walk(obj, fn):
+    """obj with fn applied to each Tensor in it (lists, tuples and dicts, nested)."""
+    if type(obj) is Tensor:
+        return fn(obj)
+    if isinstance(obj, list | tuple):
+        r = [_walk(x, fn) for x in obj]
+        return r if type(obj) is list else tuple(r) if type(obj) is tuple else type(obj)(*r)
+    if isinstance(obj, dict):
+        return {k: _walk(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def _ints(obj, out: list) -> list:
+    """The ints in obj (lists and tuples, nested)."""
+    if type(obj) is int:
+        out.append(obj)
+    elif isinstance(obj, list | tuple):
+        for x in obj:
+            _ints(x, out)
+    return out
+
+
+class _Memory:
+    """Sorts the memory a capture's calls touch: pool memory (reserved for the program), memory
+    made during the capture outside the pools (constants from host data: the program keeps it),
+    and memory that was there before (parameters, buffers: the program reads it at replay, so
+    it must still be alive then: a guard)."""
+
+    def __init__(self, cap: _Capture):
+        self.cap = cap
+        self.pool_allocs = set(map(id, cap.pools.values()))
+        self.aliases: dict = {}     # id(Storage) -> its non-owning alias
+        self.hold: dict = {}        # id -> Storage made during the capture (kept alive)
+        self.before: dict = {}      # id -> (weakref, Storage) of memory from before the capture
+        self.ranges: list = []      # (start, end) of every storage the calls may address
+
+    def storage(self, s: Storage) -> Storage:
+        """What the program refers to for s: an alias for pool and earlier memory (nothing to
+        keep alive: the pool is the program's, earlier memory is guarded), s itself otherwise."""
+        a = self.aliases.get(id(s))
+        if a is not None:
+            return a
+        self.ranges.append((s.ptr, s.ptr + s.nbytes))
+        if s._alloc is not None and id(s._alloc) in self.pool_allocs:
+            a = Storage(s.ptr, s.nbytes, s.device)
+        elif id(s) in self.cap.new:
+            self.hold[id(s)] = s
+            a = s
+        else:
+            self.before[id(s)] = (weakref.ref(s), s.version)
+            a = Storage(s.ptr, s.nbytes, s.device)
+        self.aliases[id(s)] = a
+        return a
+
+    def tensor(self, t: Tensor) -> Tensor:
+        return Tensor._make(self.storage(t._storage), t._shape, t._strides, t._offset, t._dtype)
+
+    def check_addresses(self, calls) -> str | None:
+        """Every int argument that looks like an address points into memory the program knows."""
+        spans = sorted(self.ranges + [(seg, seg + sz.size) for p in self.cap.pools.values()
+                                      for seg, sz in p._segments.items()])
+        for heir, made in self.cap.kept:
+            if made:
+                self.hold[id(heir)] = heir
+                spans.append((heir.ptr, heir.ptr + heir.nbytes))
+        stale = [(h.ptr, h.ptr + h.nbytes) for h, made in self.cap.kept if not made]
+        spans.sort()
+        for c in calls:
+            if c[0] is None:
+                continue
+            for v in _ints((c[2], c[3]), []):
+                if v < _PTR_MIN:
+                    continue
+                if any(lo <= v < hi for lo, hi in stale):
+                    return "it reads a tensor that was freed during the step"
+                if not any(lo <= v <= hi for lo, hi in spans):
+                    return f"{c[1]} was given memory the capture cannot account for"
+        return None
+
+
+class Program:
+    """A captured step: its recorded calls over static memory, replayed by run()."""
+
+    def __init__(self, label):
+        self.label = label
+        self.steps: list = []       # (fn, args, kwargs, expected result or None, rng or None)
+        self.inputs: list = []      # static input buffers (aliases), in argument order
+        self.outs: list = []        # output tensors (aliases), in the result's order
+        self.tree = None            # the result with each tensor replaced by its index in outs
+        self.guards: list = []      # weakrefs that must be alive for a replay
+        self.bump: list = []        # (weakref, Storage alias) of memory the step writes
+        self.gens: dict = {}        # generator -> offsets the step draws (its advance)
+        self.pools: list = []       # the private allocators (the program's memory)
+        self.hold: list = []
+        self.written_inputs: list = []
+
+    def run(self, inputs):
+        """Replay: None when a guard fails (the caller captures again), else the result."""
+        for w in self.guards:
+            if w() is None:
+                return None, True
+        for buf, x in zip(self.inputs, inputs):
+            ew.copy_into(buf, x)
+        base = {g: (g.seed, g.offset) for g in self.gens}
+        for fn, args, kwargs, expect, rng in self.steps:
+            if fn is None:   # an island (host work, eagerly): its function and arguments
+                args(*kwargs)
+                continue
+            if rng is not None:
+                g, i, rel = rng
+                seed, off = base[g]
+                args = args[:i] + (seed, off + rel) + args[i + 2:]
+            r = fn(*args, **kwargs)
+            if expect is not None and r != expect:
+                raise IndexError(f"tensor.compile: {self.label}: a replayed {fn.__name__} found an "
+                                 f"index out of range (at position {r}); eager would have raised")
+        for g, adv in self.gens.items():
+            g.offset = base[g][1] + adv
+        for w in self.bump:
+            s = w()
+            if s is not None:
+                s.version += 1
+        for i in self.written_inputs:
+            ew.copy_into(inputs[i], self.inputs[i])
+        return _unflatten(self.tree, [ew.copy(o) for o in self.outs]), False
+
+
+def _unflatten(tree, outs):
+    if type(tree) is _Slot:
+        return outs[tree.i]
+    if isinstance(tree, list | tuple):
+        r = [_unflatten(x, outs) for x in tree]
+        return r if type(tree) is list else tuple(r) if type(tree) is tuple else type(tree)(*r)
+    if isinstance(tree, dict):
+        return {k: _unflatten(v, outs) for k, v in tree.items()}
+    return tree
+
+
+class _Slot:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | None]:
+    """The program of a finished capture (its recorders removed), or (None, why not)."""
+    if cap.failed:
+        return None, cap.failed
+    outs: list = []
+
+    def slot(t):
+        outs.append(t)
+        return _Slot(len(outs) - 1)
+    tree = _walk(result, slot)
+    if any(t.requires_grad for t in outs):
+        return None, ("it returns a tensor that requires grad (compile the whole step, backward() "
+                      "included, and return what you read: the loss, detached)")
+    mem = _Memory(cap)
+    prog = Program(cap.label)
+    prog.tree, prog.pools = tree, list(cap.pools.values())
+    first_version = dict(cap.seen)
+
+    def conv(t):
+        s = t._storage
+        first_version.setdefault(id(s), (s, s.version))
+        return mem.tensor(t)
+    draws = iter(cap.draws)
+    starts: dict = {}
+    for c in cap.calls:
+        if c[0] is None:   # an island
+            prog.steps.append((None, c[1], c[2], None, None))
+            continue
+        fn, name, args, kwargs, r = c
+        rng = None
+        if name in _RANDOM:
+            i = _RANDOM[name]
+            for g, off in draws:
+                starts.setdefault(g, off)
+                if off == args[i + 1] and g.seed == args[i]:
+                    rng = (g, i, off - starts[g])
+                    break
+            else:
+                return None, f"a random draw ({name}) the capture could not place"
+        args, kwargs = tuple(_walk(list(args), conv)), _walk(kwargs, conv)
+        prog.steps.append((fn, args, kwargs, r if name in _CHECKED else None, rng))
+    for g, off in cap.draws:
+        starts.setdefault(g, off)
+    prog.gens = {g: g.offset - starts[g] for g in starts}
+    for s, _ in cap.seen.values():
+        mem.storage(s)
+    why = mem.check_addresses(cap.calls)
+    if why:
+        return None, why
+    prog.inputs = [mem.tensor(t) for t in statics]
+    prog.written_inputs = [i for i, t in enumerate(statics) if first_version.get(
+        id(t._storage), (None, t._storage.version))[1] != t._storage.version]
+    prog.outs = [mem.tensor(t) for t in outs]
+    prog.hold = list(mem.hold.values())
+    prog.bump = [weakref.ref(s) for s, v in first_version.values() if s.version != v]
+    prog.guards = [w for w, _ in mem.before.values()]
+    return prog, None
+
+
+def seal(prog: Program, cap: _Capture) -> str | None:
+    """After the caller dropped the capture's arguments and results: what only the capture
+    kept alive goes now. Memory from before the capture that died is what the program would
+    read stale; the pool memory still alive is held by Python state (a parameter's .grad)
+    that the program writes: a replay needs both as they are now (guards)."""
+    cap.calls = cap.seen = cap.kept = None
+    if any(w() is None for w in prog.guards):
+        return "it reads a tensor that no longer exists once the step is done"
+    prog.guards += [weakref.ref(s) for s in cap.pooled]
+    return None

@@ -1,0 +1,149 @@
+"""`tensor.compile`: a function run eagerly once per signature, captured the second time and
+replayed after that (tensor/capture.py says how, and what a capture refuses).
+
+A signature is what a replay depends on: each tensor argument's shape, dtype, device, layout
+(contiguous or not) and requires_grad (a tensor that requires grad by its identity: it is
+read in place, not copied), and the value of every other argument (objects such as modules and
+optimizers by identity). At most `cache_size` signatures are kept (least recently used out);
+a function that keeps meeting new ones warns that it recompiles too often.
+
+>>> import tensor as T
+>>> step = T.compile(lambda x, y: ((x - y) ** 2).mean())
+>>> [round(step(T.ones(4), T.zeros(4)).item(), 3) for _ in range(3)]
+[1.0, 1.0, 1.0]
+>>> step.stats()["replays"]
+1
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict
+
+from . import _hook
+from . import elementwise as ew
+from ._tensor import Tensor
+from .capture import _Capture, _walk, finish, seal
+
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _signature(obj, parts: list) -> None:
+    t = type(obj)
+    if t is Tensor:
+        if obj.requires_grad:
+            parts.append(("grad", id(obj)))
+        else:
+            parts.append((obj.shape, obj.dtype, obj.device, obj.is_contiguous()))
+    elif t in _SCALARS:
+        parts.append((t, obj))
+    elif t is list or t is tuple:
+        parts.append((t, len(obj)))
+        for x in obj:
+            _signature(x, parts)
+    elif t is dict:
+        parts.append((dict, tuple(obj)))
+        for x in obj.values():
+            _signature(x, parts)
+    else:
+        parts.append(("id", id(obj)))
+
+
+class Compiled:
+    """A function compiled with tensor.compile (see the module docstring)."""
+
+    def __init__(self, fn, cache_size: int = 8):
+        self.fn, self.cache_size = fn, cache_size
+        self.label = getattr(fn, "__qualname__", None) or repr(fn)
+        self._cache: OrderedDict = OrderedDict()   # signature -> "seen" | Program | (reason,)
+        self._stats = {"eager": 0, "captures": 0, "replays": 0, "evictions": 0}
+        self._warned = False
+        functools.update_wrapper(self, fn)
+
+    def stats(self) -> dict:
+        """Calls run eagerly, captures, replays, and signatures evicted from the cache."""
+        return dict(self._stats)
+
+    def __call__(self, *args, **kwargs):
+        if _hook.capture is not None:   # inside another capture: its recorder sees our ops
+            return self._eager(args, kwargs)
+        parts: list = []
+        _signature((args, kwargs), parts)
+        key = tuple(parts)
+        entry = self._cache.get(key)
+        if entry is None:
+            self._remember(key, "seen")
+            return self._eager(args, kwargs)
+        self._cache.move_to_end(key)
+        if type(entry) is tuple:   # not capturable: eager
+            return self._eager(args, kwargs)
+        if entry != "seen":
+            res, stale = entry.run(self._inputs(args, kwargs))
+            if not stale:
+                self._stats["replays"] += 1
+                return res
+        return self._capture(key, args, kwargs)
+
+    def _eager(self, args, kwargs):
+        self._stats["eager"] += 1
+        return self.fn(*args, **kwargs)
+
+    def _remember(self, key, entry) -> None:
+        self._cache[key] = entry
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+            self._stats["evictions"] += 1
+            if self._stats["evictions"] > 2 * self.cache_size and not self._warned:
+                self._warned = True
+                warnings.warn(f"tensor.compile: {self.label} met more than {self.cache_size} "
+                              "signatures (argument shapes, dtypes, values...) and keeps "
+                              "recapturing; raise cache_size or keep the arguments' shapes fixed",
+                              RuntimeWarning, stacklevel=3)
+
+    @staticmethod
+    def _inputs(args, kwargs) -> list:
+        out: list = []
+        _walk((args, kwargs), lambda t: out.append(t) if not t.requires_grad else None)
+        return out
+
+    def _capture(self, key, args, kwargs):
+        self._stats["captures"] += 1
+        cap = _Capture(self.label)
+        cap.start()
+        statics: list = []
+
+        def static(t):   # a buffer of the capture's pool holding t: the replays copy into it
+            if t.requires_grad:
+                return t
+            buf = ew.copy(t) if t.is_contiguous() else ew.contiguous(t)
+            statics.append(buf)
+            return buf
+        try:
+            sargs, skw = _walk((list(args), kwargs), static)
+            # the copies into the buffers are not part of the step, nor the arguments' memory
+            cap.calls.clear()
+            cap.seen.clear()
+            result = self.fn(*sargs, **skw)
+        finally:
+            cap.stop()
+        prog, why = finish(cap, statics, result)
+        out = _walk(result, ew.copy)   # the caller gets fresh tensors, as from every replay
+        statics.clear()
+        del result, sargs, skw
+        if prog is not None:
+            why = seal(prog, cap)
+        if why:
+            self._remember(key, (why,))
+            warnings.warn(f"tensor.compile: {self.label}: not captured: {why}; it runs eagerly for "
+                          "these arguments", RuntimeWarning, stacklevel=3)
+        else:
+            self._remember(key, prog)
+        return out
+
+
+def compile(fn=None, *, cache_size: int = 8):  # noqa: A001  (PyTorch's name)
+    """Compile fn (a forward, or a whole training step: forward, backward(), optimizer.step())
+    for replay: usable as T.compile(fn) or as a decorator, with or without arguments."""
+    if fn is None:
+        return lambda f: Compiled(f, cache_size)
+    return Compiled(fn, cache_size)
