@@ -26,7 +26,8 @@ from typing import Any, NamedTuple
 
 import tensor as T
 from autograd import no_grad
-from tensor import Tensor
+from tensor import Tensor, _hook
+from tensor.capture import watch
 
 # --------------------------------------------------------------------------- Parameter
 # A parameter is a plain Tensor remembered in this registry, not a Tensor subclass: autograd
@@ -152,6 +153,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}: forward() is not defined")
 
     def __call__(self, *args, **kwargs):
+        if _hook.capture is not None:   # a captured step replays this mode: re-capture if it changes
+            watch(self, "training")
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):

@@ -122,8 +122,9 @@ class _Capture:
         self.pooled = weakref.WeakSet()   # Storages from the pools
         self.kept: list = []         # Storages that died during the capture (memory held)
         self.new: set = set()        # ids of Storages made during the capture
-        self.seen: dict = {}         # id -> (Storage, version) whose address an op read
+        self.seen: dict = {}         # id -> (Storage, version): non-pool memory ops read
         self.draws: list = []        # (generator, offset) of each random draw, in order
+        self.watches: dict = {}      # Python attributes the program assumes (watch())
         self._saved: dict = {}
 
     # ---- hooks (tensor._hook.capture)
@@ -136,7 +137,7 @@ class _Capture:
     def keep(self, s: Storage) -> bool:
         """A Storage is dying: if recorded calls may read its memory, the program takes it over
         (a fresh Storage object owns the memory; s gives it up)."""
-        if s._alloc is not None and s._alloc in self.pools.values():
+        if self.pooled_(s):
             return False   # pool memory: it goes back to the pool, reserved for the program
         if getattr(s, "_block", None) is None and getattr(s, "release", None) is None:
             return False   # owns nothing (an alias)
@@ -149,8 +150,12 @@ class _Capture:
         return True
 
     def saw(self, s: Storage) -> None:
-        if threading.get_ident() == self.thread and id(s) not in self.seen:
+        if threading.get_ident() == self.thread and id(s) not in self.seen and not self.pooled_(s):
             self.seen[id(s)] = (s, s.version)
+
+    def pooled_(self, s: Storage) -> bool:
+        a = s._alloc
+        return a is not None and any(a is p for p in self.pools.values())
 
     def drew(self, gen, offset: int) -> None:
         if self.mine():
@@ -165,7 +170,19 @@ class _Capture:
             self.failed = why + _where()
 
     def note(self, fn, name, args, kwargs, result) -> None:
-        self.calls.append([fn, name, args, kwargs, result])
+        self.calls.append([fn, name, _walk(args, self._ref), _walk(kwargs, self._ref), result])
+
+    def _ref(self, t: Tensor) -> Tensor:
+        """What a recorded call keeps of a tensor argument: an alias of the same memory, so no
+        caller's tensor object is held (a .grad nothing else holds is added to in place, as
+        eagerly). Pool memory through a Storage that does not own it: the step frees it when
+        eager would, and reuses it. Other memory held, with its version when first seen."""
+        s = t._storage
+        if self.pooled_(s):
+            s = Storage(s.ptr, s.nbytes, s.device, None, s._alloc)
+        elif id(s) not in self.seen:
+            self.seen[id(s)] = (s, s.version)
+        return Tensor._make(s, t._shape, t._strides, t._offset, t._dtype)
 
     # ---- installing the recorders
     def _devices(self):
@@ -206,6 +223,14 @@ def capturing() -> bool:
     tensor on the host to check it can check on the device instead."""
     cap = _hook.capture
     return cap is not None and cap.mine()
+
+
+def watch(obj, attr: str) -> None:
+    """While capturing: the program replays with obj.attr as it is now (a module's training
+    mode), so a replay re-captures instead when it has changed."""
+    cap = _hook.capture
+    if cap is not None and cap.mine():
+        cap.watches[(id(obj), attr)] = (weakref.ref(obj), attr, getattr(obj, attr))
 
 
 def island(fn, *args):
@@ -317,11 +342,16 @@ class Program:
         self.pools: list = []       # the private allocators (the program's memory)
         self.hold: list = []
         self.written_inputs: list = []
+        self.watches: list = []     # (weakref, attribute, value) a replay needs unchanged
 
     def run(self, inputs):
         """Replay: None when a guard fails (the caller captures again), else the result."""
         for w in self.guards:
             if w() is None:
+                return None, True
+        for w, attr, v in self.watches:
+            o = w()
+            if o is None or getattr(o, attr) != v:
                 return None, True
         for buf, x in zip(self.inputs, inputs):
             ew.copy_into(buf, x)
@@ -383,12 +413,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     mem = _Memory(cap)
     prog = Program(cap.label)
     prog.tree, prog.pools = tree, list(cap.pools.values())
-    first_version = dict(cap.seen)
-
-    def conv(t):
-        s = t._storage
-        first_version.setdefault(id(s), (s, s.version))
-        return mem.tensor(t)
+    conv = mem.tensor
     draws = iter(cap.draws)
     starts: dict = {}
     for c in cap.calls:
@@ -416,13 +441,13 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     why = mem.check_addresses(cap.calls)
     if why:
         return None, why
-    prog.inputs = [mem.tensor(t) for t in statics]
-    prog.written_inputs = [i for i, t in enumerate(statics) if first_version.get(
-        id(t._storage), (None, t._storage.version))[1] != t._storage.version]
+    prog.inputs = [mem.tensor(t) for t, _ in statics]
+    prog.written_inputs = [i for i, (t, v) in enumerate(statics) if t._storage.version != v]
     prog.outs = [mem.tensor(t) for t in outs]
     prog.hold = list(mem.hold.values())
-    prog.bump = [weakref.ref(s) for s, v in first_version.values() if s.version != v]
+    prog.bump = [weakref.ref(s) for s, v in cap.seen.values() if s.version != v]
     prog.guards = [w for w, _ in mem.before.values()]
+    prog.watches = list(cap.watches.values())
     return prog, None
 
 
@@ -435,4 +460,5 @@ def seal(prog: Program, cap: _Capture) -> str | None:
     if any(w() is None for w in prog.guards):
         return "it reads a tensor that no longer exists once the step is done"
     prog.guards += [weakref.ref(s) for s in cap.pooled]
+    prog.bump += [weakref.ref(s) for s in cap.pooled if s.version]   # written in place
     return None

@@ -22,8 +22,9 @@ from collections import OrderedDict
 
 from . import _hook
 from . import elementwise as ew
-from ._tensor import Tensor
-from .capture import _Capture, _walk, finish, seal
+from ._tensor import Tensor, empty
+from .capture import Program, _Capture, _walk, finish, seal
+from .views import as_strided, basic_index
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -34,7 +35,7 @@ def _signature(obj, parts: list) -> None:
         if obj.requires_grad:
             parts.append(("grad", id(obj)))
         else:
-            parts.append((obj.shape, obj.dtype, obj.device, obj.is_contiguous()))
+            parts.append((obj.shape, obj.dtype, obj.device, obj.is_contiguous() or obj.strides))
     elif t in _SCALARS:
         parts.append((t, obj))
     elif t is list or t is tuple:
@@ -49,6 +50,29 @@ def _signature(obj, parts: list) -> None:
         parts.append(("id", id(obj)))
 
 
+def _distinct(t: Tensor) -> Tensor:
+    """t without its broadcast axes (index 0 along each zero stride): its distinct elements."""
+    if 0 not in t.strides:
+        return t
+    return basic_index(t, tuple(slice(0, 1) if s == 0 else slice(None) for s in t.strides))
+
+
+def _buffer_like(t: Tensor) -> tuple[Tensor, Tensor]:
+    """(a tensor of the capture's pool laid out as t, with t's values; its distinct elements,
+    which the replays copy into). Same strides, not a contiguous copy: the order of a
+    reduction, and so its rounding, follows the layout, and replays must round as eager."""
+    if t.is_contiguous():
+        buf = ew.copy(t)
+        return buf, buf
+    d = _distinct(t)
+    lo = sum((n - 1) * s for n, s in zip(d.shape, d.strides) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(d.shape, d.strides) if s > 0)
+    flat = empty((hi - lo + 1,), t.dtype, t.device)
+    dbuf = as_strided(flat, d.shape, d.strides, -lo)
+    ew.copy_into(dbuf, d)
+    return as_strided(flat, t.shape, t.strides, -lo), dbuf
+
+
 class Compiled:
     """A function compiled with tensor.compile (see the module docstring)."""
 
@@ -61,8 +85,12 @@ class Compiled:
         functools.update_wrapper(self, fn)
 
     def stats(self) -> dict:
-        """Calls run eagerly, captures, replays, and signatures evicted from the cache."""
-        return dict(self._stats)
+        """Calls run eagerly, captures, replays, signatures evicted from the cache, and the
+        programs' memory: bytes their pools reserve, and the most they had allocated (the
+        capture's peak, which every replay repeats)."""
+        pools = [p for e in self._cache.values() if type(e) is Program for p in e.pools]
+        return dict(self._stats, pool_reserved=sum(p.memory_reserved() for p in pools),
+                    pool_peak=sum(p.max_memory_allocated() for p in pools))
 
     def __call__(self, *args, **kwargs):
         if _hook.capture is not None:   # inside another capture: its recorder sees our ops
@@ -103,7 +131,7 @@ class Compiled:
     @staticmethod
     def _inputs(args, kwargs) -> list:
         out: list = []
-        _walk((args, kwargs), lambda t: out.append(t) if not t.requires_grad else None)
+        _walk((args, kwargs), lambda t: out.append(_distinct(t)) if not t.requires_grad else None)
         return out
 
     def _capture(self, key, args, kwargs):
@@ -115,8 +143,8 @@ class Compiled:
         def static(t):   # a buffer of the capture's pool holding t: the replays copy into it
             if t.requires_grad:
                 return t
-            buf = ew.copy(t) if t.is_contiguous() else ew.contiguous(t)
-            statics.append(buf)
+            buf, distinct = _buffer_like(t)
+            statics.append((distinct, distinct._storage.version))
             return buf
         try:
             sargs, skw = _walk((list(args), kwargs), static)
@@ -127,18 +155,24 @@ class Compiled:
         finally:
             cap.stop()
         prog, why = finish(cap, statics, result)
+        if prog is None:
+            return self._refused(key, why, result)
+        for i in prog.written_inputs:   # the step wrote into these arguments: as eagerly
+            ew.copy_into(self._inputs(args, kwargs)[i], prog.inputs[i])
         out = _walk(result, ew.copy)   # the caller gets fresh tensors, as from every replay
         statics.clear()
         del result, sargs, skw
-        if prog is not None:
-            why = seal(prog, cap)
+        why = seal(prog, cap)
         if why:
-            self._remember(key, (why,))
-            warnings.warn(f"tensor.compile: {self.label}: not captured: {why}; it runs eagerly for "
-                          "these arguments", RuntimeWarning, stacklevel=3)
-        else:
-            self._remember(key, prog)
+            return self._refused(key, why, out)
+        self._remember(key, prog)
         return out
+
+    def _refused(self, key, why: str, result):
+        self._remember(key, (why,))
+        warnings.warn(f"tensor.compile: {self.label}: not captured: {why}; it runs eagerly for "
+                      "these arguments", RuntimeWarning, stacklevel=4)
+        return result
 
 
 def compile(fn=None, *, cache_size: int = 8):  # noqa: A001  (PyTorch's name)

@@ -5,6 +5,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from tensor.capture import island
+
 from .optimizer import Optimizer
 
 # ---- learning-rate schedulers ---------------------------------------------------------------
@@ -36,6 +38,11 @@ class LRScheduler:
         return list(self._last_lr)
 
     def step(self) -> None:
+        """Set the next learning rates. Inside a step compiled with tensor.compile it is an
+        island (Python state: it runs on every replay)."""
+        island(self._step)
+
+    def _step(self) -> None:
         self._step_count += 1
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
