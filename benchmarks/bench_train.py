@@ -8,7 +8,8 @@ Cases (rows of bench_cuda.py too, which calls rows() on cuda):
   tiny GPT (benchmarks/tiny_gpt.py: 2 layers, d_model 256, 4 heads, context 128, vocab 256,
   batch 32, AdamW).
 A step is zero_grad, forward, loss, backward, optimizer step, then a device synchronize; its
-time is the median over several steps after warm-up steps. The torch twin gets our initial
+time is the median over several steps after warm-up steps. Each case is timed eagerly and
+captured (a second row: tensor.compile, captured at its second call and replayed after). The torch twin gets our initial
 weights, so the first-step losses printed side by side must agree (a check that both compute
 the same thing). torch/ours is a time ratio: > 1 means we are faster.
 """
@@ -79,16 +80,21 @@ def _torch_sync(torch, device: str):
 
 
 def _compare(name, ours, theirs, torch, device, warmup, reps):
-    """Time both step closures; row (name, ours ms, first losses, torch/ours, '')."""
+    """Time the step eagerly, captured (tensor.compile: captured on its second call, replayed
+    after) and torch's; rows (name, ours ms, first losses / eager over captured, torch/ours, '')."""
     step, loss0 = ours
     first = f"first loss {loss0:.4f}"
     ms = median_step_ms(step, _our_sync(device), warmup, reps)
-    ratio = ""
+    captured = T.compile(lambda: step().detach())
+    cms = median_step_ms(captured, _our_sync(device), max(warmup, 2), reps)
+    ratio = cratio = ""
     if theirs is not None:
         tstep, tloss0 = theirs
         first += f" (torch {tloss0:.4f})"
-        ratio = f"{median_step_ms(tstep, _torch_sync(torch, device), warmup, reps) / ms:.2f}"
-    return (name, ms, first, ratio, "")
+        tms = median_step_ms(tstep, _torch_sync(torch, device), warmup, reps)
+        ratio, cratio = f"{tms / ms:.2f}", f"{tms / cms:.2f}"
+    return [(name, ms, first, ratio, ""),
+            (f"{name} captured", cms, f"eager/captured {ms / cms:.2f}", cratio, "")]
 
 
 def _torch_mlp(torch):
@@ -144,8 +150,8 @@ def rows(device: str, torch, smoke: bool = False, quick: bool = False) -> list[t
     warmup, reps = (1, 2) if smoke else (3, 5) if quick else (5, 20)
     batches = (4, 16) if smoke else (32, 1024)
     cfg = G.SMOKE if smoke else G.GPTConfig()
-    out = [mlp_row(b, device, torch, warmup, reps) for b in batches]
-    out.append(gpt_row(cfg, device, torch, warmup, max(2, reps // 2)))
+    out = [r for b in batches for r in mlp_row(b, device, torch, warmup, reps)]
+    out += gpt_row(cfg, device, torch, warmup, max(2, reps // 2))
     return out
 
 

@@ -84,8 +84,19 @@ def accuracy(model, x: T.Tensor, y: np.ndarray) -> float:
     return float((pred == y).mean())
 
 
-def train(name: str, model, data, epochs: int, lr: float, quick: bool, batch_size: int = 32) -> dict:
-    """Train `model`; returns per-epoch histories (loss, test accuracy, seconds)."""
+def train_step(model, opt, xb, yb):
+    """One step: forward, loss, backward, update; the loss, detached."""
+    opt.zero_grad()
+    loss = F.cross_entropy(model(xb), yb)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
+def train(name: str, model, data, epochs: int, lr: float, quick: bool, batch_size: int = 32,
+          compile: bool = False) -> dict:  # noqa: A002
+    """Train `model`; returns per-epoch histories (loss, test accuracy, seconds). compile:
+    run the step through tensor.compile (captured once per batch shape, then replayed)."""
     xtr, ytr, xte, yte = data
     model.to(DEVICE)
     loader = DataLoader(TensorDataset(T.asarray(xtr, device=DEVICE), T.asarray(ytr, device=DEVICE)),
@@ -94,14 +105,12 @@ def train(name: str, model, data, epochs: int, lr: float, quick: bool, batch_siz
     opt = Adam(model.parameters(), lr=lr)
     sched = CosineAnnealingLR(opt, T_max=epochs)
     hist = {"loss": [], "acc": [], "time": []}
+    step = T.compile(train_step) if compile else train_step
     for epoch in range(1, epochs + 1):
         bar = _Bar(1 if quick else len(loader), f"{name} epoch {epoch}/{epochs}")
         t0, total, n = time.perf_counter(), 0.0, 0
         for xb, yb in loader:
-            opt.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
+            loss = step(model, opt, xb, yb)
             total, n = total + loss.item(), n + 1
             bar.update(total / n)
             if quick:
@@ -143,7 +152,7 @@ def plot(histories: dict, path: str) -> str | None:
 
 
 def main(epochs: int | None = None, quick: bool = False, out: str | None = None,
-         seed: int = 0) -> dict:
+         seed: int = 0, compile: bool = False) -> dict:  # noqa: A002
     """Train both models; returns {name: history} (history["acc"][-1] is the final accuracy)."""
     T.manual_seed(seed)
     data = load_data(seed)
@@ -151,7 +160,8 @@ def main(epochs: int | None = None, quick: bool = False, out: str | None = None,
     histories = {}
     for name, make in (("mlp", make_mlp), ("cnn", make_cnn)):
         s = SETTINGS[name]
-        histories[name] = train(name, make(), data, epochs or s["epochs"], s["lr"], quick)
+        histories[name] = train(name, make(), data, epochs or s["epochs"], s["lr"], quick,
+                                compile=compile)
     for name, h in histories.items():
         print(f"{name}: test accuracy {h['acc'][-1]:.2%}, "
               f"{np.median(h['time']):.2f} s per epoch (median)")
@@ -164,5 +174,7 @@ if __name__ == "__main__":
     ap.add_argument("--epochs", type=int, default=None, help="epochs per model (default: 30 MLP, 20 CNN)")
     ap.add_argument("--quick", action="store_true", help="one batch per epoch (smoke test)")
     ap.add_argument("--out", default=None, help="path of the PNG plot")
+    ap.add_argument("--compile", action="store_true",
+                    help="capture each training step once and replay it (tensor.compile)")
     a = ap.parse_args()
-    main(a.epochs, a.quick, a.out)
+    main(a.epochs, a.quick, a.out, compile=a.compile)
