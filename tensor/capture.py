@@ -37,6 +37,7 @@ any tracing compiler.
 """
 from __future__ import annotations
 
+import bisect
 import os
 import threading
 import traceback
@@ -306,25 +307,43 @@ class _Memory:
 
     def check_addresses(self, calls) -> str | None:
         """Every int argument that looks like an address points into memory the program knows."""
-        spans = sorted(self.ranges + [(seg, seg + sz.size) for p in self.cap.pools.values()
-                                      for seg, sz in p._segments.items()])
+        spans = self.ranges + [(seg, seg + sz.size) for p in self.cap.pools.values()
+                               for seg, sz in p._segments.items()]
         for heir, made in self.cap.kept:
             if made:
                 self.hold[id(heir)] = heir
                 spans.append((heir.ptr, heir.ptr + heir.nbytes))
-        stale = [(h.ptr, h.ptr + h.nbytes) for h, made in self.cap.kept if not made]
-        spans.sort()
+        known = _Spans(spans)
+        stale = _Spans([(h.ptr, h.ptr + h.nbytes) for h, made in self.cap.kept if not made])
         for c in calls:
             if c[0] is None:
                 continue
             for v in _ints((c[2], c[3]), []):
                 if v < _PTR_MIN:
                     continue
-                if any(lo <= v < hi for lo, hi in stale):
+                if stale.holds(v):
                     return "it reads a tensor that was freed during the step"
-                if not any(lo <= v <= hi for lo, hi in spans):
+                if not known.holds(v):
                     return f"{c[1]} was given memory the capture cannot account for"
         return None
+
+
+class _Spans:
+    """A set of address ranges [lo, hi] (merged, sorted) that answers `holds` by bisection."""
+
+    def __init__(self, spans):
+        merged: list = []
+        for lo, hi in sorted(spans):
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        self.starts = [m[0] for m in merged]
+        self.ends = [m[1] for m in merged]
+
+    def holds(self, v: int) -> bool:
+        i = bisect.bisect_right(self.starts, v) - 1
+        return i >= 0 and v <= self.ends[i]
 
 
 class Program:

@@ -17,14 +17,15 @@ a function that keeps meeting new ones warns that it recompiles too often.
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections import OrderedDict
 
 from . import _hook
 from . import elementwise as ew
-from ._tensor import Tensor, empty
+from ._tensor import Tensor, new_storage
 from .capture import Program, _Capture, _walk, finish, seal
-from .views import as_strided, basic_index
+from .views import basic_index
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -57,20 +58,50 @@ def _distinct(t: Tensor) -> Tensor:
     return basic_index(t, tuple(slice(0, 1) if s == 0 else slice(None) for s in t.strides))
 
 
-def _buffer_like(t: Tensor) -> tuple[Tensor, Tensor]:
-    """(a tensor of the capture's pool laid out as t, with t's values; its distinct elements,
-    which the replays copy into). Same strides, not a contiguous copy: the order of a
-    reduction, and so its rounding, follows the layout, and replays must round as eager."""
-    if t.is_contiguous():
-        buf = ew.copy(t)
-        return buf, buf
-    d = _distinct(t)
-    lo = sum((n - 1) * s for n, s in zip(d.shape, d.strides) if s < 0)
-    hi = sum((n - 1) * s for n, s in zip(d.shape, d.strides) if s > 0)
-    flat = empty((hi - lo + 1,), t.dtype, t.device)
-    dbuf = as_strided(flat, d.shape, d.strides, -lo)
-    ew.copy_into(dbuf, d)
-    return as_strided(flat, t.shape, t.strides, -lo), dbuf
+def _byte_span(t: Tensor) -> tuple[int, int]:
+    """[lo, hi) of the bytes t's elements occupy, from its storage's start (empty: (0, 0))."""
+    if 0 in t.shape:
+        return (0, 0)
+    lo = t._offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s < 0)
+    hi = t._offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s > 0) + 1
+    return lo * t.itemsize, hi * t.itemsize
+
+
+def _buffers(ts: list) -> list:
+    """For tensors that share one storage: [(a tensor of the capture's pool laid out as t, its
+    distinct elements)], all over one new block that holds t's bytes where the storage has them.
+    So the layout is t's (the order of a reduction, and so its rounding, follows it) and what
+    one argument writes the others see, as eagerly; the replays copy into the distinct parts."""
+    spans = [_byte_span(_distinct(t)) for t in ts]
+    lo = min(s[0] for s in spans) // 16 * 16   # a multiple of every itemsize
+    store = new_storage(max(max(s[1] for s in spans) - lo, 1), ts[0].device)
+    out = []
+    for t in ts:
+        d = _distinct(t)
+        isz = t.itemsize
+        buf = Tensor._make(store, t.shape, t.strides, (t._offset * isz - lo) // isz, t.dtype)
+        dbuf = Tensor._make(store, d.shape, d.strides, (d._offset * isz - lo) // isz, d.dtype)
+        ew.copy_into(dbuf, d)
+        out.append((buf, dbuf))
+    return out
+
+
+def _static_arguments(args, kwargs):
+    """(args, kwargs) with each tensor that does not require grad replaced by a buffer of the
+    capture's pool holding it (the replays copy into them), and [(distinct part of each
+    buffer, its version)] in argument order."""
+    ins: list = []
+    _walk((args, kwargs), lambda t: None if t.requires_grad else ins.append(t))
+    groups: dict = {}
+    for k, t in enumerate(ins):
+        groups.setdefault(id(t._storage), []).append(k)
+    bufs: list = [None] * len(ins)
+    for ks in groups.values():
+        for k, pair in zip(ks, _buffers([ins[k] for k in ks])):
+            bufs[k] = pair
+    it = iter(bufs)
+    sargs, skw = _walk((list(args), kwargs), lambda t: t if t.requires_grad else next(it)[0])
+    return sargs, skw, [(d, d._storage.version) for _, d in bufs]
 
 
 class Compiled:
@@ -82,6 +113,7 @@ class Compiled:
         self._cache: OrderedDict = OrderedDict()   # signature -> "seen" | Program | (reason,)
         self._stats = {"eager": 0, "captures": 0, "replays": 0, "evictions": 0}
         self._warned = False
+        self._lock = threading.RLock()
         functools.update_wrapper(self, fn)
 
     def stats(self) -> dict:
@@ -95,8 +127,16 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         if _hook.capture is not None:   # inside another capture: its recorder sees our ops
             return self._eager(args, kwargs)
+        with self._lock:   # one call at a time: a replay writes the program's buffers
+            return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         parts: list = []
         _signature((args, kwargs), parts)
+        first: dict = {}   # which arguments share memory, and where (a write shows in the other)
+        for i, t in enumerate(self._inputs(args, kwargs)):
+            j, b = first.setdefault(id(t._storage), (i, t._offset * t.itemsize))
+            parts.append((j, t._offset * t.itemsize - b))
         key = tuple(parts)
         entry = self._cache.get(key)
         if entry is None:
@@ -138,16 +178,8 @@ class Compiled:
         self._stats["captures"] += 1
         cap = _Capture(self.label)
         cap.start()
-        statics: list = []
-
-        def static(t):   # a buffer of the capture's pool holding t: the replays copy into it
-            if t.requires_grad:
-                return t
-            buf, distinct = _buffer_like(t)
-            statics.append((distinct, distinct._storage.version))
-            return buf
         try:
-            sargs, skw = _walk((list(args), kwargs), static)
+            sargs, skw, statics = _static_arguments(args, kwargs)
             # the copies into the buffers are not part of the step, nor the arguments' memory
             cap.calls.clear()
             cap.seen.clear()

@@ -53,6 +53,9 @@ def _cuda(spec: str, index: int | None) -> Device:
     d = _CUDA.get(index)
     if d is not None:
         return d
+    from . import _hook
+    if _hook.capture is not None:   # its backend would not be recorded: the capture gives up
+        _hook.capture.host_read(f"a device first used during the capture ({spec})")
     from .backend import backend_for
     i = backend_for("cuda").open_device(spec, index)
     d = _CUDA.get(i) or Device("cuda", i)   # one Device object per GPU: `is` compares them

@@ -23,7 +23,7 @@ import nn
 import tensor as T
 from nn import functional as F
 from nn import optim
-from tensor.optable import BINARY, NONE, NO_RULE, UNARY
+from tensor.optable import BINARY, NO_RULE, NONE, UNARY
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -376,3 +376,36 @@ def test_module_mode_change_recaptures():
     m.eval()   # dropout off: the replay of the training-mode program would be wrong
     _same(_quiet(cf, x), m(x).detach())
     assert cf.stats()["captures"] == 2 and cf.stats()["replays"] == 1
+
+
+def test_arguments_sharing_memory():
+    cf = T.compile(lambda a, b: a * b)
+    x = T.arange(3.0)
+    for _ in range(3):
+        assert _quiet(cf, x, x).tolist() == [0.0, 1.0, 4.0]   # read-only sharing replays
+    def f(a, b):
+        return (a.add_(1) * b).sum()
+    cw = T.compile(f)
+    base, twin = T.arange(6.0), T.arange(6.0)
+    for _ in range(4):   # a write into one argument shows in the other, as eagerly
+        assert _quiet(cw, base[:4], base[2:]).item() == f(twin[:4], twin[2:]).item()
+    assert base.tolist() == twin.tolist() and cw.stats()["replays"] == 2
+
+
+def test_one_call_at_a_time_across_threads():
+    import threading
+    cf = T.compile(lambda x: (x * 2).sum())
+    errors, results = [], []
+
+    def worker(v):
+        try:
+            for _ in range(20):
+                results.append((v, cf(T.full((50,), float(v))).item()))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    ts = [threading.Thread(target=worker, args=(v,)) for v in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors and all(r == 100.0 * v for v, r in results) and len(results) == 80
