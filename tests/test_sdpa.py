@@ -206,6 +206,16 @@ def test_gradgradcheck_and_forward_mode():
     _, tf = jvp(lambda a, b, c: sdpa(a, b, c, path="fused", **kw), prim, tans)
     _, tc = jvp(lambda a, b, c: sdpa(a, b, c, path="composed", **kw), prim, tans)
     close(tf, to_np(tc), "float64", what="jvp")
+    m = T.asarray(rng.standard_normal((q.shape[-2], k.shape[-2])))
+
+    def masked(path):
+        def f(a, b, c):
+            T.manual_seed(2)
+            return sdpa(a, b, c, m, dropout_p=0.3, path=path)
+        return f
+    _, tf = jvp(masked("fused"), prim, tans)
+    _, tc = jvp(masked("composed"), prim, tans)
+    close(tf, to_np(tc), "float64", what="jvp with a mask and dropout")
 
 
 # ---------------------------------------------------------------- dropout
@@ -282,6 +292,21 @@ def test_dropout_gradients_match_composed():
         return sdpa(a, b, c, dropout_p=0.5, path="fused")
     small = [T.asarray(x[:1, :3]).requires_grad_() for x in base]
     assert ag.gradcheck(f, small)
+
+
+def test_checkpoint_redraws_the_same_dropout_mask():
+    rng = np.random.default_rng(16)
+    base = [rng.standard_normal(s) for s in ((2, 6, 4), (2, 7, 4), (2, 7, 3))]
+    grads = []
+    for ckpt in (False, True):
+        args = [T.asarray(x).requires_grad_() for x in base]
+        T.manual_seed(4)
+        f = (lambda a, b, c: sdpa(a, b, c, dropout_p=0.5, path="fused") * 2.0)
+        out = ag.checkpoint(f, *args) if ckpt else f(*args)
+        out.sum().backward()
+        grads.append([to_np(out)] + [to_np(a.grad) for a in args])
+    for a, b in zip(*grads):
+        assert np.array_equal(a, b)
 
 
 # ---------------------------------------------------------------- masks, determinism, MHA
@@ -414,3 +439,14 @@ def test_mixed_dtypes_and_the_fused_path_refusal():
     e = T.zeros((2, 3, 4))
     assert to_np(F.scaled_dot_product_attention(e, T.zeros((2, 0, 4)), T.zeros((2, 0, 5)))).tolist() \
         == np.zeros((2, 3, 5)).tolist()
+
+
+def test_docstring_examples():
+    import doctest
+
+    from nn import sdpa as S
+    if helpers.DEVICE != "cpu":
+        pytest.skip("the examples build on the default device, checked once")
+    for mod in (S, FA):
+        r = doctest.testmod(mod)
+        assert r.failed == 0 and r.attempted > 0, mod.__name__
