@@ -128,7 +128,11 @@ def multi_head_attention_forward(
     s, hd, dtype = key.shape[0], e // h, query.dtype
     q, k, v = _project(query, key, value, e, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
-    mask = _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op, query.device)
+    # causal alone goes to the kernels as is_causal: no (L, S) mask is built
+    causal = (not need_weights and is_causal and attn_mask is None and key_padding_mask is None
+              and bias_k is None and not add_zero_attn)
+    mask = None if causal else _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op,
+                                          query.device)
     kpm = None
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (n, s):
@@ -152,7 +156,7 @@ def multi_head_attention_forward(
         kpm = kpm.reshape(n * h, 1, -1)
         mask = kpm if mask is None else mask + kpm
     if not need_weights:   # as PyTorch: the fused kernels, no (N*H, L, S) weights stored
-        o = scaled_dot_product_attention(q, k, v, mask, dropout_p if training else 0.0)
+        o = scaled_dot_product_attention(q, k, v, mask, dropout_p if training else 0.0, causal)
         return _out_proj(o, lq, n, e, out_proj_weight, out_proj_bias, batched), None
     scores = T.matmul(q * (1.0 / math.sqrt(hd)), T.matrix_transpose(k))
     if mask is not None:

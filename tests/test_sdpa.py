@@ -361,17 +361,17 @@ def test_deterministic_across_runs_and_thread_counts():
         assert all(np.array_equal(a, b) for a, b in zip(runs[0], r))
 
 
-@pytest.mark.parametrize("dropout", [0.0, 0.5])
-def test_multihead_attention_need_weights_false_uses_sdpa(dropout):
+@pytest.mark.parametrize("dropout,causal", [(0.0, False), (0.5, False), (0.0, True)])
+def test_multihead_attention_need_weights_false_uses_sdpa(dropout, causal):
     T.manual_seed(0)
     mha = MultiheadAttention(8, 2, dropout=dropout, batch_first=True)
     rng = np.random.default_rng(15)
     x = T.asarray(rng.standard_normal((2, 5, 8)).astype(np.float32))
-    kpm = T.asarray(rng.random((2, 5)) < 0.3)
+    kpm = None if causal else T.asarray(rng.random((2, 5)) < 0.3)
     res = []
     for nw in (True, False):
         T.manual_seed(1)
-        out, w = mha(x, x, x, key_padding_mask=kpm, need_weights=nw, is_causal=False)
+        out, w = mha(x, x, x, key_padding_mask=kpm, need_weights=nw, is_causal=causal)
         assert (w is None) == (not nw)
         out.sum().backward()
         res.append((to_np(out), to_np(mha.in_proj_weight.grad)))
