@@ -2,8 +2,10 @@
 PyTorch's parameterization (in_proj_weight (3E, E) or q/k/v_proj_weight when kdim/vdim differ,
 in_proj_bias (3E,), out_proj a Linear), masks and returned weights.
 
-softmax((q W_q)(k W_k)^T / sqrt(head_dim) + masks) (v W_v), per head, then out_proj; written
-with public ops (linear, matmul, softmax, dropout), so autograd differentiates it.
+softmax((q W_q)(k W_k)^T / sqrt(head_dim) + masks) (v W_v), per head, then out_proj. With
+need_weights=False (as PyTorch) the heads run through scaled_dot_product_attention's fused
+kernels, which never store the (N*H, L, S) weights; with need_weights=True they are composed
+from public ops (matmul, softmax, dropout) and returned. Autograd differentiates both.
 
 >>> import tensor as T
 >>> mha = MultiheadAttention(8, 2, batch_first=True)
@@ -23,6 +25,7 @@ from . import _functional as F
 from . import init
 from .linear import Linear
 from .module import Module, Parameter
+from .sdpa import scaled_dot_product_attention
 
 
 def _float_mask(mask: Tensor, dtype, op: str, what: str) -> Tensor:
@@ -80,6 +83,12 @@ def _project(query, key, value, e, in_proj_weight, in_proj_bias, separate, qw, k
     return tuple(F.linear(x, w, b) for x, w, b in zip((query, key, value), ws, bs))
 
 
+def _out_proj(o, lq, n, e, weight, bias, batched):
+    """(N*H, L, hd) head outputs -> (L, N, E) (or (L, E)) through out_proj."""
+    out = F.linear(T.swapaxes(o, 0, 1).reshape(lq * n, e), weight, bias).reshape(lq, n, e)
+    return out if batched else out[:, 0]
+
+
 def multi_head_attention_forward(
         query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
         in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
@@ -119,7 +128,11 @@ def multi_head_attention_forward(
     s, hd, dtype = key.shape[0], e // h, query.dtype
     q, k, v = _project(query, key, value, e, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
-    mask = _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op, query.device)
+    # causal alone goes to the kernels as is_causal: no (L, S) mask is built
+    causal = (not need_weights and is_causal and attn_mask is None and key_padding_mask is None
+              and bias_k is None and not add_zero_attn)
+    mask = None if causal else _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op,
+                                          query.device)
     kpm = None
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (n, s):
@@ -142,18 +155,16 @@ def multi_head_attention_forward(
         kpm = T.broadcast_to(kpm.reshape(n, 1, 1, -1), (n, h, 1, kpm.shape[-1]))
         kpm = kpm.reshape(n * h, 1, -1)
         mask = kpm if mask is None else mask + kpm
+    if not need_weights:   # as PyTorch: the fused kernels, no (N*H, L, S) weights stored
+        o = scaled_dot_product_attention(q, k, v, mask, dropout_p if training else 0.0, causal)
+        return _out_proj(o, lq, n, e, out_proj_weight, out_proj_bias, batched), None
     scores = T.matmul(q * (1.0 / math.sqrt(hd)), T.matrix_transpose(k))
     if mask is not None:
         scores = scores + mask
     weights = F.softmax(scores, dim=-1)
     if dropout_p > 0.0:
         weights = F.dropout(weights, dropout_p, training)
-    out = T.swapaxes(T.matmul(weights, v), 0, 1).reshape(lq * n, e)
-    out = F.linear(out, out_proj_weight, out_proj_bias).reshape(lq, n, e)
-    if not batched:
-        out = out[:, 0]
-    if not need_weights:
-        return out, None
+    out = _out_proj(T.matmul(weights, v), lq, n, e, out_proj_weight, out_proj_bias, batched)
     weights = weights.reshape(n, h, lq, -1)
     if average_attn_weights:
         weights = T.mean(weights, axis=1)

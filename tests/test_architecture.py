@@ -75,7 +75,7 @@ _CPU_ONLY = {
 }
 
 
-@pytest.mark.parametrize("family", ["ew", "red", "misc", "nn_rows", "nn_pool", "optim", "index",
+@pytest.mark.parametrize("family", ["ew", "red", "misc", "nn_rows", "nn_attn", "nn_pool", "optim", "index",
                                     "random", "gemm", "sort"])
 def test_kernel_families_match(family):
     """Every CPU kernel of a family has a CUDA kernel of the same name (for the dtypes CUDA

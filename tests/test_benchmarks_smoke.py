@@ -151,3 +151,15 @@ def test_bench_cuda_sort_rows_smoke():
     mod.sort_rows(b)
     assert [r[0] for r in b.rows] == ["argsort 64x256 f32 (smem)", "argsort 2x4100 f32 (radix)"]
     assert all(r[1] > 0 and r[2].endswith("Gelem/s") for r in b.rows), b.rows
+
+
+def test_bench_attention_smoke(capsys):
+    """The attention benchmark's rows: positive times for ours (and torch's when importable)
+    and a measured peak memory (tests/test_sdpa.py checks its size at L = 1024)."""
+    rows = _load("bench_attention").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert [r[0] for r in rows] == ["L=S=128 H=2", "L=S=128 H=2 causal", "peak L=128"], out
+    for name, f0, f1, b0, b1 in rows[:2]:
+        assert f0 > 0 and b0 > f0 * 0.5, (name, out)
+        assert (f1 is None) == (b1 is None) and (f1 is None or f1 > 0 and b1 > 0), (name, out)
+    assert rows[2][1] > 0 and rows[2][2] == 128 * 128 * 4, out

@@ -69,6 +69,10 @@ INTERFACE = {
     "layer_norm_bwd": "(x, mean, rstd, g, w, gx, pw, pb, rows, L, rb)",
     "cross_entropy_fwd": "(x, t, w, loss, lse, rows, classes, ignore, eps) -> bad row or -1",
     "cross_entropy_bwd": "(x, t, w, lse, g, gx, rows, classes, ignore, eps, wsum)",
+    "sdpa_tile": "(dtype, E, Ev) -> rows per tile of the fused attention kernels, 0 if none fits",
+    "sdpa_fwd": "(q, k, v, mask, o, lse, a): fused attention forward (a: meta, batch offsets, "
+                "scale, dropout scale; nn/_fused_attention.py)",
+    "sdpa_bwd": "(q, k, v, mask, o, lse, do, dsum, dq, dk, dv, a): its backward, no atomics",
     "maxpool2d": "(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)",
     "im2col": "(x, out, stride, dilation)",
     "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",

@@ -1,15 +1,19 @@
 """CPU versions of nn's fused kernels: the row kernels (softmax / log_softmax, layer_norm,
-cross-entropy, forward and backward; tensor/cpu/csrc/nn_rows.h), max pooling and im2col
-(nn_pool.h) and the fused optimizer updates (optim.h). CUDA twin: tensor/cuda/nn_kernels.py,
-with the same functions and arguments.
+cross-entropy, forward and backward; tensor/cpu/csrc/nn_rows.h), fused attention (nn_attn.h),
+max pooling and im2col (nn_pool.h) and the fused optimizer updates (optim.h). CUDA twin:
+tensor/cuda/nn_kernels.py, with the same functions and arguments.
 
 The host functions take contiguous Tensors of the dtypes the kernels were built for; nn
 (nn/_fused.py, nn/optim/, nn/conv.py) checks shapes and dtypes and allocates the outputs.
 """
 from __future__ import annotations
 
+import cffi
+
 from .. import dtypes as dt
 from . import kernels as K
+
+_ffi = cffi.FFI()
 
 _P = "intptr_t"
 _ROW_SIGS = (
@@ -25,6 +29,11 @@ _ROW_SIGS = (
     f"void ce_bwd_{{s}}({_P} x, {_P} t, {_P} w, {_P} lse, {_P} g, {_P} gx, int64_t rows, int64_t C, "
     "int64_t ignore, double eps, double wsum, int nthreads);",
 )
+_ATTN_ARGS = ("const int64_t *meta, intptr_t q, intptr_t k, intptr_t v, intptr_t m, intptr_t qo, "
+              "intptr_t ko, intptr_t vo, intptr_t mo, intptr_t o, intptr_t lse")
+_ATTN_SIGS = (f"int sdpa_fwd_{{s}}({_ATTN_ARGS}, double scale, double dscale, int nthreads);",
+              f"int sdpa_bwd_{{s}}({_ATTN_ARGS}, intptr_t do_, intptr_t dsum, intptr_t dq, "
+              "intptr_t dk, intptr_t dv, double scale, double dscale, int nthreads);")
 _POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t H, "
              "int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW, "
              "int nthreads);")
@@ -41,6 +50,8 @@ void rmsprop_{s}(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int64_t, doub
 
 K.register_family("nn_rows", lambda d: (f'#define NR_S {d.sfx}\n#include "nn_rows.h"\n',
                                         "\n".join(s.format(s=d.sfx) for s in _ROW_SIGS)))
+K.register_family("nn_attn", lambda d: (f'#define NA_S {d.sfx}\n#include "nn_attn.h"\n',
+                                        "\n".join(s.format(s=d.sfx) for s in _ATTN_SIGS)))
 K.register_family("nn_pool", lambda d: (
     f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\n',
     _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx)))
@@ -55,7 +66,7 @@ _FNS: dict = {}
 
 
 def _k(family: str, name: str, d: dt.DType):
-    fn = _FNS.get((name, d))   # (names are unique across the three families)
+    fn = _FNS.get((name, d))   # (names are unique across the families)
     if fn is None:
         fn = _FNS[name, d] = K.kernel(family, d, f"{name}_{d.sfx}")
     return fn
@@ -107,6 +118,39 @@ def cross_entropy_bwd(x, t, w, lse, g, gx, rows: int, classes: int, ignore: int,
     """gx of the (rows, classes) logits; wsum: the sum of the class weights (classes if none)."""
     _k("nn_rows", "ce_bwd", x.dtype)(_p(x), _p(t), _p(w), _p(lse), _p(g), _p(gx), rows, classes,
                                      ignore, eps, wsum, K._num_threads)
+
+
+# ---- nn_attn --------------------------------------------------------------------------------
+
+ATTN_TILE = 64   # NA_BQ = NA_BK in nn_attn.h
+
+
+def sdpa_tile(dtype, E: int, Ev: int) -> int:
+    """Query/key rows per tile of the fused attention kernels for head dims E, Ev (0: none fits;
+    on the CPU every size does: the tiles live in the heap)."""
+    return ATTN_TILE
+
+
+def _attn_call(name: str, q, k, v, mask, o, lse, a, *extra) -> None:
+    meta = _ffi.new("int64_t[]", list(a.meta))
+    fail = _k("nn_attn", name, q.dtype)(
+        meta, _p(q), _p(k), _p(v), _p(mask), _p(a.qoff), _p(a.koff), _p(a.voff), _p(a.moff),
+        _p(o), _p(lse), *extra, float(a.scale), float(a.dscale), K._num_threads)
+    if fail:
+        raise MemoryError(f"scaled_dot_product_attention: the {name} kernel could not allocate "
+                          "its tile buffers")
+
+
+def sdpa_fwd(q, k, v, mask, o, lse, a) -> None:
+    """o (B, L, Ev) and lse (B, L) of fused attention; a: the op layer's AttnArgs (meta,
+    per-batch element offsets qoff/koff/voff/moff, scale, dropout scale)."""
+    _attn_call("sdpa_fwd", q, k, v, mask, o, lse, a)
+
+
+def sdpa_bwd(q, k, v, mask, o, lse, do, dsum, dq, dk, dv, a) -> None:
+    """dq, dk, dv (contiguous, the broadcast batch) of fused attention from do; dsum: scratch
+    for rowsum(do * o), (B, L) of lse's dtype."""
+    _attn_call("sdpa_bwd", q, k, v, mask, o, lse, a, _p(do), _p(dsum), _p(dq), _p(dk), _p(dv))
 
 
 # ---- nn_pool --------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """CUDA versions of nn's fused kernels: the row kernels (softmax / log_softmax, layer_norm,
-cross-entropy, forward and backward; cuda_src/nn_rows.cuh), max pooling and im2col
-(cuda_src/nn_pool.cuh) and the fused optimizer updates (cuda_src/optim.cuh).
+cross-entropy, forward and backward; cuda_src/nn_rows.cuh), fused attention
+(cuda_src/nn_attn.cuh), max pooling and im2col (cuda_src/nn_pool.cuh) and the fused optimizer
+updates (cuda_src/optim.cuh).
 
-Three kernel families, registered with `tensor.cuda.kernels` on import: "nn_rows" and
-"nn_pool" for float16, bfloat16, float32 and float64, "optim" for float32 and float64 (as
+Four kernel families, registered with `tensor.cuda.kernels` on import: "nn_rows", "nn_attn"
+and "nn_pool" for float16, bfloat16, float32 and float64, "optim" for float32 and float64 (as
 the CPU's). The host functions take Tensors already on one CUDA device, contiguous, of the
 dtypes the kernels were built for; nn (nn/_fused.py, nn/optim/, nn/conv.py) does the shape
 and dtype checks and allocates the outputs, then calls these through the backend interface
@@ -53,6 +54,20 @@ _FLAT_KERNELS = {  # grid-stride kernels of nn_rows
                "{T} *gx, int64_t rows, int64_t C, int64_t ignore, double eps, double wsum",
                "nr_ce_bwd<{S}>(x, t, w, lse, g, gx, rows, C, ignore, eps, wsum)"),
 }
+_ATTN_OPS = ("const {T} *q, const {T} *k, const {T} *v, const {A} *mask, const int64_t *qo, "
+             "const int64_t *ko, const int64_t *vo, const int64_t *mo")
+_ATTN_KERNELS = {   # na_meta m: the CPU's meta[] plus the forward and backward tile sizes
+    "sdpa_fwd": (f"na_meta m, {_ATTN_OPS}, {{T}} *o, {{A}} *lse, double scale, double dscale",
+                 "na_fwd<{S}>(m, q, k, v, mask, qo, ko, vo, mo, o, lse, scale, dscale)"),
+    "sdpa_bwd_rowdot": ("na_meta m, const {T} *o, const {T} *dout, {A} *D",
+                        "na_rowdot<{S}>(m, o, dout, D)"),
+    "sdpa_bwd": (f"na_meta m, {_ATTN_OPS}, const {{T}} *dout, const {{A}} *lse, const {{A}} *D, "
+                 "{T} *dk, {T} *dv, double scale, double dscale",
+                 "na_dkv<{S}>(m, q, k, v, mask, qo, ko, vo, mo, dout, lse, D, dk, dv, scale, dscale)"),
+    "sdpa_bwd_dq": (f"na_meta m, {_ATTN_OPS}, const {{T}} *dout, const {{A}} *lse, const {{A}} *D, "
+                    "{T} *dq, double scale, double dscale",
+                    "na_dq<{S}>(m, q, k, v, mask, qo, ko, vo, mo, dout, lse, D, dq, scale, dscale)"),
+}
 _POOL_KERNELS = {
     "maxpool2d": ("const {T} *x, {T} *y, int64_t *idx, int64_t planes, int64_t H, int64_t W, "
                   "int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW",
@@ -97,6 +112,10 @@ def rows_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("nn_rows.cuh", "NR_BLOCK", d, _row_list())
 
 
+def attn_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
+    return _entries("nn_attn.cuh", "NA_BLOCK", d, [(n, p, c, "") for n, (p, c) in _ATTN_KERNELS.items()])
+
+
 def pool_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("nn_pool.cuh", "NP_BLOCK", d, [(n, p, c, "") for n, (p, c) in _POOL_KERNELS.items()])
 
@@ -108,6 +127,7 @@ def optim_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
 # name -> (entries_fn, dtypes): what this module adds to tensor.cuda.kernels
 FAMILIES = {
     "nn_rows": (rows_entries, _FLOATS),
+    "nn_attn": (attn_entries, _FLOATS),
     "nn_pool": (pool_entries, _FLOATS),
     "optim": (optim_entries, [dt.float32, dt.float64]),
 }
@@ -208,6 +228,77 @@ def cross_entropy_bwd(x, t, w, lse, g, gx, rows: int, classes: int, ignore: int,
             _i(rows), _i(classes), _i(ignore), C.c_double(eps), C.c_double(wsum))
 
 
+# ---- nn_attn --------------------------------------------------------------------------------
+
+ATTN_BLOCK = 128           # NA_BLOCK in cuda_src/nn_attn.cuh
+ATTN_SMEM = 48 * 1024      # shared memory per block the tiles may use (no opt-in needed)
+ATTN_TILES = (64, 32, 16, 8)
+
+
+class _AttnMeta(C.Structure):   # na_meta
+    _fields_ = [("v", C.c_int64 * 16)]
+
+
+def _attn_tiles(d: dt.DType, E: int, Ev: int) -> tuple[int, int]:
+    """(forward, backward) tile sizes: the largest whose shared memory fits ATTN_SMEM (0: none)."""
+    a = 8 if d is dt.float64 else 4
+    fwd = next((t for t in ATTN_TILES if t * (2 * E + 2 * Ev + t + 3) * a <= ATTN_SMEM), 0)
+    bwd = next((t for t in ATTN_TILES if t * (3 * E + 3 * Ev + 2 * t + 2) * a <= ATTN_SMEM), 0)
+    return fwd, bwd
+
+
+def _attn_smem(d: dt.DType, E: int, Ev: int, kernel: str, t: int) -> int:
+    per = {"fwd": 2 * E + 2 * Ev + t + 3, "dkv": 3 * E + 3 * Ev + 2 * t + 2,
+           "dq": 3 * E + 2 * Ev + t + 2}[kernel]
+    return t * per * (8 if d is dt.float64 else 4)
+
+
+def sdpa_tile(dtype, E: int, Ev: int) -> int:
+    """Rows per tile of the forward kernel (the backward's may be smaller); 0 when even the
+    smallest tiles of either do not fit the shared memory."""
+    fwd, bwd = _attn_tiles(dtype, E, Ev)
+    return fwd if fwd and bwd else 0
+
+
+def _attn_prep(q, v, a):
+    E, Ev = q.shape[-1], v.shape[-1]
+    fwd, bwd = _attn_tiles(q.dtype, E, Ev)
+    m = _AttnMeta()
+    m.v[:] = (*a.meta, fwd, bwd)
+    ops = [_p(x) for x in (a.qoff, a.koff, a.voff, a.moff)]
+    return m, E, Ev, fwd, bwd, ops
+
+
+def _attn_launch(t, name: str, blocks: int, smem: int, *args) -> None:
+    R = _rt()
+    k = R.kernel("nn_attn", t.dtype, f"{name}_{t.dtype.sfx}", t.device)
+    k(blocks, ATTN_BLOCK, *args, shared=smem)
+
+
+def sdpa_fwd(q, k, v, mask, o, lse, a) -> None:
+    """o (B, L, Ev) and lse (B, L) of fused attention (see tensor/cpu/nn_kernels.py)."""
+    m, E, Ev, t, _, offs = _attn_prep(q, v, a)
+    B, L = a.meta[0], a.meta[1]
+    _attn_launch(q, "sdpa_fwd", B * -(-L // t), _attn_smem(q.dtype, E, Ev, "fwd", t), m,
+                 _p(q), _p(k), _p(v), _p(mask), *offs, _p(o), _p(lse), C.c_double(a.scale),
+                 C.c_double(a.dscale))
+
+
+def sdpa_bwd(q, k, v, mask, o, lse, do, dsum, dq, dk, dv, a) -> None:
+    """dq, dk, dv of fused attention: rowsum(do * o) into dsum, then the key-tile pass (dk, dv)
+    and the query-tile pass (dq); no atomics."""
+    m, E, Ev, _, t, offs = _attn_prep(q, v, a)
+    B, L, S = a.meta[0], a.meta[1], a.meta[2]
+    ops = (m, _p(q), _p(k), _p(v), _p(mask), *offs, _p(do), _p(lse), _p(dsum))
+    sc = (C.c_double(a.scale), C.c_double(a.dscale))
+    _attn_launch(q, "sdpa_bwd_rowdot", _rt().blocks_for(B * L, ATTN_BLOCK, q.device), 0, m,
+                 _p(o), _p(do), _p(dsum))
+    _attn_launch(q, "sdpa_bwd", B * -(-S // t), _attn_smem(q.dtype, E, Ev, "dkv", t), *ops,
+                 _p(dk), _p(dv), *sc)
+    _attn_launch(q, "sdpa_bwd_dq", B * -(-L // t), _attn_smem(q.dtype, E, Ev, "dq", t), *ops,
+                 _p(dq), *sc)
+
+
 # ---- nn_pool --------------------------------------------------------------------------------
 
 def maxpool2d(x, y, idx, planes: int, H: int, W: int, kh: int, kw: int, sh: int, sw: int,
@@ -242,6 +333,6 @@ def optim_step(name: str, p, *args) -> None:
     _launch("optim", p, name, int(n), *conv)
 
 
-__all__ = ["FAMILIES", "softmax_fwd", "softmax_bwd", "layer_norm_fwd", "layer_norm_bwd",
-           "layer_norm_row_block", "cross_entropy_fwd", "cross_entropy_bwd", "maxpool2d",
-           "im2col", "optim_step"]
+__all__ = ["FAMILIES", "sdpa_tile", "sdpa_fwd", "sdpa_bwd", "softmax_fwd", "softmax_bwd",
+           "layer_norm_fwd", "layer_norm_bwd", "layer_norm_row_block", "cross_entropy_fwd",
+           "cross_entropy_bwd", "maxpool2d", "im2col", "optim_step"]
