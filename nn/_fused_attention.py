@@ -53,6 +53,21 @@ class AttnArgs:
 
     __slots__ = ("meta", "qoff", "koff", "voff", "moff", "scale", "dscale")
 
+    def rng_draw(self) -> tuple[int, int] | None:
+        """(seed, offset) of the dropout's Philox draw, None without dropout (a captured step
+        re-bases it at each replay: tensor/capture.py)."""
+        if not self.meta[11]:
+            return None
+        return self.meta[12] % (1 << 64), self.meta[13]
+
+    def with_rng_draw(self, seed: int, offset: int) -> AttnArgs:
+        a = AttnArgs()
+        for f in self.__slots__:
+            setattr(a, f, getattr(self, f))
+        seed = seed - (1 << 64) if seed >= 1 << 63 else seed
+        a.meta = self.meta[:12] + (seed, int(offset))
+        return a
+
 
 def compute_dtype(d: dt.DType) -> dt.DType:
     """The kernels' arithmetic (and mask, lse) dtype for storage dtype d."""

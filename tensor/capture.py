@@ -46,15 +46,15 @@ import weakref
 from . import _hook
 from . import elementwise as ew
 from ._tensor import Storage, Tensor
+from .backend import INTERFACE
 from .device import _CUDA, CPU
 
-# backend calls a replay makes again; any other backend function (allocation, device queries,
-# streams) runs at capture as usual and is not part of the program
-_RECORDED = frozenset((
-    "copy_from_host", "elementwise", "contiguous_op", "reduce", "scan", "gemm", "gather",
-    "scatter", "sort_rows", "searchsorted", "iota", "random_fill", "randperm", "softmax_fwd",
-    "softmax_bwd", "layer_norm_fwd", "layer_norm_bwd", "cross_entropy_bwd", "maxpool2d", "im2col",
-    "optim_step"))
+# Every backend function (tensor/backend INTERFACE) is a call a replay makes again, except
+# these, which launch nothing (allocation, device queries, launch planning): they run at capture
+# as usual and are not part of the program. (tests/test_compile.py checks that every name here
+# and below is in the interface.)
+_PLAIN = frozenset(("new_storage", "new_pool", "open_device", "device_count", "allocator",
+                    "free_after_streams", "layer_norm_row_block", "sdpa_tile"))
 # calls whose result is an error report (-1: none): a replay raises where one reports an error
 _CHECKED = frozenset(("index_offsets", "take", "put", "cross_entropy_fwd"))
 # calls whose result is data the Python code goes on with: a capture cannot freeze those
@@ -63,6 +63,26 @@ _DATA = {"copy_to_host": "a copy to the host", "synchronize": "a host synchronis
          "nonzero_prefix": "a boolean mask or nonzero (a data-dependent size)",
          "repeat_index": "repeat with per-element counts (a data-dependent size)"}
 _RANDOM = {"random_fill": 3, "randperm": 2}   # call -> index of its seed argument (offset next)
+
+
+def _draw_of(name: str, args: tuple):
+    """(seed, offset) of the Philox draw a backend call reads, or None: the random calls' seed
+    and offset arguments, or an argument object that says (`rng_draw()`; its `with_rng_draw`
+    makes the same object at another draw: the fused attention's dropout)."""
+    i = _RANDOM.get(name)
+    if i is not None:
+        return args[i], args[i + 1]
+    for a in args:
+        if hasattr(a, "rng_draw"):
+            return a.rng_draw()
+    return None
+
+
+def _redraw(name: str, args: tuple, seed: int, offset: int) -> tuple:
+    i = _RANDOM.get(name)
+    if i is not None:
+        return args[:i] + (seed, offset) + args[i + 2:]
+    return tuple(a.with_rng_draw(seed, offset) if hasattr(a, "rng_draw") else a for a in args)
 _PTR_MIN = 1 << 32   # an int argument this large is taken for an address (sizes are smaller)
 
 
@@ -88,7 +108,7 @@ class _Recorder:
 
     def __getattr__(self, name):
         fn = getattr(self._be, name)
-        if fn is None or not (name in _RECORDED or name in _CHECKED or name in _DATA):
+        if fn is None or name in _PLAIN or name not in INTERFACE:
             return fn
         cap = self._cap
 
@@ -126,6 +146,7 @@ class _Capture:
         self.seen: dict = {}         # id -> (Storage, version): non-pool memory ops read
         self.draws: list = []        # (generator, offset) of each random draw, in order
         self.watches: dict = {}      # Python attributes the program assumes (watch())
+        self.reset: dict = {}        # generators seeded during the capture
         self._saved: dict = {}
 
     # ---- hooks (tensor._hook.capture)
@@ -160,7 +181,13 @@ class _Capture:
 
     def drew(self, gen, offset: int) -> None:
         if self.mine():
-            self.draws.append((gen, offset))
+            self.draws.append((gen, offset, gen in self.reset))
+
+    def reseeded(self, gen) -> None:
+        """gen was seeded (or its state set) in the step: its draws from then on are the same
+        at every call (eager seeds it each time), and a replay leaves it as the capture did."""
+        if self.mine():
+            self.reset[gen] = True
 
     def host_read(self, what: str) -> None:
         if self.mine():
@@ -358,10 +385,12 @@ class Program:
         self.guards: list = []      # weakrefs that must be alive for a replay
         self.bump: list = []        # (weakref, Storage alias) of memory the step writes
         self.gens: dict = {}        # generator -> offsets the step draws (its advance)
+        self.bases: list = []       # generators whose offset at replay the draws start from
         self.pools: list = []       # the private allocators (the program's memory)
         self.hold: list = []
         self.written_inputs: list = []
         self.watches: list = []     # (weakref, attribute, value) a replay needs unchanged
+        self.reset: list = []       # (generator, seed, offset) of generators the step seeds
 
     def run(self, inputs):
         """Replay: None when a guard fails (the caller captures again), else the result."""
@@ -374,21 +403,23 @@ class Program:
                 return None, True
         for buf, x in zip(self.inputs, inputs):
             ew.copy_into(buf, x)
-        base = {g: (g.seed, g.offset) for g in self.gens}
+        base = {g: (g.seed, g.offset) for g in self.bases}
         for fn, args, kwargs, expect, rng in self.steps:
             if fn is None:   # an island (host work, eagerly): its function and arguments
                 args(*kwargs)
                 continue
-            if rng is not None:
-                g, i, rel = rng
+            if rng is not None:   # the draw at the generator's offset now, as eagerly
+                g, name, rel = rng
                 seed, off = base[g]
-                args = args[:i] + (seed, off + rel) + args[i + 2:]
+                args = _redraw(name, args, seed, off + rel)
             r = fn(*args, **kwargs)
             if expect is not None and r != expect:
                 raise IndexError(f"tensor.compile: {self.label}: a replayed {fn.__name__} found an "
                                  f"index out of range (at position {r}); eager would have raised")
         for g, adv in self.gens.items():
             g.offset = base[g][1] + adv
+        for g, seed, off in self.reset:   # seeded in the step: left as the step leaves it
+            g.seed, g.offset = seed, off
         for w in self.bump:
             s = w()
             if s is not None:
@@ -433,28 +464,31 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     prog = Program(cap.label)
     prog.tree, prog.pools = tree, list(cap.pools.values())
     conv = mem.tensor
-    draws = iter(cap.draws)
-    starts: dict = {}
+    starts: dict = {}   # generator -> its offset at its first draw of the step
+    draws: dict = {}    # (seed, offset) -> (generator, seeded in the step), of every draw
+    for g, off, fixed in cap.draws:
+        if not fixed:
+            starts.setdefault(g, off)
+        if draws.setdefault((g.seed, off), (g, fixed))[0] is not g:
+            return None, "two generators with one seed drew at one offset"
+    used = set()
     for c in cap.calls:
         if c[0] is None:   # an island
             prog.steps.append((None, c[1], c[2], None, None))
             continue
         fn, name, args, kwargs, r = c
-        rng = None
-        if name in _RANDOM:
-            i = _RANDOM[name]
-            for g, off in draws:
-                starts.setdefault(g, off)
-                if off == args[i + 1] and g.seed == args[i]:
-                    rng = (g, i, off - starts[g])
-                    break
-            else:
-                return None, f"a random draw ({name}) the capture could not place"
+        rng, d = None, _draw_of(name, args)
+        if d is not None and (d[0] % (1 << 64), d[1]) in draws:
+            g, fixed = draws[(d[0] % (1 << 64), d[1])]
+            rng = None if fixed else (g, name, d[1] - starts[g])
+            used.add((d[0] % (1 << 64), d[1]))
         args, kwargs = tuple(_walk(list(args), conv)), _walk(kwargs, conv)
         prog.steps.append((fn, args, kwargs, r if name in _CHECKED else None, rng))
-    for g, off in cap.draws:
-        starts.setdefault(g, off)
-    prog.gens = {g: g.offset - starts[g] for g in starts}
+    if len(used) != len(draws):   # a draw no call could be re-based for: a replay would repeat it
+        return None, "an op drew random numbers in a way the capture cannot redraw"
+    prog.gens = {g: g.offset - starts[g] for g in starts if g not in cap.reset}
+    prog.bases = list(starts)
+    prog.reset = [(g, g.seed, g.offset) for g in cap.reset]
     for s, _ in cap.seen.values():
         mem.storage(s)
     why = mem.check_addresses(cap.calls)

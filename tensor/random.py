@@ -62,6 +62,8 @@ class Generator:
             seed = int.from_bytes(os.urandom(8), "little")
         self.seed = int(seed) & _MASK64
         self.offset = 0
+        if _hook.capture is not None:   # a step that seeds: its replays draw what it drew
+            _hook.capture.reseeded(self)
         return self
 
     def get_state(self) -> tuple[int, int]:
@@ -69,6 +71,8 @@ class Generator:
 
     def set_state(self, state) -> None:
         self.seed, self.offset = int(state[0]) & _MASK64, int(state[1])
+        if _hook.capture is not None:
+            _hook.capture.reseeded(self)
 
     def _take(self, n: int, per_block: int) -> int:
         off = self.offset

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import autograd
 import nn
 import tensor as T
 from nn import functional as F
@@ -409,3 +410,65 @@ def test_one_call_at_a_time_across_threads():
     for t in ts:
         t.join()
     assert not errors and all(r == 100.0 * v for v, r in results) and len(results) == 80
+
+
+def test_every_backend_function_is_classified():
+    """A backend function the recorder lets through unrecorded must launch nothing: a new
+    interface function is recorded unless it is listed as plain on purpose."""
+    from tensor import capture
+    from tensor.backend import INTERFACE
+    assert capture._PLAIN <= set(INTERFACE) and set(capture._CHECKED) <= set(INTERFACE)
+    assert set(capture._DATA) <= set(INTERFACE) and set(capture._RANDOM) <= set(INTERFACE)
+    assert capture._PLAIN == {"new_storage", "new_pool", "open_device", "device_count", "allocator",
+                              "free_after_streams", "layer_norm_row_block", "sdpa_tile"}
+
+
+def test_attention_step_matches_eager():
+    mha = nn.MultiheadAttention(8, 2, batch_first=True, dropout=0.1)
+    opt = optim.SGD(mha.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        out, _ = mha(x, x, x, need_weights=False, is_causal=True,
+                     attn_mask=T.triu(T.ones((5, 5), dtype=T.bool_), 1))
+        loss = (out ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    xs = [T.asarray(np.random.default_rng(i).standard_normal((2, 5, 8))) for i in range(4)]
+    state = [p.detach().copy() for p in mha.parameters()]
+    T.manual_seed(5)
+    want = [step(x) for x in xs]
+    with autograd.no_grad():
+        for p, s in zip(mha.parameters(), state):
+            p.copy_(s)
+    T.manual_seed(5)
+    cf = T.compile(step)
+    _same([_quiet(cf, x) for x in xs], want)
+    assert cf.stats()["replays"] == 2
+
+
+def test_a_draw_no_call_can_redraw_falls_back():
+    """Random bits drawn where the recorder cannot re-base them would repeat at every replay."""
+    def f(x):
+        T.random.default_generator._take(x.numel(), 4)   # a draw no recorded call reads
+        return x + 1
+    _fallback(f, T.zeros(4), match="cannot redraw")
+
+
+def test_generators_seeded_in_the_step():
+    """Seeded inside the step, a generator draws the same bits at every call (eager reseeds
+    it each time), and the replay leaves it where the step does."""
+    def f(x):
+        T.manual_seed(42)
+        g = T.random.Generator(7)
+        return x + T.rand(4) + g.rand(4)
+    cf = T.compile(f)
+    for _ in range(4):
+        got = _quiet(cf, T.zeros(4))
+        after = T.random.default_generator.get_state()
+        T.rand(3)   # moves the global stream between calls: the step reseeds it anyway
+        _same(got, f(T.zeros(4)))
+        assert after == T.random.default_generator.get_state()
+        T.rand(5)
+    assert cf.stats()["replays"] == 2
