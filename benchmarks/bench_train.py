@@ -4,7 +4,8 @@
 
 Cases (rows of bench_cuda.py too, which calls rows() on cuda):
   digits MLP (examples/train_digits.py's make_mlp: 64-128-128-10, Adam lr 2e-3), batch 32 and
-  1024 of random 8x8 images;
+  1024 of random 8x8 images; the digits CNN (make_cnn: two conv-relu-maxpool blocks, Adam),
+  batch 32; a tiny GPT (2 layers, d_model 32, 2 heads, batch 8 x 16 tokens, vocabulary 64);
   tiny GPT (benchmarks/tiny_gpt.py: 2 layers, d_model 256, 4 heads, context 128, vocab 256,
   batch 32, AdamW).
 A step is zero_grad, forward, loss, backward, optimizer step, then a device synchronize; its
@@ -28,7 +29,7 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 import tiny_gpt as G  # noqa: E402
-from train_digits import SETTINGS, make_mlp  # noqa: E402
+from train_digits import SETTINGS, make_cnn, make_mlp  # noqa: E402
 
 import tensor as T  # noqa: E402
 from nn import functional as F  # noqa: E402
@@ -103,29 +104,39 @@ def _torch_mlp(torch):
                           tnn.ReLU(), tnn.Linear(128, 10))
 
 
+def _torch_cnn(torch):
+    tnn = torch.nn
+    return tnn.Sequential(tnn.Conv2d(1, 16, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
+                          tnn.Conv2d(16, 32, 3, padding=1), tnn.ReLU(), tnn.MaxPool2d(2),
+                          tnn.Flatten(), tnn.Linear(128, 10))
+
+
 def _mlp_loss(model, x, y):
     return F.cross_entropy(model(x), y)
 
 
-def mlp_row(batch: int, device: str, torch, warmup: int, reps: int):
-    """The digits MLP, one training step on a random batch of (batch, 1, 8, 8) images."""
+def mlp_row(batch: int, device: str, torch, warmup: int, reps: int, cnn: bool = False):
+    """The digits MLP (or CNN), one training step on a random batch of (batch, 1, 8, 8) images."""
     T.manual_seed(0)
     rng = np.random.default_rng(0)
     xs = rng.random((batch, 1, 8, 8), dtype=np.float32)
     ys = rng.integers(0, 10, batch)
-    model = make_mlp().to(device)
+    name = "cnn" if cnn else "mlp"
+    model = (make_cnn if cnn else make_mlp)().to(device)
     x, y = T.asarray(xs, device=device), T.asarray(ys, device=device)
-    ours = (_train_step(model, Adam(model.parameters(), lr=SETTINGS["mlp"]["lr"]), _mlp_loss, x, y),
+    lr = SETTINGS[name]["lr"]
+    ours = (_train_step(model, Adam(model.parameters(), lr=lr), _mlp_loss, x, y),
             _mlp_loss(model, x, y).item())
     theirs = None
     if torch is not None:
-        tmodel = _torch_mlp(torch).to(device)
+        tmodel = (_torch_cnn if cnn else _torch_mlp)(torch).to(device)
         G.copy_weights(model, tmodel)
         tx, ty = torch.from_numpy(xs).to(device), torch.from_numpy(ys).to(device)
         tloss = lambda m, a, b: torch.nn.functional.cross_entropy(m(a), b)  # noqa: E731
-        theirs = (_train_step(tmodel, torch.optim.Adam(tmodel.parameters(), lr=SETTINGS["mlp"]["lr"]),
-                              tloss, tx, ty), tloss(tmodel, tx, ty).item())
-    return _compare(f"train step digits MLP b{batch}", ours, theirs, torch, device, warmup, reps)
+        theirs = (_train_step(tmodel, torch.optim.Adam(tmodel.parameters(), lr=lr), tloss, tx, ty),
+                  tloss(tmodel, tx, ty).item())
+    return _compare(f"train step digits {name.upper()} b{batch}", ours, theirs, torch, device,
+                    warmup, reps)
 
 
 def gpt_row(cfg: G.GPTConfig, device: str, torch, warmup: int, reps: int):
@@ -151,6 +162,10 @@ def rows(device: str, torch, smoke: bool = False, quick: bool = False) -> list[t
     batches = (4, 16) if smoke else (32, 1024)
     cfg = G.SMOKE if smoke else G.GPTConfig()
     out = [r for b in batches for r in mlp_row(b, device, torch, warmup, reps)]
+    out += mlp_row(batches[0], device, torch, warmup, reps, cnn=True)
+    if not smoke:   # the issue's tiny GPT: 2 layers, d 32, batch 8 x 16 tokens (overhead-bound)
+        out += gpt_row(G.GPTConfig(vocab=64, context=16, d_model=32, n_heads=2, n_layers=2, batch=8),
+                       device, torch, warmup, reps)
     out += gpt_row(cfg, device, torch, warmup, max(2, reps // 2))
     return out
 

@@ -53,8 +53,8 @@ from .device import _CUDA, CPU
 # these, which launch nothing (allocation, device queries, launch planning): they run at capture
 # as usual and are not part of the program. (tests/test_compile.py checks that every name here
 # and below is in the interface.)
-_PLAIN = frozenset(("new_storage", "new_pool", "open_device", "device_count", "allocator",
-                    "free_after_streams", "layer_norm_row_block", "sdpa_tile"))
+_PLAIN = frozenset(("new_storage", "new_pool", "prepare", "open_device", "device_count",
+                    "allocator", "free_after_streams", "layer_norm_row_block", "sdpa_tile"))
 # calls whose result is an error report (-1: none): a replay raises where one reports an error
 _CHECKED = frozenset(("index_offsets", "take", "put", "cross_entropy_fwd"))
 # calls whose result is data the Python code goes on with: a capture cannot freeze those
@@ -118,7 +118,7 @@ class _Recorder:
                     cap.fail(_DATA[name])
                 else:
                     r = fn(*args, **kwargs)
-                    cap.note(fn, name, args, kwargs, r)
+                    cap.note(fn, name, args, kwargs, r, self._be)
                     return r
             return fn(*args, **kwargs)
         return call
@@ -197,8 +197,8 @@ class _Capture:
         if self.failed is None:
             self.failed = why + _where()
 
-    def note(self, fn, name, args, kwargs, result) -> None:
-        self.calls.append([fn, name, _walk(args, self._ref), _walk(kwargs, self._ref), result])
+    def note(self, fn, name, args, kwargs, result, be) -> None:
+        self.calls.append([fn, name, _walk(args, self._ref), _walk(kwargs, self._ref), result, be])
 
     def _ref(self, t: Tensor) -> Tensor:
         """What a recorded call keeps of a tensor argument: an alias of the same memory, so no
@@ -340,8 +340,9 @@ class _Memory:
             if made:
                 self.hold[id(heir)] = heir
                 spans.append((heir.ptr, heir.ptr + heir.nbytes))
-        known = _Spans(spans)
-        stale = _Spans([(h.ptr, h.ptr + h.nbytes) for h, made in self.cap.kept if not made])
+        known = _Spans(spans)   # (an address one past the end counts: an empty tensor's)
+        stale = _Spans([(h.ptr, h.ptr + h.nbytes - 1) for h, made in self.cap.kept
+                        if not made and h.nbytes])
         for c in calls:
             if c[0] is None:
                 continue
@@ -356,7 +357,8 @@ class _Memory:
 
 
 class _Spans:
-    """A set of address ranges [lo, hi] (merged, sorted) that answers `holds` by bisection."""
+    """A set of address ranges [lo, hi], both ends in (merged, sorted), that answers `holds`
+    by bisection."""
 
     def __init__(self, spans):
         merged: list = []
@@ -471,18 +473,22 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             starts.setdefault(g, off)
         if draws.setdefault((g.seed, off), (g, fixed))[0] is not g:
             return None, "two generators with one seed drew at one offset"
-    used = set()
+    used, keep = set(), []
     for c in cap.calls:
         if c[0] is None:   # an island
             prog.steps.append((None, c[1], c[2], None, None))
             continue
-        fn, name, args, kwargs, r = c
+        fn, name, args, kwargs, r, be = c
         rng, d = None, _draw_of(name, args)
         if d is not None and (d[0] % (1 << 64), d[1]) in draws:
             g, fixed = draws[(d[0] % (1 << 64), d[1])]
             rng = None if fixed else (g, name, d[1] - starts[g])
             used.add((d[0] % (1 << 64), d[1]))
         args, kwargs = tuple(_walk(list(args), conv)), _walk(kwargs, conv)
+        ready = be.prepare(name, args, kwargs) if rng is None and name not in _CHECKED else None
+        if ready is not None:   # the backend did the call's host work once; what the arguments
+            keep.append((args, kwargs))   # own (a scalar operand's buffer) must stay alive
+            fn, args, kwargs = ready, (), {}
         prog.steps.append((fn, args, kwargs, r if name in _CHECKED else None, rng))
     if len(used) != len(draws):   # a draw no call could be re-based for: a replay would repeat it
         return None, "an op drew random numbers in a way the capture cannot redraw"
@@ -497,7 +503,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     prog.inputs = [mem.tensor(t) for t, _ in statics]
     prog.written_inputs = [i for i, (t, v) in enumerate(statics) if t._storage.version != v]
     prog.outs = [mem.tensor(t) for t in outs]
-    prog.hold = list(mem.hold.values())
+    prog.hold = list(mem.hold.values()) + keep
     prog.bump = [weakref.ref(s) for s, v in cap.seen.values() if s.version != v]
     prog.guards = [w for w, _ in mem.before.values()]
     prog.watches = list(cap.watches.values())

@@ -34,11 +34,12 @@ def _load(name: str):
 def test_bench_train_smoke_rows(device, capsys):
     rows = _load("bench_train").main(["--device", device, "--smoke"])
     out = capsys.readouterr().out
-    names = ["train step digits MLP b4", "train step digits MLP b16", "train step GPT L1 d16 b2x8"]
+    names = ["train step digits MLP b4", "train step digits MLP b16", "train step digits CNN b4",
+             "train step GPT L1 d16 b2x8"]
     assert [r[0] for r in rows] == [n + s for n in names for s in ("", " captured")], out
     assert all(r[1] > 0 and "eager/captured" in r[2] for r in rows[1::2]), out
     rows = rows[::2]
-    classes = [10, 10, 32]
+    classes = [10, 10, 10, 32]
     for (name, ms, measure, ratio, _), c in zip(rows, classes):
         assert ms > 0 and name in out
         losses = [float(v) for v in re.findall(r"\d+\.\d+", measure)]

@@ -67,6 +67,7 @@ def synchronize(device=None) -> None:
 
 
 elementwise = _launch.elementwise
+prepare = _launch.prepare
 contiguous_op = _launch.contiguous_op
 reduce = _launch.reduce
 scan = _launch.scan

@@ -36,6 +36,12 @@ def new_storage(nbytes: int, device, alloc=None) -> Storage:
     return Storage(block.ptr, nbytes, device, block, alloc)
 
 
+def prepare(name, args, kwargs):
+    """No prepared calls yet: a replay makes each call itself (the next step on a GPU is one
+    CUDA Graph for the whole step)."""
+    return None
+
+
 def allocator(device):
     return R.device_state(device.index).allocator
 

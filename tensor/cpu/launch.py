@@ -26,15 +26,14 @@ def meta_array(meta):
     return m
 
 
-def elementwise(d, name: str, out: Tensor, ins: list) -> None:
-    """out[...] = kernel `name` of module ("ew", d) over ins (Tensors broadcast to out.shape,
-    or _Scalars: one host element read with stride 0)."""
+def elementwise_call(d, name: str, out: Tensor, ins: list):
+    """(kernel, its arguments but the thread count) of elementwise(...); None: nothing to do."""
     shape = out._shape
     n = 1
     for s in shape:
         n *= s
     if n == 0:
-        return
+        return None
     fn = K.kernel("ew", d, name)
     ptrs = [out.data_ptr()]
     fast = out.is_contiguous()
@@ -46,8 +45,7 @@ def elementwise(d, name: str, out: Tensor, ins: list) -> None:
             ptrs.append(x.ptr)
             fast = False
     if fast:
-        fn(1, meta_array([n, out.itemsize] + [x.itemsize for x in ins]), *ptrs, K._num_threads)
-        return
+        return fn, (1, meta_array([n, out.itemsize] + [x.itemsize for x in ins]), *ptrs)
     strides = [[s * out.itemsize for s in out._strides]]
     for x in ins:
         if isinstance(x, Tensor):
@@ -57,7 +55,15 @@ def elementwise(d, name: str, out: Tensor, ins: list) -> None:
     sh, st = coalesce(shape, strides)
     if not sh:
         sh, st = [1], [[0] for _ in strides]
-    fn(len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs, K._num_threads)
+    return fn, (len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs)
+
+
+def elementwise(d, name: str, out: Tensor, ins: list) -> None:
+    """out[...] = kernel `name` of module ("ew", d) over ins (Tensors broadcast to out.shape,
+    or _Scalars: one host element read with stride 0)."""
+    c = elementwise_call(d, name, out, ins)
+    if c is not None:
+        c[0](*c[1], K._num_threads)
 
 
 _EW: dict = {}   # kernel name (dtype suffix included) -> cffi function
@@ -93,3 +99,49 @@ def scan(d, name: str, x: Tensor, out: Tensor, sh, si, so) -> None:
     """Inclusive scan along the last of dims `sh` (byte strides si for x, so for out)."""
     meta = [len(sh), *sh, *si, *so]
     K.kernel("red", d, name)(meta, x.data_ptr(), out.data_ptr(), K._num_threads)
+
+
+# ---------------------------------------------------------------- prepared calls (replays)
+
+def _contiguous_call(d, name: str, out: Tensor, n: int, a: Tensor, b=None):
+    if n == 0:
+        return None
+    fn = K.kernel("ew", d, name)
+    osz, isz = out._dtype.itemsize, a._dtype.itemsize
+    if b is None:
+        return fn, (1, meta_array((n, osz, isz)), out._storage.ptr, a.data_ptr())
+    if type(b) is Tensor:
+        return fn, (1, meta_array((n, osz, isz, isz)), out._storage.ptr, a.data_ptr(), b.data_ptr())
+    return fn, (1, meta_array((n, osz, isz, 0)), out._storage.ptr, a.data_ptr(), b.ptr)
+
+
+def _reduce_call(d, name: str, x: Tensor, out: Tensor, ks, kin, kout, rs, rin):
+    meta = _ffi.new("int64_t[]", [len(ks), len(rs), *ks, *kin, *kout, *rs, *rin])
+    return K.kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
+
+
+def _scan_call(d, name: str, x: Tensor, out: Tensor, sh, si, so):
+    meta = _ffi.new("int64_t[]", [len(sh), *sh, *si, *so])
+    return K.kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
+
+
+_CALLS = {"elementwise": elementwise_call, "contiguous_op": _contiguous_call,
+          "reduce": _reduce_call, "scan": _scan_call}
+
+
+def prepare(name: str, args: tuple, kwargs: dict):
+    """A callable that makes backend call `name` again with its host work (kernel lookup,
+    dimension merging, argument arrays) done now: a captured step's replay (tensor/capture.py).
+    None for a call it does not prepare. The thread count is read at each call."""
+    make = _CALLS.get(name)
+    if make is None:
+        return None
+    c = make(*args, **kwargs)
+    if c is None:
+        return _nothing
+    fn, a = c
+    return lambda: fn(*a, K._num_threads)
+
+
+def _nothing():
+    return None
