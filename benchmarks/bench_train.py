@@ -10,9 +10,9 @@ Cases (rows of bench_cuda.py too, which calls rows() on cuda):
   batch 32, AdamW).
 A step is zero_grad, forward, loss, backward, optimizer step, then a device synchronize; its
 time is the median over several steps after warm-up steps. Each case is timed eagerly and
-captured (a second row: tensor.compile, captured at its second call and replayed after). The torch twin gets our initial
-weights, so the first-step losses printed side by side must agree (a check that both compute
-the same thing). torch/ours is a time ratio: > 1 means we are faster.
+captured (a second row: tensor.compile, captured at its second call and replayed after). The
+torch twin gets our initial weights, so the first-step losses printed side by side must agree
+(a check that both compute the same thing). torch/ours is a time ratio: > 1 means we are faster.
 """
 from __future__ import annotations
 
