@@ -45,15 +45,16 @@ import weakref
 
 from . import _hook
 from . import elementwise as ew
-from ._tensor import Storage, Tensor
+from ._tensor import Storage, Tensor, new_storage
 from .backend import INTERFACE
 from .device import _CUDA, CPU
+from .fusion import plan
 
 # Every backend function (tensor/backend INTERFACE) is a call a replay makes again, except
 # these, which launch nothing (allocation, device queries, launch planning): they run at capture
 # as usual and are not part of the program. (tests/test_compile.py checks that every name here
 # and below is in the interface.)
-_PLAIN = frozenset(("new_storage", "new_pool", "prepare", "open_device", "device_count",
+_PLAIN = frozenset(("new_storage", "new_pool", "prepare", "fuse", "open_device", "device_count",
                     "allocator", "free_after_streams", "layer_norm_row_block", "sdpa_tile"))
 # calls whose result is an error report (-1: none): a replay raises where one reports an error
 _CHECKED = frozenset(("index_offsets", "take", "put", "cross_entropy_fwd"))
@@ -147,6 +148,12 @@ class _Capture:
         self.draws: list = []        # (generator, offset) of each random draw, in order
         self.watches: dict = {}      # Python attributes the program assumes (watch())
         self.reset: dict = {}        # generators seeded during the capture
+        # lifetimes of pool memory, for fusion (tensor/fusion.py): id(live pool Storage) ->
+        # [indices of the calls that use it, index of the call after which it died or None],
+        # and id(the alias a recorded call holds) -> that record
+        self.life: dict = {}
+        self.alias_rec: dict = {}
+        self.fuse = True             # fuse runs of elementwise calls (tensor/fusion.py)
         self._saved: dict = {}
 
     # ---- hooks (tensor._hook.capture)
@@ -159,8 +166,11 @@ class _Capture:
     def keep(self, s: Storage) -> bool:
         """A Storage is dying: if recorded calls may read its memory, the program takes it over
         (a fresh Storage object owns the memory; s gives it up)."""
-        if self.pooled_(s):
-            return False   # pool memory: it goes back to the pool, reserved for the program
+        if self.pooled_(s):   # pool memory: it goes back to the pool, reserved for the program
+            rec = self.life.pop(id(s), None)
+            if rec is not None:
+                rec[1] = len(self.calls)
+            return False
         if getattr(s, "_block", None) is None and getattr(s, "release", None) is None:
             return False   # owns nothing (an alias)
         heir = object.__new__(Storage)
@@ -172,8 +182,18 @@ class _Capture:
         return True
 
     def saw(self, s: Storage) -> None:
-        if threading.get_ident() == self.thread and id(s) not in self.seen and not self.pooled_(s):
+        if threading.get_ident() != self.thread:
+            return
+        if self.pooled_(s):   # its address goes to the next recorded call
+            self._rec(s)[0].append(len(self.calls))
+        elif id(s) not in self.seen:
             self.seen[id(s)] = (s, s.version)
+
+    def _rec(self, s: Storage) -> list:
+        rec = self.life.get(id(s))
+        if rec is None:
+            rec = self.life[id(s)] = [[], None]
+        return rec
 
     def pooled_(self, s: Storage) -> bool:
         a = s._alloc
@@ -207,7 +227,10 @@ class _Capture:
         eager would, and reuses it. Other memory held, with its version when first seen."""
         s = t._storage
         if self.pooled_(s):
+            rec = self._rec(s)
+            rec[0].append(len(self.calls))
             s = Storage(s.ptr, s.nbytes, s.device, None, s._alloc)
+            self.alias_rec[id(s)] = rec
         elif id(s) not in self.seen:
             self.seen[id(s)] = (s, s.version)
         return Tensor._make(s, t._shape, t._strides, t._offset, t._dtype)
@@ -319,7 +342,7 @@ class _Memory:
             return a
         self.ranges.append((s.ptr, s.ptr + s.nbytes))
         if s._alloc is not None and id(s._alloc) in self.pool_allocs:
-            a = Storage(s.ptr, s.nbytes, s.device)
+            a = Storage(s.ptr, s.nbytes, s.device, None, s._alloc)   # owns nothing
         elif id(s) in self.cap.new:
             self.hold[id(s)] = s
             a = s
@@ -393,6 +416,13 @@ class Program:
         self.written_inputs: list = []
         self.watches: list = []     # (weakref, attribute, value) a replay needs unchanged
         self.reset: list = []       # (generator, seed, offset) of generators the step seeds
+        self.fused_calls = 0        # recorded calls that run inside fused kernels
+        # arguments read in place: (first input of a block, its [lo, hi), the steps using it,
+        # [the address shift they have now]); the others are copied into their buffers
+        self.rebind: list = []
+        self.copied: list = []
+        self.out_rebind: list = []  # (outputs of one block, its [lo, hi), the steps using it)
+        self.out_copied: list = []
 
     def run(self, inputs):
         """Replay: None when a guard fails (the caller captures again), else the result."""
@@ -403,8 +433,15 @@ class Program:
             o = w()
             if o is None or getattr(o, attr) != v:
                 return None, True
-        for buf, x in zip(self.inputs, inputs):
-            ew.copy_into(buf, x)
+        for first, lo, hi, steps, last in self.rebind:   # read the caller's tensors in place
+            delta = inputs[first].data_ptr() - self.inputs[first].data_ptr()
+            if delta != last[0]:
+                for st in steps:
+                    st.rebase(lo, hi, delta)
+                last[0] = delta
+        for i in self.copied:
+            ew.copy_into(self.inputs[i], inputs[i])
+        res = self._fresh_outputs()
         base = {g: (g.seed, g.offset) for g in self.bases}
         for fn, args, kwargs, expect, rng in self.steps:
             if fn is None:   # an island (host work, eagerly): its function and arguments
@@ -428,7 +465,23 @@ class Program:
                 s.version += 1
         for i in self.written_inputs:
             ew.copy_into(inputs[i], self.inputs[i])
-        return _unflatten(self.tree, [ew.copy(o) for o in self.outs]), False
+        for i in self.out_copied:
+            res[i] = ew.copy(self.outs[i])
+        return _unflatten(self.tree, res), False
+
+    def _fresh_outputs(self) -> list:
+        """Before the steps run: for each output block the steps can be rebased off, a fresh
+        block they write instead (the result, handed over without a copy); the other outputs
+        are copied after the steps (None here)."""
+        res = [None] * len(self.outs)
+        for members, lo, hi, steps in self.out_rebind:
+            s = new_storage(hi - lo, self.outs[members[0]].device)
+            for st in steps:
+                st.rebase(lo, hi, s.ptr - lo)
+            for i in members:
+                o = self.outs[i]
+                res[i] = Tensor._make(s, o._shape, o._strides, o._offset, o._dtype)
+        return res
 
 
 def _unflatten(tree, outs):
@@ -474,7 +527,24 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
         if draws.setdefault((g.seed, off), (g, fixed))[0] is not g:
             return None, "two generators with one seed drew at one offset"
     used, keep = set(), []
-    for c in cap.calls:
+    fused = {}   # first call of a fused run -> (its last call, the fused kernel's callable)
+    for first, last, f in plan(cap.calls, cap.alias_rec) if cap.fuse else ():
+        f.inputs = [(x if scalar else conv(x), sfx, scalar) for x, sfx, scalar in f.inputs]
+        f.outputs = [(conv(o), sfx) for o, sfx in f.outputs]
+        ready = cap.calls[first][5].fuse(f)
+        if ready is not None:
+            fused[first] = (last, ready)
+            keep.append(f)   # its scalar operands' buffers
+    skip_to = -1
+    for ci, c in enumerate(cap.calls):
+        if ci <= skip_to:   # inside a fused run: only its memory is accounted for
+            _walk((c[2], c[3]), conv)
+            continue
+        if ci in fused:
+            skip_to, ready = fused[ci]
+            prog.steps.append((ready, (), {}, None, None))
+            prog.fused_calls += skip_to - ci + 1
+            continue
         if c[0] is None:   # an island
             prog.steps.append((None, c[1], c[2], None, None))
             continue
@@ -502,12 +572,73 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
         return None, why
     prog.inputs = [mem.tensor(t) for t, _ in statics]
     prog.written_inputs = [i for i, (t, v) in enumerate(statics) if t._storage.version != v]
+
     prog.outs = [mem.tensor(t) for t in outs]
+    _plan_rebinding(prog, statics)
+    _plan_results(prog, prog.pools)
     prog.hold = list(mem.hold.values()) + keep
     prog.bump = [weakref.ref(s) for s, v in cap.seen.values() if s.version != v]
     prog.guards = [w for w, _ in mem.before.values()]
     prog.watches = list(cap.watches.values())
     return prog, None
+
+
+def _touches(step, lo: int, hi: int) -> bool:
+    """Does a step (not rebasable) use memory in [lo, hi)?"""
+    fn, args, kwargs = step[:3]
+    if fn is None:   # an island: its arguments may hold the buffers (an optimizer's closure)
+        return any(a is not None for a in kwargs)
+    found = []
+    _walk((args, kwargs), lambda t: found.append(t))
+    for t in found:
+        a, b = t._storage.ptr, t._storage.ptr + t._storage.nbytes
+        if a < hi and lo < b:
+            return True
+    return any(lo <= v < hi for v in _ints((args, kwargs), []))
+
+
+def _plan_rebinding(prog: Program, statics: list) -> None:
+    """Which argument buffers a replay can skip, reading the caller's tensors in place (as
+    eager does): a block that no output lies in, that the step does not write, and whose every
+    use is a call that can be rebased to another address (a prepared or fused kernel call)."""
+    blocks: dict = {}
+    for i, (t, _) in enumerate(statics):
+        blocks.setdefault(id(t._storage), []).append(i)
+    for members in blocks.values():
+        s = prog.inputs[members[0]]._storage
+        lo, hi = s.ptr, s.ptr + s.nbytes
+        steps = _movable(prog, lo, hi)
+        if (steps is None or any(i in prog.written_inputs for i in members)
+                or any(o._storage.ptr < hi and lo < o._storage.ptr + o._storage.nbytes for o in prog.outs)):
+            prog.copied += members
+        else:
+            prog.rebind.append((members[0], lo, hi, steps, [0]))
+
+
+def _plan_results(prog: Program, pools: list) -> None:
+    """Which outputs a replay hands over without a copy: a block of the step's pool that only
+    rebasable calls use becomes a fresh block each replay (the calls that used its memory
+    before the output was made use the new block as scratch: it is the replay's alone)."""
+    blocks: dict = {}
+    for i, o in enumerate(prog.outs):
+        s = o._storage
+        pooled = s._alloc is not None and any(s._alloc is p for p in pools)
+        blocks.setdefault((s.ptr, s.nbytes) if pooled else ("own", i), []).append(i)
+    ins = [(t._storage.ptr, t._storage.ptr + t._storage.nbytes) for t in prog.inputs]
+    for key, members in blocks.items():
+        steps = None if key[0] == "own" else _movable(prog, key[0], key[0] + key[1])
+        if steps is None or any(a < key[0] + key[1] and key[0] < b for a, b in ins):
+            prog.out_copied += members
+        else:
+            prog.out_rebind.append((members, key[0], key[0] + key[1], steps))
+
+
+def _movable(prog: Program, lo: int, hi: int):
+    """The steps that use memory [lo, hi), if every one of them can be rebased; else None."""
+    if any(not hasattr(st[0], "rebase") and _touches(st, lo, hi) for st in prog.steps):
+        return None
+    return [st[0] for st in prog.steps if hasattr(st[0], "rebase")
+            and any(lo <= v < hi for v in st[0].addresses())]
 
 
 def seal(prog: Program, cap: _Capture) -> str | None:

@@ -419,8 +419,9 @@ def test_every_backend_function_is_classified():
     from tensor.backend import INTERFACE
     assert capture._PLAIN <= set(INTERFACE) and set(capture._CHECKED) <= set(INTERFACE)
     assert set(capture._DATA) <= set(INTERFACE) and set(capture._RANDOM) <= set(INTERFACE)
-    assert capture._PLAIN == {"new_storage", "new_pool", "prepare", "open_device", "device_count",
-                              "allocator", "free_after_streams", "layer_norm_row_block", "sdpa_tile"}
+    assert capture._PLAIN == {"new_storage", "new_pool", "prepare", "fuse", "open_device",
+                              "device_count", "allocator", "free_after_streams",
+                              "layer_norm_row_block", "sdpa_tile"}
 
 
 def test_attention_step_matches_eager():
@@ -472,3 +473,62 @@ def test_generators_seeded_in_the_step():
         assert after == T.random.default_generator.get_state()
         T.rand(5)
     assert cf.stats()["replays"] == 2
+
+
+# ---------------------------------------------------------------- fusion
+
+FUSION_CASES = [
+    ("chain", lambda a, b, c, d: d + (a + b) * c),
+    ("unary", lambda a, b, c, d: T.tanh(T.exp(a * 0.5) - b) / (1.0 + T.abs(c))),
+    ("casts_f16", lambda a, b, c, d: ((a.astype(T.float16) * b.astype(T.float16)).astype(T.float32)
+                                      + c).astype(T.bfloat16).astype(T.float64) * d),
+    ("where", lambda a, b, c, d: T.where(a > b, c * 2.0, d - 1.0) + T.maximum(a, c)),
+    ("in_place", lambda a, b, c, d: (a * 1.0).add_(b).mul_(c).sub_(d)),
+    ("ints", lambda a, b, c, d: ((a * 10).astype(T.int32) // 3 + (b * 10).astype(T.int32)) % 7),
+    ("intermediate_kept", lambda a, b, c, d: ((a + b).sum(), (a + b) * c)),
+]
+
+
+@pytest.mark.parametrize("name,f", FUSION_CASES, ids=[n for n, _ in FUSION_CASES])
+def test_fused_runs_match_eager_bitwise(name, f, device):
+    cf = T.compile(f)
+    for seed in range(4):
+        args = [x.astype(T.float32) for x in _data(seed, *[(257,)] * 4)]
+        _same(_quiet(cf, *args), f(*args))
+    s = cf.stats()
+    assert s["replays"] == 2
+    if device == "cpu":   # CUDA has no fused kernels yet: its runs replay call by call
+        assert s["fused_calls"] >= 2, s
+
+
+def test_fused_kernel_writes_what_is_read_later(device):
+    """An intermediate of a fused run that a later call reads (a matmul, the result) is
+    written out; one the step frees unread stays in the kernel's buffer."""
+    w = T.asarray(np.random.default_rng(0).standard_normal((8, 8)))
+
+    def f(x):
+        h = T.tanh(x * 2.0 + 1.0)      # a run of three: x*2 and +1 are intermediates
+        return (h @ w) * 3.0 - h
+    cf = T.compile(f)
+    for seed in range(4):
+        (x,) = _data(seed, (8, 8))
+        _same(_quiet(cf, x), f(x))
+    assert cf.stats()["fused_calls"] >= (3 if device == "cpu" else 0)
+
+
+def test_arguments_and_results_in_place(device):
+    """A replay reads its tensor arguments where they are and hands its result over without
+    copying, when only rebasable kernel calls use them (the CPU's prepared and fused calls;
+    on CUDA a replay copies)."""
+    cf = T.compile(lambda a, b: T.exp(a) * b + 1.0)
+    outs = []
+    for seed in range(4):
+        a, b = _data(seed, (100,), (100,))
+        outs.append(_quiet(cf, a, b))
+        _same(outs[-1], T.exp(a) * b + 1.0)
+    s = cf.stats()
+    assert (s["inputs_in_place"], s["outputs_in_place"]) == ((2, 1) if device == "cpu" else (0, 0))
+    assert len({o.data_ptr() for o in outs}) == 4   # each result its own memory
+    for seed, o in enumerate(outs):                 # earlier results are not overwritten
+        a, b = _data(seed, (100,), (100,))
+        _same(o, T.exp(a) * b + 1.0)

@@ -29,6 +29,8 @@ INTERFACE = {
     "new_pool": "(device) -> a private CachingAllocator over the device's memory (a capture's)",
     "prepare": "(name, args, kwargs) -> a callable making backend call `name` again with its host "
                "work done once (a captured step's replay), or None",
+    "fuse": "(fused) -> a callable running a run of elementwise calls (tensor.fusion.Fused) as "
+            "one kernel, or None",
     "open_device": "(spec, index) -> the checked device index (DeviceError says why not)",
     "device_count": "() -> how many devices of this type are present (0 when none can be used)",
     "allocator": "(device) -> the device's CachingAllocator",

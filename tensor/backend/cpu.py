@@ -7,6 +7,7 @@ no-ops and copies between host tensors are plain kernels.
 from __future__ import annotations
 
 from .._tensor import Storage
+from ..cpu import fused as _fused
 from ..cpu import gemm as _gemm
 from ..cpu import index as _index
 from ..cpu import launch as _launch
@@ -68,6 +69,7 @@ def synchronize(device=None) -> None:
 
 elementwise = _launch.elementwise
 prepare = _launch.prepare
+fuse = _fused.fuse
 contiguous_op = _launch.contiguous_op
 reduce = _launch.reduce
 scan = _launch.scan

@@ -18,25 +18,34 @@ _EW_WHERE = ("void {}(int nd, const int64_t *meta, intptr_t out, intptr_t c, int
              "intptr_t b, int nthreads);")
 
 
+def ew_specs(d: dt.DType) -> dict:
+    """The elementwise kernels whose loop takes dtype d: name -> (arity, input suffixes, output
+    suffix, C expression over `a` (and `b`)): the table's ops, the casts from d to every dtype,
+    and `where` (arity 3: a bool condition, then two values of d; no expression: it copies)."""
+    k, s = d.kind, d.sfx
+    specs = {}
+    for op in UNARY + BINARY:
+        if k in op.kinds:
+            specs[f"{op.name}_{s}"] = (op.arity, (s,) * op.arity, op.out_dtype(d).sfx, f"({op.expr(k, s)})")
+    for t in dt.ALL:
+        specs[f"cast_{s}_{t.sfx}"] = (1, (s,), t.sfx, f"({cast_expr(d, t)})")
+    specs[f"where_{s}"] = (3, ("b8", s, s), s, None)
+    return specs
+
+
 def ew_source(d: dt.DType) -> tuple[str, str]:
     """Elementwise ops whose loop takes dtype d, `where`, and casts from d to every dtype."""
-    k, s = d.kind, d.sfx
     src, cdef = ['#include "elementwise.h"'], []
-    for op in UNARY:
-        if k in op.kinds:
-            out = op.out_dtype(d).sfx
-            src.append(f"SX_UNARY({op.name}_{s}, {s}, {out}, ({op.expr(k, s)}))")
-            cdef.append(_EW_UN.format(f"{op.name}_{s}"))
-    for op in BINARY:
-        if k in op.kinds:
-            out = op.out_dtype(d).sfx
-            src.append(f"SX_BINARY({op.name}_{s}, {s}, {s}, {out}, ({op.expr(k, s)}))")
-            cdef.append(_EW_BIN.format(f"{op.name}_{s}"))
-    for t in dt.ALL:
-        src.append(f"SX_UNARY(cast_{s}_{t.sfx}, {s}, {t.sfx}, ({cast_expr(d, t)}))")
-        cdef.append(_EW_UN.format(f"cast_{s}_{t.sfx}"))
-    src.append(f"SX_WHERE(where_{s}, {s})")
-    cdef.append(_EW_WHERE.format(f"where_{s}"))
+    for name, (arity, ins, out, expr) in ew_specs(d).items():
+        if arity == 1:
+            src.append(f"SX_UNARY({name}, {ins[0]}, {out}, {expr})")
+            cdef.append(_EW_UN.format(name))
+        elif arity == 2:
+            src.append(f"SX_BINARY({name}, {ins[0]}, {ins[1]}, {out}, {expr})")
+            cdef.append(_EW_BIN.format(name))
+        else:
+            src.append(f"SX_WHERE({name}, {out})")
+            cdef.append(_EW_WHERE.format(name))
     return "\n".join(src) + "\n", "\n".join(cdef)
 
 

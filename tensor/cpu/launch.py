@@ -138,10 +138,31 @@ def prepare(name: str, args: tuple, kwargs: dict):
         return None
     c = make(*args, **kwargs)
     if c is None:
-        return _nothing
-    fn, a = c
-    return lambda: fn(*a, K._num_threads)
+        return Prepared(_nothing, ())
+    return Prepared(*c)
 
 
-def _nothing():
+def _nothing(nthreads):
     return None
+
+
+class Prepared:
+    """A kernel call made again: fn(*args, thread count). Its int arguments at or past 2**32
+    are addresses; rebase() moves those within a range (a captured step's input buffer, when a
+    replay reads the caller's tensor in place instead: tensor/capture.py)."""
+
+    __slots__ = ("fn", "args", "orig")
+
+    def __init__(self, fn, args):
+        self.fn, self.args, self.orig = fn, list(args), tuple(args)
+
+    def __call__(self):
+        return self.fn(*self.args, K._num_threads)
+
+    def addresses(self) -> list:
+        return [v for v in self.orig if type(v) is int and v >= 1 << 32]
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        for i, v in enumerate(self.orig):
+            if type(v) is int and lo <= v < hi:
+                self.args[i] = v + delta

@@ -1,0 +1,133 @@
+"""Fused elementwise kernels for captured steps (tensor/fusion.py plans them): C source
+generated per run, compiled and cached on disk like every other kernel module.
+
+The kernel walks its elements in blocks of SX_FZ_BLK; per block, each op is one loop with the
+unfused kernel's own load, expression and store (elementwise.h's SX_UNARY / SX_BINARY /
+SX_WHERE bodies), reading and writing either the run's memory or a block-sized buffer on the
+stack. So every value is rounded to its storage dtype exactly where the unfused kernels round
+it, and no multiply-add is contracted across two ops (each op's loop is its own): the results
+are the unfused kernels' bit for bit, while the intermediates never leave the cache.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import cffi
+
+from .. import dtypes as dt
+from . import build
+from . import kernels as K
+
+_ffi = cffi.FFI()
+_DTYPES = {d.sfx: d for d in dt.ALL}
+
+
+def _ptr(ref, f) -> tuple[str, str]:
+    """(C pointer expression to the block of element b0 of ref, index expression)."""
+    kind, i = ref
+    if kind == "tmp":
+        return f"t{i}", "[i]"
+    if kind == "in" and f.inputs[i][2]:   # a scalar: one element, read for every i
+        return f"(T_{f.inputs[i][1]} *)p[{i}]", "[0]"
+    j = i if kind == "in" else len(f.inputs) + i
+    sfx = f.inputs[i][1] if kind == "in" else f.outputs[i][1]
+    return f"((T_{sfx} *)p[{j}] + b0)", "[i]"
+
+
+def _dtype_of(ref, f) -> str:
+    kind, i = ref
+    return f.tmps[i] if kind == "tmp" else f.inputs[i][1] if kind == "in" else f.outputs[i][1]
+
+
+def _op_loop(op, f) -> str | None:
+    """One op's loop over the block: the unfused kernel's body; None if the op's operand
+    dtypes are not its kernel's (the run then stays unfused)."""
+    kern, d, refs, res = op
+    spec = K.ew_specs(d).get(kern)
+    if spec is None:
+        return None
+    arity, ins, out, expr = spec
+    if len(refs) != arity or [_dtype_of(r, f) for r in refs] != list(ins) or _dtype_of(res, f) != out:
+        return None
+    o, oi = _ptr(res, f)
+    xs = [_ptr(r, f) for r in refs]
+    names = ("c", "x", "y") if arity == 3 else ("x", "y")
+    head = f"T_{out} *o = {o};" + "".join(f" const T_{sfx} *{v} = {p};"
+                                           for (p, _), sfx, v in zip(xs, ins, names))
+    if arity == 3:   # where: a copy of the chosen storage element, as SX_WHERE
+        (_, ic), (_, ia), (_, ib) = xs
+        body = f"o{oi} = c{ic} ? x{ia} : y{ib};"
+    else:            # SX_UNARY / SX_BINARY: load to the compute type, the expression, store
+        loads = " ".join(f"C_{sfx} {v} = LD_{sfx}({p}{ix});"
+                         for (_, ix), sfx, v, p in zip(xs, ins, "ab", names))
+        body = f"{loads} o{oi} = ST_{out}({expr});"
+    return f"        {{ {head}\n          for (int64_t i = 0; i < m; i++) {{ {body} }} }}"
+
+
+def source(f, name: str) -> str | None:
+    """The C source of the fused kernel `name` of run f, or None when an op does not fit."""
+    loops = []
+    for op in f.ops:
+        loop = _op_loop(op, f)
+        if loop is None:
+            return None
+        loops.append(loop)
+    tmps = "\n".join(f"    T_{s} t{k}[SX_FZ_BLK];" for k, s in enumerate(f.tmps))
+    return f'''#include "elementwise.h"
+#define SX_FZ_BLK 512
+static void {name}_run(char **p, int64_t lo, int64_t hi) {{
+{tmps}
+    for (int64_t b0 = lo; b0 < hi; b0 += SX_FZ_BLK) {{
+        int64_t m = hi - b0 < SX_FZ_BLK ? hi - b0 : SX_FZ_BLK;
+{chr(10).join(loops)}
+    }}
+}}
+void {name}(int64_t n, const int64_t *ptrs, int nthreads) {{
+    char *p[{len(f.inputs) + len(f.outputs)}];
+    for (int k = 0; k < {len(f.inputs) + len(f.outputs)}; k++) p[k] = (char *)(intptr_t)ptrs[k];
+    int nt = (n >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {{
+        int t = 0, T = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(); T = omp_get_num_threads();
+#endif
+        {name}_run(p, (int64_t)((__int128)n * t / T), (int64_t)((__int128)n * (t + 1) / T));
+    }}
+}}
+'''
+
+
+def fuse(fused):
+    """A callable running run `fused` as one kernel (tensor/fusion.py), or None when it cannot."""
+    f = fused
+    body = source(f, "sx_fused")
+    if body is None:
+        return None
+    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+    src = body.replace("sx_fused", name)
+    fn = getattr(build.load(name, src, f"void {name}(int64_t n, const int64_t *ptrs, int nthreads);"),
+                 name)
+    return _FusedCall(fn, f.n, [x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
+                      + [o.data_ptr() for o, _ in f.outputs])
+
+
+class _FusedCall:
+    """The fused kernel's call over its operands' addresses (rebase(): as launch.Prepared's)."""
+
+    __slots__ = ("fn", "n", "ptrs", "orig")
+
+    def __init__(self, fn, n: int, ptrs: list):
+        self.fn, self.n, self.orig = fn, n, tuple(ptrs)
+        self.ptrs = _ffi.new("int64_t[]", ptrs)
+
+    def __call__(self):
+        return self.fn(self.n, self.ptrs, K._num_threads)
+
+    def addresses(self) -> list:
+        return list(self.orig)
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        for i, v in enumerate(self.orig):
+            if lo <= v < hi:
+                self.ptrs[i] = v + delta

@@ -1,0 +1,142 @@
+"""Fusion of a captured program's elementwise runs (tensor/capture.py calls plan()).
+
+A run is a sequence of consecutive recorded elementwise calls (`contiguous_op`, and
+`elementwise` over contiguous operands of the output's shape or scalars) on one device over
+the same number of elements. It becomes one kernel (the backend's `fuse`) that reads the run's
+inputs once and writes only what is read after the run: an intermediate whose memory the step
+freed without any later call touching it (the capture knows every pool block's life) stays in
+a small buffer instead of going out to memory and back.
+
+The fused kernel runs each op over a block of elements as its own loop, with the op's own
+loads, expression and stores (the storage dtype in between), so it rounds as the unfused
+kernels do: the replay stays bitwise equal to eager.
+
+A plan is a list of (first call index, last call index, Fused) for the runs of two or more ops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ._tensor import Tensor
+
+
+@dataclass
+class Fused:
+    """One fused run, device-agnostic: what a backend's `fuse` generates a kernel from.
+
+    ops: (kernel name, loop dtype, operand refs, result ref); a ref is ("in", i) an input,
+    ("out", j) an output's memory (written earlier in the run), or ("tmp", k) a buffer.
+    inputs: (tensor alias or _Scalar, storage dtype suffix, is scalar); outputs: (tensor alias,
+    storage dtype suffix); tmps: storage dtype suffix of each buffer."""
+    n: int
+    device: object
+    ops: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    tmps: list = field(default_factory=list)
+
+
+def _numel(t: Tensor) -> int:
+    n = 1
+    for s in t._shape:
+        n *= s
+    return n
+
+
+def _as_ew(name: str, args: tuple):
+    """(loop dtype, kernel name, out, operands, n) of a fusable elementwise call, else None."""
+    if name == "contiguous_op":
+        d, kern, out, n, a = args[:5]
+        ins = [a] if len(args) < 6 or args[5] is None else [a, args[5]]
+    elif name == "elementwise":
+        d, kern, out, ins = args
+        if not out.is_contiguous() or any(type(x) is Tensor and (x._shape != out._shape or not
+                                                                 x.is_contiguous()) for x in ins):
+            return None
+        n = _numel(out)
+    else:
+        return None
+    return (d, kern, out, list(ins), n) if n > 0 else None
+
+
+def _key(t: Tensor) -> tuple:
+    """t's memory [lo, hi) and dtype: one value to the fused kernel (the same bytes read as
+    another dtype overlap it instead, and end the run)."""
+    p = t.data_ptr()
+    return (p, p + _numel(t) * t.itemsize, t._dtype.sfx)
+
+
+class _Run:
+    """A run being built (see the module docstring)."""
+
+    def __init__(self, start: int, n: int, device):
+        self.start, self.f = start, Fused(n, device)
+        self.keys: dict = {}    # memory (lo, hi) -> its current value's ref
+
+    def operand(self, x) -> tuple:
+        if type(x) is not Tensor:   # a _Scalar
+            self.f.inputs.append((x, x.dtype.sfx, True))
+            ref = ("in", len(self.f.inputs) - 1)
+        else:
+            k = _key(x)
+            ref = self.keys.get(k)
+            if ref is None:
+                self.f.inputs.append((x, x._dtype.sfx, False))
+                ref = self.keys[k] = ("in", len(self.f.inputs) - 1)
+        return ref
+
+    def result(self, out: Tensor, elide: bool) -> tuple:
+        k = _key(out)
+        if elide:
+            self.f.tmps.append(out._dtype.sfx)
+            ref = ("tmp", len(self.f.tmps) - 1)
+        else:
+            ref = next((("out", j) for j, (o, _) in enumerate(self.f.outputs) if _key(o) == k), None)
+            if ref is None:
+                self.f.outputs.append((out, out._dtype.sfx))
+                ref = ("out", len(self.f.outputs) - 1)
+        self.keys[k] = ref
+        return ref
+
+
+def _partition(calls: list) -> list:
+    """Lists of indices of consecutive fusable calls on one device over one size, whose
+    operands' memory is either the same or disjoint."""
+    groups, cur, keys, sig = [], [], [], None
+    for i, c in enumerate(calls):
+        e = _as_ew(c[1], c[2]) if c[0] is not None and not c[3] else None
+        if e is None:
+            groups.append(cur)
+            cur, keys, sig = [], [], None
+            continue
+        _, _, out, ins, n = e
+        ks = [_key(t) for t in [out] + [x for x in ins if type(x) is Tensor]]
+        fits = all(k in keys or not any(lo < k[1] and k[0] < hi for lo, hi, _ in keys) for k in ks)
+        if (n, out.device) != sig or not fits:
+            groups.append(cur)
+            cur, keys, sig = [], [], (n, out.device)
+        cur.append(i)
+        keys.extend(k for k in ks if k not in keys)
+    groups.append(cur)
+    return [g for g in groups if len(g) > 1]
+
+
+def plan(calls: list, alias_rec: dict) -> list:
+    """The runs of calls (capture records [fn, name, args, kwargs, result, backend]) worth
+    fusing: [(first, last, Fused)]. alias_rec maps a pool alias's storage to its life record
+    ([indices of the calls that use it, index of the call after which it died, or None]);
+    memory without one (parameters, constants, what outlives the step) is always written."""
+    runs = []
+    for group in _partition(calls):
+        last = group[-1]
+        _, _, out, _, n = _as_ew(calls[group[0]][1], calls[group[0]][2])
+        run = _Run(group[0], n, out.device)
+        for i in group:
+            d, kern, out, ins, _ = _as_ew(calls[i][1], calls[i][2])
+            refs = [run.operand(x) for x in ins]
+            rec = alias_rec.get(id(out._storage))
+            # an intermediate: the step freed it, and no call after the run touches it
+            elide = rec is not None and rec[1] is not None and all(r <= last for r in rec[0])
+            run.f.ops.append((kern, d, refs, run.result(out, elide)))
+        runs.append((group[0], last, run.f))
+    return runs
