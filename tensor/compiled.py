@@ -30,23 +30,28 @@ from .views import basic_index
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
 
-def _signature(obj, parts: list) -> None:
+def _signature(obj, parts: list, ins: list) -> None:
+    """Append obj's signature to parts, and its tensors that do not require grad (their
+    distinct elements: what a replay reads) to ins, in the order _walk visits them."""
     t = type(obj)
     if t is Tensor:
-        if obj.requires_grad:
+        if obj._requires_grad:
             parts.append(("grad", id(obj)))
         else:
-            parts.append((obj.shape, obj.dtype, obj.device, obj.is_contiguous() or obj.strides))
+            contig = obj.is_contiguous()
+            # dtypes and devices are singletons: their ids hash faster than their __hash__
+            parts.append((obj._shape, id(obj._dtype), id(obj._storage.device), contig or obj._strides))
+            ins.append(obj if contig else _distinct(obj))
     elif t in _SCALARS:
         parts.append((t, obj))
     elif t is list or t is tuple:
         parts.append((t, len(obj)))
         for x in obj:
-            _signature(x, parts)
+            _signature(x, parts, ins)
     elif t is dict:
         parts.append((dict, tuple(obj)))
         for x in obj.values():
-            _signature(x, parts)
+            _signature(x, parts, ins)
     else:
         parts.append(("id", id(obj)))
 
@@ -107,8 +112,8 @@ def _static_arguments(args, kwargs):
 class Compiled:
     """A function compiled with tensor.compile (see the module docstring)."""
 
-    def __init__(self, fn, cache_size: int = 8):
-        self.fn, self.cache_size = fn, cache_size
+    def __init__(self, fn, cache_size: int = 8, fuse: bool = True):
+        self.fn, self.cache_size, self.fuse = fn, cache_size, fuse
         self.label = getattr(fn, "__qualname__", None) or repr(fn)
         self._cache: OrderedDict = OrderedDict()   # signature -> "seen" | Program | (reason,)
         self._stats = {"eager": 0, "captures": 0, "replays": 0, "evictions": 0}
@@ -139,9 +144,10 @@ class Compiled:
 
     def _call(self, args, kwargs):
         parts: list = []
-        _signature((args, kwargs), parts)
+        ins: list = []
+        _signature((args, kwargs), parts, ins)
         first: dict = {}   # which arguments share memory, and where (a write shows in the other)
-        for i, t in enumerate(self._inputs(args, kwargs)):
+        for i, t in enumerate(ins):
             j, b = first.setdefault(id(t._storage), (i, t._offset * t.itemsize))
             parts.append((j, t._offset * t.itemsize - b))
         key = tuple(parts)
@@ -153,7 +159,7 @@ class Compiled:
         if type(entry) is tuple:   # not capturable: eager
             return self._eager(args, kwargs)
         if entry != "seen":
-            res, stale = entry.run(self._inputs(args, kwargs))
+            res, stale = entry.run(ins)
             if not stale:
                 self._stats["replays"] += 1
                 return res
@@ -184,6 +190,7 @@ class Compiled:
     def _capture(self, key, args, kwargs):
         self._stats["captures"] += 1
         cap = _Capture(self.label)
+        cap.fuse = self.fuse
         cap.start()
         try:
             sargs, skw, statics = _static_arguments(args, kwargs)
@@ -214,9 +221,10 @@ class Compiled:
         return result
 
 
-def compile(fn=None, *, cache_size: int = 8):  # noqa: A001  (PyTorch's name)
+def compile(fn=None, *, cache_size: int = 8, fuse: bool = True):  # noqa: A001  (PyTorch's name)
     """Compile fn (a forward, or a whole training step: forward, backward(), optimizer.step())
-    for replay: usable as T.compile(fn) or as a decorator, with or without arguments."""
+    for replay: usable as T.compile(fn) or as a decorator, with or without arguments. fuse:
+    run each run of elementwise ops as one generated kernel (CPU; bitwise the same results)."""
     if fn is None:
-        return lambda f: Compiled(f, cache_size)
-    return Compiled(fn, cache_size)
+        return lambda f: Compiled(f, cache_size, fuse)
+    return Compiled(fn, cache_size, fuse)

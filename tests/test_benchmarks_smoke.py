@@ -164,3 +164,12 @@ def test_bench_attention_smoke(capsys):
         assert f0 > 0 and b0 > f0 * 0.5, (name, out)
         assert (f1 is None) == (b1 is None) and (f1 is None or f1 > 0 and b1 > 0), (name, out)
     assert rows[2][1] > 0 and rows[2][2] == 128 * 128 * 4, out
+
+
+def test_bench_fusion_smoke(capsys):
+    """The fusion benchmark's rows at small sizes (it checks fused == eager itself)."""
+    rows = _load("bench_fusion").main(["--max-log2", "12", "--budget", "0.01"])
+    out = capsys.readouterr().out
+    assert [r[0] for r in rows] == [10, 12] and "fused/unfused" in out
+    for _, t, gbs, ai in rows:
+        assert all(v > 0 for v in t.values()) and gbs > 0 and ai == 0.15

@@ -1,0 +1,86 @@
+"""Fusion benchmark: the expression D + (A + B) * C over float32 arrays of 2^10 .. 2^26
+elements, eager, captured unfused (tensor.compile(fuse=False)) and captured fused (one
+generated kernel), with torch eager where installed.
+
+    python benchmarks/bench_fusion.py [--max-log2 26] [--budget 0.3]
+
+Unfused, the three ops move 9N floats (each reads two arrays and writes one); fused, the
+kernel reads A, B, C, D once and writes the result once: 5N. Arithmetic intensity = 3 flops per
+element over the bytes moved. Every timing is the median of calls within about --budget
+seconds per variant; fused/unfused is a speed ratio (> 1: fusion is faster).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+import tensor as T  # noqa: E402
+
+
+def expr(a, b, c, d):
+    return d + (a + b) * c
+
+
+def median_us(fn, budget: float) -> float:
+    fn()
+    times, t_end = [], time.perf_counter() + budget
+    while len(times) < 3 or (time.perf_counter() < t_end and len(times) < 1000):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def rows(max_log2: int = 26, budget: float = 0.3, step: int = 2) -> list[tuple]:
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    out = []
+    for k in range(10, max_log2 + 1, step):
+        n = 1 << k
+        rng = np.random.default_rng(k)
+        arrs = [rng.standard_normal(n, dtype=np.float32) for _ in range(4)]
+        xs = [T.asarray(a) for a in arrs]
+        unfused, fused = T.compile(expr, fuse=False), T.compile(expr)
+        for f in (unfused, fused):   # eager, capture, then replays
+            f(*xs)
+            f(*xs)
+        if not np.array_equal(fused(*xs).numpy(), expr(*xs).numpy()):
+            raise AssertionError(f"fused result differs from eager at 2^{k}")
+        t = {"eager": median_us(lambda: expr(*xs), budget),
+             "unfused": median_us(lambda: unfused(*xs), budget),
+             "fused": median_us(lambda: fused(*xs), budget)}
+        if torch is not None:
+            ts = [torch.from_numpy(a) for a in arrs]
+            t["torch"] = median_us(lambda: expr(*ts), budget)
+        out.append((k, t, 5 * 4 * n / (t["fused"] * 1e3), 3 * n / (5 * 4 * n)))
+    return out
+
+
+def main(argv=None) -> list[tuple]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--max-log2", type=int, default=26)
+    ap.add_argument("--budget", type=float, default=0.3, help="seconds per variant and size")
+    a = ap.parse_args(argv)
+    rs = rows(a.max_log2, a.budget)
+    print(f"D + (A + B) * C, float32, {T.get_num_threads()} threads; times in us (medians)")
+    print(f"{'size':>6s} {'eager':>10s} {'unfused':>10s} {'fused':>10s} {'torch':>10s} "
+          f"{'fused/unfused':>14s} {'fused/eager':>12s} {'fused GB/s':>11s} {'flop/byte':>10s}")
+    for k, t, gbs, ai in rs:
+        tt = f"{t['torch']:10.1f}" if "torch" in t else f"{'-':>10s}"
+        print(f"{'2^' + str(k):>6s} {t['eager']:10.1f} {t['unfused']:10.1f} {t['fused']:10.1f} {tt} "
+              f"{t['unfused'] / t['fused']:14.2f} {t['eager'] / t['fused']:12.2f} {gbs:11.2f} {ai:10.3f}")
+    print("fused/unfused, fused/eager: speed ratios (> 1: fused is faster); GB/s counts 5N floats")
+    return rs
+
+
+if __name__ == "__main__":
+    main()
