@@ -38,6 +38,27 @@ def median_us(fn, budget: float) -> float:
     return statistics.median(times)
 
 
+def _row(k: int, budget: float, torch) -> tuple:
+    """(log2 size, {variant: us}, fused GB/s, flop per byte fused) of one size."""
+    n = 1 << k
+    rng = np.random.default_rng(k)
+    arrs = [rng.standard_normal(n, dtype=np.float32) for _ in range(4)]
+    xs = [T.asarray(a) for a in arrs]
+    unfused, fused = T.compile(expr, fuse=False), T.compile(expr)
+    for f in (unfused, fused):   # eager, capture, then replays
+        f(*xs)
+        f(*xs)
+    if not np.array_equal(fused(*xs).numpy(), expr(*xs).numpy()):
+        raise AssertionError(f"fused result differs from eager at 2^{k}")
+    t = {"eager": median_us(lambda: expr(*xs), budget),
+         "unfused": median_us(lambda: unfused(*xs), budget),
+         "fused": median_us(lambda: fused(*xs), budget)}
+    if torch is not None:
+        ts = [torch.from_numpy(a) for a in arrs]
+        t["torch"] = median_us(lambda: expr(*ts), budget)
+    return (k, t, 5 * 4 * n / (t["fused"] * 1e3), 3 * n / (5 * 4 * n))
+
+
 def rows(max_log2: int = 26, budget: float = 0.3, step: int = 2) -> list[tuple]:
     try:
         import torch
@@ -45,23 +66,7 @@ def rows(max_log2: int = 26, budget: float = 0.3, step: int = 2) -> list[tuple]:
         torch = None
     out = []
     for k in range(10, max_log2 + 1, step):
-        n = 1 << k
-        rng = np.random.default_rng(k)
-        arrs = [rng.standard_normal(n, dtype=np.float32) for _ in range(4)]
-        xs = [T.asarray(a) for a in arrs]
-        unfused, fused = T.compile(expr, fuse=False), T.compile(expr)
-        for f in (unfused, fused):   # eager, capture, then replays
-            f(*xs)
-            f(*xs)
-        if not np.array_equal(fused(*xs).numpy(), expr(*xs).numpy()):
-            raise AssertionError(f"fused result differs from eager at 2^{k}")
-        t = {"eager": median_us(lambda: expr(*xs), budget),
-             "unfused": median_us(lambda: unfused(*xs), budget),
-             "fused": median_us(lambda: fused(*xs), budget)}
-        if torch is not None:
-            ts = [torch.from_numpy(a) for a in arrs]
-            t["torch"] = median_us(lambda: expr(*ts), budget)
-        out.append((k, t, 5 * 4 * n / (t["fused"] * 1e3), 3 * n / (5 * 4 * n)))
+        out.append(_row(k, budget, torch))
     return out
 
 

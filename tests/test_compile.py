@@ -532,3 +532,26 @@ def test_arguments_and_results_in_place(device):
     for seed, o in enumerate(outs):                 # earlier results are not overwritten
         a, b = _data(seed, (100,), (100,))
         _same(o, T.exp(a) * b + 1.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_fused_blocks_round_as_unfused(dtype, device):
+    """Every float op of the table inside one fused run longer than the kernel's block (its
+    vector loops and their remainders fall elsewhere than the unfused kernels'): bitwise the
+    unfused results."""
+    fns = [getattr(T, op.name) for op in UNARY if "f" in op.kinds and not op.out_bool
+           and op.grad != NONE]
+
+    def g(a, b):
+        return tuple(fn(a * 0.5 + b) - b for fn in fns)
+    rng = np.random.default_rng(1)
+    x = T.asarray(rng.standard_normal(1201)).astype(dtype)
+    y = T.asarray(rng.uniform(0.5, 1.5, 1201)).astype(dtype)
+    cf = T.compile(g)
+    for _ in range(3):
+        got = _quiet(cf, x, y)
+    for fn, r, w in zip(fns, got, g(x, y)):
+        np.testing.assert_array_equal(r.astype(T.float64).numpy(), w.astype(T.float64).numpy(),
+                                      err_msg=fn.__name__)
+    if device == "cpu":
+        assert cf.stats()["fused_calls"] >= 3 * len(fns)
