@@ -24,7 +24,8 @@ from collections import OrderedDict
 from . import _hook
 from . import elementwise as ew
 from ._tensor import Tensor, new_storage
-from .capture import Program, _Capture, _walk, finish, seal
+from .capture import _Capture, _walk
+from .replay import Program, finish, seal
 from .views import basic_index
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))

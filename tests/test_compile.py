@@ -415,10 +415,10 @@ def test_one_call_at_a_time_across_threads():
 def test_every_backend_function_is_classified():
     """A backend function the recorder lets through unrecorded must launch nothing: a new
     interface function is recorded unless it is listed as plain on purpose."""
-    from tensor import capture
+    from tensor import capture, replay
     from tensor.backend import INTERFACE
     assert capture._PLAIN <= set(INTERFACE) and set(capture._CHECKED) <= set(INTERFACE)
-    assert set(capture._DATA) <= set(INTERFACE) and set(capture._RANDOM) <= set(INTERFACE)
+    assert set(capture._DATA) <= set(INTERFACE) and set(replay._RANDOM) <= set(INTERFACE)
     assert capture._PLAIN == {"new_storage", "new_pool", "prepare", "fuse", "open_device",
                               "device_count", "allocator", "free_after_streams",
                               "layer_norm_row_block", "sdpa_tile"}
