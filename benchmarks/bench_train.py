@@ -88,6 +88,7 @@ def _compare(name, ours, theirs, torch, device, warmup, reps):
     ms = median_step_ms(step, _our_sync(device), warmup, reps)
     captured = T.compile(lambda: step().detach())
     cms = median_step_ms(captured, _our_sync(device), max(warmup, 2), reps)
+    st = captured.stats()
     ratio = cratio = ""
     if theirs is not None:
         tstep, tloss0 = theirs
@@ -95,7 +96,8 @@ def _compare(name, ours, theirs, torch, device, warmup, reps):
         tms = median_step_ms(tstep, _torch_sync(torch, device), warmup, reps)
         ratio, cratio = f"{tms / ms:.2f}", f"{tms / cms:.2f}"
     return [(name, ms, first, ratio, ""),
-            (f"{name} captured", cms, f"eager/captured {ms / cms:.2f}", cratio, "")]
+            (f"{name} captured", cms, f"eager/captured {ms / cms:.2f}, launches "
+             f"{st['launches']}->{st['replay_launches']}", cratio, "")]
 
 
 def _torch_mlp(torch):

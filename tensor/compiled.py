@@ -125,14 +125,17 @@ class Compiled:
     def stats(self) -> dict:
         """Calls run eagerly, captures, replays, signatures evicted from the cache; over the
         cached programs: their memory (bytes their pools reserve, and the most they had
-        allocated: the capture's peak, which every replay repeats), their steps, the recorded
-        calls that run inside fused kernels, and the tensor arguments and results a replay
-        reads and hands over in place (not copied)."""
+        allocated: the capture's peak, which every replay repeats), their steps, the kernel
+        calls the capture recorded (launches) and those a replay makes (replay_launches: fused
+        runs count once), the recorded calls that run inside fused kernels, and the tensor
+        arguments and results a replay reads and hands over in place (not copied)."""
         progs = [e for e in self._cache.values() if type(e) is Program]
         pools = [p for e in progs for p in e.pools]
         return dict(self._stats, pool_reserved=sum(p.memory_reserved() for p in pools),
                     pool_peak=sum(p.max_memory_allocated() for p in pools),
                     steps=sum(len(e.steps) for e in progs),
+                    launches=sum(e.launches for e in progs),
+                    replay_launches=sum(sum(st[0] is not None for st in e.steps) for e in progs),
                     fused_calls=sum(e.fused_calls for e in progs),
                     inputs_in_place=sum(len(e.inputs) - len(e.copied) for e in progs),
                     outputs_in_place=sum(len(e.outs) - len(e.out_copied) for e in progs))

@@ -153,6 +153,7 @@ class Program:
         self.watches: list = []     # (weakref, attribute, value) a replay needs unchanged
         self.reset: list = []       # (generator, seed, offset) of generators the step seeds
         self.fused_calls = 0        # recorded calls that run inside fused kernels
+        self.launches = 0           # kernel calls recorded (a replay makes len(steps) - islands)
         # arguments read in place: (first input of a block, its [lo, hi), the steps using it,
         # [the address shift they have now]); the others are copied into their buffers
         self.rebind: list = []
@@ -265,6 +266,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             fused[first] = (last, ready)
             keep.append(f)   # its scalar operands' buffers
     skip_to = -1
+    prog.launches = sum(c[0] is not None for c in cap.calls)
     for ci, c in enumerate(cap.calls):
         if ci <= skip_to:   # inside a fused run: only its memory is accounted for
             _walk((c[2], c[3]), conv)
