@@ -124,6 +124,8 @@ class _Capture:
         self.draws: list = []        # (generator, offset) of each random draw, in order
         self.watches: dict = {}      # Python attributes the program assumes (watch())
         self.reset: dict = {}        # generators seeded during the capture
+        self.seeds: dict = {}        # generator -> its seed when the step first used it
+        self.offsets: dict = {}      # generator -> offsets it had in the step (draws' ends)
         # lifetimes of pool memory, for fusion (tensor/fusion.py): id(live pool Storage) ->
         # [indices of the calls that use it, index of the call after which it died or None],
         # and id(the alias a recorded call holds) -> that record
@@ -178,6 +180,16 @@ class _Capture:
     def drew(self, gen, offset: int) -> None:
         if self.mine():
             self.draws.append((gen, offset, gen in self.reset))
+            self.seeds.setdefault(gen, gen.seed)
+            self.offsets.setdefault(gen, set()).update((offset, gen.offset))
+
+    def restored(self, gen) -> None:
+        """gen's state was set in the step: back to a state it had in the step (a checkpoint
+        recomputing with the forward's random state), its draws stay relative to where the
+        step started, as eagerly; to any other state, as reseeded()."""
+        if self.mine() and not (gen.seed == self.seeds.get(gen)
+                                and gen.offset in self.offsets.get(gen, ())):
+            self.reseeded(gen)
 
     def reseeded(self, gen) -> None:
         """gen was seeded (or its state set) in the step: its draws from then on are the same
@@ -216,7 +228,10 @@ class _Capture:
         return [CPU] + [d for d in set(_CUDA.values())]
 
     def start(self) -> None:
+        from . import random
         from .backend import backend_for
+        g = random.default_generator   # where a step that saves the state first finds it
+        self.seeds[g], self.offsets[g] = g.seed, {g.offset}
         for dev in self._devices():
             be = backend_for(dev)
             self.pools[dev] = be.new_pool(dev)

@@ -72,7 +72,7 @@ class Generator:
     def set_state(self, state) -> None:
         self.seed, self.offset = int(state[0]) & _MASK64, int(state[1])
         if _hook.capture is not None:
-            _hook.capture.reseeded(self)
+            _hook.capture.restored(self)
 
     def _take(self, n: int, per_block: int) -> int:
         off = self.offset

@@ -555,3 +555,24 @@ def test_fused_blocks_round_as_unfused(dtype, device):
                                       err_msg=fn.__name__)
     if device == "cpu":
         assert cf.stats()["fused_calls"] >= 3 * len(fns)
+
+
+def test_checkpointed_dropout_replays_as_eager():
+    """A checkpoint recomputes its segment with the forward's random state (set_state back to
+    a state of the step): the replayed draws stay relative to the generator, as eagerly."""
+    from autograd import checkpoint
+    lin = nn.Linear(6, 6)
+    drop = nn.Dropout(0.5)
+
+    def step(x):
+        lin.zero_grad()
+        y = checkpoint(lambda t: drop(T.tanh(lin(t))), x)
+        (y ** 2).sum().backward()
+        return y.detach(), lin.weight.grad * 1.0
+    xs = [T.asarray(np.random.default_rng(i).standard_normal((3, 6))) for i in range(4)]
+    T.manual_seed(9)
+    want = [step(x) for x in xs]
+    T.manual_seed(9)
+    cf = T.compile(step)
+    _same([_quiet(cf, x) for x in xs], want)
+    assert cf.stats()["replays"] == 2
