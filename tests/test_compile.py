@@ -82,41 +82,56 @@ def test_inputs_non_contiguous_and_nested():
         _same(_quiet(cf, arg), a.T + b[:, ::2].sum())
 
 
-def _chain(ops, x, y):
+def _chain(ops, x, y, extras):
     """Apply a drawn chain of table ops: unary ones to the running value, binary ones with y
-    (broadcast), with a view, a cast and a reduction in between."""
+    (broadcast), with the drawn extras in between (a non-contiguous view, a cast round trip,
+    dropout, a matmul, an in-place op) and a reduction at the end."""
     v = x
     for k, op in enumerate(ops):
         f = getattr(T, op.name)
         v = f(v) if op.arity == 1 else f(v, y)
-        if k == 1:
+        extra = extras[k % len(extras)]
+        if extra == "view":
             v = T.flip(v.T, 0).T   # a non-contiguous view of the same shape
-        if k == 2:
-            v = v.astype(T.float32).astype(T.float64)
+        elif extra == "cast":
+            v = v.astype(T.float32).astype(v.dtype)
+        elif extra == "dropout":
+            v = F.dropout(v, 0.3)
+        elif extra == "matmul":
+            v = v @ T.eye(v.shape[-1], dtype=v.dtype) * 0.5
+        elif extra == "inplace":
+            v = (v * 1.0).mul_(0.75)
     return v.sum(axis=0) + v.mean()
 
 
 _SMOOTH = [op for op in UNARY + BINARY if "f" in op.kinds and op.grad not in (NONE, NO_RULE)
            and op.domain == "any" and op.name not in ("floor_divide", "remainder", "copysign")]
+_EXTRAS = ["none", "view", "cast", "dropout", "matmul", "inplace"]
 
 
 @settings(max_examples=10)
-@given(st.lists(st.sampled_from(_SMOOTH), min_size=1, max_size=5), st.integers(0, 1000))
-def test_random_op_chains_forward_and_backward(ops, seed):
+@given(st.lists(st.sampled_from(_SMOOTH), min_size=1, max_size=5), st.integers(0, 1000),
+       st.lists(st.sampled_from(_EXTRAS), min_size=1, max_size=3),
+       st.sampled_from(["float32", "float64"]))
+def test_random_op_chains_forward_and_backward(ops, seed, extras, dtype):
+    """Chains drawn from the op table, forward and backward, on both devices: the replays
+    equal eager bit for bit (dropout's draws included, with the generator reseeded alike)."""
     def step(x, w):
         w.grad = None
-        out = _chain(ops, x * w, T.tanh(x[:1]))
+        out = _chain(ops, x * w, T.tanh(x[:1]), extras)
         out.sum().backward()
         return out.detach(), w.grad.detach() * 1.0
-    w1 = _data(seed, (3, 4))[0].requires_grad_()
+    w1 = _data(seed, (3, 4))[0].astype(dtype).requires_grad_()
     w2 = w1.detach().copy().requires_grad_()
     cf = T.compile(step)
-    for s in range(4):
-        x = T.tanh(_data(seed + s + 1, (3, 4))[0])
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            got = cf(x, w2)
-        _same(got, step(x, w1))
+    xs = [T.tanh(_data(seed + s + 1, (3, 4))[0]).astype(dtype) for s in range(4)]
+    T.manual_seed(seed)
+    want = [step(x, w1) for x in xs]
+    T.manual_seed(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [cf(x, w2) for x in xs]
+    _same(got, want)
     assert cf.stats()["replays"] == 2
 
 
