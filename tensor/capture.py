@@ -38,6 +38,7 @@ any tracing compiler.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import traceback
@@ -114,7 +115,7 @@ class _Capture:
     def __init__(self, label: str):
         self.label = label
         self.thread = threading.get_ident()
-        self.calls: list = []        # [fn, name, args, kwargs, result] or [None, island fn, args]
+        self.calls: list = []        # [fn, name, args, kwargs, result, backend] or [None, island fn, args]
         self.failed: str | None = None
         self.pools: dict = {}        # Device -> its private allocator
         self.pooled = weakref.WeakSet()   # Storages from the pools
@@ -205,6 +206,14 @@ class _Capture:
         if self.failed is None:
             self.failed = why + _where()
 
+    def forget(self) -> None:
+        """Drop what was recorded so far (the copies of the arguments into the pool's buffers,
+        made after start(): they are the capture's own work, not the step's)."""
+        self.calls.clear()
+        self.seen.clear()
+        self.life.clear()
+        self.alias_rec.clear()
+
     def note(self, fn, name, args, kwargs, result, be) -> None:
         self.calls.append([fn, name, _walk(args, self._ref), _walk(kwargs, self._ref), result, be])
 
@@ -214,13 +223,11 @@ class _Capture:
         eagerly). Pool memory through a Storage that does not own it: the step frees it when
         eager would, and reuses it. Other memory held, with its version when first seen."""
         s = t._storage
+        self.saw(s)
         if self.pooled_(s):
-            rec = self._rec(s)
-            rec[0].append(len(self.calls))
+            rec = self.life[id(s)]
             s = Storage(s.ptr, s.nbytes, s.device, None, s._alloc)
             self.alias_rec[id(s)] = rec
-        elif id(s) not in self.seen:
-            self.seen[id(s)] = (s, s.version)
         return Tensor._make(s, t._shape, t._strides, t._offset, t._dtype)
 
     # ---- installing the recorders
@@ -233,10 +240,13 @@ class _Capture:
         g = random.default_generator   # where a step that saves the state first finds it
         self.seeds[g], self.offsets[g] = g.seed, {g.offset}
         for dev in self._devices():
-            be = backend_for(dev)
+            be = self._saved[dev] = backend_for(dev)
             self.pools[dev] = be.new_pool(dev)
-            self._saved[dev] = be
-            dev._be = _Recorder(be, self, self.pools[dev])
+        self._install()
+
+    def _install(self) -> None:
+        for dev, pool in self.pools.items():
+            dev._be = _Recorder(self._saved[dev], self, pool)
         _hook.capture = self
 
     def stop(self) -> None:
@@ -244,20 +254,14 @@ class _Capture:
         for dev, be in self._saved.items():
             dev._be = be
 
+    @contextlib.contextmanager
     def pause(self):
         """A context in which the capture neither records nor allocates (an island)."""
-        cap = self
-
-        class _Paused:
-            def __enter__(self):
-                cap.stop()
-
-            def __exit__(self, *exc):
-                for dev in cap._devices():
-                    if dev in cap.pools:
-                        dev._be = _Recorder(cap._saved[dev], cap, cap.pools[dev])
-                _hook.capture = cap
-        return _Paused()
+        self.stop()
+        try:
+            yield
+        finally:
+            self._install()
 
 
 def capturing() -> bool:

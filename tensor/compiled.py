@@ -78,12 +78,12 @@ def _buffers(ts: list) -> list:
     distinct elements)], all over one new block that holds t's bytes where the storage has them.
     So the layout is t's (the order of a reduction, and so its rounding, follows it) and what
     one argument writes the others see, as eagerly; the replays copy into the distinct parts."""
-    spans = [_byte_span(_distinct(t)) for t in ts]
+    ds = [_distinct(t) for t in ts]
+    spans = [_byte_span(d) for d in ds]
     lo = min(s[0] for s in spans) // 16 * 16   # a multiple of every itemsize
     store = new_storage(max(max(s[1] for s in spans) - lo, 1), ts[0].device)
     out = []
-    for t in ts:
-        d = _distinct(t)
+    for t, d in zip(ts, ds):
         isz = t.itemsize
         buf = Tensor._make(store, t.shape, t.strides, (t._offset * isz - lo) // isz, t.dtype)
         dbuf = Tensor._make(store, d.shape, d.strides, (d._offset * isz - lo) // isz, d.dtype)
@@ -167,7 +167,7 @@ class Compiled:
             if not stale:
                 self._stats["replays"] += 1
                 return res
-        return self._capture(key, args, kwargs)
+        return self._capture(key, args, kwargs, ins)
 
     def _eager(self, args, kwargs):
         self._stats["eager"] += 1
@@ -185,22 +185,15 @@ class Compiled:
                               "recapturing; raise cache_size or keep the arguments' shapes fixed",
                               RuntimeWarning, stacklevel=3)
 
-    @staticmethod
-    def _inputs(args, kwargs) -> list:
-        out: list = []
-        _walk((args, kwargs), lambda t: out.append(_distinct(t)) if not t.requires_grad else None)
-        return out
-
-    def _capture(self, key, args, kwargs):
+    def _capture(self, key, args, kwargs, ins: list):
+        """Capture a call; ins: its tensor arguments that do not require grad (_signature's)."""
         self._stats["captures"] += 1
         cap = _Capture(self.label)
         cap.fuse = self.fuse
         cap.start()
         try:
             sargs, skw, statics = _static_arguments(args, kwargs)
-            # the copies into the buffers are not part of the step, nor the arguments' memory
-            cap.calls.clear()
-            cap.seen.clear()
+            cap.forget()   # the copies into the buffers are not part of the step
             result = self.fn(*sargs, **skw)
         finally:
             cap.stop()
@@ -208,7 +201,7 @@ class Compiled:
         if prog is None:
             return self._refused(key, why, result)
         for i in prog.written_inputs:   # the step wrote into these arguments: as eagerly
-            ew.copy_into(self._inputs(args, kwargs)[i], prog.inputs[i])
+            ew.copy_into(ins[i], prog.inputs[i])
         out = _walk(result, ew.copy)   # the caller gets fresh tensors, as from every replay
         statics.clear()
         del result, sargs, skw

@@ -69,9 +69,9 @@ def _key(t: Tensor) -> tuple:
 class _Run:
     """A run being built (see the module docstring)."""
 
-    def __init__(self, start: int, n: int, device):
-        self.start, self.f = start, Fused(n, device)
-        self.keys: dict = {}    # memory (lo, hi) -> its current value's ref
+    def __init__(self, n: int, device):
+        self.f = Fused(n, device)
+        self.keys: dict = {}    # memory (_key) -> its current value's ref
 
     def operand(self, x) -> tuple:
         if type(x) is not Tensor:   # a _Scalar
@@ -100,8 +100,8 @@ class _Run:
 
 
 def _partition(calls: list) -> list:
-    """Lists of indices of consecutive fusable calls on one device over one size, whose
-    operands' memory is either the same or disjoint."""
+    """Lists of (index, _as_ew) of consecutive fusable calls on one device over one size,
+    whose operands' memory is either the same or disjoint."""
     groups, cur, keys, sig = [], [], [], None
     for i, c in enumerate(calls):
         e = _as_ew(c[1], c[2]) if c[0] is not None and not c[3] else None
@@ -115,7 +115,7 @@ def _partition(calls: list) -> list:
         if (n, out.device) != sig or not fits:
             groups.append(cur)
             cur, keys, sig = [], [], (n, out.device)
-        cur.append(i)
+        cur.append((i, e))
         keys.extend(k for k in ks if k not in keys)
     groups.append(cur)
     return [g for g in groups if len(g) > 1]
@@ -128,15 +128,14 @@ def plan(calls: list, alias_rec: dict) -> list:
     memory without one (parameters, constants, what outlives the step) is always written."""
     runs = []
     for group in _partition(calls):
-        last = group[-1]
-        _, _, out, _, n = _as_ew(calls[group[0]][1], calls[group[0]][2])
-        run = _Run(group[0], n, out.device)
-        for i in group:
-            d, kern, out, ins, _ = _as_ew(calls[i][1], calls[i][2])
+        last = group[-1][0]
+        _, _, out, _, n = group[0][1]
+        run = _Run(n, out.device)
+        for _, (d, kern, out, ins, _) in group:
             refs = [run.operand(x) for x in ins]
             rec = alias_rec.get(id(out._storage))
             # an intermediate: the step freed it, and no call after the run touches it
             elide = rec is not None and rec[1] is not None and all(r <= last for r in rec[0])
             run.f.ops.append((kern, d, refs, run.result(out, elide)))
-        runs.append((group[0], last, run.f))
+        runs.append((group[0][0], last, run.f))
     return runs

@@ -144,7 +144,7 @@ class Program:
         self.outs: list = []        # output tensors (aliases), in the result's order
         self.tree = None            # the result with each tensor replaced by its index in outs
         self.guards: list = []      # weakrefs that must be alive for a replay
-        self.bump: list = []        # (weakref, Storage alias) of memory the step writes
+        self.bump: list = []        # weakrefs to the storages the step writes (versions)
         self.gens: dict = {}        # generator -> offsets the step draws (its advance)
         self.bases: list = []       # generators whose offset at replay the draws start from
         self.pools: list = []       # the private allocators (the program's memory)
@@ -280,11 +280,11 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             prog.steps.append((None, c[1], c[2], None, None))
             continue
         fn, name, args, kwargs, r, be = c
-        rng, d = None, _draw_of(name, args)
-        if d is not None and (d[0] % (1 << 64), d[1]) in draws:
-            g, fixed = draws[(d[0] % (1 << 64), d[1])]
+        rng, d = None, _draw_of(name, args)   # (unsigned seed, offset), as draws' keys
+        if d in draws:
+            g, fixed = draws[d]
             rng = None if fixed else (g, name, d[1] - starts[g])
-            used.add((d[0] % (1 << 64), d[1]))
+            used.add(d)
         args, kwargs = tuple(_walk(list(args), conv)), _walk(kwargs, conv)
         ready = be.prepare(name, args, kwargs) if rng is None and name not in _CHECKED else None
         if ready is not None:   # the backend did the call's host work once; what the arguments
@@ -303,7 +303,6 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
         return None, why
     prog.inputs = [mem.tensor(t) for t, _ in statics]
     prog.written_inputs = [i for i, (t, v) in enumerate(statics) if t._storage.version != v]
-
     prog.outs = [mem.tensor(t) for t in outs]
     _plan_rebinding(prog, statics)
     _plan_results(prog, prog.pools)

@@ -14,12 +14,10 @@ import hashlib
 
 import cffi
 
-from .. import dtypes as dt
 from . import build
 from . import kernels as K
 
 _ffi = cffi.FFI()
-_DTYPES = {d.sfx: d for d in dt.ALL}
 
 
 def _ptr(ref, f) -> tuple[str, str]:
