@@ -31,15 +31,7 @@ from ._tensor import Tensor
 from .convert import asarray
 from .creation import full, ones, zeros
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
-
-
-def _arr(x, op: str, device=None) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return asarray(x, device=device)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"{op}: expected a tensor, got {type(x).__name__}") from e
+from .sorting import ordered_arg, tensor_arg
 
 
 def _as(t: Tensor, d: dt.DType) -> Tensor:
@@ -49,7 +41,7 @@ def _as(t: Tensor, d: dt.DType) -> Tensor:
 def _weights(weights, x: Tensor, op: str) -> Tensor | None:
     if weights is None:
         return None
-    w = _arr(weights, op, x.device)
+    w = tensor_arg(weights, op, x.device)
     if w.shape != x.shape:
         raise ValueError(f"{op}: weights of shape {w.shape} must have x's shape {x.shape}")
     if w.device != x.device:
@@ -84,7 +76,7 @@ def bincount(x, weights=None, minlength: int = 0) -> Tensor:
     [0.0, 0.75, 0.0, 2.0, 0.0]
     """
     op = "bincount"
-    x = _arr(x, op)
+    x = tensor_arg(x, op)
     if x.ndim != 1:
         raise ValueError(f"{op}: x must be 1-d, got shape {x.shape}")
     if x.dtype.kind not in "biu":
@@ -172,7 +164,7 @@ def _edges(a: Tensor, bins, range, op: str) -> Tensor:  # noqa: A002
         if n < 1:
             raise ValueError(f"{op}: bins must be positive, when an integer, got {n}")
         return _uniform_edges(a, n, range, op)
-    e = _arr(bins, op, a.device)
+    e = tensor_arg(bins, op, a.device)
     if e.ndim != 1:
         raise ValueError(f"{op}: bins must be 1-d, when an array, got shape {e.shape}")
     if e.dtype.kind == "c":
@@ -185,10 +177,7 @@ def _edges(a: Tensor, bins, range, op: str) -> Tensor:  # noqa: A002
 
 
 def _flat(x, op: str) -> Tensor:
-    a = _arr(x, op)
-    if a.dtype.kind == "c":
-        raise TypeError(f"{op}: complex input ({a.dtype}) has no order; give a real tensor")
-    a = P.reshape(a, (-1,))
+    a = P.reshape(ordered_arg(x, op), (-1,))
     return _as(a, dt.uint8) if a.dtype is dt.bool_ else a   # NumPy's conversion
 
 
@@ -216,7 +205,7 @@ def histogram(x, bins=10, range=None, weights=None, density: bool = False) -> Hi
     [1, 2, 1]
     """
     op = "histogram"
-    x = _arr(x, op)
+    x = tensor_arg(x, op)
     a = _flat(x, op)
     w = _weights(weights, x, op)
     e = _edges(a, bins, range, op)
@@ -243,7 +232,7 @@ def histogram_bin_edges(x, bins=10, range=None, weights=None) -> Tensor:  # noqa
     [1.0, 2.0, 3.0]
     """
     op = "histogram_bin_edges"
-    x = _arr(x, op)
+    x = tensor_arg(x, op)
     a = _flat(x, op)
     _weights(weights, x, op)
     return _edges(a, bins, range, op)

@@ -23,10 +23,11 @@ from .redtable import RED
 from .views import coalesce
 
 
-def _axis_arg(axis, dim):
+def axis_arg(axis, dim, op: str = "reduction"):
+    """NumPy's axis, or PyTorch's dim for it (not both: TypeError naming op)."""
     if dim is not None:
         if axis is not None:
-            raise TypeError("reduction: give axis or dim, not both")
+            raise TypeError(f"{op}: give axis or dim, not both")
         return dim
     return axis
 
@@ -93,7 +94,7 @@ def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
 
 def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
     x = ew.as_tensor(x)
-    axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
+    axes = norm_axes(axis_arg(axis, dim), x.ndim, name)
     if dtype is not None:
         x = x.astype(dtype, copy=False)
     out = _run(name, x, axes, RED[name].out_dtype(x.dtype))
@@ -118,7 +119,7 @@ def _count(x: Tensor, axes) -> int:
 def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """Arithmetic mean; integer inputs give float64, 16-bit floats accumulate in float32."""
     x = ew.as_tensor(x)
-    axes = norm_axes(_axis_arg(axis, dim), x.ndim, "mean")
+    axes = norm_axes(axis_arg(axis, dim), x.ndim, "mean")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     s = _run("sum", x.astype(acc, copy=False), axes, acc)
@@ -136,7 +137,7 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
     x = ew.as_tensor(x)
     if correction is not None:
         ddof = correction
-    axes = norm_axes(_axis_arg(axis, dim), x.ndim, "var")
+    axes = norm_axes(axis_arg(axis, dim), x.ndim, "var")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     xa = x.astype(acc, copy=False)
@@ -158,14 +159,14 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
 def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
         dim=None) -> Tensor:
     x = ew.as_tensor(x)
-    norm_axes(_axis_arg(axis, dim), x.ndim, "std")  # so a bad axis is reported for std, not var
+    norm_axes(axis_arg(axis, dim), x.ndim, "std")  # so a bad axis is reported for std, not var
     v = var(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
     return ew.unary("sqrt", v)
 
 
 def _minmax(name, x, axis, keepdims, dim):
     x = ew.as_tensor(x)
-    axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
+    axes = norm_axes(axis_arg(axis, dim), x.ndim, name)
     if builtins.any(x._shape[i] == 0 for i in axes):
         raise ValueError(f"{name}: zero-size reduction over axes {axes} of shape {x.shape} has no "
                          "identity")
@@ -186,7 +187,7 @@ amax, amin = max, min
 
 def _arg(name, x, axis, keepdims, dim):
     x = ew.as_tensor(x)
-    axis = _axis_arg(axis, dim)
+    axis = axis_arg(axis, dim)
     if axis is None:
         if x.numel() == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence (shape {x.shape})")
@@ -210,7 +211,7 @@ def argmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
 
 def _logical(name, x, axis, keepdims, dim):
     x = ew.as_tensor(x)
-    axes = norm_axes(_axis_arg(axis, dim), x.ndim, name)
+    axes = norm_axes(axis_arg(axis, dim), x.ndim, name)
     return _keep(_run(name, x, axes, RED[name].out_dtype(x.dtype)), x, axes, keepdims)
 
 
@@ -227,7 +228,7 @@ def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     x = ew.as_tensor(x)
     if x.dtype.kind != "f":
         x = x.astype(dt.float_of(x.dtype))
-    axes = norm_axes(_axis_arg(axis, dim), x.ndim, "logsumexp")
+    axes = norm_axes(axis_arg(axis, dim), x.ndim, "logsumexp")
     if builtins.any(x._shape[i] == 0 for i in axes):  # empty sum: log(0) = -inf, as PyTorch/SciPy
         from .creation import zeros
         m = zeros(tuple(1 if i in axes else n for i, n in enumerate(x._shape)), dtype=x.dtype,
@@ -242,7 +243,7 @@ def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
 
 def _scan(name, x, axis, dtype, dim):
     x = ew.as_tensor(x)
-    axis = _axis_arg(axis, dim)
+    axis = axis_arg(axis, dim)
     if dtype is not None:
         x = x.astype(dtype, copy=False)
     if axis is None:

@@ -33,13 +33,22 @@ from .optable import T as P  # tensor's public (recorded) functions, for the com
 from .views import complex_part, moveaxis, reshape
 
 
-def _arr(x, op: str) -> Tensor:
+def tensor_arg(x, op: str, device=None) -> Tensor:
+    """x as a tensor (array-likes converted, on device); TypeError naming op when it is none."""
     if isinstance(x, Tensor):
         return x
     try:
-        return asarray(x)
+        return asarray(x, device=device)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{op}: expected a tensor, got {type(x).__name__}") from e
+
+
+def ordered_arg(x, op: str) -> Tensor:
+    """tensor_arg, for an op that orders values: a complex tensor is a TypeError naming op."""
+    t = tensor_arg(x, op)
+    if t.dtype.kind == "c":
+        raise TypeError(f"{op}: complex input ({t.dtype}) has no order; give a real tensor")
+    return t
 
 
 def _flag(v, name: str, op: str) -> bool:
@@ -50,7 +59,7 @@ def _flag(v, name: str, op: str) -> bool:
 
 def _sort(x, axis, descending, stable, op: str, values: bool):
     """(values or None, int64 indices) of x sorted stably along axis."""
-    x = _arr(x, op)
+    x = tensor_arg(x, op)
     _flag(descending, "descending", op)
     _flag(stable, "stable", op)   # every sort is stable: stable=False is allowed to be
     a = norm_axis(axis, max(x.ndim, 1), op)   # a 0-d tensor sorts as one element
@@ -112,7 +121,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
     [0, 1]
     """
     op = "searchsorted"
-    x1 = _arr(x1, op)
+    x1 = tensor_arg(x1, op)
     if x1.ndim != 1:
         raise ValueError(f"{op}: x1 must be 1-d, got shape {x1.shape}")
     if side not in ("left", "right"):
@@ -121,7 +130,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
     if x2.device != x1.device:
         raise ValueError(f"{op}: x1 is on {x1.device} and x2 on {x2.device}")
     if sorter is not None:
-        sorter = _arr(sorter, op)
+        sorter = tensor_arg(sorter, op)
         if sorter.shape != x1.shape or sorter.dtype.kind not in "iu":
             raise ValueError(f"{op}: sorter must be an integer tensor of shape {x1.shape}, got "
                              f"{sorter.dtype} {sorter.shape}")
@@ -156,7 +165,7 @@ class UniqueInverseResult(NamedTuple):
 def _unique(x, op: str) -> UniqueAllResult:
     """The sorted distinct values of x (NaNs each distinct, -0.0 == +0.0), the flat index of
     each one's first occurrence, x's elements' positions among them, and their counts."""
-    x = _arr(x, op)
+    x = tensor_arg(x, op)
     f = P.reshape(x, (-1,))
     n, dev = f.shape[0], x.device
     perm = P.argsort(f)              # stable: a group's first element is its first occurrence
@@ -220,7 +229,7 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) ->
     >>> T.topk(T.tensor([1, 5, 3, 5]), 2).indices.tolist()
     [1, 3]
     """
-    x = _arr(x, "topk")
+    x = tensor_arg(x, "topk")
     _flag(largest, "largest", "topk")
     _flag(sorted, "sorted", "topk")
     a = norm_axis(dim, max(x.ndim, 1), "topk")

@@ -32,28 +32,8 @@ from .axes import norm_axes, norm_axis
 from .convert import asarray
 from .creation import full
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
-from .sorting import check_k
-
-
-def _arr(x, op: str) -> Tensor:
-    if isinstance(x, Tensor):
-        t = x
-    else:
-        try:
-            t = asarray(x)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"{op}: expected a tensor, got {type(x).__name__}") from e
-    if t.dtype.kind == "c":
-        raise TypeError(f"{op}: complex input ({t.dtype}) has no order; give a real tensor")
-    return t
-
-
-def _axis_arg(axis, dim, op: str):
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(f"{op}: give axis or dim, not both")
-        return dim
-    return axis
+from .reductions import axis_arg
+from .sorting import check_k, ordered_arg
 
 
 def _rows(x: Tensor, axis, keepdims: bool, op: str) -> tuple[Tensor, tuple]:
@@ -93,7 +73,7 @@ def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:
     ([3, 2], [2, 0])
     """
     op = "kthvalue"
-    x = _arr(x, op)
+    x = ordered_arg(x, op)
     a = norm_axis(dim, max(x.ndim, 1), op)
     k = check_k(k, 1, x, a, op)
     idx = P.argsort(x, axis=a)
@@ -109,8 +89,8 @@ def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:
 # ---------------------------------------------------------------- median, nanmedian
 
 def _median(x, axis, keepdims: bool, dim, op: str, skip_nan: bool) -> Tensor:
-    x = _arr(x, op)
-    s, shape = _rows(x, _axis_arg(axis, dim, op), keepdims, op)
+    x = ordered_arg(x, op)
+    s, shape = _rows(x, axis_arg(axis, dim, op), keepdims, op)
     n = s.shape[-1]
     if n == 0:   # NumPy: the mean of nothing
         return _nan_full(shape, x.dtype, x.device)
@@ -264,10 +244,10 @@ def _lerp(a: Tensor, b: Tensor, g: Tensor, x_dtype: dt.DType, weak: bool) -> Ten
 
 def _quantile(x, q, axis, keepdims, method, dim, interpolation, op: str, scale: float,
               skip_nan: bool) -> Tensor:
-    x = _arr(x, op)
+    x = ordered_arg(x, op)
     method = _method(method, interpolation, op)
     qn, weak = _host_q(q, scale, op)
-    ax = _axis_arg(axis, dim, op)
+    ax = axis_arg(axis, dim, op)
     s, shape = _rows(x, ax, keepdims, op)
     n = s.shape[-1]
     if skip_nan and x.numel() == 0:
