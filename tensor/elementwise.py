@@ -387,6 +387,8 @@ def _fast(name: str, a: Tensor, b):
     if hit is False:
         od = _fast_out_dtype(name, d, d if other == d.sfx else other)
         hit = _FAST_OD[key] = None if od is None else (od, f"{name}_{d.sfx}")
+        if hit is not None:   # the CPU's C fast path may take such calls from now on
+            backend_for(CPU).fast_resolved(name, d, other, od, hit[1])
     if hit is None:
         return None
     res, n = _new_like(a, hit[0])

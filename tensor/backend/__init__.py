@@ -31,6 +31,10 @@ INTERFACE = {
                "work done once (a captured step's replay), or None",
     "fuse": "(fused) -> a callable running a run of elementwise calls (tensor.fusion.Fused) as "
             "one kernel, or None",
+    "fast_resolved": "(name, dtype, other, out_dtype, kernel): elementwise's fast path resolved "
+                     "`dtype name other` (other: dtype's sfx for a tensor, 'f'/'i' for a Python "
+                     "scalar) to elementwise kernel `kernel` into out_dtype (a C fast path may "
+                     "take such calls from then on)",
     "open_device": "(spec, index) -> the checked device index (DeviceError says why not)",
     "device_count": "() -> how many devices of this type are present (0 when none can be used)",
     "allocator": "(device) -> the device's CachingAllocator",

@@ -7,6 +7,7 @@ no-ops and copies between host tensors are plain kernels.
 from __future__ import annotations
 
 from .._tensor import Storage
+from ..cpu import fastpath as _fastpath
 from ..cpu import fused as _fused
 from ..cpu import gemm as _gemm
 from ..cpu import index as _index
@@ -21,16 +22,37 @@ from ..cpu.kernels import get_num_threads, set_num_threads
 __all__ = ["get_num_threads", "set_num_threads"]
 
 _alloc = None
+_quick = None   # the C fast path's new_storage (tensor/cpu/fastpath.py), once installed
 
 
 def new_storage(nbytes: int, device, alloc=None) -> Storage:
-    global _alloc
+    global _alloc, _quick
     if alloc is None:
+        q = _quick
+        if q is not None:
+            s = q(nbytes)
+            if s is not None:
+                return s
         alloc = _alloc
         if alloc is None:
-            alloc = _alloc = cpu_allocator()
+            alloc = _alloc = _install_fastpath()
     block = alloc.malloc(nbytes)
     return Storage(block.ptr, nbytes, device, block, alloc)
+
+
+def _install_fastpath():
+    """The CPU allocator, with the C fast path (tensor/cpu/fastpath.py) installed over it."""
+    global _quick
+    alloc = cpu_allocator()
+    _fastpath.install(alloc, new_storage)
+    _quick = _fastpath.quick_storage()
+    return alloc
+
+
+def fast_resolved(name, dtype, other, out_dtype, kernel):
+    if _alloc is None:
+        _install_fastpath()
+    _fastpath.register(name, dtype, other, out_dtype, kernel)
 
 
 def new_pool(device):

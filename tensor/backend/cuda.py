@@ -42,6 +42,10 @@ def prepare(name, args, kwargs):
     return None
 
 
+def fast_resolved(name, dtype, other, out_dtype, kernel):
+    """No C fast path on CUDA: its eager calls take the Python path."""
+
+
 def fuse(fused):
     """No fused kernels on CUDA yet: the run's calls replay one by one."""
     return None

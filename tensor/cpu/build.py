@@ -131,13 +131,14 @@ def _python_include() -> str | None:
     return inc if inc and os.path.exists(os.path.join(inc, "Python.h")) else None
 
 
-def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) -> bytes:
-    """The bytes of the shared library named `out`. modname given: a CPython extension whose
-    wrappers cffi generates (calls cost ~0.3 us instead of ~1 us through dlopen); else a plain
+def _compile(name: str, source: str, cdef: str | None, out: Path, modname: str | None) -> bytes:
+    """The bytes of the shared library named `out`. modname given: a CPython extension, whose
+    wrappers cffi generates from cdef (calls cost ~0.3 us instead of ~1 us through dlopen), or,
+    cdef None, written against Python's C API with SX_MODINIT its init function; else a plain
     shared library."""
     with tempfile.TemporaryDirectory(prefix="stridex-build-") as tmp:
         src = Path(tmp) / f"module_{name}.c"
-        if modname:
+        if modname and cdef is not None:
             ffi = cffi.FFI()
             ffi.cdef(cdef)
             ffi.set_source(modname, source)
@@ -147,6 +148,8 @@ def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) 
             src.write_text(source)
         so = Path(tmp) / out.name
         extra = [f"-I{_python_include()}"] if modname else []
+        if modname and cdef is None:
+            extra.append(f"-DSX_MODINIT=PyInit_{modname}")
         cmd = [compiler(), *cflags(), f"-I{CSRC}", f"-I{CUDA_SRC}", *extra, str(src), "-o", str(so), "-lm"]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -159,12 +162,47 @@ def _compile(name: str, source: str, cdef: str, out: Path, modname: str | None) 
         return so.read_bytes()
 
 
-def _load_extension(modname: str, path: Path):
+def _import_extension(modname: str, path: Path):
     loader = importlib.machinery.ExtensionFileLoader(modname, str(path))
     spec = importlib.util.spec_from_file_location(modname, str(path), loader=loader)
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
+    return mod
+
+
+_FFI: dict = {}   # id(lib) -> the ffi of its extension module (kernel addresses)
+
+
+def _load_extension(modname: str, path: Path):
+    mod = _import_extension(modname, path)
+    _FFI[id(mod.lib)] = (mod.lib, mod.ffi)
     return mod.lib
+
+
+def address(lib, name: str) -> int:
+    """The address of function `name` of a loaded kernel module (0 where the module was
+    loaded without an extension, through dlopen)."""
+    entry = _FFI.get(id(lib))
+    if entry is None:
+        return 0
+    ffi = entry[1]
+    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+
+
+def load_extension(name: str, source: str):
+    """Compile (or fetch from cache) and import a CPython extension module written against
+    Python's C API (its init function named SX_MODINIT); None where Python's headers are
+    missing."""
+    if not _python_include():
+        return None
+    key = kc.key(source, "capi", " ".join(cflags()), _toolchain_id(), kc.included_text(source))
+    modname = f"_sx_{name}_{key}"
+    path = kc.cache_dir() / (modname + sysconfig.get_config_var("EXT_SUFFIX"))
+
+    def make():
+        kc.fetch(path, lambda: _compile(name, source, None, path, modname))
+        return _import_extension(modname, path)
+    return _loaded.get_or_make(f"{name}-{key}", make)
 
 
 def load(name: str, source: str, cdef: str):
