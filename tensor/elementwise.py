@@ -356,7 +356,8 @@ def _fast_out_dtype(name: str, d: dt.DType, other):
         return None
     if name == "power" and d.kind == "i" and isinstance(other, dt.DType):  # binary checks its sign
         return None
-    if d.kind in op.kinds and op.int_to is None and not (d is dt.bool_ and (op.no_bool or op.bool_to)):
+    if d.kind in op.kinds and (op.int_to is None or d.kind in "fc") and \
+            not (d is dt.bool_ and (op.no_bool or op.bool_to)):
         return op.out_dtype(d)
     return None
 

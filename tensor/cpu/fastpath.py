@@ -66,6 +66,12 @@ def quick_storage():
     return None if _mod is None else _mod.new_storage
 
 
+def counters() -> dict:
+    """Calls the C paths served (op_hits, storage_hits, del_hits) and operator calls they
+    handed to Python (op_misses), since the start; empty where not installed."""
+    return {} if _mod is None else _mod.counters()
+
+
 def register(name: str, d: dt.DType, other, od: dt.DType, kernel: str) -> None:
     """Enter elementwise._fast's resolution of `d name other` (other: d's suffix for a tensor
     of dtype d, "f"/"i" for a Python scalar) computing kernel `kernel` into dtype od."""

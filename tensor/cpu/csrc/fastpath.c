@@ -51,6 +51,9 @@ static PyObject *cpu_device;
 static PyObject *py_storage_del; /* the Python Storage.__del__ */
 static PyObject *py_new_storage; /* the backend's new_storage(nbytes, device) */
 static long long quick_max;
+/* calls served here (op_hits, storage_hits, del_hits) and handed to Python (op_misses): tests
+ * check that the C path runs where it should */
+static unsigned long long op_hits, op_misses, storage_hits, del_hits;
 
 /* interned names */
 static PyObject *s_capture, *s_threads, *s_quick, *s_segments, *s_adopt, *s_pending,
@@ -205,6 +208,7 @@ static PyObject *quick_storage(long long nbytes) {
     SLOT(st, soff[S_VERSION]) = PyLong_FromLong(0);
     Py_INCREF(Py_None); SLOT(st, soff[S_STREAMS]) = Py_None;
     Py_INCREF(Py_False); SLOT(st, soff[S_READONLY]) = Py_False;
+    storage_hits++;
     return st;
 }
 
@@ -286,6 +290,7 @@ static PyObject *fp_storage_del(PyObject *self, PyObject *unused) {
     c[3].v += 1;
     if (write_counters(c, 4) < 0)
         PyErr_Clear();
+    del_hits++;
     Py_RETURN_NONE;
 python:
     PyErr_Clear();
@@ -498,9 +503,11 @@ static PyObject *fast_op(int op, PyObject *a, PyObject *b) {
             ((bin_fn)e->fn)(1, meta, (intptr_t)out, pa, pb, nt);
         }
     }
+    op_hits++;
     return new_tensor(st, a, e->od);
 python:
     PyErr_Clear();
+    op_misses++;
     if (b == NULL)
         return PyObject_CallOneArg(py_ops[op], a);
     PyObject *args[2] = {a, b};
@@ -627,7 +634,13 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *fp_counters(PyObject *self, PyObject *unused) {
+    return Py_BuildValue("{sKsKsKsK}", "op_hits", op_hits, "op_misses", op_misses,
+                         "storage_hits", storage_hits, "del_hits", del_hits);
+}
+
 static PyMethodDef METHODS[] = {
+    {"counters", fp_counters, METH_NOARGS, "Calls served in C and handed to Python, so far."},
     {"install", fp_install, METH_VARARGS, "Put the C fast paths on Tensor and Storage."},
     {"register", fp_register, METH_VARARGS, "Enter an (op, dtype, operand kind) kernel."},
     {"new_storage", fp_new_storage, METH_O, "A CPU Storage from the exact-size cache, or None."},

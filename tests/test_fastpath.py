@@ -1,0 +1,211 @@
+"""The CPU's eager fast path in C (tensor/cpu/fastpath.py, csrc/fastpath.c): the same results,
+errors and allocator statistics as the Python paths it shortcuts, and the Python paths wherever
+its conditions do not hold."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tensor as T
+from tensor.cpu import fastpath
+
+pytestmark = pytest.mark.skipif(not fastpath.enabled(), reason="STRIDEX_FASTPATH=0")
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64",
+          "complex64", "complex128", "bool"]
+OPS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+       "multiply": lambda a, b: a * b, "true_divide": lambda a, b: a / b}
+
+
+def _installed():
+    T.ones(1)   # the first CPU allocation installs it
+    return fastpath.quick_storage() is not None
+
+
+def test_installed():
+    assert _installed()
+    assert type(T.Tensor.__add__).__name__ == "method_descriptor"
+    assert type(T._tensor.Storage.__del__).__name__ == "method_descriptor"
+
+
+def _bits(x):
+    return x.numpy().tobytes() if x.dtype.name != "bfloat16" else x.float().numpy().tobytes()
+
+
+def _rand(shape, dtype, rng):
+    if dtype == "bool":
+        return T.tensor(rng.random(shape) > 0.5)
+    if dtype.startswith(("int", "uint")):
+        return T.tensor(rng.integers(1, 50, shape)).astype(dtype)
+    if dtype.startswith("complex"):
+        return T.tensor(rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return T.tensor(rng.standard_normal(shape) + 0.5).astype(dtype)
+
+
+def _same(op, a, b):
+    """The operator (C path where it applies) against the public function (the Python path):
+    the same dtype, shape and bits, or the same exception."""
+    try:
+        want = getattr(T, op)(a, b)
+    except Exception as e:   # noqa: BLE001 - the C path must raise the same
+        with pytest.raises(type(e)):
+            OPS[op](a, b)
+        return
+    got = OPS[op](a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert _bits(got) == _bits(want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(OPS))
+def test_tensor_operands_match_the_python_path(op, dtype):
+    rng = np.random.default_rng(len(op) + len(dtype))
+    shapes = [(), (1,), (7,), (3, 5), (0, 4), (40000,)]   # 40000: past the GIL-free size
+    for shape in shapes:
+        _same(op, _rand(shape, dtype, rng), _rand(shape, dtype, rng))
+    if op != "true_divide" or dtype[0] in "fc":   # int / int promotes: the Python path
+        a, b = _rand((3,), dtype, rng), _rand((3,), dtype, rng)
+        if op == "subtract" and dtype == "bool":
+            return
+        h = fastpath.counters()["op_hits"]
+        OPS[op](a, b)
+        assert fastpath.counters()["op_hits"] == h + 1   # served in C
+
+
+SCALARS = [2, -3, 0, 1.5, -0.0, float("inf"), float("nan"), 1e300, 2**24 + 1, 2**53 + 1,
+           2**40, 2**63 - 1, 2**70, -(2**31), 127, 300, True]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(OPS))
+def test_scalar_operands_match_the_python_path(op, dtype):
+    rng = np.random.default_rng(3)
+    a = _rand((5,), dtype, rng)
+    for s in SCALARS:
+        _same(op, a, s)
+
+
+def test_c_paths_serve_the_common_calls():
+    a = T.ones(10, dtype="float32")
+    c0 = fastpath.counters()
+    for _ in range(10):
+        b = a * 2.0 + 1
+        del b
+    c1 = fastpath.counters()
+    assert c1["op_hits"] - c0["op_hits"] == 20 and c1["op_misses"] == c0["op_misses"]
+    assert c1["storage_hits"] - c0["storage_hits"] >= 19 and c1["del_hits"] - c0["del_hits"] == 20
+
+
+def test_negative_matches():
+    for d in DTYPES:
+        if d == "bool":
+            with pytest.raises(TypeError):
+                -T.ones(2, dtype="bool")
+            continue
+        a = _rand((6,), d, np.random.default_rng(0))
+        assert _bits(-a) == _bits(T.negative(a))
+
+
+def test_what_the_c_path_leaves_to_python():
+    """Views, broadcasting, mixed dtypes, NumPy scalars, grad: the Python paths' results."""
+    x = T.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal((x.T + x.T).numpy(), 2 * x.numpy().T)   # not contiguous
+    np.testing.assert_array_equal((x + T.ones(4)).numpy(), x.numpy() + 1)  # broadcast
+    assert (x + T.ones((3, 4), dtype="float32")).dtype == T.float64        # promotion
+    assert (x[1] * np.float64(2.0)).tolist() == [8.0, 10.0, 12.0, 14.0]
+    w = T.ones(3, requires_grad=True)
+    y = (w * 3.0 + w) / 2.0 - w
+    assert y.grad_fn is not None
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [1.0, 1.0, 1.0])
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        T.ones(2, dtype="int32") + 2**40
+    with pytest.raises(ValueError, match="broadcast"):
+        T.ones(2) + T.ones(3)
+
+
+def test_allocator_statistics_match_the_python_path():
+    """The same op sequence through the C path and through the public functions (Python)
+    leaves the same counters (the C path updates the allocator's own)."""
+    a, b = T.ones(100, dtype="float32"), T.ones(100, dtype="float32")
+    keys = ["allocated_bytes.current", "requested_bytes.current", "active_blocks", "num_mallocs",
+            "num_frees", "inactive_bytes", "reserved_bytes.current"]
+
+    def run(f):
+        f(a, b)   # the same cache state for both
+        T.reset_peak_memory_stats()
+        s0 = T.memory_stats()
+        keep = [f(a, b) for _ in range(5)]
+        s1 = T.memory_stats()
+        del keep
+        s2 = T.memory_stats()
+        return [{k: s[k] - s0[k] for k in keys} for s in (s1, s2)] + [
+            s1["allocated_bytes.peak"] - s0["allocated_bytes.current"],
+            s1["requested_bytes.peak"] - s0["requested_bytes.current"]]
+
+    ours, python = run(lambda a, b: a + b), run(T.add)
+    assert ours == python
+    assert ours[0]["active_blocks"] == 5 and ours[1]["active_blocks"] == 0
+    assert ours[0]["requested_bytes.current"] == 5 * a.nbytes and ours[2] == 5 * 512
+
+
+def test_memory_comes_back():
+    base = T.memory_allocated()
+    a = T.ones(1000)
+    for _ in range(100):
+        a = a * 1.0 + 1.0
+    assert a[0].item() == 101.0
+    del a
+    assert T.memory_allocated() == base
+
+
+def test_threads_share_the_allocator_consistently():
+    base = T.memory_allocated()
+    errs = []
+
+    def work(seed):
+        try:
+            x = T.ones(64) * float(seed)
+            for _ in range(2000):
+                x = (x + 1.0) - 1.0
+            assert x.tolist() == [float(seed)] * 64
+        except Exception as e:   # noqa: BLE001 - reported below
+            errs.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errs == []
+    assert T.memory_allocated() == base
+
+
+def test_compile_still_sees_the_ops():
+    """A capture runs the Python paths (the C ones step aside while it records)."""
+    w = T.ones(4)
+
+    @T.compile
+    def f(x):
+        return (x + w) * 2.0 - x / 4.0
+
+    x = T.arange(4.0)
+    want = ((x + w) * 2.0 - x / 4.0).tolist()
+    for _ in range(4):
+        assert f(x).tolist() == want
+    assert f.stats()["replays"] >= 2
+
+
+def test_disabled_by_environment():
+    code = ("import tensor as T; from tensor.cpu import fastpath; x = T.ones(3) + 1.0; "
+            "print(fastpath.quick_storage() is None, type(T.Tensor.__add__).__name__, x.tolist())")
+    env = dict(os.environ, STRIDEX_FASTPATH="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "function", "[2.0,", "2.0,", "2.0]"]
