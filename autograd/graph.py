@@ -435,4 +435,5 @@ def record(name, fn, args, kwargs):
 
 def install():
     _hook.grad_state = state
+    _hook.fast_graph = (state, Node, Ctx, Meta, AGMeta, RULES, _seq, edge_of)
     _hook.record = record

@@ -15,6 +15,9 @@ record = None  # set by autograd: (name, fn, args, kwargs) -> result
 # the capture in progress (tensor/capture.py), or None: storages that die, data_ptr() reads,
 # random draws and host reads report to it (one global read on those paths when none runs)
 capture = None
+# set by autograd: what a C fast path needs to put a node on the graph as record does
+# (tensor/cpu/csrc/fastpath.c): (state, Node, Ctx, Meta, AGMeta, RULES, node counter, edge_of)
+fast_graph = None
 grad_state = None  # set by autograd: its thread-local grad mode (views made in no_grad stay untracked)
 
 

@@ -209,3 +209,113 @@ def test_disabled_by_environment():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["True", "function", "[2.0,", "2.0,", "2.0]"]
+
+
+# ---------------------------------------------------------------- autograd through the C path
+
+import autograd  # noqa: E402
+
+
+def _graph(t, seen=None):
+    """The graph below t as nested (node name, [children]), saved-tensor counts included."""
+    fn = t.grad_fn if seen is None else t
+    if fn is None:
+        return None
+    if type(fn).__name__ == "AccumulateGrad":
+        return "acc"
+    return (fn.name, len(fn.saved), fn.ctx.needs,
+            [None if e is None else (_graph(e[0], True), e[1]) for e in fn.next])
+
+
+def _chain(w, x, s):
+    return ((w * x + w) / (x + s) - w * s) * -w
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_recorded_graph_matches_python_record(dtype):
+    """The same chain through the operators (C) and the public functions (Python record):
+    the same nodes, edges, saved tensors, gradients (bit for bit)."""
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal(7) + 2.0
+
+    def run(c_path):
+        w = T.tensor(rng.standard_normal(7), dtype=dtype, requires_grad=True)
+        x = T.tensor(xs, dtype=dtype)
+        if c_path:
+            h = fastpath.counters()["op_hits"]
+            y = _chain(w, x, 1.5)
+            assert fastpath.counters()["op_hits"] - h == 8   # each op served in C
+        else:
+            y = T.multiply(T.subtract(T.true_divide(T.add(T.multiply(w, x), w), T.add(x, 1.5)),
+                                      T.multiply(w, 1.5)), T.negative(w))
+        g = _graph(y)
+        y.backward(T.ones(7, dtype=dtype))
+        return g, w.grad.numpy().tobytes(), y.detach().numpy().tobytes()
+
+    rng = np.random.default_rng(1)
+    ours = run(True)
+    rng = np.random.default_rng(1)
+    assert ours == run(False)
+
+
+def test_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    wv, xv = rng.standard_normal(5), rng.standard_normal(5) + 3.0
+    w = T.tensor(wv, requires_grad=True)
+    x = T.tensor(xv, requires_grad=True)
+    y = _chain(w, x, 0.5)
+    (gw, gx) = autograd.grad(y.sum(), [w, x], create_graph=True)
+    (ggw,) = autograd.grad((gw * gx).sum(), [w])
+    tw = torch.tensor(wv, requires_grad=True)
+    tx = torch.tensor(xv, requires_grad=True)
+    ty = _chain(tw, tx, 0.5)
+    tgw, tgx = torch.autograd.grad(ty.sum(), [tw, tx], create_graph=True)
+    (tggw,) = torch.autograd.grad((tgw * tgx).sum(), [tw])
+    for a, b in [(y, ty), (gw, tgw), (gx, tgx), (ggw, tggw)]:
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
+def test_saved_tensor_versions_are_checked():
+    w = T.ones(3, requires_grad=True)
+    x = T.ones(3)
+    y = w * x          # multiply saves x
+    x.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+    z = w / x          # true_divide saves its output
+    z.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.sum().backward()
+    w.grad = None
+    (w / x).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 1.0 / x.numpy())
+
+
+def test_modes_autograd_keeps_to_itself():
+    w = T.ones(3, requires_grad=True)
+    with autograd.no_grad():
+        assert (w + 1.0).grad_fn is None and not (w * w).requires_grad
+    out, tan = autograd.jvp(lambda a: a * a + 1.0, (T.tensor([1.0, 2.0]),),
+                            (T.tensor([1.0, 1.0]),))
+    assert tan.tolist() == [2.0, 4.0] and out.tolist() == [2.0, 5.0]
+    m = T.ones(3, dtype="int32")
+    assert not (m + 1).requires_grad and (w + w).grad_fn.name == "add"
+    v = w * 2.0
+    v.retain_grad()
+    seen = []
+    v.register_hook(lambda g: seen.append(g.tolist()))
+    (v * v).sum().backward()
+    assert seen == [[4.0, 4.0, 4.0]] and v.grad.tolist() == [4.0, 4.0, 4.0]
+    assert w.grad.tolist() == [8.0, 8.0, 8.0]
+    y = (w * w).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_checkpointed_segment():
+    w = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = autograd.checkpoint(lambda a: (a * a + a) * 3.0, w)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), (2 * w.detach().numpy() + 1) * 3.0)

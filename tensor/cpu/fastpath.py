@@ -83,4 +83,5 @@ def register(name: str, d: dt.DType, other, od: dt.DType, kernel: str) -> None:
         return
     addr = build.address(K.module("ew", d), kernel)
     if addr:
-        m.register(name, d, d.itemsize, _CODE.get(d.sfx, 0), kind, od, od.itemsize, addr)
+        m.register(name, d, d.itemsize, _CODE.get(d.sfx, 0), kind, od, od.itemsize, addr,
+                   od.kind in "fc")

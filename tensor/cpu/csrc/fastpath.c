@@ -87,215 +87,7 @@ static inline void set_slot_ref(PyObject *o, Py_ssize_t off, PyObject *v) {
     set_slot(o, off, v);
 }
 
-/* ------------------------------------------------------------------ the allocator's hot path */
-
-/* Whether the allocator's plain state holds: no thread inside a library lock (the Python
- * paths mark _BUSY before they take the allocator's lock), no queued frees or adoptions. */
-static int allocator_plain(void) {
-    if (PyDict_GET_SIZE(busy) != 0)
-        return 0;
-    PyObject *a = PyDict_GetItemWithError(alloc_dict, s_adopt);
-    PyObject *p = PyDict_GetItemWithError(alloc_dict, s_pending);
-    return a && p && PyList_Check(a) && PyList_Check(p) && PyList_GET_SIZE(a) == 0 &&
-           PyList_GET_SIZE(p) == 0;
-}
-
-static inline int capture_running(void) {
-    PyObject *c = PyDict_GetItemWithError(hook_dict, s_capture);
-    return c == NULL || c != Py_None;
-}
-
-typedef struct { PyObject *key; long long v; } counter_t;
-
-/* read counters into c[0..n); -1 (no error set) when one is missing or not an int */
-static int read_counters(counter_t *c, int n) {
-    for (int i = 0; i < n; i++) {
-        PyObject *v = PyDict_GetItemWithError(alloc_dict, c[i].key);
-        if (!v || !PyLong_CheckExact(v))
-            return -1;
-        c[i].v = PyLong_AsLongLong(v);
-        if (c[i].v == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int write_counters(counter_t *c, int n) {
-    for (int i = 0; i < n; i++) {
-        PyObject *v = PyLong_FromLongLong(c[i].v);
-        if (!v || PyDict_SetItem(alloc_dict, c[i].key, v) < 0) {
-            Py_XDECREF(v);
-            return -1;
-        }
-        Py_DECREF(v);
-    }
-    return 0;
-}
-
-static inline long long long_slot(PyObject *o, Py_ssize_t off) {
-    PyObject *v = SLOT(o, off);
-    if (!v || !PyLong_CheckExact(v))
-        return -1;
-    long long r = PyLong_AsLongLong(v);
-    if (r == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return -1;
-    }
-    return r;
-}
-
-/* A Storage of nbytes from the exact-size cache (malloc's hot path and _count_malloc, mirrored);
- * NULL with no error set: not served here (the caller takes the Python path). */
-static PyObject *quick_storage(long long nbytes) {
-    long long size = nbytes ? ((nbytes + 511) & -512LL) : 512;
-    if (size > quick_max || !allocator_plain())
-        return NULL;
-    PyObject *quick = PyDict_GetItemWithError(alloc_dict, s_quick);
-    if (!quick || !PyDict_CheckExact(quick))
-        return NULL;
-    PyObject *ksize = PyLong_FromLongLong(size);
-    if (!ksize)
-        return NULL;
-    PyObject *q = PyDict_GetItemWithError(quick, ksize);
-    Py_DECREF(ksize);
-    if (!q || !PyList_CheckExact(q) || PyList_GET_SIZE(q) == 0)
-        return NULL;
-    Py_ssize_t last = PyList_GET_SIZE(q) - 1;
-    PyObject *b = PyList_GET_ITEM(q, last);
-    if (!Py_IS_TYPE(b, Block_t))
-        return NULL;
-    long long ptr = long_slot(b, boff[B_PTR]);
-    counter_t c[7] = {{s_allocated, 0}, {s_allocated_peak, 0}, {s_requested, 0},
-                      {s_requested_peak, 0}, {s_active, 0}, {s_active_peak, 0},
-                      {s_num_mallocs, 0}};
-    if (ptr < 0 || read_counters(c, 7) < 0)
-        return NULL;
-    PyObject *st = Storage_t->tp_alloc(Storage_t, 0);
-    PyObject *pptr = PyLong_FromLongLong(ptr), *pn = PyLong_FromLongLong(nbytes);
-    if (!st || !pptr || !pn) {
-        Py_XDECREF(st); Py_XDECREF(pptr); Py_XDECREF(pn);
-        PyErr_Clear();
-        return NULL;
-    }
-    Py_INCREF(b);   /* the list's reference goes to the Storage */
-    if (PyList_SetSlice(q, last, last + 1, NULL) < 0) {
-        Py_DECREF(b); Py_DECREF(st); Py_DECREF(pptr); Py_DECREF(pn);
-        PyErr_Clear();
-        return NULL;
-    }
-    c[0].v += size;
-    if (c[0].v > c[1].v) c[1].v = c[0].v;
-    c[2].v += nbytes;
-    if (c[2].v > c[3].v) c[3].v = c[2].v;
-    c[4].v += 1;
-    if (c[4].v > c[5].v) c[5].v = c[4].v;
-    c[6].v += 1;
-    set_slot_ref(b, boff[B_QUICK], Py_False);
-    set_slot_ref(b, boff[B_ALLOCATED], Py_True);
-    set_slot_ref(b, boff[B_REQUESTED], pn);
-    if (write_counters(c, 7) < 0) {   /* out of memory for an int: the block stays lent */
-        PyErr_Clear();
-    }
-    SLOT(st, soff[S_PTR]) = pptr;
-    SLOT(st, soff[S_NBYTES]) = pn;
-    Py_INCREF(cpu_device); SLOT(st, soff[S_DEVICE]) = cpu_device;
-    SLOT(st, soff[S_BLOCK]) = b;
-    Py_INCREF(cpu_alloc); SLOT(st, soff[S_ALLOC]) = cpu_alloc;
-    Py_INCREF(Py_None); SLOT(st, soff[S_OWNER]) = Py_None;
-    Py_INCREF(Py_None); SLOT(st, soff[S_RELEASE]) = Py_None;
-    SLOT(st, soff[S_VERSION]) = PyLong_FromLong(0);
-    Py_INCREF(Py_None); SLOT(st, soff[S_STREAMS]) = Py_None;
-    Py_INCREF(Py_False); SLOT(st, soff[S_READONLY]) = Py_False;
-    storage_hits++;
-    return st;
-}
-
-/* A Storage of nbytes on the CPU: the cache, else the backend's Python path. */
-static PyObject *storage_of(long long nbytes) {
-    PyObject *st = quick_storage(nbytes);
-    if (st || PyErr_Occurred())
-        return st;
-    PyObject *n = PyLong_FromLongLong(nbytes);
-    if (!n)
-        return NULL;
-    st = PyObject_CallFunctionObjArgs(py_new_storage, n, cpu_device, NULL);
-    Py_DECREF(n);
-    return st;
-}
-
-static PyObject *fp_new_storage(PyObject *self, PyObject *arg) {
-    long long n = PyLong_AsLongLong(arg);
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    if (n < 0 || capture_running())
-        Py_RETURN_NONE;
-    PyObject *st = quick_storage(n);
-    if (st || PyErr_Occurred())
-        return st;
-    Py_RETURN_NONE;
-}
-
-/* Storage.__del__: a CPU cache block parks in the exact-size cache (free + _park, mirrored;
- * the Storage's handle is the one parked: it never left the Storage). Else the Python one. */
-static PyObject *fp_storage_del(PyObject *self, PyObject *unused) {
-    PyObject *b = SLOT(self, soff[S_BLOCK]);
-    PyObject *seg, *segs, *quick;
-    long long size, req, stream;
-    counter_t c[4] = {{s_allocated, 0}, {s_requested, 0}, {s_active, 0}, {s_num_frees, 0}};
-    if (!b || !Py_IS_TYPE(b, Block_t) || SLOT(self, soff[S_ALLOC]) != cpu_alloc ||
-        SLOT(self, soff[S_STREAMS]) != Py_None || capture_running() || !allocator_plain())
-        goto python;
-    seg = SLOT(b, boff[B_SEGMENT]);
-    if (!seg || seg == Py_None || SLOT(b, boff[B_ALLOCATED]) != Py_True)
-        goto python;
-    size = long_slot(b, boff[B_SIZE]);
-    req = long_slot(b, boff[B_REQUESTED]);
-    stream = long_slot(b, boff[B_STREAM]);
-    if (size < 0 || size > quick_max || req < 0 || stream != 0)
-        goto python;
-    segs = PyDict_GetItemWithError(alloc_dict, s_segments);
-    quick = PyDict_GetItemWithError(alloc_dict, s_quick);
-    if (!segs || !PyDict_CheckExact(segs) || !quick || !PyDict_CheckExact(quick))
-        goto python;
-    PyObject *sp = SLOT(seg, seg_ptr_off);
-    if (!sp || PyDict_GetItemWithError(segs, sp) != seg || read_counters(c, 4) < 0)
-        goto python;
-    PyObject *ksize = SLOT(b, boff[B_SIZE]);
-    PyObject *q = PyDict_GetItemWithError(quick, ksize);
-    if (q == NULL) {
-        if (PyErr_Occurred())
-            goto python;
-        q = PyList_New(0);
-        if (!q || PyDict_SetItem(quick, ksize, q) < 0) {
-            Py_XDECREF(q);
-            goto python;
-        }
-        Py_DECREF(q);   /* the dict holds it */
-    } else if (!PyList_CheckExact(q)) {
-        goto python;
-    }
-    if (PyList_Append(q, b) < 0)
-        goto python;
-    SLOT(self, soff[S_BLOCK]) = Py_None;   /* the Storage's reference: given up below */
-    Py_INCREF(Py_None);
-    set_slot_ref(b, boff[B_QUICK], Py_True);
-    set_slot_ref(b, boff[B_ALLOCATED], Py_False);
-    set_slot(b, boff[B_REQUESTED], PyLong_FromLong(0));
-    Py_DECREF(b);
-    c[0].v -= size;
-    c[1].v -= req;
-    c[2].v -= 1;
-    c[3].v += 1;
-    if (write_counters(c, 4) < 0)
-        PyErr_Clear();
-    del_hits++;
-    Py_RETURN_NONE;
-python:
-    PyErr_Clear();
-    return PyObject_CallOneArg(py_storage_del, self);
-}
+#include "fp_alloc.h"   /* Storage.__del__, new_storage: the allocator's hot path */
 
 /* ------------------------------------------------------------------ elementwise fast path */
 
@@ -305,7 +97,7 @@ static const char *OP_NAMES[N_OPS] = {"add", "subtract", "multiply", "true_divid
 enum { K_TENSOR, K_FLOAT, K_INT, N_KINDS };   /* the other operand: same-dtype tensor, float, int */
 enum { C_OTHER, C_F32, C_F64, C_I32, C_I64 }; /* dtypes whose Python scalars C encodes */
 
-typedef struct { void *fn; PyObject *od; int64_t osz; } entry_t;
+typedef struct { void *fn; PyObject *od; int64_t osz; int diff; } entry_t;   /* diff: od float */
 static entry_t table[N_OPS][N_DT][N_KINDS];
 static PyObject *dtypes[N_DT];
 static int64_t itemsize[N_DT];
@@ -323,14 +115,14 @@ static inline int dtype_index(PyObject *d) {
     return -1;
 }
 
-/* A plain operand: an exact Tensor on the CPU, contiguous, outside autograd (no grad, no
- * tangent, not a tracked view). Its element count goes to *n, its address to *ptr. */
-static int plain_tensor(PyObject *t, int64_t isz, int64_t *n, intptr_t *ptr) {
+/* A plain operand: an exact Tensor on the CPU, contiguous, not a tracked view (autograd would
+ * refresh it first). Its element count goes to *n, its address to *ptr; *ag is set when it
+ * takes part in autograd (requires grad or has autograd state). */
+static int plain_tensor(PyObject *t, int64_t isz, int64_t *n, intptr_t *ptr, int *ag) {
     if (!Py_IS_TYPE(t, Tensor_t))
         return 0;
     PyObject *st = SLOT(t, toff[T_STORAGE]), *shape = SLOT(t, toff[T_SHAPE]);
-    if (!st || !shape || !PyTuple_CheckExact(shape) || SLOT(t, toff[T_RG]) != Py_False ||
-        SLOT(t, toff[T_AG]) != Py_None || SLOT(t, toff[T_BASE]) != Py_None ||
+    if (!st || !shape || !PyTuple_CheckExact(shape) || SLOT(t, toff[T_BASE]) != Py_None ||
         !Py_IS_TYPE(st, Storage_t) || SLOT(st, soff[S_DEVICE]) != cpu_device)
         return 0;
     PyObject *contig = SLOT(t, toff[T_CONTIG]);
@@ -375,6 +167,7 @@ static int plain_tensor(PyObject *t, int64_t isz, int64_t *n, intptr_t *ptr) {
     }
     *n = count;
     *ptr = (intptr_t)(base + off * isz);
+    *ag |= SLOT(t, toff[T_RG]) != Py_False || SLOT(t, toff[T_AG]) != Py_None;
     return 1;
 }
 
@@ -439,6 +232,9 @@ static PyObject *new_tensor(PyObject *st, PyObject *like, PyObject *od) {
     return t;
 }
 
+
+#include "fp_graph.h"   /* autograd's record for these ops */
+
 #define GIL_FREE_ABOVE 32768   /* elements: a longer kernel lets other Python threads run */
 
 static PyObject *fast_op(int op, PyObject *a, PyObject *b) {
@@ -451,13 +247,13 @@ static PyObject *fast_op(int op, PyObject *a, PyObject *b) {
     int64_t n, nb;
     intptr_t pa, pb = 0;
     char sbuf[16];
-    int kind = K_TENSOR;
-    if (!plain_tensor(a, itemsize[di], &n, &pa))
+    int kind = K_TENSOR, ag = 0, need = 0;
+    if (!plain_tensor(a, itemsize[di], &n, &pa, &ag))
         goto python;
     if (b == NULL) {
         /* unary */
     } else if (Py_IS_TYPE(b, Tensor_t)) {
-        if (SLOT(b, toff[T_DTYPE]) != d || !plain_tensor(b, itemsize[di], &nb, &pb))
+        if (SLOT(b, toff[T_DTYPE]) != d || !plain_tensor(b, itemsize[di], &nb, &pb, &ag))
             goto python;
         PyObject *sa = SLOT(a, toff[T_SHAPE]), *sb = SLOT(b, toff[T_SHAPE]);
         if (sa != sb) {
@@ -477,6 +273,10 @@ static PyObject *fast_op(int op, PyObject *a, PyObject *b) {
     }
     entry_t *e = &table[op][di][kind];
     if (!e->fn || n == 0)
+        goto python;
+    if (ag && (need = graph_need(a, b)) < 0)
+        goto python;
+    if (need && !e->diff)   /* a non-differentiable output: record's checks, in Python */
         goto python;
     PyObject *st = storage_of(n * e->osz);
     if (!st)
@@ -504,7 +304,10 @@ static PyObject *fast_op(int op, PyObject *a, PyObject *b) {
         }
     }
     op_hits++;
-    return new_tensor(st, a, e->od);
+    PyObject *res = new_tensor(st, a, e->od);
+    if (res && need && attach(op, a, b, res) < 0)
+        Py_CLEAR(res);
+    return res;
 python:
     PyErr_Clear();
     op_misses++;
@@ -530,14 +333,16 @@ static PyMethodDef DUNDERS[N_OPS] = {
 static PyMethodDef DEL_DEF = {"__del__", fp_storage_del, METH_NOARGS,
                               "Give the memory back (C fast path; else the Python finalizer)"};
 
-/* register(op name, dtype, itemsize, dtype code, kind, out dtype, out itemsize, address) */
+/* register(op name, dtype, itemsize, dtype code, kind, out dtype, out itemsize, address,
+ *          out dtype carries gradients) */
 static PyObject *fp_register(PyObject *self, PyObject *args) {
     const char *name;
     PyObject *d, *od;
     long long isz, osz;
-    int code, kind;
+    int code, kind, diff;
     unsigned long long addr;
-    if (!PyArg_ParseTuple(args, "sOLiiOLK", &name, &d, &isz, &code, &kind, &od, &osz, &addr))
+    if (!PyArg_ParseTuple(args, "sOLiiOLKp", &name, &d, &isz, &code, &kind, &od, &osz, &addr,
+                          &diff))
         return NULL;
     int op = -1;
     for (int i = 0; i < N_OPS; i++)
@@ -559,6 +364,7 @@ static PyObject *fp_register(PyObject *self, PyObject *args) {
     Py_INCREF(od);
     Py_XSETREF(e->od, od);
     e->osz = osz;
+    e->diff = diff;
     e->fn = (void *)(uintptr_t)addr;
     Py_RETURN_TRUE;
 }
@@ -621,6 +427,14 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     INTERN(s_requested, "_requested") INTERN(s_requested_peak, "_requested_peak")
     INTERN(s_active, "_active") INTERN(s_active_peak, "_active_peak")
     INTERN(s_num_mallocs, "_num_mallocs") INTERN(s_num_frees, "_num_frees")
+    INTERN(s_fast_graph, "fast_graph") INTERN(s_record, "record") INTERN(s_depth, "depth")
+    INTERN(s_grad_enabled, "grad_enabled") INTERN(s_fw_level, "fw_level") INTERN(s_out, "out")
+    INTERN(s_args, "args") INTERN(s_kwargs, "kwargs") INTERN(s_needs, "needs")
+    INTERN(s_saved_tensors, "saved_tensors") INTERN(s_old, "old")
+    for (int i = 0; i < N_OPS; i++)
+        INTERN(op_names[i], OP_NAMES[i])
+    if (!(empty_tuple = PyTuple_New(0)))
+        return NULL;
     PyObject *del = PyDescr_NewMethod(Storage_t, &DEL_DEF);
     if (!del || PyObject_SetAttrString(stt, "__del__", del) < 0)
         return NULL;
