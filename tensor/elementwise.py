@@ -128,7 +128,9 @@ def _out_like(x: Tensor, dtype: dt.DType) -> Tensor:
     inv = [0] * x.ndim
     for j, i in enumerate(order):
         inv[i] = j
-    return t._view(x._shape, [t._strides[inv[i]] for i in range(x.ndim)])
+    r = t._view(x._shape, [t._strides[inv[i]] for i in range(x.ndim)])
+    r._base = None   # a fresh result, not a view of anything a caller holds
+    return r
 
 
 def copy_into(dst: Tensor, src, op: str = "copy") -> None:
@@ -503,6 +505,9 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if direct:
         out._storage.version += 1
         return out
+    if out is None and res._base is None and (not ta or a._dtype is ld) and (not tb or b._dtype is ld):
+        dev = res._storage.device   # the same call may take a C fast path from now on
+        (dev._be or backend_for(dev)).elementwise_resolved(name, a, b, res, ops)
     return _finish(name, res, out)
 
 

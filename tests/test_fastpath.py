@@ -319,3 +319,72 @@ def test_checkpointed_segment():
     y = autograd.checkpoint(lambda a: (a * a + a) * 3.0, w)
     y.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), (2 * w.detach().numpy() + 1) * 3.0)
+
+
+# ---------------------------------------------------------------- plans: broadcasting and strides
+
+def _layouts(rng):
+    """(a, b) pairs of one dtype in the layouts the general path meets: broadcasting, transposed,
+    sliced, stepped, size-1 and 0-d operands."""
+    base = T.tensor(rng.standard_normal((4, 6, 5)), dtype="float32")
+    vec = T.tensor(rng.standard_normal(5), dtype="float32")
+    col = T.tensor(rng.standard_normal((4, 6, 1)), dtype="float32")
+    return [(base, vec), (vec, base), (base, col), (col, vec), (base.swapaxes(0, 2), vec[:4]),
+            (base[:, ::2], base[:, 1::2]), (base[1], base[2].T.T), (base.swapaxes(0, 1), 1.5),
+            (2.5, base[:, :, ::-1]), (T.tensor(3.0, dtype="float32"), base), (base, -7),
+            (base[..., 0], col[..., 0])]
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_plans_match_the_python_path(op):
+    rng = np.random.default_rng(7)
+    for a, b in _layouts(rng):
+        want = getattr(T, op)(a, b)
+        for _ in range(2):   # the first call registers the plan, the second runs it
+            h = fastpath.counters()["op_hits"]
+            got = OPS[op](a, b)
+            assert got.shape == want.shape and got.strides == want.strides
+            assert got.dtype == want.dtype and _bits(got) == _bits(want)
+        assert fastpath.counters()["op_hits"] == h + 1, (a.shape if isinstance(a, T.Tensor) else a)
+
+
+def test_plans_are_keyed_by_layout():
+    """Same shapes, other strides: another plan (or the Python path), never a wrong one."""
+    x = T.arange(12.0, dtype="float32").reshape(3, 4)
+    y = T.arange(12.0, dtype="float32").reshape(4, 3).T
+    v = T.ones(4, dtype="float32")
+    for _ in range(2):
+        np.testing.assert_array_equal((x + v).numpy(), x.numpy() + 1)
+        np.testing.assert_array_equal((y + v).numpy(), y.numpy() + 1)
+        np.testing.assert_array_equal((x[:, 1:] + v[1:]).numpy(), x.numpy()[:, 1:] + 1)
+        np.testing.assert_array_equal((x[1:] * v).numpy(), x.numpy()[1:])
+
+
+def test_a_view_written_since_takes_the_python_path():
+    w = T.ones(2, 3, requires_grad=True)
+    x = w * 1.0
+    row = x[0]           # a view; then x is written in place: row's graph is stale
+    x.mul_(2.0)
+    h = fastpath.counters()["op_misses"]
+    y = row + T.ones(3)
+    assert fastpath.counters()["op_misses"] == h + 1
+    y.sum().backward()
+    assert w.grad.tolist() == [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]]
+
+
+def test_broadcast_gradients_through_plans():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    xv, bv = rng.standard_normal((3, 4, 5)), rng.standard_normal(5)
+    for _ in range(2):
+        x = T.tensor(xv, requires_grad=True)
+        b = T.tensor(bv, requires_grad=True)
+        y = ((x + b) * b.reshape(1, 1, 5) - 1.0 / (2.0 + b)) / x.swapaxes(0, 1).swapaxes(0, 1)
+        y.sum().backward()
+        tx = torch.tensor(xv, requires_grad=True)
+        tb = torch.tensor(bv, requires_grad=True)
+        ty = ((tx + tb) * tb.reshape(1, 1, 5) - 1.0 / (2.0 + tb)) / tx
+        ty.sum().backward()
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)

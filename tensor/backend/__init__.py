@@ -35,6 +35,10 @@ INTERFACE = {
                      "`dtype name other` (other: dtype's sfx for a tensor, 'f'/'i' for a Python "
                      "scalar) to elementwise kernel `kernel` into out_dtype (a C fast path may "
                      "take such calls from then on)",
+    "elementwise_resolved": "(name, a, b, out, ins): elementwise's general path ran binary op "
+                            "`name` of operands a, b (tensors or Python scalars) without casts "
+                            "into out, a fresh tensor, as kernel inputs ins (a C fast path may "
+                            "take calls of the same operand layout from then on)",
     "open_device": "(spec, index) -> the checked device index (DeviceError says why not)",
     "device_count": "() -> how many devices of this type are present (0 when none can be used)",
     "allocator": "(device) -> the device's CachingAllocator",

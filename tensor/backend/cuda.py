@@ -46,6 +46,10 @@ def fast_resolved(name, dtype, other, out_dtype, kernel):
     """No C fast path on CUDA: its eager calls take the Python path."""
 
 
+def elementwise_resolved(name, a, b, out, ins):
+    """No C fast path on CUDA."""
+
+
 def fuse(fused):
     """No fused kernels on CUDA yet: the run's calls replay one by one."""
     return None

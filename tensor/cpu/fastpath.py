@@ -24,7 +24,7 @@ from .. import dtypes as dt
 from .._tensor import Storage, Tensor
 from ..device import CPU
 from ..memory import _BUSY, _QUICK_MAX, Block, CachingAllocator, _Segment
-from . import build
+from . import build, launch
 from . import kernels as K
 
 _mod = None        # the C module once installed
@@ -70,6 +70,28 @@ def counters() -> dict:
     """Calls the C paths served (op_hits, storage_hits, del_hits) and operator calls they
     handed to Python (op_misses), since the start; empty where not installed."""
     return {} if _mod is None else _mod.counters()
+
+
+_PLANNED = frozenset(("add", "subtract", "multiply", "true_divide"))   # the C dunders' ops
+
+
+def register_plan(name: str, a, b, out, ins) -> None:
+    """Enter elementwise.binary's general path: out = name(a, b) ran its loop-dtype kernel over
+    ins (a and b broadcast, or a _Scalar) into out, a fresh tensor, without casts; the C
+    operators take the same call for operands of the same layout from then on."""
+    m = _mod
+    if m is None or name not in _PLANNED:
+        return
+    x = ins[0] if type(ins[0]) is Tensor else ins[1]
+    ld = x._dtype if type(x) is Tensor else x.dtype
+    kname = f"{name}_{ld.sfx}"
+    call = launch.elementwise_call(ld, kname, out, ins)
+    addr = build.address(K.module("ew", ld), kname)
+    if call is None or not addr:
+        return
+    nd, meta = call[1][0], call[1][1]
+    m.register_plan(name, a, b, out, ld, ld.itemsize, _CODE.get(ld.sfx, 0), out._dtype.itemsize,
+                    addr, nd, list(meta), out._dtype.kind in "fc")
 
 
 def register(name: str, d: dt.DType, other, od: dt.DType, kernel: str) -> None:

@@ -103,7 +103,6 @@ static PyObject *dtypes[N_DT];
 static int64_t itemsize[N_DT];
 static int dcode[N_DT];
 static int n_dtypes;
-static PyObject *py_ops[N_OPS];   /* the Python dunder methods: the fallback */
 
 typedef void (*bin_fn)(int, const int64_t *, intptr_t, intptr_t, intptr_t, int);
 typedef void (*un_fn)(int, const int64_t *, intptr_t, intptr_t, int);
@@ -115,17 +114,30 @@ static inline int dtype_index(PyObject *d) {
     return -1;
 }
 
-/* A plain operand: an exact Tensor on the CPU, contiguous, not a tracked view (autograd would
- * refresh it first). Its element count goes to *n, its address to *ptr; *ag is set when it
- * takes part in autograd (requires grad or has autograd state). */
-static int plain_tensor(PyObject *t, int64_t isz, int64_t *n, intptr_t *ptr, int *ag) {
-    if (!Py_IS_TYPE(t, Tensor_t))
-        return 0;
+/* An operand as the C paths see it: a Tensor (its dtype index, element count, address,
+ * contiguity) or a Python float/int (kind K_FLOAT/K_INT). */
+typedef struct { PyObject *obj; int kind, di, contig; int64_t n; intptr_t ptr; } opnd_t;
+
+/* A tensor operand: an exact Tensor on the CPU of a known dtype, not a view whose memory was
+ * written since its graph was made (autograd would refresh it first). 0: not for C. *ag is
+ * set when it takes part in autograd (requires grad or has autograd state). */
+static int tensor_operand(PyObject *t, opnd_t *o, int *ag) {
     PyObject *st = SLOT(t, toff[T_STORAGE]), *shape = SLOT(t, toff[T_SHAPE]);
-    if (!st || !shape || !PyTuple_CheckExact(shape) || SLOT(t, toff[T_BASE]) != Py_None ||
-        !Py_IS_TYPE(st, Storage_t) || SLOT(st, soff[S_DEVICE]) != cpu_device)
+    PyObject *base = SLOT(t, toff[T_BASE]);
+    if (!st || !shape || !PyTuple_CheckExact(shape) || !Py_IS_TYPE(st, Storage_t) ||
+        SLOT(st, soff[S_DEVICE]) != cpu_device)
         return 0;
-    PyObject *contig = SLOT(t, toff[T_CONTIG]);
+    if (base != Py_None) {   /* (root, version then): fresh when the version still holds */
+        PyObject *v = SLOT(st, soff[S_VERSION]);
+        if (!base || !PyTuple_CheckExact(base) || PyTuple_GET_SIZE(base) != 2 || !v ||
+            PyObject_RichCompareBool(PyTuple_GET_ITEM(base, 1), v, Py_EQ) != 1) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    int di = dtype_index(SLOT(t, toff[T_DTYPE]));
+    if (di < 0)
+        return 0;
     Py_ssize_t nd = PyTuple_GET_SIZE(shape);
     int64_t count = 1;
     for (Py_ssize_t i = 0; i < nd; i++) {
@@ -134,7 +146,8 @@ static int plain_tensor(PyObject *t, int64_t isz, int64_t *n, intptr_t *ptr, int
             return 0;
         count *= PyLong_AsLongLong(s);
     }
-    if (contig != Py_True) {   /* is_contiguous(), computed and cached as the Python one does */
+    PyObject *contig = SLOT(t, toff[T_CONTIG]);
+    if (contig != Py_True && contig != Py_False) {   /* is_contiguous(), cached as Python does */
         PyObject *strides = SLOT(t, toff[T_STRIDES]);
         if (contig != Py_None || !strides || !PyTuple_CheckExact(strides) ||
             PyTuple_GET_SIZE(strides) != nd)
@@ -156,19 +169,85 @@ static int plain_tensor(PyObject *t, int64_t isz, int64_t *n, intptr_t *ptr, int
                 acc *= sz;
             }
         }
-        set_slot_ref(t, toff[T_CONTIG], c ? Py_True : Py_False);
-        if (!c)
-            return 0;
+        contig = c ? Py_True : Py_False;
+        set_slot_ref(t, toff[T_CONTIG], contig);
     }
-    long long base = long_slot(st, soff[S_PTR]), off = long_slot(t, toff[T_OFFSET]);
-    if (base < 0 || off < 0 || PyErr_Occurred()) {
+    long long ptr = long_slot(st, soff[S_PTR]), off = long_slot(t, toff[T_OFFSET]);
+    if (ptr < 0 || off == -1 || PyErr_Occurred()) {
         PyErr_Clear();
         return 0;
     }
-    *n = count;
-    *ptr = (intptr_t)(base + off * isz);
+    o->obj = t;
+    o->kind = K_TENSOR;
+    o->di = di;
+    o->contig = contig == Py_True;
+    o->n = count;
+    o->ptr = (intptr_t)(ptr + off * itemsize[di]);
     *ag |= SLOT(t, toff[T_RG]) != Py_False || SLOT(t, toff[T_AG]) != Py_None;
     return 1;
+}
+
+/* x as an operand: a tensor, or a Python float/int (bools are the Python path's) */
+static int operand(PyObject *x, opnd_t *o, int *ag) {
+    if (Py_IS_TYPE(x, Tensor_t))
+        return tensor_operand(x, o, ag);
+    if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x))
+        return 0;
+    o->obj = x;
+    o->kind = PyFloat_CheckExact(x) ? K_FLOAT : K_INT;
+    o->di = -1;
+    return 1;
+}
+
+/* ---- plans: the general (broadcasting, strided) binary path's kernel calls, by operand
+ * layout. elementwise.binary registers one (through the backend's elementwise_resolved) when
+ * it ran an op without casts into a fresh result; its key is what decided it. */
+
+typedef struct {
+    void *fn;
+    int nd, ld;                  /* ld: the loop dtype's index (scalars are encoded in it) */
+    int64_t meta[3 * 8 * 4];     /* the kernel's shape and byte strides (coalesced, <= 8 dims) */
+    PyObject *shape, *strides, *od;
+    int64_t osz, n;
+    int diff;
+} plan_t;
+static PyObject *plans;          /* key tuple -> capsule of a plan_t */
+#define MAX_PLANS 4096
+
+static void plan_free(PyObject *cap) {
+    plan_t *p = PyCapsule_GetPointer(cap, "sx_plan");
+    if (p) {
+        Py_XDECREF(p->shape); Py_XDECREF(p->strides); Py_XDECREF(p->od);
+        PyMem_Free(p);
+    }
+}
+
+static PyObject *operand_key(opnd_t *o) {   /* (dtype index or -kind, shape, strides) */
+    if (o->kind != K_TENSOR)
+        return Py_BuildValue("(iOO)", -o->kind, Py_None, Py_None);
+    return Py_BuildValue("(iOO)", o->di, SLOT(o->obj, toff[T_SHAPE]),
+                         SLOT(o->obj, toff[T_STRIDES]));
+}
+
+static PyObject *plan_key(int op, opnd_t *x, opnd_t *y) {
+    PyObject *kx = operand_key(x), *ky = kx ? operand_key(y) : NULL;
+    PyObject *k = ky ? Py_BuildValue("(iOO)", op, kx, ky) : NULL;
+    Py_XDECREF(kx);
+    Py_XDECREF(ky);
+    return k;
+}
+
+static plan_t *find_plan(int op, opnd_t *x, opnd_t *y) {
+    if (!plans || PyDict_GET_SIZE(plans) == 0)
+        return NULL;
+    PyObject *k = plan_key(op, x, y);
+    PyObject *cap = k ? PyDict_GetItemWithError(plans, k) : NULL;
+    Py_XDECREF(k);
+    if (!cap) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return PyCapsule_GetPointer(cap, "sx_plan");
 }
 
 /* A Python float or int encoded as one element of dtype code `code` (as scalar_bytes would);
@@ -211,16 +290,15 @@ static inline int threads(void) {
     return (int)r;
 }
 
-static PyObject *new_tensor(PyObject *st, PyObject *like, PyObject *od) {
+static PyObject *new_tensor(PyObject *st, PyObject *shape, PyObject *strides, PyObject *od) {
     PyObject *t = Tensor_t->tp_alloc(Tensor_t, 0);
     if (!t) {
         Py_DECREF(st);
         return NULL;
     }
     SLOT(t, toff[T_STORAGE]) = st;
-    PyObject *v;
-    v = SLOT(like, toff[T_SHAPE]); Py_INCREF(v); SLOT(t, toff[T_SHAPE]) = v;
-    v = SLOT(like, toff[T_STRIDES]); Py_INCREF(v); SLOT(t, toff[T_STRIDES]) = v;
+    Py_INCREF(shape); SLOT(t, toff[T_SHAPE]) = shape;
+    Py_INCREF(strides); SLOT(t, toff[T_STRIDES]) = strides;
     SLOT(t, toff[T_OFFSET]) = PyLong_FromLong(0);
     Py_INCREF(od); SLOT(t, toff[T_DTYPE]) = od;
     static const int nones[] = {T_CONTIG, T_RO, T_GRAD, T_GRADFN, T_AG, T_BASE};
@@ -237,101 +315,189 @@ static PyObject *new_tensor(PyObject *st, PyObject *like, PyObject *od) {
 
 #define GIL_FREE_ABOVE 32768   /* elements: a longer kernel lets other Python threads run */
 
-static PyObject *fast_op(int op, PyObject *a, PyObject *b) {
-    if (capture_running())
+enum { D_ADD, D_SUB, D_MUL, D_DIV, D_NEG, D_RADD, D_RSUB, D_RMUL, D_RDIV, N_DUNDERS };
+static PyObject *py_dunders[N_DUNDERS];   /* the Python operators: the fallback */
+
+static void run_kernel(void *fn, int nd, const int64_t *meta, int64_t n, intptr_t out,
+                       intptr_t a, intptr_t b, int unary) {
+    int nt = threads();
+    PyThreadState *ts = n > GIL_FREE_ABOVE ? PyEval_SaveThread() : NULL;
+    if (unary)
+        ((un_fn)fn)(nd, meta, out, a, nt);
+    else
+        ((bin_fn)fn)(nd, meta, out, a, b, nt);
+    if (ts)
+        PyEval_RestoreThread(ts);
+}
+
+/* op(x[, y]) for Tensor operator `dunder` (self is x, or y for a reflected one): the table
+ * (a contiguous tensor, and a same-shape contiguous tensor or a scalar) or a plan; else the
+ * Python operator, unchanged. */
+static PyObject *fast_op(int dunder, int op, PyObject *x, PyObject *y) {
+    opnd_t X, Y;
+    int ag = 0, need = 0;
+    char sbuf[2][16];
+    if (capture_running() || !operand(x, &X, &ag) || (y && !operand(y, &Y, &ag)))
         goto python;
-    PyObject *d = Py_IS_TYPE(a, Tensor_t) ? SLOT(a, toff[T_DTYPE]) : NULL;
-    int di = d ? dtype_index(d) : -1;
-    if (di < 0)
-        goto python;
-    int64_t n, nb;
-    intptr_t pa, pb = 0;
-    char sbuf[16];
-    int kind = K_TENSOR, ag = 0, need = 0;
-    if (!plain_tensor(a, itemsize[di], &n, &pa, &ag))
-        goto python;
-    if (b == NULL) {
-        /* unary */
-    } else if (Py_IS_TYPE(b, Tensor_t)) {
-        if (SLOT(b, toff[T_DTYPE]) != d || !plain_tensor(b, itemsize[di], &nb, &pb, &ag))
-            goto python;
-        PyObject *sa = SLOT(a, toff[T_SHAPE]), *sb = SLOT(b, toff[T_SHAPE]);
-        if (sa != sb) {
-            int eq = PyObject_RichCompareBool(sa, sb, Py_EQ);
-            if (eq != 1) {
-                PyErr_Clear();
-                goto python;
-            }
-        }
-    } else if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) {
-        kind = PyFloat_CheckExact(b) ? K_FLOAT : K_INT;
-        if (!encode_scalar(b, dcode[di], kind, sbuf))
-            goto python;
-        pb = (intptr_t)sbuf;
+    opnd_t *T0 = X.kind == K_TENSOR ? &X : &Y;   /* a tensor operand (one is: self) */
+    if (y && X.kind == K_TENSOR && Y.kind == K_TENSOR && X.di != Y.di)
+        goto python;   /* promotion: the Python path */
+    void *fn;
+    int nd = 1, ld = T0->di, diff;
+    int64_t n, osz, meta1[4];
+    const int64_t *meta = meta1;
+    PyObject *shape, *strides, *od;
+    entry_t *e = NULL;
+    if (X.kind == K_TENSOR && X.contig &&
+        (!y || Y.kind != K_TENSOR || (Y.contig && (SLOT(x, toff[T_SHAPE]) == SLOT(y, toff[T_SHAPE]) ||
+         PyObject_RichCompareBool(SLOT(x, toff[T_SHAPE]), SLOT(y, toff[T_SHAPE]), Py_EQ) == 1))))
+        e = &table[op][X.di][y ? Y.kind : K_TENSOR];
+    if (e && e->fn) {
+        fn = e->fn; n = X.n; osz = e->osz; od = e->od; diff = e->diff;
+        shape = SLOT(x, toff[T_SHAPE]); strides = SLOT(x, toff[T_STRIDES]);
+        meta1[0] = n; meta1[1] = osz; meta1[2] = itemsize[ld];
+        meta1[3] = y && Y.kind == K_TENSOR ? itemsize[ld] : 0;
     } else {
-        goto python;
+        PyErr_Clear();
+        plan_t *p = y ? find_plan(op, &X, &Y) : NULL;
+        if (!p)
+            goto python;
+        fn = p->fn; nd = p->nd; meta = p->meta; n = p->n; osz = p->osz; od = p->od;
+        diff = p->diff; shape = p->shape; strides = p->strides; ld = p->ld;
     }
-    entry_t *e = &table[op][di][kind];
-    if (!e->fn || n == 0)
+    if (n == 0)
         goto python;
-    if (ag && (need = graph_need(a, b)) < 0)
+    opnd_t *ops[2] = {&X, &Y};
+    for (int i = 0; i < (y ? 2 : 1); i++)
+        if (ops[i]->kind != K_TENSOR) {
+            if (!encode_scalar(ops[i]->obj, dcode[ld], ops[i]->kind, sbuf[i]))
+                goto python;
+            ops[i]->ptr = (intptr_t)sbuf[i];
+        }
+    if (ag && (need = graph_need(x, y)) < 0)
         goto python;
-    if (need && !e->diff)   /* a non-differentiable output: record's checks, in Python */
+    if (need && !diff)   /* a non-differentiable output: record's checks, in Python */
         goto python;
-    PyObject *st = storage_of(n * e->osz);
+    PyObject *st = storage_of(n * osz);
     if (!st)
         return NULL;
-    long long out = long_slot(st, soff[S_PTR]);
-    int64_t isz = itemsize[di];
-    int nt = threads();
-    if (b == NULL) {
-        int64_t meta[3] = {n, e->osz, isz};
-        if (n > GIL_FREE_ABOVE) {
-            Py_BEGIN_ALLOW_THREADS
-            ((un_fn)e->fn)(1, meta, (intptr_t)out, pa, nt);
-            Py_END_ALLOW_THREADS
-        } else {
-            ((un_fn)e->fn)(1, meta, (intptr_t)out, pa, nt);
-        }
-    } else {
-        int64_t meta[4] = {n, e->osz, isz, kind == K_TENSOR ? isz : 0};
-        if (n > GIL_FREE_ABOVE) {
-            Py_BEGIN_ALLOW_THREADS
-            ((bin_fn)e->fn)(1, meta, (intptr_t)out, pa, pb, nt);
-            Py_END_ALLOW_THREADS
-        } else {
-            ((bin_fn)e->fn)(1, meta, (intptr_t)out, pa, pb, nt);
-        }
-    }
+    run_kernel(fn, nd, meta, n, (intptr_t)long_slot(st, soff[S_PTR]), X.ptr, y ? Y.ptr : 0, !y);
     op_hits++;
-    PyObject *res = new_tensor(st, a, e->od);
-    if (res && need && attach(op, a, b, res) < 0)
+    PyObject *res = new_tensor(st, shape, strides, od);
+    if (res && need && attach(op, x, y, res) < 0)
         Py_CLEAR(res);
     return res;
 python:
     PyErr_Clear();
     op_misses++;
-    if (b == NULL)
-        return PyObject_CallOneArg(py_ops[op], a);
-    PyObject *args[2] = {a, b};
-    return PyObject_Vectorcall(py_ops[op], args, 2, NULL);
+    if (!y)
+        return PyObject_CallOneArg(py_dunders[dunder], x);
+    PyObject *args[2] = {dunder >= D_RADD ? y : x, dunder >= D_RADD ? x : y};
+    return PyObject_Vectorcall(py_dunders[dunder], args, 2, NULL);
 }
 
-static PyObject *fp_add(PyObject *a, PyObject *b) { return fast_op(OP_ADD, a, b); }
-static PyObject *fp_sub(PyObject *a, PyObject *b) { return fast_op(OP_SUB, a, b); }
-static PyObject *fp_mul(PyObject *a, PyObject *b) { return fast_op(OP_MUL, a, b); }
-static PyObject *fp_div(PyObject *a, PyObject *b) { return fast_op(OP_DIV, a, b); }
-static PyObject *fp_neg(PyObject *a, PyObject *unused) { return fast_op(OP_NEG, a, NULL); }
+static PyObject *fp_add(PyObject *a, PyObject *b) { return fast_op(D_ADD, OP_ADD, a, b); }
+static PyObject *fp_sub(PyObject *a, PyObject *b) { return fast_op(D_SUB, OP_SUB, a, b); }
+static PyObject *fp_mul(PyObject *a, PyObject *b) { return fast_op(D_MUL, OP_MUL, a, b); }
+static PyObject *fp_div(PyObject *a, PyObject *b) { return fast_op(D_DIV, OP_DIV, a, b); }
+static PyObject *fp_neg(PyObject *a, PyObject *unused) { return fast_op(D_NEG, OP_NEG, a, NULL); }
+static PyObject *fp_radd(PyObject *a, PyObject *b) { return fast_op(D_RADD, OP_ADD, b, a); }
+static PyObject *fp_rsub(PyObject *a, PyObject *b) { return fast_op(D_RSUB, OP_SUB, b, a); }
+static PyObject *fp_rmul(PyObject *a, PyObject *b) { return fast_op(D_RMUL, OP_MUL, b, a); }
+static PyObject *fp_rdiv(PyObject *a, PyObject *b) { return fast_op(D_RDIV, OP_DIV, b, a); }
 
-static PyMethodDef DUNDERS[N_OPS] = {
+static PyMethodDef DUNDERS[N_DUNDERS] = {
     {"__add__", fp_add, METH_O, "self + other (C fast path; else the Python operator)"},
     {"__sub__", fp_sub, METH_O, "self - other (C fast path; else the Python operator)"},
     {"__mul__", fp_mul, METH_O, "self * other (C fast path; else the Python operator)"},
     {"__truediv__", fp_div, METH_O, "self / other (C fast path; else the Python operator)"},
     {"__neg__", fp_neg, METH_NOARGS, "-self (C fast path; else the Python operator)"},
+    {"__radd__", fp_radd, METH_O, "other + self (C fast path; else the Python operator)"},
+    {"__rsub__", fp_rsub, METH_O, "other - self (C fast path; else the Python operator)"},
+    {"__rmul__", fp_rmul, METH_O, "other * self (C fast path; else the Python operator)"},
+    {"__rtruediv__", fp_rdiv, METH_O, "other / self (C fast path; else the Python operator)"},
 };
 static PyMethodDef DEL_DEF = {"__del__", fp_storage_del, METH_NOARGS,
                               "Give the memory back (C fast path; else the Python finalizer)"};
+
+static int op_index(const char *name) {
+    for (int i = 0; i < N_OPS; i++)
+        if (strcmp(name, OP_NAMES[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int add_dtype(PyObject *d, long long isz, int code) {   /* its index; -1: table full */
+    int di = dtype_index(d);
+    if (di >= 0 || n_dtypes == N_DT)
+        return di;
+    di = n_dtypes++;
+    Py_INCREF(d);
+    dtypes[di] = d;
+    itemsize[di] = isz;
+    dcode[di] = code;
+    return di;
+}
+
+/* register_plan(op name, a, b, out, loop dtype, its itemsize, its code, out itemsize, address,
+ *               nd, meta, out dtype carries gradients): out = op(a, b) ran kernel `address` over
+ *               (nd, meta) into out, a fresh tensor, without casts. */
+static PyObject *fp_register_plan(PyObject *self, PyObject *args) {
+    const char *name;
+    PyObject *a, *b, *out, *ld, *meta;
+    long long lisz, osz;
+    int lcode, nd, diff;
+    unsigned long long addr;
+    if (!PyArg_ParseTuple(args, "sOOO!OLiLKiO!p", &name, &a, &b, Tensor_t, &out, &ld, &lisz, &lcode,
+                          &osz, &addr, &nd, &PyList_Type, &meta, &diff))
+        return NULL;
+    int op = op_index(name), di = add_dtype(ld, lisz, lcode), ag = 0;
+    opnd_t X, Y;
+    if (op < 0 || di < 0 || addr == 0 || nd < 1 || nd > 8 ||
+        PyList_GET_SIZE(meta) > (Py_ssize_t)(sizeof(((plan_t *)0)->meta) / 8) ||
+        !operand(a, &X, &ag) || !operand(b, &Y, &ag) || (X.kind != K_TENSOR && Y.kind != K_TENSOR)) {
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    plan_t *p = PyMem_Calloc(1, sizeof(plan_t));
+    if (!p)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(meta); i++)
+        p->meta[i] = PyLong_AsLongLong(PyList_GET_ITEM(meta, i));
+    p->fn = (void *)(uintptr_t)addr;
+    p->nd = nd;
+    p->ld = di;
+    p->shape = SLOT(out, toff[T_SHAPE]); Py_INCREF(p->shape);
+    p->strides = SLOT(out, toff[T_STRIDES]); Py_INCREF(p->strides);
+    p->od = SLOT(out, toff[T_DTYPE]); Py_INCREF(p->od);
+    p->osz = osz;
+    p->n = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(p->shape); i++)
+        p->n *= PyLong_AsLongLong(PyTuple_GET_ITEM(p->shape, i));
+    p->diff = diff;
+    PyObject *cap = PyCapsule_New(p, "sx_plan", plan_free);
+    if (!cap) {
+        PyMem_Free(p);
+        return NULL;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(cap);
+        return NULL;
+    }
+    if (!plans && !(plans = PyDict_New())) {
+        Py_DECREF(cap);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(plans) >= MAX_PLANS)
+        PyDict_Clear(plans);
+    PyObject *k = plan_key(op, &X, &Y);
+    int r = k ? PyDict_SetItem(plans, k, cap) : -1;
+    Py_XDECREF(k);
+    Py_DECREF(cap);
+    if (r < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
 
 /* register(op name, dtype, itemsize, dtype code, kind, out dtype, out itemsize, address,
  *          out dtype carries gradients) */
@@ -344,22 +510,9 @@ static PyObject *fp_register(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "sOLiiOLKp", &name, &d, &isz, &code, &kind, &od, &osz, &addr,
                           &diff))
         return NULL;
-    int op = -1;
-    for (int i = 0; i < N_OPS; i++)
-        if (strcmp(name, OP_NAMES[i]) == 0)
-            op = i;
-    if (op < 0 || kind < 0 || kind >= N_KINDS || addr == 0)
+    int op = op_index(name), di = add_dtype(d, isz, code);
+    if (op < 0 || di < 0 || kind < 0 || kind >= N_KINDS || addr == 0)
         Py_RETURN_FALSE;
-    int di = dtype_index(d);
-    if (di < 0) {
-        if (n_dtypes == N_DT)
-            Py_RETURN_FALSE;
-        di = n_dtypes++;
-        Py_INCREF(d);
-        dtypes[di] = d;
-        itemsize[di] = isz;
-        dcode[di] = code;
-    }
     entry_t *e = &table[op][di][kind];
     Py_INCREF(od);
     Py_XSETREF(e->od, od);
@@ -401,8 +554,8 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     PyObject *pydel = PyObject_GetAttrString(stt, "__del__");
     if (!pydel)
         return NULL;
-    PyObject *pyops[N_OPS];
-    for (int i = 0; i < N_OPS; i++) {
+    PyObject *pyops[N_DUNDERS];
+    for (int i = 0; i < N_DUNDERS; i++) {
         pyops[i] = PyObject_GetAttrString(tt, DUNDERS[i].ml_name);
         if (!pyops[i] || Py_IS_TYPE(pyops[i], &PyMethodDescr_Type)) {   /* installed twice */
             PyErr_SetString(PyExc_RuntimeError, "fastpath: already installed");
@@ -418,8 +571,8 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     py_new_storage = ns; Py_INCREF(ns);
     py_storage_del = pydel;
     quick_max = qmax;
-    for (int i = 0; i < N_OPS; i++)
-        py_ops[i] = pyops[i];
+    for (int i = 0; i < N_DUNDERS; i++)
+        py_dunders[i] = pyops[i];
 #define INTERN(var, s) if (!(var = PyUnicode_InternFromString(s))) return NULL;
     INTERN(s_capture, "capture") INTERN(s_threads, "_num_threads") INTERN(s_quick, "_quick")
     INTERN(s_segments, "_segments") INTERN(s_adopt, "_adopt") INTERN(s_pending, "_pending")
@@ -439,7 +592,7 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     if (!del || PyObject_SetAttrString(stt, "__del__", del) < 0)
         return NULL;
     Py_DECREF(del);
-    for (int i = 0; i < N_OPS; i++) {
+    for (int i = 0; i < N_DUNDERS; i++) {
         PyObject *m = PyDescr_NewMethod(Tensor_t, &DUNDERS[i]);
         if (!m || PyObject_SetAttrString(tt, DUNDERS[i].ml_name, m) < 0)
             return NULL;
@@ -457,6 +610,7 @@ static PyMethodDef METHODS[] = {
     {"counters", fp_counters, METH_NOARGS, "Calls served in C and handed to Python, so far."},
     {"install", fp_install, METH_VARARGS, "Put the C fast paths on Tensor and Storage."},
     {"register", fp_register, METH_VARARGS, "Enter an (op, dtype, operand kind) kernel."},
+    {"register_plan", fp_register_plan, METH_VARARGS, "Enter an op's kernel call for a layout."},
     {"new_storage", fp_new_storage, METH_O, "A CPU Storage from the exact-size cache, or None."},
     {NULL, NULL, 0, NULL},
 };

@@ -224,6 +224,6 @@ static int graph_need(PyObject *a, PyObject *b) {
         return -1;
     if (depth > 0 || !en)
         return 0;
-    return SLOT(a, toff[T_RG]) == Py_True ||
+    return (Py_IS_TYPE(a, Tensor_t) && SLOT(a, toff[T_RG]) == Py_True) ||
            (b && Py_IS_TYPE(b, Tensor_t) && SLOT(b, toff[T_RG]) == Py_True);
 }
