@@ -64,7 +64,12 @@ def _linear(x2: Tensor, weight: Tensor, bias):
     """x2 (rows, in) @ weight.T + bias, computed with the raw kernels (recorded as one op)."""
     from tensor import linalg
     y = linalg.matmul(x2, views.matrix_transpose(weight))
-    return y if bias is None else ew.binary("add", y, bias, out=y)
+    if bias is None:
+        return y
+    if bias.dtype is y.dtype and bias.device == y.device:   # y is fresh: add in place, directly
+        ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, views.broadcast_to(bias, y.shape)])
+        return y
+    return ew.binary("add", y, bias, out=y)
 
 
 linear2d = differentiable("linear", _linear)

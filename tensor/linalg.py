@@ -22,6 +22,13 @@ from .views import complex_part as part
 def matmul(a, b, out: Tensor | None = None) -> Tensor:
     """Matrix product with NumPy's rules: 1-D operands are promoted and the added axis removed,
     leading (batch) axes broadcast."""
+    if type(a) is Tensor and type(b) is Tensor and out is None and len(a._shape) == 2 == len(b._shape) \
+            and a._dtype is b._dtype and a._dtype.kind in "fiu" and a._shape[1] == b._shape[0]:
+        dev = a._storage.device   # the common case (2-D, one dtype, one device), decided at once
+        if dev is b._storage.device:
+            res = ew.empty_tensor((a._shape[0], b._shape[1]), a._dtype, dev)
+            (dev._be or backend_for(dev)).gemm(a, b, res)
+            return res
     a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes "

@@ -16,7 +16,7 @@ import math
 from . import dtypes as dt
 from . import elementwise as ew
 from . import views
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
 from .axes import norm_axes, norm_axis
 from .backend import backend_for
 from .redtable import RED
@@ -36,11 +36,32 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     """Reduce x over `axes` with kernel `name` into a new tensor of the kept shape."""
     if x._dtype.kind == "c":
         return _complex_run(name, x, axes)
+    key = (name, x._shape, x._strides, x._dtype, axes, out_dtype)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _plan(name, x, axes, out_dtype)
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    shape, ks, kin, kout, rs, rin = plan
+    dev = x._storage.device
+    out = ew.empty_tensor(shape, out_dtype, dev)
+    (dev._be or backend_for(dev)).reduce(x._dtype, f"{name}_{x._dtype.sfx}", x, out, ks, kin, kout,
+                                         rs, rin)
+    return out
+
+
+_PLANS: dict = {}   # (name, shape, strides, dtype, axes, out dtype) -> _plan(...)
+
+
+def _plan(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> tuple:
+    """(out shape, kept dims and their byte strides in x and out, reduced dims and their byte
+    strides in x) of reducing x over axes into a fresh contiguous tensor."""
     kept = [i for i in range(x.ndim) if i not in axes]
-    out = ew.empty_tensor(tuple(x._shape[i] for i in kept), out_dtype, x.device)
-    isz, osz = x.itemsize, out.itemsize
+    shape = tuple(x._shape[i] for i in kept)
+    isz, osz = x.itemsize, out_dtype.itemsize
     kin = [x._strides[i] * isz for i in kept]
-    kout = [s * osz for s in out._strides]
+    kout = [s * osz for s in contiguous_strides(shape)]
     ks, (kin, kout) = coalesce([x._shape[i] for i in kept], [kin, kout])
     red = list(axes)
     if RED[name].order_free:  # visit memory in order: largest stride outermost
@@ -50,8 +71,7 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
         rs, rin = [1], [0]
     if 0 in (x._shape[i] for i in red):
         rs, rin = [0], [0]
-    backend_for(x.device).reduce(x.dtype, f"{name}_{x.dtype.sfx}", x, out, ks, kin, kout, rs, rin)
-    return out
+    return shape, ks, kin, kout, rs, rin
 
 
 def _complex_run(name: str, x: Tensor, axes: tuple) -> Tensor:

@@ -22,6 +22,11 @@ def gemm(a, b, c) -> None:
     M, K_ = a.shape[-2:]
     N = b.shape[-1]
     nt = K._num_threads
+    if len(c._shape) == 2:   # one launch, no batch to walk
+        sa, sb, sc = a._strides, b._strides, c._strides
+        fn(1, M, N, K_, a.data_ptr(), 0, sa[0], sa[1], b.data_ptr(), 0, sb[0], sb[1], c.data_ptr(), 0,
+           sc[0], sc[1], nt)
+        return
     for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
         fn(cnt, M, N, K_, pa, sa, a.strides[-2], a.strides[-1], pb, sb, b.strides[-2],
            b.strides[-1], pc, sc, c.strides[-2], c.strides[-1], nt)

@@ -29,33 +29,53 @@ def meta_array(meta):
 def elementwise_call(d, name: str, out: Tensor, ins: list):
     """(kernel, its arguments but the thread count) of elementwise(...); None: nothing to do."""
     shape = out._shape
+    key = [shape, out._strides, out._dtype.itemsize]
+    ptrs = [out.data_ptr()]
+    for x in ins:
+        if type(x) is Tensor:
+            key += (x._shape, x._strides, x._dtype.itemsize)
+            ptrs.append(x.data_ptr())
+        else:
+            key.append(None)
+            ptrs.append(x.ptr)
+    key = tuple(key)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        layout = _layout(shape, out, ins)
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    if layout is False:
+        return None
+    return K.kernel("ew", d, name), (layout[0], layout[1], *ptrs)
+
+
+_LAYOUTS: dict = {}   # (shape, strides and itemsizes of out and ins) -> (nd, meta) or False
+
+
+def _layout(shape, out: Tensor, ins: list):
+    """(nd, meta) of an elementwise launch: shape and byte strides, dimensions contiguous across
+    all operands merged (one flat loop when all are contiguous); False when empty."""
     n = 1
     for s in shape:
         n *= s
     if n == 0:
-        return None
-    fn = K.kernel("ew", d, name)
-    ptrs = [out.data_ptr()]
+        return False
     fast = out.is_contiguous()
     for x in ins:
-        if isinstance(x, Tensor):
-            ptrs.append(x.data_ptr())
-            fast = fast and x._shape == shape and x.is_contiguous()
-        else:
-            ptrs.append(x.ptr)
-            fast = False
+        fast = fast and type(x) is Tensor and x._shape == shape and x.is_contiguous()
     if fast:
-        return fn, (1, meta_array([n, out.itemsize] + [x.itemsize for x in ins]), *ptrs)
+        return 1, meta_array([n, out.itemsize] + [x.itemsize for x in ins])
     strides = [[s * out.itemsize for s in out._strides]]
     for x in ins:
-        if isinstance(x, Tensor):
+        if type(x) is Tensor:
             strides.append([s * x.itemsize for s in x._strides])
         else:
             strides.append([0] * len(shape))
     sh, st = coalesce(shape, strides)
     if not sh:
         sh, st = [1], [[0] for _ in strides]
-    return fn, (len(sh), meta_array(sh + [v for s in st for v in s]), *ptrs)
+    return len(sh), meta_array(sh + [v for s in st for v in s])
 
 
 def elementwise(d, name: str, out: Tensor, ins: list) -> None:
@@ -120,12 +140,12 @@ def _contiguous_call(d, name: str, out: Tensor, n: int, a: Tensor, b=None):
 
 
 def _reduce_call(d, name: str, x: Tensor, out: Tensor, ks, kin, kout, rs, rin):
-    meta = _ffi.new("int64_t[]", [len(ks), len(rs), *ks, *kin, *kout, *rs, *rin])
+    meta = meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin))
     return K.kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
 
 
 def _scan_call(d, name: str, x: Tensor, out: Tensor, sh, si, so):
-    meta = _ffi.new("int64_t[]", [len(sh), *sh, *si, *so])
+    meta = meta_array((len(sh), *sh, *si, *so))
     return K.kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
 
 
