@@ -244,6 +244,22 @@ def _tangents(args):
 _SIGS: dict = {}
 
 
+def _positionals(fn) -> frozenset:
+    """The names of fn's parameters a keyword argument may fill that _positional moves to
+    their positions (so tensors given so take part in autograd; keyword-only ones do not)."""
+    k = _NAMED.get(fn)
+    if k is None:
+        sig = _SIGS.get(fn)
+        if sig is None:
+            sig = _SIGS[fn] = inspect.signature(fn)
+        k = _NAMED[fn] = frozenset(n for n, q in sig.parameters.items()
+                                   if q.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return k
+
+
+_NAMED: dict = {}
+
+
 def _positional(fn, args, kwargs):
     """Bind keyword arguments to their positions (rules read ctx.args; defaults fill the gaps
     before the last one given), keeping only keyword-only ones as kwargs."""
@@ -368,16 +384,23 @@ def record(name, fn, args, kwargs):
     need_grad = need_tan = False
     tensors = None
     if st.grad_enabled or st.fw_level:
-        if kwargs:  # tensors passed by keyword count too: move them to their positions
-            args, kwargs = _positional(fn, args, kwargs)
         tensors = flat_tensors(args)
+        if kwargs:  # tensors passed by keyword for a positional parameter count too
+            named = _positionals(fn)
+            tensors += flat_tensors([v for k, v in kwargs.items() if k in named])
         refresh_stale(tensors)
         if st.grad_enabled:
-            need_grad = any(t._requires_grad for t in tensors)
+            for t in tensors:
+                if t._requires_grad:
+                    need_grad = True
+                    break
         if st.fw_level:
             need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
     if not (need_grad or need_tan):
         return fn(*args, **kwargs)
+    if kwargs:  # move them to their positions (rules read ctx.args), in order
+        args, kwargs = _positional(fn, args, kwargs)
+        tensors = flat_tensors(args)
     rule = RULES.get(name)
     if need_grad and name in INPLACE:
         x = args[0]
