@@ -75,6 +75,18 @@ def counters() -> dict:
 _PLANNED = frozenset(("add", "subtract", "multiply", "true_divide"))   # the C dunders' ops
 
 
+def _address(d: dt.DType, kernel: str) -> int:
+    """The address of elementwise kernel `kernel` of dtype d's module (cached: finding the
+    module means building its source)."""
+    a = _ADDR.get((d, kernel))
+    if a is None:
+        a = _ADDR[(d, kernel)] = build.address(K.module("ew", d), kernel)
+    return a
+
+
+_ADDR: dict = {}
+
+
 def register_plan(name: str, a, b, out, ins) -> None:
     """Enter elementwise.binary's general path: out = name(a, b) ran its loop-dtype kernel over
     ins (a and b broadcast, or a _Scalar) into out, a fresh tensor, without casts; the C
@@ -86,7 +98,7 @@ def register_plan(name: str, a, b, out, ins) -> None:
     ld = x._dtype if type(x) is Tensor else x.dtype
     kname = f"{name}_{ld.sfx}"
     call = launch.elementwise_call(ld, kname, out, ins)
-    addr = build.address(K.module("ew", ld), kname)
+    addr = _address(ld, kname)
     if call is None or not addr:
         return
     nd, meta = call[1][0], call[1][1]
@@ -103,7 +115,7 @@ def register(name: str, d: dt.DType, other, od: dt.DType, kernel: str) -> None:
     kind = 0 if other == d.sfx else _KIND.get(other)
     if kind is None or kind and d.sfx not in _CODE:
         return
-    addr = build.address(K.module("ew", d), kernel)
+    addr = _address(d, kernel)
     if addr:
         m.register(name, d, d.itemsize, _CODE.get(d.sfx, 0), kind, od, od.itemsize, addr,
                    od.kind in "fc")

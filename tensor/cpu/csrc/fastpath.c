@@ -459,6 +459,8 @@ static PyObject *fp_register_plan(PyObject *self, PyObject *args) {
         PyErr_Clear();
         Py_RETURN_FALSE;
     }
+    if (find_plan(op, &X, &Y))   /* known (the Python path ran it while C stepped aside) */
+        Py_RETURN_FALSE;
     plan_t *p = PyMem_Calloc(1, sizeof(plan_t));
     if (!p)
         return PyErr_NoMemory();
