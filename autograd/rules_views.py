@@ -15,7 +15,7 @@ from tensor.axes import norm_axes, norm_axis
 from tensor.public import PUB
 
 from .graph import RULES, Rule
-from .rules_util import fit, sum_to
+from .rules_util import bind, fit, sum_to
 
 _SIGS: dict = {}
 
@@ -25,9 +25,7 @@ def params(name: str, ctx) -> dict:
     sig = _SIGS.get(name)
     if sig is None:
         sig = _SIGS[name] = inspect.signature(PUB[name].__wrapped__)
-    b = sig.bind(*ctx.args, **ctx.kwargs)
-    b.apply_defaults()
-    return b.arguments
+    return bind(sig, ctx.args, ctx.kwargs)
 
 
 def same_op_jvp(name: str, op: str | None = None):
