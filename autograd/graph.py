@@ -456,7 +456,21 @@ def record(name, fn, args, kwargs):
     return res
 
 
+def _record_tail(name, rule, args, kwargs, out, tensors):
+    """The end of record() for a call that needs a gradient and no tangent, not in place, whose
+    fn has run (with depth raised): a C record (tensor/_hook.py: record_accel) hands over the
+    results it does not handle itself."""
+    _own_outputs(out, tensors)
+    if type(out) is Tensor and any(out is t for t in tensors):
+        return out
+    if _differentiable_out(out):
+        node = _attach(name, rule, args, kwargs, out, tensors, args)
+        node.ctx.old = None
+    return out
+
+
 def install():
     _hook.grad_state = state
-    _hook.fast_graph = (state, Node, Ctx, Meta, AGMeta, RULES, _seq, edge_of)
-    _hook.record = record
+    _hook.fast_graph = (state, Node, Ctx, Meta, AGMeta, RULES, _seq, edge_of, frozenset(INPLACE),
+                        frozenset(_WRITES), meta_of, _record_tail)
+    _hook.set_record(record)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import functools
 
-record = None  # set by autograd: (name, fn, args, kwargs) -> result
+record = None  # set by autograd (set_record): (name, fn, args, kwargs) -> result
+# set by a C fast path (tensor/cpu/fastpath.py): python record -> a record that behaves the same
+# and hands what it does not handle to the one it wraps
+record_accel = None
 # the capture in progress (tensor/capture.py), or None: storages that die, data_ptr() reads,
 # random draws and host reads report to it (one global read on those paths when none runs)
 capture = None
@@ -31,6 +34,12 @@ def differentiable(name: str, fn):
         return r(name, fn, args, kwargs)
     op.__wrapped_op__ = name
     return op
+
+
+def set_record(fn) -> None:
+    """Install autograd's record (through record_accel when a fast path offers one)."""
+    global record
+    record = fn if record_accel is None or fn is None else record_accel(fn)
 
 
 def autograd():

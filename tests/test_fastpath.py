@@ -223,7 +223,12 @@ def _graph(t, seen=None):
         return None
     if type(fn).__name__ == "AccumulateGrad":
         return "acc"
-    return (fn.name, len(fn.saved), fn.ctx.needs,
+    def show(a):
+        if isinstance(a, list | tuple):
+            return tuple(show(x) for x in a)
+        return type(a).__name__ if type(a).__name__ in ("Tensor", "Meta") else a
+    args = show(fn.ctx.args)
+    return (fn.name, len(fn.saved), fn.ctx.needs, args, fn.ctx.kwargs, fn.ctx.out is None,
             [None if e is None else (_graph(e[0], True), e[1]) for e in fn.next])
 
 
@@ -388,3 +393,64 @@ def test_broadcast_gradients_through_plans():
         np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
         np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- autograd's record in C
+
+def _chain_of_ops(w, b):
+    import nn.functional as F
+    x = w.reshape(3, 4).swapaxes(0, 1)                 # views: is_view, fresh bases
+    y = F.linear(x, w.reshape(3, 4)[:, :3], b[:3])      # a fused node, a getitem
+    z = T.exp(y).sum(axis=1, keepdims=True) / (y @ y.T).mean()   # keyword arguments: Python
+    c = T.concatenate([z, y[:, :1]], axis=1)            # tensors in a list: Python
+    m = T.max(c, axis=0)                                # an index-free reduction
+    s = F.softmax(c * 0.5, dim=1)
+    v = T.where(s > 0.2, s, -s)                         # a bool intermediate: no node
+    return (v.sum() + m.sum() + T.tanh(c).sum(0).sum()) * 1.0
+
+
+def test_c_record_builds_the_python_records_graph():
+    import autograd.graph as G
+    from tensor import _hook
+    assert _hook.record is not G.record and type(_hook.record).__name__ == "builtin_function_or_method"
+    rng = np.random.default_rng(5)
+    wv, bv = rng.standard_normal(12), rng.standard_normal(4)
+    runs = []
+    for rec in (_hook.record, G.record):
+        saved, _hook.record = _hook.record, rec
+        try:
+            w, b = T.tensor(wv, requires_grad=True), T.tensor(bv, requires_grad=True)
+            y = _chain_of_ops(w, b)
+            g = _graph(y)
+            y.backward()
+            runs.append((g, y.item(), w.grad.numpy().tobytes(), b.grad.numpy().tobytes()))
+        finally:
+            _hook.record = saved
+    assert runs[0] == runs[1]
+
+
+def test_c_record_modes():
+    w = T.ones(2, 3, requires_grad=True)
+    with autograd.no_grad():
+        assert w.reshape(3, 2).grad_fn is None
+    v = w.reshape(6)
+    assert v.grad_fn.name == "reshape" and v._ag.is_view
+    with pytest.raises(RuntimeError, match="cannot be modified in place"):
+        w.add_(1.0)
+    u = w * 1.0
+    u.reshape(6).mul_(2.0)                  # in place through a view: rebased in Python
+    u.sum().backward()
+    assert w.grad.tolist() == [[2.0] * 3] * 2
+    out, tan = autograd.jvp(lambda a: a.reshape(3, 2).sum(0), (T.ones(2, 3),), (T.ones(2, 3),))
+    assert tan.tolist() == [3.0, 3.0]
+    i = T.arange(6).reshape(2, 3)          # integers: no graph
+    assert i.reshape(6).grad_fn is None
+
+
+def test_c_record_can_be_turned_off():
+    code = ("import tensor as T, autograd; from tensor import _hook; T.ones(1); "
+            "print(type(_hook.record).__name__)")
+    env = dict(os.environ, STRIDEX_FASTPATH_RECORD="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["function"]

@@ -55,9 +55,14 @@ def install(alloc, new_storage) -> None:
         if mod is None:
             return
         # the hook module Storage reads (`capture`): the C paths step aside while one runs
-        mod.install(Tensor, Storage, Block, _Segment, alloc, _BUSY, _tensor._hook, K, CPU,
-                    new_storage, _QUICK_MAX)
+        hook = _tensor._hook
+        mod.install(Tensor, Storage, Block, _Segment, alloc, _BUSY, hook, K, CPU, new_storage,
+                    _QUICK_MAX)
         _mod = mod
+        if os.environ.get("STRIDEX_FASTPATH_RECORD", "1") != "0":
+            hook.record_accel = mod.make_record   # autograd's record, in C (once it is loaded)
+            if hook.record is not None:
+                hook.record = mod.make_record(hook.record)
 
 
 def quick_storage():

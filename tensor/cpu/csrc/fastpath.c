@@ -588,7 +588,7 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     INTERN(s_saved_tensors, "saved_tensors") INTERN(s_old, "old")
     for (int i = 0; i < N_OPS; i++)
         INTERN(op_names[i], OP_NAMES[i])
-    if (!(empty_tuple = PyTuple_New(0)))
+    if (!(empty_tuple = PyTuple_New(0)) || !(empty_dict = PyDict_New()))
         return NULL;
     PyObject *del = PyDescr_NewMethod(Storage_t, &DEL_DEF);
     if (!del || PyObject_SetAttrString(stt, "__del__", del) < 0)
@@ -613,6 +613,7 @@ static PyMethodDef METHODS[] = {
     {"install", fp_install, METH_VARARGS, "Put the C fast paths on Tensor and Storage."},
     {"register", fp_register, METH_VARARGS, "Enter an (op, dtype, operand kind) kernel."},
     {"register_plan", fp_register_plan, METH_VARARGS, "Enter an op's kernel call for a layout."},
+    {"make_record", fp_make_record, METH_O, "autograd's record in C, falling back to the given one."},
     {"new_storage", fp_new_storage, METH_O, "A CPU Storage from the exact-size cache, or None."},
     {NULL, NULL, 0, NULL},
 };

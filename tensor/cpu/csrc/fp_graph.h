@@ -1,6 +1,7 @@
 /* Autograd's record (autograd/graph.py: record and _attach) mirrored for the fast ops of
  * tensor/cpu/csrc/fastpath.c (included there once, after its declarations). Autograd puts in
- * _hook.fast_graph (state, Node, Ctx, Meta, AGMeta, RULES, node counter, edge_of); the C path
+ * _hook.fast_graph (state, Node, Ctx, Meta, AGMeta, RULES, node counter, edge_of, INPLACE,
+ * _WRITES, meta_of, _record_tail); the C path
  * reads it when an operand takes part in autograd, and hands the call to Python where record
  * would do more than put one node on the graph (forward mode, a view to refresh). */
 
@@ -14,10 +15,11 @@ static const char *A_NAMES[A_N] = {"acc", "output_nr"};
 static const char *R_NAMES[1] = {"save"};
 static Py_ssize_t noff[N_N], moff[M_N], aoff[A_N], rsave_off;
 static PyObject *graph_cfg;   /* the _hook.fast_graph tuple the offsets were read from */
-static PyObject *g_state, *g_rules, *g_seq, *g_edge_of;
+static PyObject *g_state, *g_rules, *g_seq, *g_edge_of, *g_inplace, *g_writes, *g_meta_of,
+    *g_tail;
 static PyTypeObject *Node_t, *Ctx_t, *Meta_t, *AGMeta_t;
 static PyObject *s_fast_graph, *s_record, *s_depth, *s_grad_enabled, *s_fw_level, *s_out,
-    *s_args, *s_kwargs, *s_needs, *s_saved_tensors, *s_old, *empty_tuple, *op_names[5];
+    *s_args, *s_kwargs, *s_needs, *s_saved_tensors, *s_old, *empty_tuple, *empty_dict, *op_names[5];
 
 /* 1: the config is read (graph_cfg and friends set); 0: none (autograd not loaded); -1 error */
 static int graph_config(void) {
@@ -26,10 +28,11 @@ static int graph_config(void) {
         return PyErr_Occurred() ? -1 : 0;
     if (cfg == graph_cfg)
         return 1;
-    PyObject *st, *node, *ctx, *meta, *agm, *rules, *seq, *edge;
-    if (!PyArg_ParseTuple(cfg, "OO!O!O!O!O!OO", &st, &PyType_Type, &node, &PyType_Type, &ctx,
-                          &PyType_Type, &meta, &PyType_Type, &agm, &PyDict_Type, &rules, &seq,
-                          &edge))
+    PyObject *st, *node, *ctx, *meta, *agm, *rules, *seq, *edge, *inplace, *writes, *meta_of, *tail;
+    if (!PyArg_ParseTuple(cfg, "OO!O!O!O!O!OOO!O!OO", &st, &PyType_Type, &node, &PyType_Type,
+                          &ctx, &PyType_Type, &meta, &PyType_Type, &agm, &PyDict_Type, &rules,
+                          &seq, &edge, &PyFrozenSet_Type, &inplace, &PyFrozenSet_Type, &writes,
+                          &meta_of, &tail))
         return -1;
     PyObject *rule = NULL;
     Py_ssize_t pos = 0;
@@ -46,6 +49,7 @@ static int graph_config(void) {
     Py_INCREF(cfg);
     Py_XSETREF(graph_cfg, cfg);   /* holds the objects below alive */
     g_state = st; g_rules = rules; g_seq = seq; g_edge_of = edge;
+    g_inplace = inplace; g_writes = writes; g_meta_of = meta_of; g_tail = tail;
     Node_t = (PyTypeObject *)node; Ctx_t = (PyTypeObject *)ctx; Meta_t = (PyTypeObject *)meta;
     AGMeta_t = (PyTypeObject *)agm;
     return 1;
@@ -121,15 +125,11 @@ static PyObject *meta_of_tensor(PyObject *t) {
     return m;
 }
 
-/* Put op's node on the graph for out = op(a[, b]) (_attach, for one output). 0 or -1. */
-static int attach(int op, PyObject *a, PyObject *b, PyObject *out) {
-    PyObject *rule = PyDict_GetItemWithError(g_rules, op_names[op]);
-    if (!rule)
-        return PyErr_Occurred() ? -1 : (PyErr_Format(PyExc_NotImplementedError,
-                                        "autograd: no derivative rule for %R", op_names[op]), -1);
+/* Put the node of op `name` (rule `rule`) on the graph for out = op(*argv), argv tensors or
+ * other values (no lists), out one fresh tensor: _attach. 0 or -1. */
+static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py_ssize_t nargs,
+                       PyObject *out) {
     PyObject *save = SLOT(rule, rsave_off);
-    int nargs = b ? 2 : 1;
-    PyObject *argv[2] = {a, b};
     PyObject *node = NULL, *edges = NULL, *saved = NULL, *ctx = NULL, *cargs = NULL,
              *needs = NULL, *ctx_out = Py_None, *seq = NULL, *kw = NULL;
     Py_INCREF(Py_None);
@@ -137,7 +137,7 @@ static int attach(int op, PyObject *a, PyObject *b, PyObject *out) {
     if (!save || !PyAnySet_Check(save) || !(edges = PyList_New(0)) || !(saved = PyList_New(0)) ||
         !(cargs = PyTuple_New(nargs)) || !(needs = PyTuple_New(nargs)))
         goto fail;
-    for (int i = 0; i < nargs; i++) {
+    for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *x = argv[i];
         int is_t = Py_IS_TYPE(x, Tensor_t);
         PyObject *need = is_t && SLOT(x, toff[T_RG]) == Py_True ? Py_True : Py_False;
@@ -155,7 +155,7 @@ static int attach(int op, PyObject *a, PyObject *b, PyObject *out) {
             goto fail;
         }
         Py_DECREF(e);
-        PyObject *ki = PyLong_FromLong(i);
+        PyObject *ki = PyLong_FromSsize_t(i);
         int kept = ki ? PySet_Contains(save, ki) : -1;
         Py_XDECREF(ki);
         if (kept < 0)
@@ -193,8 +193,7 @@ static int attach(int op, PyObject *a, PyObject *b, PyObject *out) {
     }
     if (!(node = Node_t->tp_alloc(Node_t, 0)))
         goto fail;
-    PyObject *nv[N_N] = {op_names[op], rule, ctx, edges, NULL, Py_False, Py_None, saved,
-                         Py_False, seq};
+    PyObject *nv[N_N] = {name, rule, ctx, edges, NULL, Py_False, Py_None, saved, Py_False, seq};
     for (int i = 0; i < N_N; i++) {
         PyObject *v = i == N_NOUT ? PyLong_FromLong(1) : (Py_INCREF(nv[i]), nv[i]);
         SLOT(node, noff[i]) = v;
@@ -209,6 +208,16 @@ fail:
     Py_XDECREF(node); Py_XDECREF(edges); Py_XDECREF(saved); Py_XDECREF(cargs);
     Py_XDECREF(needs); Py_XDECREF(ctx_out); Py_XDECREF(ctx); Py_XDECREF(kw); Py_XDECREF(seq);
     return -1;
+}
+
+/* attach_node for fast op `op` on (a[, b]) */
+static int attach(int op, PyObject *a, PyObject *b, PyObject *out) {
+    PyObject *rule = PyDict_GetItemWithError(g_rules, op_names[op]);
+    if (!rule)
+        return PyErr_Occurred() ? -1 : (PyErr_Format(PyExc_NotImplementedError,
+                                        "autograd: no derivative rule for %R", op_names[op]), -1);
+    PyObject *argv[2] = {a, b};
+    return attach_node(op_names[op], rule, argv, b ? 2 : 1, out);
 }
 
 /* What autograd wants of op(a[, b]): 0 nothing (run as without it), 1 a node from attach(),
@@ -226,4 +235,170 @@ static int graph_need(PyObject *a, PyObject *b) {
         return 0;
     return (Py_IS_TYPE(a, Tensor_t) && SLOT(a, toff[T_RG]) == Py_True) ||
            (b && Py_IS_TYPE(b, Tensor_t) && SLOT(b, toff[T_RG]) == Py_True);
+}
+
+/* ---- record(name, fn, args, kwargs): autograd's hook for every public op (tensor/_hook.py),
+ * in C for the common case: no keyword arguments, no forward mode, not in place, tensors as
+ * positional arguments (not in lists), no stale view among them. Everything else, and any
+ * result but one tensor, goes to autograd's Python record (or its tail, _record_tail). */
+
+static PyObject *py_record;   /* autograd's record, wrapped by make_record */
+static PyObject *record_obj;  /* the C record: what _hook.record holds */
+
+static int set_depth(long v) {
+    PyObject *d = PyLong_FromLong(v);
+    int r = d ? PyObject_SetAttr(g_state, s_depth, d) : -1;
+    Py_XDECREF(d);
+    return r;
+}
+
+static PyObject *call_fn(PyObject *fn, PyObject *args, PyObject *kwargs) {
+    return PyObject_Call(fn, args, kwargs && PyDict_GET_SIZE(kwargs) ? kwargs : NULL);
+}
+
+static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
+    if (na != 4 || !PyTuple_CheckExact(a[2]) || (a[3] != Py_None && !PyDict_Check(a[3])) ||
+        graph_config() != 1)
+        goto python;
+    PyObject *name = a[0], *fn = a[1], *args = a[2], *kwargs = a[3];
+    long depth = state_long(s_depth);
+    if (depth < 0 && PyErr_Occurred())
+        return NULL;
+    if (depth)
+        return call_fn(fn, args, kwargs);
+    if (kwargs != Py_None && PyDict_GET_SIZE(kwargs))
+        goto python;
+    long fw = state_long(s_fw_level), en = state_long(s_grad_enabled);
+    if (PyErr_Occurred())
+        return NULL;
+    if (fw)
+        goto python;
+    if (!en)
+        return call_fn(fn, args, NULL);
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    int need = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = PyTuple_GET_ITEM(args, i);
+        if (PyList_Check(x) || PyTuple_Check(x))
+            goto python;   /* tensors in a list: flat_tensors' second level */
+        if (!Py_IS_TYPE(x, Tensor_t))
+            continue;
+        PyObject *base = SLOT(x, toff[T_BASE]);
+        if (base != Py_None) {   /* refresh_stale: a view written since needs Python */
+            PyObject *v = SLOT(SLOT(x, toff[T_STORAGE]), soff[S_VERSION]);
+            if (!PyTuple_CheckExact(base) || PyTuple_GET_SIZE(base) != 2 ||
+                PyObject_RichCompareBool(PyTuple_GET_ITEM(base, 1), v, Py_EQ) != 1) {
+                PyErr_Clear();
+                goto python;
+            }
+        }
+        need |= SLOT(x, toff[T_RG]) == Py_True;
+    }
+    if (!need)
+        return call_fn(fn, args, NULL);
+    int inplace = PySet_Contains(g_inplace, name);
+    if (inplace < 0)
+        return NULL;
+    PyObject *rule = PyDict_GetItemWithError(g_rules, name);
+    if (inplace || !rule) {
+        if (PyErr_Occurred())
+            return NULL;
+        goto python;
+    }
+    Py_INCREF(rule);   /* the dict may change while fn runs */
+    if (set_depth(1) < 0) {
+        Py_DECREF(rule);
+        return NULL;
+    }
+    PyObject *out = call_fn(fn, args, NULL);
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    int dr = set_depth(0);
+    PyErr_Restore(et, ev, tb);
+    if (!out || dr < 0) {
+        Py_XDECREF(out);
+        Py_DECREF(rule);
+        return NULL;
+    }
+    PyObject *const *argv = &PyTuple_GET_ITEM(args, 0);
+    if (!Py_IS_TYPE(out, Tensor_t) || SLOT(out, toff[T_AG]) != Py_None) {
+        PyObject *targs = PyList_New(0);   /* the tensors, for _record_tail */
+        for (Py_ssize_t i = 0; targs && i < nargs; i++)
+            if (Py_IS_TYPE(argv[i], Tensor_t) && PyList_Append(targs, argv[i]) < 0)
+                Py_CLEAR(targs);
+        PyObject *r = targs ? PyObject_CallFunctionObjArgs(g_tail, name, rule, args,
+                                                           kwargs == Py_None ? empty_dict : kwargs,
+                                                           out, targs, NULL) : NULL;
+        Py_XDECREF(targs);
+        Py_DECREF(out);
+        Py_DECREF(rule);
+        return r;
+    }
+    PyObject *ost = SLOT(out, toff[T_STORAGE]);
+    int shares = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = argv[i];
+        if (!Py_IS_TYPE(x, Tensor_t))
+            continue;
+        if (x == out) {   /* the op returned its input itself: already on the graph */
+            Py_DECREF(rule);
+            return out;
+        }
+        shares |= SLOT(x, toff[T_STORAGE]) == ost;
+    }
+    if (!shares && SLOT(out, toff[T_BASE]) != Py_None)   /* _own_outputs */
+        set_slot_ref(out, toff[T_BASE], Py_None);
+    PyObject *kind = NULL;
+    PyObject *od = SLOT(out, toff[T_DTYPE]);
+    int diff = 0;
+    if ((kind = PyObject_GetAttrString(od, "kind"))) {
+        diff = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == 1 &&
+               (PyUnicode_READ_CHAR(kind, 0) == 'f' || PyUnicode_READ_CHAR(kind, 0) == 'c');
+        Py_DECREF(kind);
+    } else {
+        Py_DECREF(out);
+        Py_DECREF(rule);
+        return NULL;
+    }
+    if (diff) {
+        int writes = shares ? PySet_Contains(g_writes, name) : 1;
+        if (writes < 0 || attach_node(name, rule, argv, nargs, out) < 0) {
+            Py_DECREF(out);
+            Py_DECREF(rule);
+            return NULL;
+        }
+        if (!writes) {   /* a view of an input: meta_of(out).is_view = True */
+            PyObject *m = PyObject_CallOneArg(g_meta_of, out);
+            if (!m || PyObject_SetAttrString(m, "is_view", Py_True) < 0) {
+                Py_XDECREF(m);
+                Py_DECREF(out);
+                Py_DECREF(rule);
+                return NULL;
+            }
+            Py_DECREF(m);
+        }
+    }
+    Py_DECREF(rule);
+    return out;
+python:
+    if (PyErr_Occurred())
+        return NULL;
+    return PyObject_Vectorcall(py_record, a, na, NULL);
+}
+
+static PyMethodDef RECORD_DEF = {"record", (PyCFunction)(void (*)(void))fp_record, METH_FASTCALL,
+                                 "autograd's record, in C for the common case"};
+
+/* make_record(python record) -> the C record falling back to it */
+static PyObject *fp_make_record(PyObject *self, PyObject *rec) {
+    if (rec == record_obj && record_obj) {
+        Py_INCREF(rec);
+        return rec;
+    }
+    Py_INCREF(rec);
+    Py_XSETREF(py_record, rec);
+    if (!record_obj && !(record_obj = PyCFunction_New(&RECORD_DEF, NULL)))
+        return NULL;
+    Py_INCREF(record_obj);
+    return record_obj;
 }
