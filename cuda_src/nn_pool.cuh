@@ -5,7 +5,9 @@
  * of its window scanned row by row from the window's first element, with its flat H*W
  * position; a later element wins when it is larger or NaN (PyTorch's rule, as the CPU's), so
  * values and indices equal the CPU's bit for bit.
- * im2col: contiguous (N, C, H, W) canvas -> (C, KH, KW, N, OH, OW). */
+ * im2col: contiguous (N, C, H, W) canvas -> (C, KH, KW, N, OH, OW).
+ * col2im: its adjoint, one thread per output element gathering the window entries that read
+ * it in (i, j) order, as the CPU's (so results equal the CPU's bit for bit). */
 #ifndef STRIDEX_NN_POOL_CUH
 #define STRIDEX_NN_POOL_CUH
 #include "common.cuh"
@@ -78,6 +80,34 @@ SX_DEV void np_im2col(const T *X, T *O, int64_t N, int64_t C, int64_t H, int64_t
                                    (int32_t)DH, (int32_t)DW, (int32_t)OH, (int32_t)OW);
     else
         np_im2col_loop<T, int64_t>(X, O, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW);
+}
+
+/* out (N, C, H, W): the crop at (PT, PL) of the canvas whose windows are cols
+ * (C, KH, KW, N, OH, OW), overlapping windows summed from zero in (i, j) order (in the compute
+ * type: nn/conv.py uses it for float32 and float64). */
+template <class S>
+SX_DEV void np_col2im(const typename S::T *X, typename S::T *O, int64_t N, int64_t C, int64_t H,
+                      int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH,
+                      int64_t DW, int64_t OH, int64_t OW, int64_t PT, int64_t PL) {
+    typedef typename S::C A;
+    int64_t n_out = N * C * H * W, step = (int64_t)blockDim.x * gridDim.x;
+#pragma unroll 1
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n_out; e += step) {
+        int64_t x = e % W, t = e / W, y = t % H, pl = t / H, c = pl % C, n = pl / C;
+        A acc = 0;
+        for (int64_t i = 0; i < KH; i++) {
+            int64_t yy = y + PT - i * DH;
+            if (yy < 0) break;
+            if (yy % SH || yy / SH >= OH) continue;
+            for (int64_t j = 0; j < KW; j++) {
+                int64_t xx = x + PL - j * DW;
+                if (xx < 0) break;
+                if (xx % SW || xx / SW >= OW) continue;
+                acc += S::ld(X[((((c * KH + i) * KW + j) * N + n) * OH + yy / SH) * OW + xx / SW]);
+            }
+        }
+        O[e] = S::st(acc);
+    }
 }
 
 #endif

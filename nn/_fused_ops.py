@@ -102,6 +102,12 @@ def im2col_kernel(x: Tensor, out: Tensor, kernel, stride, dilation) -> None:
     _be(x).im2col(x, out, stride, dilation)
 
 
+def col2im_kernel(cols: Tensor, out: Tensor, stride, dilation, before) -> None:
+    """out (N, C, H, W) = the crop at before=(top, left) of the canvas whose windows are the
+    contiguous cols (C, KH, KW, N, OH, OW), overlapping windows summed."""
+    _be(cols).col2im(cols, out, stride, dilation, before)
+
+
 def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
     """(values, flat H*W indices) of 2-D max pooling of (N, C, H, W), no padding/dilation."""
     x = ew.contiguous(x)

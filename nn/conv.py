@@ -3,8 +3,9 @@ and the Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d modules.
 
 Two linear primitives carry the gradients: `im2col` gathers every window of a padded NCHW
 input into a (C, KH, KW, N, OH, OW) block (a zero-copy as_strided view, then one copy), and
-`col2im` scatter-adds such a block back into an image (one strided add per kernel offset, so
-no atomics and a fixed summation order). Each is the other's adjoint, so each one's vjp is the
+`col2im` adds such a block back into an image (each element gathers the window entries that
+read it, in kernel-offset order: no atomics and a fixed summation order; other dtypes take one
+strided add per kernel offset, the same order). Each is the other's adjoint, so each one's vjp is the
 other and its jvp is itself: backward, double backward and forward mode all come for free.
 A convolution is then im2col, a (G, O/G, C/G*KH*KW) @ (G, C/G*KH*KW, N*OH*OW) matmul and a
 permute; a transposed convolution is a matmul followed by col2im.
@@ -65,6 +66,12 @@ def _col2im(cols: Tensor, size, stride, padding, dilation) -> Tensor:
     window added back at its place on the padded canvas, which is then cropped."""
     c, kh, kw, n, oh, ow = cols.shape
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
+    if cols.dtype in (T.float32, T.float64):   # one C pass gathering each element's windows
+        from ._fused_ops import col2im_kernel
+        out = ew.empty_tensor((n, c) + tuple(size), cols.dtype, cols.device)
+        if out.numel():
+            col2im_kernel(ew.contiguous(cols), out, (sh, sw), (dh, dw), (pt, pl))
+        return out
     hp, wp = size[0] + pt + pb, size[1] + pl + pr
     out = T.zeros((n, c, hp, wp), dtype=cols.dtype, device=cols.device)
     s = out.strides

@@ -87,6 +87,8 @@ INTERFACE = {
     "sdpa_bwd": "(q, k, v, mask, o, lse, do, dsum, dq, dk, dv, a): its backward, no atomics",
     "maxpool2d": "(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)",
     "im2col": "(x, out, stride, dilation)",
+    "col2im": "(cols, out, stride, dilation, before): out = the crop at before=(top, left) of the "
+              "canvas whose windows (C, KH, KW, N, OH, OW) are cols, overlaps summed",
     "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",
 }
 

@@ -153,4 +153,5 @@ sdpa_fwd = _nn.sdpa_fwd
 sdpa_bwd = _nn.sdpa_bwd
 maxpool2d = _nn.maxpool2d
 im2col = _nn.im2col
+col2im = _nn.col2im
 optim_step = _nn.optim_step

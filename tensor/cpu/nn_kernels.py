@@ -40,6 +40,9 @@ _POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t p
 _IM2COL_SIG = ("void im2col_{s}(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, "
                "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
                "int64_t OH, int64_t OW, int nthreads);")
+_COL2IM_SIG = ("void col2im_{s}(intptr_t cols, intptr_t out, int64_t N, int64_t C, int64_t H, "
+               "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
+               "int64_t OH, int64_t OW, int64_t PT, int64_t PL, int nthreads);")
 _OPTIM_CDEF = """
 void sgd_{s}(intptr_t, intptr_t, intptr_t, int64_t, double, double, double, double, int, int);
 void adam_{s}(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int64_t, double, double, double,
@@ -53,8 +56,9 @@ K.register_family("nn_rows", lambda d: (f'#define NR_S {d.sfx}\n#include "nn_row
 K.register_family("nn_attn", lambda d: (f'#define NA_S {d.sfx}\n#include "nn_attn.h"\n',
                                         "\n".join(s.format(s=d.sfx) for s in _ATTN_SIGS)))
 K.register_family("nn_pool", lambda d: (
-    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\n',
-    _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx)))
+    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\nSX_COL2IM({d.sfx})\n',
+    _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx) + "\n" +
+    _COL2IM_SIG.format(s=d.sfx)))
 K.register_family("optim", lambda d: (
     f'#include "optim.h"\nSX_SGD({d.sfx})\nSX_ADAM({d.sfx})\nSX_RMSPROP({d.sfx})\n',
     _OPTIM_CDEF.format(s=d.sfx)))
@@ -168,6 +172,16 @@ def im2col(x, out, stride, dilation) -> None:
     _, kh, kw, _, oh, ow = out.shape
     _k("nn_pool", "im2col", x.dtype)(_p(x), _p(out), n, c, h, w, kh, kw, stride[0], stride[1],
                                      dilation[0], dilation[1], oh, ow, K._num_threads)
+
+
+def col2im(cols, out, stride, dilation, before) -> None:
+    """out (N, C, H, W) = the crop at `before` (top, left) of the canvas whose windows are cols
+    (C, KH, KW, N, OH, OW), overlapping windows summed (im2col's adjoint)."""
+    n, c, h, w = out.shape
+    _, kh, kw, _, oh, ow = cols.shape
+    _k("nn_pool", "col2im", out.dtype)(_p(cols), _p(out), n, c, h, w, kh, kw, stride[0], stride[1],
+                                       dilation[0], dilation[1], oh, ow, before[0], before[1],
+                                       K._num_threads)
 
 
 # ---- optim ----------------------------------------------------------------------------------

@@ -75,6 +75,10 @@ _POOL_KERNELS = {
     "im2col": ("const {T} *x, {T} *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, "
                "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW",
                "np_im2col<{T}>(x, out, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW)"),
+    "col2im": ("const {T} *cols, {T} *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, "
+               "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW, "
+               "int64_t PT, int64_t PL",
+               "np_col2im<{S}>(cols, out, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW, PT, PL)"),
 }
 _OPTIM_KERNELS = {
     "sgd": ("{T} *p, const {T} *g, {T} *buf, int64_t n, double neg_lr, double momentum, "
@@ -314,6 +318,16 @@ def im2col(x, out, stride, dilation) -> None:
     _, kh, kw, _, oh, ow = out.shape
     _launch("nn_pool", x, "im2col", out.numel(), _p(x), _p(out),
             *map(_i, (n, c, h, w, kh, kw, stride[0], stride[1], dilation[0], dilation[1], oh, ow)))
+
+
+def col2im(cols, out, stride, dilation, before) -> None:
+    """out (N, C, H, W) = the crop at `before` (top, left) of the canvas whose windows are cols
+    (C, KH, KW, N, OH, OW), overlapping windows summed (im2col's adjoint)."""
+    n, c, h, w = out.shape
+    _, kh, kw, _, oh, ow = cols.shape
+    _launch("nn_pool", out, "col2im", out.numel(), _p(cols), _p(out),
+            *map(_i, (n, c, h, w, kh, kw, stride[0], stride[1], dilation[0], dilation[1], oh, ow,
+                      before[0], before[1])))
 
 
 # ---- optim ----------------------------------------------------------------------------------

@@ -28,23 +28,59 @@ void maxpool2d_##S(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t
     }                                                                                         \
 }
 
-/* im2col of a contiguous (N, C, H, W) canvas into (C, KH, KW, N, OH, OW): every output row
- * (fixed c, i, j, n, oh) reads OW elements spaced by SW; rows run in parallel. */
+/* im2col of a contiguous (N, C, H, W) canvas into (C, KH, KW, N, OH, OW): each (c, i, j)
+ * plane (N * OH rows of OW elements spaced by SW) is one task; planes run in parallel. */
 #define SX_IM2COL(S)                                                                           \
 void im2col_##S(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, int64_t W,         \
                 int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,       \
                 int64_t OH, int64_t OW, int nthreads) {                                       \
     const T_##S *X = (const T_##S *)x; T_##S *O = (T_##S *)out;                               \
-    int64_t rows = C * KH * KW * N * OH;                                                      \
-    int nt = (rows * OW >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;                        \
+    int64_t planes = C * KH * KW;                                                             \
+    int nt = (planes * N * OH * OW >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;             \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                 \
-    for (int64_t r = 0; r < rows; r++) {                                                      \
-        int64_t oh = r % OH, t = r / OH, n = t % N; t /= N;                                   \
-        int64_t j = t % KW; t /= KW;                                                          \
-        int64_t i = t % KH, c = t / KH;                                                       \
-        const T_##S *src = X + ((n * C + c) * H + oh * SH + i * DH) * W + j * DW;             \
-        T_##S *dst = O + r * OW;                                                              \
-        if (SW == 1) { for (int64_t q = 0; q < OW; q++) dst[q] = src[q]; }                    \
-        else { for (int64_t q = 0; q < OW; q++) dst[q] = src[q * SW]; }                       \
+    for (int64_t p = 0; p < planes; p++) {                                                    \
+        int64_t j = p % KW, i = (p / KW) % KH, c = p / (KW * KH);                             \
+        T_##S *dst = O + p * N * OH * OW;                                                     \
+        for (int64_t n = 0; n < N; n++) {                                                     \
+            const T_##S *src0 = X + ((n * C + c) * H + i * DH) * W + j * DW;                  \
+            for (int64_t oh = 0; oh < OH; oh++, dst += OW) {                                  \
+                const T_##S *src = src0 + oh * SH * W;                                        \
+                if (SW == 1) { for (int64_t q = 0; q < OW; q++) dst[q] = src[q]; }            \
+                else { for (int64_t q = 0; q < OW; q++) dst[q] = src[q * SW]; }               \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+}
+
+/* col2im, im2col's adjoint: out (N, C, H, W) contiguous, the crop at (PT, PL) of the padded
+ * canvas the windows of cols (C, KH, KW, N, OH, OW) were taken from. Each (n, c) plane starts
+ * at zero and adds the rows of the (i, j) slabs one after another, so every element sums the
+ * window entries that read it in (i, j) order, whatever the threads; in the compute type
+ * (nn/conv.py uses it for float32 and float64, where that is the dtype itself). */
+#define SX_COL2IM(S)                                                                           \
+void col2im_##S(intptr_t cols, intptr_t out, int64_t N, int64_t C, int64_t H, int64_t W,      \
+                int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,       \
+                int64_t OH, int64_t OW, int64_t PT, int64_t PL, int nthreads) {               \
+    const T_##S *X = (const T_##S *)cols; T_##S *O = (T_##S *)out;                            \
+    int nt = (N * C * OH * OW * KH * KW >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;        \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                 \
+    for (int64_t pl = 0; pl < N * C; pl++) {                                                  \
+        int64_t n = pl / C, c = pl % C;                                                       \
+        T_##S *dst = O + pl * H * W;                                                          \
+        for (int64_t e = 0; e < H * W; e++) dst[e] = ST_##S((C_##S)0);                        \
+        for (int64_t i = 0; i < KH; i++)                                                      \
+            for (int64_t j = 0; j < KW; j++) {                                                \
+                const T_##S *src = X + (((c * KH + i) * KW + j) * N + n) * OH * OW;           \
+                for (int64_t oh = 0; oh < OH; oh++) {                                         \
+                    int64_t y = oh * SH + i * DH - PT;                                        \
+                    if (y < 0 || y >= H) continue;                                            \
+                    const T_##S *sr = src + oh * OW;                                          \
+                    T_##S *dr = dst + y * W;                                                  \
+                    for (int64_t ow = 0; ow < OW; ow++) {                                     \
+                        int64_t x = ow * SW + j * DW - PL;                                    \
+                        if (x >= 0 && x < W) dr[x] = ST_##S(LD_##S(dr[x]) + LD_##S(sr[ow])); \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
     }                                                                                         \
 }
