@@ -82,6 +82,24 @@ SX_DEV void np_im2col(const T *X, T *O, int64_t N, int64_t C, int64_t H, int64_t
         np_im2col_loop<T, int64_t>(X, O, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW);
 }
 
+/* Max pooling's backward: one thread per plane adds the plane's output gradients at their
+ * max's positions in output order from zero (the CPU's order: equal results, no atomics). */
+template <class S>
+SX_DEV void np_maxpool2d_bwd(const typename S::T *G, const int64_t *IDX, typename S::T *X,
+                             int64_t planes, int64_t HW, int64_t OHW) {
+    typedef typename S::C A;
+    int64_t step = (int64_t)blockDim.x * gridDim.x;
+#pragma unroll 1
+    for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < planes; p += step) {
+        typename S::T *xp = X + p * HW;
+        for (int64_t e = 0; e < HW; e++) xp[e] = S::st((A)0);
+        for (int64_t o = 0; o < OHW; o++) {
+            int64_t q = IDX[p * OHW + o];
+            xp[q] = S::st(S::ld(xp[q]) + S::ld(G[p * OHW + o]));
+        }
+    }
+}
+
 /* out (N, C, H, W): the crop at (PT, PL) of the canvas whose windows are cols
  * (C, KH, KW, N, OH, OW), overlapping windows summed from zero in (i, j) order (in the compute
  * type: nn/conv.py uses it for float32 and float64). */

@@ -7,6 +7,7 @@ is the cost.
 from __future__ import annotations
 
 import tensor as T
+from autograd.grad_mode import is_grad_enabled
 from autograd.graph import RULES, Rule
 from autograd.rules_util import fit
 from tensor import dtypes as dt
@@ -129,10 +130,16 @@ def _mp_vjp(ctx, gs):
     if g is None:
         return (None, None, None, None, None)
     n, c, h, w = x.shape
-    idx = ctx.out[1].reshape(n * c, -1)
-    gx = T.zeros((n * c, h * w), dtype=g.dtype, device=g.device)
-    gx = gx.scatter_add(1, idx, g.reshape(n * c, -1))
-    return (gx.reshape(n, c, h, w), None, None, None, None)
+    idx = ctx.out[1]
+    if g.requires_grad and is_grad_enabled():   # double backward: the differentiable scatter
+        gx = T.zeros((n * c, h * w), dtype=g.dtype, device=g.device)
+        gx = gx.scatter_add(1, idx.reshape(n * c, -1), g.reshape(n * c, -1))
+        return (gx.reshape(n, c, h, w), None, None, None, None)
+    g = ew.contiguous(g)   # one kernel: zeros, then each gradient added at its max (in order)
+    gx = ew.empty_tensor((n, c, h, w), g.dtype, g.device)
+    if gx.numel():
+        _be(g).maxpool2d_bwd(g, idx, gx, n * c, h * w, idx.shape[2] * idx.shape[3])
+    return (gx, None, None, None, None)
 
 
 def _mp_jvp(ctx, tans):

@@ -86,6 +86,8 @@ INTERFACE = {
                 "scale, dropout scale; nn/_fused_attention.py)",
     "sdpa_bwd": "(q, k, v, mask, o, lse, do, dsum, dq, dk, dv, a): its backward, no atomics",
     "maxpool2d": "(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)",
+    "maxpool2d_bwd": "(g, idx, gx, planes, HW, OHW): gx = zeros, each output gradient of g added "
+                     "at its max's position idx, outputs in order",
     "im2col": "(x, out, stride, dilation)",
     "col2im": "(cols, out, stride, dilation, before): out = the crop at before=(top, left) of the "
               "canvas whose windows (C, KH, KW, N, OH, OW) are cols, overlaps summed",

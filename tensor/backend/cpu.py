@@ -130,6 +130,7 @@ sdpa_tile = _nn.sdpa_tile
 sdpa_fwd = _nn.sdpa_fwd
 sdpa_bwd = _nn.sdpa_bwd
 maxpool2d = _nn.maxpool2d
+maxpool2d_bwd = _nn.maxpool2d_bwd
 im2col = _nn.im2col
 col2im = _nn.col2im
 optim_step = _nn.optim_step

@@ -37,6 +37,8 @@ _ATTN_SIGS = (f"int sdpa_fwd_{{s}}({_ATTN_ARGS}, double scale, double dscale, in
 _POOL_SIG = ("void maxpool2d_{s}(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t H, "
              "int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW, "
              "int nthreads);")
+_POOL_BWD_SIG = ("void maxpool2d_bwd_{s}(intptr_t g, intptr_t idx, intptr_t gx, int64_t planes, "
+                 "int64_t HW, int64_t OHW, int nthreads);")
 _IM2COL_SIG = ("void im2col_{s}(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, "
                "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
                "int64_t OH, int64_t OW, int nthreads);")
@@ -56,9 +58,9 @@ K.register_family("nn_rows", lambda d: (f'#define NR_S {d.sfx}\n#include "nn_row
 K.register_family("nn_attn", lambda d: (f'#define NA_S {d.sfx}\n#include "nn_attn.h"\n',
                                         "\n".join(s.format(s=d.sfx) for s in _ATTN_SIGS)))
 K.register_family("nn_pool", lambda d: (
-    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_IM2COL({d.sfx})\nSX_COL2IM({d.sfx})\n',
-    _POOL_SIG.format(s=d.sfx) + "\n" + _IM2COL_SIG.format(s=d.sfx) + "\n" +
-    _COL2IM_SIG.format(s=d.sfx)))
+    f'#include "nn_pool.h"\nSX_MAXPOOL2D({d.sfx})\nSX_MAXPOOL2D_BWD({d.sfx})\nSX_IM2COL({d.sfx})\n'
+    f'SX_COL2IM({d.sfx})\n',
+    "\n".join(sig.format(s=d.sfx) for sig in (_POOL_SIG, _POOL_BWD_SIG, _IM2COL_SIG, _COL2IM_SIG))))
 K.register_family("optim", lambda d: (
     f'#include "optim.h"\nSX_SGD({d.sfx})\nSX_ADAM({d.sfx})\nSX_RMSPROP({d.sfx})\n',
     _OPTIM_CDEF.format(s=d.sfx)))
@@ -164,6 +166,12 @@ def maxpool2d(x, y, idx, planes: int, H: int, W: int, kh: int, kw: int, sh: int,
     """Values and flat H*W indices of max pooling over (planes, H, W) contiguous x."""
     _k("nn_pool", "maxpool2d", x.dtype)(_p(x), _p(y), _p(idx), planes, H, W, kh, kw, sh, sw, OH, OW,
                                         K._num_threads)
+
+
+def maxpool2d_bwd(g, idx, gx, planes: int, HW: int, OHW: int) -> None:
+    """gx (planes, HW) = each output gradient of g (planes, OHW) added at its max's position idx
+    (planes, OHW), outputs in order; all contiguous."""
+    _k("nn_pool", "maxpool2d_bwd", g.dtype)(_p(g), _p(idx), _p(gx), planes, HW, OHW, K._num_threads)
 
 
 def im2col(x, out, stride, dilation) -> None:

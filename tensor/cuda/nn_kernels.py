@@ -72,6 +72,8 @@ _POOL_KERNELS = {
     "maxpool2d": ("const {T} *x, {T} *y, int64_t *idx, int64_t planes, int64_t H, int64_t W, "
                   "int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t OH, int64_t OW",
                   "np_maxpool2d<{S}>(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)"),
+    "maxpool2d_bwd": ("const {T} *g, const int64_t *idx, {T} *gx, int64_t planes, int64_t HW, "
+                      "int64_t OHW", "np_maxpool2d_bwd<{S}>(g, idx, gx, planes, HW, OHW)"),
     "im2col": ("const {T} *x, {T} *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, "
                "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW",
                "np_im2col<{T}>(x, out, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW)"),
@@ -310,6 +312,12 @@ def maxpool2d(x, y, idx, planes: int, H: int, W: int, kh: int, kw: int, sh: int,
     """Values and flat H*W indices of max pooling over (planes, H, W) contiguous x."""
     _launch("nn_pool", x, "maxpool2d", planes * OH * OW, _p(x), _p(y), _p(idx),
             *map(_i, (planes, H, W, kh, kw, sh, sw, OH, OW)))
+
+
+def maxpool2d_bwd(g, idx, gx, planes: int, HW: int, OHW: int) -> None:
+    """gx (planes, HW) = each output gradient of g (planes, OHW) added at its max's position idx
+    (planes, OHW), outputs in order; all contiguous."""
+    _launch("nn_pool", g, "maxpool2d_bwd", planes, _p(g), _p(idx), _p(gx), *map(_i, (planes, HW, OHW)))
 
 
 def im2col(x, out, stride, dilation) -> None:

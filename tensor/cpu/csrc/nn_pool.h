@@ -28,6 +28,25 @@ void maxpool2d_##S(intptr_t x, intptr_t y, intptr_t idx, int64_t planes, int64_t
     }                                                                                         \
 }
 
+/* Max pooling's backward: gx (planes, HW) = zeros, then each output's gradient added at its
+ * max's position, outputs in order (a plane at a time: no atomics, the order of scatter_add). */
+#define SX_MAXPOOL2D_BWD(S)                                                                    \
+void maxpool2d_bwd_##S(intptr_t g, intptr_t idx, intptr_t gx, int64_t planes, int64_t HW,     \
+                       int64_t OHW, int nthreads) {                                           \
+    const T_##S *G = (const T_##S *)g; const int64_t *I = (const int64_t *)idx;               \
+    T_##S *X = (T_##S *)gx;                                                                   \
+    int nt = (planes * (HW + OHW) >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;              \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                 \
+    for (int64_t p = 0; p < planes; p++) {                                                    \
+        T_##S *xp = X + p * HW;                                                               \
+        for (int64_t e = 0; e < HW; e++) xp[e] = ST_##S((C_##S)0);                            \
+        for (int64_t o = 0; o < OHW; o++) {                                                   \
+            int64_t q = I[p * OHW + o];                                                       \
+            xp[q] = ST_##S(LD_##S(xp[q]) + LD_##S(G[p * OHW + o]));                           \
+        }                                                                                     \
+    }                                                                                         \
+}
+
 /* im2col of a contiguous (N, C, H, W) canvas into (C, KH, KW, N, OH, OW): each (c, i, j)
  * plane (N * OH rows of OW elements spaced by SW) is one task; planes run in parallel. */
 #define SX_IM2COL(S)                                                                           \
