@@ -5,7 +5,7 @@
  * of its window scanned row by row from the window's first element, with its flat H*W
  * position; a later element wins when it is larger or NaN (PyTorch's rule, as the CPU's), so
  * values and indices equal the CPU's bit for bit.
- * im2col: contiguous (N, C, H, W) canvas -> (C, KH, KW, N, OH, OW).
+ * im2col: contiguous (N, C, H, W) input, padded by `value`, -> (C, KH, KW, N, OH, OW).
  * col2im: its adjoint, one thread per output element gathering the window entries that read
  * it in (i, j) order, as the CPU's (so results equal the CPU's bit for bit). */
 #ifndef STRIDEX_NN_POOL_CUH
@@ -53,11 +53,12 @@ SX_DEV void np_maxpool2d(const typename S::T *X, typename S::T *Y, int64_t *IDX,
 }
 
 /* Output element e = (r, q) with row r = (c, i, j, n, oh) and q < OW reads
- * X[n, c, oh * SH + i * DH, q * SW + j * DW]. */
-template <class T, class I>
-SX_DEV void np_im2col_loop(const T *X, T *O, I N, I C, I H, I W, I KH, I KW, I SH, I SW, I DH,
-                           I DW, I OH, I OW) {
+ * X[n, c, oh * SH + i * DH - PT, q * SW + j * DW - PL], or `value` outside X (padding). */
+template <class S, class I>
+SX_DEV void np_im2col_loop(const typename S::T *X, typename S::T *O, I N, I C, I H, I W, I KH,
+                           I KW, I SH, I SW, I DH, I DW, I OH, I OW, I PT, I PL, double value) {
     I n_out = C * KH * KW * N * OH * OW, step = (I)blockDim.x * (I)gridDim.x;
+    const typename S::T pad = S::st((typename S::C)value);
 #pragma unroll 1
     for (I e = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; e < n_out; e += step) {
         I r = e / OW, q = e - r * OW;
@@ -65,21 +66,24 @@ SX_DEV void np_im2col_loop(const T *X, T *O, I N, I C, I H, I W, I KH, I KW, I S
         I t2 = t / N, n = t - t2 * N;
         I t3 = t2 / KW, j = t2 - t3 * KW;
         I c = t3 / KH, i = t3 - c * KH;
-        O[e] = X[((n * C + c) * H + oh * SH + i * DH) * W + j * DW + q * SW];
+        I y = oh * SH + i * DH - PT, x = q * SW + j * DW - PL;
+        O[e] = y >= 0 && y < H && x >= 0 && x < W ? X[((n * C + c) * H + y) * W + x] : pad;
     }
 }
 
-template <class T>
-SX_DEV void np_im2col(const T *X, T *O, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH,
-                      int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH,
-                      int64_t OW) {
+template <class S>
+SX_DEV void np_im2col(const typename S::T *X, typename S::T *O, int64_t N, int64_t C, int64_t H,
+                      int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH,
+                      int64_t DW, int64_t OH, int64_t OW, int64_t PT, int64_t PL, double value) {
     if (N * C * H * W < 2147483647LL &&   /* e + step fits too (see np_maxpool2d) */
-        C * KH * KW * N * OH * OW <= 2147483647LL - (int64_t)blockDim.x * gridDim.x)
-        np_im2col_loop<T, int32_t>(X, O, (int32_t)N, (int32_t)C, (int32_t)H, (int32_t)W,
+        C * KH * KW * N * OH * OW <= 2147483647LL - (int64_t)blockDim.x * gridDim.x &&
+        (OH * SH + KH * DH + PT) < 2147483647LL && (OW * SW + KW * DW + PL) < 2147483647LL)
+        np_im2col_loop<S, int32_t>(X, O, (int32_t)N, (int32_t)C, (int32_t)H, (int32_t)W,
                                    (int32_t)KH, (int32_t)KW, (int32_t)SH, (int32_t)SW,
-                                   (int32_t)DH, (int32_t)DW, (int32_t)OH, (int32_t)OW);
+                                   (int32_t)DH, (int32_t)DW, (int32_t)OH, (int32_t)OW,
+                                   (int32_t)PT, (int32_t)PL, value);
     else
-        np_im2col_loop<T, int64_t>(X, O, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW);
+        np_im2col_loop<S, int64_t>(X, O, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW, PT, PL, value);
 }
 
 /* Max pooling's backward: one thread per plane adds the plane's output gradients at their

@@ -98,9 +98,10 @@ RULES["linear"] = Rule("linear", _linear_vjp, _linear_jvp, (0, 1))
 
 
 # ---------------------------------------------------------------- max_pool2d fast path
-def im2col_kernel(x: Tensor, out: Tensor, kernel, stride, dilation) -> None:
-    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x."""
-    _be(x).im2col(x, out, stride, dilation)
+def im2col_kernel(x: Tensor, out: Tensor, stride, dilation, before, value) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous x padded by
+    before=(top, left) and `value` outside it."""
+    _be(x).im2col(x, out, stride, dilation, before, value)
 
 
 def col2im_kernel(cols: Tensor, out: Tensor, stride, dilation, before) -> None:

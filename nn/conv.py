@@ -39,21 +39,22 @@ def _im2col(x: Tensor, kernel, stride, padding, dilation, value=0.0) -> Tensor:
     """(N, C, H, W) -> (C, KH, KW, N, OH, OW): every window of x padded by
     padding=((top, bottom), (left, right)) with `value`."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    if any(p for pair in padding for p in pair):  # a filled canvas + one copy (T.pad is general)
-        (pt, pb), (pl, pr) = padding
-        n, c, h, w = x.shape
+    (pt, pb), (pl, pr) = padding
+    n, c, h, w = x.shape
+    oh = _out_size(h, kh, sh, pt, pb, dh)
+    ow = _out_size(w, kw, sw, pl, pr, dw)
+    out = ew.empty_tensor((c, kh, kw, n, oh, ow), x.dtype, x.device)
+    if x.dtype in (T.float32, T.float64):  # one C pass, padding included (short rows dominate)
+        if out.numel():
+            from ._fused_ops import im2col_kernel
+            im2col_kernel(ew.contiguous(x), out, (sh, sw), (dh, dw), (pt, pl), value)
+        return out
+    if pt or pb or pl or pr:  # a filled canvas + one copy (T.pad is general)
         canvas = ew.empty_tensor((n, c, h + pt + pb, w + pl + pr), x.dtype, x.device)
         fill_(canvas, value)
         ew.copy_into(basic_index(canvas, (slice(None), slice(None), slice(pt, pt + h),
                                           slice(pl, pl + w))), x)
         x = canvas
-    n, c, h, w = x.shape
-    oh, ow = _out_size(h, kh, sh, 0, 0, dh), _out_size(w, kw, sw, 0, 0, dw)
-    out = ew.empty_tensor((c, kh, kw, n, oh, ow), x.dtype, x.device)
-    if x.dtype in (T.float32, T.float64) and out.numel():  # one C pass (short rows dominate)
-        from ._fused_ops import im2col_kernel
-        im2col_kernel(ew.contiguous(x), out, (kh, kw), (sh, sw), (dh, dw))
-        return out
     s = x.strides  # any layout: the windows are read through x's own strides
     win = T.as_strided(x, (c, kh, kw, n, oh, ow),
                        (s[1], dh * s[2], dw * s[3], s[0], sh * s[2], sw * s[3]))

@@ -88,7 +88,8 @@ INTERFACE = {
     "maxpool2d": "(x, y, idx, planes, H, W, kh, kw, sh, sw, OH, OW)",
     "maxpool2d_bwd": "(g, idx, gx, planes, HW, OHW): gx = zeros, each output gradient of g added "
                      "at its max's position idx, outputs in order",
-    "im2col": "(x, out, stride, dilation)",
+    "im2col": "(x, out, stride, dilation, before, value): out (C, KH, KW, N, OH, OW) = the "
+              "windows of x (N, C, H, W) padded by before=(top, left) and value outside it",
     "col2im": "(cols, out, stride, dilation, before): out = the crop at before=(top, left) of the "
               "canvas whose windows (C, KH, KW, N, OH, OW) are cols, overlaps summed",
     "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",

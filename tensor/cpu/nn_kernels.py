@@ -41,7 +41,7 @@ _POOL_BWD_SIG = ("void maxpool2d_bwd_{s}(intptr_t g, intptr_t idx, intptr_t gx, 
                  "int64_t HW, int64_t OHW, int nthreads);")
 _IM2COL_SIG = ("void im2col_{s}(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, "
                "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
-               "int64_t OH, int64_t OW, int nthreads);")
+               "int64_t OH, int64_t OW, int64_t PT, int64_t PL, double value, int nthreads);")
 _COL2IM_SIG = ("void col2im_{s}(intptr_t cols, intptr_t out, int64_t N, int64_t C, int64_t H, "
                "int64_t W, int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, "
                "int64_t OH, int64_t OW, int64_t PT, int64_t PL, int nthreads);")
@@ -174,12 +174,14 @@ def maxpool2d_bwd(g, idx, gx, planes: int, HW: int, OHW: int) -> None:
     _k("nn_pool", "maxpool2d_bwd", g.dtype)(_p(g), _p(idx), _p(gx), planes, HW, OHW, K._num_threads)
 
 
-def im2col(x, out, stride, dilation) -> None:
-    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x (N, C, H, W)."""
+def im2col(x, out, stride, dilation, before, value) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous x (N, C, H, W) padded
+    by before=(top, left) and `value` outside it."""
     n, c, h, w = x.shape
     _, kh, kw, _, oh, ow = out.shape
     _k("nn_pool", "im2col", x.dtype)(_p(x), _p(out), n, c, h, w, kh, kw, stride[0], stride[1],
-                                     dilation[0], dilation[1], oh, ow, K._num_threads)
+                                     dilation[0], dilation[1], oh, ow, before[0], before[1],
+                                     float(value), K._num_threads)
 
 
 def col2im(cols, out, stride, dilation, before) -> None:

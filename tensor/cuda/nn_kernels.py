@@ -75,8 +75,9 @@ _POOL_KERNELS = {
     "maxpool2d_bwd": ("const {T} *g, const int64_t *idx, {T} *gx, int64_t planes, int64_t HW, "
                       "int64_t OHW", "np_maxpool2d_bwd<{S}>(g, idx, gx, planes, HW, OHW)"),
     "im2col": ("const {T} *x, {T} *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, "
-               "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW",
-               "np_im2col<{T}>(x, out, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW)"),
+               "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW, "
+               "int64_t PT, int64_t PL, double value",
+               "np_im2col<{S}>(x, out, N, C, H, W, KH, KW, SH, SW, DH, DW, OH, OW, PT, PL, value)"),
     "col2im": ("const {T} *cols, {T} *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, "
                "int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW, int64_t OH, int64_t OW, "
                "int64_t PT, int64_t PL",
@@ -320,12 +321,14 @@ def maxpool2d_bwd(g, idx, gx, planes: int, HW: int, OHW: int) -> None:
     _launch("nn_pool", g, "maxpool2d_bwd", planes, _p(g), _p(idx), _p(gx), *map(_i, (planes, HW, OHW)))
 
 
-def im2col(x, out, stride, dilation) -> None:
-    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous canvas x (N, C, H, W)."""
+def im2col(x, out, stride, dilation, before, value) -> None:
+    """Fill out (C, KH, KW, N, OH, OW) with the windows of the contiguous x (N, C, H, W) padded
+    by before=(top, left) and `value` outside it."""
     n, c, h, w = x.shape
     _, kh, kw, _, oh, ow = out.shape
     _launch("nn_pool", x, "im2col", out.numel(), _p(x), _p(out),
-            *map(_i, (n, c, h, w, kh, kw, stride[0], stride[1], dilation[0], dilation[1], oh, ow)))
+            *map(_i, (n, c, h, w, kh, kw, stride[0], stride[1], dilation[0], dilation[1], oh, ow,
+                      before[0], before[1])), C.c_double(float(value)))
 
 
 def col2im(cols, out, stride, dilation, before) -> None:

@@ -47,27 +47,36 @@ void maxpool2d_bwd_##S(intptr_t g, intptr_t idx, intptr_t gx, int64_t planes, in
     }                                                                                         \
 }
 
-/* im2col of a contiguous (N, C, H, W) canvas into (C, KH, KW, N, OH, OW): each (c, i, j)
- * plane (N * OH rows of OW elements spaced by SW) is one task; planes run in parallel. */
+/* im2col of a contiguous (N, C, H, W) input into (C, KH, KW, N, OH, OW), the input seen
+ * padded by (PT, PL) before and `value` everywhere outside it: out[c, i, j, n, oh, ow] =
+ * x[n, c, oh * SH + i * DH - PT, ow * SW + j * DW - PL]. Each (c, i, j) plane (N * OH rows of
+ * OW) is one task; planes run in parallel. */
 #define SX_IM2COL(S)                                                                           \
 void im2col_##S(intptr_t x, intptr_t out, int64_t N, int64_t C, int64_t H, int64_t W,         \
                 int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,       \
-                int64_t OH, int64_t OW, int nthreads) {                                       \
+                int64_t OH, int64_t OW, int64_t PT, int64_t PL, double value, int nthreads) { \
     const T_##S *X = (const T_##S *)x; T_##S *O = (T_##S *)out;                               \
+    const T_##S pad = ST_##S((C_##S)value);                                                   \
     int64_t planes = C * KH * KW;                                                             \
     int nt = (planes * N * OH * OW >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;             \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                 \
     for (int64_t p = 0; p < planes; p++) {                                                    \
         int64_t j = p % KW, i = (p / KW) % KH, c = p / (KW * KH);                             \
+        int64_t x0 = j * DW - PL;   /* input column of ow = 0 */                              \
+        int64_t lo = 0, hi = OW;    /* the ow whose column lies in [0, W) */                  \
+        while (lo < OW && lo * SW + x0 < 0) lo++;                                             \
+        while (hi > lo && (hi - 1) * SW + x0 >= W) hi--;                                      \
         T_##S *dst = O + p * N * OH * OW;                                                     \
-        for (int64_t n = 0; n < N; n++) {                                                     \
-            const T_##S *src0 = X + ((n * C + c) * H + i * DH) * W + j * DW;                  \
+        for (int64_t n = 0; n < N; n++)                                                       \
             for (int64_t oh = 0; oh < OH; oh++, dst += OW) {                                  \
-                const T_##S *src = src0 + oh * SH * W;                                        \
-                if (SW == 1) { for (int64_t q = 0; q < OW; q++) dst[q] = src[q]; }            \
-                else { for (int64_t q = 0; q < OW; q++) dst[q] = src[q * SW]; }               \
+                int64_t y = oh * SH + i * DH - PT;                                            \
+                if (y < 0 || y >= H) { for (int64_t q = 0; q < OW; q++) dst[q] = pad; continue; } \
+                const T_##S *src = X + ((n * C + c) * H + y) * W + x0;                        \
+                for (int64_t q = 0; q < lo; q++) dst[q] = pad;                                \
+                if (SW == 1) { for (int64_t q = lo; q < hi; q++) dst[q] = src[q]; }           \
+                else { for (int64_t q = lo; q < hi; q++) dst[q] = src[q * SW]; }              \
+                for (int64_t q = hi; q < OW; q++) dst[q] = pad;                               \
             }                                                                                 \
-        }                                                                                     \
     }                                                                                         \
 }
 
