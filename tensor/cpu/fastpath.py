@@ -1,18 +1,26 @@
-"""The eager fast path in C (csrc/fastpath.c): the hottest Python paths of a small op, done in C
-on the same objects, with the Python code as the reference and the fallback.
+"""The eager fast path in C (csrc/fastpath.c, fp_alloc.h, fp_graph.h): the hottest Python paths
+of a small op, done in C on the same objects, with the Python code as the reference and the
+fallback (README "The eager fast path").
 
 - ``Storage.__del__`` parks a CPU cache block in the allocator's exact-size cache;
 - ``new_storage(nbytes)`` serves a CPU Storage from that cache (the CPU backend asks it first);
-- ``Tensor.__add__``, ``__sub__``, ``__mul__``, ``__truediv__`` and ``__neg__`` run their kernel
-  directly when elementwise._fast would: contiguous operands of one shape and dtype on the CPU
-  (or a Python float/int), nothing for autograd to record, no capture running. The kernels come
-  from a table that elementwise._fast fills (`register`) when it first resolves an (op, dtype,
-  operand kind), so C runs only calls Python has decided, with the same kernel and result.
+- ``Tensor.__add__``, ``__sub__``, ``__mul__``, ``__truediv__``, their reflected forms and
+  ``__neg__`` run their kernel directly when the Python path would run it without casts:
+  contiguous operands of one shape and dtype on the CPU (or a Python float/int), from a table
+  that elementwise._fast fills (`register`, through the backend's ``fast_resolved``); or any
+  operand layout elementwise.binary's general path has run before (`register_plan`, through
+  ``elementwise_resolved``: broadcasting, strided views). C runs only calls Python decided,
+  with the same kernel and result. No capture may be running (it must see every call).
+- autograd's ``record`` (``make_record``, installed through ``tensor._hook.set_record``): the
+  common call (no keyword arguments, no forward mode, not in place, tensors as positional
+  arguments, one tensor result) puts the same node on the graph as the Python record; the
+  fast operators put theirs directly.
 
-A 1-element add costs ~1 us this way instead of ~4.5 us (benchmarks/bench_cpu.py). It is
-installed on the first CPU allocation; ``STRIDEX_FASTPATH=0`` leaves the Python paths alone (a
-test runs the suite's elementwise cases both ways). Where the C module cannot be built (no
-Python headers) the Python paths run, as they did before.
+A 1-element add costs ~1.1 us this way instead of ~4.4 us, ~1.9 us instead of ~10.4 us with
+requires_grad (benchmarks/bench_cpu.py). It is installed on the first CPU allocation;
+``STRIDEX_FASTPATH=0`` leaves the Python paths alone, ``STRIDEX_FASTPATH_RECORD=0`` only
+autograd's record. Where the C module cannot be built (no Python headers) the Python paths run,
+as they did before.
 """
 from __future__ import annotations
 
