@@ -399,7 +399,7 @@ def test_broadcast_gradients_through_plans():
 
 def _chain_of_ops(w, b):
     import nn.functional as F
-    x = w.reshape(3, 4).swapaxes(0, 1)                 # views: is_view, fresh bases
+    x = w.reshape((3, 4)).swapaxes(0, 1)               # views: is_view, fresh bases; a tuple
     y = F.linear(x, w.reshape(3, 4)[:, :3], b[:3])      # a fused node, a getitem
     z = T.exp(y).sum(axis=1, keepdims=True) / (y @ y.T).mean()   # keyword arguments: Python
     c = T.concatenate([z, y[:, :1]], axis=1)            # tensors in a list: Python

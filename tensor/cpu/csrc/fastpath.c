@@ -237,17 +237,24 @@ static PyObject *plan_key(int op, opnd_t *x, opnd_t *y) {
     return k;
 }
 
-static plan_t *find_plan(int op, opnd_t *x, opnd_t *y) {
+/* The plan for op(x, y) and its capsule (a new reference: the caller holds it while the plan
+ * is in use, so a table cleared meanwhile by another thread cannot free it), or NULL. */
+static plan_t *find_plan(int op, opnd_t *x, opnd_t *y, PyObject **cap_out) {
     if (!plans || PyDict_GET_SIZE(plans) == 0)
         return NULL;
     PyObject *k = plan_key(op, x, y);
     PyObject *cap = k ? PyDict_GetItemWithError(plans, k) : NULL;
     Py_XDECREF(k);
-    if (!cap) {
+    plan_t *p = cap ? PyCapsule_GetPointer(cap, "sx_plan") : NULL;
+    if (!p) {
         PyErr_Clear();
         return NULL;
     }
-    return PyCapsule_GetPointer(cap, "sx_plan");
+    if (cap_out) {
+        Py_INCREF(cap);
+        *cap_out = cap;
+    }
+    return p;
 }
 
 /* A Python float or int encoded as one element of dtype code `code` (as scalar_bytes would);
@@ -337,6 +344,7 @@ static PyObject *fast_op(int dunder, int op, PyObject *x, PyObject *y) {
     opnd_t X, Y;
     int ag = 0, need = 0;
     char sbuf[2][16];
+    PyObject *cap = NULL;   /* the plan's capsule, held while the plan is in use */
     if (capture_running() || !operand(x, &X, &ag) || (y && !operand(y, &Y, &ag)))
         goto python;
     opnd_t *T0 = X.kind == K_TENSOR ? &X : &Y;   /* a tensor operand (one is: self) */
@@ -359,7 +367,7 @@ static PyObject *fast_op(int dunder, int op, PyObject *x, PyObject *y) {
         meta1[3] = y && Y.kind == K_TENSOR ? itemsize[ld] : 0;
     } else {
         PyErr_Clear();
-        plan_t *p = y ? find_plan(op, &X, &Y) : NULL;
+        plan_t *p = y ? find_plan(op, &X, &Y, &cap) : NULL;
         if (!p)
             goto python;
         fn = p->fn; nd = p->nd; meta = p->meta; n = p->n; osz = p->osz; od = p->od;
@@ -379,15 +387,19 @@ static PyObject *fast_op(int dunder, int op, PyObject *x, PyObject *y) {
     if (need && !diff)   /* a non-differentiable output: record's checks, in Python */
         goto python;
     PyObject *st = storage_of(n * osz);
-    if (!st)
+    if (!st) {
+        Py_XDECREF(cap);
         return NULL;
+    }
     run_kernel(fn, nd, meta, n, (intptr_t)long_slot(st, soff[S_PTR]), X.ptr, y ? Y.ptr : 0, !y);
     op_hits++;
     PyObject *res = new_tensor(st, shape, strides, od);
+    Py_XDECREF(cap);
     if (res && need && attach(op, x, y, res) < 0)
         Py_CLEAR(res);
     return res;
 python:
+    Py_XDECREF(cap);
     PyErr_Clear();
     op_misses++;
     if (!y)
@@ -459,7 +471,7 @@ static PyObject *fp_register_plan(PyObject *self, PyObject *args) {
         PyErr_Clear();
         Py_RETURN_FALSE;
     }
-    if (find_plan(op, &X, &Y))   /* known (the Python path ran it while C stepped aside) */
+    if (find_plan(op, &X, &Y, NULL))   /* known (the Python path ran it while C stepped aside) */
         Py_RETURN_FALSE;
     plan_t *p = PyMem_Calloc(1, sizeof(plan_t));
     if (!p)

@@ -279,8 +279,13 @@ static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
     int need = 0;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *x = PyTuple_GET_ITEM(args, i);
-        if (PyList_Check(x) || PyTuple_Check(x))
-            goto python;   /* tensors in a list: flat_tensors' second level */
+        if (PyList_Check(x) || PyTuple_Check(x)) {   /* tensors in a list: flat_tensors' */
+            Py_ssize_t m = PySequence_Fast_GET_SIZE(x);   /* second level, in Python */
+            for (Py_ssize_t k = 0; k < m; k++)
+                if (Py_IS_TYPE(PySequence_Fast_GET_ITEM(x, k), Tensor_t))
+                    goto python;
+            continue;   /* a shape, axes: a value */
+        }
         if (!Py_IS_TYPE(x, Tensor_t))
             continue;
         PyObject *base = SLOT(x, toff[T_BASE]);
