@@ -202,13 +202,16 @@ def test_compile_still_sees_the_ops():
     assert f.stats()["replays"] >= 2
 
 
+def _printed(code: str, **env) -> list:
+    """What a fresh interpreter running code prints (split), with env added."""
+    return subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env),
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
 def test_disabled_by_environment():
     code = ("import tensor as T; from tensor.cpu import fastpath; x = T.ones(3) + 1.0; "
             "print(fastpath.quick_storage() is None, type(T.Tensor.__add__).__name__, x.tolist())")
-    env = dict(os.environ, STRIDEX_FASTPATH="0")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["True", "function", "[2.0,", "2.0,", "2.0]"]
+    assert _printed(code, STRIDEX_FASTPATH="0") == ["True", "function", "[2.0,", "2.0,", "2.0]"]
 
 
 # ---------------------------------------------------------------- autograd through the C path
@@ -450,7 +453,4 @@ def test_c_record_modes():
 def test_c_record_can_be_turned_off():
     code = ("import tensor as T, autograd; from tensor import _hook; T.ones(1); "
             "print(type(_hook.record).__name__)")
-    env = dict(os.environ, STRIDEX_FASTPATH_RECORD="0")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["function"]
+    assert _printed(code, STRIDEX_FASTPATH_RECORD="0") == ["function"]
