@@ -19,7 +19,8 @@ record_accel = None
 # random draws and host reads report to it (one global read on those paths when none runs)
 capture = None
 # set by autograd: what a C fast path needs to put a node on the graph as record does
-# (tensor/cpu/csrc/fastpath.c): (state, Node, Ctx, Meta, AGMeta, RULES, node counter, edge_of)
+# (tensor/cpu/csrc/fp_graph.h): (state, Node, Ctx, Meta, AGMeta, RULES, node counter, edge_of,
+# INPLACE, _WRITES, meta_of, _record_tail)
 fast_graph = None
 grad_state = None  # set by autograd: its thread-local grad mode (views made in no_grad stay untracked)
 
