@@ -266,15 +266,15 @@ static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         return NULL;
     if (depth)
         return call_fn(fn, args, kwargs);
-    if (kwargs != Py_None && PyDict_GET_SIZE(kwargs))
-        goto python;
     long fw = state_long(s_fw_level), en = state_long(s_grad_enabled);
     if (PyErr_Occurred())
         return NULL;
     if (fw)
         goto python;
     if (!en)
-        return call_fn(fn, args, NULL);
+        return call_fn(fn, args, kwargs);
+    if (kwargs != Py_None && PyDict_GET_SIZE(kwargs))
+        goto python;
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     int need = 0;
     for (Py_ssize_t i = 0; i < nargs; i++) {
