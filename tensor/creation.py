@@ -17,7 +17,7 @@ from .aliasing import check_writable
 from .backend import backend_for
 from .convert import _dtype_or, _fill_scalar
 from .device import device as parse_device
-from .elementwise import _Scalar, copy_into, empty_tensor, run
+from .elementwise import _scalar_operand, copy_into, empty_tensor, run
 
 
 def _shape(shape, op: str) -> tuple:
@@ -78,7 +78,7 @@ def fill_(t: Tensor, value) -> Tensor:
         if not math.isfinite(value):
             raise ValueError(f"fill: cannot convert {value} to {t._dtype.name}")
         value = int(value)
-    run(t._dtype, f"cast_{t._dtype.sfx}_{t._dtype.sfx}", t, [_Scalar(value, t._dtype)])
+    run(t._dtype, f"cast_{t._dtype.sfx}_{t._dtype.sfx}", t, [_scalar_operand(value, t._dtype)])
     t._storage.version += 1
     return t
 

@@ -12,6 +12,9 @@ static void NAME##_run(char **p, const int64_t *s, int64_t n) {                 
     T_##SO *o = (T_##SO *)p[0]; const T_##SA *x = (const T_##SA *)p[1];              \
     if (s[0] == sizeof(T_##SO) && s[1] == sizeof(T_##SA)) {                          \
         for (int64_t i = 0; i < n; i++) { C_##SA a = LD_##SA(x[i]); o[i] = ST_##SO(EXPR); } \
+    } else if (s[0] == sizeof(T_##SO) && s[1] == 0) {   /* one value (a fill): once */      \
+        C_##SA a = LD_##SA(x[0]); T_##SO v = ST_##SO(EXPR);                           \
+        for (int64_t i = 0; i < n; i++) o[i] = v;                                     \
     } else {                                                                          \
         char *po = p[0], *pa = p[1];                                                  \
         for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1]) {                     \
