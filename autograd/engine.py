@@ -228,16 +228,23 @@ def _accumulate(acc, g, create_graph):
 
 
 def _flatten_like(node, grads):
-    """Rule results are shaped like the op's args; flatten to one per tensor input."""
-    out = []
+    """Rule results are shaped like the op's args; flatten to one per tensor input. Returns
+    (gradients, the inputs they belong to: tensors or their Meta), one pass."""
+    out, ins = [], []
     for a, g in zip(node.ctx.args, grads):
-        if isinstance(a, list | tuple):
-            n = sum(_is_input(x) for x in a)
-            if n:
-                out.extend(g if g is not None else [None] * n)
-        elif _is_input(a):
+        ta = type(a)
+        if ta is Tensor or ta is Meta:
             out.append(g)
-    return out
+            ins.append(a)
+        elif isinstance(a, list | tuple):
+            xs = [x for x in a if _is_input(x)]
+            if xs:
+                out.extend(g if g is not None else [None] * len(xs))
+                ins.extend(xs)
+        elif isinstance(a, Meta):
+            out.append(g)
+            ins.append(a)
+    return out, ins
 
 
 def _is_input(a) -> bool:
@@ -269,9 +276,9 @@ def _call_rule(node, gs, retain_graph):
                 o._ag.output_nr = 0
     if not isinstance(grads, tuple | list):
         grads = (grads,)
-    flat = _flatten_like(node, grads)
-    for e, g, a in zip(node.next, flat, _flat_args(node)):
-        if e is not None and g is not None and tuple(g.shape) != tuple(a.shape):
+    flat, ins = _flatten_like(node, grads)
+    for e, g, a in zip(node.next, flat, ins):
+        if e is not None and g is not None and g.shape != tuple(a.shape):
             raise RuntimeError(f"autograd: the rule of {node.name!r} returned a gradient of shape "
                                f"{g.shape} for an input of shape {a.shape}")
     if not retain_graph:
@@ -309,16 +316,6 @@ def _link_saved_outputs(node):
     if tan is not None and not isinstance(out, list):
         meta_of(out).tangent = tan
     return outs
-
-
-def _flat_args(node):
-    out = []
-    for a in node.ctx.args:
-        if isinstance(a, list | tuple):
-            out.extend(x for x in a if _is_input(x))
-        elif _is_input(a):
-            out.append(a)
-    return out
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
