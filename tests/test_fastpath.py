@@ -454,3 +454,33 @@ def test_c_record_can_be_turned_off():
     code = ("import tensor as T, autograd; from tensor import _hook; T.ones(1); "
             "print(type(_hook.record).__name__)")
     assert _printed(code, STRIDEX_FASTPATH_RECORD="0") == ["function"]
+
+
+def test_plans_under_threads_with_long_kernels():
+    """Kernels past the GIL-free size (run without the GIL) while another thread registers plans."""
+    big = T.ones(256, 256, dtype="float32")
+    row = T.arange(256.0, dtype="float32")
+    want = (big.numpy() + row.numpy())
+    errs = []
+
+    def work():
+        try:
+            for _ in range(30):
+                np.testing.assert_array_equal((big + row).numpy(), want)
+        except Exception as e:   # noqa: BLE001 - reported below
+            errs.append(e)
+
+    def churn():
+        try:
+            for n in range(1, 300):   # new layouts: new plans
+                x = T.ones(n, 3, dtype="float32")
+                assert (x + T.ones(3, dtype="float32"))[0, 0].item() == 2.0
+        except Exception as e:   # noqa: BLE001 - reported below
+            errs.append(e)
+
+    ts = [threading.Thread(target=work) for _ in range(2)] + [threading.Thread(target=churn)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errs == []
