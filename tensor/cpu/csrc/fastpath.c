@@ -297,7 +297,10 @@ static inline int threads(void) {
     return (int)r;
 }
 
-static PyObject *new_tensor(PyObject *st, PyObject *shape, PyObject *strides, PyObject *od) {
+/* Tensor._make: a tensor viewing st (a reference the call takes) with the other slots
+ * borrowed; no autograd state, flags unknown. */
+static PyObject *make_tensor(PyObject *st, PyObject *shape, PyObject *strides, PyObject *offset,
+                             PyObject *od) {
     PyObject *t = Tensor_t->tp_alloc(Tensor_t, 0);
     if (!t) {
         Py_DECREF(st);
@@ -306,7 +309,7 @@ static PyObject *new_tensor(PyObject *st, PyObject *shape, PyObject *strides, Py
     SLOT(t, toff[T_STORAGE]) = st;
     Py_INCREF(shape); SLOT(t, toff[T_SHAPE]) = shape;
     Py_INCREF(strides); SLOT(t, toff[T_STRIDES]) = strides;
-    SLOT(t, toff[T_OFFSET]) = PyLong_FromLong(0);
+    Py_INCREF(offset); SLOT(t, toff[T_OFFSET]) = offset;
     Py_INCREF(od); SLOT(t, toff[T_DTYPE]) = od;
     static const int nones[] = {T_CONTIG, T_RO, T_GRAD, T_GRADFN, T_AG, T_BASE};
     for (int i = 0; i < 6; i++) {
@@ -393,7 +396,7 @@ static PyObject *fast_op(int dunder, int op, PyObject *x, PyObject *y) {
     }
     run_kernel(fn, nd, meta, n, (intptr_t)long_slot(st, soff[S_PTR]), X.ptr, y ? Y.ptr : 0, !y);
     op_hits++;
-    PyObject *res = new_tensor(st, shape, strides, od);
+    PyObject *res = make_tensor(st, shape, strides, zero, od);
     Py_XDECREF(cap);
     if (res && need && attach(op, x, y, res) < 0)
         Py_CLEAR(res);
@@ -600,7 +603,8 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     INTERN(s_saved_tensors, "saved_tensors") INTERN(s_old, "old")
     for (int i = 0; i < N_OPS; i++)
         INTERN(op_names[i], OP_NAMES[i])
-    if (!(empty_tuple = PyTuple_New(0)) || !(empty_dict = PyDict_New()))
+    if (!(empty_tuple = PyTuple_New(0)) || !(empty_dict = PyDict_New()) ||
+        !(zero = PyLong_FromLong(0)))
         return NULL;
     PyObject *del = PyDescr_NewMethod(Storage_t, &DEL_DEF);
     if (!del || PyObject_SetAttrString(stt, "__del__", del) < 0)

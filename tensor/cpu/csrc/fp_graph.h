@@ -19,7 +19,8 @@ static PyObject *g_state, *g_rules, *g_seq, *g_edge_of, *g_inplace, *g_writes, *
     *g_tail;
 static PyTypeObject *Node_t, *Ctx_t, *Meta_t, *AGMeta_t;
 static PyObject *s_fast_graph, *s_record, *s_depth, *s_grad_enabled, *s_fw_level, *s_out,
-    *s_args, *s_kwargs, *s_needs, *s_saved_tensors, *s_old, *empty_tuple, *empty_dict, *op_names[5];
+    *s_args, *s_kwargs, *s_needs, *s_saved_tensors, *s_old, *empty_tuple, *empty_dict, *zero,
+    *op_names[5];
 
 /* 1: the config is read (graph_cfg and friends set); 0: none (autograd not loaded); -1 error */
 static int graph_config(void) {
@@ -84,23 +85,10 @@ static PyObject *edge_of(PyObject *t) {
 }
 
 static PyObject *alias_of(PyObject *t) {   /* _alias: same storage and view, no graph */
-    PyObject *r = Tensor_t->tp_alloc(Tensor_t, 0);
-    if (!r)
-        return NULL;
-    static const int same[] = {T_STORAGE, T_SHAPE, T_STRIDES, T_OFFSET, T_DTYPE};
-    for (int i = 0; i < 5; i++) {
-        PyObject *v = SLOT(t, toff[same[i]]);
-        Py_INCREF(v);
-        SLOT(r, toff[same[i]]) = v;
-    }
-    static const int nones[] = {T_CONTIG, T_RO, T_GRAD, T_GRADFN, T_AG, T_BASE};
-    for (int i = 0; i < 6; i++) {
-        Py_INCREF(Py_None);
-        SLOT(r, toff[nones[i]]) = Py_None;
-    }
-    Py_INCREF(Py_False);
-    SLOT(r, toff[T_RG]) = Py_False;
-    return r;
+    PyObject *st = SLOT(t, toff[T_STORAGE]);
+    Py_INCREF(st);
+    return make_tensor(st, SLOT(t, toff[T_SHAPE]), SLOT(t, toff[T_STRIDES]),
+                       SLOT(t, toff[T_OFFSET]), SLOT(t, toff[T_DTYPE]));
 }
 
 /* saved.append((t, t._storage, t._storage.version)) */
@@ -133,7 +121,6 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
     PyObject *node = NULL, *edges = NULL, *saved = NULL, *ctx = NULL, *cargs = NULL,
              *needs = NULL, *ctx_out = Py_None, *seq = NULL, *kw = NULL;
     Py_INCREF(Py_None);
-    int ntensors = 0;
     if (!save || !PyAnySet_Check(save) || !(edges = PyList_New(0)) || !(saved = PyList_New(0)) ||
         !(cargs = PyTuple_New(nargs)) || !(needs = PyTuple_New(nargs)))
         goto fail;
@@ -148,7 +135,6 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
             PyTuple_SET_ITEM(cargs, i, x);
             continue;
         }
-        ntensors++;
         PyObject *e = edge_of(x);
         if (!e || PyList_Append(edges, e) < 0) {
             Py_XDECREF(e);
@@ -202,7 +188,6 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
     set_slot(out, toff[T_GRADFN], node);   /* steals node */
     Py_DECREF(edges); Py_DECREF(saved); Py_DECREF(cargs); Py_DECREF(needs); Py_DECREF(ctx_out);
     Py_DECREF(ctx); Py_DECREF(kw); Py_DECREF(seq);
-    (void)ntensors;
     return 0;
 fail:
     Py_XDECREF(node); Py_XDECREF(edges); Py_XDECREF(saved); Py_XDECREF(cargs);
