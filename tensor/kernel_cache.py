@@ -11,8 +11,9 @@ The rules (DESIGN.md, decision 3), in one place:
 - files are written atomically (temporary file + ``os.replace``) with their sha256 beside
   them, and checked against it before use, so a torn or altered file is rebuilt, not loaded
   (`fetch`);
-- one build per key at a time, other keys in parallel (`key_lock`), and a built product is
-  kept in memory for the process (`Memo`).
+- one build per key at a time, other keys in parallel (`key_lock`; across processes an
+  advisory file lock beside the product), and a built product is kept in memory for the
+  process (`Memo`).
 
 >>> from tensor import kernel_cache as kc
 >>> kc.key("int f(void);", "-O3") == kc.key("int f(void);", "-O3")
@@ -20,6 +21,7 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -123,13 +125,36 @@ def fetch(path: Path, build: Callable[[], bytes], must_store: bool = True) -> by
     data = read_cached(path)
     if data:
         return data
-    data = build()
-    try:
-        write_cached(path, data)
-    except OSError:
-        if must_store:
-            raise
+    with _process_lock(path):   # another process building the same key: wait, then read it
+        data = read_cached(path)
+        if data:
+            return data
+        data = build()
+        try:
+            write_cached(path, data)
+        except OSError:
+            if must_store:
+                raise
     return data
+
+
+@contextlib.contextmanager
+def _process_lock(path: Path):
+    """An advisory lock on `path`.lock held while one process builds that product, so
+    processes that start together (test workers, one process per GPU or rank) compile each
+    kernel once instead of once each. Where the lock file cannot be made (a read-only cache)
+    or there is no fcntl, builds just run unlocked, as before."""
+    try:
+        import fcntl
+        fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)   # closing releases the lock
 
 
 _key_locks: dict[str, CriticalLock] = {}
