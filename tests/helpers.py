@@ -444,6 +444,15 @@ INPLACE_DUNDER = {
 CUDA_ARCHS = ("sm_80", "sm_90", "sm_100")   # every CUDA kernel is compiled for these in the tests
 
 
+def nvrtc_offsetof(nvrtc) -> str:
+    """A preamble defining SX_OFFSETOF(type, member) as a constant expression NVRTC accepts in a
+    static_assert: its __builtin_offsetof from NVRTC 13.4 on (older ones reject the name), before
+    that the null-pointer form, which EDG's __INTADDR__ makes a constant."""
+    if nvrtc.version() >= (13, 4):
+        return "#define SX_OFFSETOF(t, m) __builtin_offsetof(t, m)\n"
+    return "#define SX_OFFSETOF(t, m) ((unsigned long long)__INTADDR__(&(((t *)0)->m)))\n"
+
+
 def nvrtc_or_skip():
     """tensor.cuda.nvrtc, or skip the test (with the install line) when NVRTC is missing."""
     import pytest

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
                     'installed: pip install "cuda-python>=13" "nvidia-cuda-nvrtc>=13"')
 
-from helpers import CUDA_ARCHS  # noqa: E402
+from helpers import CUDA_ARCHS, nvrtc_offsetof  # noqa: E402
 
 from tensor.cpu.build import KernelCompileError  # noqa: E402
 from tensor.cuda import kernels as K  # noqa: E402
@@ -93,8 +93,8 @@ def test_host_arg_structs_match_device_layout():
                f"offsetof(sx_red_args, K) == {K.RED_ARGS.K.offset}",
                f"offsetof(sx_indexer<3>, stride) == {K.INDEXER[3].stride.offset}",
                f"SX_MAXDIM == {K.MAXDIM}", f"SX_TILE == {L.TILE}", f"SX_BLOCK == {L.BLOCK}"]
-    src = '#include "elementwise.cuh"\n#include "reduce.cuh"\n' + "".join(
-        f'static_assert({c}, "{c}");\n' for c in checks).replace("offsetof", "__builtin_offsetof")
+    src = '#include "elementwise.cuh"\n#include "reduce.cuh"\n' + nvrtc_offsetof(nvrtc) + "".join(
+        f'static_assert({c}, "{c}");\n' for c in checks).replace("offsetof", "SX_OFFSETOF")
     assert nvrtc.compile("layout", src, "sm_80")[:4] == b"\x7fELF"
 
 

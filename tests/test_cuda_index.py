@@ -16,7 +16,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from helpers import CUDA_ARCHS, nvrtc_or_skip
+from helpers import CUDA_ARCHS, nvrtc_offsetof, nvrtc_or_skip
 
 import tensor as T
 from tensor import dtypes as dt
@@ -49,10 +49,10 @@ def test_index_arg_structs_match_device_layout():
     for name, st in CI.ARG_STRUCTS.items():
         checks.append(f'static_assert(sizeof({name}) == {ctypes.sizeof(st)}, "{name}");')
         for f, *_ in st._fields_:
-            checks.append(f"static_assert(__builtin_offsetof({name}, {f}) == {getattr(st, f).offset}, "
+            checks.append(f"static_assert(SX_OFFSETOF({name}, {f}) == {getattr(st, f).offset}, "
                           f'"{name}.{f}");')
         assert ctypes.sizeof(st) <= 4096  # the kernel parameter limit
-    src = '#include "index.cuh"\n' + "\n".join(checks) + "\n"
+    src = '#include "index.cuh"\n' + nvrtc_offsetof(nvrtc) + "\n".join(checks) + "\n"
     for arch in CUDA_ARCHS:
         nvrtc.compile("index_layout", src, arch)
 

@@ -218,3 +218,20 @@ def test_memory_stats_from_a_tracer_while_another_thread_adds_segments():
     assert reads[0] > 100
     a.memory_stats()
     check_invariants(a, fake, [])
+
+
+def test_processes_building_one_kernel_build_it_once(tmp_path):
+    """Processes that start together (test workers, one per rank or GPU) and miss the disk cache
+    for the same product: one builds it, the others wait on its file lock and read it."""
+    import subprocess
+    code = ("import sys, time; from pathlib import Path; from tensor import kernel_cache as kc\n"
+            "d = Path(sys.argv[1])\n"
+            "def build():\n"
+            "    with open(d / 'builds', 'a') as f: f.write('x')\n"
+            "    time.sleep(0.5); return b'image'\n"
+            "print(kc.fetch(d / 'k.bin', build).decode())\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                              text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert outs == ["image"] * 3 and all(p.returncode == 0 for p in procs)
+    assert (tmp_path / "builds").read_text() == "x"

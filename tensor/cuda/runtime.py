@@ -10,6 +10,7 @@ g++ and run thread by thread), so the whole backend can be tested on a machine w
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 from ..device import _CUDA as _CUDA_DEVICES  # the Device objects of cuda:N, made once each
@@ -55,6 +56,10 @@ def drv():
         raise DeviceError(_drv_error) from e
     if int(res[0]) != 0:
         _drv_error = f"CUDA is not available: cuInit failed ({_err_name(d, res[0])})"
+        if int(res[0]) == 100:   # CUDA_ERROR_NO_DEVICE
+            hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+            _drv_error = ("CUDA is not available: the driver found no CUDA device"
+                          + (f" (CUDA_VISIBLE_DEVICES={hidden!r})" if hidden is not None else ""))
         raise DeviceError(_drv_error)
     _drv = d
     return d
