@@ -69,14 +69,12 @@
  *     For odd n the last pair is computed and only its cosine value is kept.
  *     out = fma(std, z, mean).
  *
- *   Bit-exactness: raw bits, uniforms and integers are bitwise identical on
- *   CPU and CUDA (integer arithmetic, exact conversions, explicit fma).
- *   Normals call log/sqrt/sin/cos; libm (glibc) and the CUDA math library
- *   are not guaranteed to round those identically, so normal values may
- *   differ in the last ulp(s) between devices (same seed => same stream,
- *   same formula, but not guaranteed bit-identical).  Build without
- *   -ffast-math (gcc) and without --use_fast_math / --ftz=true (NVRTC/nvcc):
- *   flushing subnormals or approximate math would break the guarantees.
+ *   Bit-exactness: raw bits, uniforms, integers and normals are bitwise
+ *   identical on CPU and CUDA (integer arithmetic, exact conversions,
+ *   explicit fma; the normals' log, sin and cos are our own polynomials in
+ *   scalar/random_xform.h, not libm's or CUDA's, whose last bits differ).
+ *   Build without -ffast-math (gcc) and without --use_fast_math / --ftz=true
+ *   (NVRTC/nvcc): flushing subnormals or approximate math would break it.
  *
  *   bounded integers in [low, high) (64-bit range R = high - low, computed
  *   as uint64, 1 <= R <= 2^64-1):  value = low + (u64 % R), in wrapping 64-bit

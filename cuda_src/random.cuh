@@ -9,9 +9,8 @@
  * (seed, offset, index), so results do not depend on the launch shape.
  *
  * Bit-exactness with the CPU: raw bits, uniforms (explicit fma + nextafter), int64 (same
- * u64 % range) and randperm are bitwise identical. Normals use the same formula on the same
- * words, but logf/sinf/cosf (log/sin/cos) are the CUDA math library's, not glibc's: a few
- * ulps may differ (see tensor/cuda/random.py).
+ * u64 % range), randperm and normals (our own log/sin/cos, scalar/random_xform.h) are bitwise
+ * identical.
  *
  * randperm: the CPU runs Fisher-Yates sequentially (i = n-1 .. 1 swaps p[i] and p[H[i]],
  * H[i] = u64_i % (i+1)). The GPU runs the *same* swaps with deterministic reservations

@@ -4,12 +4,9 @@ tensor/cpu/csrc/random.c, on the same Philox4x32-10 stream (cuda_src/philox.h).
 For the same (n, seed, offset, parameters) the values equal the CPU's bit for bit: raw bits,
 float32/float64 uniforms (explicit fma, nextafter), int64 in [low, high) (u64 % range) and
 randperm (the CPU's sequential Fisher-Yates swaps, replayed in parallel rounds of
-deterministic reservations -- the same permutation, see random.cuh). Normals (Box-Muller)
-use the same words and formula, but log/sin/cos come from the CUDA math library on a GPU
-(glibc's libm on the CPU); those are not correctly rounded on either side, so normals may
-differ by a few ulps (|cuda - cpu| <= 8 ulp of the standard-normal value times std, plus
-half an ulp of the result). On the CPU emulator (STRIDEX_CUDA_EMULATOR=1) the kernels are
-built with the host's libm and normals are bit-identical too.
+deterministic reservations -- the same permutation, see random.cuh), and normals (Box-Muller
+on the same words, with our own log and sincos polynomials in cuda_src/scalar/random_xform.h
+instead of libm's and CUDA's, which differ in the last bits: seen on an H200).
 """
 from __future__ import annotations
 
