@@ -56,6 +56,15 @@ SX_DEV A nr_group_reduce(A v, A *sm) {
     const int64_t slot_ = (TPR) == 32 ? (int64_t)(threadIdx.x >> 5) : 0;                     \
     for (int64_t r = (int64_t)blockIdx.x * rpb_ + slot_; r < rows; r += (int64_t)gridDim.x * rpb_)
 
+/* Rows of L <= TPR * NR_NC: each thread keeps its elements lane, lane + TPR, ... in
+ * registers, so the row is read from memory once instead of once per pass (the passes fold
+ * the same values in the same order: the same bits as the uncached loops). NR_EACH(j, i)
+ * visits them, unrolled so that the arrays stay in registers. */
+#define NR_NC 32
+#define NR_EACH(j, i)                                                                        \
+    _Pragma("unroll") for (int j = 0; j < NR_NC; j++)                                       \
+        for (int64_t i = lane + (int64_t)j * TPR; i < L; i = L)
+
 /* ---------------------------------------------------------------- softmax / log_softmax */
 
 template <class S, int TPR>
@@ -66,6 +75,23 @@ SX_DEV void nr_softmax_fwd(const typename S::T *X, typename S::T *Y, int64_t row
     NR_ROWS(TPR, r, lane) {
         const T *x = X + r * L; T *y = Y + r * L;
         A m = S::lo();
+        if (L <= TPR * NR_NC) {
+            A v[NR_NC];
+            NR_EACH(j, i) { v[j] = S::ld(x[i]); m = nr_maxv(m, v[j]); }
+            m = nr_group_reduce<TPR, true>(m, sm);
+            A s = 0;
+            if (log_) NR_EACH(j, i) s += SX_EXP(v[j] - m);
+            else NR_EACH(j, i) { v[j] = SX_EXP(v[j] - m); s += v[j]; }
+            s = nr_group_reduce<TPR, false>(s, sm);
+            if (log_) {
+                A ls = SX_LOG(s);
+                NR_EACH(j, i) y[i] = S::st((v[j] - m) - ls);
+            } else {
+                A inv = (A)1 / s;
+                NR_EACH(j, i) y[i] = S::st(v[j] * inv);
+            }
+            continue;
+        }
         for (int64_t i = lane; i < L; i += TPR) m = nr_maxv(m, S::ld(x[i]));
         m = nr_group_reduce<TPR, true>(m, sm);
         A s = 0;
@@ -100,6 +126,17 @@ SX_DEV void nr_softmax_bwd(const typename S::T *Y, const typename S::T *G, typen
     NR_ROWS(TPR, r, lane) {
         const T *y = Y + r * L, *g = G + r * L; T *gx = GX + r * L;
         A s = 0;
+        if (L <= TPR * NR_NC) {
+            A gv[NR_NC], yv[NR_NC];
+            NR_EACH(j, i) {
+                gv[j] = S::ld(g[i]); yv[j] = S::ld(y[i]);
+                s += log_ ? gv[j] : gv[j] * yv[j];
+            }
+            s = nr_group_reduce<TPR, false>(s, sm);
+            if (log_) NR_EACH(j, i) gx[i] = S::st(gv[j] - SX_EXP(yv[j]) * s);
+            else NR_EACH(j, i) gx[i] = S::st(yv[j] * (gv[j] - s));
+            continue;
+        }
         if (log_) for (int64_t i = lane; i < L; i += TPR) s += S::ld(g[i]);
         else for (int64_t i = lane; i < L; i += TPR) s += S::ld(g[i]) * S::ld(y[i]);
         s = nr_group_reduce<TPR, false>(s, sm);
@@ -122,6 +159,23 @@ SX_DEV void nr_ln_fwd(const typename S::T *X, const typename S::T *w, const type
     NR_ROWS(TPR, r, lane) {
         const T *x = X + r * L; T *y = Y + r * L;
         A s = 0;
+        if (L <= TPR * NR_NC) {
+            A v[NR_NC];
+            NR_EACH(j, i) { v[j] = S::ld(x[i]); s += v[j]; }
+            A mean = nr_group_reduce<TPR, false>(s, sm) / (A)L;
+            A q = 0;
+            NR_EACH(j, i) { A d = v[j] - mean; q += d * d; }
+            q = nr_group_reduce<TPR, false>(q, sm);
+            A rstd = (A)1 / sx1_sqrt(q / (A)L + (A)eps);
+            if (lane == 0) { MEAN[r] = mean; RSTD[r] = rstd; }
+            NR_EACH(j, i) {
+                A o = (v[j] - mean) * rstd;
+                if (w) o *= S::ld(w[i]);
+                if (b) o += S::ld(b[i]);
+                y[i] = S::st(o);
+            }
+            continue;
+        }
         for (int64_t i = lane; i < L; i += TPR) s += S::ld(x[i]);
         A mean = nr_group_reduce<TPR, false>(s, sm) / (A)L;
         A q = 0;
@@ -149,6 +203,17 @@ SX_DEV void nr_ln_bwd(const typename S::T *X, const typename S::C *MEAN, const t
         const T *x = X + r * L, *g = G + r * L; T *gx = GX + r * L;
         A mean = MEAN[r], rstd = RSTD[r];
         A s1 = 0, s2 = 0;
+        if (L <= TPR * NR_NC) {
+            A gv[NR_NC], xv[NR_NC];
+            NR_EACH(j, i) {
+                gv[j] = S::ld(g[i]) * (w ? S::ld(w[i]) : (A)1); xv[j] = S::ld(x[i]);
+                s1 += gv[j]; s2 += gv[j] * (xv[j] - mean) * rstd;
+            }
+            A a = nr_group_reduce<TPR, false>(s1, sm) / (A)L;
+            A c = nr_group_reduce<TPR, false>(s2, sm) / (A)L;
+            NR_EACH(j, i) gx[i] = S::st(rstd * (gv[j] - a - (xv[j] - mean) * rstd * c));
+            continue;
+        }
         for (int64_t i = lane; i < L; i += TPR) {
             A gw = S::ld(g[i]) * (w ? S::ld(w[i]) : (A)1);
             s1 += gw; s2 += gw * (S::ld(x[i]) - mean) * rstd;
@@ -213,11 +278,18 @@ SX_DEV void nr_ce_fwd(const typename S::T *X, const int64_t *TG, const typename 
     const A ls_eps = (A)eps, keep = (A)(1.0 - eps), per = (A)(eps / (double)C);
     NR_ROWS(TPR, r, lane) {
         const T *x = X + r * C;
-        A m = S::lo();
-        for (int64_t i = lane; i < C; i += TPR) m = nr_maxv(m, S::ld(x[i]));
-        m = nr_group_reduce<TPR, true>(m, sm);
-        A s = 0;
-        for (int64_t i = lane; i < C; i += TPR) s += SX_EXP(S::ld(x[i]) - m);
+        const int64_t L = C;
+        A m = S::lo(), s = 0;
+        if (L <= TPR * NR_NC) {      /* read once (label smoothing reads the row again) */
+            A v[NR_NC];
+            NR_EACH(j, i) { v[j] = S::ld(x[i]); m = nr_maxv(m, v[j]); }
+            m = nr_group_reduce<TPR, true>(m, sm);
+            NR_EACH(j, i) s += SX_EXP(v[j] - m);
+        } else {
+            for (int64_t i = lane; i < C; i += TPR) m = nr_maxv(m, S::ld(x[i]));
+            m = nr_group_reduce<TPR, true>(m, sm);
+            for (int64_t i = lane; i < C; i += TPR) s += SX_EXP(S::ld(x[i]) - m);
+        }
         s = nr_group_reduce<TPR, false>(s, sm);
         A ls = SX_LOG(s);
         int64_t t = TG[r];

@@ -116,8 +116,9 @@ def _same(got, want, what=""):
 @needs_cuda
 @pytest.mark.parametrize("d", FLOATS, ids=lambda d: d.name)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("shape,axis", [((3, 5), -1), ((2, 3, 4), 1), ((2, 1100), 1), ((4,), 0)],
-                         ids=["warp", "axis1", "block", "1d"])
+@pytest.mark.parametrize("shape,axis", [((3, 5), -1), ((2, 3, 4), 1), ((2, 1100), 1), ((4,), 0),
+                                        ((2, 8200), 1)],
+                         ids=["warp", "axis1", "block", "1d", "uncached"])   # 8200 > 256 * NR_NC
 def test_softmax_fwd_bwd(d, log, shape, axis):
     rng = np.random.default_rng(1)
     xc, xg = _pair(_values(rng, shape, d, 3.0), d, grad=True)
@@ -142,8 +143,8 @@ def test_softmax_nan_and_inf_rows():
 @needs_cuda
 @pytest.mark.parametrize("d", FLOATS, ids=lambda d: d.name)
 @pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
-@pytest.mark.parametrize("shape,ns", [((5, 8), (8,)), ((2, 3, 4), (3, 4)), ((2, 1100), (1100,))],
-                         ids=["warp", "2d", "block"])
+@pytest.mark.parametrize("shape,ns", [((5, 8), (8,)), ((2, 3, 4), (3, 4)), ((2, 1100), (1100,)),
+                                      ((2, 8200), (8200,))], ids=["warp", "2d", "block", "uncached"])
 def test_layer_norm_fwd_bwd(d, affine, shape, ns):
     rng = np.random.default_rng(2)
     xc, xg = _pair(_values(rng, shape, d, 2.0) + 0.5, d, grad=True)
@@ -204,10 +205,11 @@ def test_cross_entropy_fwd_bwd(d, weighted, smoothing, reduction):
 
 @needs_cuda
 @pytest.mark.parametrize("d", [dt.float32, dt.float64], ids=lambda d: d.name)
-def test_cross_entropy_long_rows_and_other_ignore_index(d):
+@pytest.mark.parametrize("C", [1100, 8200], ids=["cached", "uncached"])   # 8200 > 256 * NR_NC
+def test_cross_entropy_long_rows_and_other_ignore_index(d, C):
     rng = np.random.default_rng(5)
-    xc, xg = _pair(_values(rng, (3, 1100), d, 4.0), d, grad=True)
-    t = np.array([1099, 7, 3])
+    xc, xg = _pair(_values(rng, (3, C), d, 4.0), d, grad=True)
+    t = np.array([C - 1, 7, 3])
     tc, tg = T.asarray(t), T.asarray(t).to("cuda")
     lc = F.cross_entropy(xc, tc, ignore_index=7, label_smoothing=0.1)
     lg = F.cross_entropy(xg, tg, ignore_index=7, label_smoothing=0.1)
