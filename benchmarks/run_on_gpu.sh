@@ -8,7 +8,8 @@
 #
 #   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
 #   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize
-#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile; plots
+#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile (BENCH=
+#   "bench_cuda bench_speedup" runs only those); plots
 #   and markdown tables in $OUT/plots.tgz
 set -uo pipefail
 OUT=${OUT:-/tmp/stridex-gpu}
@@ -116,6 +117,7 @@ if [[ " $STEPS " == *" bench "* ]]; then
   : > "$OUT/bench.log"
   bench() {  # bench NAME SECONDS COMMAND...: runs it, logs to bench.log, packs the plots
     local name=$1 limit=$2 t0=$SECONDS rc; shift 2
+    [[ " ${BENCH:-$name} " == *" $name "* ]] || return 0   # BENCH="bench_cuda ...": only those
     echo "=== $name" >> "$OUT/bench.log"
     limit=$(cap "$limit")
     (( limit < 15 )) && { say "$name: skipped (DEADLINE)"; return; }

@@ -221,14 +221,20 @@ struct sx_arg_op {
 };
 
 /* ---- inclusive scans along one axis ----
- * The scanned axis is last: shape[nd], byte strides st_in[nd], st_out[nd]. One block per row
- * (grid-stride over rows); the row goes in tiles of SX_RBLOCK elements, each scanned with a
- * warp-shuffle Hillis-Steele scan and a scan of the warp totals, plus the running carry. */
+ * The scanned axis is last: shape[nd], byte strides st_in[nd], st_out[nd]. A block scans a
+ * segment of a row in tiles of SX_RBLOCK elements, each with a warp-shuffle Hillis-Steele scan
+ * and a scan of the warp totals, plus the running carry. mode 0: a segment is a whole row (a
+ * block per row, grid-stride). Few long rows split into G chunks of `chunk` elements (the
+ * host picks them from the shape alone, so the tree is fixed): mode 1, a block per (row,
+ * chunk) folds its chunk the same way and stores the total in part[row * G + c]; mode 2, the
+ * same blocks scan their chunks again, starting from the totals of the chunks before, folded
+ * in order. */
 struct sx_scan_args {
     const char *in;
     char *out;
-    int nd;
-    int64_t rows, L;
+    void *part;
+    int nd, mode;
+    int64_t rows, L, G, chunk;
     int64_t sh[SX_MAXDIM], si[SX_MAXDIM], so[SX_MAXDIM];
 };
 
@@ -239,14 +245,27 @@ SX_DEV void sx_scan(const sx_scan_args &a) {
     __shared__ ACC carry_sm;
     unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     int64_t sin_ = a.si[a.nd - 1], sout = a.so[a.nd - 1];
-    for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    ACC *part = (ACC *)a.part;
+    for (int64_t b = blockIdx.x; b < a.rows * a.G; b += gridDim.x) {
+        int64_t row = b / a.G, c = b % a.G;
+        int64_t lo = c * a.chunk, hi = lo + a.chunk < a.L ? lo + a.chunk : a.L;
         const char *pi = a.in + sx_offset_of(row, a.nd - 1, a.sh, a.si);
         char *po = a.out + sx_offset_of(row, a.nd - 1, a.sh, a.so);
         ACC carry = Op::init();
-        for (int64_t t0 = 0; t0 < a.L; t0 += SX_RBLOCK) {
+        if (a.mode == 2) {                     /* the totals of the chunks before, in order */
+            if (threadIdx.x == 0) {
+                ACC p = Op::init();
+                for (int64_t k = 0; k < c; k++) p = Op::merge(p, part[row * a.G + k]);
+                carry_sm = p;
+            }
+            __syncthreads();
+            carry = carry_sm;
+            __syncthreads();
+        }
+        for (int64_t t0 = lo; t0 < hi; t0 += SX_RBLOCK) {
             int64_t i = t0 + threadIdx.x;
             ACC v = Op::init();
-            if (i < a.L) v = Op::combine(v, SI::ld(*(const typename SI::T *)(pi + i * sin_)), i);
+            if (i < hi) v = Op::combine(v, SI::ld(*(const typename SI::T *)(pi + i * sin_)), i);
 #pragma unroll
             for (unsigned o = 1; o < 32; o <<= 1) {
                 ACC u = sx_shfl_up(v, o);
@@ -266,12 +285,13 @@ SX_DEV void sx_scan(const sx_scan_args &a) {
             __syncthreads();
             ACC pre = warp > 0 ? Op::merge(carry, wsum[warp - 1]) : carry;
             v = Op::merge(pre, v);
-            if (i < a.L) *(typename SO::T *)(po + i * sout) = SO::st(Op::out(v));
+            if (i < hi && a.mode != 1) *(typename SO::T *)(po + i * sout) = SO::st(Op::out(v));
             if (threadIdx.x == SX_RBLOCK - 1) carry_sm = v;
             __syncthreads();
             carry = carry_sm;
             __syncthreads();
         }
+        if (a.mode == 1 && threadIdx.x == 0) part[row * a.G + c] = carry;
     }
 }
 

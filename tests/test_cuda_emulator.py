@@ -445,6 +445,7 @@ def test_red_module_sum_and_cumsum(d):
     dout = Dev(np.zeros((3, 700), cs_dtype))
     s = K.SCAN_ARGS()
     s.in_, s.out, s.nd, s.rows, s.L = int(dy.ptr), int(dout.ptr), 2, 3, 700
+    s.mode, s.G, s.chunk = 0, 1, 700   # a block per row (launch.scan splits few long rows)
     s.sh[0], s.sh[1] = 3, 700
     s.si[0], s.si[1] = 700 * y.itemsize, y.itemsize
     s.so[0], s.so[1] = 700 * np.dtype(cs_dtype).itemsize, np.dtype(cs_dtype).itemsize

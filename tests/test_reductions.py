@@ -394,6 +394,22 @@ def test_cumsum_cumprod_match_numpy(c):
             np.testing.assert_array_equal(np_of(ours), ref)
 
 
+@pytest.mark.parametrize("shape,axis", [((100_003,), 0), ((3, 20_000), 1), ((20_000, 3), 0)],
+                         ids=["1d", "few-long-rows", "strided-axis"])
+def test_long_scans(shape, axis):
+    """Long rows, few of them: CUDA splits each row into chunks scanned in two passes."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal(shape)
+    got = np_of(T.cumsum(T.tensor(a, dtype="float32"), axis=axis)).astype(np.float64)
+    want = np.cumsum(a.astype(np.float32).astype(np.float64), axis=axis)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-3 * np.sqrt(shape[axis]))
+    i = rng.integers(-9, 10, shape)
+    np.testing.assert_array_equal(np_of(T.cumsum(T.tensor(i), axis=axis)), np.cumsum(i, axis=axis))
+    p = rng.choice([1.0, -1.0, 1.0 + 2**-10], shape)   # products that stay finite
+    np.testing.assert_allclose(np_of(T.cumprod(T.tensor(p), axis=axis)), np.cumprod(p, axis=axis),
+                               rtol=1e-12)
+
+
 def test_cumsum_dim_alias_and_dtype():
     a = np.arange(12, dtype=np.int8).reshape(3, 4)
     t = T.tensor(a)

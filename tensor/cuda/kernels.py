@@ -172,7 +172,8 @@ def _ctypes():
                     ("rs", i64 * MAXDIM), ("rin", i64 * MAXDIM)]
 
     class ScanArgs(C.Structure):  # sx_scan_args
-        _fields_ = [("in_", vp), ("out", vp), ("nd", C.c_int), ("rows", i64), ("L", i64),
+        _fields_ = [("in_", vp), ("out", vp), ("part", vp), ("nd", C.c_int), ("mode", C.c_int),
+                    ("rows", i64), ("L", i64), ("G", i64), ("chunk", i64),
                     ("sh", i64 * MAXDIM), ("si", i64 * MAXDIM), ("so", i64 * MAXDIM)]
 
     return {2: indexer(2), 3: indexer(3), 4: indexer(4)}, RedArgs, ScanArgs

@@ -316,6 +316,9 @@ def _reduce_cols(kern, a, K: int, Rn: int, target: int, dev) -> None:
     kern(min(kblocks, 65535 * 16), RBLOCK, a)
 
 
+SCAN_SPLIT_MIN = 8 * RBLOCK   # rows longer than this split into chunks when rows are few
+
+
 def scan(d, name: str, x, out, sh, si, so) -> None:
     """Inclusive scan along the last of dims `sh` (byte strides si for x, so for out)."""
     dev = x._storage.device
@@ -328,6 +331,24 @@ def scan(d, name: str, x, out, sh, si, so) -> None:
         raise ValueError(f"{name}: a CUDA scan takes at most {MAXDIM} dimensions, got {len(sh)}")
     a = SCAN_ARGS()
     a.in_, a.out = x.data_ptr(), out.data_ptr()
-    a.nd, a.rows, a.L = len(sh), rows, sh[-1]
+    L = sh[-1]
+    a.nd, a.rows, a.L = len(sh), rows, L
     a.sh[:len(sh)], a.si[:len(sh)], a.so[:len(sh)] = sh, si, so
-    R.kernel("red", d, name, dev)(min(rows, 65535 * 16), RBLOCK, a)
+    kern = R.kernel("red", d, name, dev)
+    target = R.sm_count(dev) * 8   # blocks that fill the device a few times over
+    G = 1
+    if rows < target and L > SCAN_SPLIT_MIN:
+        # few long rows: chunks of whole tiles, a block each, in two passes (see reduce.cuh)
+        G = min(-(-target // rows), -(-L // SCAN_SPLIT_MIN))
+        per = -(-L // G)
+        chunk = -(-per // RBLOCK) * RBLOCK
+        G = -(-L // chunk)
+    if G == 1:
+        a.mode, a.G, a.chunk = 0, 1, L
+        kern(min(rows, 65535 * 16), RBLOCK, a)
+        return
+    part = _partials(rows * G * 16, dev)   # 16 bytes >= any accumulator
+    a.part, a.G, a.chunk = part.data_ptr(), G, chunk
+    for mode in (1, 2):
+        a.mode = mode
+        kern(min(rows * G, 65535 * 16), RBLOCK, a)
