@@ -7,7 +7,8 @@
 # the benchmarks. Logs go to $OUT (at most 8 files come back from there).
 #
 #   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
-#   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize
+#   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize,
+#   profile (profile_step.py's cProfile and Nsight Compute on the bandwidth rows' kernels)
 #   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile (BENCH=
 #   "bench_cuda bench_speedup" runs only those); plots
 #   and markdown tables in $OUT/plots.tgz
@@ -136,4 +137,24 @@ if [[ " $STEPS " == *" bench "* ]]; then
   bench bench_compile 90 python3 benchmarks/bench_compile.py "${COMPILE[@]}"
   tail -6 "$OUT/bench.log" | tee -a "$SUMMARY"
   say "plots.tgz: $(tar -tzf "$OUT/plots.tgz" | grep -v '/$' | tr '\n' ' ')"
+fi
+
+if [[ " $STEPS " == *" profile "* ]]; then
+  # the host's share of a small training step (cProfile), and Nsight Compute's speed-of-light
+  # and memory sections for the kernels of bench_cuda's bandwidth rows, into profile.txt
+  timeout "$(cap 60)" python3 benchmarks/profile_step.py --top 40 > "$OUT/profile.txt" 2>&1
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [[ -n "$NCU" ]]; then
+    timeout "$(cap 120)" "$NCU" --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section LaunchStats --section Occupancy -k regex:"${NCU_KERNELS:-^(cast_f32_f32|sum_f32|exp_f32|add_f32|softmax_fwd_f32|cumsum_f32)$}" \
+      -c "${NCU_COUNT:-14}" python3 -c "
+import tensor as T, nn.functional as F
+x = T.randn(8192, 8192, dtype='float32', device='cuda'); y = x.T.contiguous(); a = x + x
+e = T.exp(x.T); s = x.sum(); s0 = x.sum(axis=0); s1 = x.sum(axis=1); c = T.cumsum(x.reshape(-1), 0)
+F.softmax(T.randn(8192, 4096, dtype='float32', device='cuda'), -1); T.cuda.synchronize()
+" >> "$OUT/profile.txt" 2>&1
+    say "ncu: rc $? ($(grep -c '^  [a-z_0-9]*_f32' "$OUT/profile.txt") kernel reports in profile.txt)"
+  else
+    say "ncu: not found"
+  fi
 fi

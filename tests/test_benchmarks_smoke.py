@@ -173,3 +173,12 @@ def test_bench_fusion_smoke(capsys):
     assert [r[0] for r in rows] == [10, 12] and "fused/unfused" in out
     for _, t, gbs, ai in rows:
         assert all(v > 0 for v in t.values()) and gbs > 0 and ai == 0.15
+
+
+@pytest.mark.parametrize("model", ["mlp", "gpt"])
+def test_profile_step_smoke(model, capsys):
+    """profile_step.py (a GPU session's host-time profile) times and profiles a step."""
+    _load("profile_step").main(["--device", "cpu", "--model", model, "--steps", "2", "--top", "5"])
+    out = capsys.readouterr().out
+    m = re.search(rf"{model} step on cpu: ([0-9.]+) ms", out)
+    assert m and float(m.group(1)) > 0 and "function calls" in out and "tottime" in out, out
