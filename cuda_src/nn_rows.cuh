@@ -56,18 +56,21 @@ SX_DEV A nr_group_reduce(A v, A *sm) {
     const int64_t slot_ = (TPR) == 32 ? (int64_t)(threadIdx.x >> 5) : 0;                     \
     for (int64_t r = (int64_t)blockIdx.x * rpb_ + slot_; r < rows; r += (int64_t)gridDim.x * rpb_)
 
-/* Rows of L <= TPR * NR_NC: each thread keeps its elements lane, lane + TPR, ... in
- * registers, so the row is read from memory once instead of once per pass (the passes fold
- * the same values in the same order: the same bits as the uncached loops). NR_EACH(j, i)
- * visits them, unrolled so that the arrays stay in registers. */
-#define NR_NC 32
+/* Cached rows (NC > 0, L <= TPR * NC): each thread keeps its elements lane, lane + TPR, ...
+ * in registers, so the row is read from memory once instead of once per pass; the passes
+ * fold the same values in the same order (the same bits as the uncached loops). NR_EACH(j, i)
+ * visits them, unrolled so that the arrays stay in registers. The registers cost occupancy
+ * (NC 32 took 94 a thread on an H200, and softmax ran at half the uncached speed): the host
+ * picks the variant (nn_kernels.ROW_CACHE). */
 #define NR_EACH(j, i)                                                                        \
-    _Pragma("unroll") for (int j = 0; j < NR_NC; j++)                                       \
+    _Pragma("unroll") for (int j = 0; j < NC; j++)                                          \
         for (int64_t i = lane + (int64_t)j * TPR; i < L; i = L)
+#define NR_CACHED (NC > 0 && L <= (int64_t)TPR * NC)
+#define NR_NCR (NC > 0 ? NC : 1)
 
 /* ---------------------------------------------------------------- softmax / log_softmax */
 
-template <class S, int TPR>
+template <class S, int TPR, int NC>
 SX_DEV void nr_softmax_fwd(const typename S::T *X, typename S::T *Y, int64_t rows, int64_t L,
                            int log_) {
     typedef typename S::C A; typedef typename S::T T;
@@ -75,8 +78,8 @@ SX_DEV void nr_softmax_fwd(const typename S::T *X, typename S::T *Y, int64_t row
     NR_ROWS(TPR, r, lane) {
         const T *x = X + r * L; T *y = Y + r * L;
         A m = S::lo();
-        if (L <= TPR * NR_NC) {
-            A v[NR_NC];
+        if (NR_CACHED) {
+            A v[NR_NCR];
             NR_EACH(j, i) { v[j] = S::ld(x[i]); m = nr_maxv(m, v[j]); }
             m = nr_group_reduce<TPR, true>(m, sm);
             A s = 0;
@@ -118,7 +121,7 @@ SX_DEV void nr_softmax_fwd(const typename S::T *X, typename S::T *Y, int64_t row
 }
 
 /* softmax: gx = y * (g - sum(g * y)); log_softmax: gx = g - exp(y) * sum(g). */
-template <class S, int TPR>
+template <class S, int TPR, int NC>
 SX_DEV void nr_softmax_bwd(const typename S::T *Y, const typename S::T *G, typename S::T *GX,
                            int64_t rows, int64_t L, int log_) {
     typedef typename S::C A; typedef typename S::T T;
@@ -126,8 +129,8 @@ SX_DEV void nr_softmax_bwd(const typename S::T *Y, const typename S::T *G, typen
     NR_ROWS(TPR, r, lane) {
         const T *y = Y + r * L, *g = G + r * L; T *gx = GX + r * L;
         A s = 0;
-        if (L <= TPR * NR_NC) {
-            A gv[NR_NC], yv[NR_NC];
+        if (NR_CACHED) {
+            A gv[NR_NCR], yv[NR_NCR];
             NR_EACH(j, i) {
                 gv[j] = S::ld(g[i]); yv[j] = S::ld(y[i]);
                 s += log_ ? gv[j] : gv[j] * yv[j];
@@ -150,7 +153,7 @@ SX_DEV void nr_softmax_bwd(const typename S::T *Y, const typename S::T *G, typen
 /* ---------------------------------------------------------------- layer_norm */
 
 /* y = (x - mean) * rstd * w + b per row; w, b may be null. mean, rstd: one S::C per row. */
-template <class S, int TPR>
+template <class S, int TPR, int NC>
 SX_DEV void nr_ln_fwd(const typename S::T *X, const typename S::T *w, const typename S::T *b,
                       typename S::T *Y, typename S::C *MEAN, typename S::C *RSTD, int64_t rows,
                       int64_t L, double eps) {
@@ -159,8 +162,8 @@ SX_DEV void nr_ln_fwd(const typename S::T *X, const typename S::T *w, const type
     NR_ROWS(TPR, r, lane) {
         const T *x = X + r * L; T *y = Y + r * L;
         A s = 0;
-        if (L <= TPR * NR_NC) {
-            A v[NR_NC];
+        if (NR_CACHED) {
+            A v[NR_NCR];
             NR_EACH(j, i) { v[j] = S::ld(x[i]); s += v[j]; }
             A mean = nr_group_reduce<TPR, false>(s, sm) / (A)L;
             A q = 0;
@@ -193,7 +196,7 @@ SX_DEV void nr_ln_fwd(const typename S::T *X, const typename S::T *w, const type
 }
 
 /* gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) with gw = g * w (w may be null). */
-template <class S, int TPR>
+template <class S, int TPR, int NC>
 SX_DEV void nr_ln_bwd(const typename S::T *X, const typename S::C *MEAN, const typename S::C *RSTD,
                       const typename S::T *G, const typename S::T *w, typename S::T *GX,
                       int64_t rows, int64_t L) {
@@ -203,8 +206,8 @@ SX_DEV void nr_ln_bwd(const typename S::T *X, const typename S::C *MEAN, const t
         const T *x = X + r * L, *g = G + r * L; T *gx = GX + r * L;
         A mean = MEAN[r], rstd = RSTD[r];
         A s1 = 0, s2 = 0;
-        if (L <= TPR * NR_NC) {
-            A gv[NR_NC], xv[NR_NC];
+        if (NR_CACHED) {
+            A gv[NR_NCR], xv[NR_NCR];
             NR_EACH(j, i) {
                 gv[j] = S::ld(g[i]) * (w ? S::ld(w[i]) : (A)1); xv[j] = S::ld(x[i]);
                 s1 += gv[j]; s2 += gv[j] * (xv[j] - mean) * rstd;
@@ -269,7 +272,7 @@ SX_DEV void nr_ln_bwd_cols(const typename S::T *X, const typename S::C *MEAN,
 /* Per row with target t (rows with t == ignore give 0):
  *   loss = (1 - eps) * w[t] * (lse - x[t]) + eps / C * sum_c w[c] * (lse - x[c])
  * (w = 1 when null), lse = log(sum(exp(x))) stored for backward. */
-template <class S, int TPR>
+template <class S, int TPR, int NC>
 SX_DEV void nr_ce_fwd(const typename S::T *X, const int64_t *TG, const typename S::T *w,
                       typename S::T *LOSS, typename S::C *LSE, int64_t rows, int64_t C,
                       int64_t ignore, double eps, int *bad) {
@@ -280,8 +283,8 @@ SX_DEV void nr_ce_fwd(const typename S::T *X, const int64_t *TG, const typename 
         const T *x = X + r * C;
         const int64_t L = C;
         A m = S::lo(), s = 0;
-        if (L <= TPR * NR_NC) {      /* read once (label smoothing reads the row again) */
-            A v[NR_NC];
+        if (NR_CACHED) {      /* read once (label smoothing reads the row again) */
+            A v[NR_NCR];
             NR_EACH(j, i) { v[j] = S::ld(x[i]); m = nr_maxv(m, v[j]); }
             m = nr_group_reduce<TPR, true>(m, sm);
             NR_EACH(j, i) s += SX_EXP(v[j] - m);

@@ -182,3 +182,14 @@ def test_profile_step_smoke(model, capsys):
     out = capsys.readouterr().out
     m = re.search(rf"{model} step on cpu: ([0-9.]+) ms", out)
     assert m and float(m.group(1)) > 0 and "function calls" in out and "tottime" in out, out
+
+
+@pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}")
+def test_bench_rows_smoke(capsys):
+    """bench_rows.py times both row-kernel variants and leaves ROW_CACHE as it was."""
+    from tensor.cuda import nn_kernels as NK
+    before = NK.ROW_CACHE
+    rows = _load("bench_rows").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert len(rows) == 16 and all(u > 0 and c > 0 for _, u, c in rows), out
+    assert NK.ROW_CACHE == before and "cached/uncached" in out

@@ -113,13 +113,20 @@ def _same(got, want, what=""):
     np.testing.assert_array_equal(to_np(got), to_np(want), err_msg=what)
 
 
+@pytest.fixture(params=[False, True], ids=["uncached", "cached"])
+def row_cache(request, monkeypatch):
+    """Both variants of the row kernels: rows read once per pass, or kept in registers."""
+    monkeypatch.setattr(NK, "ROW_CACHE", request.param)
+    return request.param
+
+
 @needs_cuda
 @pytest.mark.parametrize("d", FLOATS, ids=lambda d: d.name)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 @pytest.mark.parametrize("shape,axis", [((3, 5), -1), ((2, 3, 4), 1), ((2, 1100), 1), ((4,), 0),
                                         ((2, 8200), 1)],
-                         ids=["warp", "axis1", "block", "1d", "uncached"])   # 8200 > 256 * NR_NC
-def test_softmax_fwd_bwd(d, log, shape, axis):
+                         ids=["warp", "axis1", "block", "1d", "long"])   # 8200 > 256 * ROW_NC
+def test_softmax_fwd_bwd(d, log, shape, axis, row_cache):
     rng = np.random.default_rng(1)
     xc, xg = _pair(_values(rng, shape, d, 3.0), d, grad=True)
     gc, gg = _pair(_values(rng, shape, d), d)
@@ -144,8 +151,8 @@ def test_softmax_nan_and_inf_rows():
 @pytest.mark.parametrize("d", FLOATS, ids=lambda d: d.name)
 @pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
 @pytest.mark.parametrize("shape,ns", [((5, 8), (8,)), ((2, 3, 4), (3, 4)), ((2, 1100), (1100,)),
-                                      ((2, 8200), (8200,))], ids=["warp", "2d", "block", "uncached"])
-def test_layer_norm_fwd_bwd(d, affine, shape, ns):
+                                      ((2, 8200), (8200,))], ids=["warp", "2d", "block", "long"])
+def test_layer_norm_fwd_bwd(d, affine, shape, ns, row_cache):
     rng = np.random.default_rng(2)
     xc, xg = _pair(_values(rng, shape, d, 2.0) + 0.5, d, grad=True)
     wc = wg = bc = bg = None
@@ -185,7 +192,7 @@ def test_layer_norm_weight_grad_several_rows_per_block(d, monkeypatch):
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.2], ids=["hard", "smooth"])
 @pytest.mark.parametrize("reduction", ["mean", "none"])
-def test_cross_entropy_fwd_bwd(d, weighted, smoothing, reduction):
+def test_cross_entropy_fwd_bwd(d, weighted, smoothing, reduction, row_cache):
     rng = np.random.default_rng(4)
     xc, xg = _pair(_values(rng, (6, 5), d, 2.0), d, grad=True)
     t = np.array([0, 4, -100, 2, 1, -100])
@@ -205,8 +212,8 @@ def test_cross_entropy_fwd_bwd(d, weighted, smoothing, reduction):
 
 @needs_cuda
 @pytest.mark.parametrize("d", [dt.float32, dt.float64], ids=lambda d: d.name)
-@pytest.mark.parametrize("C", [1100, 8200], ids=["cached", "uncached"])   # 8200 > 256 * NR_NC
-def test_cross_entropy_long_rows_and_other_ignore_index(d, C):
+@pytest.mark.parametrize("C", [1100, 8200], ids=["block", "long"])   # 8200 > 256 * ROW_NC
+def test_cross_entropy_long_rows_and_other_ignore_index(d, C, row_cache):
     rng = np.random.default_rng(5)
     xc, xg = _pair(_values(rng, (3, C), d, 4.0), d, grad=True)
     t = np.array([C - 1, 7, 3])

@@ -23,16 +23,18 @@ cuda = pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}")
 
 def test_without_a_gpu_cuda_is_reported_missing():
     code = ("import tensor as T\n"
-            "assert T.cuda.is_available() is False and T.cuda.device_count() == 0\n"
+            "if T.cuda.is_available():\n    print('GPU'); raise SystemExit\n"
+            "assert T.cuda.device_count() == 0\n"
             "assert T.zeros(2).sum().item() == 0.0\n"          # the CPU is unaffected
             "try:\n    T.zeros(2, device='cuda')\n"
             "except T.DeviceError as e:\n    print('ERR', e)\n")
-    env = dict(os.environ, STRIDEX_CUDA_EMULATOR="0")
+    # CUDA_VISIBLE_DEVICES="" hides a GPU from most drivers (not the lent H200's, seen 2026-11)
+    env = dict(os.environ, STRIDEX_CUDA_EMULATOR="0", CUDA_VISIBLE_DEVICES="")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=120)
-    if "ERR" not in r.stdout:
-        assert r.returncode == 0, r.stderr
-        pytest.skip("this machine has a real GPU")
+    assert r.returncode == 0, r.stderr
+    if "GPU" in r.stdout.split():
+        pytest.skip("this machine's GPU stays visible with CUDA_VISIBLE_DEVICES=''")
     msg = r.stdout
     assert "'cuda'" in msg and "CUDA is not available" in msg and "device='cpu'" in msg
     assert "driver" in msg or "cuda-python" in msg
@@ -125,9 +127,10 @@ def test_streams_and_events_work_from_a_fresh_thread():
 
     def use():    # ...queried, waited on and dropped on another, before it launches anything
         s, e, e0 = made.pop("s"), made.pop("e"), made.pop("e0")
-        ready = (e.query(), s.query())
+        pending = (e.query(), s.query())   # on a GPU the work may still run: either answer
         e.synchronize()
         s.synchronize()
+        ready = (e.query(), s.query()) if all(type(p) is bool for p in pending) else pending
         ms = e0.elapsed_time(e)
         T.cuda.current_stream().wait_event(e)
         T.cuda.default_stream().wait_stream(s)

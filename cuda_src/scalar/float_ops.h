@@ -45,21 +45,20 @@ SX_DEF_SIGNBIT(f64, double, )
 /* nextafter on the bits of a 16-bit float (float16 and bfloat16 alike: sign bit 15, and the
  * magnitude's bits order as its value): one step of the integer moves one ulp of the format
  * itself, which float32's nextafter would not. x, y are the bits of a, b; equal operands give
- * y when eq_y (C99's nextafter) and x otherwise (NumPy's float16: 0, -0 gives 0). */
+ * y, as C99's nextafter (nextafter(-0, 0) is 0), PyTorch's and NumPy's since 2.5 (numpy#31475:
+ * its float16 gave x before). qnan: the format's NaN (NumPy's float16 0x7e00). */
 SX_SCALAR_FN uint16_t sx_nextafter_bits16(uint16_t x, uint16_t y, float a, float b,
-                                          uint16_t qnan, int eq_y) {
+                                          uint16_t qnan) {
     if (a != a || b != b) return qnan;
-    if (a == b) return eq_y ? y : x;
+    if (a == b) return y;
     if ((x & 0x7fffu) == 0) return (uint16_t)((y & 0x8000u) | 1u);   /* smallest subnormal */
     return (uint16_t)(((a < b) == !(x & 0x8000u)) ? x + 1u : x - 1u);
 }
-/* float16 as NumPy's npy_half_nextafter (its NaN, 0x7e00); bfloat16, which NumPy lacks, as
- * C99's nextafter (and PyTorch's). */
 SX_SCALAR_FN float sx_nextafter_f16(float a, float b) {
-    return sx_h2f(sx_nextafter_bits16(sx_f2h(a), sx_f2h(b), a, b, 0x7e00u, 0));
+    return sx_h2f(sx_nextafter_bits16(sx_f2h(a), sx_f2h(b), a, b, 0x7e00u));
 }
 SX_SCALAR_FN float sx_nextafter_bf16(float a, float b) {
-    return sx_bf2f(sx_nextafter_bits16(sx_f2bf(a), sx_f2bf(b), a, b, 0x7fc0u, 1));
+    return sx_bf2f(sx_nextafter_bits16(sx_f2bf(a), sx_f2bf(b), a, b, 0x7fc0u));
 }
 
 #endif

@@ -16,6 +16,7 @@ Row kernels run a row on one warp when it is at most WARP_ROW_MAX long, else on 
 from __future__ import annotations
 
 import ctypes as C
+import os
 
 from .. import dtypes as dt
 from .._tensor import empty
@@ -23,28 +24,34 @@ from . import kernels as CK
 
 BLOCK = 256          # NR_BLOCK / NP_BLOCK / SO_BLOCK in the headers
 WARP_ROW_MAX = 1024  # rows up to this long run on one warp each
+# Row kernels come uncached (every pass reads the row again, mostly from L2) and cached (rows
+# of up to ROW_NC elements a thread kept in registers, read once, at the cost of occupancy);
+# ROW_CACHE picks (STRIDEX_ROW_CACHE=0/1; benchmarks/bench_rows.py measures both).
+ROW_NC = 16
+ROW_CACHE = os.environ.get("STRIDEX_ROW_CACHE", "0") == "1"
 LN_COLS_THREADS = 1 << 15  # layer_norm dw/db pass one: aim for this many (block, column) sums
 LN_MIN_BLOCKS = 64         # ... and at least this many row blocks (as the CPU's)
 
 _FLOATS = [dt.float16, dt.bfloat16, dt.float32, dt.float64]
 
 # Entry points: name -> (parameters, call). {T}: storage type, {A}: compute/statistics type,
-# {S}: the dtype's traits struct, {TPR}: threads per row. Row kernels come twice: NAME_SFX
-# (a block per row) and NAME_w_SFX (a warp per row).
+# {S}: the dtype's traits struct, {TPR}: threads per row, {NC}: elements a thread caches (0:
+# none). Row kernels come four times: NAME_SFX (a block per row), NAME_w_SFX (a warp per row)
+# and their cached variants NAME_c_SFX, NAME_wc_SFX.
 _ROW_KERNELS = {
     "softmax_fwd": ("const {T} *x, {T} *y, int64_t rows, int64_t L, int log_",
-                    "nr_softmax_fwd<{S}, {TPR}>(x, y, rows, L, log_)"),
+                    "nr_softmax_fwd<{S}, {TPR}, {NC}>(x, y, rows, L, log_)"),
     "softmax_bwd": ("const {T} *y, const {T} *g, {T} *gx, int64_t rows, int64_t L, int log_",
-                    "nr_softmax_bwd<{S}, {TPR}>(y, g, gx, rows, L, log_)"),
+                    "nr_softmax_bwd<{S}, {TPR}, {NC}>(y, g, gx, rows, L, log_)"),
     "ln_fwd": ("const {T} *x, const {T} *w, const {T} *b, {T} *y, {A} *mean, {A} *rstd, "
                "int64_t rows, int64_t L, double eps",
-               "nr_ln_fwd<{S}, {TPR}>(x, w, b, y, mean, rstd, rows, L, eps)"),
+               "nr_ln_fwd<{S}, {TPR}, {NC}>(x, w, b, y, mean, rstd, rows, L, eps)"),
     "ln_bwd": ("const {T} *x, const {A} *mean, const {A} *rstd, const {T} *g, const {T} *w, "
                "{T} *gx, int64_t rows, int64_t L",
-               "nr_ln_bwd<{S}, {TPR}>(x, mean, rstd, g, w, gx, rows, L)"),
+               "nr_ln_bwd<{S}, {TPR}, {NC}>(x, mean, rstd, g, w, gx, rows, L)"),
     "ce_fwd": ("const {T} *x, const int64_t *t, const {T} *w, {T} *loss, {A} *lse, int64_t rows, "
                "int64_t C, int64_t ignore, double eps, int *bad",
-               "nr_ce_fwd<{S}, {TPR}>(x, t, w, loss, lse, rows, C, ignore, eps, bad)"),
+               "nr_ce_fwd<{S}, {TPR}, {NC}>(x, t, w, loss, lse, rows, C, ignore, eps, bad)"),
 }
 _FLAT_KERNELS = {  # grid-stride kernels of nn_rows
     "ln_bwd_cols": ("const {T} *x, const {A} *mean, const {A} *rstd, const {T} *g, {A} *pw, "
@@ -102,16 +109,18 @@ def _entries(header: str, block: str, d: dt.DType, kernels: list) -> tuple[str, 
     s = d.sfx
     sub = {"T": f"sx_{s}::T", "A": f"sx_{s}::C", "S": f"sx_{s}"}
     src = {}
-    for name, params, call, tpr in kernels:
-        sub["TPR"] = tpr
+    for name, params, call, tpr, *nc in kernels:
+        sub["TPR"], sub["NC"] = tpr, nc[0] if nc else 0
         src[f"{name}_{s}"] = (f'extern "C" __global__ void __launch_bounds__({block}) {name}_{s}('
                               f"{params.format(**sub)}) {{ {call.format(**sub)}; }}")
     return f'#include "{header}"\n', src
 
 
 def _row_list() -> list:
-    out = [(n, p, c, "NR_BLOCK") for n, (p, c) in _ROW_KERNELS.items()]
-    out += [(f"{n}_w", p, c, "32") for n, (p, c) in _ROW_KERNELS.items()]
+    out = []
+    for sfx, tpr, nc in (("", "NR_BLOCK", 0), ("_w", "32", 0), ("_c", "NR_BLOCK", ROW_NC),
+                         ("_wc", "32", ROW_NC)):
+        out += [(n + sfx, p, c, tpr, nc) for n, (p, c) in _ROW_KERNELS.items()]
     return out + [(n, p, c, "") for n, (p, c) in _FLAT_KERNELS.items()]
 
 
@@ -167,9 +176,14 @@ def _launch(family: str, t, name: str, n_items: int, *args) -> None:
 
 
 def _rows(family: str, t, name: str, rows: int, L: int, *args) -> None:
-    """A row kernel: one warp per row for short rows, one block per row for long ones."""
+    """A row kernel: one warp per row for short rows, one block per row for long ones, with
+    the row in registers when ROW_CACHE and it fits."""
     warp = L <= WARP_ROW_MAX
-    _launch(family, t, f"{name}_w" if warp else name, rows * (32 if warp else BLOCK), *args)
+    tpr = 32 if warp else BLOCK
+    cached = ROW_CACHE and L <= tpr * ROW_NC
+    _launch(family, t, name + ("_w" if warp else "") + ("c" if warp and cached else
+                                                         "_c" if cached else ""),
+            rows * tpr, *args)
 
 
 # ---- nn_rows --------------------------------------------------------------------------------
