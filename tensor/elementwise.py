@@ -390,10 +390,13 @@ def _fast(name: str, a: Tensor, b):
     if hit is False:
         od = _fast_out_dtype(name, d, d if other == d.sfx else other)
         hit = _FAST_OD[key] = None if od is None else (od, f"{name}_{d.sfx}")
-        if hit is not None:   # the CPU's C fast path may take such calls from now on
-            backend_for(CPU).fast_resolved(name, d, other, od, hit[1])
     if hit is None:
         return None
+    if a._storage.device is CPU and key not in _FAST_CPU:
+        # the CPU's C fast path may take such calls from now on (on a CPU call only: it loads
+        # the CPU's kernel module, which a CUDA-only program need not build)
+        _FAST_CPU.add(key)
+        backend_for(CPU).fast_resolved(name, d, other, hit[0], hit[1])
     res, n = _new_like(a, hit[0])
     be = a._storage.device._be or backend_for(a._storage.device)
     be.contiguous_op(d, hit[1], res, n, a, b if tb is Tensor else
@@ -402,6 +405,7 @@ def _fast(name: str, a: Tensor, b):
 
 
 _FAST_OD: dict = {}   # (op, dtype, other) -> (out dtype, kernel name), or None: no fast path
+_FAST_CPU: set = set()   # keys handed to the CPU's C fast path (tensor/cpu/fastpath.py)
 
 
 def _scalar_operand(v, d: dt.DType) -> _Scalar:
