@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # One command for a lent GPU machine (the `device` tool's run; see benchmarks/README.md, "On a
 # GPU machine"). Installs the wheels carried in .whl/ (cffi and pycparser: the GPU image has
-# neither), warms the kernel cache on every core, runs each test file's CUDA tests in its own
-# process (a device fault is sticky: it would fail every later test of the process), re-runs
-# what failed with CUDA_LAUNCH_BLOCKING=1 and under compute-sanitizer to name the kernel, then
-# the benchmarks. Logs go to $OUT (at most 8 files come back from there).
+# neither), optionally warms the kernel cache on every core (WARM=1), runs the CUDA tests (on
+# xdist workers, a file per worker, where pytest-xdist is installed; else each file in its own
+# process: a device fault is sticky for its process), re-runs what failed alone with
+# CUDA_LAUNCH_BLOCKING=1 and under compute-sanitizer to name the kernel, then the benchmarks.
+# Logs go to $OUT (at most 8 files come back from there).
 #
 #   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
 #   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize,
 #   profile (profile_step.py's cProfile and Nsight Compute on the bandwidth rows' kernels)
 #   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile (BENCH=
-#   "bench_cuda bench_speedup" runs only those); plots
-#   and markdown tables in $OUT/plots.tgz
+#   "bench_cuda bench_speedup" runs only those); plots and markdown tables in $OUT/plots.tgz
 set -uo pipefail
 OUT=${OUT:-/tmp/stridex-gpu}
 STEPS=${STEPS:-tests bench}
@@ -41,11 +41,15 @@ cuda.bindings.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
 python3 -c "import tensor as T; from tensor.cuda import nvrtc; print(T.cuda.get_device_name(), \
 T.cuda.get_device_capability(), 'NVRTC', nvrtc.version())" 2>&1 | tee -a "$SUMMARY" || exit 1
 
-# Warm the cache: every kernel, in parallel (a cold kernel otherwise compiles at first launch).
-if ! timeout "$(cap 200)" python3 -m tensor.cuda.warm -j "$(nproc)" > "$OUT/compile.log" 2>&1; then
-  say "FAILED: precompile (see compile.log)"; tail -20 "$OUT/compile.log"
+# WARM=1: build every kernel first, in parallel (57-60 s for 1277 on the H200 machine's 16
+# cores: a check that all compile with the device's NVRTC). Without it each kernel compiles
+# at its first launch (~0.06 s there), once across the test workers (the cache's file lock).
+if [[ "${WARM:-0}" == 1 ]]; then
+  if ! timeout "$(cap 200)" python3 -m tensor.cuda.warm -j "$(nproc)" > "$OUT/compile.log" 2>&1; then
+    say "FAILED: precompile (see compile.log)"; tail -20 "$OUT/compile.log"
+  fi
+  tail -1 "$OUT/compile.log" | tee -a "$SUMMARY"
 fi
-tail -1 "$OUT/compile.log" | tee -a "$SUMMARY"
 
 if [[ " $STEPS " == *" tests "* ]]; then
   : > "$OUT/tests.log"; : > /tmp/failed.txt
