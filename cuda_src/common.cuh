@@ -110,6 +110,17 @@ SX_SHFL_ANY(sx_shfl_xor, __shfl_xor_sync)
 template <class T>
 struct alignas(sizeof(T) * 4) sx_v4 { T v[4]; };
 
+/* The i-th sx_v4 at p: a GPU faults on a vector access that is not aligned to its size (the
+ * host plans vector paths only for aligned operands); the emulator's x86 would not, so it
+ * traps there instead, naming the kernel. */
+template <class T>
+SX_DEV sx_v4<T> *sx_v4_at(const T *p, int64_t i) {
+#ifdef SX_EMULATE
+    if ((uintptr_t)(p + 4 * i) % sizeof(sx_v4<T>)) __trap();
+#endif
+    return (sx_v4<T> *)(p + 4 * i);
+}
+
 /* ---- the N-d strided indexer, passed by value as a kernel argument ----
  * shape and per-operand BYTE strides (as the CPU meta), operand 0 is the output.
  * idx32: the host sets it when n and every operand's extreme offsets fit in int32, and the

@@ -25,7 +25,7 @@ SX_DEV void sx_grid_loop(I lo, I n, F f) {
 /* Four consecutive elements from i*4, or the scalar four times. */
 template <class T>
 SX_DEV sx_v4<T> sx_load4(const T *p, int64_t i, bool scal) {
-    if (!scal) return ((const sx_v4<T> *)p)[i];
+    if (!scal) return *sx_v4_at(p, i);
     sx_v4<T> r;
 #pragma unroll
     for (int j = 0; j < 4; j++) r.v[j] = *p;
@@ -155,7 +155,7 @@ SX_DEV void sx_binary_contig(const sx_indexer<3> &ix, char *const (&b)[3], F f) 
             sx_v4<TO> r;
 #pragma unroll
             for (int j = 0; j < 4; j++) r.v[j] = f(SA::ld(a.v[j]), SB::ld(c.v[j]));
-            ((sx_v4<TO> *)o)[i] = r;
+            *sx_v4_at(o, i) = r;
         });
         lo = n4 * 4;
     }
@@ -203,11 +203,11 @@ SX_DEV void sx_unary_contig(const sx_indexer<2> &ix, char *const (&b)[2], F f) {
     if (ix.vec) {
         I n4 = n >> 2;
         sx_grid_loop<I>(0, n4, [&](I i) {
-            sx_v4<TA> a = ((const sx_v4<TA> *)x)[i];
+            sx_v4<TA> a = *sx_v4_at(x, i);
             sx_v4<TO> r;
 #pragma unroll
             for (int j = 0; j < 4; j++) r.v[j] = f(SA::ld(a.v[j]));
-            ((sx_v4<TO> *)o)[i] = r;
+            *sx_v4_at(o, i) = r;
         });
         lo = n4 * 4;
     }

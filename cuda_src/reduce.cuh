@@ -113,11 +113,11 @@ SX_DEV void sx_reduce(const sx_red_args &a) {
             int64_t lo = c * a.chunk, hi = lo + a.chunk < a.R ? lo + a.chunk : a.R;
             const char *base = a.in + sx_offset_of(k, a.nk, a.ks, a.kin);
             if (a.vec) {   /* 4 elements per load: thread t folds 4t..4t+3, +4*SX_RBLOCK, ... */
-                const sx_v4<TI> *p = (const sx_v4<TI> *)base;
+                const TI *p = (const TI *)base;
                 int64_t q_hi = hi >> 2;
 #pragma unroll 2
                 for (int64_t q = (lo >> 2) + threadIdx.x; q < q_hi; q += SX_RBLOCK) {
-                    sx_v4<TI> v = p[q];
+                    sx_v4<TI> v = *sx_v4_at(p, q);
 #pragma unroll
                     for (int j = 0; j < 4; j++) acc = Op::combine(acc, SI::ld(v.v[j]), 4 * q + j);
                 }

@@ -290,3 +290,28 @@ def test_more_tiles_than_blocks(d, paths):
     T.add(x.transpose(0, 2, 1), make_tensor(c, d, DEV), out=out)
     _eq(out, _ref(lambda u, v: u + v, d, a.transpose(0, 2, 1), c))
     assert _tiled(paths, "add_")
+
+
+def test_a_planned_layout_takes_new_addresses_scalars_and_alignment():
+    """elementwise launches are planned once per layout: a second launch of the same layout
+    must read its own operands, its own scalar values, and a misaligned operand must not take
+    the vectorised plan of an aligned one."""
+    from tensor.cuda import launch as L
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((48, 40)), rng.standard_normal((48, 40))
+    for v in (1.5, -2.0):   # the same layout (transposed + scalar), two scalars
+        got = to_np(make_tensor(a, dt.float64).T + v)
+        np.testing.assert_array_equal(got, a.T + v)
+    ta, tb = make_tensor(a, dt.float64), make_tensor(b, dt.float64)
+    np.testing.assert_array_equal(to_np(ta.T + ta.T), a.T + a.T)
+    np.testing.assert_array_equal(to_np(tb.T + tb.T), b.T + b.T)   # new addresses
+    flat = make_tensor(np.arange(1001.0), dt.float32)   # where(): planned (no fast path)
+    whole, shifted = flat[:1000], flat[1:]              # 16-byte aligned, and 4 bytes off
+    cond = make_tensor(np.arange(1000) % 3 == 0, dt.bool_)
+    out = T.where(cond, whole, -whole)
+    assert L.elementwise_path(out, [cond, whole, whole]) == "vec"
+    want = np.where(np.arange(1000) % 3 == 0, 1.0, -1.0)
+    np.testing.assert_array_equal(to_np(out), want * np.arange(1000.0))
+    out = T.where(cond, shifted, -shifted)
+    assert L.elementwise_path(out, [cond, shifted, shifted]) == "contig"   # no 16-byte loads
+    np.testing.assert_array_equal(to_np(out), want * np.arange(1.0, 1001.0))

@@ -93,9 +93,49 @@ def _contig_plan(ix, ops, scal: int, n: int, dev):
     return ix, R.blocks_for(threads, BLOCK, dev), path
 
 
+_PLANS: dict = {}   # layout key -> (indexer template, grid blocks, path): see _plan
+_PLANS_MAX = 4096
+
+
 def _plan(name: str, out, ins: list):
     """(indexer, grid blocks, path) of an elementwise launch; path is "contig", "vec" (the
-    contiguous path, 4 elements per load), "tiled" or "strided"."""
+    contiguous path, 4 elements per load), "tiled" or "strided". Planned once per layout
+    (shape, each operand's strides and itemsize or scalar slot, 16-byte alignment, device):
+    later launches copy the planned indexer and set its pointers and scalar values."""
+    dev = out._storage.device
+    ops = [out] + ins
+    sig = []
+    aligned = True
+    for x in ops:
+        if hasattr(x, "bits"):  # a _Scalar
+            sig.append(None)
+            continue
+        if x._storage.device != dev:
+            raise ValueError(f"{name}: operands are on different devices: {dev} and "
+                             f"{x._storage.device}")
+        isz = x._dtype.itemsize
+        sig.append((x._strides, isz))
+        aligned = aligned and x.data_ptr() % (4 * isz) == 0
+    key = (out._shape, tuple(sig), aligned, dev)
+    hit = _PLANS.get(key)
+    if hit is None:
+        ix, blocks, path = _plan_layout(name, out, ins)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = (type(ix).from_buffer_copy(ix), blocks, path)
+        return ix, blocks, path
+    tmpl, blocks, path = hit
+    ix = type(tmpl).from_buffer_copy(tmpl)
+    for k, x in enumerate(ops):
+        if hasattr(x, "bits"):
+            ix.sval[k] = x.bits
+        else:
+            ix.ptr[k] = x.data_ptr()
+    return ix, blocks, path
+
+
+def _plan_layout(name: str, out, ins: list):
+    """_plan's work for a layout it has not seen."""
     shape = out._shape
     n = 1
     for s in shape:
@@ -239,13 +279,46 @@ def contiguous_op(d, name: str, out, n: int, a, b=None) -> None:
 
 # ---------------------------------------------------------------- reductions
 
+RED_SPLIT_MIN = 64 * RBLOCK   # a reduced range this long or shorter takes one block an output
+
+
 def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
     """Reduce x (kept dims ks with byte strides kin/kout, reduced dims rs/rin) into out.
 
     Deterministic for a given shape: the reduced length R of each output is cut into G chunks
     chosen from the shape alone; one block reduces one chunk with a fixed tree; with G > 1 a
-    second launch merges the partials of each output in the same tree order."""
+    second launch merges the partials of each output in the same tree order. Planned once per
+    layout (later calls copy the planned arguments and set the addresses)."""
     dev = x._storage.device
+    isz = x.itemsize
+    key = (name, d, tuple(ks), tuple(kin), tuple(kout), tuple(rs), tuple(rin),
+           x.data_ptr() % (4 * isz) == 0, dev)
+    plan = _RED_PLANS.get(key)
+    if plan is None:
+        plan = _reduce_plan(name, x, ks, kin, kout, rs, rin, dev)
+        if len(_RED_PLANS) >= _PLANS_MAX:
+            _RED_PLANS.clear()
+        _RED_PLANS[key] = plan
+    if plan is _EMPTY:
+        return
+    tmpl, launches, part_bytes = plan
+    a = RED_ARGS.from_buffer_copy(tmpl)
+    a.in_, a.out = x.data_ptr(), out.data_ptr()
+    if part_bytes:
+        part = _partials(part_bytes, dev)   # alive until the launches are queued
+        a.part = part.data_ptr()
+    kern = R.kernel("red", d, name, dev)
+    for mode, grid in launches:
+        a.mode = mode
+        kern(grid, RBLOCK, a)
+
+
+_RED_PLANS: dict = {}
+_EMPTY = object()
+
+
+def _reduce_plan(name, x, ks, kin, kout, rs, rin, dev):
+    """(argument template, [(mode, grid)], partials' bytes) of a reduction's layout."""
     K = 1
     for s in ks:
         K *= s
@@ -253,22 +326,19 @@ def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
     for s in rs:
         Rn *= s
     if K == 0:
-        return
+        return _EMPTY
     if len(ks) > MAXDIM or len(rs) > MAXDIM:
         raise ValueError(f"{name}: a CUDA reduction takes at most {MAXDIM} kept and {MAXDIM} "
                          f"reduced dimensions after merging, got {len(ks)} and {len(rs)}")
     a = RED_ARGS()
-    a.in_, a.out = x.data_ptr(), out.data_ptr()
     a.nk, a.nr, a.K, a.R = len(ks), len(rs), K, Rn
     a.ks[:len(ks)], a.kin[:len(ks)], a.kout[:len(ks)] = ks, kin, kout
     a.rs[:len(rs)], a.rin[:len(rs)] = rs, rin
     target = R.sm_count(dev) * 8   # blocks that fill the device a few times over
-    kern = R.kernel("red", d, name, dev)
     if ks and kin[-1] == x.itemsize and K >= 32 and all(abs(s) > x.itemsize for s in rin):
-        _reduce_cols(kern, a, K, Rn, target, dev)
-        return
+        return _reduce_cols(a, K, Rn, target)
     G = 1
-    if K < target and Rn > 4 * RBLOCK:
+    if K < target and Rn > RED_SPLIT_MIN:
         # split each output's range so K * G blocks fill the device; chunks of whole tiles
         G = min((target + K - 1) // K, (Rn + 4 * RBLOCK - 1) // (4 * RBLOCK))
     chunk = (Rn + G - 1) // G if G > 1 else max(Rn, 1)
@@ -280,22 +350,15 @@ def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
     G = (Rn + chunk - 1) // chunk if Rn else 1
     a.G, a.chunk, a.vec = G, chunk, int(vec)
     if G == 1:
-        a.mode = 0
-        kern(min(K, 65535 * 16), RBLOCK, a)
-        return
-    part = _partials(K * G * 16, dev)   # 16 bytes >= any accumulator
-    a.part = part.data_ptr()
-    a.mode = 1
-    kern(min(K * G, 65535 * 16), RBLOCK, a)
-    a.mode = 2
-    kern(min(K, 65535 * 16), RBLOCK, a)
+        return a, [(0, min(K, 65535 * 16))], 0
+    return a, [(1, min(K * G, 65535 * 16)), (2, min(K, 65535 * 16))], K * G * 16  # 16 >= any acc
 
 
 def _partials(nbytes: int, dev):
     return empty((nbytes,), dt.uint8, dev)
 
 
-def _reduce_cols(kern, a, K: int, Rn: int, target: int, dev) -> None:
+def _reduce_cols(a, K: int, Rn: int, target: int):
     """One thread per output walking its range in order (coalesced across a warp)."""
     kblocks = (K + RBLOCK - 1) // RBLOCK
     G = 1
@@ -305,15 +368,8 @@ def _reduce_cols(kern, a, K: int, Rn: int, target: int, dev) -> None:
     G = (Rn + chunk - 1) // chunk if Rn else 1
     a.G, a.chunk = G, chunk
     if G == 1:
-        a.mode = 3
-        kern(min(kblocks, 65535 * 16), RBLOCK, a)
-        return
-    part = _partials(K * G * 16, dev)
-    a.part = part.data_ptr()
-    a.mode = 4
-    kern(min(kblocks * G, 65535 * 16), RBLOCK, a)
-    a.mode = 5
-    kern(min(kblocks, 65535 * 16), RBLOCK, a)
+        return a, [(3, min(kblocks, 65535 * 16))], 0
+    return a, [(4, min(kblocks * G, 65535 * 16)), (5, min(kblocks, 65535 * 16))], K * G * 16
 
 
 SCAN_SPLIT_MIN = 8 * RBLOCK   # rows longer than this split into chunks when rows are few

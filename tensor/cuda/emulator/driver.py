@@ -11,6 +11,8 @@ STRIDEX_EMU_MEMORY: the device's memory size in bytes (default 4 GiB; suffixes K
 STRIDEX_EMU_PROTECT=1: device memory is kept PROT_NONE except while the emulator copies or
 runs a kernel, so host code that dereferences a device pointer faults instead of silently
 working (as it would not on a GPU).
+exec_seconds(): the time spent running kernels so far, so that a benchmark can tell the
+host's share of CUDA calls without a GPU (benchmarks/profile_step.py).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from ...memory import CriticalLock
 
 __all__ = ["CUresult", "CUdevice_attribute", "CUevent_flags", "CUstream_flags",
            "CUfunction_attribute", "CUdeviceptr", "CUstream", "CUevent", "CUcontext",
-           "CUmodule", "CUfunction", "CUdevice", "emu_last_error", "emu_reset"]
+           "CUmodule", "CUfunction", "CUdevice", "emu_last_error", "emu_reset", "exec_seconds"]
 
 
 class CUresult(IntEnum):
@@ -208,6 +210,7 @@ class _State:
         self.protect = os.environ.get("STRIDEX_EMU_PROTECT", "") == "1"
         self.open_depth = 0   # _Unprotected sections entered and not left (nested ones: see _lock)
         self.poison = os.environ.get("STRIDEX_EMU_POISON", "1") != "0"
+        self.exec_s = 0.0   # seconds spent running kernels (exec_seconds)
         self.used = 0
         self.allocs: dict[int, tuple[mmap.mmap, int]] = {}   # address -> (mapping, size)
         self.starts: list[int] = []                           # sorted allocation addresses
@@ -244,6 +247,11 @@ def emu_reset() -> None:
     with _lock:
         _unprotect_all()
         _S = _State()
+
+
+def exec_seconds() -> float:
+    """Seconds spent running kernels (inside cuLaunchKernel) since the process started."""
+    return _S.exec_s
 
 
 def emu_last_error() -> str:
@@ -779,8 +787,10 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         lib = _S.modules.get(ent[2])
         if int(sharedMemBytes) and lib.emu_set_dynamic_shared(int(sharedMemBytes)):
             return (R.CUDA_ERROR_OUT_OF_MEMORY,)
+        t0 = time.perf_counter()
         with _Unprotected():
             rc = fn(*g, *b, addr)
+        _S.exec_s += time.perf_counter() - t0
         del keep
         if rc != 0:
             msg = lib.emu_last_error().decode(errors="replace") if lib is not None else ""
