@@ -18,7 +18,8 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "get_
            "get_device_capability", "synchronize", "Stream", "Event", "current_stream",
            "default_stream", "stream", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats", "empty_cache",
-           "memory_stats", "memory_summary", "set_memory_limit", "precompile", "DeviceError"]
+           "memory_stats", "memory_summary", "set_memory_limit", "precompile", "DeviceError",
+           "CUDAGraph", "graph", "is_current_stream_capturing"]
 
 
 def is_available() -> bool:
@@ -73,6 +74,9 @@ def __getattr__(name):  # Stream, Event, current_stream, ... load the driver onl
     if name in ("Stream", "Event", "current_stream", "default_stream", "stream"):
         from . import streams
         return getattr(streams, name)
+    if name in ("CUDAGraph", "graph", "is_current_stream_capturing"):
+        from . import graphs
+        return getattr(graphs, name)
     raise AttributeError(f"module 'tensor.cuda' has no attribute {name!r}")
 
 

@@ -9,6 +9,7 @@ g++ and run thread by thread), so the whole backend can be tested on a machine w
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -99,7 +100,11 @@ def check(res, what: str):
     """Raise CudaError unless a driver call succeeded; return its result (if any)."""
     err = res[0]
     if int(err) != 0:
-        raise CudaError(f"CUDA: {what} failed: {_err_name(_drv, err)} ({int(err)})")
+        hint = ("; a CUDA graph is capturing: reading device memory on the host (.item(), .cpu(), "
+                "printing, an index bounds check), synchronizing or using the default stream "
+                "cannot be recorded: keep it outside tensor.cuda.graph"
+                if 900 <= int(err) <= 907 else "")
+        raise CudaError(f"CUDA: {what} failed: {_err_name(_drv, err)} ({int(err)}){hint}")
     if len(res) == 1:
         return None
     return res[1] if len(res) == 2 else res[1:]
@@ -174,7 +179,8 @@ class _DeviceState:
     def _raw_alloc(self, nbytes: int) -> int:
         d = drv()
         self.make_current()
-        err, ptr = d.cuMemAlloc(nbytes)
+        with capture_relaxed(d):
+            err, ptr = d.cuMemAlloc(nbytes)
         if int(err) != 0 and self.deferred:
             # blocks waiting for other streams: wait for them; their frees are queued and done
             # before the allocator's retry (which then finds them cached or releases them)
@@ -204,6 +210,23 @@ class _DeviceState:
         # queued kernels may still use memory whose tensors died on the host: wait for them
         check(d.cuCtxSynchronize(), "cuCtxSynchronize")
         check(d.cuMemFree(ptr), "cuMemFree")
+
+
+@contextlib.contextmanager
+def capture_relaxed(d):
+    """Let this thread make driver calls that a CUDA graph capture in global mode would refuse
+    but that record nothing into it (allocating memory, loading a module), as PyTorch's
+    allocator does: the thread's capture mode is relaxed meanwhile."""
+    exchange = getattr(d, "cuThreadExchangeStreamCaptureMode", None)
+    if exchange is None:
+        yield
+        return
+    err, prev = exchange(d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+    try:
+        yield
+    finally:
+        if int(err) == 0:
+            exchange(prev)
 
 
 def device_state(index: int | None = None) -> _DeviceState:
@@ -285,7 +308,8 @@ def _load_module(st: _DeviceState, family: str, d, name: str):
         mod = st.modules.get(key)
         if mod is None:
             st.make_current()
-            res = drv().cuModuleLoadData(image)
+            with capture_relaxed(drv()):
+                res = drv().cuModuleLoadData(image)
             if int(res[0]) != 0 and arch and arch.startswith("compute_"):
                 raise CudaError(_ptx_load_message(st, arch, name, res[0]))
             mod = st.modules[key] = check(res, f"cuModuleLoadData({family}/{name})")

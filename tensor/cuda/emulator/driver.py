@@ -62,6 +62,9 @@ class CUresult(IntEnum):
     CUDA_ERROR_LAUNCH_FAILED = 719
     CUDA_ERROR_NOT_PERMITTED = 800
     CUDA_ERROR_NOT_SUPPORTED = 801
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
     CUDA_ERROR_UNKNOWN = 999
 
 
@@ -462,7 +465,7 @@ def cuCtxGetDevice():  # noqa: N802
 
 
 def cuCtxSynchronize():  # noqa: N802
-    return _need_ctx() or (_OK,)
+    return _need_ctx() or _graphs.refuse(sync=True) or (_OK,)
 
 
 def _need_ctx():
@@ -484,7 +487,7 @@ cuMemGetInfo_v2 = cuMemGetInfo
 
 
 def cuMemAlloc(bytesize):  # noqa: N802
-    if (e := _need_ctx()):
+    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
         return e + (None,)
     n = int(bytesize)
     if n <= 0:
@@ -518,7 +521,7 @@ cuMemAlloc_v2 = cuMemAlloc
 
 
 def cuMemFree(dptr):  # noqa: N802
-    if (e := _need_ctx()):
+    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
         return e
     a = _int(dptr)
     with _lock:
@@ -563,6 +566,8 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):  # noqa: N802,N80
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if (e := _graphs.refuse(hStream)):   # host memory: not in a graph
+        return e
     return _copy(_int(dstDevice), _host_addr(srcHost), int(ByteCount), True, False)
 
 
@@ -571,6 +576,8 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):  # noqa: N802,N80
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if (e := _graphs.refuse(hStream)):
+        return e
     return _copy(_host_addr(dstHost), _int(srcDevice), int(ByteCount), False, True)
 
 
@@ -579,6 +586,10 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):  # noqa: N802,N
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if (cap := _graphs.capturing(hStream)) is not None:
+        return _graphs.record(cap, ("copy", _int(dstDevice), _int(srcDevice), int(ByteCount)))
+    if (e := _graphs.refuse(hStream)):
+        return e
     return _copy(_int(dstDevice), _int(srcDevice), int(ByteCount), True, True)
 
 
@@ -607,6 +618,10 @@ def _memset(dst, value: int, width: int, n: int, stream):
     d, n = _int(dst), int(n)
     if n < 0 or d % width:
         return (R.CUDA_ERROR_INVALID_VALUE,)
+    if (cap := _graphs.capturing(stream)) is not None:
+        return _graphs.record(cap, ("memset", d, int(value), width, n))
+    if (e := _graphs.refuse(stream)):
+        return e
     if n == 0:
         return (_OK,)
     with _lock:
@@ -661,7 +676,7 @@ def image_path(image) -> Path | None:
 
 
 def cuModuleLoadData(image):  # noqa: N802
-    if (e := _need_ctx()):
+    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
         return e + (None,)
     path = image_path(image)
     if path is None or not path.is_file():
@@ -783,6 +798,10 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         addr, keep = _params_address(kernelParams)
     except TypeError:
         return (R.CUDA_ERROR_INVALID_VALUE,)
+    if (cap := _graphs.capturing(hStream)) is not None:
+        return _graphs.record_launch(cap, _int(f), ent, g, b, int(sharedMemBytes), addr)
+    if (e := _graphs.refuse(hStream)):
+        return e
     with _lock:
         lib = _S.modules.get(ent[2])
         if int(sharedMemBytes) and lib.emu_set_dynamic_shared(int(sharedMemBytes)):
@@ -830,7 +849,9 @@ cuStreamDestroy_v2 = cuStreamDestroy
 def cuStreamSynchronize(hStream):  # noqa: N802,N803
     if (e := _need_ctx()):
         return e
-    return (_OK,) if _stream_ok(hStream) else (R.CUDA_ERROR_INVALID_HANDLE,)
+    if not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    return _graphs.refuse(hStream, sync=True) or (_OK,)
 
 
 def cuStreamQuery(hStream):  # noqa: N802,N803
@@ -865,7 +886,7 @@ def cuEventRecord(hEvent, hStream):  # noqa: N802,N803
 
 
 def cuEventSynchronize(hEvent):  # noqa: N802,N803
-    if (e := _need_ctx()):
+    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
         return e
     return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
 
@@ -936,3 +957,23 @@ def cuGetErrorString(error):  # noqa: N802
     except ValueError:
         return (R.CUDA_ERROR_INVALID_VALUE, None)
     return (_OK, _STRINGS.get(e, e.name.lower().replace("cuda_error_", "").replace("_", " ")).encode())
+
+
+# stream capture and graphs (emulator/graphs.py), entry points of this driver like the others
+from . import graphs as _graphs  # noqa: E402
+from .graphs import (  # noqa: E402,F401
+    CUgraph,
+    CUgraphExec,
+    CUstreamCaptureMode,
+    CUstreamCaptureStatus,
+    cuGraphDestroy,
+    cuGraphExecDestroy,
+    cuGraphInstantiate,
+    cuGraphInstantiateWithFlags,
+    cuGraphLaunch,
+    cuStreamBeginCapture,
+    cuStreamBeginCapture_v2,
+    cuStreamEndCapture,
+    cuStreamIsCapturing,
+    cuThreadExchangeStreamCaptureMode,
+)

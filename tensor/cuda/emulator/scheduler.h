@@ -357,7 +357,17 @@ static inline void emu_call(void (*f)(A...), void **p, std::index_sequence<I...>
 template <class... A>
 static inline void emu_call(void (*f)(A...), void **p) { emu_call(f, p, std::index_sequence_for<A...>{}); }
 
+/* The byte sizes of a kernel's parameters (a stream capture copies the arguments). */
+template <class... A>
+static inline int emu_param_sizes(void (*)(A...), size_t *out, int cap) {
+    const size_t s[] = {sizeof(std::remove_cv_t<std::remove_reference_t<A>>)..., 0};
+    const int n = (int)sizeof...(A);
+    for (int i = 0; i < n && i < cap; i++) out[i] = s[i];
+    return n;
+}
+
 #define EMU_ENTRY(NAME)                                                                        \
+EMU_API int emu_params_##NAME(size_t *out, int cap) { return emu_param_sizes(&NAME, out, cap); } \
 EMU_API void emu_entry_##NAME(void **params) { emu_call(&NAME, params); }                     \
 EMU_API int emu_launch_##NAME(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,\
                               unsigned bz, void **params) {                                    \
