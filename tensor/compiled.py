@@ -128,7 +128,8 @@ class Compiled:
         allocated: the capture's peak, which every replay repeats), their steps, the kernel
         calls the capture recorded (launches) and those a replay makes (replay_launches: fused
         runs count once), the recorded calls that run inside fused kernels, and the tensor
-        arguments and results a replay reads and hands over in place (not copied)."""
+        arguments and results a replay reads and hands over in place (not copied), and the CUDA
+        Graphs their replays launch (tensor/_cuda_graphs.py)."""
         progs = [e for e in self._cache.values() if type(e) is Program]
         pools = [p for e in progs for p in e.pools]
         return dict(self._stats, pool_reserved=sum(p.memory_reserved() for p in pools),
@@ -138,7 +139,9 @@ class Compiled:
                     replay_launches=sum(sum(st[0] is not None for st in e.steps) for e in progs),
                     fused_calls=sum(e.fused_calls for e in progs),
                     inputs_in_place=sum(len(e.inputs) - len(e.copied) for e in progs),
-                    outputs_in_place=sum(len(e.outs) - len(e.out_copied) for e in progs))
+                    outputs_in_place=sum(len(e.outs) - len(e.out_copied) for e in progs),
+                    cuda_graphs=sum(seg[2] not in (None, "eager") for e in progs
+                                    for seg in e.segments or ()))
 
     def __call__(self, *args, **kwargs):
         if _hook.capture is not None:   # inside another capture: its recorder sees our ops

@@ -8,13 +8,16 @@ and memory from before (parameters, buffers: guarded by weak references, a repla
 when one is gone). Random draws are re-based on their generators at each replay; runs of
 elementwise calls become fused kernels (tensor/fusion.py) and other calls are prepared once by
 their backend where it can; arguments and results are read and handed over in place where every
-call that uses them can be rebased to other memory, else copied.
+call that uses them can be rebased to other memory, else copied. On CUDA the runs of device
+work between islands, random draws and checked calls are recorded into CUDA Graphs at the
+first replay and launched as one each after (tensor/_cuda_graphs.py).
 """
 from __future__ import annotations
 
 import bisect
 import weakref
 
+from . import _cuda_graphs
 from . import elementwise as ew
 from ._tensor import Storage, Tensor, new_storage
 from .capture import _CHECKED, _Capture, _walk
@@ -160,6 +163,10 @@ class Program:
         self.copied: list = []
         self.out_rebind: list = []  # (outputs of one block, its [lo, hi), the steps using it)
         self.out_copied: list = []
+        # CUDA: which steps a CUDA Graph may record (device work only), and the segments the
+        # first replay makes of them: [first, end, CUDAGraph | None (to capture) | "eager"]
+        self.graphable: list = []
+        self.segments: list | None = None
 
     def run(self, inputs):
         """Replay: None when a guard fails (the caller captures again), else the result."""
@@ -180,18 +187,11 @@ class Program:
             ew.copy_into(self.inputs[i], inputs[i])
         res = self._fresh_outputs()
         base = {g: (g.seed, g.offset) for g in self.bases}
-        for fn, args, kwargs, expect, rng in self.steps:
-            if fn is None:   # an island (host work, eagerly): its function and arguments
-                args(*kwargs)
-                continue
-            if rng is not None:   # the draw at the generator's offset now, as eagerly
-                g, name, rel = rng
-                seed, off = base[g]
-                args = _redraw(name, args, seed, off + rel)
-            r = fn(*args, **kwargs)
-            if expect is not None and r != expect:
-                raise IndexError(f"tensor.compile: {self.label}: a replayed {fn.__name__} found an "
-                                 f"index out of range (at position {r}); eager would have raised")
+        if any(self.graphable) and _cuda_graphs.enabled():
+            _cuda_graphs.run(self, base)
+        else:
+            for step in self.steps:
+                self.step(step, base)
         for g, adv in self.gens.items():
             g.offset = base[g][1] + adv
         for g, seed, off in self.reset:   # seeded in the step: left as the step leaves it
@@ -205,6 +205,21 @@ class Program:
         for i in self.out_copied:
             res[i] = ew.copy(self.outs[i])
         return _unflatten(self.tree, res), False
+
+    def step(self, step, base) -> None:
+        """Run one step: a call with its arguments, or an island (host work, eagerly)."""
+        fn, args, kwargs, expect, rng = step
+        if fn is None:   # an island: its function and arguments
+            args(*kwargs)
+            return
+        if rng is not None:   # the draw at the generator's offset now, as eagerly
+            g, name, rel = rng
+            seed, off = base[g]
+            args = _redraw(name, args, seed, off + rel)
+        r = fn(*args, **kwargs)
+        if expect is not None and r != expect:
+            raise IndexError(f"tensor.compile: {self.label}: a replayed {fn.__name__} found an "
+                             f"index out of range (at position {r}); eager would have raised")
 
     def _fresh_outputs(self) -> list:
         """Before the steps run: for each output block the steps can be rebased off, a fresh
@@ -274,10 +289,12 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
         if ci in fused:
             skip_to, ready = fused[ci]
             prog.steps.append((ready, (), {}, None, None))
+            prog.graphable.append(_cuda_graphs.on_cuda(cap.calls[ci][5]))
             prog.fused_calls += skip_to - ci + 1
             continue
         if c[0] is None:   # an island
             prog.steps.append((None, c[1], c[2], None, None))
+            prog.graphable.append(False)
             continue
         fn, name, args, kwargs, r, be = c
         rng, d = None, _draw_of(name, args)   # (unsigned seed, offset), as draws' keys
@@ -291,6 +308,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             keep.append((args, kwargs))   # own (a scalar operand's buffer) must stay alive
             fn, args, kwargs = ready, (), {}
         prog.steps.append((fn, args, kwargs, r if name in _CHECKED else None, rng))
+        prog.graphable.append(rng is None and name not in _CHECKED and _cuda_graphs.on_cuda(be))
     if len(used) != len(draws):   # a draw no call could be re-based for: a replay would repeat it
         return None, "an op drew random numbers in a way the capture cannot redraw"
     prog.gens = {g: g.offset - starts[g] for g in starts if g not in cap.reset}

@@ -1,0 +1,81 @@
+"""A captured step's CUDA work replayed through CUDA Graphs (tensor/replay.py calls run()).
+
+The program's steps are cut into segments: runs of CUDA calls (kernel launches and device
+copies over the program's static memory) and the steps in between that must run as they are
+(islands of host work such as an optimizer's loop, random draws re-based on their generator
+each replay, calls whose result the host checks, CPU calls). The first replay records each run
+of two or more CUDA calls into a CUDA Graph (tensor.cuda.CUDAGraph, its own memory pool for the
+calls' scratch memory) and launches it; later replays launch the graph: one driver call instead
+of one Python backend call and launch per kernel. A step that cannot be recorded (it copies
+host memory to the device, as attention's offsets, or synchronizes) runs eagerly and the run is
+recorded around it. STRIDEX_CUDA_GRAPHS=0 turns graphs off (every step eagerly, as on the CPU).
+"""
+from __future__ import annotations
+
+import os
+
+_MIN_RUN = 2   # shorter runs gain nothing from a graph
+
+
+def enabled() -> bool:
+    return os.environ.get("STRIDEX_CUDA_GRAPHS", "1") != "0"
+
+
+def on_cuda(be) -> bool:
+    """Is a backend (module, or a capture's stand-in for one) the CUDA backend?"""
+    return getattr(be, "__name__", "").endswith(".cuda")
+
+
+def _segments(graphable: list) -> list:
+    out, i, n = [], 0, len(graphable)
+    while i < n:
+        j = i
+        while j < n and graphable[j] == graphable[i]:
+            j += 1
+        out.append([i, j, None if graphable[i] and j - i >= _MIN_RUN else "eager"])
+        i = j
+    return out
+
+
+def run(prog, base) -> None:
+    """Replay prog's steps, its CUDA runs as graphs (recorded at the first replay)."""
+    if prog.segments is None:
+        prog.segments = _segments(prog.graphable)
+    segs, steps, i = prog.segments, prog.steps, 0
+    while i < len(segs):
+        first, end, g = segs[i]
+        if g is None:
+            bad = _record(prog, segs[i], base)
+            if bad is not None:   # that step cannot be recorded: it runs eagerly, the rest of
+                parts = []        # the run is recorded around it
+                if bad > first:
+                    parts.append([first, bad, None if bad - first >= _MIN_RUN else "eager"])
+                parts.append([bad, bad + 1, "eager"])
+                if end > bad + 1:
+                    parts.append([bad + 1, end, None if end - bad - 1 >= _MIN_RUN else "eager"])
+                segs[i:i + 1] = parts
+                continue
+            g = segs[i][2]
+        if g == "eager":
+            for st in steps[first:end]:
+                prog.step(st, base)
+        else:
+            g.replay()
+        i += 1
+
+
+def _record(prog, seg, base):
+    """Record seg's steps into a CUDA Graph (they do not run while recorded): None when done,
+    else the index of the step that could not be recorded (a host copy, a synchronization)."""
+    from .cuda.graphs import CUDAGraph, graph
+    from .cuda.runtime import CudaError
+    g = CUDAGraph()
+    k = seg[0]
+    try:
+        with graph(g):
+            for k in range(seg[0], seg[1]):
+                prog.step(prog.steps[k], base)
+    except CudaError:
+        return k
+    seg[2] = g
+    return None
