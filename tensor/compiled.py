@@ -129,7 +129,7 @@ class Compiled:
         calls the capture recorded (launches) and those a replay makes (replay_launches: fused
         runs count once), the recorded calls that run inside fused kernels, and the tensor
         arguments and results a replay reads and hands over in place (not copied), and the CUDA
-        Graphs their replays launch (tensor/_cuda_graphs.py)."""
+        Graphs their replays launch (tensor/graph_replay.py)."""
         progs = [e for e in self._cache.values() if type(e) is Program]
         pools = [p for e in progs for p in e.pools]
         return dict(self._stats, pool_reserved=sum(p.memory_reserved() for p in pools),

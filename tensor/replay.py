@@ -10,15 +10,15 @@ elementwise calls become fused kernels (tensor/fusion.py) and other calls are pr
 their backend where it can; arguments and results are read and handed over in place where every
 call that uses them can be rebased to other memory, else copied. On CUDA the runs of device
 work between islands, random draws and checked calls are recorded into CUDA Graphs at the
-first replay and launched as one each after (tensor/_cuda_graphs.py).
+first replay and launched as one each after (tensor/graph_replay.py).
 """
 from __future__ import annotations
 
 import bisect
 import weakref
 
-from . import _cuda_graphs
 from . import elementwise as ew
+from . import graph_replay
 from ._tensor import Storage, Tensor, new_storage
 from .capture import _CHECKED, _Capture, _walk
 from .fusion import plan
@@ -163,8 +163,10 @@ class Program:
         self.copied: list = []
         self.out_rebind: list = []  # (outputs of one block, its [lo, hi), the steps using it)
         self.out_copied: list = []
-        # CUDA: which steps a CUDA Graph may record (device work only), and the segments the
-        # first replay makes of them: [first, end, CUDAGraph | None (to capture) | "eager"]
+        # graphs (CUDA): the device and backend whose calls a graph may record, which steps
+        # are such calls, and the segments the first replay makes of them:
+        # [first, end, the graph's replay | None (to record) | "eager"]
+        self.graph_dev = self.graph_be = None
         self.graphable: list = []
         self.segments: list | None = None
 
@@ -187,8 +189,8 @@ class Program:
             ew.copy_into(self.inputs[i], inputs[i])
         res = self._fresh_outputs()
         base = {g: (g.seed, g.offset) for g in self.bases}
-        if any(self.graphable) and _cuda_graphs.enabled():
-            _cuda_graphs.run(self, base)
+        if any(self.graphable) and graph_replay.enabled():
+            graph_replay.run(self, base)
         else:
             for step in self.steps:
                 self.step(step, base)
@@ -263,6 +265,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     mem = _Memory(cap)
     prog = Program(cap.label)
     prog.tree, prog.pools = tree, list(cap.pools.values())
+    prog.graph_dev, prog.graph_be = graph_replay.graph_device(cap.pools)
     conv = mem.tensor
     starts: dict = {}   # generator -> its offset at its first draw of the step
     draws: dict = {}    # (seed, offset) -> (generator, seeded in the step), of every draw
@@ -289,7 +292,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
         if ci in fused:
             skip_to, ready = fused[ci]
             prog.steps.append((ready, (), {}, None, None))
-            prog.graphable.append(_cuda_graphs.on_cuda(cap.calls[ci][5]))
+            prog.graphable.append(cap.calls[ci][5] is prog.graph_be is not None)
             prog.fused_calls += skip_to - ci + 1
             continue
         if c[0] is None:   # an island
@@ -308,7 +311,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             keep.append((args, kwargs))   # own (a scalar operand's buffer) must stay alive
             fn, args, kwargs = ready, (), {}
         prog.steps.append((fn, args, kwargs, r if name in _CHECKED else None, rng))
-        prog.graphable.append(rng is None and name not in _CHECKED and _cuda_graphs.on_cuda(be))
+        prog.graphable.append(rng is None and name not in _CHECKED and be is prog.graph_be is not None)
     if len(used) != len(draws):   # a draw no call could be re-based for: a replay would repeat it
         return None, "an op drew random numbers in a way the capture cannot redraw"
     prog.gens = {g: g.offset - starts[g] for g in starts if g not in cap.reset}

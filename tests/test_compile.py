@@ -434,7 +434,7 @@ def test_every_backend_function_is_classified():
     from tensor.backend import INTERFACE
     assert capture._PLAIN <= set(INTERFACE) and set(capture._CHECKED) <= set(INTERFACE)
     assert set(capture._DATA) <= set(INTERFACE) and set(replay._RANDOM) <= set(INTERFACE)
-    assert capture._PLAIN == {"new_storage", "new_pool", "prepare", "fuse", "open_device",
+    assert capture._PLAIN == {"new_storage", "new_pool", "prepare", "fuse", "record_graph", "open_device",
                               "device_count", "allocator", "free_after_streams",
                               "layer_norm_row_block", "sdpa_tile"}
 

@@ -1,7 +1,7 @@
 """CUDA Graphs (tensor.cuda.CUDAGraph, tensor.cuda.graph): capture, replay with new inputs,
 the capture's private pool, what cannot be captured (a clear error, nothing left broken), and
 the driver's rule that a launch's arguments are copied when it is recorded. On the CUDA
-emulator without a GPU (its driver records and replays graphs: tensor/cuda/emulator/graphs.py)
+emulator without a GPU (its driver records and replays graphs: tensor/cuda/emulator/driver.py)
 and on a GPU."""
 from __future__ import annotations
 
@@ -194,3 +194,19 @@ def test_graphs_can_be_turned_off(monkeypatch):
     eager, _ = _mlp_steps(False, 4)
     got, st = _mlp_steps(True, 4)
     assert got == eager and st["cuda_graphs"] == 0
+
+
+def test_a_capture_after_frees_deferred_on_another_stream():
+    """Memory freed while another stream may still read it waits on an event; the allocator
+    polls those events (queries, which do not wait) when a capture allocates: allowed."""
+    x = _f32(np.ones(1 << 10))
+    s = T.cuda.Stream()
+    with s:
+        y = x * 2
+    x.record_stream(s)
+    del x   # a deferred free: its block waits for s, polled at the next allocation
+    g = T.cuda.CUDAGraph()
+    with T.cuda.graph(g):
+        z = y + 1
+    g.replay()
+    assert to_np(z)[:2].tolist() == [3.0, 3.0]

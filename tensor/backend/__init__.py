@@ -31,6 +31,9 @@ INTERFACE = {
                "work done once (a captured step's replay), or None",
     "fuse": "(fused) -> a callable running a run of elementwise calls (tensor.fusion.Fused) as "
             "one kernel, or None",
+    "record_graph": "(device, fn) -> (replay, None): fn's work on the device recorded into a "
+                    "graph (not run) that replay() launches; or (None, error): something fn did "
+                    "could not be recorded (nothing kept). None: the device has no graphs",
     "fast_resolved": "(name, dtype, other, out_dtype, kernel): elementwise's fast path resolved "
                      "`dtype name other` (other: dtype's sfx for a tensor, 'f'/'i' for a Python "
                      "scalar) to elementwise kernel `kernel` into out_dtype (a C fast path may "
@@ -95,7 +98,7 @@ INTERFACE = {
     "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",
 }
 
-OPTIONAL = {"put"}   # a backend may set these to None (the op layer then takes another path)
+OPTIONAL = {"put", "record_graph"}   # a backend may set these to None (the op layer then takes another path)
 
 # The flag word of optim_step, read from the header the kernels of both devices include.
 OPTIM_FLAGS = {k[len("SX_OPT_"):].lower(): v for k, v in

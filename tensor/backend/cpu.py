@@ -96,6 +96,7 @@ def synchronize(device=None) -> None:
 elementwise = _launch.elementwise
 prepare = _launch.prepare
 fuse = _fused.fuse
+record_graph = None   # no graphs on the CPU: a replay runs each prepared call (tensor/graph_replay.py)
 contiguous_op = _launch.contiguous_op
 reduce = _launch.reduce
 scan = _launch.scan

@@ -42,6 +42,21 @@ def prepare(name, args, kwargs):
     return None
 
 
+def record_graph(device, fn):
+    """fn()'s work on device recorded into a CUDA Graph: (its replay, None), or (None, the
+    CudaError) when something fn does cannot be recorded (tensor/cuda/graphs.py)."""
+    from ..cuda.graphs import CUDAGraph, graph
+    if (device.index or 0) != R.current_device_index():
+        return None, R.CudaError(f"record_graph: cuda:{device.index} is not the current device")
+    g = CUDAGraph()
+    try:
+        with graph(g):
+            fn()
+    except R.CudaError as e:
+        return None, e
+    return g.replay, None
+
+
 def fast_resolved(name, dtype, other, out_dtype, kernel):
     """No C fast path on CUDA: its eager calls take the Python path."""
 

@@ -11,6 +11,8 @@ STRIDEX_EMU_MEMORY: the device's memory size in bytes (default 4 GiB; suffixes K
 STRIDEX_EMU_PROTECT=1: device memory is kept PROT_NONE except while the emulator copies or
 runs a kernel, so host code that dereferences a device pointer faults instead of silently
 working (as it would not on a GPU).
+Streams capture into CUDA graphs as the driver's do (cuStreamBeginCapture .. cuGraphLaunch, at
+the end of this file).
 exec_seconds(): the time spent running kernels so far, so that a benchmark can tell the
 host's share of CUDA calls without a GPU (benchmarks/profile_step.py).
 """
@@ -160,6 +162,14 @@ class CUdeviceptr(_Handle):
     __slots__ = ()
 
 
+class CUgraph(_Handle):
+    __slots__ = ()
+
+
+class CUgraphExec(_Handle):
+    __slots__ = ()
+
+
 class CUstream(_Handle):
     __slots__ = ()
 
@@ -250,6 +260,7 @@ def emu_reset() -> None:
     with _lock:
         _unprotect_all()
         _S = _State()
+        _graphs_reset()
 
 
 def exec_seconds() -> float:
@@ -465,7 +476,7 @@ def cuCtxGetDevice():  # noqa: N802
 
 
 def cuCtxSynchronize():  # noqa: N802
-    return _need_ctx() or _graphs.refuse(sync=True) or (_OK,)
+    return _need_ctx() or _refuse(sync=True) or (_OK,)
 
 
 def _need_ctx():
@@ -487,7 +498,7 @@ cuMemGetInfo_v2 = cuMemGetInfo
 
 
 def cuMemAlloc(bytesize):  # noqa: N802
-    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e + (None,)
     n = int(bytesize)
     if n <= 0:
@@ -521,7 +532,7 @@ cuMemAlloc_v2 = cuMemAlloc
 
 
 def cuMemFree(dptr):  # noqa: N802
-    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
     a = _int(dptr)
     with _lock:
@@ -566,7 +577,7 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):  # noqa: N802,N80
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
-    if (e := _graphs.refuse(hStream)):   # host memory: not in a graph
+    if (e := _refuse(hStream)):   # host memory: not in a graph
         return e
     return _copy(_int(dstDevice), _host_addr(srcHost), int(ByteCount), True, False)
 
@@ -576,7 +587,7 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):  # noqa: N802,N80
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
-    if (e := _graphs.refuse(hStream)):
+    if (e := _refuse(hStream)):
         return e
     return _copy(_host_addr(dstHost), _int(srcDevice), int(ByteCount), False, True)
 
@@ -586,9 +597,9 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):  # noqa: N802,N
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
-    if (cap := _graphs.capturing(hStream)) is not None:
-        return _graphs.record(cap, ("copy", _int(dstDevice), _int(srcDevice), int(ByteCount)))
-    if (e := _graphs.refuse(hStream)):
+    if (cap := _capturing(hStream)) is not None:
+        return _record(cap, ("copy", _int(dstDevice), _int(srcDevice), int(ByteCount)))
+    if (e := _refuse(hStream)):
         return e
     return _copy(_int(dstDevice), _int(srcDevice), int(ByteCount), True, True)
 
@@ -618,9 +629,9 @@ def _memset(dst, value: int, width: int, n: int, stream):
     d, n = _int(dst), int(n)
     if n < 0 or d % width:
         return (R.CUDA_ERROR_INVALID_VALUE,)
-    if (cap := _graphs.capturing(stream)) is not None:
-        return _graphs.record(cap, ("memset", d, int(value), width, n))
-    if (e := _graphs.refuse(stream)):
+    if (cap := _capturing(stream)) is not None:
+        return _record(cap, ("memset", d, int(value), width, n))
+    if (e := _refuse(stream)):
         return e
     if n == 0:
         return (_OK,)
@@ -676,7 +687,7 @@ def image_path(image) -> Path | None:
 
 
 def cuModuleLoadData(image):  # noqa: N802
-    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e + (None,)
     path = image_path(image)
     if path is None or not path.is_file():
@@ -798,9 +809,9 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         addr, keep = _params_address(kernelParams)
     except TypeError:
         return (R.CUDA_ERROR_INVALID_VALUE,)
-    if (cap := _graphs.capturing(hStream)) is not None:
-        return _graphs.record_launch(cap, _int(f), ent, g, b, int(sharedMemBytes), addr)
-    if (e := _graphs.refuse(hStream)):
+    if (cap := _capturing(hStream)) is not None:
+        return _record_launch(cap, _int(f), ent, g, b, int(sharedMemBytes), addr)
+    if (e := _refuse(hStream)):
         return e
     with _lock:
         lib = _S.modules.get(ent[2])
@@ -851,7 +862,7 @@ def cuStreamSynchronize(hStream):  # noqa: N802,N803
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
-    return _graphs.refuse(hStream, sync=True) or (_OK,)
+    return _refuse(hStream, sync=True) or (_OK,)
 
 
 def cuStreamQuery(hStream):  # noqa: N802,N803
@@ -886,13 +897,15 @@ def cuEventRecord(hEvent, hStream):  # noqa: N802,N803
 
 
 def cuEventSynchronize(hEvent):  # noqa: N802,N803
-    if (e := _need_ctx()) or (e := _graphs.refuse(sync=True)):
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
     return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
 
 
 def cuEventQuery(hEvent):  # noqa: N802,N803
-    return cuEventSynchronize(hEvent)
+    if (e := _need_ctx()):   # (a query does not wait: allowed while a capture is active)
+        return e
+    return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
 
 
 def cuEventElapsedTime(hStart, hEnd):  # noqa: N802,N803
@@ -959,21 +972,196 @@ def cuGetErrorString(error):  # noqa: N802
     return (_OK, _STRINGS.get(e, e.name.lower().replace("cuda_error_", "").replace("_", " ")).encode())
 
 
-# stream capture and graphs (emulator/graphs.py), entry points of this driver like the others
-from . import graphs as _graphs  # noqa: E402
-from .graphs import (  # noqa: E402,F401
-    CUgraph,
-    CUgraphExec,
-    CUstreamCaptureMode,
-    CUstreamCaptureStatus,
-    cuGraphDestroy,
-    cuGraphExecDestroy,
-    cuGraphInstantiate,
-    cuGraphInstantiateWithFlags,
-    cuGraphLaunch,
-    cuStreamBeginCapture,
-    cuStreamBeginCapture_v2,
-    cuStreamEndCapture,
-    cuStreamIsCapturing,
-    cuThreadExchangeStreamCaptureMode,
-)
+# ------------------------------------------------------------------------ stream capture, graphs
+# As the driver: while a stream captures, kernel launches, device-to-device copies and memsets
+# queued on it are recorded, not run; a launch's arguments are copied when it is recorded (the
+# sizes come from the emulator module's emu_params_NAME), so changing them afterwards does not
+# change the graph. What cannot be captured ends the capture as invalidated and fails with the
+# driver's error: a copy to or from host memory on the capturing stream, and (unless the calling
+# thread set relaxed mode with cuThreadExchangeStreamCaptureMode, or the capture is relaxed) a
+# synchronization, an allocation or free, a module load, or work on the legacy default stream
+# while a capture is active; cuStreamEndCapture then returns
+# CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. A graph runs its nodes in the recorded order (the
+# driver may overlap independent nodes; the results are the same for one stream's capture).
+
+class CUstreamCaptureMode(IntEnum):  # noqa: N801 - the binding's names
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+
+
+class CUstreamCaptureStatus(IntEnum):  # noqa: N801
+    CU_STREAM_CAPTURE_STATUS_NONE = 0
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+
+
+_RELAXED = CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+_NONE, _ACTIVE, _INVALID = (CUstreamCaptureStatus(i) for i in range(3))
+
+
+class _Capture:
+    __slots__ = ("mode", "nodes", "invalid")
+
+    def __init__(self, mode: int):
+        self.mode, self.nodes, self.invalid = mode, [], False
+
+
+_CAPTURES: dict = {}   # stream handle -> its _Capture
+_GRAPHS: dict = {}     # graph handle -> its nodes
+_EXECS: dict = {}      # executable graph handle -> its nodes
+
+
+def _graphs_reset() -> None:
+    """Forget every capture and graph (the driver's emu_reset)."""
+    _CAPTURES.clear()
+    _GRAPHS.clear()
+    _EXECS.clear()
+
+
+def _capturing(stream) -> _Capture | None:
+    """The capture recording on `stream`, if any."""
+    return _CAPTURES.get(int(stream or 0)) if _CAPTURES else None
+
+
+def _refuse(stream=None, sync: bool = False):
+    """The error tuple for an operation that cannot run while a capture is active (and the
+    captures it breaks, invalidated), or None when it may run. stream: the stream it is queued
+    on (None: not a stream operation); sync: it synchronizes or frees."""
+    caps = _CAPTURES
+    if not caps:
+        return None
+    h = None if stream is None else int(stream or 0)
+    cap = caps.get(h) if h is not None else None
+    if cap is not None:   # on the capturing stream itself: never allowed here
+        cap.invalid = True
+        return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
+    relaxed = getattr(_S._tls, "capture_mode", 0) == _RELAXED   # this thread's own mode
+    unsafe = [] if relaxed else [c for c in caps.values() if c.mode != _RELAXED]
+    if sync and unsafe:
+        for c in unsafe:
+            c.invalid = True
+        return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
+    if h in (0, 1) and unsafe:   # the legacy stream synchronizes with the capturing one
+        for c in unsafe:
+            c.invalid = True
+        return (R.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,)
+    return None
+
+
+def _record_launch(cap: _Capture, f: int, ent, grid, block, shared: int, addr: int):
+    """Record a launch of function handle f with a copy of its arguments (addr: the void*[]
+    of the call)."""
+    name, _, hmod = ent
+    lib = _S.modules.get(hmod)
+    sizes_fn = getattr(lib, f"emu_params_{name}", None)
+    if sizes_fn is None:
+        cap.invalid = True
+        return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
+    sizes = (ctypes.c_size_t * 32)()
+    n = sizes_fn(sizes, 32)
+    ptrs = ctypes.cast(addr, ctypes.POINTER(ctypes.c_void_p)) if n else None
+    args = [ctypes.create_string_buffer(ctypes.string_at(ptrs[i], sizes[i]), max(sizes[i], 1))
+            for i in range(n)]
+    cap.nodes.append(("kernel", f, tuple(grid), tuple(block), shared, args))
+    return (_OK,)
+
+
+def _record(cap: _Capture, node: tuple):
+    cap.nodes.append(node)
+    return (_OK,)
+
+
+def cuThreadExchangeStreamCaptureMode(mode):  # noqa: N802
+    """Set this thread's capture interaction mode; returns the one it had."""
+    tls = _S._tls
+    prev = getattr(tls, "capture_mode", CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
+    tls.capture_mode = CUstreamCaptureMode(int(mode))
+    return (_OK, prev)
+
+
+def cuStreamBeginCapture(hStream, mode):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    h = _int(hStream)
+    if h not in _S.streams:   # the legacy / per-thread default streams cannot capture
+        return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
+    if h in _CAPTURES:
+        return (R.CUDA_ERROR_ILLEGAL_STATE,)
+    _CAPTURES[h] = _Capture(int(mode))
+    return (_OK,)
+
+
+cuStreamBeginCapture_v2 = cuStreamBeginCapture
+
+
+def cuStreamEndCapture(hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e + (None,)
+    cap = _CAPTURES.pop(_int(hStream), None)
+    if cap is None:
+        return (R.CUDA_ERROR_ILLEGAL_STATE, None)
+    if cap.invalid:
+        return (R.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, None)
+    h = _S.handle()
+    _GRAPHS[h] = list(cap.nodes)
+    return (_OK, CUgraph(h))
+
+
+def cuStreamIsCapturing(hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e + (None,)
+    cap = _capturing(hStream)
+    return (_OK, _NONE if cap is None else _INVALID if cap.invalid else _ACTIVE)
+
+
+def cuGraphInstantiate(hGraph, flags=0):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e + (None,)
+    nodes = _GRAPHS.get(_int(hGraph))
+    if nodes is None:
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+    h = _S.handle()
+    _EXECS[h] = list(nodes)
+    return (_OK, CUgraphExec(h))
+
+
+cuGraphInstantiateWithFlags = cuGraphInstantiate
+
+
+def cuGraphLaunch(hGraphExec, hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    nodes = _EXECS.get(_int(hGraphExec))
+    if nodes is None or not _stream_ok(hStream):
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if (e := _refuse(hStream)):
+        return e
+    for node in nodes:
+        r = _run_node(node, hStream)
+        if r[0] != _OK:
+            return r
+    return (_OK,)
+
+
+def _run_node(node, stream):
+    kind = node[0]
+    if kind == "kernel":
+        _, f, grid, block, shared, args = node
+        arr = (ctypes.c_void_p * max(len(args), 1))(*[ctypes.addressof(a) for a in args])
+        return cuLaunchKernel(f, *grid, *block, shared, stream, ctypes.addressof(arr), 0)
+    if kind == "copy":
+        _, dst, src, n = node
+        return cuMemcpyDtoDAsync(dst, src, n, stream)
+    _, dst, value, width, n = node   # "memset"
+    return _memset(dst, value, width, n, stream)
+
+
+def cuGraphExecDestroy(hGraphExec):  # noqa: N802,N803
+    return (_OK,) if _EXECS.pop(_int(hGraphExec), None) is not None else (
+        R.CUDA_ERROR_INVALID_VALUE,)
+
+
+def cuGraphDestroy(hGraph):  # noqa: N802,N803
+    return (_OK,) if _GRAPHS.pop(_int(hGraph), None) is not None else (
+        R.CUDA_ERROR_INVALID_VALUE,)

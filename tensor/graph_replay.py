@@ -1,12 +1,13 @@
-"""A captured step's CUDA work replayed through CUDA Graphs (tensor/replay.py calls run()).
+"""A captured step's device work replayed through graphs (tensor/replay.py calls run()): on
+CUDA, CUDA Graphs (the backend's record_graph; backends without graphs set it to None).
 
-The program's steps are cut into segments: runs of CUDA calls (kernel launches and device
-copies over the program's static memory) and the steps in between that must run as they are
-(islands of host work such as an optimizer's loop, random draws re-based on their generator
-each replay, calls whose result the host checks, CPU calls). The first replay records each run
-of two or more CUDA calls into a CUDA Graph (tensor.cuda.CUDAGraph, its own memory pool for the
-calls' scratch memory) and launches it; later replays launch the graph: one driver call instead
-of one Python backend call and launch per kernel. A step that cannot be recorded (it copies
+The program's steps are cut into segments: runs of calls on the graph device's backend (kernel
+launches and device copies over the program's static memory) and the steps in between that
+must run as they are (islands of host work such as an optimizer's loop, random draws re-based
+on their generator each replay, calls whose result the host checks, other devices' calls). The
+first replay records each run of two or more such calls into a graph (with its own memory pool
+for the calls' scratch memory) and launches it; later replays launch the graph: one driver call
+instead of one Python backend call and launch per kernel. A step that cannot be recorded (it copies
 host memory to the device, as attention's offsets, or synchronizes) runs eagerly and the run is
 recorded around it. STRIDEX_CUDA_GRAPHS=0 turns graphs off (every step eagerly, as on the CPU).
 """
@@ -21,9 +22,12 @@ def enabled() -> bool:
     return os.environ.get("STRIDEX_CUDA_GRAPHS", "1") != "0"
 
 
-def on_cuda(be) -> bool:
-    """Is a backend (module, or a capture's stand-in for one) the CUDA backend?"""
-    return getattr(be, "__name__", "").endswith(".cuda")
+def graph_device(pools: dict):
+    """(device, backend) whose calls a program may record into graphs: the one device of the
+    capture (pools: Device -> its pool) whose backend has graphs, else (None, None)."""
+    from .backend import backend_for
+    devs = [d for d in pools if getattr(backend_for(d), "record_graph", None) is not None]
+    return (devs[0], backend_for(devs[0])) if len(devs) == 1 else (None, None)
 
 
 def _segments(graphable: list) -> list:
@@ -60,22 +64,21 @@ def run(prog, base) -> None:
             for st in steps[first:end]:
                 prog.step(st, base)
         else:
-            g.replay()
+            g()   # the graph's replay
         i += 1
 
 
 def _record(prog, seg, base):
-    """Record seg's steps into a CUDA Graph (they do not run while recorded): None when done,
-    else the index of the step that could not be recorded (a host copy, a synchronization)."""
-    from .cuda.graphs import CUDAGraph, graph
-    from .cuda.runtime import CudaError
-    g = CUDAGraph()
-    k = seg[0]
-    try:
-        with graph(g):
-            for k in range(seg[0], seg[1]):
-                prog.step(prog.steps[k], base)
-    except CudaError:
-        return k
-    seg[2] = g
+    """Record seg's steps into a graph (they do not run while recorded): None when done, else
+    the index of the step that could not be recorded (a host copy, a synchronization)."""
+    at = [seg[0]]
+
+    def steps():
+        for k in range(seg[0], seg[1]):
+            at[0] = k
+            prog.step(prog.steps[k], base)
+    replay, err = prog.graph_be.record_graph(prog.graph_dev, steps)
+    if replay is None:
+        return at[0]
+    seg[2] = replay
     return None
