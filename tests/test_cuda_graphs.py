@@ -210,3 +210,23 @@ def test_a_capture_after_frees_deferred_on_another_stream():
         z = y + 1
     g.replay()
     assert to_np(z)[:2].tolist() == [3.0, 3.0]
+
+
+def test_a_dead_pool_freed_during_a_capture_waits_for_its_end():
+    """Another graph's pool that the garbage collector frees while a capture records would
+    free device memory (a synchronization): the frees wait until the capture ends."""
+    import gc
+    x = _f32(np.ones(1 << 12))
+    x * 2
+    old = T.cuda.CUDAGraph()
+    with T.cuda.graph(old):
+        y = x * 3
+    reserved = T.cuda.memory_reserved()
+    g = T.cuda.CUDAGraph()
+    with T.cuda.graph(g):
+        del old, y
+        gc.collect()          # the old pool goes: its segment's free is held back
+        z = x + 1
+    g.replay()
+    assert to_np(z)[:2].tolist() == [2.0, 2.0]
+    assert T.cuda.memory_reserved() == reserved   # the device's own pool: untouched

@@ -97,6 +97,7 @@ class CUDAGraph:
             dev._be = be
             ctx.__exit__(None, None, None)
             raise
+        st.capture_started()   # frees of device memory wait until the capture ends
         self._st, self._dev = st, dev
         self._capture = (side, ctx, be)
 
@@ -112,12 +113,15 @@ class CUDAGraph:
         finally:
             self._dev._be = be
             ctx.__exit__(None, None, None)
+            self._st.capture_ended()
         if int(err) != 0:
+            where = getattr(d, "emu_capture_failure", lambda: "")()
             raise R.CudaError(
                 f"CUDA graph capture failed ({R._err_name(d, err)}): an operation inside it "
                 "read device memory on the host (.item(), .cpu(), .numpy(), printing a tensor, "
                 "an index bounds check), synchronized, or queued work on the default stream. "
-                "Keep those outside the captured region.")
+                "Keep those outside the captured region."
+                + (f"\nThe emulator saw it here:\n{where}" if where else ""))
         self._graph = g
         self._exec = R.check(d.cuGraphInstantiate(g, 0), "cuGraphInstantiate")
 
@@ -133,6 +137,7 @@ class CUDAGraph:
         finally:
             self._dev._be = be
             ctx.__exit__(None, None, None)
+            self._st.capture_ended()
 
     def replay(self) -> None:
         """Launch the recorded work on the current stream (asynchronous, like a kernel)."""

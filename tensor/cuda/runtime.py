@@ -156,6 +156,8 @@ class _DeviceState:
         self.lock = CriticalLock()   # see _init_lock
         self.default_handle = d.CUstream(0)   # the legacy NULL stream (streams.py wraps it)
         self.deferred: list = []     # (block, events): frees waiting for other streams
+        self.capturing = 0           # graph captures running on this device (tensor/cuda/graphs.py)
+        self.held_frees: list = []   # raw frees held back until they end
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
                                           total_memory=self.total_memory)
 
@@ -204,7 +206,21 @@ class _DeviceState:
                 keep.append((block, events))
         self.deferred[:0] = keep
 
+    def capture_started(self) -> None:
+        self.capturing += 1
+
+    def capture_ended(self) -> None:
+        """A graph capture on this device ended: the frees it held back happen now."""
+        self.capturing -= 1
+        if not self.capturing:
+            held, self.held_frees = self.held_frees, []
+            for ptr in held:
+                self._raw_free(ptr)
+
     def _raw_free(self, ptr: int) -> None:
+        if self.capturing:   # a graph records (a dead pool's memory goes, say): a free would
+            self.held_frees.append(ptr)   # synchronize and break the capture: after it
+            return
         d = drv()
         self.make_current()
         # queued kernels may still use memory whose tensors died on the host: wait for them

@@ -32,7 +32,8 @@ from ...memory import CriticalLock
 
 __all__ = ["CUresult", "CUdevice_attribute", "CUevent_flags", "CUstream_flags",
            "CUfunction_attribute", "CUdeviceptr", "CUstream", "CUevent", "CUcontext",
-           "CUmodule", "CUfunction", "CUdevice", "emu_last_error", "emu_reset", "exec_seconds"]
+           "CUmodule", "CUfunction", "CUdevice", "emu_last_error", "emu_reset", "exec_seconds",
+           "emu_capture_failure"]
 
 
 class CUresult(IntEnum):
@@ -1006,6 +1007,20 @@ class _Capture:
     def __init__(self, mode: int):
         self.mode, self.nodes, self.invalid = mode, [], False
 
+    def invalidate(self) -> None:
+        """Mark the capture failed, keeping where (the Python stack of the offending call) for
+        emu_capture_failure()."""
+        if not self.invalid:
+            import traceback
+            _S.capture_failure = "".join(traceback.format_stack(limit=12)[:-2])
+        self.invalid = True
+
+
+def emu_capture_failure() -> str:
+    """Where the last capture that failed was broken: the Python stack of the call (the
+    runtime adds it to its error on the emulator)."""
+    return getattr(_S, "capture_failure", "")
+
 
 _CAPTURES: dict = {}   # stream handle -> its _Capture
 _GRAPHS: dict = {}     # graph handle -> its nodes
@@ -1034,17 +1049,17 @@ def _refuse(stream=None, sync: bool = False):
     h = None if stream is None else int(stream or 0)
     cap = caps.get(h) if h is not None else None
     if cap is not None:   # on the capturing stream itself: never allowed here
-        cap.invalid = True
+        cap.invalidate()
         return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
     relaxed = getattr(_S._tls, "capture_mode", 0) == _RELAXED   # this thread's own mode
     unsafe = [] if relaxed else [c for c in caps.values() if c.mode != _RELAXED]
     if sync and unsafe:
         for c in unsafe:
-            c.invalid = True
+            c.invalidate()
         return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
     if h in (0, 1) and unsafe:   # the legacy stream synchronizes with the capturing one
         for c in unsafe:
-            c.invalid = True
+            c.invalidate()
         return (R.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,)
     return None
 
@@ -1056,7 +1071,7 @@ def _record_launch(cap: _Capture, f: int, ent, grid, block, shared: int, addr: i
     lib = _S.modules.get(hmod)
     sizes_fn = getattr(lib, f"emu_params_{name}", None)
     if sizes_fn is None:
-        cap.invalid = True
+        cap.invalidate()
         return (R.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
     sizes = (ctypes.c_size_t * 32)()
     n = sizes_fn(sizes, 32)
