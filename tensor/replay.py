@@ -189,7 +189,8 @@ class Program:
             ew.copy_into(self.inputs[i], inputs[i])
         res = self._fresh_outputs()
         base = {g: (g.seed, g.offset) for g in self.bases}
-        if any(self.graphable) and graph_replay.enabled():
+        # (a graph keeps the addresses it recorded: not with calls rebased between replays)
+        if any(self.graphable) and not (self.rebind or self.out_rebind) and graph_replay.enabled():
             graph_replay.run(self, base)
         else:
             for step in self.steps:
