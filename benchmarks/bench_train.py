@@ -97,7 +97,8 @@ def _compare(name, ours, theirs, torch, device, warmup, reps):
         ratio, cratio = f"{tms / ms:.2f}", f"{tms / cms:.2f}"
     return [(name, ms, first, ratio, ""),
             (f"{name} captured", cms, f"eager/captured {ms / cms:.2f}, launches "
-             f"{st['launches']}->{st['replay_launches']}", cratio, "")]
+             f"{st['launches']}->{st['replay_launches']}"
+             + (f" in {st['cuda_graphs']} graphs" if st.get("cuda_graphs") else ""), cratio, "")]
 
 
 def _torch_mlp(torch):
