@@ -245,6 +245,7 @@ class CachingAllocator:
         # the time, so small stream-0 frees park here unmerged (O(1) both ways); they are
         # merged into the pools before any search would otherwise fail.
         self._quick: dict[int, list[Block]] = {}
+        self.pools = weakref.WeakSet()   # the live private pools over this device (memstats)
         self._allocated = self._allocated_peak = self._requested = self._requested_peak = 0
         self._reserved = self._reserved_peak = self._active = self._active_peak = 0
         self._segments_peak = self._num_mallocs = self._num_frees = 0
@@ -681,9 +682,12 @@ def _free_segments(segments: dict, raw_free) -> None:
     segments.clear()
 
 
-def private_pool(alloc: CachingAllocator) -> CachingAllocator:
+def private_pool(alloc: CachingAllocator, main: CachingAllocator | None = None) -> CachingAllocator:
     """alloc, made to give its memory back to the device when it is garbage: a pool of its own
-    (a capture's: tensor/capture.py) outlives whatever holds it until its last block is freed,
-    since every Storage from it holds it; then nothing is allocated and its segments go."""
+    (a capture's: tensor/capture.py, a CUDA graph's) outlives whatever holds it until its last
+    block is freed, since every Storage from it holds it; then nothing is allocated and its
+    segments go. main: the device's allocator, whose statistics (tensor/memstats.py) count it."""
     weakref.finalize(alloc, _free_segments, alloc._segments, alloc._raw_free)
+    if main is not None:
+        main.pools.add(alloc)
     return alloc

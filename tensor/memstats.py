@@ -19,26 +19,37 @@ def allocator(device=None) -> CachingAllocator:
     return backend_for(d).allocator(d)
 
 
+def _all(device) -> list:
+    """The device's allocator and its live private pools (tensor.compile's captures, CUDA
+    graphs): the device-level figures below count them all, as PyTorch's count graph pools."""
+    a = allocator(device)
+    return [a, *a.pools]
+
+
 def memory_allocated(device=None) -> int:
-    """Bytes held by live tensors (sizes rounded to the allocator's 512-byte blocks)."""
-    return allocator(device).memory_allocated()
+    """Bytes held by live tensors (sizes rounded to the allocator's 512-byte blocks), those in
+    capture and graph pools included."""
+    return sum(a.memory_allocated() for a in _all(device))
 
 
 def max_memory_allocated(device=None) -> int:
-    return allocator(device).max_memory_allocated()
+    """The peak of memory_allocated: the device allocator's peak plus each live pool's (an upper
+    bound when those peaks came at different times)."""
+    return sum(a.max_memory_allocated() for a in _all(device))
 
 
 def memory_reserved(device=None) -> int:
-    """Bytes the allocator holds from the system, cached blocks included."""
-    return allocator(device).memory_reserved()
+    """Bytes the allocator and the pools hold from the system, cached blocks included."""
+    return sum(a.memory_reserved() for a in _all(device))
 
 
 def max_memory_reserved(device=None) -> int:
-    return allocator(device).max_memory_reserved()
+    return sum(a.max_memory_reserved() for a in _all(device))
 
 
 def reset_peak_memory_stats(device=None) -> None:
-    allocator(device).reset_peak_memory_stats()
+    for a in _all(device):
+        a.reset_peak_memory_stats()
 
 
 def empty_cache(device=None) -> None:

@@ -591,3 +591,25 @@ def test_checkpointed_dropout_replays_as_eager():
     cf = T.compile(step)
     _same([_quiet(cf, x) for x in xs], want)
     assert cf.stats()["replays"] == 2
+
+
+def test_capture_pools_count_in_the_device_memory_figures():
+    """A cached program's pool is memory of the device: the device figures (memory_reserved,
+    memory_allocated) count it, as PyTorch's count CUDA graph pools; the allocator's own not."""
+    import gc
+
+    from tensor import memstats as M
+    gc.collect()
+    x = T.ones(4096)
+    f = T.compile(lambda a: (a * 2).sum())
+    for _ in range(3):   # eager, capture, replay
+        f(x)
+    dev = x.device
+    main = M.allocator(dev)
+    pools = list(main.pools)
+    assert f.stats()["pool_reserved"] > 0 and pools
+    assert M.memory_reserved(dev) == main.memory_reserved() + sum(
+        p.memory_reserved() for p in pools)
+    assert M.memory_allocated(dev) == main.memory_allocated() + sum(
+        p.memory_allocated() for p in pools)
+    assert M.max_memory_reserved(dev) >= M.memory_reserved(dev)

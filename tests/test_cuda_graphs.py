@@ -117,12 +117,21 @@ def test_bad_uses_are_refused():
 def test_capture_allocates_from_the_graphs_pool_and_pools_can_be_shared():
     x = _f32(np.ones(1 << 12))
     x * 2
-    main = T.cuda.memory_allocated()
-    g1, g2 = T.cuda.CUDAGraph(), T.cuda.CUDAGraph()
-    with T.cuda.graph(g1):
-        y = x * 2
-    assert T.cuda.memory_allocated() == main   # y lives in g1's pool, not the device's
-    assert y._storage._alloc is g1.pool()
+    import gc
+    gc.collect()   # earlier tests' graphs and their pools
+    gc.disable()   # none goes while the figures are compared
+    try:
+        before = T.cuda.memory_allocated()
+        device_own = T.memstats.allocator("cuda").memory_allocated()
+        g1, g2 = T.cuda.CUDAGraph(), T.cuda.CUDAGraph()
+        with T.cuda.graph(g1):
+            y = x * 2
+        assert y._storage._alloc is g1.pool()      # y lives in g1's pool, not the device's own
+        assert T.memstats.allocator("cuda").memory_allocated() == device_own
+        assert T.cuda.memory_allocated() == before + 4 * (1 << 12)   # the device's figure has it
+        assert T.cuda.max_memory_allocated() >= T.cuda.memory_allocated()
+    finally:
+        gc.enable()
     with T.cuda.graph(g2, pool=g1.pool()):
         z = y + 1
     assert z._storage._alloc is g1.pool()

@@ -139,4 +139,4 @@ def private_allocator() -> CachingAllocator:
     static memory: tensor/capture.py); its memory goes back when it is garbage."""
     main = cpu_allocator()
     return private_pool(type(main)(cpu_raw_alloc, cpu_raw_free, "cpu (pool)",
-                                   total_memory=main.total_memory))
+                                   total_memory=main.total_memory), main)

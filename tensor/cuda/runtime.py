@@ -166,7 +166,7 @@ class _DeviceState:
         tensor/capture.py), released when it is garbage."""
         pool = type(self.allocator)(self._raw_alloc, self._raw_free, f"cuda:{self.index} (pool)",
                                     total_memory=self.total_memory)
-        return private_pool(pool)
+        return private_pool(pool, self.allocator)
 
     @property
     def arch(self) -> str:
