@@ -56,6 +56,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
   # test_cuda_compile (NVRTC builds for three archs) and test_cuda_emulator need no GPU: CI runs them
   FILES=${TESTS:-$(ls tests/test_*.py | grep -v -e test_cuda_compile.py -e test_cuda_emulator.py)}
   TO=(); python3 -c "import pytest_timeout" 2>/dev/null && TO=(--timeout 120)
+  failures() { grep -E "^(FAILED|ERROR) " "$OUT/tests.log" | sed -E 's/^(FAILED|ERROR) //; s/ - .*//'; }
   if [[ ${WORKERS:-$(nproc)} -gt 1 ]] && python3 -c "import xdist" 2>/dev/null; then
     # one pytest over every file, a file per worker process (--dist loadfile): a device fault
     # is sticky for its process, so the failures are re-run one by one below
@@ -64,7 +65,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
       "${TO[@]}" -k cuda $FILES > "$OUT/tests.log" 2>&1
     rc=$?
     say "tests ($W workers): $(grep -E '[0-9]+ (passed|failed)' "$OUT/tests.log" | tail -1) (rc $rc)"
-    grep -E "^(FAILED|ERROR) " "$OUT/tests.log" | sed -E 's/^(FAILED|ERROR) //; s/ - .*//' >> /tmp/failed.txt
+    failures >> /tmp/failed.txt
   else
     for f in $FILES; do
       echo "=== $f" >> "$OUT/tests.log"
@@ -72,8 +73,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
         "${TO[@]}" -k cuda "$f" >> "$OUT/tests.log" 2>&1
       rc=$?
       [[ $rc == 5 ]] && continue                      # no CUDA test in this file
-      [[ $rc != 0 ]] && grep -E "^(FAILED|ERROR) " "$OUT/tests.log" | sed -E 's/^(FAILED|ERROR) //; s/ - .*//' \
-        | grep "^$f" >> /tmp/failed.txt
+      [[ $rc != 0 ]] && failures | grep "^$f" >> /tmp/failed.txt
       say "$f: $(grep -E '[0-9]+ (passed|failed)' "$OUT/tests.log" | tail -1) (rc $rc)"
     done
   fi

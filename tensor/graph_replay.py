@@ -30,13 +30,18 @@ def graph_device(pools: dict):
     return (devs[0], backend_for(devs[0])) if len(devs) == 1 else (None, None)
 
 
+def _segment(first: int, end: int, graphable: bool) -> list:
+    """[first, end, None: to record | "eager"]: runs too short to gain run eagerly."""
+    return [first, end, None if graphable and end - first >= _MIN_RUN else "eager"]
+
+
 def _segments(graphable: list) -> list:
     out, i, n = [], 0, len(graphable)
     while i < n:
         j = i
         while j < n and graphable[j] == graphable[i]:
             j += 1
-        out.append([i, j, None if graphable[i] and j - i >= _MIN_RUN else "eager"])
+        out.append(_segment(i, j, graphable[i]))
         i = j
     return out
 
@@ -51,12 +56,11 @@ def run(prog, base) -> None:
         if g is None:
             bad = _record(prog, segs[i], base)
             if bad is not None:   # that step cannot be recorded: it runs eagerly, the rest of
-                parts = []        # the run is recorded around it
+                parts = [_segment(bad, bad + 1, False)]   # the run is recorded around it
                 if bad > first:
-                    parts.append([first, bad, None if bad - first >= _MIN_RUN else "eager"])
-                parts.append([bad, bad + 1, "eager"])
+                    parts.insert(0, _segment(first, bad, True))
                 if end > bad + 1:
-                    parts.append([bad + 1, end, None if end - bad - 1 >= _MIN_RUN else "eager"])
+                    parts.append(_segment(bad + 1, end, True))
                 segs[i:i + 1] = parts
                 continue
             g = segs[i][2]

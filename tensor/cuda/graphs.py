@@ -101,19 +101,25 @@ class CUDAGraph:
         self._st, self._dev = st, dev
         self._capture = (side, ctx, be)
 
-    def capture_end(self) -> None:
-        if self._capture is None:
-            raise RuntimeError("CUDAGraph.capture_end: no capture in progress")
+    def _end(self):
+        """End the capture in progress and undo what capture_begin set up (the backend, the
+        current stream, the held frees): cuStreamEndCapture's (error, graph)."""
         side, ctx, be = self._capture
         self._capture = None
         d = R.drv()
         self._st.make_current()
         try:
-            err, g = d.cuStreamEndCapture(side.handle)
+            return d.cuStreamEndCapture(side.handle)
         finally:
             self._dev._be = be
             ctx.__exit__(None, None, None)
             self._st.capture_ended()
+
+    def capture_end(self) -> None:
+        if self._capture is None:
+            raise RuntimeError("CUDAGraph.capture_end: no capture in progress")
+        err, g = self._end()
+        d = R.drv()
         if int(err) != 0:
             where = getattr(d, "emu_capture_failure", lambda: "")()
             raise R.CudaError(
@@ -127,17 +133,9 @@ class CUDAGraph:
 
     def _abort(self) -> None:
         """End a capture an exception interrupted, keeping nothing of it."""
-        side, ctx, be = self._capture
-        self._capture = None
-        d = R.drv()
-        try:
-            err, g = d.cuStreamEndCapture(side.handle)
-            if int(err) == 0 and g is not None:
-                d.cuGraphDestroy(g)
-        finally:
-            self._dev._be = be
-            ctx.__exit__(None, None, None)
-            self._st.capture_ended()
+        err, g = self._end()
+        if int(err) == 0 and g is not None:
+            R.drv().cuGraphDestroy(g)
 
     def replay(self) -> None:
         """Launch the recorded work on the current stream (asynchronous, like a kernel)."""

@@ -104,44 +104,45 @@ def _plan(name: str, out, ins: list):
     later launches copy the planned indexer and set its pointers and scalar values."""
     dev = out._storage.device
     ops = [out] + ins
-    sig = []
+    sig, slots = [], []   # per operand: its layout, and its address or scalar value
     aligned = True
     for x in ops:
         if hasattr(x, "bits"):  # a _Scalar
             sig.append(None)
+            slots.append(x.bits)
             continue
         if x._storage.device != dev:
             raise ValueError(f"{name}: operands are on different devices: {dev} and "
                              f"{x._storage.device}")
-        isz = x._dtype.itemsize
+        isz, ptr = x._dtype.itemsize, x.data_ptr()
         sig.append((x._strides, isz))
-        aligned = aligned and x.data_ptr() % (4 * isz) == 0
+        slots.append(ptr)
+        aligned = aligned and ptr % (4 * isz) == 0
     key = (out._shape, tuple(sig), aligned, dev)
     hit = _PLANS.get(key)
     if hit is None:
-        ix, blocks, path = _plan_layout(name, out, ins)
+        ix, blocks, path = _plan_layout(name, out, ops)
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         _PLANS[key] = (type(ix).from_buffer_copy(ix), blocks, path)
         return ix, blocks, path
     tmpl, blocks, path = hit
     ix = type(tmpl).from_buffer_copy(tmpl)
-    for k, x in enumerate(ops):
-        if hasattr(x, "bits"):
-            ix.sval[k] = x.bits
+    for k, (layout, v) in enumerate(zip(sig, slots)):
+        if layout is None:
+            ix.sval[k] = v
         else:
-            ix.ptr[k] = x.data_ptr()
+            ix.ptr[k] = v
     return ix, blocks, path
 
 
-def _plan_layout(name: str, out, ins: list):
-    """_plan's work for a layout it has not seen."""
+def _plan_layout(name: str, out, ops: list):
+    """_plan's work for a layout it has not seen (ops: out and the inputs, on one device)."""
     shape = out._shape
     n = 1
     for s in shape:
         n *= s
     dev = out._storage.device
-    ops = [out] + ins
     ix = INDEXER[len(ops)]()
     contig = out.is_contiguous()
     scal = 0
@@ -150,9 +151,6 @@ def _plan_layout(name: str, out, ins: list):
             scal |= 1 << k
             ix.sval[k] = x.bits
         else:
-            if x._storage.device != dev:
-                raise ValueError(f"{name}: operands are on different devices: {dev} and "
-                                 f"{x._storage.device}")
             ix.ptr[k] = x.data_ptr()
             contig = contig and x._shape == shape and x.is_contiguous()
     ix.n, ix.scalar = n, scal
