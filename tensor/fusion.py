@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ._tensor import Tensor
+from .optable import ew_specs
 
 
 @dataclass
@@ -34,6 +35,21 @@ class Fused:
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     tmps: list = field(default_factory=list)
+
+    def sfx(self, ref: tuple) -> str:
+        """The storage dtype suffix of a ref's values."""
+        kind, i = ref
+        return self.tmps[i] if kind == "tmp" else self.inputs[i][1] if kind == "in" else self.outputs[i][1]
+
+    def spec(self, op: tuple) -> tuple | None:
+        """Op's kernel (optable.ew_specs: arity, input and output suffixes, expression), or
+        None when its operands' dtypes are not its kernel's (the run then stays unfused)."""
+        kern, d, refs, res = op
+        spec = ew_specs(d).get(kern)
+        if spec is None or len(refs) != spec[0] or [self.sfx(r) for r in refs] != list(spec[1]) \
+                or self.sfx(res) != spec[2]:
+            return None
+        return spec
 
 
 def _numel(t: Tensor) -> int:

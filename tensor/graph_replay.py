@@ -46,6 +46,11 @@ def _segments(graphable: list) -> list:
     return out
 
 
+def will_record(graphable: list) -> bool:
+    """Whether a program's replay records graphs: graphs on, and a run of steps long enough."""
+    return enabled() and any(seg[2] is None for seg in _segments(graphable))
+
+
 def run(prog, base) -> None:
     """Replay prog's steps, its CUDA runs as graphs (recorded at the first replay)."""
     if prog.segments is None:

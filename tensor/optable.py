@@ -16,6 +16,7 @@ from __future__ import annotations
 import cmath
 import math
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -343,3 +344,20 @@ def binary_loop_dtype(op: Op, a, b) -> dt.DType:
             if cand.kind in op.kinds and dt.can_cast(a, cand) and dt.can_cast(b, cand):
                 return cand
     return ld
+
+
+@cache
+def ew_specs(d: dt.DType) -> dict:
+    """The elementwise kernels whose loop takes dtype d, which both backends generate (and fuse)
+    from: name -> (arity, input suffixes, output suffix, C expression over `a` (and `b`)): the
+    table's ops, the casts from d to every dtype, and `where` (arity 3: a bool condition, then
+    two values of d; no expression: it copies)."""
+    k, s = d.kind, d.sfx
+    specs = {}
+    for op in UNARY + BINARY:
+        if k in op.kinds:
+            specs[f"{op.name}_{s}"] = (op.arity, (s,) * op.arity, op.out_dtype(d).sfx, f"({op.expr(k, s)})")
+    for t in dt.ALL:
+        specs[f"cast_{s}_{t.sfx}"] = (1, (s,), t.sfx, f"({cast_expr(d, t)})")
+    specs[f"where_{s}"] = (3, ("b8", s, s), s, None)
+    return specs

@@ -326,8 +326,11 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     prog.inputs = [mem.tensor(t) for t, _ in statics]
     prog.written_inputs = [i for i, (t, v) in enumerate(statics) if t._storage.version != v]
     prog.outs = [mem.tensor(t) for t in outs]
-    _plan_rebinding(prog, statics)
-    _plan_results(prog, prog.pools)
+    if graph_replay.will_record(prog.graphable):   # a graph keeps its addresses: copy
+        prog.copied, prog.out_copied = list(range(len(statics))), list(range(len(outs)))
+    else:
+        _plan_rebinding(prog, statics)
+        _plan_results(prog, prog.pools)
     prog.hold = list(mem.hold.values()) + keep
     prog.bump = [weakref.ref(s) for s, v in cap.seen.values() if s.version != v]
     prog.guards = [w for w, _ in mem.before.values()]

@@ -512,8 +512,7 @@ def test_fused_runs_match_eager_bitwise(name, f, device):
         _same(_quiet(cf, *args), f(*args))
     s = cf.stats()
     assert s["replays"] == 2
-    if device == "cpu":   # CUDA has no fused kernels yet: its runs replay call by call
-        assert s["fused_calls"] >= 2, s
+    assert s["fused_calls"] >= 2, s
 
 
 def test_fused_kernel_writes_what_is_read_later(device):
@@ -528,13 +527,15 @@ def test_fused_kernel_writes_what_is_read_later(device):
     for seed in range(4):
         (x,) = _data(seed, (8, 8))
         _same(_quiet(cf, x), f(x))
-    assert cf.stats()["fused_calls"] >= (3 if device == "cpu" else 0)
+    assert cf.stats()["fused_calls"] >= 3
 
 
-def test_arguments_and_results_in_place(device):
+@pytest.mark.parametrize("graphs", ["1", "0"])
+def test_arguments_and_results_in_place(device, graphs, monkeypatch):
     """A replay reads its tensor arguments where they are and hands its result over without
-    copying, when only rebasable kernel calls use them (the CPU's prepared and fused calls;
-    on CUDA a replay copies)."""
+    copying, when only rebasable kernel calls use them (prepared and fused calls; on CUDA a
+    program that replays through CUDA Graphs copies instead: tests/test_cuda_graphs.py)."""
+    monkeypatch.setenv("STRIDEX_CUDA_GRAPHS", graphs)
     cf = T.compile(lambda a, b: T.exp(a) * b + 1.0)
     outs = []
     for seed in range(4):
@@ -542,7 +543,8 @@ def test_arguments_and_results_in_place(device):
         outs.append(_quiet(cf, a, b))
         _same(outs[-1], T.exp(a) * b + 1.0)
     s = cf.stats()
-    assert (s["inputs_in_place"], s["outputs_in_place"]) == ((2, 1) if device == "cpu" else (0, 0))
+    assert s["fused_calls"] == 3
+    assert (s["inputs_in_place"], s["outputs_in_place"]) == (2, 1)
     assert len({o.data_ptr() for o in outs}) == 4   # each result its own memory
     for seed, o in enumerate(outs):                 # earlier results are not overwritten
         a, b = _data(seed, (100,), (100,))
@@ -568,8 +570,7 @@ def test_fused_blocks_round_as_unfused(dtype, device):
     for fn, r, w in zip(fns, got, g(x, y)):
         np.testing.assert_array_equal(r.astype(T.float64).numpy(), w.astype(T.float64).numpy(),
                                       err_msg=fn.__name__)
-    if device == "cpu":
-        assert cf.stats()["fused_calls"] >= 3 * len(fns)
+    assert cf.stats()["fused_calls"] >= 3 * len(fns)
 
 
 def test_checkpointed_dropout_replays_as_eager():

@@ -145,9 +145,10 @@ def test_device_newer_than_nvrtc_knows_targets_ptx_of_the_newest_known_arch():
 
 def test_exact_families_are_built_without_fma_contraction():
     """Families whose floats must equal the CPU's bit for bit get --fmad=false (NVRTC fuses
-    a * b + c by default; the C kernels and the emulator do not); the rest keep contraction."""
+    a * b + c by default; the C kernels and the emulator do not), as do the elementwise
+    kernels (a fused kernel must round as the unfused ones); the rest keep contraction."""
     exact = {f for f, _ in MODULES if not K.fmad(f)}
-    assert exact == {"red", "index", "random", "misc", "optim"}
+    assert exact == {"ew", "red", "index", "random", "misc", "optim"}
     assert "--fmad=false" in nvrtc.options("sm_90", fmad=False)
     assert not any(o.startswith("--fmad") for o in nvrtc.options("sm_90"))
     src = K.source("optim", K.dt.float32)
@@ -179,3 +180,33 @@ def test_precompile_selects_and_fills_the_disk_cache(tmp_path, monkeypatch, capf
     assert len([p for p in tmp_path.iterdir() if p.suffix == ".cubin"]) == 2
     err = capfd.readouterr().err
     assert "precompile sm_80: 2/2 kernels" in err and "NVRTC is compiling" not in err
+
+
+def _fused_run(d):
+    """A fused run over dtype d as tensor/fusion.py plans one (tensor/cuda/fused.py builds it):
+    a scalar operand, a buffer, a cast to another dtype, `where`, an output read and rewritten."""
+    from tensor.fusion import Fused
+    s = d.sfx
+    f = Fused(8, None, inputs=[(None, s, False), (None, s, True), (None, "b8", False)],
+              outputs=[(None, "f32"), (None, s)], tmps=[s])
+    f.ops = [(f"add_{s}", d, [("in", 0), ("in", 1)], ("tmp", 0)),
+             (f"cast_{s}_f32", d, [("tmp", 0)], ("out", 0)),
+             (f"where_{s}", d, [("in", 2), ("tmp", 0), ("in", 0)], ("out", 1)),
+             (f"multiply_{s}", d, [("out", 1), ("in", 0)], ("out", 1))]
+    return f
+
+
+FUSED_DTYPES = [K.dt.float32, K.dt.float16, K.dt.bfloat16, K.dt.float64, K.dt.complex64,
+                K.dt.complex128, K.dt.int64, K.dt.uint8]
+
+
+@pytest.mark.parametrize("d", FUSED_DTYPES, ids=[d.sfx for d in FUSED_DTYPES])
+def test_fused_kernels_compile(d):
+    """The source a captured step's fused elementwise run generates compiles for every arch
+    (the emulator builds the same source with g++: tests/test_compile.py runs it)."""
+    from tensor.cuda import fused
+    src = fused.source(_fused_run(d), "sx_fz_test")
+    assert src is not None
+    for arch in ARCHS:
+        cub = nvrtc.compile(f"sx_fz_test_{d.sfx}", src, arch, fast=True, fmad=K.fmad("ew"))
+        assert cub[:4] == b"\x7fELF" and b"sx_fz_test\0" in cub

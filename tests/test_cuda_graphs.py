@@ -196,13 +196,15 @@ def test_compiled_cuda_step_replays_through_graphs_with_eager_bits():
     got, st = _mlp_steps(True)
     assert got == eager                       # bit for bit, every step
     assert st["replays"] >= 2 and st["cuda_graphs"] >= 1, st
+    assert st["fused_calls"] > 0, st           # fused kernels inside the graphs
+    assert st["inputs_in_place"] == st["outputs_in_place"] == 0   # a graph keeps its addresses
 
 
 def test_graphs_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("STRIDEX_CUDA_GRAPHS", "0")
     eager, _ = _mlp_steps(False, 4)
     got, st = _mlp_steps(True, 4)
-    assert got == eager and st["cuda_graphs"] == 0
+    assert got == eager and st["cuda_graphs"] == 0 and st["fused_calls"] > 0
 
 
 def test_a_capture_after_frees_deferred_on_another_stream():

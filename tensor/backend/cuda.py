@@ -66,8 +66,9 @@ def elementwise_resolved(name, a, b, out, ins):
 
 
 def fuse(fused):
-    """No fused kernels on CUDA yet: the run's calls replay one by one."""
-    return None
+    """A captured run of elementwise calls as one generated kernel (tensor/cuda/fused.py)."""
+    from ..cuda.fused import fuse as make
+    return make(fused)
 
 
 def allocator(device):

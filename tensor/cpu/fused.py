@@ -28,25 +28,17 @@ def _ptr(ref, f) -> tuple[str, str]:
     if kind == "in" and f.inputs[i][2]:   # a scalar: one element, read for every i
         return f"(T_{f.inputs[i][1]} *)p[{i}]", "[0]"
     j = i if kind == "in" else len(f.inputs) + i
-    sfx = f.inputs[i][1] if kind == "in" else f.outputs[i][1]
-    return f"((T_{sfx} *)p[{j}] + b0)", "[i]"
-
-
-def _dtype_of(ref, f) -> str:
-    kind, i = ref
-    return f.tmps[i] if kind == "tmp" else f.inputs[i][1] if kind == "in" else f.outputs[i][1]
+    return f"((T_{f.sfx(ref)} *)p[{j}] + b0)", "[i]"
 
 
 def _op_loop(op, f) -> str | None:
     """One op's loop over the block: the unfused kernel's body; None if the op's operand
     dtypes are not its kernel's (the run then stays unfused)."""
-    kern, d, refs, res = op
-    spec = K.ew_specs(d).get(kern)
+    spec = f.spec(op)
     if spec is None:
         return None
     arity, ins, out, expr = spec
-    if len(refs) != arity or [_dtype_of(r, f) for r in refs] != list(ins) or _dtype_of(res, f) != out:
-        return None
+    refs, res = op[2], op[3]
     o, oi = _ptr(res, f)
     xs = [_ptr(r, f) for r in refs]
     names = ("c", "x", "y") if arity == 3 else ("x", "y")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from .. import dtypes as dt
-from ..optable import BINARY, UNARY, cast_expr
+from ..optable import ew_specs
 from ..redtable import REDUCTIONS
 from . import build
 
@@ -16,21 +16,6 @@ _EW_UN = "void {}(int nd, const int64_t *meta, intptr_t out, intptr_t a, int nth
 _EW_BIN = "void {}(int nd, const int64_t *meta, intptr_t out, intptr_t a, intptr_t b, int nthreads);"
 _EW_WHERE = ("void {}(int nd, const int64_t *meta, intptr_t out, intptr_t c, intptr_t a, "
              "intptr_t b, int nthreads);")
-
-
-def ew_specs(d: dt.DType) -> dict:
-    """The elementwise kernels whose loop takes dtype d: name -> (arity, input suffixes, output
-    suffix, C expression over `a` (and `b`)): the table's ops, the casts from d to every dtype,
-    and `where` (arity 3: a bool condition, then two values of d; no expression: it copies)."""
-    k, s = d.kind, d.sfx
-    specs = {}
-    for op in UNARY + BINARY:
-        if k in op.kinds:
-            specs[f"{op.name}_{s}"] = (op.arity, (s,) * op.arity, op.out_dtype(d).sfx, f"({op.expr(k, s)})")
-    for t in dt.ALL:
-        specs[f"cast_{s}_{t.sfx}"] = (1, (s,), t.sfx, f"({cast_expr(d, t)})")
-    specs[f"where_{s}"] = (3, ("b8", s, s), s, None)
-    return specs
 
 
 def ew_source(d: dt.DType) -> tuple[str, str]:

@@ -10,8 +10,11 @@ Contraction: NVRTC fuses a * b + c into an FMA unless told not to (--fmad=false)
 C and the emulator's g++ do not. Families whose float results must equal the CPU's bit for bit
 (reductions, scans and scatter-adds: the CPU's order of additions; random fills, iota and the
 optimizer updates: the CPU's formulas) are registered `exact` and built without contraction
-(explicit fma() calls stay fused). Elementwise, gemm and the nn row kernels keep it: faster,
-as accurate, and their cross-device tests compare to a few ulps.
+(explicit fma() calls stay fused). So are the elementwise kernels: a captured step's fused
+kernel (tensor/cuda/fused.py, built the same way) then rounds as the unfused kernels, and its
+replay is eager's bit for bit (contracting a multiply in one op with an add in the next would
+round once less); memory-bound kernels lose nothing by it. Gemm and the nn row kernels keep
+contraction: faster, as accurate, and their cross-device tests compare to a few ulps.
 
 Compile units: a *module* is a family's prelude with every entry of one dtype (what the compile
 check and the emulator build); a *unit* is the prelude with the entries of one kernel only,
@@ -23,35 +26,35 @@ from __future__ import annotations
 from functools import cache
 
 from .. import dtypes as dt
-from ..optable import BINARY, UNARY, cast_expr
+from ..optable import ew_specs
 from ..redtable import REDUCTIONS
 
 FAMILIES = ("ew", "red")
 _EXTERN = 'extern "C" __global__ void __launch_bounds__'
 
 
+def ew_functor(name: str, spec: tuple) -> str:
+    """The functor of elementwise kernel `name` (spec: optable.ew_specs' entry, arity 1 or 2):
+    operator() takes the compute-typed operands and returns the stored output value."""
+    arity, ins, out, expr = spec
+    params = ", ".join(f"sx_{sfx}::C {v}" for sfx, v in zip(ins, "ab"))
+    return (f"struct {name}_fn {{ __device__ __forceinline__ sx_{out}::T operator()"
+            f"({params}) const {{ return sx_{out}::st({expr}); }} }};")
+
+
 def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
-    """Module ("ew", d): every unary/binary op whose loop takes d, casts from d, where."""
-    k, s = d.kind, d.sfx
+    """Module ("ew", d): every unary/binary op whose loop takes d, casts from d, where
+    (optable.ew_specs)."""
     out: dict[str, str] = {}
-    for op in UNARY + BINARY:
-        if k not in op.kinds:
+    for name, spec in ew_specs(d).items():
+        arity, ins, o = spec[:3]
+        if arity == 3:
+            out[name] = f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<4> ix) {{ sx_where<sx_{o}>(ix); }}"
             continue
-        name, o = f"{op.name}_{s}", op.out_dtype(d).sfx
-        if op.arity == 1:
-            params, nix, call = f"sx_{s}::C a", 2, f"sx_unary<sx_{s}, sx_{o}>"
-        else:
-            params, nix, call = f"sx_{s}::C a, sx_{s}::C b", 3, f"sx_binary<sx_{s}, sx_{s}, sx_{o}>"
-        out[name] = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{o}::T operator()"
-                     f"({params}) const {{ return sx_{o}::st({op.expr(k, s)}); }} }};\n"
-                     f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<{nix}> ix) {{ {call}(ix, {name}_fn()); }}")
-    for t in dt.ALL:
-        name = f"cast_{s}_{t.sfx}"   # the conversion: optable.cast_expr, stored with t's st()
-        out[name] = (f"struct {name}_fn {{ __device__ __forceinline__ sx_{t.sfx}::T operator()"
-                     f"(sx_{s}::C a) const {{ return sx_{t.sfx}::st({cast_expr(d, t)}); }} }};\n"
-                     f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<2> ix) "
-                     f"{{ sx_unary<sx_{s}, sx_{t.sfx}>(ix, {name}_fn()); }}")
-    out[f"where_{s}"] = f"{_EXTERN}(SX_BLOCK) where_{s}(sx_indexer<4> ix) {{ sx_where<sx_{s}>(ix); }}"
+        call = (f"sx_unary<sx_{ins[0]}, sx_{o}>" if arity == 1
+                else f"sx_binary<sx_{ins[0]}, sx_{ins[1]}, sx_{o}>")
+        out[name] = (f"{ew_functor(name, spec)}\n"
+                     f"{_EXTERN}(SX_BLOCK) {name}(sx_indexer<{arity + 1}> ix) {{ {call}(ix, {name}_fn()); }}")
     return '#include "elementwise.cuh"\n', out
 
 
@@ -71,7 +74,7 @@ def red_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
 
 _ENTRIES = {"ew": ew_entries, "red": red_entries}
 _DTYPES: dict = {"ew": dt.ALL, "red": dt.REAL}   # complex reductions compose (reductions.py)
-_EXACT = {"red"}   # families built without FMA contraction (see the module docstring)
+_EXACT = {"red", "ew"}   # families built without FMA contraction (see the module docstring)
 
 # Modules under tensor/cuda that register further families when imported.
 FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels", "sort")

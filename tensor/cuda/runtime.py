@@ -417,6 +417,25 @@ def kernel(family: str, dtype, name: str, device) -> Kernel:
     return k
 
 
+def source_kernel(name: str, source: str, device) -> Kernel:
+    """Kernel `name` of a generated module `source` (cached on disk as every image, loaded
+    once a device): a captured step's fused kernels (tensor/cuda/fused.py)."""
+    st = device_state(device.index or 0)
+    key = ("src", name)
+    k = st.functions.get(key)
+    if k is None:
+        tc = toolchain.current()
+        image = tc.compile_source(name, source, st.arch if tc.per_device else None)
+        with st.lock:
+            st.make_current()
+            with capture_relaxed(drv()):
+                mod = check(drv().cuModuleLoadData(image), f"cuModuleLoadData({name})")
+            fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
+            st.modules[key] = mod
+            k = st.functions[key] = Kernel(fn, st, name)
+    return k
+
+
 # ---------------------------------------------------------------- copies
 
 def memcpy_htod(st: _DeviceState, dst: int, src_host: int, nbytes: int) -> None:

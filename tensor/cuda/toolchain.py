@@ -49,6 +49,12 @@ class Toolchain:
         """The image holding kernel `name` of module (family, d) for `arch`."""
         return CK.cubin(family, d, arch, names=[name])
 
+    def compile_source(self, name: str, source: str, arch: str | None) -> bytes:
+        """The image of a generated module (a captured step's fused elementwise kernel, built
+        as the "ew" family is: without contraction) for `arch`."""
+        from . import nvrtc
+        return nvrtc.compile(name, source, arch, fmad=CK.fmad("ew"))
+
     def launch_detail(self, driver) -> str:
         """More about a failed launch than the driver's error code (nothing on a GPU)."""
         return ""
@@ -67,6 +73,9 @@ class _Emulator(Toolchain):
 
     def compile(self, family: str, d, name: str, arch: str | None) -> bytes:
         return emulator.compile(CK.module_name(family, d), CK.source(family, d))
+
+    def compile_source(self, name: str, source: str, arch: str | None) -> bytes:
+        return emulator.compile(name, source)
 
     def launch_detail(self, driver) -> str:
         return driver.emu_last_error()

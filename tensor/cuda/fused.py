@@ -1,0 +1,158 @@
+"""Fused elementwise kernels for captured steps on CUDA (tensor/fusion.py plans the runs; the
+CPU's twin is tensor/cpu/fused.py): CUDA C++ generated per run, compiled by NVRTC (g++ on the
+emulator) and cached on disk like every other kernel.
+
+A thread takes one element (four, with 16-byte loads, when every operand is aligned for them)
+and runs the run's ops on it in order, each with the unfused kernel's functor (the same load
+to the compute type, expression and store to the storage dtype: cuda/kernels.ew_functor), the
+values in registers; it reads the run's inputs once and writes its outputs once. NVRTC builds it
+as it builds the "ew" family, without FMA contraction (cuda/kernels.py), so every value rounds
+as in the unfused kernels: the replay is eager's bit for bit, on a GPU as on the emulator.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+
+from ..fusion import Fused
+from . import kernels as CK
+from . import runtime as R
+from .launch import BLOCK
+
+_MAX_OPERANDS = 96      # inputs + outputs of one kernel (its argument struct stays < 1 KiB)
+_I32 = (1 << 31) - 1
+
+
+def _value(ref) -> str:
+    kind, i = ref
+    return f"{kind[0]}{i}"   # i3 (input), o1 (output), t0 (buffer): elem's names
+
+
+def _elem(f: Fused, name: str) -> tuple[str, str] | None:
+    """(functors, device function NAME_elem(inputs by value, outputs by reference)) of run f,
+    or None when an op does not fit."""
+    functors, stmts = {}, []
+    for op in f.ops:
+        spec = f.spec(op)
+        if spec is None:
+            return None
+        kern, refs, res = op[0], op[2], op[3]
+        args = [_value(r) for r in refs]
+        if spec[0] == 3:   # where: a copy of the chosen storage element, as sx_where
+            stmts.append(f"    {_value(res)} = {args[0]} ? {args[1]} : {args[2]};")
+            continue
+        functors.setdefault(kern, CK.ew_functor(kern, spec))
+        loads = ", ".join(f"sx_{sfx}::ld({a})" for sfx, a in zip(spec[1], args))
+        stmts.append(f"    {_value(res)} = {kern}_fn()({loads});")
+    params = ([f"sx_{sfx}::T i{k}" for k, (_, sfx, _) in enumerate(f.inputs)]
+              + [f"sx_{sfx}::T &o{j}" for j, (_, sfx) in enumerate(f.outputs)])
+    tmps = "".join(f"    sx_{sfx}::T t{k};\n" for k, sfx in enumerate(f.tmps))
+    body = (f"SX_DEV void {name}_elem({', '.join(params)}) {{\n{tmps}" + "\n".join(stmts) + "\n}")
+    return "\n".join(functors.values()), body
+
+
+def source(f: Fused, name: str) -> str | None:
+    """The CUDA source of the fused kernel `name` of run f, or None when an op does not fit."""
+    got = _elem(f, name)
+    if got is None:
+        return None
+    functors, elem = got
+    nin, nout = len(f.inputs), len(f.outputs)
+    scal = [k for k, x in enumerate(f.inputs) if x[2]]
+    ins = [(k, sfx) for k, (_, sfx, s) in enumerate(f.inputs) if not s]
+    outs = [(j, sfx) for j, (_, sfx) in enumerate(f.outputs)]
+    ptrs = "".join(f"    const sx_{sfx}::T *P{k} = (const sx_{sfx}::T *)a.p[{k}];\n" for k, sfx in ins)
+    ptrs += "".join(f"    sx_{sfx}::T *Q{j} = (sx_{sfx}::T *)a.p[{nin + j}];\n" for j, sfx in outs)
+    ptrs += "".join(f"    const sx_{f.inputs[k][1]}::T i{k} = *(const sx_{f.inputs[k][1]}::T *)&sv[{k}];\n"
+                    for k in scal)
+
+    def call(el_in, el_out) -> str:
+        return (f"{name}_elem(" + ", ".join([el_in(k) if not f.inputs[k][2] else f"i{k}"
+                                             for k in range(nin)] + [el_out(j) for j in range(nout)]) + ")")
+    vec_loads = "".join(f"            sx_v4<sx_{sfx}::T> v{k} = *sx_v4_at(P{k}, q);\n" for k, sfx in ins)
+    vec_outs = "".join(f"            sx_v4<sx_{sfx}::T> w{j};\n" for j, sfx in outs)
+    vec_stores = "".join(f"            *sx_v4_at(Q{j}, q) = w{j};\n" for j, _ in outs)
+    one_outs = "".join(f"        sx_{sfx}::T w{j};\n" for j, sfx in outs)
+    one_stores = "".join(f"        Q{j}[i] = w{j};\n" for j, _ in outs)
+    return f'''#include "elementwise.cuh"
+{functors}
+struct {name}_args {{ char *p[{nin + nout}]; int64_t n; int vec; int64_t sv[{max(nin, 1)}]; }};
+{elem}
+template <class I>
+SX_DEV void {name}_body(const {name}_args &a) {{
+    int64_t sv[{max(nin, 1)}];
+    for (int k = 0; k < {max(nin, 1)}; k++) sv[k] = a.sv[k];
+{ptrs}    const I n = (I)a.n;
+    I lo = 0;
+    if (a.vec) {{
+        const I n4 = n >> 2;
+        sx_grid_loop<I>(0, n4, [&](I q) {{
+{vec_loads}{vec_outs}#pragma unroll
+            for (int j = 0; j < 4; j++) {call(lambda k: f"v{k}.v[j]", lambda j: f"w{j}.v[j]")};
+{vec_stores}        }});
+        lo = n4 * 4;
+    }}
+    sx_grid_loop<I>(lo, n, [&](I i) {{
+{one_outs}        {call(lambda k: f"P{k}[i]", lambda j: f"w{j}")};
+{one_stores}    }});
+}}
+extern "C" __global__ void __launch_bounds__(SX_BLOCK) {name}({name}_args a) {{
+    if (a.n <= {_I32}) {name}_body<uint32_t>(a);
+    else {name}_body<int64_t>(a);
+}}
+'''
+
+
+def fuse(fused: Fused):
+    """A callable running run `fused` as one kernel, or None when it cannot (an op that does
+    not fit, a complex128 scalar, too many operands)."""
+    f = fused
+    if len(f.inputs) + len(f.outputs) > _MAX_OPERANDS or any(s and x.bits is None for x, _, s in f.inputs):
+        return None
+    body = source(f, "sx_fused")
+    if body is None:
+        return None
+    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+    kern = R.source_kernel(name, body.replace("sx_fused", name), f.device)
+    return _FusedCall(kern, f)
+
+
+class _FusedCall:
+    """The fused kernel's launch over its operands' addresses (rebase(): as the CPU's)."""
+
+    __slots__ = ("kern", "args", "params", "orig", "sizes", "blocks")
+
+    def __init__(self, kern, f: Fused):
+        nin, nout = len(f.inputs), len(f.outputs)
+        cls = type("sx_fz_args", (ctypes.Structure,), {"_fields_": [
+            ("p", ctypes.c_void_p * (nin + nout)), ("n", ctypes.c_int64), ("vec", ctypes.c_int),
+            ("sv", ctypes.c_int64 * max(nin, 1))]})
+        self.kern, self.args = kern, cls()
+        self.args.n = f.n
+        for k, (x, _, scalar) in enumerate(f.inputs):
+            if scalar:
+                self.args.sv[k] = x.bits
+        self.orig = tuple(0 if s else x.data_ptr() for x, _, s in f.inputs) + tuple(
+            o.data_ptr() for o, _ in f.outputs)
+        self.sizes = [0 if s else x.itemsize for x, _, s in f.inputs] + [o.itemsize for o, _ in f.outputs]
+        self.params = (ctypes.c_void_p * 1)(ctypes.addressof(self.args))
+        self._point(list(self.orig))
+
+    def _point(self, ptrs: list) -> None:
+        vec = self.args.n >= 4
+        for k, (p, size) in enumerate(zip(ptrs, self.sizes)):
+            self.args.p[k] = p or None
+            vec = vec and (size == 0 or p % (4 * size) == 0)
+        self.args.vec = int(vec)
+        threads = self.args.n >> 2 if vec else self.args.n
+        self.blocks = min((threads + BLOCK - 1) // BLOCK, self.kern.st.sm_count * 8) or 1
+
+    def __call__(self):
+        self.kern.launch_params(self.blocks, BLOCK, ctypes.addressof(self.params))
+
+    def addresses(self) -> list:
+        return [p for p in self.orig if p]
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        cur = [self.args.p[k] or 0 for k in range(len(self.orig))]
+        self._point([o + delta if o and lo <= o < hi else c for o, c in zip(self.orig, cur)])
