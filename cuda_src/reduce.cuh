@@ -11,7 +11,10 @@
  * 16-bit floats accumulate in float.
  *
  * Op structs: typedef ACC; init(); combine(acc, x) folds one element (x in compute type);
- * merge(a, b) folds two partials (a holds the lower indices); out(acc) -> value stored. */
+ * merge(a, b) folds two partials (a holds the lower indices); out(acc) -> value stored.
+ * Loads: ld(p) gives the compute-typed value of the input element at p, ld.four(p, q, v) those
+ * of the four at p + 4q; sx_plain_ld<SI> loads them, a captured step's fused kernel computes
+ * them instead (tensor/cuda/fused.py). */
 #ifndef STRIDEX_REDUCE_CUH
 #define STRIDEX_REDUCE_CUH
 #include "common.cuh"
@@ -38,6 +41,19 @@ SX_DEV int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const int64
     return off;
 }
 
+template <class SI>
+struct sx_plain_ld {
+    typedef typename SI::T T;
+    typedef typename SI::C C;
+    __device__ __forceinline__ C operator()(const T *p) const { return SI::ld(*p); }
+    /* the four elements of vector q at p (aligned: the host planned the vector path) */
+    __device__ __forceinline__ void four(const T *p, int64_t q, C (&v)[4]) const {
+        sx_v4<T> w = *sx_v4_at(p, q);
+#pragma unroll
+        for (int j = 0; j < 4; j++) v[j] = SI::ld(w.v[j]);
+    }
+};
+
 /* Block-wide fixed-tree reduction; the result is valid in thread 0. All threads call it. */
 template <class Op>
 SX_DEV typename Op::ACC sx_block_reduce(typename Op::ACC v, typename Op::ACC *sm) {
@@ -59,8 +75,8 @@ SX_DEV typename Op::ACC sx_block_reduce(typename Op::ACC v, typename Op::ACC *sm
  * one THREAD per output walks its reduced range in order, so a warp reads 32 neighbouring
  * elements per step (coalesced). The range is cut into G chunks; mode 3: G == 1, write the
  * output; mode 4: write partial part[c * K + k]; mode 5: merge the G partials in order. */
-template <class SI, class SO, class Op>
-SX_DEV void sx_reduce_cols(const sx_red_args &a) {
+template <class SI, class SO, class Op, class L>
+SX_DEV void sx_reduce_cols(const sx_red_args &a, const L &ld) {
     typedef typename Op::ACC ACC;
     typedef typename SI::T TI;
     int64_t kblocks = (a.K + SX_RBLOCK - 1) / SX_RBLOCK;
@@ -80,11 +96,11 @@ SX_DEV void sx_reduce_cols(const sx_red_args &a) {
                 int64_t s = a.rin[0];
 #pragma unroll 4
                 for (int64_t r = lo; r < hi; r++)
-                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + r * s)), r);
+                    acc = Op::combine(acc, ld((const TI *)(base + r * s)), r);
             } else {
 #pragma unroll 4
                 for (int64_t r = lo; r < hi; r++)
-                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
+                    acc = Op::combine(acc, ld((const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
             }
         }
         if (a.mode == 4) ((ACC *)a.part)[c * a.K + k] = acc;
@@ -92,12 +108,12 @@ SX_DEV void sx_reduce_cols(const sx_red_args &a) {
     }
 }
 
-template <class SI, class SO, class Op>
-SX_DEV void sx_reduce(const sx_red_args &a) {
+template <class SI, class SO, class Op, class L = sx_plain_ld<SI> >
+SX_DEV void sx_reduce(const sx_red_args &a, const L &ld = L()) {
     typedef typename Op::ACC ACC;
     typedef typename SI::T TI;
     if (a.mode >= 3) {
-        sx_reduce_cols<SI, SO, Op>(a);
+        sx_reduce_cols<SI, SO, Op, L>(a, ld);
         return;
     }
     __shared__ ACC sm[SX_WARPS];
@@ -117,21 +133,22 @@ SX_DEV void sx_reduce(const sx_red_args &a) {
                 int64_t q_hi = hi >> 2;
 #pragma unroll 2
                 for (int64_t q = (lo >> 2) + threadIdx.x; q < q_hi; q += SX_RBLOCK) {
-                    sx_v4<TI> v = *sx_v4_at(p, q);
+                    typename SI::C v[4];
+                    ld.four(p, q, v);
 #pragma unroll
-                    for (int j = 0; j < 4; j++) acc = Op::combine(acc, SI::ld(v.v[j]), 4 * q + j);
+                    for (int j = 0; j < 4; j++) acc = Op::combine(acc, v[j], 4 * q + j);
                 }
                 for (int64_t r = 4 * q_hi + threadIdx.x; r < hi; r += SX_RBLOCK)   /* tail */
-                    acc = Op::combine(acc, SI::ld(((const TI *)base)[r]), r);
+                    acc = Op::combine(acc, ld((const TI *)base + r), r);
             } else if (a.nr == 1) {
                 int64_t s = a.rin[0];
 #pragma unroll 4
                 for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)
-                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + r * s)), r);
+                    acc = Op::combine(acc, ld((const TI *)(base + r * s)), r);
             } else {
 #pragma unroll 4
                 for (int64_t r = lo + threadIdx.x; r < hi; r += SX_RBLOCK)
-                    acc = Op::combine(acc, SI::ld(*(const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
+                    acc = Op::combine(acc, ld((const TI *)(base + sx_offset_of(r, a.nr, a.rs, a.rin))), r);
             }
         }
         acc = sx_block_reduce<Op>(acc, sm);

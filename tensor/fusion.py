@@ -11,7 +11,14 @@ The fused kernel runs each op over a block of elements as its own loop, with the
 loads, expression and stores (the storage dtype in between), so it rounds as the unfused
 kernels do: the replay stays bitwise equal to eager.
 
-A plan is a list of (first call index, last call index, Fused) for the runs of two or more ops.
+A run may end in a reduction (sum, prod, max, min, any, all) of its last value: the fused
+kernel is then the reduction's own kernel (same chunks, same tree: bitwise the unfused result)
+reading each element by computing the run on it instead of loading it, and the run's value
+never goes to memory when the step frees it after the reduction (`(a - b) ** 2` then `sum`:
+one pass over a and b). A reduction feeding elementwise ops (a softmax's `x - max`) is not
+fused.
+
+A plan is a list of (first call index, last call index, Fused) for the runs of two or more calls.
 """
 from __future__ import annotations
 
@@ -19,6 +26,20 @@ from dataclasses import dataclass, field
 
 from ._tensor import Tensor
 from .optable import ew_specs
+from .redtable import REDUCTIONS
+
+
+@dataclass
+class Reduce:
+    """A reduction ending a fused run: its kernel name and loop dtype, the ref of the run value
+    it reads (x, a dense view of that value's memory), its output and layout (the backend's
+    reduce(d, name, x, out, ks, kin, kout, rs, rin) arguments)."""
+    name: str
+    d: object
+    ref: tuple
+    x: Tensor
+    out: Tensor
+    layout: tuple   # (ks, kin, kout, rs, rin)
 
 
 @dataclass
@@ -35,6 +56,7 @@ class Fused:
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     tmps: list = field(default_factory=list)
+    reduce: Reduce | None = None
 
     def sfx(self, ref: tuple) -> str:
         """The storage dtype suffix of a ref's values."""
@@ -117,7 +139,8 @@ class _Run:
 
 def _partition(calls: list) -> list:
     """Lists of (index, _as_ew) of consecutive fusable calls on one device over one size,
-    whose operands' memory is either the same or disjoint."""
+    whose operands' memory is either the same or disjoint (one call: a run only if a reduction
+    follows)."""
     groups, cur, keys, sig = [], [], [], None
     for i, c in enumerate(calls):
         e = _as_ew(c[1], c[2]) if c[0] is not None and not c[3] else None
@@ -134,7 +157,55 @@ def _partition(calls: list) -> list:
         cur.append((i, e))
         keys.extend(k for k in ks if k not in keys)
     groups.append(cur)
-    return [g for g in groups if len(g) > 1]
+    return [g for g in groups if g]
+
+
+def _dense(shape, strides, isz: int) -> bool:
+    """Do (shape, byte strides) address every element of a dense block exactly once (in any
+    order and direction)?"""
+    acc = isz
+    for n, st in sorted(((n, abs(st)) for n, st in zip(shape, strides) if n != 1), key=lambda d: d[1]):
+        if st != acc:
+            return False
+        acc *= n
+    return True
+
+
+def _reduction(call, run: _Run, n: int):
+    """The Reduce that call makes of run's value, when call is a fusable reduction of it (a
+    fold, not an arg-reduction or scan; its input a dense view of a value of the run, its
+    output apart from the memory the run reads and writes), else None."""
+    if call[0] is None or call[3] or call[1] != "reduce":
+        return None
+    d, kern, x, out, ks, kin, kout, rs, rin = call[2]
+    if not any(f"{r.name}_{d.sfx}" == kern and r.form == "reduce" for r in REDUCTIONS):
+        return None
+    if out.device != run.f.device or x._dtype is not d or not _dense(list(ks) + list(rs),
+                                                                  list(kin) + list(rin), x.itemsize):
+        return None
+    lo = x.data_ptr() + sum((s - 1) * st for s, st in zip(list(ks) + list(rs), list(kin) + list(rin))
+                            if st < 0)
+    ref = run.keys.get((lo, lo + n * x.itemsize, d.sfx))
+    # out may reuse the memory of an intermediate the run keeps in registers, not the memory
+    # it reads or writes
+    o = _key(out)
+    mem = [_key(t) for t, *_ in run.f.outputs] + [_key(t) for t, _, s in run.f.inputs if not s]
+    if ref is None or ref[0] == "in" or any(lo2 < o[1] and o[0] < hi for lo2, hi, _ in mem):
+        return None
+    return Reduce(kern, d, ref, x, out, tuple(map(tuple, (ks, kin, kout, rs, rin))))
+
+
+def _build(group: list, last: int, alias_rec: dict) -> _Run:
+    """The run of a group's calls; last: the index of the run's last call (a reduction's)."""
+    _, _, out, _, n = group[0][1]
+    run = _Run(n, out.device)
+    for _, (d, kern, out, ins, _) in group:
+        refs = [run.operand(x) for x in ins]
+        rec = alias_rec.get(id(out._storage))
+        # an intermediate: the step freed it, and no call after the run touches it
+        elide = rec is not None and rec[1] is not None and all(r <= last for r in rec[0])
+        run.f.ops.append((kern, d, refs, run.result(out, elide)))
+    return run
 
 
 def plan(calls: list, alias_rec: dict) -> list:
@@ -144,14 +215,13 @@ def plan(calls: list, alias_rec: dict) -> list:
     memory without one (parameters, constants, what outlives the step) is always written."""
     runs = []
     for group in _partition(calls):
-        last = group[-1][0]
-        _, _, out, _, n = group[0][1]
-        run = _Run(n, out.device)
-        for _, (d, kern, out, ins, _) in group:
-            refs = [run.operand(x) for x in ins]
-            rec = alias_rec.get(id(out._storage))
-            # an intermediate: the step freed it, and no call after the run touches it
-            elide = rec is not None and rec[1] is not None and all(r <= last for r in rec[0])
-            run.f.ops.append((kern, d, refs, run.result(out, elide)))
-        runs.append((group[0][0], last, run.f))
+        first, last = group[0][0], group[-1][0]
+        if last + 1 < len(calls) and calls[last + 1][1] == "reduce":
+            run = _build(group, last + 1, alias_rec)
+            run.f.reduce = _reduction(calls[last + 1], run, run.f.n)
+            if run.f.reduce is not None:
+                runs.append((first, last + 1, run.f))
+                continue
+        if len(group) > 1:
+            runs.append((first, last, _build(group, last, alias_rec).f))
     return runs

@@ -280,6 +280,8 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     for first, last, f in plan(cap.calls, cap.alias_rec) if cap.fuse else ():
         f.inputs = [(x if scalar else conv(x), sfx, scalar) for x, sfx, scalar in f.inputs]
         f.outputs = [(conv(o), sfx) for o, sfx in f.outputs]
+        if f.reduce is not None:
+            f.reduce.x, f.reduce.out = conv(f.reduce.x), conv(f.reduce.out)
         ready = cap.calls[first][5].fuse(f)
         if ready is not None:
             fused[first] = (last, ready)

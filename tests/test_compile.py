@@ -551,6 +551,37 @@ def test_arguments_and_results_in_place(device, graphs, monkeypatch):
         _same(o, T.exp(a) * b + 1.0)
 
 
+REDUCE_CASES = [   # (name, f(a, b), shape, kernels a replay launches)
+    ("sum_all", lambda a, b: ((a - b) * (a - b)).sum(), (37, 300), 1),
+    ("sum_rows_split", lambda a, b: (T.tanh(a) * b + 1.0).sum(axis=1), (2, 70001), 1),
+    ("sum_columns", lambda a, b: T.exp(a * 0.5).sum(axis=0), (3000, 40), 1),
+    ("max_inner", lambda a, b: T.maximum(a, b).max(axis=1), (64, 33), 1),
+    ("min_two_axes", lambda a, b: (a * b).reshape(6, 11, 13).min(axis=(0, 2)), (66, 13), 1),
+    ("transposed", lambda a, b: (a + b).T.sum(axis=1), (40, 21), 1),
+    ("flipped", lambda a, b: T.flip(a * b, axis=1).prod(axis=0), (5, 30), 1),
+    ("any_bool", lambda a, b: (a > b).any(axis=0), (50, 9), 1),
+    ("all_bool", lambda a, b: T.logical_not(a > 3.0).all(), (50, 9), 1),
+    ("mean_f16", lambda a, b: (a.astype(T.float16) * 2.0).mean(axis=1), (30, 70), 2),
+    # the int32 cast's memory is the f32 product's, read as another dtype: two runs
+    ("sum_ints", lambda a, b: ((a * 10).astype(T.int32) % 7).sum(axis=1), (30, 70), 2),
+    ("intermediate_kept", lambda a, b: ((a * b).sum(axis=1), (a * b) + 1.0), (20, 20), 2),
+]
+
+
+@pytest.mark.parametrize("name,f,shape,launches", REDUCE_CASES, ids=[c[0] for c in REDUCE_CASES])
+def test_fused_runs_into_reductions_match_eager_bitwise(name, f, shape, launches, device):
+    """A run ending in a reduction of its value is one kernel (the reduction's own, computing
+    each element instead of loading it): bitwise the unfused result, every layout path
+    (split ranges, columns, several axes, transposed and flipped views, 16-bit, ints, bool)."""
+    cf = T.compile(f)
+    for seed in range(3):
+        a, b = [x.astype(T.float32) for x in _data(seed, shape, shape)]
+        _same(_quiet(cf, a, b), f(a, b))
+    s = cf.stats()
+    assert s["replays"] == 1 and s["fused_calls"] == s["launches"], s
+    assert s["replay_launches"] == launches, s
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_fused_blocks_round_as_unfused(dtype, device):
     """Every float op of the table inside one fused run longer than the kernel's block (its

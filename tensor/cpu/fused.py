@@ -14,8 +14,10 @@ import hashlib
 
 import cffi
 
+from ..redtable import REDUCTIONS
 from . import build
 from . import kernels as K
+from .launch import meta_array
 
 _ffi = cffi.FFI()
 
@@ -88,31 +90,96 @@ void {name}(int64_t n, const int64_t *ptrs, int nthreads) {{
 '''
 
 
+def _elem_value(ref, f) -> str:
+    """C expression of ref's value for element i in a reduction's loader (ctx: c[2 + k])."""
+    kind, k = ref
+    if kind != "in":
+        return f"{kind[0]}{k}"
+    p = f"(const T_{f.inputs[k][1]} *)(intptr_t)c[{2 + k}]"
+    return f"*{p}" if f.inputs[k][2] else f"({p})[i]"
+
+
+def reduce_source(f, name: str) -> str | None:
+    """The C source of run f ending in its reduction: reduce.h's template whose loads compute
+    the element (the run's ops on element i, as the unfused kernels' bodies) instead. ctx:
+    [x's address, its block's start, the run's inputs, its outputs, the reduction's output]."""
+    r = f.reduce
+    red = next(x for x in REDUCTIONS if f"{x.name}_{r.d.sfx}" == r.name)
+    stmts = []
+    for op in f.ops:
+        spec = f.spec(op)
+        if spec is None:
+            return None
+        arity, ins, out, expr = spec
+        xs = [_elem_value(ref, f) for ref in op[2]]
+        res = _elem_value(op[3], f)
+        if arity == 3:
+            stmts.append(f"    {res} = {xs[0]} ? {xs[1]} : {xs[2]};")
+        else:
+            loads = " ".join(f"C_{sfx} {v} = LD_{sfx}({x});" for sfx, v, x in zip(ins, "ab", xs))
+            # the value as stored: no multiply-add contracted across two ops (the unfused
+            # kernels store it to memory in between; the compiler contracts within an op)
+            keep = f" SX_FZ_KEEP({res});" if out[0] in "fc" and out not in ("f16", "bf16") else ""
+            stmts.append(f"    {{ {loads} {res} = ST_{out}({expr});{keep} }}")
+    nin, s, o = len(f.inputs), r.d.sfx, red.out_dtype(r.d).sfx
+    decl = "".join(f"    T_{t} t{k};\n" for k, t in enumerate(f.tmps))
+    decl += "".join(f"    T_{t} o{j};\n" for j, (_, t) in enumerate(f.outputs))
+    stores = "".join(f"    ((T_{t} *)(intptr_t)c[{2 + nin + j}])[i] = o{j};\n"
+                     for j, (_, t) in enumerate(f.outputs))
+    mac = red.macro(r.d)
+    return f'''#include "elementwise.h"
+#include "reduce.h"
+#define SX_FZ_KEEP(v) __asm__("" : "+m"(v))
+static inline C_{s} {name}_at(const T_{s} *q, const sx_red_meta *m) {{
+    const int64_t *c = m->ctx;
+    const int64_t i = ((const char *)q - (const char *)(intptr_t)c[1]) / (int64_t)sizeof(T_{s});
+{decl}{chr(10).join(stmts)}
+{stores}    return LD_{s}({_elem_value(r.ref, f)});
+}}
+#define {name}_LOAD(SI, p, m) {name}_at(p, m)
+SX_REDUCE_BODY({name}, {s}, {o}, {red.acc_c(r.d)}, {red.init_c(r.d)}, {mac}, {mac}, {name}_LOAD)
+void {name}(const int64_t *meta, const int64_t *ctx, int nthreads) {{
+    sx_red_meta m = sx_red_parse(meta);
+    m.ctx = ctx;
+    {name}_run(&m, (const char *)(intptr_t)ctx[0], (char *)(intptr_t)ctx[{2 + nin + len(f.outputs)}],
+               nthreads);
+}}
+'''
+
+
 def fuse(fused):
     """A callable running run `fused` as one kernel (tensor/fusion.py), or None when it cannot."""
     f = fused
-    body = source(f, "sx_fused")
+    r = f.reduce
+    body = source(f, "sx_fused") if r is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
     name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
     src = body.replace("sx_fused", name)
-    fn = getattr(build.load(name, src, f"void {name}(int64_t n, const int64_t *ptrs, int nthreads);"),
-                 name)
-    return _FusedCall(fn, f.n, [x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
-                      + [o.data_ptr() for o, _ in f.outputs])
+    head = "int64_t n" if r is None else "const int64_t *meta"
+    fn = getattr(build.load(name, src, f"void {name}({head}, const int64_t *ptrs, int nthreads);"), name)
+    ptrs = ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
+            + [o.data_ptr() for o, _ in f.outputs])
+    if r is None:
+        return _FusedCall(fn, f.n, ptrs)
+    ks, kin, kout, rs, rin = r.layout
+    lo = r.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
+    return _FusedCall(fn, meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin)),
+                      [r.x.data_ptr(), lo] + ptrs + [r.out.data_ptr()])
 
 
 class _FusedCall:
-    """The fused kernel's call over its operands' addresses (rebase(): as launch.Prepared's)."""
+    """The fused kernel's call over its operands' addresses (rebase(): as launch.Prepared's);
+    head: the element count, or a reduction's meta array."""
 
-    __slots__ = ("fn", "n", "ptrs", "orig")
+    __slots__ = ("fn", "head", "ptrs", "orig")
 
-    def __init__(self, fn, n: int, ptrs: list):
-        self.fn, self.n, self.orig = fn, n, tuple(ptrs)
+    def __init__(self, fn, head, ptrs: list):
+        self.fn, self.head, self.orig = fn, head, tuple(ptrs)
         self.ptrs = _ffi.new("int64_t[]", ptrs)
 
     def __call__(self):
-        return self.fn(self.n, self.ptrs, K._num_threads)
+        return self.fn(self.head, self.ptrs, K._num_threads)
 
     def addresses(self) -> list:
         return list(self.orig)

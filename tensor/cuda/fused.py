@@ -1,6 +1,6 @@
-"""Fused elementwise kernels for captured steps on CUDA (tensor/fusion.py plans the runs; the
-CPU's twin is tensor/cpu/fused.py): CUDA C++ generated per run, compiled by NVRTC (g++ on the
-emulator) and cached on disk like every other kernel.
+"""Fused elementwise kernels for captured steps on CUDA (tensor/fusion.py plans the runs, a
+tensor.fusion.Fused each; the CPU's twin is tensor/cpu/fused.py): CUDA C++ generated per run,
+compiled by NVRTC (g++ on the emulator) and cached on disk like every other kernel.
 
 A thread takes one element (four, with 16-byte loads, when every operand is aligned for them)
 and runs the run's ops on it in order, each with the unfused kernel's functor (the same load
@@ -14,8 +14,9 @@ from __future__ import annotations
 import ctypes
 import hashlib
 
-from ..fusion import Fused
+from ..redtable import REDUCTIONS
 from . import kernels as CK
+from . import launch as L
 from . import runtime as R
 from .launch import BLOCK
 
@@ -28,9 +29,9 @@ def _value(ref) -> str:
     return f"{kind[0]}{i}"   # i3 (input), o1 (output), t0 (buffer): elem's names
 
 
-def _elem(f: Fused, name: str) -> tuple[str, str] | None:
-    """(functors, device function NAME_elem(inputs by value, outputs by reference)) of run f,
-    or None when an op does not fit."""
+def _elem(f, name: str) -> tuple[str, str] | None:
+    """(functors, device function NAME_elem(inputs by value, outputs by reference, then the
+    value a reduction reads)) of run f, or None when an op does not fit."""
     functors, stmts = {}, []
     for op in f.ops:
         spec = f.spec(op)
@@ -46,12 +47,65 @@ def _elem(f: Fused, name: str) -> tuple[str, str] | None:
         stmts.append(f"    {_value(res)} = {kern}_fn()({loads});")
     params = ([f"sx_{sfx}::T i{k}" for k, (_, sfx, _) in enumerate(f.inputs)]
               + [f"sx_{sfx}::T &o{j}" for j, (_, sfx) in enumerate(f.outputs)])
+    if f.reduce is not None:   # the value the reduction reads, as a last output
+        params.append(f"sx_{f.reduce.d.sfx}::T &r")
+        stmts.append(f"    r = {_value(f.reduce.ref)};")
     tmps = "".join(f"    sx_{sfx}::T t{k};\n" for k, sfx in enumerate(f.tmps))
     body = (f"SX_DEV void {name}_elem({', '.join(params)}) {{\n{tmps}" + "\n".join(stmts) + "\n}")
     return "\n".join(functors.values()), body
 
 
-def source(f: Fused, name: str) -> str | None:
+def _args_struct(name: str, nin: int, nout: int) -> str:
+    """The kernel's operands (mirrored by _FusedCall's ctypes struct): inputs then outputs, the
+    element count, the vector flag, the scalars' bytes, a reduction's input block start."""
+    return (f"struct {name}_args {{ char *p[{nin + nout}]; int64_t n; int vec; "
+            f"int64_t sv[{max(nin, 1)}]; const char *base; }};")
+
+
+def reduce_source(f, name: str) -> str | None:
+    """The CUDA source of run f ending in its reduction: reduce.cuh's sx_reduce with a loader
+    that computes each element (the run on element i) where the plain one loads it."""
+    got = _elem(f, name)
+    if got is None:
+        return None
+    functors, elem = got
+    r = f.reduce
+    red = next(x for x in REDUCTIONS if f"{x.name}_{r.d.sfx}" == r.name)
+    s, o, nin, nout = r.d.sfx, red.out_dtype(r.d).sfx, len(f.inputs), len(f.outputs)
+    args = [f"*(const sx_{sfx}::T *)&f.sv[{k}]" if sc else f"((const sx_{sfx}::T *)f.p[{k}])[i]"
+            for k, (_, sfx, sc) in enumerate(f.inputs)]
+    outs = "".join(f"        sx_{sfx}::T w{j};\n" for j, (_, sfx) in enumerate(f.outputs))
+    stores = "".join(f"        ((sx_{sfx}::T *)f.p[{nin + j}])[i] = w{j};\n"
+                     for j, (_, sfx) in enumerate(f.outputs))
+    call = ", ".join(args + [f"w{j}" for j in range(nout)] + ["v"])
+    return f'''#include "elementwise.cuh"
+#include "reduce.cuh"
+{functors}
+{_args_struct(name, nin, nout)}
+{elem}
+struct {name}_ld {{
+    const {name}_args &f;
+    typedef sx_{s}::T T;
+    typedef sx_{s}::C C;
+    __device__ __forceinline__ C operator()(const T *p) const {{
+        const int64_t i = ((const char *)p - f.base) / (int64_t)sizeof(T);
+{outs}        T v;
+        {name}_elem({call});
+{stores}        return sx_{s}::ld(v);
+    }}
+    __device__ __forceinline__ void four(const T *p, int64_t q, C (&v)[4]) const {{
+#pragma unroll
+        for (int j = 0; j < 4; j++) v[j] = (*this)(p + 4 * q + j);
+    }}
+}};
+extern "C" __global__ void __launch_bounds__(SX_RBLOCK) {name}(sx_red_args a, {name}_args f) {{
+    const {name}_ld ld{{f}};
+    sx_reduce<sx_{s}, sx_{o}, {red.functor(r.d)}>(a, ld);
+}}
+'''
+
+
+def source(f, name: str) -> str | None:
     """The CUDA source of the fused kernel `name` of run f, or None when an op does not fit."""
     got = _elem(f, name)
     if got is None:
@@ -76,7 +130,7 @@ def source(f: Fused, name: str) -> str | None:
     one_stores = "".join(f"        Q{j}[i] = w{j};\n" for j, _ in outs)
     return f'''#include "elementwise.cuh"
 {functors}
-struct {name}_args {{ char *p[{nin + nout}]; int64_t n; int vec; int64_t sv[{max(nin, 1)}]; }};
+{_args_struct(name, nin, nout)}
 {elem}
 template <class I>
 SX_DEV void {name}_body(const {name}_args &a) {{
@@ -103,18 +157,18 @@ extern "C" __global__ void __launch_bounds__(SX_BLOCK) {name}({name}_args a) {{
 '''
 
 
-def fuse(fused: Fused):
+def fuse(fused):
     """A callable running run `fused` as one kernel, or None when it cannot (an op that does
     not fit, a complex128 scalar, too many operands)."""
     f = fused
     if len(f.inputs) + len(f.outputs) > _MAX_OPERANDS or any(s and x.bits is None for x, _, s in f.inputs):
         return None
-    body = source(f, "sx_fused")
+    body = source(f, "sx_fused") if f.reduce is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
     name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
     kern = R.source_kernel(name, body.replace("sx_fused", name), f.device)
-    return _FusedCall(kern, f)
+    return _FusedCall(kern, f) if f.reduce is None else _FusedReduce(kern, f)
 
 
 class _FusedCall:
@@ -122,11 +176,11 @@ class _FusedCall:
 
     __slots__ = ("kern", "args", "params", "orig", "sizes", "blocks")
 
-    def __init__(self, kern, f: Fused):
+    def __init__(self, kern, f):
         nin, nout = len(f.inputs), len(f.outputs)
         cls = type("sx_fz_args", (ctypes.Structure,), {"_fields_": [
             ("p", ctypes.c_void_p * (nin + nout)), ("n", ctypes.c_int64), ("vec", ctypes.c_int),
-            ("sv", ctypes.c_int64 * max(nin, 1))]})
+            ("sv", ctypes.c_int64 * max(nin, 1)), ("base", ctypes.c_void_p)]})
         self.kern, self.args = kern, cls()
         self.args.n = f.n
         for k, (x, _, scalar) in enumerate(f.inputs):
@@ -156,3 +210,42 @@ class _FusedCall:
     def rebase(self, lo: int, hi: int, delta: int) -> None:
         cur = [self.args.p[k] or 0 for k in range(len(self.orig))]
         self._point([o + delta if o and lo <= o < hi else c for o, c in zip(self.orig, cur)])
+
+
+class _FusedReduce(_FusedCall):
+    """A fused run ending in its reduction: the reduction's launches (launch.reduce's plan, for
+    the address the unfused reduction read: the same chunks, so the same result) with the
+    run's operands as a second kernel argument."""
+
+    __slots__ = ("red", "launches", "part_bytes", "lo", "xo", "dev")
+
+    def __init__(self, kern, f):
+        super().__init__(kern, f)
+        r = f.reduce
+        ks, kin, kout, rs, rin = r.layout
+        self.red, self.launches, self.part_bytes = L._reduce_plan(r.name, r.x, ks, kin, kout, rs, rin,
+                                                                  f.device)
+        self.red.in_, self.red.out = r.x.data_ptr(), r.out.data_ptr()
+        self.lo = r.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
+        self.args.base = self.lo
+        self.xo, self.dev = (r.x.data_ptr(), r.out.data_ptr()), f.device
+
+    def __call__(self):
+        a = self.red
+        if self.part_bytes:
+            part = L._partials(self.part_bytes, self.dev)   # alive until the launches are queued
+            a.part = part.data_ptr()
+        for mode, grid in self.launches:
+            a.mode = mode
+            self.kern(grid, L.RBLOCK, a, self.args)
+
+    def addresses(self) -> list:
+        return super().addresses() + list(self.xo)
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        super().rebase(lo, hi, delta)
+        x, out = self.xo
+        if lo <= x < hi:
+            self.red.in_, self.args.base = x + delta, self.lo + delta
+        if lo <= out < hi:
+            self.red.out = out + delta

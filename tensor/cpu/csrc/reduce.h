@@ -22,6 +22,7 @@ typedef struct {
     int nk, nr;
     const int64_t *ks, *kin, *kout, *rs, *rin;
     int64_t K, R;
+    const int64_t *ctx;   /* a fused kernel's operands (SX_REDUCE_BODY's LOAD), else NULL */
 } sx_red_meta;
 
 SX_INLINE sx_red_meta sx_red_parse(const int64_t *meta) {
@@ -31,6 +32,7 @@ SX_INLINE sx_red_meta sx_red_parse(const int64_t *meta) {
     m.rs = m.kout + m.nk; m.rin = m.rs + m.nr;
     m.K = 1; for (int d = 0; d < m.nk; d++) m.K *= m.ks[d];
     m.R = 1; for (int d = 0; d < m.nr; d++) m.R *= m.rs[d];
+    m.ctx = NULL;
     return m;
 }
 
@@ -42,8 +44,19 @@ SX_INLINE int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const in
 }
 
 /* SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE): COMBINE(acc, x) folds one element
- * (x already in compute type), MERGE(a, b) folds two partial results. */
+ * (x already in compute type), MERGE(a, b) folds two partial results. SX_REDUCE_BODY is
+ * the same without the entry point, its loads made by LOAD(SI, p, m) (the compute-typed value
+ * of the input element at p; SX_RLOAD loads it): NAME##_run(&meta, in, out, nthreads) runs it.
+ * A captured step's fused kernel (tensor/cpu/fused.py) computes the element instead, from
+ * the operands in m->ctx. */
+#define SX_RLOAD(SI, p, m) LD_##SI(*(p))
 #define SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE)                                 \
+SX_REDUCE_BODY(NAME, SI, SO, ACC, INIT, COMBINE, MERGE, SX_RLOAD)                         \
+void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
+    sx_red_meta m = sx_red_parse(meta);                                                   \
+    NAME##_run(&m, (const char *)in, (char *)out, nthreads);                              \
+}
+#define SX_REDUCE_BODY(NAME, SI, SO, ACC, INIT, COMBINE, MERGE, LOAD)                     \
 static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int64_t hi) {  \
     ACC acc[SX_RW];                                                                       \
     for (int j = 0; j < SX_RW; j++) acc[j] = INIT;                                        \
@@ -57,11 +70,11 @@ static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int6
         if (s == (int64_t)sizeof(T_##SI)) {                                               \
             const T_##SI *x = (const T_##SI *)p; int64_t k = 0;                           \
             for (; k + SX_RW <= len; k += SX_RW)                                          \
-                for (int j = 0; j < SX_RW; j++) { C_##SI v = LD_##SI(x[k + j]); acc[j] = COMBINE(acc[j], v); } \
-            for (; k < len; k++) { C_##SI v = LD_##SI(x[k]); acc[k % SX_RW] = COMBINE(acc[k % SX_RW], v); } \
+                for (int j = 0; j < SX_RW; j++) { C_##SI v = LOAD(SI, x + k + j, m); acc[j] = COMBINE(acc[j], v); } \
+            for (; k < len; k++) { C_##SI v = LOAD(SI, x + k, m); acc[k % SX_RW] = COMBINE(acc[k % SX_RW], v); } \
         } else {                                                                          \
             for (int64_t k = 0; k < len; k++) {                                           \
-                C_##SI v = LD_##SI(*(const T_##SI *)(p + k * s));                         \
+                C_##SI v = LOAD(SI, (const T_##SI *)(p + k * s), m);                       \
                 acc[k % SX_RW] = COMBINE(acc[k % SX_RW], v); }                            \
         }                                                                                 \
         i += len;                                                                         \
@@ -110,14 +123,13 @@ static void NAME##_outer(const char *in, char *out, const sx_red_meta *m, int nt
         for (int64_t j = 0; j < nj; j++) acc[j] = INIT;                                   \
         for (int64_t r = 0; r < m->R; r++) {                                              \
             const T_##SI *x = (const T_##SI *)(pin + sx_offset_of(r, m->nr, m->rs, m->rin)); \
-            for (int64_t j = 0; j < nj; j++) { C_##SI v = LD_##SI(x[j]); acc[j] = COMBINE(acc[j], v); } \
+            for (int64_t j = 0; j < nj; j++) { C_##SI v = LOAD(SI, x + j, m); acc[j] = COMBINE(acc[j], v); } \
         }                                                                                 \
         for (int64_t j = 0; j < nj; j++) *(T_##SO *)(pout + j * m->kout[nk - 1]) = ST_##SO(acc[j]); \
     }                                                                                     \
 }                                                                                         \
-void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
-    sx_red_meta m = sx_red_parse(meta);                                                   \
-    const char *pin = (const char *)in; char *pout = (char *)out;                         \
+static void NAME##_run(const sx_red_meta *mp, const char *pin, char *pout, int nthreads) { \
+    const sx_red_meta m = *mp;                                                            \
     if (m.K == 0) return;                                                                 \
     if (m.R == 0) {                                                                       \
         for (int64_t k = 0; k < m.K; k++)                                                 \

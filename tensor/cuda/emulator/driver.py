@@ -231,6 +231,7 @@ class _State:
         self.ctx_refs = 0
         self._tls = threading.local()   # the current context is per thread, as the driver's
         self.modules: dict[int, object] = {}                  # handle -> ctypes.CDLL
+        self.stack_donor = None   # the module whose fiber stacks every module uses
         self.functions: dict[int, tuple[str, object]] = {}    # handle -> (name, launch fn)
         self.dyn_shared: dict[int, int] = {}                   # handle -> raised dynamic smem
         self.streams: set[int] = set()
@@ -695,13 +696,18 @@ def cuModuleLoadData(image):  # noqa: N802
         return (R.CUDA_ERROR_INVALID_IMAGE, None)
     try:
         lib = ctypes.CDLL(str(path))
-        if lib.emu_abi_version() != 2:
+        if lib.emu_abi_version() != 3:
             return (R.CUDA_ERROR_INVALID_IMAGE, None)
     except (OSError, AttributeError):
         return (R.CUDA_ERROR_INVALID_IMAGE, None)
     lib.emu_last_error.restype = ctypes.c_char_p
     lib.emu_set_dynamic_shared.argtypes = [ctypes.c_size_t]
+    lib.emu_get_stack_pool.restype = ctypes.c_void_p
+    lib.emu_share_stack_pool.argtypes = [ctypes.c_void_p]
     with _lock:
+        if _S.stack_donor is None:   # the fibers' stacks: the first module's, for every module
+            _S.stack_donor = lib     # (kept loaded: ctypes never unloads a library anyway)
+        lib.emu_share_stack_pool(_S.stack_donor.emu_get_stack_pool())
         h = _S.handle()
         _S.modules[h] = lib
     return (_OK, CUmodule(h))

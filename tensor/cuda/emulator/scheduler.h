@@ -36,7 +36,7 @@ struct emu_fiber {
 #if !defined(EMU_ASM_SWITCH)
     ucontext_t uc;
 #endif
-    int stk;                        /* index of its stack in emu.stacks, -1: not started */
+    int stk;                        /* index of its stack in emu.pool->stacks, -1: not started */
     int state;
     uint3 tid;
 };
@@ -49,6 +49,17 @@ struct emu_warp {
     uint64_t val[32];
     uint64_t res[32];
 };
+/* The fibers' stacks: one pool for the process. Every module has its own scheduler state, but
+ * launches run one at a time (the driver's lock), so the driver hands each module loaded
+ * after the first that module's pool (emu_share_stack_pool): a process that loads many
+ * modules (each fused kernel of a captured step is one) maps stacks once, not per module. */
+struct emu_stack_pool {
+    char *stacks[EMU_MAX_THREADS];  /* lowest usable address of each (a guard page lies below) */
+    int nstacks;
+    size_t stack_size;
+};
+static emu_stack_pool emu_own_pool;
+
 static struct {
     emu_fiber fib[EMU_MAX_THREADS];
     emu_warp warp[EMU_MAX_WARPS];
@@ -56,12 +67,11 @@ static struct {
 #if !defined(EMU_ASM_SWITCH)
     ucontext_t sched_uc;
 #endif
-    char *stacks[EMU_MAX_THREADS];  /* lowest usable address of each (a guard page lies below) */
+    emu_stack_pool *pool;           /* emu_own_pool, or the first module's */
     int free_stk[EMU_MAX_THREADS];  /* LIFO of unused stacks: a kernel without sync points runs
                                        every thread on the same (cache-hot) stack */
     int nfree;
-    int nthreads, nstacks, cur, done, bar_arrived, bar_count, bar_result, bar_alive, failed;
-    size_t stack_size;
+    int nthreads, cur, done, bar_arrived, bar_count, bar_result, bar_alive, failed;
     const char *kernel;
     void (*entry)(void **);
     void **params;
@@ -121,9 +131,9 @@ static inline void emu_to_fiber(int t) {   /* called by the scheduler */
 static void emu_fiber_init(int t) {
     emu_fiber *f = &emu.fib[t];
     f->stk = emu.free_stk[--emu.nfree];
-    char *stack = emu.stacks[f->stk];
+    char *stack = emu.pool->stacks[f->stk];
 #if defined(EMU_ASM_SWITCH)
-    uintptr_t top = ((uintptr_t)stack + emu.stack_size) & ~(uintptr_t)15;
+    uintptr_t top = ((uintptr_t)stack + emu.pool->stack_size) & ~(uintptr_t)15;
     uint64_t *s = (uint64_t *)top;
     s[-1] = 0;                                  /* fake return address of emu_fiber_main */
     s[-2] = (uint64_t)(uintptr_t)&emu_fiber_main;
@@ -132,7 +142,7 @@ static void emu_fiber_init(int t) {
 #else
     getcontext(&f->uc);
     f->uc.uc_stack.ss_sp = stack;
-    f->uc.uc_stack.ss_size = emu.stack_size;
+    f->uc.uc_stack.ss_size = emu.pool->stack_size;
     f->uc.uc_link = &emu.sched_uc;
     makecontext(&f->uc, (void (*)())emu_fiber_main, 0);
 #endif
@@ -234,19 +244,20 @@ static void emu_fiber_main() {
 static size_t emu_page() { return 4096; }
 
 static int emu_alloc_stacks(int n) {
-    if (!emu.stack_size) {
+    emu_stack_pool *p = emu.pool;
+    if (!p->stack_size) {
         size_t kib = 128;
         const char *e = getenv("STRIDEX_EMU_STACK_KIB");
         if (e && atoi(e) >= 16) kib = (size_t)atoi(e);
-        emu.stack_size = kib * 1024;
+        p->stack_size = kib * 1024;
     }
-    while (emu.nstacks < n) {
-        size_t total = emu.stack_size + emu_page();
+    while (p->nstacks < n) {
+        size_t total = p->stack_size + emu_page();
         char *m = (char *)mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) return -1;
         mprotect(m, emu_page(), PROT_NONE);     /* guard page: overflow faults, never corrupts */
-        emu.stacks[emu.nstacks] = m + emu_page();
-        emu.nstacks++;
+        p->stacks[p->nstacks] = m + emu_page();
+        p->nstacks++;
     }
     return 0;
 }
@@ -331,9 +342,11 @@ static int emu_launch(const char *name, void (*entry)(void **), unsigned gx, uns
     return rc;
 }
 
-__attribute__((constructor)) static void emu_init() { emu.cur = -1; }
+__attribute__((constructor)) static void emu_init() { emu.cur = -1; emu.pool = &emu_own_pool; }
 EMU_API const char *emu_last_error() { return emu.msg; }
-EMU_API int emu_abi_version() { return 2; }
+EMU_API int emu_abi_version() { return 3; }
+EMU_API void *emu_get_stack_pool() { return emu.pool; }
+EMU_API void emu_share_stack_pool(void *pool) { emu.pool = (emu_stack_pool *)pool; }
 
 /* ---------------- dynamic shared memory ---------------- */
 static void *emu_dyn_smem = nullptr;
