@@ -50,12 +50,13 @@ from .backend import INTERFACE
 from .device import _CUDA, CPU
 
 # Every backend function (tensor/backend INTERFACE) is a call a replay makes again, except
-# these, which launch nothing (allocation, device queries, launch planning): they run at capture
+# these, which launch nothing (allocation, device queries, launch planning, the eager fast
+# path's plan caches): they run at capture
 # as usual and are not part of the program. (tests/test_compile.py checks that every name here
 # and below is in the interface.)
 _PLAIN = frozenset(("new_storage", "new_pool", "prepare", "fuse", "record_graph", "open_device",
                     "device_count", "allocator", "free_after_streams", "layer_norm_row_block",
-                    "sdpa_tile"))
+                    "sdpa_tile", "fast_resolved", "elementwise_resolved"))
 # calls whose result is an error report (-1: none): a replay raises where one reports an error
 _CHECKED = frozenset(("index_offsets", "take", "put", "cross_entropy_fwd"))
 # calls whose result is data the Python code goes on with: a capture cannot freeze those

@@ -1,15 +1,17 @@
 """Fusion of a captured program's elementwise runs (tensor/capture.py calls plan()).
 
 A run is a sequence of consecutive recorded elementwise calls (`contiguous_op`, and
-`elementwise` over contiguous operands of the output's shape or scalars) on one device over
-the same number of elements. It becomes one kernel (the backend's `fuse`) that reads the run's
-inputs once and writes only what is read after the run: an intermediate whose memory the step
-freed without any later call touching it (the capture knows every pool block's life) stays in
-a small buffer instead of going out to memory and back.
+`elementwise` with a contiguous output: its inputs broadcast to the output's shape, any
+strides, or scalars) on one device over the same number of elements. It becomes one kernel
+(the backend's `fuse`) that reads the run's inputs once and writes only what is read after the
+run: an intermediate whose memory the step freed without any later call touching it (the
+capture knows every pool block's life) stays in a small buffer (registers, on CUDA) instead of
+going out to memory and back. A strided input (a bias broadcast over rows, a transposed view)
+is read at its offsets (Fused.offset_fns); the run never writes memory it reads that way.
 
-The fused kernel runs each op over a block of elements as its own loop, with the op's own
-loads, expression and stores (the storage dtype in between), so it rounds as the unfused
-kernels do: the replay stays bitwise equal to eager.
+The fused kernel computes each op with the op's own loads, expression and store (the storage
+dtype in between), so it rounds as the unfused kernels do: the replay stays bitwise equal to
+eager (the backends' fused.py say how each keeps the compiler from contracting across ops).
 
 A run may end in a reduction (sum, prod, max, min, any, all) of its last value: the fused
 kernel is then the reduction's own kernel (same chunks, same tree: bitwise the unfused result)
@@ -24,9 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
 from .optable import ew_specs
 from .redtable import REDUCTIONS
+from .views import coalesce
 
 
 @dataclass
@@ -73,6 +76,33 @@ class Fused:
             return None
         return spec
 
+    def layout(self, k: int) -> tuple | None:
+        """How a fused kernel indexes input k (a tensor broadcast to its op's contiguous
+        output, or a scalar) at element i of the run: None, x[i] (contiguous) or x[0] (a
+        scalar); else (shape, strides) in elements, dims merged: x at the sum over dims, last
+        first, of (i % shape[d]) * strides[d] with i //= shape[d]."""
+        x, _, scalar = self.inputs[k]
+        if scalar or type(x) is not Tensor or x.is_contiguous():
+            return None
+        sh, (_, st) = coalesce(x._shape, [contiguous_strides(x._shape), x._strides])
+        return tuple(sh), tuple(st)
+
+    def offset_fns(self, qual: str) -> str:
+        """C functions sx_fz_off<k>(i) -> the element offset of input k at element i of the
+        run, for the strided inputs (layout()); qual: their qualifiers."""
+        out = []
+        for k in range(len(self.inputs)):
+            lay = self.layout(k)
+            if lay is None:
+                continue
+            dims = list(zip(*lay))[::-1]   # innermost first
+            lines = [f"    o += (i % {n}) * (int64_t){st};" if st else "   " for n, st in dims]
+            lines = [ln + f" i /= {n};" for ln, (n, _) in zip(lines[:-1], dims)] + lines[-1:]
+            body = "\n".join(ln for ln in lines if ln.strip())
+            out.append(f"{qual} int64_t sx_fz_off{k}(int64_t i) {{\n    int64_t o = 0;\n{body}\n"
+                       "    return o;\n}")
+        return "\n".join(out)
+
 
 def _numel(t: Tensor) -> int:
     n = 1
@@ -86,10 +116,9 @@ def _as_ew(name: str, args: tuple):
     if name == "contiguous_op":
         d, kern, out, n, a = args[:5]
         ins = [a] if len(args) < 6 or args[5] is None else [a, args[5]]
-    elif name == "elementwise":
+    elif name == "elementwise":   # inputs broadcast to out's shape: any strides
         d, kern, out, ins = args
-        if not out.is_contiguous() or any(type(x) is Tensor and (x._shape != out._shape or not
-                                                                 x.is_contiguous()) for x in ins):
+        if not out.is_contiguous() or any(type(x) is Tensor and x._shape != out._shape for x in ins):
             return None
         n = _numel(out)
     else:
@@ -99,9 +128,15 @@ def _as_ew(name: str, args: tuple):
 
 def _key(t: Tensor) -> tuple:
     """t's memory [lo, hi) and dtype: one value to the fused kernel (the same bytes read as
-    another dtype overlap it instead, and end the run)."""
+    another dtype overlap it instead, and end the run); a strided view (an input broadcast to
+    its op's shape, a transposed one) adds its shape and strides: it overlaps any other view
+    of its memory, so the run never writes memory it reads that way."""
     p = t.data_ptr()
-    return (p, p + _numel(t) * t.itemsize, t._dtype.sfx)
+    if t.is_contiguous():
+        return (p, p + _numel(t) * t.itemsize, t._dtype.sfx)
+    lo = p + sum((n - 1) * st for n, st in zip(t._shape, t._strides) if st < 0) * t.itemsize
+    hi = p + (sum((n - 1) * st for n, st in zip(t._shape, t._strides) if st > 0) + 1) * t.itemsize
+    return (lo, hi, t._dtype.sfx, t._shape, t._strides)
 
 
 class _Run:
@@ -150,7 +185,7 @@ def _partition(calls: list) -> list:
             continue
         _, _, out, ins, n = e
         ks = [_key(t) for t in [out] + [x for x in ins if type(x) is Tensor]]
-        fits = all(k in keys or not any(lo < k[1] and k[0] < hi for lo, hi, _ in keys) for k in ks)
+        fits = all(k in keys or not any(o[0] < k[1] and k[0] < o[1] for o in keys) for k in ks)
         if (n, out.device) != sig or not fits:
             groups.append(cur)
             cur, keys, sig = [], [], (n, out.device)
@@ -190,7 +225,7 @@ def _reduction(call, run: _Run, n: int):
     # it reads or writes
     o = _key(out)
     mem = [_key(t) for t, *_ in run.f.outputs] + [_key(t) for t, _, s in run.f.inputs if not s]
-    if ref is None or ref[0] == "in" or any(lo2 < o[1] and o[0] < hi for lo2, hi, _ in mem):
+    if ref is None or ref[0] == "in" or any(m[0] < o[1] and o[0] < m[1] for m in mem):
         return None
     return Reduce(kern, d, ref, x, out, tuple(map(tuple, (ks, kin, kout, rs, rin))))
 

@@ -436,7 +436,8 @@ def test_every_backend_function_is_classified():
     assert set(capture._DATA) <= set(INTERFACE) and set(replay._RANDOM) <= set(INTERFACE)
     assert capture._PLAIN == {"new_storage", "new_pool", "prepare", "fuse", "record_graph", "open_device",
                               "device_count", "allocator", "free_after_streams",
-                              "layer_norm_row_block", "sdpa_tile"}
+                              "layer_norm_row_block", "sdpa_tile", "fast_resolved",
+                              "elementwise_resolved"}
 
 
 def test_attention_step_matches_eager():
@@ -549,6 +550,33 @@ def test_arguments_and_results_in_place(device, graphs, monkeypatch):
     for seed, o in enumerate(outs):                 # earlier results are not overwritten
         a, b = _data(seed, (100,), (100,))
         _same(o, T.exp(a) * b + 1.0)
+
+
+BROADCAST_CASES = [   # runs whose inputs are strided views: (name, f(a, b, w), replay launches)
+    ("bias_rows", lambda a, b, w: T.tanh(a * 2.0 + w) * b, 1),
+    ("bias_columns", lambda a, b, w: (a - a[:, :1]) * b, 1),
+    ("flipped", lambda a, b, w: T.exp(a * 0.5) + b[::-1, :], 1),
+    ("transposed", lambda a, b, w: (a[:30, :] * 2.0) + b[:30, :].T, 1),
+    ("sliced", lambda a, b, w: (a[:, ::2] + 1.0) * b[:, 1::2], 1),
+    ("into_a_sum", lambda a, b, w: ((a + w) * b).sum(axis=0), 1),
+    ("in_place", lambda a, b, w: (a * 1.0).add_(w).mul_(b), 1),
+    # the two casts (of 1110 and of 30 elements) are runs of their own
+    ("cast_f16", lambda a, b, w: (a.astype(T.float16) + w.astype(T.float16)).astype(T.float32) * b, 3),
+    # a view of memory the run wrote: the run ends before it (two kernels)
+    ("reads_what_it_wrote", lambda a, b, w: (lambda h: (h + h[::-1, :]) * 3.0)(a * 2.0), 2),
+]
+
+
+@pytest.mark.parametrize("name,f,launches", BROADCAST_CASES, ids=[c[0] for c in BROADCAST_CASES])
+def test_fused_runs_with_broadcast_and_strided_inputs(name, f, launches, device):
+    """Inputs broadcast to their op's shape (a bias), transposed or sliced are read at their
+    offsets inside the fused kernel: bitwise eager's results."""
+    cf = T.compile(f)
+    for seed in range(3):
+        a, b, w = [x.astype(T.float32) for x in _data(seed, (37, 30), (37, 30), (30,))]
+        _same(_quiet(cf, a, b, w), f(a, b, w))
+    s = cf.stats()
+    assert s["replays"] == 1 and s["replay_launches"] == launches, s
 
 
 REDUCE_CASES = [   # (name, f(a, b), shape, kernels a replay launches)

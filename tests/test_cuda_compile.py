@@ -184,12 +184,16 @@ def test_precompile_selects_and_fills_the_disk_cache(tmp_path, monkeypatch, capf
 
 def _fused_run(d):
     """A fused run over dtype d as tensor/fusion.py plans one (tensor/cuda/fused.py builds it):
-    a scalar operand, a buffer, a cast to another dtype, `where`, an output read and rewritten."""
+    a scalar operand, a broadcast input, buffers, a cast to another dtype, `where`, an output
+    read and rewritten."""
+    import tensor as T
     from tensor.fusion import Fused
     s = d.sfx
-    f = Fused(8, None, inputs=[(None, s, False), (None, s, True), (None, "b8", False)],
-              outputs=[(None, "f32"), (None, s)], tmps=[s])
-    f.ops = [(f"add_{s}", d, [("in", 0), ("in", 1)], ("tmp", 0)),
+    bias = T.broadcast_to(T.ones((2, 1)), (2, 4))   # only its layout matters here
+    f = Fused(8, None, inputs=[(None, s, False), (None, s, True), (None, "b8", False), (bias, s, False)],
+              outputs=[(None, "f32"), (None, s)], tmps=[s, s])
+    f.ops = [(f"add_{s}", d, [("in", 0), ("in", 1)], ("tmp", 1)),
+             (f"add_{s}", d, [("tmp", 1), ("in", 3)], ("tmp", 0)),
              (f"cast_{s}_f32", d, [("tmp", 0)], ("out", 0)),
              (f"where_{s}", d, [("in", 2), ("tmp", 0), ("in", 0)], ("out", 1)),
              (f"multiply_{s}", d, [("out", 1), ("in", 0)], ("out", 1))]

@@ -6,7 +6,13 @@ unfused kernel's own load, expression and store (elementwise.h's SX_UNARY / SX_B
 SX_WHERE bodies), reading and writing either the run's memory or a block-sized buffer on the
 stack. So every value is rounded to its storage dtype exactly where the unfused kernels round
 it, and no multiply-add is contracted across two ops (each op's loop is its own): the results
-are the unfused kernels' bit for bit, while the intermediates never leave the cache.
+are the unfused kernels' bit for bit, while the intermediates never leave the cache. A strided
+input (broadcast, transposed) is read at the offsets of Fused.offset_fns.
+
+A run that ends in a reduction is reduce.h's template whose loads call a function computing
+the run on element i (reduce_source); there the values of successive ops meet in registers,
+so each float result passes a compiler barrier (SX_FZ_KEEP) that keeps a multiply in one op
+from contracting with an add in the next (the unfused kernels store in between).
 """
 from __future__ import annotations
 
@@ -29,6 +35,8 @@ def _ptr(ref, f) -> tuple[str, str]:
         return f"t{i}", "[i]"
     if kind == "in" and f.inputs[i][2]:   # a scalar: one element, read for every i
         return f"(T_{f.inputs[i][1]} *)p[{i}]", "[0]"
+    if kind == "in" and f.layout(i) is not None:   # strided: its offset function
+        return f"(T_{f.inputs[i][1]} *)p[{i}]", f"[sx_fz_off{i}(b0 + i)]"
     j = i if kind == "in" else len(f.inputs) + i
     return f"((T_{f.sfx(ref)} *)p[{j}] + b0)", "[i]"
 
@@ -67,6 +75,7 @@ def source(f, name: str) -> str | None:
     tmps = "\n".join(f"    T_{s} t{k}[SX_FZ_BLK];" for k, s in enumerate(f.tmps))
     return f'''#include "elementwise.h"
 #define SX_FZ_BLK 512
+{f.offset_fns("static inline")}
 static void {name}_run(char **p, int64_t lo, int64_t hi) {{
 {tmps}
     for (int64_t b0 = lo; b0 < hi; b0 += SX_FZ_BLK) {{
@@ -96,7 +105,9 @@ def _elem_value(ref, f) -> str:
     if kind != "in":
         return f"{kind[0]}{k}"
     p = f"(const T_{f.inputs[k][1]} *)(intptr_t)c[{2 + k}]"
-    return f"*{p}" if f.inputs[k][2] else f"({p})[i]"
+    if f.inputs[k][2]:
+        return f"*{p}"
+    return f"({p})[i]" if f.layout(k) is None else f"({p})[sx_fz_off{k}(i)]"
 
 
 def reduce_source(f, name: str) -> str | None:
@@ -130,6 +141,7 @@ def reduce_source(f, name: str) -> str | None:
     return f'''#include "elementwise.h"
 #include "reduce.h"
 #define SX_FZ_KEEP(v) __asm__("" : "+m"(v))
+{f.offset_fns("static inline")}
 static inline C_{s} {name}_at(const T_{s} *q, const sx_red_meta *m) {{
     const int64_t *c = m->ctx;
     const int64_t i = ((const char *)q - (const char *)(intptr_t)c[1]) / (int64_t)sizeof(T_{s});

@@ -72,7 +72,8 @@ def reduce_source(f, name: str) -> str | None:
     r = f.reduce
     red = next(x for x in REDUCTIONS if f"{x.name}_{r.d.sfx}" == r.name)
     s, o, nin, nout = r.d.sfx, red.out_dtype(r.d).sfx, len(f.inputs), len(f.outputs)
-    args = [f"*(const sx_{sfx}::T *)&f.sv[{k}]" if sc else f"((const sx_{sfx}::T *)f.p[{k}])[i]"
+    args = [f"*(const sx_{sfx}::T *)&f.sv[{k}]" if sc else
+            f"((const sx_{sfx}::T *)f.p[{k}])[{'i' if f.layout(k) is None else f'sx_fz_off{k}(i)'}]"
             for k, (_, sfx, sc) in enumerate(f.inputs)]
     outs = "".join(f"        sx_{sfx}::T w{j};\n" for j, (_, sfx) in enumerate(f.outputs))
     stores = "".join(f"        ((sx_{sfx}::T *)f.p[{nin + j}])[i] = w{j};\n"
@@ -82,6 +83,7 @@ def reduce_source(f, name: str) -> str | None:
 #include "reduce.cuh"
 {functors}
 {_args_struct(name, nin, nout)}
+{f.offset_fns("SX_DEV")}
 {elem}
 struct {name}_ld {{
     const {name}_args &f;
@@ -114,6 +116,7 @@ def source(f, name: str) -> str | None:
     nin, nout = len(f.inputs), len(f.outputs)
     scal = [k for k, x in enumerate(f.inputs) if x[2]]
     ins = [(k, sfx) for k, (_, sfx, s) in enumerate(f.inputs) if not s]
+    strided = {k for k in range(nin) if f.layout(k) is not None}
     outs = [(j, sfx) for j, (_, sfx) in enumerate(f.outputs)]
     ptrs = "".join(f"    const sx_{sfx}::T *P{k} = (const sx_{sfx}::T *)a.p[{k}];\n" for k, sfx in ins)
     ptrs += "".join(f"    sx_{sfx}::T *Q{j} = (sx_{sfx}::T *)a.p[{nin + j}];\n" for j, sfx in outs)
@@ -123,7 +126,8 @@ def source(f, name: str) -> str | None:
     def call(el_in, el_out) -> str:
         return (f"{name}_elem(" + ", ".join([el_in(k) if not f.inputs[k][2] else f"i{k}"
                                              for k in range(nin)] + [el_out(j) for j in range(nout)]) + ")")
-    vec_loads = "".join(f"            sx_v4<sx_{sfx}::T> v{k} = *sx_v4_at(P{k}, q);\n" for k, sfx in ins)
+    vec_loads = "".join(f"            sx_v4<sx_{sfx}::T> v{k} = *sx_v4_at(P{k}, q);\n" for k, sfx in ins
+                        if k not in strided)
     vec_outs = "".join(f"            sx_v4<sx_{sfx}::T> w{j};\n" for j, sfx in outs)
     vec_stores = "".join(f"            *sx_v4_at(Q{j}, q) = w{j};\n" for j, _ in outs)
     one_outs = "".join(f"        sx_{sfx}::T w{j};\n" for j, sfx in outs)
@@ -131,6 +135,7 @@ def source(f, name: str) -> str | None:
     return f'''#include "elementwise.cuh"
 {functors}
 {_args_struct(name, nin, nout)}
+{f.offset_fns("SX_DEV")}
 {elem}
 template <class I>
 SX_DEV void {name}_body(const {name}_args &a) {{
@@ -142,12 +147,13 @@ SX_DEV void {name}_body(const {name}_args &a) {{
         const I n4 = n >> 2;
         sx_grid_loop<I>(0, n4, [&](I q) {{
 {vec_loads}{vec_outs}#pragma unroll
-            for (int j = 0; j < 4; j++) {call(lambda k: f"v{k}.v[j]", lambda j: f"w{j}.v[j]")};
+            for (int j = 0; j < 4; j++) {call(lambda k: f"P{k}[sx_fz_off{k}(4 * (int64_t)q + j)]"
+                                              if k in strided else f"v{k}.v[j]", lambda j: f"w{j}.v[j]")};
 {vec_stores}        }});
         lo = n4 * 4;
     }}
     sx_grid_loop<I>(lo, n, [&](I i) {{
-{one_outs}        {call(lambda k: f"P{k}[i]", lambda j: f"w{j}")};
+{one_outs}        {call(lambda k: f"P{k}[{f'sx_fz_off{k}(i)' if k in strided else 'i'}]", lambda j: f"w{j}")};
 {one_stores}    }});
 }}
 extern "C" __global__ void __launch_bounds__(SX_BLOCK) {name}({name}_args a) {{
@@ -188,7 +194,9 @@ class _FusedCall:
                 self.args.sv[k] = x.bits
         self.orig = tuple(0 if s else x.data_ptr() for x, _, s in f.inputs) + tuple(
             o.data_ptr() for o, _ in f.outputs)
-        self.sizes = [0 if s else x.itemsize for x, _, s in f.inputs] + [o.itemsize for o, _ in f.outputs]
+        self.sizes = ([0 if s or f.layout(k) is not None else x.itemsize
+                       for k, (x, _, s) in enumerate(f.inputs)]
+                      + [o.itemsize for o, _ in f.outputs])   # 0: read without vector loads
         self.params = (ctypes.c_void_p * 1)(ctypes.addressof(self.args))
         self._point(list(self.orig))
 
