@@ -75,6 +75,13 @@ SX_DEV bool sx_gm_aligned(const void *p, int64_t s1, int64_t s2, int vl) {
 /* ======================================================================================
  * float32 / float64: SIMT
  * ====================================================================================== */
+/* Epilogues: ep(p) runs after the element at p of C got its final value, in the thread that
+ * stored it, once per element (a captured step's fused elementwise ops on the product:
+ * tensor/cuda/fused.py); sx_gm_no_epi does nothing. */
+struct sx_gm_no_epi {
+    template <class T> __device__ __forceinline__ void operator()(T *) const {}
+};
+
 template <class T> struct sx_gm_cfg;
 template <> struct sx_gm_cfg<float> { enum { BM = 128, BN = 128, BK = 8, TM = 8, TN = 8 }; };
 template <> struct sx_gm_cfg<double> { enum { BM = 64, BN = 64, BK = 8, TM = 4, TN = 4 }; };
@@ -174,8 +181,8 @@ struct sx_gm_ldr {
     }
 };
 
-template <class T, int LA, int LB>
-SX_DEV void sx_gemm_simt(const sx_gemm_args &p) {
+template <class T, int LA, int LB, class E = sx_gm_no_epi>
+SX_DEV void sx_gemm_simt(const sx_gemm_args &p, const E &ep = E()) {
     typedef sx_gm_cfg<T> CF;
     enum { BM = CF::BM, BN = CF::BN, BK = CF::BK, TM = CF::TM, TN = CF::TN };
     enum { VL = 16 / (int)sizeof(T), HM = TM / 2, HN = TN / 2 };
@@ -278,10 +285,12 @@ SX_DEV void sx_gemm_simt(const sx_gemm_args &p) {
 #pragma unroll
                         for (int j = 0; j < HN; j++) v.v[j] = acc[i][h * HN + j];
                         sx_st16(cr + c, v);
+#pragma unroll
+                        for (int j = 0; j < HN; j++) ep(cr + c + j);
                     } else {
 #pragma unroll
                         for (int j = 0; j < HN; j++)
-                            if (c + j < rn) cr[(c + j) * p.scn] = acc[i][h * HN + j];
+                            if (c + j < rn) { cr[(c + j) * p.scn] = acc[i][h * HN + j]; ep(cr + (c + j) * p.scn); }
                     }
                 }
             }
@@ -355,8 +364,8 @@ SX_DEV void sx_tc_load(uint16_t *S, const uint16_t *p, int64_t so, int64_t sk, i
     }
 }
 
-template <class S, int LA, int LB>
-SX_DEV void sx_gemm_tc(const sx_gemm_args &p) {
+template <class S, int LA, int LB, class E = sx_gm_no_epi>
+SX_DEV void sx_gemm_tc(const sx_gemm_args &p, const E &ep = E()) {
 #ifdef SX_TC_UNSUPPORTED
     __trap();   /* the host never launches it here (see tensor/cuda/gemm.py) */
 #else
@@ -467,9 +476,11 @@ SX_DEV void sx_gemm_tc(const sx_gemm_args &p) {
                         const uint16_t x1 = S::st(acc[mi][ni][2 * h + 1]);
                         if (vc && col + 1 < N) {
                             *(uint32_t *)(cr + col) = (uint32_t)x0 | ((uint32_t)x1 << 16);
+                            ep(cr + col);
+                            ep(cr + col + 1);
                         } else {
-                            if (col < N) cr[col * p.scn] = x0;
-                            if (col + 1 < N) cr[(col + 1) * p.scn] = x1;
+                            if (col < N) { cr[col * p.scn] = x0; ep(cr + col * p.scn); }
+                            if (col + 1 < N) { cr[(col + 1) * p.scn] = x1; ep(cr + (col + 1) * p.scn); }
                         }
                     }
                 }
@@ -482,8 +493,8 @@ SX_DEV void sx_gemm_tc(const sx_gemm_args &p) {
 /* ======================================================================================
  * Integers and bool: wrapping accumulation in TA (uint32 / uint64), bool: OR of ANDs
  * ====================================================================================== */
-template <class TE, class TA, bool BOOL>
-SX_DEV void sx_gemm_int(const sx_gemm_args &p) {
+template <class TE, class TA, bool BOOL, class E = sx_gm_no_epi>
+SX_DEV void sx_gemm_int(const sx_gemm_args &p, const E &ep = E()) {
     enum { BM = 64, BN = 64, BK = 16 };
     __shared__ TA As[BK][BM + 1];
     __shared__ TA Bs[BK][BN + 1];
@@ -558,7 +569,11 @@ SX_DEV void sx_gemm_int(const sx_gemm_args &p) {
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     const int64_t col = n0 + tx + 16 * j;
-                    if (col < N) pc[row * p.scm + col * p.scn] = BOOL ? (TE)(acc[i][j] != 0) : (TE)acc[i][j];
+                    if (col < N) {
+                        TE *q = pc + row * p.scm + col * p.scn;
+                        *q = BOOL ? (TE)(acc[i][j] != 0) : (TE)acc[i][j];
+                        ep(q);
+                    }
                 }
             }
         }

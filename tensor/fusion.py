@@ -20,6 +20,10 @@ never goes to memory when the step frees it after the reduction (`(a - b) ** 2` 
 one pass over a and b). A reduction feeding elementwise ops (a softmax's `x - max`) is not
 fused.
 
+A run may also start at a matmul whose product it reads (nn.Linear's bias add, then an
+activation): the matmul runs the run as its epilogue on each finished block of the product
+(while it is in cache; one call less); where the backend cannot, the run is fused without it.
+
 A plan is a list of (first call index, last call index, Fused) for the runs of two or more calls.
 """
 from __future__ import annotations
@@ -60,6 +64,7 @@ class Fused:
     outputs: list = field(default_factory=list)
     tmps: list = field(default_factory=list)
     reduce: Reduce | None = None
+    gemm: tuple | None = None   # (a, b, c): the matmul c = a @ b whose epilogue the run is
 
     def sfx(self, ref: tuple) -> str:
         """The storage dtype suffix of a ref's values."""
@@ -257,6 +262,32 @@ def plan(calls: list, alias_rec: dict) -> list:
             if run.f.reduce is not None:
                 runs.append((first, last + 1, run.f))
                 continue
-        if len(group) > 1:
-            runs.append((first, last, _build(group, last, alias_rec).f))
+        run = _build(group, last, alias_rec) if len(group) > 1 or first else None
+        if first and calls[first - 1][1] == "gemm" and _epilogue(calls[first - 1], run):
+            runs.append((first - 1, last, run.f))
+        elif len(group) > 1:
+            runs.append((first, last, run.f))
     return runs
+
+
+def _span(t: Tensor) -> tuple:
+    k = _key(t)
+    return k[0], k[1]
+
+
+def _epilogue(call, run: _Run) -> bool:
+    """Whether run can be the epilogue of the matmul call (c = a @ b) just before it: c
+    contiguous over the run's elements, read by the run as it is (not through another view),
+    and nothing the run writes is memory the matmul reads; sets run.f.gemm."""
+    if call[0] is None or call[3]:
+        return False
+    a, b, c = call[2]
+    kc = _key(c)
+    if (c.device != run.f.device or not c.is_contiguous() or _numel(c) != run.f.n
+            or not any(not s and _key(x) == kc for x, _, s in run.f.inputs)):
+        return False
+    reads = [_span(a), _span(b)]
+    if any(lo < hi2 and lo2 < hi for o, _ in run.f.outputs for lo, hi in [_span(o)] for lo2, hi2 in reads):
+        return False
+    run.f.gemm = (a, b, c)
+    return True

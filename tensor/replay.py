@@ -282,7 +282,12 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
         f.outputs = [(conv(o), sfx) for o, sfx in f.outputs]
         if f.reduce is not None:
             f.reduce.x, f.reduce.out = conv(f.reduce.x), conv(f.reduce.out)
+        if f.gemm is not None:
+            f.gemm = tuple(map(conv, f.gemm))
         ready = cap.calls[first][5].fuse(f)
+        if ready is None and f.gemm is not None:   # the run without the matmul's epilogue
+            f.gemm, first = None, first + 1
+            ready = cap.calls[first][5].fuse(f) if first < last else None
         if ready is not None:
             fused[first] = (last, ready)
             keep.append(f)   # its scalar operands' buffers

@@ -223,3 +223,18 @@ def test_fused_kernels_compile(d):
         for arch in ARCHS:
             cub = nvrtc.compile(f"sx_fz_test_{d.sfx}_{k}", src, arch, fast=True, fmad=K.fmad("ew"))
             assert cub[:4] == b"\x7fELF" and b"sx_fz_test\0" in cub
+
+
+@pytest.mark.parametrize("kernel", ["gemm_f32_nn", "gemm_f64_gen", "gemm_f16_tn", "gemm_bf16_nt", "gemm_i32"])
+def test_fused_gemm_epilogues_compile(kernel):
+    """A captured run as the epilogue of each kind of gemm kernel (SIMT, tensor cores,
+    integers) compiles for every arch."""
+    from tensor.cuda import fused
+    d = getattr(K.dt, {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
+                       "i32": "int32"}[kernel.split("_")[1]])
+    f = _fused_run(d)
+    f.gemm = (None, None, None)
+    src = fused.gemm_source(f, "sx_fz_test", kernel)
+    for arch in ARCHS:
+        cub = nvrtc.compile(f"sx_fz_test_{kernel}", src, arch, fast=True, fmad=K.fmad("ew"))
+        assert cub[:4] == b"\x7fELF" and b"sx_fz_test\0" in cub

@@ -21,6 +21,7 @@ import hashlib
 import cffi
 
 from ..redtable import REDUCTIONS
+from ..views import gemm_batches
 from . import build
 from . import kernels as K
 from .launch import meta_array
@@ -35,8 +36,8 @@ def _ptr(ref, f) -> tuple[str, str]:
         return f"t{i}", "[i]"
     if kind == "in" and f.inputs[i][2]:   # a scalar: one element, read for every i
         return f"(T_{f.inputs[i][1]} *)p[{i}]", "[0]"
-    if kind == "in" and f.layout(i) is not None:   # strided: its offset function
-        return f"(T_{f.inputs[i][1]} *)p[{i}]", f"[sx_fz_off{i}(b0 + i)]"
+    if kind == "in" and f.layout(i) is not None:   # strided: gathered into g<i> per block
+        return f"g{i}", "[i]"
     j = i if kind == "in" else len(f.inputs) + i
     return f"((T_{f.sfx(ref)} *)p[{j}] + b0)", "[i]"
 
@@ -64,6 +65,30 @@ def _op_loop(op, f) -> str | None:
     return f"        {{ {head}\n          for (int64_t i = 0; i < m; i++) {{ {body} }} }}"
 
 
+def _gathers(f) -> tuple[str, str, str]:
+    """For each strided input k: a function copying its elements i0 .. i0+m-1 (in the run's
+    order) into a block buffer g<k>, walking its index like an odometer (no division per
+    element); the buffers' declarations; the calls at the start of a block."""
+    fns, decl, calls = [], [], []
+    for k, (_, sfx, _) in enumerate(f.inputs):
+        lay = f.layout(k)
+        if lay is None:
+            continue
+        dims = list(zip(*lay))
+        nd = len(dims)
+        start = "".join(f"    x[{d}] = r % {n}; r /= {n}; o += x[{d}] * (int64_t){st};\n"
+                        for d, (n, st) in reversed(list(enumerate(dims))))
+        step = "".join(f"        if (++x[{d}] < {n}) {{ o += (int64_t){st}; continue; }}\n"
+                       f"        x[{d}] = 0; o -= (int64_t){(n - 1) * st};\n"
+                       for d, (n, st) in reversed(list(enumerate(dims))))
+        fns.append(f"static void sx_fz_gather{k}(const T_{sfx} *src, T_{sfx} *dst, int64_t i0, "
+                   f"int64_t m) {{\n    int64_t x[{nd}], r = i0, o = 0;\n{start}"
+                   f"    for (int64_t j = 0; j < m; j++) {{\n        dst[j] = src[o];\n{step}    }}\n}}")
+        decl.append(f"    T_{sfx} g{k}[SX_FZ_BLK];")
+        calls.append(f"        sx_fz_gather{k}((const T_{sfx} *)p[{k}], g{k}, b0, m);")
+    return "\n".join(fns), "\n".join(decl), "\n".join(calls)
+
+
 def source(f, name: str) -> str | None:
     """The C source of the fused kernel `name` of run f, or None when an op does not fit."""
     loops = []
@@ -73,13 +98,16 @@ def source(f, name: str) -> str | None:
             return None
         loops.append(loop)
     tmps = "\n".join(f"    T_{s} t{k}[SX_FZ_BLK];" for k, s in enumerate(f.tmps))
+    gfns, gdecl, gcalls = _gathers(f)
     return f'''#include "elementwise.h"
 #define SX_FZ_BLK 512
-{f.offset_fns("static inline")}
+{gfns}
 static void {name}_run(char **p, int64_t lo, int64_t hi) {{
 {tmps}
+{gdecl}
     for (int64_t b0 = lo; b0 < hi; b0 += SX_FZ_BLK) {{
         int64_t m = hi - b0 < SX_FZ_BLK ? hi - b0 : SX_FZ_BLK;
+{gcalls}
 {chr(10).join(loops)}
     }}
 }}
@@ -159,10 +187,38 @@ void {name}(const int64_t *meta, const int64_t *ctx, int nthreads) {{
 '''
 
 
+def epilogue_source(f, name: str) -> str | None:
+    """The C source of run f as the epilogue of its matmul (gemm.c's gm_epilogue): on each
+    finished rectangle of the product, the run's block loops (source()) over each row of it
+    (or column, for a transposed problem); ctx as reduce_source's, [_, the product's address,
+    the run's inputs, its outputs]. NAME_epi_addr() gives the epilogue's address."""
+    body = source(f, name)
+    if body is None:
+        return None
+    nin, nout, e = len(f.inputs), len(f.outputs), f.gemm[2].itemsize
+    return body + f'''
+static void {name}_epi(const void *ctx, char *C, int64_t M, int64_t N, int64_t sCm, int64_t sCn) {{
+    const int64_t *c = (const int64_t *)ctx;
+    char *p[{nin + nout}];
+    for (int k = 0; k < {nin + nout}; k++) p[k] = (char *)(intptr_t)c[2 + k];
+    const int64_t i0 = (C - (const char *)(intptr_t)c[1]) / {e};
+    if (sCn == 1) for (int64_t r = 0; r < M; r++) {name}_run(p, i0 + r * sCm, i0 + r * sCm + N);
+    else if (sCm == 1) for (int64_t q = 0; q < N; q++) {name}_run(p, i0 + q * sCn, i0 + q * sCn + M);
+    else for (int64_t r = 0; r < M; r++) for (int64_t q = 0; q < N; q++) {{
+        const int64_t i = i0 + r * sCm + q * sCn;
+        {name}_run(p, i, i + 1);
+    }}
+}}
+intptr_t {name}_epi_addr(void) {{ return (intptr_t)&{name}_epi; }}
+'''
+
+
 def fuse(fused):
     """A callable running run `fused` as one kernel (tensor/fusion.py), or None when it cannot."""
     f = fused
     r = f.reduce
+    if f.gemm is not None:
+        return _gemm_fused(f)
     body = source(f, "sx_fused") if r is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
@@ -200,3 +256,52 @@ class _FusedCall:
         for i, v in enumerate(self.orig):
             if lo <= v < hi:
                 self.ptrs[i] = v + delta
+
+
+def _gemm_fused(f):
+    """The matmul of f.gemm with run f as its epilogue: gemm_epi_<dtype> per batch launch."""
+    body = epilogue_source(f, "sx_fused")
+    if body is None:
+        return None
+    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+    lib = build.load(name, body.replace("sx_fused", name), f"intptr_t {name}_epi_addr(void);")
+    a, b, c = f.gemm
+    gemm = K.kernel("gemm", None, f"gemm_epi_{c.dtype.sfx}")
+    M, K_ = a.shape[-2:]
+    N = b.shape[-1]
+    sa, sb, sc = a._strides[-2:], b._strides[-2:], c._strides[-2:]
+    launches = [(cnt, M, N, K_, pa, sba, *sa, pb, sbb, *sb, pc, sbc, *sc)
+                for cnt, pa, sba, pb, sbb, pc, sbc in gemm_batches(a, b, c)]
+    ptrs = ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
+            + [o.data_ptr() for o, _ in f.outputs])
+    return _GemmCall(gemm, launches, getattr(lib, f"{name}_epi_addr")(), [0, c.data_ptr()] + ptrs)
+
+
+class _GemmCall(_FusedCall):
+    """gemm_epi(launch..., threads, epilogue, its operands) for each batch launch; rebase()
+    moves the launches' addresses too."""
+
+    __slots__ = ("launches", "orig_launches", "epi")
+
+    def __init__(self, gemm, launches: list, epi: int, ptrs: list):
+        super().__init__(gemm, None, ptrs)
+        self.launches = [list(x) for x in launches]
+        self.orig_launches, self.epi = launches, epi
+
+    def __call__(self):
+        ctx = int(_ffi.cast("intptr_t", self.ptrs))
+        for args in self.launches:
+            self.fn(*args, K._num_threads, self.epi, ctx)
+
+    def addresses(self) -> list:
+        return super().addresses() + [x[i] for x in self.orig_launches for i in _ADDRS]
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        super().rebase(lo, hi, delta)
+        for cur, orig in zip(self.launches, self.orig_launches):
+            for i in _ADDRS:
+                if lo <= orig[i] < hi:
+                    cur[i] = orig[i] + delta
+
+
+_ADDRS = (4, 8, 12)   # A, B and C in a gemm launch's arguments

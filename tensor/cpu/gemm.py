@@ -6,9 +6,10 @@ from .. import dtypes as dt
 from ..views import gemm_batches
 from . import kernels as K
 
-_GEMM_SIG = ("void gemm_{}(int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sAb, "
-             "int64_t sAm, int64_t sAk, intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, "
-             "intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);")
+_ARGS = ("int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sAb, int64_t sAm, "
+         "int64_t sAk, intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, intptr_t C, int64_t sCb, "
+         "int64_t sCm, int64_t sCn, int nthreads")
+_GEMM_SIG = "void gemm_{0}(" + _ARGS + ");\nvoid gemm_epi_{0}(" + _ARGS + ", intptr_t epi, intptr_t ctx);"
 
 K.register_family("gemm", lambda _: ('#include "gemm.c"\n',
                                      "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.REAL)))

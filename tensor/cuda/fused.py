@@ -72,13 +72,7 @@ def reduce_source(f, name: str) -> str | None:
     r = f.reduce
     red = next(x for x in REDUCTIONS if f"{x.name}_{r.d.sfx}" == r.name)
     s, o, nin, nout = r.d.sfx, red.out_dtype(r.d).sfx, len(f.inputs), len(f.outputs)
-    args = [f"*(const sx_{sfx}::T *)&f.sv[{k}]" if sc else
-            f"((const sx_{sfx}::T *)f.p[{k}])[{'i' if f.layout(k) is None else f'sx_fz_off{k}(i)'}]"
-            for k, (_, sfx, sc) in enumerate(f.inputs)]
-    outs = "".join(f"        sx_{sfx}::T w{j};\n" for j, (_, sfx) in enumerate(f.outputs))
-    stores = "".join(f"        ((sx_{sfx}::T *)f.p[{nin + j}])[i] = w{j};\n"
-                     for j, (_, sfx) in enumerate(f.outputs))
-    call = ", ".join(args + [f"w{j}" for j in range(nout)] + ["v"])
+    outs, run, stores = _elem_call(f, name, "v")
     return f'''#include "elementwise.cuh"
 #include "reduce.cuh"
 {functors}
@@ -92,8 +86,7 @@ struct {name}_ld {{
     __device__ __forceinline__ C operator()(const T *p) const {{
         const int64_t i = ((const char *)p - f.base) / (int64_t)sizeof(T);
 {outs}        T v;
-        {name}_elem({call});
-{stores}        return sx_{s}::ld(v);
+{run}{stores}        return sx_{s}::ld(v);
     }}
     __device__ __forceinline__ void four(const T *p, int64_t q, C (&v)[4]) const {{
 #pragma unroll
@@ -103,6 +96,50 @@ struct {name}_ld {{
 extern "C" __global__ void __launch_bounds__(SX_RBLOCK) {name}(sx_red_args a, {name}_args f) {{
     const {name}_ld ld{{f}};
     sx_reduce<sx_{s}, sx_{o}, {red.functor(r.d)}>(a, ld);
+}}
+'''
+
+
+def _elem_call(f, name: str, ret: str) -> tuple[str, str, str]:
+    """(declarations of the outputs, the call of NAME_elem on element i of the run's inputs
+    (f.p, f.sv of the args struct `f`), stores of the outputs); ret: the reduction's value."""
+    args = [f"*(const sx_{sfx}::T *)&f.sv[{k}]" if sc else
+            f"((const sx_{sfx}::T *)f.p[{k}])[{'i' if f.layout(k) is None else f'sx_fz_off{k}(i)'}]"
+            for k, (_, sfx, sc) in enumerate(f.inputs)]
+    nin = len(f.inputs)
+    outs = "".join(f"        sx_{sfx}::T w{j};\n" for j, (_, sfx) in enumerate(f.outputs))
+    stores = "".join(f"        ((sx_{sfx}::T *)f.p[{nin + j}])[i] = w{j};\n"
+                     for j, (_, sfx) in enumerate(f.outputs))
+    call = ", ".join(args + [f"w{j}" for j in range(len(f.outputs))] + ([ret] if ret else []))
+    return outs, f"        {name}_elem({call});\n", stores
+
+
+def gemm_source(f, name: str, kernel: str) -> str | None:
+    """The CUDA source of run f as the epilogue of its matmul: gemm kernel `kernel`'s own
+    template (tensor/cuda/gemm.py kernel_call) with an epilogue computing the run on each
+    element of the product once it is stored (the run reads it back: same thread)."""
+    got = _elem(f, name)
+    if got is None:
+        return None
+    functors, elem = got
+    from .gemm import kernel_call
+    call, bounds = kernel_call(kernel)
+    outs, run, stores = _elem_call(f, name, "")
+    return f'''#include "elementwise.cuh"
+#include "gemm.cuh"
+{functors}
+{_args_struct(name, len(f.inputs), len(f.outputs))}
+{f.offset_fns("SX_DEV")}
+{elem}
+struct {name}_ep {{
+    const {name}_args &f;
+    template <class T> __device__ __forceinline__ void operator()(T *q) const {{
+        const int64_t i = ((const char *)q - f.base) / (int64_t)sizeof(T);
+{outs}{run}{stores}    }}
+}};
+extern "C" __global__ void {bounds} {name}(sx_gemm_args p, {name}_args f) {{
+    const {name}_ep ep{{f}};
+    {call}(p, ep);
 }}
 '''
 
@@ -169,12 +206,32 @@ def fuse(fused):
     f = fused
     if len(f.inputs) + len(f.outputs) > _MAX_OPERANDS or any(s and x.bits is None for x, _, s in f.inputs):
         return None
-    body = source(f, "sx_fused") if f.reduce is None else reduce_source(f, "sx_fused")
+    launches = None
+    if f.gemm is not None:
+        launches = _gemm_launches(*f.gemm)
+        if len({name for name, *_ in launches}) != 1:
+            return None
+        body = gemm_source(f, "sx_fused", launches[0][0])
+    else:
+        body = source(f, "sx_fused") if f.reduce is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
     name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
     kern = R.source_kernel(name, body.replace("sx_fused", name), f.device)
+    if launches is not None:
+        return _FusedGemm(kern, f, launches)
     return _FusedCall(kern, f) if f.reduce is None else _FusedReduce(kern, f)
+
+
+def _gemm_launches(a, b, c) -> list:
+    """gemm.plan(...) of each launch of c = a @ b (tensor/cuda/gemm.py gemm_batched's)."""
+    from ..views import gemm_batches
+    from . import gemm as G
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    (sam, sak), (sbk, sbn), (scm, scn) = a.strides[-2:], b.strides[-2:], c.strides[-2:]
+    return [G.plan(c.dtype, M, N, K, cnt, pa, sa, sam, sak, pb, sb, sbk, sbn, pc, sc, scm, scn)
+            for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c)]
 
 
 class _FusedCall:
@@ -257,3 +314,37 @@ class _FusedReduce(_FusedCall):
             self.red.in_, self.args.base = x + delta, self.lo + delta
         if lo <= out < hi:
             self.red.out = out + delta
+
+
+class _FusedGemm(_FusedCall):
+    """A matmul with the run as its epilogue: each of its launches (gemm.plan's) with the run's
+    operands as a second kernel argument."""
+
+    __slots__ = ("launches", "orig_abc", "c0")
+
+    def __init__(self, kern, f, launches: list):
+        super().__init__(kern, f)
+        self.launches = launches
+        self.c0 = f.gemm[2].data_ptr()
+        self.args.base = self.c0
+        self.orig_abc = [(g.a, g.b, g.c) for _, _, g, _ in launches]
+
+    def __call__(self):
+        from .gemm import BLOCK as GEMM_BLOCK
+        for _, grid, g, shared in self.launches:
+            self.kern(grid, GEMM_BLOCK, g, self.args, shared=shared)
+
+    def addresses(self) -> list:
+        return super().addresses() + [p for abc in self.orig_abc for p in abc]
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        super().rebase(lo, hi, delta)
+        for (_, _, g, _), (a, b, c) in zip(self.launches, self.orig_abc):
+            if lo <= a < hi:
+                g.a = a + delta
+            if lo <= b < hi:
+                g.b = b + delta
+            if lo <= c < hi:
+                g.c = c + delta
+        if lo <= self.c0 < hi:
+            self.args.base = self.c0 + delta

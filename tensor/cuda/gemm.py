@@ -39,27 +39,28 @@ TC_SMEM = TC_STAGES * (_TILE["f16"][0] + _TILE["f16"][1]) * TC_TILE_K * 2   # SX
 TC_MIN_CC = (8, 0)
 
 
+def kernel_call(name: str) -> tuple[str, str]:
+    """(the template call a gemm kernel's entry makes, over `p` (sx_gemm_args), its launch
+    bounds) for kernel `name` (gemm_<sfx>_<layout> or gemm_<sfx>): the entries, and a captured
+    step's matmul with a fused epilogue (tensor/cuda/fused.py), make the same call."""
+    parts = name.split("_")
+    s = parts[1]
+    if s in ("f32", "f64", "f16", "bf16"):
+        fn = (f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}>" if s in ("f32", "f64")
+              else f"sx_gemm_tc<sx_tc_{s}, {{}}, {{}}>")
+        return fn.format(*_LAYOUT_ARGS[parts[2]]), "__launch_bounds__(SX_GM_THREADS, 2)"
+    if s == "b8":
+        return "sx_gemm_int<uint8_t, uint32_t, true>", "__launch_bounds__(SX_GM_THREADS)"
+    return f"sx_gemm_int<sx_{s}::T, {_INT_ACC[s]}, false>", "__launch_bounds__(SX_GM_THREADS)"
+
+
 def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     s = d.sfx
+    names = [f"gemm_{s}_{lay}" for lay in FLOAT_LAYOUTS] if d.kind == "f" else [f"gemm_{s}"]
     src = {}
-    if d.kind == "f":
-        if s in ("f32", "f64"):
-            fn = f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}>"
-            bounds = "__launch_bounds__(SX_GM_THREADS, 2)"
-        else:
-            fn = f"sx_gemm_tc<sx_tc_{s}, {{}}, {{}}>"
-            bounds = "__launch_bounds__(SX_GM_THREADS, 2)"
-        for lay in FLOAT_LAYOUTS:
-            call = fn.format(*_LAYOUT_ARGS[lay])
-            src[f"gemm_{s}_{lay}"] = (f'extern "C" __global__ void {bounds} gemm_{s}_{lay}'
-                                      f"(sx_gemm_args p) {{ {call}(p); }}")
-    elif s == "b8":
-        src["gemm_b8"] = ('extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
-                          "gemm_b8(sx_gemm_args p) { sx_gemm_int<uint8_t, uint32_t, true>(p); }")
-    else:
-        src[f"gemm_{s}"] = (f'extern "C" __global__ void __launch_bounds__(SX_GM_THREADS) '
-                            f"gemm_{s}(sx_gemm_args p) "
-                            f"{{ sx_gemm_int<sx_{s}::T, {_INT_ACC[s]}, false>(p); }}")
+    for name in names:
+        call, bounds = kernel_call(name)
+        src[name] = f'extern "C" __global__ void {bounds} {name}(sx_gemm_args p) {{ {call}(p); }}'
     return '#include "gemm.cuh"\n', src
 
 
@@ -114,13 +115,20 @@ def launch(d: dt.DType, device, M: int, N: int, K: int, batch: int,
     from . import runtime as R
     if batch <= 0 or M <= 0 or N <= 0:
         return
+    name, grid, args, shared = plan(d, M, N, K, batch, pa, sab, sam, sak, pb, sbb, sbk, sbn,
+                                    pc, scb, scm, scn)
+    R.kernel(FAMILY, d, name, device)(grid, BLOCK, args, shared=shared)
+
+
+def plan(d: dt.DType, M: int, N: int, K: int, batch: int, pa: int, sab: int, sam: int, sak: int,
+         pb: int, sbb: int, sbk: int, sbn: int, pc: int, scb: int, scm: int, scn: int):
+    """(kernel name, grid, GemmArgs, dynamic shared bytes) of launch(...)'s problem."""
     name, (sam, sak, sbk, sbn) = choose_kernel(d, M, N, K, sam, sak, sbk, sbn)
     bm, bn = _TILE.get(d.sfx, _INT_TILE)
     tiles = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
     grid = (min(tiles, MAX_GRID_X), 1, min(batch, MAX_GRID_Z))
     args = GemmArgs(pa, pb, pc, M, N, K, batch, sab, sam, sak, sbb, sbk, sbn, scb, scm, scn)
-    shared = TC_SMEM if d.sfx in ("f16", "bf16") else 0
-    R.kernel(FAMILY, d, name, device)(grid, BLOCK, args, shared=shared)
+    return name, grid, args, TC_SMEM if d.sfx in ("f16", "bf16") else 0
 
 
 def tensor_cores(device) -> bool:

@@ -305,6 +305,11 @@ static int64_t gm_even_block(int64_t n, int64_t blk, int64_t unit)
     return GM_MIN(b, blk);
 }
 
+/* An epilogue: called once per finished rectangle (C, rows, cols, row and column strides in
+ * elements) of the result, each element of C in exactly one call, from the thread that
+ * computed it (a captured step's fused elementwise ops on the product: tensor/cpu/fused.py). */
+typedef void (*gm_epilogue)(const void *ctx, char *C, int64_t M, int64_t N, int64_t sCm, int64_t sCn);
+
 /* Geometry of one task: a rectangle of one C matrix. */
 typedef struct {
     const char *A, *B;
@@ -853,7 +858,15 @@ typedef struct {
     int64_t sAb, sAm, sAk, sBb, sBk, sBn, sCb, sCm, sCn;
     int64_t mp, np, mu, nu; /* parts along M / N and their granularity */
     int thin, dot;          /* thin path, and its form */
+    gm_epilogue epi;        /* run on each finished rectangle of C, or NULL */
+    const void *epi_ctx;
 } gm_problem;
+
+/* The epilogue of a task's rectangle of C (final values: K is never split). */
+static void gm_epi(const gm_problem *p, const gm_task *t)
+{
+    if (p->epi) p->epi(p->epi_ctx, t->C, t->M, t->N, t->sCm, t->sCn);
+}
 
 /* Rows [m0, m1) of part i of mp, cut at multiples of unit. */
 static void gm_part(int64_t n, int64_t parts, int64_t unit, int64_t i, int64_t *lo, int64_t *hi)
@@ -980,7 +993,7 @@ static void gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t 
         for (int64_t id = id0; id < id1; id += step) {
             gm_task t;
             gm_task_of(p, id, &t);
-            if (t.M > 0 && t.N > 0) gm_small_task(p->type, &t);
+            if (t.M > 0 && t.N > 0) { gm_small_task(p->type, &t); gm_epi(p, &t); }
         }
         return;
     }
@@ -995,6 +1008,7 @@ static void gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t 
             case GM_F16: gm_thin_f16(&t, (float *)Ap, p->dot); break;
             case GM_BF16: gm_thin_bf16(&t, (float *)Ap, p->dot); break;
             }
+            gm_epi(p, &t);
             continue;
         }
         switch (p->type) {
@@ -1009,6 +1023,7 @@ static void gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t 
         case GM_I64: gm_int_i64(&t, (uint64_t *)Bp); break;
         case GM_B8: gm_bool(&t, (uint8_t *)Bp); break;
         }
+        gm_epi(p, &t);
     }
     free(Ap); free(Bp); free(W);
 }
@@ -1025,12 +1040,13 @@ static void gm_small_one(const gm_problem *p, int64_t b)
     t.sBk = p->sBk; t.sBn = p->sBn;
     t.sCm = p->sCm; t.sCn = p->sCn;
     gm_small_task(p->type, &t);
+    gm_epi(p, &t);
 }
 
 static void gm_zero(const gm_problem *p)
 {
     int64_t e = p->esize;
-    for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t b = 0; b < p->batch; b++) {
         for (int64_t i = 0; i < p->M; i++) {
             char *c = p->C + (b * p->sCb + i * p->sCm) * e;
             if (p->sCn == 1)
@@ -1038,6 +1054,8 @@ static void gm_zero(const gm_problem *p)
             else
                 for (int64_t j = 0; j < p->N; j++) memset(c + j * p->sCn * e, 0, (size_t)e);
         }
+        if (p->epi) p->epi(p->epi_ctx, p->C + b * p->sCb * e, p->M, p->N, p->sCm, p->sCn);
+    }
 }
 
 /* C^T = B^T A^T: swap the roles of A and B.  Per-element arithmetic is
@@ -1135,12 +1153,14 @@ static void gm_run(gm_problem *p, int nthreads)
 /* ------------------------------------------------------------------------ */
 /* Exported entry points                                                     */
 /* ------------------------------------------------------------------------ */
+/* gemm_SFX(...) and gemm_epi_SFX(..., nthreads, epi, ctx): the same with an epilogue
+ * (gm_epilogue, its context) run on every finished rectangle of C. */
 #define GM_EXPORT(SFX, TYPE, ESIZE)                                                 \
-    void gemm_##SFX(int64_t batch, int64_t M, int64_t N, int64_t K,                 \
-                    intptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,              \
-                    intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,              \
-                    intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,              \
-                    int nthreads)                                                   \
+    void gemm_epi_##SFX(int64_t batch, int64_t M, int64_t N, int64_t K,             \
+                        intptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,          \
+                        intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,          \
+                        intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,          \
+                        int nthreads, intptr_t epi, intptr_t ctx)                   \
     {                                                                               \
         gm_problem p;                                                               \
         memset(&p, 0, sizeof p);                                                    \
@@ -1149,7 +1169,17 @@ static void gm_run(gm_problem *p, int nthreads)
         p.A = (const char *)A; p.sAb = sAb; p.sAm = sAm; p.sAk = sAk;               \
         p.B = (const char *)B; p.sBb = sBb; p.sBk = sBk; p.sBn = sBn;               \
         p.C = (char *)C; p.sCb = sCb; p.sCm = sCm; p.sCn = sCn;                     \
+        p.epi = (gm_epilogue)epi; p.epi_ctx = (const void *)ctx;                    \
         gm_run(&p, nthreads);                                                       \
+    }                                                                               \
+    void gemm_##SFX(int64_t batch, int64_t M, int64_t N, int64_t K,                 \
+                    intptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,              \
+                    intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,              \
+                    intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,              \
+                    int nthreads)                                                   \
+    {                                                                               \
+        gemm_epi_##SFX(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn,          \
+                       C, sCb, sCm, sCn, nthreads, 0, 0);                           \
     }
 
 GM_EXPORT(f32, GM_F32, 4)

@@ -1,0 +1,186 @@
+"""Fusion in captured steps (tensor/fusion.py; the backends' fused.py): runs of elementwise
+calls as one generated kernel, with broadcast and strided inputs, ending in a reduction of their
+value or starting at the matmul whose product they read (its epilogue), on both devices.
+Every result must be bitwise the eager one; the kernel counts show what was fused.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_compile import _data, _quiet, _same
+
+import tensor as T
+from nn import functional as F
+from tensor.optable import NONE, UNARY
+
+pytestmark = pytest.mark.usefixtures("device")
+
+
+FUSION_CASES = [
+    ("chain", lambda a, b, c, d: d + (a + b) * c),
+    ("unary", lambda a, b, c, d: T.tanh(T.exp(a * 0.5) - b) / (1.0 + T.abs(c))),
+    ("casts_f16", lambda a, b, c, d: ((a.astype(T.float16) * b.astype(T.float16)).astype(T.float32)
+                                      + c).astype(T.bfloat16).astype(T.float64) * d),
+    ("where", lambda a, b, c, d: T.where(a > b, c * 2.0, d - 1.0) + T.maximum(a, c)),
+    ("in_place", lambda a, b, c, d: (a * 1.0).add_(b).mul_(c).sub_(d)),
+    ("ints", lambda a, b, c, d: ((a * 10).astype(T.int32) // 3 + (b * 10).astype(T.int32)) % 7),
+    ("intermediate_kept", lambda a, b, c, d: ((a + b).sum(), (a + b) * c)),
+]
+
+
+@pytest.mark.parametrize("name,f", FUSION_CASES, ids=[n for n, _ in FUSION_CASES])
+def test_fused_runs_match_eager_bitwise(name, f, device):
+    cf = T.compile(f)
+    for seed in range(4):
+        args = [x.astype(T.float32) for x in _data(seed, *[(257,)] * 4)]
+        _same(_quiet(cf, *args), f(*args))
+    s = cf.stats()
+    assert s["replays"] == 2
+    assert s["fused_calls"] >= 2, s
+
+
+def test_fused_kernel_writes_what_is_read_later(device):
+    """An intermediate of a fused run that a later call reads (a matmul, the result) is
+    written out; one the step frees unread stays in the kernel's buffer."""
+    w = T.asarray(np.random.default_rng(0).standard_normal((8, 8)))
+
+    def f(x):
+        h = T.tanh(x * 2.0 + 1.0)      # a run of three: x*2 and +1 are intermediates
+        return (h @ w) * 3.0 - h
+    cf = T.compile(f)
+    for seed in range(4):
+        (x,) = _data(seed, (8, 8))
+        _same(_quiet(cf, x), f(x))
+    assert cf.stats()["fused_calls"] >= 3
+
+
+@pytest.mark.parametrize("graphs", ["1", "0"])
+def test_arguments_and_results_in_place(device, graphs, monkeypatch):
+    """A replay reads its tensor arguments where they are and hands its result over without
+    copying, when only rebasable kernel calls use them (prepared and fused calls; on CUDA a
+    program that replays through CUDA Graphs copies instead: tests/test_cuda_graphs.py)."""
+    monkeypatch.setenv("STRIDEX_CUDA_GRAPHS", graphs)
+    cf = T.compile(lambda a, b: T.exp(a) * b + 1.0)
+    outs = []
+    for seed in range(4):
+        a, b = _data(seed, (100,), (100,))
+        outs.append(_quiet(cf, a, b))
+        _same(outs[-1], T.exp(a) * b + 1.0)
+    s = cf.stats()
+    assert s["fused_calls"] == 3
+    assert (s["inputs_in_place"], s["outputs_in_place"]) == (2, 1)
+    assert len({o.data_ptr() for o in outs}) == 4   # each result its own memory
+    for seed, o in enumerate(outs):                 # earlier results are not overwritten
+        a, b = _data(seed, (100,), (100,))
+        _same(o, T.exp(a) * b + 1.0)
+
+
+BROADCAST_CASES = [   # runs whose inputs are strided views: (name, f(a, b, w), replay launches)
+    ("bias_rows", lambda a, b, w: T.tanh(a * 2.0 + w) * b, 1),
+    ("bias_columns", lambda a, b, w: (a - a[:, :1]) * b, 1),
+    ("flipped", lambda a, b, w: T.exp(a * 0.5) + b[::-1, :], 1),
+    ("transposed", lambda a, b, w: (a[:30, :] * 2.0) + b[:30, :].T, 1),
+    ("sliced", lambda a, b, w: (a[:, ::2] + 1.0) * b[:, 1::2], 1),
+    ("into_a_sum", lambda a, b, w: ((a + w) * b).sum(axis=0), 1),
+    ("in_place", lambda a, b, w: (a * 1.0).add_(w).mul_(b), 1),
+    # the two casts (of 1110 and of 30 elements) are runs of their own
+    ("cast_f16", lambda a, b, w: (a.astype(T.float16) + w.astype(T.float16)).astype(T.float32) * b, 3),
+    # a view of memory the run wrote: the run ends before it (two kernels)
+    ("reads_what_it_wrote", lambda a, b, w: (lambda h: (h + h[::-1, :]) * 3.0)(a * 2.0), 2),
+]
+
+
+@pytest.mark.parametrize("name,f,launches", BROADCAST_CASES, ids=[c[0] for c in BROADCAST_CASES])
+def test_fused_runs_with_broadcast_and_strided_inputs(name, f, launches, device):
+    """Inputs broadcast to their op's shape (a bias), transposed or sliced are read at their
+    offsets inside the fused kernel: bitwise eager's results."""
+    cf = T.compile(f)
+    for seed in range(3):
+        a, b, w = [x.astype(T.float32) for x in _data(seed, (37, 30), (37, 30), (30,))]
+        _same(_quiet(cf, a, b, w), f(a, b, w))
+    s = cf.stats()
+    assert s["replays"] == 1 and s["replay_launches"] == launches, s
+
+
+GEMM_CASES = [   # a matmul, then a run reading its product: (name, f(x, w, b), sizes M K N,
+    #                kernels a CPU replay launches)
+    ("linear_gelu", lambda x, w, b: F.gelu(F.linear(x, w.T, b)), (10, 30, 50), 1),
+    ("bias_tanh_big", lambda x, w, b: T.tanh(x @ w + b) * 2.0, (200, 300, 150), 1),
+    ("batched", lambda x, w, b: T.exp((x.reshape(2, 5, 30) @ w) * 0.1) - 1.0, (10, 30, 50), 1),
+    ("in_place", lambda x, w, b: (x @ w).add_(b).mul_(0.5), (10, 30, 50), 1),
+    ("k_zero", lambda x, w, b: (x[:, :0] @ w[:0, :]) + b, (10, 30, 50), 1),
+    ("thin_transposed", lambda x, w, b: (w.T @ x.T[:, :3]) * 3.0 + 1.0, (10, 30, 50), 1),
+    # the casts of x and of w are runs of their own
+    ("int32", lambda x, w, b: ((x * 4).astype(T.int32) @ (w * 4).astype(T.int32)) % 5, (10, 30, 50), 3),
+    # (b's cast first: a call between the matmul and its epilogue would keep them apart)
+    ("float16", lambda x, w, b: (lambda b16: (x.astype(T.float16) @ w.astype(T.float16) + b16)
+                                 .astype(T.float32))(b.astype(T.float16)), (10, 30, 50), 4),
+]
+
+
+@pytest.mark.parametrize("name,f,mkn,launches", GEMM_CASES, ids=[c[0] for c in GEMM_CASES])
+def test_fused_runs_as_matmul_epilogues(name, f, mkn, launches, device):
+    """A run reading a matmul's product runs as the matmul's epilogue on each finished block
+    of it: bitwise eager's, on every gemm path (CPU: small, packed over threads, batched,
+    K == 0, thin and transposed; CUDA: SIMT, tensor cores, integers)."""
+    m, k, n = mkn
+    cf = T.compile(f)
+    for seed in range(3):
+        x, w, b = [t.astype(T.float32) for t in _data(seed, (m, k), (k, n), (n,))]
+        _same(_quiet(cf, x, w, b), f(x, w, b))
+    s = cf.stats()
+    assert s["replays"] == 1 and s["replay_launches"] == launches, s
+    assert s["fused_calls"] == s["launches"] - (3 if name == "float16" else 0), s   # its casts
+
+
+REDUCE_CASES = [   # (name, f(a, b), shape, kernels a replay launches)
+    ("sum_all", lambda a, b: ((a - b) * (a - b)).sum(), (37, 300), 1),
+    ("sum_rows_split", lambda a, b: (T.tanh(a) * b + 1.0).sum(axis=1), (2, 70001), 1),
+    ("sum_columns", lambda a, b: T.exp(a * 0.5).sum(axis=0), (3000, 40), 1),
+    ("max_inner", lambda a, b: T.maximum(a, b).max(axis=1), (64, 33), 1),
+    ("min_two_axes", lambda a, b: (a * b).reshape(6, 11, 13).min(axis=(0, 2)), (66, 13), 1),
+    ("transposed", lambda a, b: (a + b).T.sum(axis=1), (40, 21), 1),
+    ("flipped", lambda a, b: T.flip(a * b, axis=1).prod(axis=0), (5, 30), 1),
+    ("any_bool", lambda a, b: (a > b).any(axis=0), (50, 9), 1),
+    ("all_bool", lambda a, b: T.logical_not(a > 3.0).all(), (50, 9), 1),
+    ("mean_f16", lambda a, b: (a.astype(T.float16) * 2.0).mean(axis=1), (30, 70), 2),
+    # the int32 cast's memory is the f32 product's, read as another dtype: two runs
+    ("sum_ints", lambda a, b: ((a * 10).astype(T.int32) % 7).sum(axis=1), (30, 70), 2),
+    ("intermediate_kept", lambda a, b: ((a * b).sum(axis=1), (a * b) + 1.0), (20, 20), 2),
+]
+
+
+@pytest.mark.parametrize("name,f,shape,launches", REDUCE_CASES, ids=[c[0] for c in REDUCE_CASES])
+def test_fused_runs_into_reductions_match_eager_bitwise(name, f, shape, launches, device):
+    """A run ending in a reduction of its value is one kernel (the reduction's own, computing
+    each element instead of loading it): bitwise the unfused result, every layout path
+    (split ranges, columns, several axes, transposed and flipped views, 16-bit, ints, bool)."""
+    cf = T.compile(f)
+    for seed in range(3):
+        a, b = [x.astype(T.float32) for x in _data(seed, shape, shape)]
+        _same(_quiet(cf, a, b), f(a, b))
+    s = cf.stats()
+    assert s["replays"] == 1 and s["replay_launches"] == launches, s
+    assert s["fused_calls"] == s["launches"] - (3 if name == "float16" else 0), s   # its casts
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_fused_blocks_round_as_unfused(dtype, device):
+    """Every float op of the table inside one fused run longer than the kernel's block (its
+    vector loops and their remainders fall elsewhere than the unfused kernels'): bitwise the
+    unfused results."""
+    fns = [getattr(T, op.name) for op in UNARY if "f" in op.kinds and not op.out_bool
+           and op.grad != NONE]
+
+    def g(a, b):
+        return tuple(fn(a * 0.5 + b) - b for fn in fns)
+    rng = np.random.default_rng(1)
+    x = T.asarray(rng.standard_normal(1201)).astype(dtype)
+    y = T.asarray(rng.uniform(0.5, 1.5, 1201)).astype(dtype)
+    cf = T.compile(g)
+    for _ in range(3):
+        got = _quiet(cf, x, y)
+    for fn, r, w in zip(fns, got, g(x, y)):
+        np.testing.assert_array_equal(r.astype(T.float64).numpy(), w.astype(T.float64).numpy(),
+                                      err_msg=fn.__name__)
+    assert cf.stats()["fused_calls"] >= 3 * len(fns)
