@@ -1,6 +1,8 @@
 """Fusion benchmark: the expression D + (A + B) * C over float32 arrays of 2^10 .. 2^26
 elements, eager, captured unfused (tensor.compile(fuse=False)) and captured fused (one
-generated kernel), with torch eager where installed.
+generated kernel), with torch eager where installed; then the other fusions at one size
+(2^min(max-log2, 22) elements): a run into a reduction, a row-broadcast affine, and a matmul
+with its epilogue (bias + GELU).
 
     python benchmarks/bench_fusion.py [--max-log2 26] [--budget 0.3]
 
@@ -38,25 +40,67 @@ def median_us(fn, budget: float) -> float:
     return statistics.median(times)
 
 
-def _row(k: int, budget: float, torch) -> tuple:
-    """(log2 size, {variant: us}, fused GB/s, flop per byte fused) of one size."""
-    n = 1 << k
-    rng = np.random.default_rng(k)
-    arrs = [rng.standard_normal(n, dtype=np.float32) for _ in range(4)]
+def _variants(fn, arrs: list, budget: float, torch, label: str) -> dict:
+    """{variant: us} of fn on arrays arrs: eager, captured unfused and fused (checked equal to
+    eager, bit for bit), torch eager where installed."""
     xs = [T.asarray(a) for a in arrs]
-    unfused, fused = T.compile(expr, fuse=False), T.compile(expr)
+    unfused, fused = T.compile(fn, fuse=False), T.compile(fn)
     for f in (unfused, fused):   # eager, capture, then replays
         f(*xs)
         f(*xs)
-    if not np.array_equal(fused(*xs).numpy(), expr(*xs).numpy()):
-        raise AssertionError(f"fused result differs from eager at 2^{k}")
-    t = {"eager": median_us(lambda: expr(*xs), budget),
+    if not np.array_equal(fused(*xs).numpy(), fn(*xs).numpy()):
+        raise AssertionError(f"fused result differs from eager: {label}")
+    t = {"eager": median_us(lambda: fn(*xs), budget),
          "unfused": median_us(lambda: unfused(*xs), budget),
          "fused": median_us(lambda: fused(*xs), budget)}
     if torch is not None:
         ts = [torch.from_numpy(a) for a in arrs]
-        t["torch"] = median_us(lambda: expr(*ts), budget)
+        t["torch"] = median_us(lambda: fn(*ts), budget)
+    return t
+
+
+def _row(k: int, budget: float, torch) -> tuple:
+    """(log2 size, {variant: us}, fused GB/s, flop per byte fused) of one size."""
+    n = 1 << k
+    rng = np.random.default_rng(k)
+    t = _variants(expr, [rng.standard_normal(n, dtype=np.float32) for _ in range(4)], budget, torch,
+                  f"2^{k}")
     return (k, t, 5 * 4 * n / (t["fused"] * 1e3), 3 * n / (5 * 4 * n))
+
+
+def _sq_sum(a, b):
+    return T.square(a - b).sum() if isinstance(a, T.Tensor) else ((a - b) ** 2).sum()
+
+
+def _affine(x, m, s, b):
+    return (x - m) * s + b
+
+
+def _linear_gelu(x, w, b):
+    if isinstance(x, T.Tensor):
+        from nn import functional as F
+        return F.gelu(x @ w + b)
+    import torch
+    return torch.nn.functional.gelu(x @ w + b)
+
+
+def other_rows(k: int, budget: float) -> list[tuple]:
+    """[(name, {variant: us}, floats moved unfused, fused)] of the other fusions at 2^k
+    elements (the matmul: rows x 256 @ 256 x 256, its product 2^k elements)."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    n, rng = 1 << k, np.random.default_rng(k)
+    cols = 256
+    rows_ = n // cols
+    cases = [
+        ("sum((a - b)^2)", _sq_sum, [(n,), (n,)], (6, 2)),   # sub 3N, square 2N, sum N
+        ("(x - m) * s + b, rows", _affine, [(rows_, cols), (cols,), (cols,), (cols,)], (9, 2)),
+        ("gelu(x @ w + b)", _linear_gelu, [(rows_, cols), (cols, cols), (cols,)], (4, 2)),
+    ]
+    return [(name, _variants(fn, [rng.standard_normal(sh, dtype=np.float32) for sh in shapes], budget,
+                             torch, name), *moved) for name, fn, shapes, moved in cases]
 
 
 def rows(max_log2: int = 26, budget: float = 0.3, step: int = 2) -> list[tuple]:
@@ -84,6 +128,15 @@ def main(argv=None) -> list[tuple]:
         print(f"{'2^' + str(k):>6s} {t['eager']:10.1f} {t['unfused']:10.1f} {t['fused']:10.1f} {tt} "
               f"{t['unfused'] / t['fused']:14.2f} {t['eager'] / t['fused']:12.2f} {gbs:11.2f} {ai:10.3f}")
     print("fused/unfused, fused/eager: speed ratios (> 1: fused is faster); GB/s counts 5N floats")
+    k = min(a.max_log2, 22)
+    print(f"\nother fusions, 2^{k} elements, float32; times in us (medians); floats moved per element "
+          "of the run, unfused -> fused (the matmul's own traffic not counted)")
+    print(f"{'case':>24s} {'eager':>10s} {'unfused':>10s} {'fused':>10s} {'torch':>10s} "
+          f"{'fused/unfused':>14s} {'moved':>8s}")
+    for name, t, mu, mf in other_rows(k, a.budget):
+        tt = f"{t['torch']:10.1f}" if "torch" in t else f"{'-':>10s}"
+        print(f"{name:>24s} {t['eager']:10.1f} {t['unfused']:10.1f} {t['fused']:10.1f} {tt} "
+              f"{t['unfused'] / t['fused']:14.2f} {f'{mu}N->{mf}N':>8s}")
     return rs
 
 

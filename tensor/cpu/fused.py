@@ -67,30 +67,44 @@ def _op_loop(op, f) -> str | None:
 
 def _gathers(f) -> tuple[str, str, str]:
     """For each strided input k: a function copying its elements i0 .. i0+m-1 (in the run's
-    order) into a block buffer g<k>, walking its index like an odometer (no division per
-    element); the buffers' declarations; the calls at the start of a block."""
+    order) into a block buffer g<k>, a segment of the innermost dimension at a time (a memcpy,
+    a broadcast fill or a strided loop; no division per element); the buffers' declarations;
+    the calls at the start of a block."""
     fns, decl, calls = [], [], []
     for k, (_, sfx, _) in enumerate(f.inputs):
         lay = f.layout(k)
         if lay is None:
             continue
-        dims = list(zip(*lay))
-        nd = len(dims)
-        start = "".join(f"    x[{d}] = r % {n}; r /= {n}; o += x[{d}] * (int64_t){st};\n"
-                        for d, (n, st) in reversed(list(enumerate(dims))))
-        step = "".join(f"        if (++x[{d}] < {n}) {{ o += (int64_t){st}; continue; }}\n"
-                       f"        x[{d}] = 0; o -= (int64_t){(n - 1) * st};\n"
-                       for d, (n, st) in reversed(list(enumerate(dims))))
-        fns.append(f"static void sx_fz_gather{k}(const T_{sfx} *src, T_{sfx} *dst, int64_t i0, "
-                   f"int64_t m) {{\n    int64_t x[{nd}], r = i0, o = 0;\n{start}"
-                   f"    for (int64_t j = 0; j < m; j++) {{\n        dst[j] = src[o];\n{step}    }}\n}}")
+        (sh, st), nd = lay, len(lay[0])
+        t, last, sl = f"T_{sfx}", nd - 1, st[-1]
+        copy = ("memcpy(dst + j, q, (size_t)seg * sizeof(*q));" if sl == 1 else
+                "for (int64_t u = 0; u < seg; u++) dst[j + u] = *q;" if sl == 0 else
+                f"for (int64_t u = 0; u < seg; u++) dst[j + u] = q[u * (int64_t){sl}];")
+        fns.append(f"""static void sx_fz_gather{k}(const {t} *src, {t} *dst, int64_t i0, int64_t m) {{
+    static const int64_t S[{nd}] = {{{", ".join(map(str, sh))}}}, D[{nd}] = {{{", ".join(map(str, st))}}};
+    int64_t x[{nd}], r = i0, o = 0;
+    for (int d = {last}; d >= 0; d--) {{ x[d] = r % S[d]; r /= S[d]; o += x[d] * D[d]; }}
+    for (int64_t j = 0; j < m;) {{
+        int64_t seg = S[{last}] - x[{last}];
+        if (seg > m - j) seg = m - j;
+        const {t} *q = src + o;
+        {copy}
+        j += seg; x[{last}] += seg; o += seg * D[{last}];
+        for (int d = {last}; d > 0 && x[d] == S[d]; d--) {{
+            x[d] = 0; o -= S[d] * D[d]; x[d - 1]++; o += D[d - 1];
+        }}
+    }}
+}}""")
         decl.append(f"    T_{sfx} g{k}[SX_FZ_BLK];")
         calls.append(f"        sx_fz_gather{k}((const T_{sfx} *)p[{k}], g{k}, b0, m);")
     return "\n".join(fns), "\n".join(decl), "\n".join(calls)
 
 
-def source(f, name: str) -> str | None:
-    """The C source of the fused kernel `name` of run f, or None when an op does not fit."""
+def _block_fn(f, fname: str, ret: tuple | None = None) -> str | None:
+    """C of `static void fname(char **p, int64_t lo, int64_t hi[, T *ret])`: the run on
+    elements [lo, hi), block by block, each op one loop (p: the run's inputs, then outputs);
+    with ret (a ref): also the values of ref, into ret[0 .. hi - lo). None when an op does
+    not fit."""
     loops = []
     for op in f.ops:
         loop = _op_loop(op, f)
@@ -99,18 +113,31 @@ def source(f, name: str) -> str | None:
         loops.append(loop)
     tmps = "\n".join(f"    T_{s} t{k}[SX_FZ_BLK];" for k, s in enumerate(f.tmps))
     gfns, gdecl, gcalls = _gathers(f)
-    return f'''#include "elementwise.h"
-#define SX_FZ_BLK 512
-{gfns}
-static void {name}_run(char **p, int64_t lo, int64_t hi) {{
+    head, copy = "", ""
+    if ret is not None:
+        v, ix = _ptr(ret, f)
+        head = f", T_{f.sfx(ret)} *ret"
+        copy = f"        for (int64_t i = 0; i < m; i++) ret[b0 - lo + i] = ({v}){ix};\n"
+    return f'''{gfns}
+static void {fname}(char **p, int64_t lo, int64_t hi{head}) {{
 {tmps}
 {gdecl}
     for (int64_t b0 = lo; b0 < hi; b0 += SX_FZ_BLK) {{
         int64_t m = hi - b0 < SX_FZ_BLK ? hi - b0 : SX_FZ_BLK;
 {gcalls}
 {chr(10).join(loops)}
-    }}
-}}
+{copy}    }}
+}}'''
+
+
+def source(f, name: str) -> str | None:
+    """The C source of the fused kernel `name` of run f, or None when an op does not fit."""
+    blk = _block_fn(f, f"{name}_run")
+    if blk is None:
+        return None
+    return f'''#include "elementwise.h"
+#define SX_FZ_BLK 512
+{blk}
 void {name}(int64_t n, const int64_t *ptrs, int nthreads) {{
     char *p[{len(f.inputs) + len(f.outputs)}];
     for (int k = 0; k < {len(f.inputs) + len(f.outputs)}; k++) p[k] = (char *)(intptr_t)ptrs[k];
@@ -166,9 +193,24 @@ def reduce_source(f, name: str) -> str | None:
     stores = "".join(f"    ((T_{t} *)(intptr_t)c[{2 + nin + j}])[i] = o{j};\n"
                      for j, (_, t) in enumerate(f.outputs))
     mac = red.macro(r.d)
+    blk = _block_fn(f, f"{name}_blk", r.ref)
+    if blk is None:
+        return None
+    nio = nin + len(f.outputs)
     return f'''#include "elementwise.h"
 #include "reduce.h"
 #define SX_FZ_KEEP(v) __asm__("" : "+m"(v))
+#define SX_FZ_BLK SX_RFB
+{blk}
+static const T_{s} *{name}_fill(const T_{s} *q, int64_t cnt, T_{s} *buf, const sx_red_meta *m) {{
+    const int64_t *c = m->ctx;
+    char *p[{nio}];
+    for (int k = 0; k < {nio}; k++) p[k] = (char *)(intptr_t)c[2 + k];
+    const int64_t i0 = ((const char *)q - (const char *)(intptr_t)c[1]) / (int64_t)sizeof(T_{s});
+    {name}_blk(p, i0, i0 + cnt, buf);
+    return buf;
+}}
+#define {name}_FILL(SI, x, cnt, buf, m) {name}_fill(x, cnt, buf, m)
 {f.offset_fns("static inline")}
 static inline C_{s} {name}_at(const T_{s} *q, const sx_red_meta *m) {{
     const int64_t *c = m->ctx;
@@ -177,7 +219,8 @@ static inline C_{s} {name}_at(const T_{s} *q, const sx_red_meta *m) {{
 {stores}    return LD_{s}({_elem_value(r.ref, f)});
 }}
 #define {name}_LOAD(SI, p, m) {name}_at(p, m)
-SX_REDUCE_BODY({name}, {s}, {o}, {red.acc_c(r.d)}, {red.init_c(r.d)}, {mac}, {mac}, {name}_LOAD)
+SX_REDUCE_BODY({name}, {s}, {o}, {red.acc_c(r.d)}, {red.init_c(r.d)}, {mac}, {mac}, {name}_LOAD,
+               {name}_FILL)
 void {name}(const int64_t *meta, const int64_t *ctx, int nthreads) {{
     sx_red_meta m = sx_red_parse(meta);
     m.ctx = ctx;

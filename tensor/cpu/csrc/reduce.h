@@ -45,18 +45,22 @@ SX_INLINE int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const in
 
 /* SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE): COMBINE(acc, x) folds one element
  * (x already in compute type), MERGE(a, b) folds two partial results. SX_REDUCE_BODY is
- * the same without the entry point, its loads made by LOAD(SI, p, m) (the compute-typed value
- * of the input element at p; SX_RLOAD loads it): NAME##_run(&meta, in, out, nthreads) runs it.
- * A captured step's fused kernel (tensor/cpu/fused.py) computes the element instead, from
- * the operands in m->ctx. */
+ * the same without the entry point (NAME##_run(&meta, in, out, nthreads) runs it), its input
+ * read through FILL(SI, x, cnt, buf, m) (a pointer to the values of the cnt <= SX_RFB
+ * contiguous elements from x: x itself, SX_RFILL) and LOAD(SI, p, m) (the compute-typed
+ * value of the element at p, for strided ranges: SX_RLOAD). A captured step's fused kernel
+ * (tensor/cpu/fused.py) computes the elements instead, from the operands in m->ctx, into buf.
+ * The blocks of SX_RFB (a multiple of SX_RW) do not change which lane an element joins. */
+#define SX_RFB 512
 #define SX_RLOAD(SI, p, m) LD_##SI(*(p))
+#define SX_RFILL(SI, x, cnt, buf, m) (x)
 #define SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE)                                 \
-SX_REDUCE_BODY(NAME, SI, SO, ACC, INIT, COMBINE, MERGE, SX_RLOAD)                         \
+SX_REDUCE_BODY(NAME, SI, SO, ACC, INIT, COMBINE, MERGE, SX_RLOAD, SX_RFILL)               \
 void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
     sx_red_meta m = sx_red_parse(meta);                                                   \
     NAME##_run(&m, (const char *)in, (char *)out, nthreads);                              \
 }
-#define SX_REDUCE_BODY(NAME, SI, SO, ACC, INIT, COMBINE, MERGE, LOAD)                     \
+#define SX_REDUCE_BODY(NAME, SI, SO, ACC, INIT, COMBINE, MERGE, LOAD, FILL)               \
 static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int64_t hi) {  \
     ACC acc[SX_RW];                                                                       \
     for (int j = 0; j < SX_RW; j++) acc[j] = INIT;                                        \
@@ -68,10 +72,14 @@ static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int6
         int64_t len = inner - idx[nr - 1];                                                \
         if (len > hi - i) len = hi - i;                                                   \
         if (s == (int64_t)sizeof(T_##SI)) {                                               \
-            const T_##SI *x = (const T_##SI *)p; int64_t k = 0;                           \
-            for (; k + SX_RW <= len; k += SX_RW)                                          \
-                for (int j = 0; j < SX_RW; j++) { C_##SI v = LOAD(SI, x + k + j, m); acc[j] = COMBINE(acc[j], v); } \
-            for (; k < len; k++) { C_##SI v = LOAD(SI, x + k, m); acc[k % SX_RW] = COMBINE(acc[k % SX_RW], v); } \
+            T_##SI fb[SX_RFB];                                                            \
+            for (int64_t k0 = 0; k0 < len; k0 += SX_RFB) {                                \
+                int64_t kn = len - k0 < SX_RFB ? len - k0 : SX_RFB, k = 0;                \
+                const T_##SI *x = FILL(SI, (const T_##SI *)p + k0, kn, fb, m);            \
+                for (; k + SX_RW <= kn; k += SX_RW)                                       \
+                    for (int j = 0; j < SX_RW; j++) { C_##SI v = LD_##SI(x[k + j]); acc[j] = COMBINE(acc[j], v); } \
+                for (; k < kn; k++) { C_##SI v = LD_##SI(x[k]); acc[(k0 + k) % SX_RW] = COMBINE(acc[(k0 + k) % SX_RW], v); } \
+            }                                                                             \
         } else {                                                                          \
             for (int64_t k = 0; k < len; k++) {                                           \
                 C_##SI v = LOAD(SI, (const T_##SI *)(p + k * s), m);                       \
@@ -121,9 +129,14 @@ static void NAME##_outer(const char *in, char *out, const sx_red_meta *m, int nt
         char *pout = out + sx_offset_of(row, nk - 1, m->ks, m->kout) + j0 * m->kout[nk - 1]; \
         ACC acc[SX_OUTER_BLOCK];                                                          \
         for (int64_t j = 0; j < nj; j++) acc[j] = INIT;                                   \
+        T_##SI fb[SX_RFB];                                                                \
         for (int64_t r = 0; r < m->R; r++) {                                              \
-            const T_##SI *x = (const T_##SI *)(pin + sx_offset_of(r, m->nr, m->rs, m->rin)); \
-            for (int64_t j = 0; j < nj; j++) { C_##SI v = LOAD(SI, x + j, m); acc[j] = COMBINE(acc[j], v); } \
+            const T_##SI *xr = (const T_##SI *)(pin + sx_offset_of(r, m->nr, m->rs, m->rin)); \
+            for (int64_t j0 = 0; j0 < nj; j0 += SX_RFB) {                                 \
+                int64_t jn = nj - j0 < SX_RFB ? nj - j0 : SX_RFB;                         \
+                const T_##SI *x = FILL(SI, xr + j0, jn, fb, m);                           \
+                for (int64_t j = 0; j < jn; j++) { C_##SI v = LD_##SI(x[j]); acc[j0 + j] = COMBINE(acc[j0 + j], v); } \
+            }                                                                             \
         }                                                                                 \
         for (int64_t j = 0; j < nj; j++) *(T_##SO *)(pout + j * m->kout[nk - 1]) = ST_##SO(acc[j]); \
     }                                                                                     \
