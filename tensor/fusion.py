@@ -180,7 +180,7 @@ class _Run:
 def _partition(calls: list) -> list:
     """Lists of (index, _as_ew) of consecutive fusable calls on one device over one size,
     whose operands' memory is either the same or disjoint (one call: a run only if a reduction
-    follows)."""
+    follows or a matmul precedes)."""
     groups, cur, keys, sig = [], [], [], None
     for i, c in enumerate(calls):
         e = _as_ew(c[1], c[2]) if c[0] is not None and not c[3] else None
