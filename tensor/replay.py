@@ -15,7 +15,9 @@ first replay and launched as one each after (tensor/graph_replay.py).
 from __future__ import annotations
 
 import bisect
+import os
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 from . import elementwise as ew
 from . import graph_replay
@@ -277,6 +279,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             return None, "two generators with one seed drew at one offset"
     used, keep = set(), []
     fused = {}   # first call of a fused run -> (its last call, the fused kernel's callable)
+    runs = []
     for first, last, f in plan(cap.calls, cap.alias_rec) if cap.fuse else ():
         f.inputs = [(x if scalar else conv(x), sfx, scalar) for x, sfx, scalar in f.inputs]
         f.outputs = [(conv(o), sfx) for o, sfx in f.outputs]
@@ -284,10 +287,8 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             f.reduce.x, f.reduce.out = conv(f.reduce.x), conv(f.reduce.out)
         if f.gemm is not None:
             f.gemm = tuple(map(conv, f.gemm))
-        ready = cap.calls[first][5].fuse(f)
-        if ready is None and f.gemm is not None:   # the run without the matmul's epilogue
-            f.gemm, first = None, first + 1
-            ready = cap.calls[first][5].fuse(f) if first < last else None
+        runs.append((first, last, f))
+    for (_, last, f), (first, ready) in zip(runs, _build_fused(cap, runs)):
         if ready is not None:
             fused[first] = (last, ready)
             keep.append(f)   # its scalar operands' buffers
@@ -343,6 +344,25 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     prog.guards = [w for w, _ in mem.before.values()]
     prog.watches = list(cap.watches.values())
     return prog, None
+
+
+def _fuse_one(cap: _Capture, first: int, last: int, f):
+    """(first call, the backend's fused callable or None) of run f of calls first..last."""
+    be = cap.calls[first][5]
+    ready = be.fuse(f)
+    if ready is None and f.gemm is not None:   # the run without the matmul's epilogue
+        f.gemm, first = None, first + 1
+        ready = be.fuse(f) if first < last else None
+    return first, ready
+
+
+def _build_fused(cap: _Capture, runs: list) -> list:
+    """_fuse_one of each run, the kernels built on a few threads at once (the compilers run
+    as processes or release the GIL: a step's fused kernels build in parallel)."""
+    if len(runs) < 2:
+        return [_fuse_one(cap, *r) for r in runs]
+    with ThreadPoolExecutor(min(len(runs), os.cpu_count() or 1, 16)) as ex:
+        return list(ex.map(lambda r: _fuse_one(cap, *r), runs))
 
 
 def _touches(step, lo: int, hi: int) -> bool:

@@ -426,13 +426,15 @@ def source_kernel(name: str, source: str, device) -> Kernel:
     if k is None:
         tc = toolchain.current()
         image = tc.compile_source(name, source, st.arch if tc.per_device else None)
-        with st.lock:
-            st.make_current()
-            with capture_relaxed(drv()):
-                mod = check(drv().cuModuleLoadData(image), f"cuModuleLoadData({name})")
-            fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
-            st.modules[key] = mod
-            k = st.functions[key] = Kernel(fn, st, name)
+        with st.lock:   # (another thread may have loaded it meanwhile)
+            k = st.functions.get(key)
+            if k is None:
+                st.make_current()
+                with capture_relaxed(drv()):
+                    mod = check(drv().cuModuleLoadData(image), f"cuModuleLoadData({name})")
+                fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
+                st.modules[key] = mod
+                k = st.functions[key] = Kernel(fn, st, name)
     return k
 
 
