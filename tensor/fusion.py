@@ -65,6 +65,7 @@ class Fused:
     tmps: list = field(default_factory=list)
     reduce: Reduce | None = None
     gemm: tuple | None = None   # (a, b, c): the matmul c = a @ b whose epilogue the run is
+    head: Reduce | None = None  # a row reduction the run reads (ref None), computed row by row
 
     def sfx(self, ref: tuple) -> str:
         """The storage dtype suffix of a ref's values."""
@@ -262,12 +263,45 @@ def plan(calls: list, alias_rec: dict) -> list:
             if run.f.reduce is not None:
                 runs.append((first, last + 1, run.f))
                 continue
-        run = _build(group, last, alias_rec) if len(group) > 1 or first else None
-        if first and calls[first - 1][1] == "gemm" and _epilogue(calls[first - 1], run):
+        free = first and (not runs or runs[-1][1] < first - 1)   # the call before: in no run
+        run = _build(group, last, alias_rec) if len(group) > 1 or free else None
+        if free and calls[first - 1][1] == "gemm" and _epilogue(calls[first - 1], run):
+            runs.append((first - 1, last, run.f))
+        elif free and calls[first - 1][1] == "reduce" and _row_head(calls[first - 1], run):
             runs.append((first - 1, last, run.f))
         elif len(group) > 1:
             runs.append((first, last, run.f))
     return runs
+
+
+ROW_HEAD_MIN = 16   # rows a reduction needs to head a run (the fused kernel is parallel over rows)
+
+
+def _row_head(call, run: _Run) -> bool:
+    """Whether the reduction call just before run can head it (sets run.f.head): a fold over
+    the last axis of a contiguous x whose K rows of R elements are the run's n elements in
+    order, and the run reads its output only broadcast along that axis (element i reads row
+    i // R), never writing it. The fused kernel then takes a row at a time: its reduction
+    (the unfused kernel's own code: bitwise its result), stored, then the run over the row,
+    still in cache."""
+    if call[0] is None or call[3]:
+        return False
+    d, kern, x, out, ks, kin, kout, rs, rin = call[2]
+    if (not any(f"{r.name}_{d.sfx}" == kern and r.form == "reduce" for r in REDUCTIONS)
+            or out.device != run.f.device or not x.is_contiguous() or len(rs) != 1
+            or rin[0] != x.itemsize or _numel(x) != run.f.n):
+        return False
+    R, K = rs[0], run.f.n // max(rs[0], 1)
+    lo, hi = _span(out)
+    if K < ROW_HEAD_MIN or any(lo < o[1] and o[0] < hi for o in map(_span, (t for t, _ in run.f.outputs))):
+        return False
+    for k, (t, _, scalar) in enumerate(run.f.inputs):
+        if scalar or not (lo < _span(t)[1] and _span(t)[0] < hi):
+            continue   # (memory apart from the reduction's output)
+        if t.data_ptr() != out.data_ptr() or run.f.layout(k) != ((K, R), (1, 0)):
+            return False
+    run.f.head = Reduce(kern, d, None, x, out, tuple(map(tuple, (ks, kin, kout, rs, rin))))
+    return True
 
 
 def _span(t: Tensor) -> tuple:

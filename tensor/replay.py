@@ -287,6 +287,8 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             f.reduce.x, f.reduce.out = conv(f.reduce.x), conv(f.reduce.out)
         if f.gemm is not None:
             f.gemm = tuple(map(conv, f.gemm))
+        if f.head is not None:
+            f.head.x, f.head.out = conv(f.head.x), conv(f.head.out)
         runs.append((first, last, f))
     for (_, last, f), (first, ready) in zip(runs, _build_fused(cap, runs)):
         if ready is not None:
@@ -350,8 +352,9 @@ def _fuse_one(cap: _Capture, first: int, last: int, f):
     """(first call, the backend's fused callable or None) of run f of calls first..last."""
     be = cap.calls[first][5]
     ready = be.fuse(f)
-    if ready is None and f.gemm is not None:   # the run without the matmul's epilogue
-        f.gemm, first = None, first + 1
+    if ready is None and (f.gemm or f.head) is not None:   # the run without its first call
+        f.gemm = f.head = None
+        first += 1
         ready = be.fuse(f) if first < last else None
     return first, ready
 

@@ -256,12 +256,48 @@ intptr_t {name}_epi_addr(void) {{ return (intptr_t)&{name}_epi; }}
 '''
 
 
+def head_source(f, name: str) -> str | None:
+    """The C source of run f headed by its row reduction (f.head): rows in parallel, each its
+    reduction (reduce.h's own NAME_one: the unfused result, bit for bit) stored, then the run
+    on the row's elements. ctx: [x, the reduction's output, the run's inputs, its outputs]."""
+    blk = _block_fn(f, f"{name}_blk")
+    if blk is None:
+        return None
+    h = f.head
+    red = next(x for x in REDUCTIONS if f"{x.name}_{h.d.sfx}" == h.name)
+    s, o, mac, acc = h.d.sfx, red.out_dtype(h.d).sfx, red.macro(h.d), red.acc_c(h.d)
+    nio = len(f.inputs) + len(f.outputs)
+    return f'''#include "elementwise.h"
+#include "reduce.h"
+#define SX_FZ_BLK 512
+{blk}
+SX_REDUCE_BODY({name}_r, {s}, {o}, {acc}, {red.init_c(h.d)}, {mac}, {mac}, SX_RLOAD, SX_RFILL)
+void {name}(const int64_t *meta, const int64_t *ctx, int nthreads) {{
+    const sx_red_meta m = sx_red_parse(meta);
+    const char *in = (const char *)(intptr_t)ctx[0];
+    char *out = (char *)(intptr_t)ctx[1];
+    char *p[{nio}];
+    for (int k = 0; k < {nio}; k++) p[k] = (char *)(intptr_t)ctx[2 + k];
+    const int64_t R = m.R;
+    int nt = (m.K * m.R >= SX_PAR_MIN && nthreads > 1) ? nthreads : 1;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t k = 0; k < m.K; k++) {{
+        {acc} r = {name}_r_one(in + sx_offset_of(k, m.nk, m.ks, m.kin), &m);
+        *(T_{o} *)(out + sx_offset_of(k, m.nk, m.ks, m.kout)) = ST_{o}(r);
+        {name}_blk(p, k * R, (k + 1) * R);
+    }}
+}}
+'''
+
+
 def fuse(fused):
     """A callable running run `fused` as one kernel (tensor/fusion.py), or None when it cannot."""
     f = fused
     r = f.reduce
     if f.gemm is not None:
         return _gemm_fused(f)
+    if f.head is not None:
+        return _head_fused(f)
     body = source(f, "sx_fused") if r is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
@@ -299,6 +335,22 @@ class _FusedCall:
         for i, v in enumerate(self.orig):
             if lo <= v < hi:
                 self.ptrs[i] = v + delta
+
+
+def _head_fused(f):
+    """Run f headed by its row reduction, as one call (head_source)."""
+    body = head_source(f, "sx_fused")
+    if body is None:
+        return None
+    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+    fn = getattr(build.load(name, body.replace("sx_fused", name),
+                            f"void {name}(const int64_t *meta, const int64_t *ctx, int nthreads);"), name)
+    h = f.head
+    ks, kin, kout, rs, rin = h.layout
+    ptrs = ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
+            + [o.data_ptr() for o, _ in f.outputs])
+    return _FusedCall(fn, meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin)),
+                      [h.x.data_ptr(), h.out.data_ptr()] + ptrs)
 
 
 def _gemm_fused(f):

@@ -204,6 +204,8 @@ def fuse(fused):
     """A callable running run `fused` as one kernel, or None when it cannot (an op that does
     not fit, a complex128 scalar, too many operands)."""
     f = fused
+    if f.head is not None:   # no row-reduction heads on CUDA yet: the run is fused without it
+        return None
     if len(f.inputs) + len(f.outputs) > _MAX_OPERANDS or any(s and x.bits is None for x, _, s in f.inputs):
         return None
     launches = None
