@@ -14,7 +14,8 @@
  * merge(a, b) folds two partials (a holds the lower indices); out(acc) -> value stored.
  * Loads: ld(p) gives the compute-typed value of the input element at p, ld.four(p, q, v) those
  * of the four at p + 4q; sx_plain_ld<SI> loads them, a captured step's fused kernel computes
- * them instead (tensor/cuda/fused.py). */
+ * them instead (tensor/cuda/fused.py), or (L::post) runs the elementwise ops that read output
+ * k on row k of the input once it is stored (ld.row_done). */
 #ifndef STRIDEX_REDUCE_CUH
 #define STRIDEX_REDUCE_CUH
 #include "common.cuh"
@@ -45,6 +46,8 @@ template <class SI>
 struct sx_plain_ld {
     typedef typename SI::T T;
     typedef typename SI::C C;
+    enum { post = 0 };   /* 1: row_done(k, R) runs after output k is stored (mode 0, all threads) */
+    __device__ __forceinline__ void row_done(int64_t, int64_t) const {}
     __device__ __forceinline__ C operator()(const T *p) const { return SI::ld(*p); }
     /* the four elements of vector q at p (aligned: the host planned the vector path) */
     __device__ __forceinline__ void four(const T *p, int64_t q, C (&v)[4]) const {
@@ -155,6 +158,10 @@ SX_DEV void sx_reduce(const sx_red_args &a, const L &ld = L()) {
         if (threadIdx.x == 0) {
             if (a.mode == 1) ((ACC *)a.part)[blk] = acc;
             else *(typename SO::T *)(a.out + sx_offset_of(k, a.nk, a.ks, a.kout)) = SO::st(Op::out(acc));
+        }
+        if (L::post && a.mode == 0) {   /* a fused run on the row, reading the stored output */
+            __syncthreads();
+            ld.row_done(k, a.R);
         }
     }
 }

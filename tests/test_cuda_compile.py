@@ -207,8 +207,9 @@ FUSED_DTYPES = [K.dt.float32, K.dt.float16, K.dt.bfloat16, K.dt.float64, K.dt.co
 @pytest.mark.parametrize("d", FUSED_DTYPES, ids=[d.sfx for d in FUSED_DTYPES])
 def test_fused_kernels_compile(d):
     """The source a captured step's fused elementwise run generates compiles for every arch
-    (the emulator builds the same source with g++: tests/test_compile.py runs it), and so does
-    the run ending in a reduction of its value (real dtypes: the reductions' own)."""
+    (the emulator builds the same source with g++: tests/test_fusion.py runs it), and so do the
+    run ending in a reduction of its value and the run headed by a row reduction (real dtypes:
+    the reductions' own)."""
     from tensor.cuda import fused
     from tensor.fusion import Reduce
     runs = [_fused_run(d)]
@@ -217,8 +218,13 @@ def test_fused_kernels_compile(d):
             f = _fused_run(d)
             f.reduce = Reduce(f"{red}_{d.sfx}", d, ("tmp", 0), None, None, ())
             runs.append(f)
+    if d.kind != "c":   # a row reduction heading the run
+        f = _fused_run(d)
+        f.head = Reduce(f"sum_{d.sfx}", d, None, None, None, ())
+        runs.append(f)
     for k, f in enumerate(runs):
-        src = fused.source(f, "sx_fz_test") if f.reduce is None else fused.reduce_source(f, "sx_fz_test")
+        src = (fused.head_source(f, "sx_fz_test") if f.head is not None else fused.source(f, "sx_fz_test")
+               if f.reduce is None else fused.reduce_source(f, "sx_fz_test"))
         assert src is not None
         for arch in ARCHS:
             cub = nvrtc.compile(f"sx_fz_test_{d.sfx}_{k}", src, arch, fast=True, fmad=K.fmad("ew"))

@@ -79,10 +79,8 @@ def reduce_source(f, name: str) -> str | None:
 {_args_struct(name, nin, nout)}
 {f.offset_fns("SX_DEV")}
 {elem}
-struct {name}_ld {{
+struct {name}_ld : sx_plain_ld<sx_{s}> {{   /* (its loads replaced; no row_done) */
     const {name}_args &f;
-    typedef sx_{s}::T T;
-    typedef sx_{s}::C C;
     __device__ __forceinline__ C operator()(const T *p) const {{
         const int64_t i = ((const char *)p - f.base) / (int64_t)sizeof(T);
 {outs}        T v;
@@ -94,7 +92,7 @@ struct {name}_ld {{
     }}
 }};
 extern "C" __global__ void __launch_bounds__(SX_RBLOCK) {name}(sx_red_args a, {name}_args f) {{
-    const {name}_ld ld{{f}};
+    const {name}_ld ld{{{{}}, f}};
     sx_reduce<sx_{s}, sx_{o}, {red.functor(r.d)}>(a, ld);
 }}
 '''
@@ -140,6 +138,39 @@ struct {name}_ep {{
 extern "C" __global__ void {bounds} {name}(sx_gemm_args p, {name}_args f) {{
     const {name}_ep ep{{f}};
     {call}(p, ep);
+}}
+'''
+
+
+def head_source(f, name: str) -> str | None:
+    """The CUDA source of run f headed by its row reduction (f.head): reduce.cuh's sx_reduce,
+    one block a row (the unfused kernel's tree: its result bit for bit), whose loader runs the
+    run on the row's elements once the row's output is stored (row_done)."""
+    got = _elem(f, name)
+    if got is None:
+        return None
+    functors, elem = got
+    h = f.head
+    red = next(x for x in REDUCTIONS if f"{x.name}_{h.d.sfx}" == h.name)
+    s, o = h.d.sfx, red.out_dtype(h.d).sfx
+    outs, run, stores = _elem_call(f, name, "")
+    return f'''#include "elementwise.cuh"
+#include "reduce.cuh"
+{functors}
+{_args_struct(name, len(f.inputs), len(f.outputs))}
+{f.offset_fns("SX_DEV")}
+{elem}
+struct {name}_hd : sx_plain_ld<sx_{s}> {{
+    const {name}_args &f;
+    enum {{ post = 1 }};
+    __device__ __forceinline__ void row_done(int64_t k, int64_t R) const {{
+        for (int64_t i = k * R + threadIdx.x; i < (k + 1) * R; i += blockDim.x) {{
+{outs}{run}{stores}        }}
+    }}
+}};
+extern "C" __global__ void __launch_bounds__(SX_RBLOCK) {name}(sx_red_args a, {name}_args f) {{
+    const {name}_hd ld{{{{}}, f}};
+    sx_reduce<sx_{s}, sx_{o}, {red.functor(h.d)}>(a, ld);
 }}
 '''
 
@@ -204,12 +235,16 @@ def fuse(fused):
     """A callable running run `fused` as one kernel, or None when it cannot (an op that does
     not fit, a complex128 scalar, too many operands)."""
     f = fused
-    if f.head is not None:   # no row-reduction heads on CUDA yet: the run is fused without it
-        return None
     if len(f.inputs) + len(f.outputs) > _MAX_OPERANDS or any(s and x.bits is None for x, _, s in f.inputs):
         return None
     launches = None
-    if f.gemm is not None:
+    if f.head is not None:
+        h = f.head
+        plan = L._reduce_plan(h.name, h.x, *h.layout, f.device)
+        if plan is L._EMPTY or [m for m, _ in plan[1]] != [0]:   # one block a row only
+            return None
+        body = head_source(f, "sx_fused")
+    elif f.gemm is not None:
         launches = _gemm_launches(*f.gemm)
         if len({name for name, *_ in launches}) != 1:
             return None
@@ -220,6 +255,8 @@ def fuse(fused):
         return None
     name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
     kern = R.source_kernel(name, body.replace("sx_fused", name), f.device)
+    if f.head is not None:
+        return _FusedHead(kern, f, plan)
     if launches is not None:
         return _FusedGemm(kern, f, launches)
     return _FusedCall(kern, f) if f.reduce is None else _FusedReduce(kern, f)
@@ -350,3 +387,32 @@ class _FusedGemm(_FusedCall):
                 g.c = c + delta
         if lo <= self.c0 < hi:
             self.args.base = self.c0 + delta
+
+
+class _FusedHead(_FusedCall):
+    """A row reduction and the run reading it: the reduction's one launch (launch.reduce's
+    plan: one block a row) with the run's operands as a second kernel argument."""
+
+    __slots__ = ("red", "grid", "xo")
+
+    def __init__(self, kern, f, plan):
+        super().__init__(kern, f)
+        tmpl, ((_, self.grid),), _ = plan
+        self.red = L.RED_ARGS.from_buffer_copy(tmpl)
+        self.xo = (f.head.x.data_ptr(), f.head.out.data_ptr())
+        self.red.in_, self.red.out = self.xo
+        self.red.mode = 0
+
+    def __call__(self):
+        self.kern(self.grid, L.RBLOCK, self.red, self.args)
+
+    def addresses(self) -> list:
+        return super().addresses() + list(self.xo)
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        super().rebase(lo, hi, delta)
+        x, out = self.xo
+        if lo <= x < hi:
+            self.red.in_ = x + delta
+        if lo <= out < hi:
+            self.red.out = out + delta
