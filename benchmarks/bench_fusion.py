@@ -1,8 +1,8 @@
 """Fusion benchmark: the expression D + (A + B) * C over float32 arrays of 2^10 .. 2^26
 elements, eager, captured unfused (tensor.compile(fuse=False)) and captured fused (one
 generated kernel), with torch eager where installed; then the other fusions at one size
-(2^min(max-log2, 22) elements): a run into a reduction, a row-broadcast affine, and a matmul
-with its epilogue (bias + GELU).
+(2^min(max-log2, 22) elements): a run into a reduction, a row-broadcast affine, a softmax
+written with ops (row reductions heading runs), and a matmul with its epilogue (bias + GELU).
 
     python benchmarks/bench_fusion.py [--max-log2 26] [--budget 0.3]
 
@@ -76,6 +76,12 @@ def _affine(x, m, s, b):
     return (x - m) * s + b
 
 
+def _softmax_by_hand(x):
+    m = x.max(axis=-1, keepdims=True) if isinstance(x, T.Tensor) else x.amax(axis=-1, keepdims=True)
+    e = (x - m).exp()
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def _linear_gelu(x, w, b):
     if isinstance(x, T.Tensor):
         from nn import functional as F
@@ -97,6 +103,9 @@ def other_rows(k: int, budget: float) -> list[tuple]:
     cases = [
         ("sum((a - b)^2)", _sq_sum, [(n,), (n,)], (6, 2)),   # sub 3N, square 2N, sum N
         ("(x - m) * s + b, rows", _affine, [(rows_, cols), (cols,), (cols,), (cols,)], (9, 2)),
+        # max N, sub 2N, exp 2N, sum N, div 2N; fused: max+sub+exp (x read once: the row stays
+        # in cache), sum+div (e read once): 4N
+        ("softmax by hand, rows", _softmax_by_hand, [(rows_, cols)], (8, 4)),
         ("gelu(x @ w + b)", _linear_gelu, [(rows_, cols), (cols, cols), (cols,)], (4, 2)),
     ]
     return [(name, _variants(fn, [rng.standard_normal(sh, dtype=np.float32) for sh in shapes], budget,

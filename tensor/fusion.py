@@ -17,8 +17,10 @@ A run may end in a reduction (sum, prod, max, min, any, all) of its last value: 
 kernel is then the reduction's own kernel (same chunks, same tree: bitwise the unfused result)
 reading each element by computing the run on it instead of loading it, and the run's value
 never goes to memory when the step frees it after the reduction (`(a - b) ** 2` then `sum`:
-one pass over a and b). A reduction feeding elementwise ops (a softmax's `x - max`) is not
-fused.
+one pass over a and b). A reduction over the last axis of a contiguous tensor may instead head
+the run that reads it broadcast along that axis (a softmax's `x - max`): a row at a time, its
+reduction (the unfused kernel's code), then the run on the row (_row_head). A call belongs to
+one run at most.
 
 A run may also start at a matmul whose product it reads (nn.Linear's bias add, then an
 activation): the matmul runs the run as its epilogue on each finished block of the product
