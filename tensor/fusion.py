@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ._tensor import Tensor, contiguous_strides
 from .optable import ew_specs
-from .redtable import REDUCTIONS
+from .redtable import fold_of
 from .views import coalesce
 
 
@@ -221,7 +221,7 @@ def _reduction(call, run: _Run, n: int):
     if call[0] is None or call[3] or call[1] != "reduce":
         return None
     d, kern, x, out, ks, kin, kout, rs, rin = call[2]
-    if not any(f"{r.name}_{d.sfx}" == kern and r.form == "reduce" for r in REDUCTIONS):
+    if fold_of(kern, d) is None:
         return None
     if out.device != run.f.device or x._dtype is not d or not _dense(list(ks) + list(rs),
                                                                   list(kin) + list(rin), x.itemsize):
@@ -289,8 +289,7 @@ def _row_head(call, run: _Run) -> bool:
     if call[0] is None or call[3]:
         return False
     d, kern, x, out, ks, kin, kout, rs, rin = call[2]
-    if (not any(f"{r.name}_{d.sfx}" == kern and r.form == "reduce" for r in REDUCTIONS)
-            or out.device != run.f.device or not x.is_contiguous() or len(rs) != 1
+    if (fold_of(kern, d) is None or out.device != run.f.device or not x.is_contiguous() or len(rs) != 1
             or rin[0] != x.itemsize or _numel(x) != run.f.n):
         return False
     R, K = rs[0], run.f.n // max(rs[0], 1)

@@ -85,3 +85,11 @@ REDUCTIONS = [
 ]
 
 RED = {r.name: r for r in REDUCTIONS}
+
+
+def fold_of(kernel: str, d: dt.DType) -> Red | None:
+    """The fold (form "reduce") whose kernel for input dtype d is named `kernel`, else None."""
+    for r in REDUCTIONS:
+        if r.form == "reduce" and f"{r.name}_{d.sfx}" == kernel:
+            return r
+    return None

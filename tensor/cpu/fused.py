@@ -1,5 +1,5 @@
-"""Fused elementwise kernels for captured steps (tensor/fusion.py plans them): C source
-generated per run, compiled and cached on disk like every other kernel module.
+"""Fused kernels for captured steps (tensor/fusion.py plans them): C source generated per
+run, compiled and cached on disk like every other kernel module.
 
 The kernel walks its elements in blocks of SX_FZ_BLK; per block, each op is one loop with the
 unfused kernel's own load, expression and store (elementwise.h's SX_UNARY / SX_BINARY /
@@ -7,12 +7,19 @@ SX_WHERE bodies), reading and writing either the run's memory or a block-sized b
 stack. So every value is rounded to its storage dtype exactly where the unfused kernels round
 it, and no multiply-add is contracted across two ops (each op's loop is its own): the results
 are the unfused kernels' bit for bit, while the intermediates never leave the cache. A strided
-input (broadcast, transposed) is read at the offsets of Fused.offset_fns.
+input (broadcast, transposed) is gathered into a block buffer a segment at a time (_gathers).
 
-A run that ends in a reduction is reduce.h's template whose loads call a function computing
-the run on element i (reduce_source); there the values of successive ops meet in registers,
-so each float result passes a compiler barrier (SX_FZ_KEEP) that keeps a multiply in one op
-from contracting with an add in the next (the unfused kernels store in between).
+The other kinds reuse the unfused kernels' code with a hook, so that their results stay the
+unfused ones:
+- a run ending in a reduction (reduce_source) is reduce.h's template whose FILL hook computes
+  blocks of its input with the block loops, and whose LOAD hook (strided ranges) computes one
+  element: there the values of successive ops meet in registers, so each float result passes
+  a compiler barrier (SX_FZ_KEEP) that keeps a multiply in one op from contracting with an add
+  in the next (the unfused kernels store in between);
+- a row reduction heading a run (head_source): rows in parallel, each reduce.h's NAME_one,
+  then the block loops on the row;
+- a run reading a matmul's product (epilogue_source): gemm.c's epilogue hook runs the block
+  loops on each finished rectangle of the product.
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ import hashlib
 
 import cffi
 
-from ..redtable import REDUCTIONS
+from ..redtable import fold_of
 from ..views import gemm_batches
 from . import build
 from . import kernels as K
@@ -170,7 +177,7 @@ def reduce_source(f, name: str) -> str | None:
     the element (the run's ops on element i, as the unfused kernels' bodies) instead. ctx:
     [x's address, its block's start, the run's inputs, its outputs, the reduction's output]."""
     r = f.reduce
-    red = next(x for x in REDUCTIONS if f"{x.name}_{r.d.sfx}" == r.name)
+    red = fold_of(r.name, r.d)
     stmts = []
     for op in f.ops:
         spec = f.spec(op)
@@ -264,7 +271,7 @@ def head_source(f, name: str) -> str | None:
     if blk is None:
         return None
     h = f.head
-    red = next(x for x in REDUCTIONS if f"{x.name}_{h.d.sfx}" == h.name)
+    red = fold_of(h.name, h.d)
     s, o, mac, acc = h.d.sfx, red.out_dtype(h.d).sfx, red.macro(h.d), red.acc_c(h.d)
     nio = len(f.inputs) + len(f.outputs)
     return f'''#include "elementwise.h"

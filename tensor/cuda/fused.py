@@ -1,20 +1,27 @@
-"""Fused elementwise kernels for captured steps on CUDA (tensor/fusion.py plans the runs, a
+"""Fused kernels for captured steps on CUDA (tensor/fusion.py plans the runs, a
 tensor.fusion.Fused each; the CPU's twin is tensor/cpu/fused.py): CUDA C++ generated per run,
 compiled by NVRTC (g++ on the emulator) and cached on disk like every other kernel.
 
-A thread takes one element (four, with 16-byte loads, when every operand is aligned for them)
-and runs the run's ops on it in order, each with the unfused kernel's functor (the same load
-to the compute type, expression and store to the storage dtype: cuda/kernels.ew_functor), the
-values in registers; it reads the run's inputs once and writes its outputs once. NVRTC builds it
-as it builds the "ew" family, without FMA contraction (cuda/kernels.py), so every value rounds
-as in the unfused kernels: the replay is eager's bit for bit, on a GPU as on the emulator.
+A thread takes one element (four at once, with vector loads, when every contiguous operand is
+aligned for them; strided inputs are read at their offsets) and runs the run's ops on it in
+order, each with the unfused kernel's functor (the same load to the compute type, expression
+and store to the storage dtype: cuda/kernels.ew_functor), the values in registers; it reads the
+run's inputs once and writes its outputs once. NVRTC builds it as it builds the "ew" family,
+without FMA contraction (cuda/kernels.py), so every value rounds as in the unfused kernels:
+the replay is eager's bit for bit, on a GPU as on the emulator.
+
+The other kinds reuse the unfused kernels' templates with a hook, so that their results stay
+the unfused ones: a run ending in a reduction is sx_reduce with a loader computing its input
+(reduce_source); a row reduction heading a run is sx_reduce whose loader runs the run on each
+row once the row's output is stored (head_source); a run reading a matmul's product is the
+gemm kernel with an epilogue on each stored element (gemm_source).
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
 
-from ..redtable import REDUCTIONS
+from ..redtable import fold_of
 from . import kernels as CK
 from . import launch as L
 from . import runtime as R
@@ -70,7 +77,7 @@ def reduce_source(f, name: str) -> str | None:
         return None
     functors, elem = got
     r = f.reduce
-    red = next(x for x in REDUCTIONS if f"{x.name}_{r.d.sfx}" == r.name)
+    red = fold_of(r.name, r.d)
     s, o, nin, nout = r.d.sfx, red.out_dtype(r.d).sfx, len(f.inputs), len(f.outputs)
     outs, run, stores = _elem_call(f, name, "v")
     return f'''#include "elementwise.cuh"
@@ -151,7 +158,7 @@ def head_source(f, name: str) -> str | None:
         return None
     functors, elem = got
     h = f.head
-    red = next(x for x in REDUCTIONS if f"{x.name}_{h.d.sfx}" == h.name)
+    red = fold_of(h.name, h.d)
     s, o = h.d.sfx, red.out_dtype(h.d).sfx
     outs, run, stores = _elem_call(f, name, "")
     return f'''#include "elementwise.cuh"
