@@ -1,8 +1,10 @@
 """Fusion of a captured program's elementwise runs (tensor/capture.py calls plan()).
 
 A run is a sequence of consecutive recorded elementwise calls (`contiguous_op`, and
-`elementwise` with a contiguous output: its inputs broadcast to the output's shape, any
-strides, or scalars) on one device over the same number of elements. It becomes one kernel
+`elementwise` with a dense output: its inputs broadcast to the output's shape, any strides, or
+scalars; an output in another memory order, as an op on a transposed tensor makes, is taken
+with every operand in the output's memory order) on one device over the same number of
+elements. It becomes one kernel
 (the backend's `fuse`) that reads the run's inputs once and writes only what is read after the
 run: an intermediate whose memory the step freed without any later call touching it (the
 capture knows every pool block's life) stays in a small buffer (registers, on CUDA) instead of
@@ -126,12 +128,29 @@ def _as_ew(name: str, args: tuple):
         ins = [a] if len(args) < 6 or args[5] is None else [a, args[5]]
     elif name == "elementwise":   # inputs broadcast to out's shape: any strides
         d, kern, out, ins = args
-        if not out.is_contiguous() or any(type(x) is Tensor and x._shape != out._shape for x in ins):
+        if any(type(x) is Tensor and x._shape != out._shape for x in ins):
             return None
+        if not out.is_contiguous():   # a dense permutation (an op on a transposed tensor
+            order = _memory_order(out)   # keeps its layout): every operand in out's memory order
+            if order is None:
+                return None
+            out, ins = _permute(out, order), [_permute(x, order) if type(x) is Tensor else x for x in ins]
         n = _numel(out)
     else:
         return None
     return (d, kern, out, list(ins), n) if n > 0 else None
+
+
+def _memory_order(t: Tensor) -> list | None:
+    """The order of t's dims by decreasing stride, when in that order t is contiguous (a dense
+    permutation), else None."""
+    order = sorted(range(len(t._shape)), key=lambda i: -t._strides[i])
+    return order if _permute(t, order).is_contiguous() else None
+
+
+def _permute(t: Tensor, order: list) -> Tensor:
+    return Tensor._make(t._storage, tuple(t._shape[i] for i in order),
+                        tuple(t._strides[i] for i in order), t._offset, t._dtype)
 
 
 def _key(t: Tensor) -> tuple:

@@ -83,6 +83,10 @@ BROADCAST_CASES = [   # runs whose inputs are strided views: (name, f(a, b, w), 
     ("sliced", lambda a, b, w: (a[:, ::2] + 1.0) * b[:, 1::2], 1),
     ("into_a_sum", lambda a, b, w: ((a + w) * b).sum(axis=0), 1),
     ("in_place", lambda a, b, w: (a * 1.0).add_(w).mul_(b), 1),
+    # ops on a transposed tensor keep its layout: the run goes in the output's memory order
+    ("transposed_outputs", lambda a, b, w: T.tanh(a.T * 2.0 + 1.0) * b.T, 1),
+    ("permuted_3d", lambda a, b, w: T.exp(a.reshape(37, 5, 6).transpose(2, 0, 1) * 0.5) - 1.0, 1),
+    ("transposed_into_a_sum", lambda a, b, w: (a.T * b.T).sum(axis=0), 1),
     # the two casts (of 1110 and of 30 elements) are runs of their own
     ("cast_f16", lambda a, b, w: (a.astype(T.float16) + w.astype(T.float16)).astype(T.float32) * b, 3),
     # a view of memory the run wrote: the run ends before it (two kernels)
@@ -93,11 +97,14 @@ BROADCAST_CASES = [   # runs whose inputs are strided views: (name, f(a, b, w), 
 @pytest.mark.parametrize("name,f,launches", BROADCAST_CASES, ids=[c[0] for c in BROADCAST_CASES])
 def test_fused_runs_with_broadcast_and_strided_inputs(name, f, launches, device):
     """Inputs broadcast to their op's shape (a bias), transposed or sliced are read at their
-    offsets inside the fused kernel: bitwise eager's results."""
+    offsets inside the fused kernel, and outputs in another memory order (ops on a transposed
+    tensor) are written in it: bitwise eager's results, in eager's layout."""
     cf = T.compile(f)
     for seed in range(3):
         a, b, w = [x.astype(T.float32) for x in _data(seed, (37, 30), (37, 30), (30,))]
-        _same(_quiet(cf, a, b, w), f(a, b, w))
+        got, want = _quiet(cf, a, b, w), f(a, b, w)
+        _same(got, want)
+        assert got.strides == want.strides
     s = cf.stats()
     assert s["replays"] == 1 and s["replay_launches"] == launches, s
 
