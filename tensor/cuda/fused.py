@@ -69,24 +69,30 @@ def _args_struct(name: str, nin: int, nout: int) -> str:
             f"int64_t sv[{max(nin, 1)}]; const char *base; }};")
 
 
-def reduce_source(f, name: str) -> str | None:
-    """The CUDA source of run f ending in its reduction: reduce.cuh's sx_reduce with a loader
-    that computes each element (the run on element i) where the plain one loads it."""
+def _parts(f, name: str, header: str, ret: str = ""):
+    """(the source's beginning: the includes, functors, argument struct, offset functions and
+    element function; then _elem_call's declarations, call and stores), or None when an op
+    does not fit."""
     got = _elem(f, name)
     if got is None:
         return None
     functors, elem = got
+    begin = (f'#include "elementwise.cuh"\n#include "{header}"\n{functors}\n'
+             f'{_args_struct(name, len(f.inputs), len(f.outputs))}\n{f.offset_fns("SX_DEV")}\n{elem}\n')
+    return (begin, *_elem_call(f, name, ret))
+
+
+def reduce_source(f, name: str) -> str | None:
+    """The CUDA source of run f ending in its reduction: reduce.cuh's sx_reduce with a loader
+    that computes each element (the run on element i) where the plain one loads it."""
+    parts = _parts(f, name, "reduce.cuh", "v")
+    if parts is None:
+        return None
+    begin, outs, run, stores = parts
     r = f.reduce
     red = fold_of(r.name, r.d)
-    s, o, nin, nout = r.d.sfx, red.out_dtype(r.d).sfx, len(f.inputs), len(f.outputs)
-    outs, run, stores = _elem_call(f, name, "v")
-    return f'''#include "elementwise.cuh"
-#include "reduce.cuh"
-{functors}
-{_args_struct(name, nin, nout)}
-{f.offset_fns("SX_DEV")}
-{elem}
-struct {name}_ld : sx_plain_ld<sx_{s}> {{   /* (its loads replaced; no row_done) */
+    s, o = r.d.sfx, red.out_dtype(r.d).sfx
+    return f'''{begin}struct {name}_ld : sx_plain_ld<sx_{s}> {{   /* (its loads replaced; no row_done) */
     const {name}_args &f;
     __device__ __forceinline__ C operator()(const T *p) const {{
         const int64_t i = ((const char *)p - f.base) / (int64_t)sizeof(T);
@@ -123,20 +129,13 @@ def gemm_source(f, name: str, kernel: str) -> str | None:
     """The CUDA source of run f as the epilogue of its matmul: gemm kernel `kernel`'s own
     template (tensor/cuda/gemm.py kernel_call) with an epilogue computing the run on each
     element of the product once it is stored (the run reads it back: same thread)."""
-    got = _elem(f, name)
-    if got is None:
+    parts = _parts(f, name, "gemm.cuh")
+    if parts is None:
         return None
-    functors, elem = got
+    begin, outs, run, stores = parts
     from .gemm import kernel_call
     call, bounds = kernel_call(kernel)
-    outs, run, stores = _elem_call(f, name, "")
-    return f'''#include "elementwise.cuh"
-#include "gemm.cuh"
-{functors}
-{_args_struct(name, len(f.inputs), len(f.outputs))}
-{f.offset_fns("SX_DEV")}
-{elem}
-struct {name}_ep {{
+    return f'''{begin}struct {name}_ep {{
     const {name}_args &f;
     template <class T> __device__ __forceinline__ void operator()(T *q) const {{
         const int64_t i = ((const char *)q - f.base) / (int64_t)sizeof(T);
@@ -153,21 +152,14 @@ def head_source(f, name: str) -> str | None:
     """The CUDA source of run f headed by its row reduction (f.head): reduce.cuh's sx_reduce,
     one block a row (the unfused kernel's tree: its result bit for bit), whose loader runs the
     run on the row's elements once the row's output is stored (row_done)."""
-    got = _elem(f, name)
-    if got is None:
+    parts = _parts(f, name, "reduce.cuh")
+    if parts is None:
         return None
-    functors, elem = got
+    begin, outs, run, stores = parts
     h = f.head
     red = fold_of(h.name, h.d)
     s, o = h.d.sfx, red.out_dtype(h.d).sfx
-    outs, run, stores = _elem_call(f, name, "")
-    return f'''#include "elementwise.cuh"
-#include "reduce.cuh"
-{functors}
-{_args_struct(name, len(f.inputs), len(f.outputs))}
-{f.offset_fns("SX_DEV")}
-{elem}
-struct {name}_hd : sx_plain_ld<sx_{s}> {{
+    return f'''{begin}struct {name}_hd : sx_plain_ld<sx_{s}> {{
     const {name}_args &f;
     enum {{ post = 1 }};
     __device__ __forceinline__ void row_done(int64_t k, int64_t R) const {{
@@ -323,23 +315,47 @@ class _FusedCall:
         self._point([o + delta if o and lo <= o < hi else c for o, c in zip(self.orig, cur)])
 
 
-class _FusedReduce(_FusedCall):
+class _WithReduction(_FusedCall):
+    """A fused call that launches a reduction kernel: its sx_red_args `red` over x into out
+    (rebase() moves those too, and the run's element base with x where it has one)."""
+
+    __slots__ = ("red", "xo", "lo")
+
+    def _reduction(self, red, x: int, out: int, lo: int | None) -> None:
+        self.red, self.xo, self.lo = red, (x, out), lo
+        red.in_, red.out = x, out
+        if lo is not None:
+            self.args.base = lo
+
+    def addresses(self) -> list:
+        return super().addresses() + list(self.xo)
+
+    def rebase(self, lo: int, hi: int, delta: int) -> None:
+        super().rebase(lo, hi, delta)
+        x, out = self.xo
+        if lo <= x < hi:
+            self.red.in_ = x + delta
+            if self.lo is not None:
+                self.args.base = self.lo + delta
+        if lo <= out < hi:
+            self.red.out = out + delta
+
+
+class _FusedReduce(_WithReduction):
     """A fused run ending in its reduction: the reduction's launches (launch.reduce's plan, for
     the address the unfused reduction read: the same chunks, so the same result) with the
     run's operands as a second kernel argument."""
 
-    __slots__ = ("red", "launches", "part_bytes", "lo", "xo", "dev")
+    __slots__ = ("launches", "part_bytes", "dev")
 
     def __init__(self, kern, f):
         super().__init__(kern, f)
         r = f.reduce
         ks, kin, kout, rs, rin = r.layout
-        self.red, self.launches, self.part_bytes = L._reduce_plan(r.name, r.x, ks, kin, kout, rs, rin,
-                                                                  f.device)
-        self.red.in_, self.red.out = r.x.data_ptr(), r.out.data_ptr()
-        self.lo = r.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
-        self.args.base = self.lo
-        self.xo, self.dev = (r.x.data_ptr(), r.out.data_ptr()), f.device
+        red, self.launches, self.part_bytes = L._reduce_plan(r.name, r.x, ks, kin, kout, rs, rin, f.device)
+        lo = r.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
+        self._reduction(red, r.x.data_ptr(), r.out.data_ptr(), lo)
+        self.dev = f.device
 
     def __call__(self):
         a = self.red
@@ -349,17 +365,6 @@ class _FusedReduce(_FusedCall):
         for mode, grid in self.launches:
             a.mode = mode
             self.kern(grid, L.RBLOCK, a, self.args)
-
-    def addresses(self) -> list:
-        return super().addresses() + list(self.xo)
-
-    def rebase(self, lo: int, hi: int, delta: int) -> None:
-        super().rebase(lo, hi, delta)
-        x, out = self.xo
-        if lo <= x < hi:
-            self.red.in_, self.args.base = x + delta, self.lo + delta
-        if lo <= out < hi:
-            self.red.out = out + delta
 
 
 class _FusedGemm(_FusedCall):
@@ -396,30 +401,17 @@ class _FusedGemm(_FusedCall):
             self.args.base = self.c0 + delta
 
 
-class _FusedHead(_FusedCall):
+class _FusedHead(_WithReduction):
     """A row reduction and the run reading it: the reduction's one launch (launch.reduce's
     plan: one block a row) with the run's operands as a second kernel argument."""
 
-    __slots__ = ("red", "grid", "xo")
+    __slots__ = ("grid",)
 
     def __init__(self, kern, f, plan):
         super().__init__(kern, f)
         tmpl, ((_, self.grid),), _ = plan
-        self.red = L.RED_ARGS.from_buffer_copy(tmpl)
-        self.xo = (f.head.x.data_ptr(), f.head.out.data_ptr())
-        self.red.in_, self.red.out = self.xo
+        self._reduction(L.RED_ARGS.from_buffer_copy(tmpl), f.head.x.data_ptr(), f.head.out.data_ptr(), None)
         self.red.mode = 0
 
     def __call__(self):
         self.kern(self.grid, L.RBLOCK, self.red, self.args)
-
-    def addresses(self) -> list:
-        return super().addresses() + list(self.xo)
-
-    def rebase(self, lo: int, hi: int, delta: int) -> None:
-        super().rebase(lo, hi, delta)
-        x, out = self.xo
-        if lo <= x < hi:
-            self.red.in_ = x + delta
-        if lo <= out < hi:
-            self.red.out = out + delta
