@@ -222,3 +222,20 @@ def test_fused_blocks_round_as_unfused(dtype, device):
         np.testing.assert_array_equal(r.astype(T.float64).numpy(), w.astype(T.float64).numpy(),
                                       err_msg=fn.__name__)
     assert cf.stats()["fused_calls"] >= 3 * len(fns)
+
+
+def test_kernels_built_in_parallel_leave_stdout_alone(device, tmp_path, monkeypatch):
+    """A capture builds its fused kernels on several threads; a build must not swap sys.stdout
+    (a redirect from two threads at once left it pointing at a buffer: later prints vanished)."""
+    import sys
+    monkeypatch.setenv("STRIDEX_CACHE_DIR", str(tmp_path))
+    before = sys.stdout
+    cols = 41 + np.random.default_rng().integers(0, 1000)   # shapes no other build has seen
+
+    def f(a, b, w):   # three runs (of three sizes): three kernels to build
+        return T.tanh(a * 2.0 + w) * b, T.exp(w * 0.5) - 1.0, T.sqrt(T.abs(a[:3])) + 1.0
+    cf = T.compile(f)
+    for seed in range(3):
+        a, b, w = [x.astype(T.float32) for x in _data(seed, (5, cols), (5, cols), (cols,))]
+        _same(_quiet(cf, a, b, w), f(a, b, w))
+    assert cf.stats()["replay_launches"] == 3 and sys.stdout is before

@@ -19,10 +19,8 @@ OutOfMemoryError.
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.machinery
 import importlib.util
-import io
 import os
 import platform
 import re
@@ -141,9 +139,10 @@ def _compile(name: str, source: str, cdef: str | None, out: Path, modname: str |
         if modname and cdef is not None:
             ffi = cffi.FFI()
             ffi.cdef(cdef)
-            ffi.set_source(modname, source)
-            with contextlib.redirect_stdout(io.StringIO()):  # cffi prints "generating ..."
-                ffi.emit_c_code(str(src))
+            # compiler_verbose=False: cffi would print "generating ..." (a redirect of
+            # sys.stdout instead is not thread-safe: kernels build on several threads at once)
+            ffi.set_source(modname, source, compiler_verbose=False)
+            ffi.emit_c_code(str(src))
         else:
             src.write_text(source)
         so = Path(tmp) / out.name
