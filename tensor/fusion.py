@@ -32,6 +32,7 @@ A plan is a list of (first call index, last call index, Fused) for the runs of t
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from ._tensor import Tensor, contiguous_strides
@@ -52,6 +53,18 @@ class Reduce:
     out: Tensor
     layout: tuple   # (ks, kin, kout, rs, rin)
 
+    @property
+    def start(self) -> int:
+        """The lowest address x's layout reaches (x's own, unless a stride is negative)."""
+        ks, kin, _, rs, rin = self.layout
+        return self.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
+
+
+def _reduce_of(call, ref) -> Reduce:
+    """The Reduce of a recorded reduce call (its arguments: d, name, x, out, the layout)."""
+    d, kern, x, out, *layout = call[2]
+    return Reduce(kern, d, ref, x, out, tuple(map(tuple, layout)))
+
 
 @dataclass
 class Fused:
@@ -70,6 +83,12 @@ class Fused:
     reduce: Reduce | None = None
     gemm: tuple | None = None   # (a, b, c): the matmul c = a @ b whose epilogue the run is
     head: Reduce | None = None  # a row reduction the run reads (ref None), computed row by row
+
+    def named(self, body: str) -> tuple[str, str]:
+        """(kernel name, source) of a backend's generated source `body`, written with the
+        placeholder name sx_fused: the name is the source's hash (the disk cache's key too)."""
+        name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+        return name, body.replace("sx_fused", name)
 
     def sfx(self, ref: tuple) -> str:
         """The storage dtype suffix of a ref's values."""
@@ -153,6 +172,11 @@ def _permute(t: Tensor, order: list) -> Tensor:
                         tuple(t._strides[i] for i in order), t._offset, t._dtype)
 
 
+def _overlap(a: tuple, b: tuple) -> bool:
+    """Do two memory ranges (keys or spans: [lo, hi) first) overlap?"""
+    return a[0] < b[1] and b[0] < a[1]
+
+
 def _key(t: Tensor) -> tuple:
     """t's memory [lo, hi) and dtype: one value to the fused kernel (the same bytes read as
     another dtype overlap it instead, and end the run); a strided view (an input broadcast to
@@ -212,7 +236,7 @@ def _partition(calls: list) -> list:
             continue
         _, _, out, ins, n = e
         ks = [_key(t) for t in [out] + [x for x in ins if type(x) is Tensor]]
-        fits = all(k in keys or not any(o[0] < k[1] and k[0] < o[1] for o in keys) for k in ks)
+        fits = all(k in keys or not any(_overlap(o, k) for o in keys) for k in ks)
         if (n, out.device) != sig or not fits:
             groups.append(cur)
             cur, keys, sig = [], [], (n, out.device)
@@ -239,22 +263,20 @@ def _reduction(call, run: _Run, n: int):
     output apart from the memory the run reads and writes), else None."""
     if call[0] is None or call[3] or call[1] != "reduce":
         return None
-    d, kern, x, out, ks, kin, kout, rs, rin = call[2]
-    if fold_of(kern, d) is None:
+    r = _reduce_of(call, None)
+    ks, kin, _, rs, rin = r.layout
+    if (fold_of(r.name, r.d) is None or r.out.device != run.f.device or r.x._dtype is not r.d
+            or not _dense(ks + rs, kin + rin, r.x.itemsize)):
         return None
-    if out.device != run.f.device or x._dtype is not d or not _dense(list(ks) + list(rs),
-                                                                  list(kin) + list(rin), x.itemsize):
-        return None
-    lo = x.data_ptr() + sum((s - 1) * st for s, st in zip(list(ks) + list(rs), list(kin) + list(rin))
-                            if st < 0)
-    ref = run.keys.get((lo, lo + n * x.itemsize, d.sfx))
+    lo = r.start
+    r.ref = run.keys.get((lo, lo + n * r.x.itemsize, r.d.sfx))
     # out may reuse the memory of an intermediate the run keeps in registers, not the memory
     # it reads or writes
-    o = _key(out)
+    o = _key(r.out)
     mem = [_key(t) for t, *_ in run.f.outputs] + [_key(t) for t, _, s in run.f.inputs if not s]
-    if ref is None or ref[0] == "in" or any(m[0] < o[1] and o[0] < m[1] for m in mem):
+    if r.ref is None or r.ref[0] == "in" or any(_overlap(m, o) for m in mem):
         return None
-    return Reduce(kern, d, ref, x, out, tuple(map(tuple, (ks, kin, kout, rs, rin))))
+    return r
 
 
 def _build(group: list, last: int, alias_rec: dict) -> _Run:
@@ -312,21 +334,16 @@ def _row_head(call, run: _Run) -> bool:
             or rin[0] != x.itemsize or _numel(x) != run.f.n):
         return False
     R, K = rs[0], run.f.n // max(rs[0], 1)
-    lo, hi = _span(out)
-    if K < ROW_HEAD_MIN or any(lo < o[1] and o[0] < hi for o in map(_span, (t for t, _ in run.f.outputs))):
+    o = _key(out)
+    if K < ROW_HEAD_MIN or any(_overlap(_key(t), o) for t, _ in run.f.outputs):
         return False
     for k, (t, _, scalar) in enumerate(run.f.inputs):
-        if scalar or not (lo < _span(t)[1] and _span(t)[0] < hi):
+        if scalar or not _overlap(_key(t), o):
             continue   # (memory apart from the reduction's output)
         if t.data_ptr() != out.data_ptr() or run.f.layout(k) != ((K, R), (1, 0)):
             return False
-    run.f.head = Reduce(kern, d, None, x, out, tuple(map(tuple, (ks, kin, kout, rs, rin))))
+    run.f.head = _reduce_of(call, None)
     return True
-
-
-def _span(t: Tensor) -> tuple:
-    k = _key(t)
-    return k[0], k[1]
 
 
 def _epilogue(call, run: _Run) -> bool:
@@ -340,8 +357,8 @@ def _epilogue(call, run: _Run) -> bool:
     if (c.device != run.f.device or not c.is_contiguous() or _numel(c) != run.f.n
             or not any(not s and _key(x) == kc for x, _, s in run.f.inputs)):
         return False
-    reads = [_span(a), _span(b)]
-    if any(lo < hi2 and lo2 < hi for o, _ in run.f.outputs for lo, hi in [_span(o)] for lo2, hi2 in reads):
+    reads = [_key(a), _key(b)]
+    if any(_overlap(_key(o), m) for o, _ in run.f.outputs for m in reads):
         return False
     run.f.gemm = (a, b, c)
     return True

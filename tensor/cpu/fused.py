@@ -23,15 +23,13 @@ unfused ones:
 """
 from __future__ import annotations
 
-import hashlib
-
 import cffi
 
 from ..redtable import fold_of
-from ..views import gemm_batches
 from . import build
 from . import kernels as K
-from .launch import meta_array
+from .gemm import batch_args
+from .launch import red_meta
 
 _ffi = cffi.FFI()
 
@@ -297,6 +295,20 @@ void {name}(const int64_t *meta, const int64_t *ctx, int nthreads) {{
 '''
 
 
+def _operands(f) -> list:
+    """The addresses of run f's inputs (a scalar's host buffer) and outputs, in the order the
+    generated code indexes them."""
+    return ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
+            + [o.data_ptr() for o, _ in f.outputs])
+
+
+def _load(f, body: str, decl: str):
+    """The library of generated source `body` (its cffi declarations `decl`, NAME for the
+    kernel's name) and that name."""
+    name, src = f.named(body)
+    return build.load(name, src, decl.replace("NAME", name)), name
+
+
 def fuse(fused):
     """A callable running run `fused` as one kernel (tensor/fusion.py), or None when it cannot."""
     f = fused
@@ -308,18 +320,12 @@ def fuse(fused):
     body = source(f, "sx_fused") if r is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
-    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
-    src = body.replace("sx_fused", name)
     head = "int64_t n" if r is None else "const int64_t *meta"
-    fn = getattr(build.load(name, src, f"void {name}({head}, const int64_t *ptrs, int nthreads);"), name)
-    ptrs = ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
-            + [o.data_ptr() for o, _ in f.outputs])
+    lib, name = _load(f, body, f"void NAME({head}, const int64_t *ptrs, int nthreads);")
+    fn = getattr(lib, name)
     if r is None:
-        return _FusedCall(fn, f.n, ptrs)
-    ks, kin, kout, rs, rin = r.layout
-    lo = r.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
-    return _FusedCall(fn, meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin)),
-                      [r.x.data_ptr(), lo] + ptrs + [r.out.data_ptr()])
+        return _FusedCall(fn, f.n, _operands(f))
+    return _FusedCall(fn, red_meta(*r.layout), [r.x.data_ptr(), r.start] + _operands(f) + [r.out.data_ptr()])
 
 
 class _FusedCall:
@@ -349,15 +355,10 @@ def _head_fused(f):
     body = head_source(f, "sx_fused")
     if body is None:
         return None
-    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
-    fn = getattr(build.load(name, body.replace("sx_fused", name),
-                            f"void {name}(const int64_t *meta, const int64_t *ctx, int nthreads);"), name)
+    lib, name = _load(f, body, "void NAME(const int64_t *meta, const int64_t *ctx, int nthreads);")
     h = f.head
-    ks, kin, kout, rs, rin = h.layout
-    ptrs = ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
-            + [o.data_ptr() for o, _ in f.outputs])
-    return _FusedCall(fn, meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin)),
-                      [h.x.data_ptr(), h.out.data_ptr()] + ptrs)
+    return _FusedCall(getattr(lib, name), red_meta(*h.layout),
+                      [h.x.data_ptr(), h.out.data_ptr()] + _operands(f))
 
 
 def _gemm_fused(f):
@@ -365,18 +366,11 @@ def _gemm_fused(f):
     body = epilogue_source(f, "sx_fused")
     if body is None:
         return None
-    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
-    lib = build.load(name, body.replace("sx_fused", name), f"intptr_t {name}_epi_addr(void);")
+    lib, name = _load(f, body, "intptr_t NAME_epi_addr(void);")
     a, b, c = f.gemm
     gemm = K.kernel("gemm", None, f"gemm_epi_{c.dtype.sfx}")
-    M, K_ = a.shape[-2:]
-    N = b.shape[-1]
-    sa, sb, sc = a._strides[-2:], b._strides[-2:], c._strides[-2:]
-    launches = [(cnt, M, N, K_, pa, sba, *sa, pb, sbb, *sb, pc, sbc, *sc)
-                for cnt, pa, sba, pb, sbb, pc, sbc in gemm_batches(a, b, c)]
-    ptrs = ([x.ptr if scalar else x.data_ptr() for x, _, scalar in f.inputs]
-            + [o.data_ptr() for o, _ in f.outputs])
-    return _GemmCall(gemm, launches, getattr(lib, f"{name}_epi_addr")(), [0, c.data_ptr()] + ptrs)
+    return _GemmCall(gemm, batch_args(a, b, c), getattr(lib, f"{name}_epi_addr")(),
+                     [0, c.data_ptr()] + _operands(f))
 
 
 class _GemmCall(_FusedCall):
@@ -406,4 +400,4 @@ class _GemmCall(_FusedCall):
                     cur[i] = orig[i] + delta
 
 
-_ADDRS = (4, 8, 12)   # A, B and C in a gemm launch's arguments
+_ADDRS = (4, 8, 12)   # A, B and C in a gemm launch's arguments (gemm.batch_args)

@@ -28,6 +28,16 @@ def gemm(a, b, c) -> None:
         fn(1, M, N, K_, a.data_ptr(), 0, sa[0], sa[1], b.data_ptr(), 0, sb[0], sb[1], c.data_ptr(), 0,
            sc[0], sc[1], nt)
         return
-    for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
-        fn(cnt, M, N, K_, pa, sa, a.strides[-2], a.strides[-1], pb, sb, b.strides[-2],
-           b.strides[-1], pc, sc, c.strides[-2], c.strides[-1], nt)
+    for args in batch_args(a, b, c):
+        fn(*args, nt)
+
+
+def batch_args(a, b, c) -> list:
+    """The gemm_<dtype> arguments but the thread count of each launch of c = a @ b (the batch
+    dims walked by views.gemm_batches): (count, M, N, K, A, its batch, row and k strides, B,
+    its batch, k and column strides, C, its batch, row and column strides)."""
+    M, K_ = a.shape[-2:]
+    N = b.shape[-1]
+    sa, sb, sc = a._strides[-2:], b._strides[-2:], c._strides[-2:]
+    return [(cnt, M, N, K_, pa, sba, *sa, pb, sbb, *sb, pc, sbc, *sc)
+            for cnt, pa, sba, pb, sbb, pc, sbc in gemm_batches(a, b, c)]

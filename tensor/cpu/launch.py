@@ -139,9 +139,13 @@ def _contiguous_call(d, name: str, out: Tensor, n: int, a: Tensor, b=None):
     return fn, (1, meta_array((n, osz, isz, 0)), out._storage.ptr, a.data_ptr(), b.ptr)
 
 
+def red_meta(ks, kin, kout, rs, rin):
+    """A reduction kernel's meta array (reduce.h's sx_red_parse) of a layout."""
+    return meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin))
+
+
 def _reduce_call(d, name: str, x: Tensor, out: Tensor, ks, kin, kout, rs, rin):
-    meta = meta_array((len(ks), len(rs), *ks, *kin, *kout, *rs, *rin))
-    return K.kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
+    return K.kernel("red", d, name), (red_meta(ks, kin, kout, rs, rin), x.data_ptr(), out.data_ptr())
 
 
 def _scan_call(d, name: str, x: Tensor, out: Tensor, sh, si, so):

@@ -19,7 +19,6 @@ gemm kernel with an epilogue on each stored element (gemm_source).
 from __future__ import annotations
 
 import ctypes
-import hashlib
 
 from ..redtable import fold_of
 from . import kernels as CK
@@ -252,8 +251,7 @@ def fuse(fused):
         body = source(f, "sx_fused") if f.reduce is None else reduce_source(f, "sx_fused")
     if body is None:
         return None
-    name = "sx_fz_" + hashlib.sha256(body.encode()).hexdigest()[:20]
-    kern = R.source_kernel(name, body.replace("sx_fused", name), f.device)
+    kern = R.source_kernel(*f.named(body), f.device)
     if f.head is not None:
         return _FusedHead(kern, f, plan)
     if launches is not None:
@@ -263,13 +261,8 @@ def fuse(fused):
 
 def _gemm_launches(a, b, c) -> list:
     """gemm.plan(...) of each launch of c = a @ b (tensor/cuda/gemm.py gemm_batched's)."""
-    from ..views import gemm_batches
     from . import gemm as G
-    M, K = a.shape[-2:]
-    N = b.shape[-1]
-    (sam, sak), (sbk, sbn), (scm, scn) = a.strides[-2:], b.strides[-2:], c.strides[-2:]
-    return [G.plan(c.dtype, M, N, K, cnt, pa, sa, sam, sak, pb, sb, sbk, sbn, pc, sc, scm, scn)
-            for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c)]
+    return [G.plan(c.dtype, *args) for args in G.batch_args(a, b, c)]
 
 
 class _FusedCall:
@@ -351,10 +344,8 @@ class _FusedReduce(_WithReduction):
     def __init__(self, kern, f):
         super().__init__(kern, f)
         r = f.reduce
-        ks, kin, kout, rs, rin = r.layout
-        red, self.launches, self.part_bytes = L._reduce_plan(r.name, r.x, ks, kin, kout, rs, rin, f.device)
-        lo = r.x.data_ptr() + sum((n - 1) * st for n, st in zip(ks + rs, kin + rin) if st < 0)
-        self._reduction(red, r.x.data_ptr(), r.out.data_ptr(), lo)
+        red, self.launches, self.part_bytes = L._reduce_plan(r.name, r.x, *r.layout, f.device)
+        self._reduction(red, r.x.data_ptr(), r.out.data_ptr(), r.start)
         self.dev = f.device
 
     def __call__(self):

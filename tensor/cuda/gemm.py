@@ -149,14 +149,18 @@ def gemm_batched(a, b, c) -> None:
     if a.device != c.device or b.device != c.device:
         raise ValueError(f"matmul: tensors are on different devices: {a.device}, {b.device}, "
                          f"{c.device}")
-    nb = c.ndim - 2
+    if any(s == 0 for s in c.shape):   # (K == 0 launches: the kernel writes zeros)
+        return
+    for args in batch_args(a, b, c):
+        launch(d, c.device, *args)
+
+
+def batch_args(a, b, c) -> list:
+    """launch(...)'s arguments after the dtype and device for each launch of c = a @ b (the
+    batch dims walked by views.gemm_batches)."""
+    from ..views import gemm_batches
     M, K = a.shape[-2:]
     N = b.shape[-1]
-    if M == 0 or N == 0 or any(s == 0 for s in c.shape[:nb]):
-        return
-    from ..views import gemm_batches
-    sam, sak = a.strides[-2], a.strides[-1]
-    sbk, sbn = b.strides[-2], b.strides[-1]
-    scm, scn = c.strides[-2], c.strides[-1]
-    for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c):
-        launch(d, c.device, M, N, K, cnt, pa, sa, sam, sak, pb, sb, sbk, sbn, pc, sc, scm, scn)
+    (sam, sak), (sbk, sbn), (scm, scn) = a.strides[-2:], b.strides[-2:], c.strides[-2:]
+    return [(M, N, K, cnt, pa, sa, sam, sak, pb, sb, sbk, sbn, pc, sc, scm, scn)
+            for cnt, pa, sa, pb, sb, pc, sc in gemm_batches(a, b, c)]

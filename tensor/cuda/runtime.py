@@ -319,7 +319,12 @@ def _load_module(st: _DeviceState, family: str, d, name: str):
     if mod is not None:
         return mod
     arch = st.arch if tc.per_device else None
-    image = compile_unit(family, d, name, arch)
+    return _load_image(st, key, compile_unit(family, d, name, arch), arch, name, f"{family}/{name}")
+
+
+def _load_image(st: _DeviceState, key, image: bytes, arch: str | None, name: str, what: str):
+    """The module of `image` in st.modules[key], loaded once (another thread may have loaded
+    it meanwhile); what: the module, in the error."""
     with st.lock:
         mod = st.modules.get(key)
         if mod is None:
@@ -328,7 +333,7 @@ def _load_module(st: _DeviceState, family: str, d, name: str):
                 res = drv().cuModuleLoadData(image)
             if int(res[0]) != 0 and arch and arch.startswith("compute_"):
                 raise CudaError(_ptx_load_message(st, arch, name, res[0]))
-            mod = st.modules[key] = check(res, f"cuModuleLoadData({family}/{name})")
+            mod = st.modules[key] = check(res, f"cuModuleLoadData({what})")
     return mod
 
 
@@ -410,10 +415,7 @@ def kernel(family: str, dtype, name: str, device) -> Kernel:
     key = (family, dtype, name)
     k = st.functions.get(key)
     if k is None:
-        mod = _load_module(st, family, dtype, name)
-        st.make_current()
-        fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
-        k = st.functions[key] = Kernel(fn, st, name)
+        k = _function(st, key, _load_module(st, family, dtype, name), name)
     return k
 
 
@@ -425,16 +427,17 @@ def source_kernel(name: str, source: str, device) -> Kernel:
     k = st.functions.get(key)
     if k is None:
         tc = toolchain.current()
-        image = tc.compile_source(name, source, st.arch if tc.per_device else None)
-        with st.lock:   # (another thread may have loaded it meanwhile)
-            k = st.functions.get(key)
-            if k is None:
-                st.make_current()
-                with capture_relaxed(drv()):
-                    mod = check(drv().cuModuleLoadData(image), f"cuModuleLoadData({name})")
-                fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
-                st.modules[key] = mod
-                k = st.functions[key] = Kernel(fn, st, name)
+        arch = st.arch if tc.per_device else None
+        mod = _load_image(st, key, tc.compile_source(name, source, arch), arch, name, name)
+        k = _function(st, key, mod, name)
+    return k
+
+
+def _function(st: _DeviceState, key, mod, name: str) -> Kernel:
+    """Kernel `name` of loaded module mod, kept in st.functions[key]."""
+    st.make_current()
+    fn = check(drv().cuModuleGetFunction(mod, name.encode()), f"cuModuleGetFunction({name})")
+    k = st.functions[key] = Kernel(fn, st, name)
     return k
 
 
