@@ -63,11 +63,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias shape {bias.shape} != (out_features,) = "
                          f"({weight.shape[0]},)")
-    if x.ndim == 2:
-        return _fused_ops.linear2d(x, weight, bias)  # one recorded node (dispatch cost matters here)
-    if x.ndim > 2:  # one 2-D GEMM over every leading row
-        y = _fused_ops.linear2d(x.reshape(-1, x.shape[-1]), weight, bias)
-        return y.reshape(x.shape[:-1] + (weight.shape[0],))
+    if x.ndim >= 2:   # one recorded node, one 2-D GEMM over every leading row
+        return _fused_ops.linear_node(x, weight, bias)
     y = x @ weight.T
     return y if bias is None else y + bias
 

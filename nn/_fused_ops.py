@@ -61,34 +61,44 @@ RULES["binary_cross_entropy"] = Rule("binary_cross_entropy", _bce_vjp, _bce_jvp,
 
 
 # ---------------------------------------------------------------- linear: one node, not three
-def _linear(x2: Tensor, weight: Tensor, bias):
-    """x2 (rows, in) @ weight.T + bias, computed with the raw kernels (recorded as one op)."""
+def _rows(t: Tensor) -> Tensor:
+    """t (..., k) as (rows, k): a view where the strides allow it (internal, not recorded)."""
+    return t if t.ndim == 2 else views.reshape(t, (-1, t.shape[-1]))
+
+
+def _linear(x: Tensor, weight: Tensor, bias):
+    """x (..., in) @ weight.T + bias, one GEMM over every leading row, computed with the raw
+    kernels (recorded as one op: its leading dims are folded inside, not by recorded reshapes)."""
     from tensor import linalg
-    y = linalg.matmul(x2, views.matrix_transpose(weight))
-    if bias is None:
-        return y
-    if bias.dtype is y.dtype and bias.device == y.device:   # y is fresh: add in place, directly
-        ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, views.broadcast_to(bias, y.shape)])
-        return y
-    return ew.binary("add", y, bias, out=y)
+    y = linalg.matmul(_rows(x), views.matrix_transpose(weight))
+    if bias is not None:
+        if bias.dtype is y.dtype and bias.device == y.device:   # y is fresh: add in place
+            ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, views.broadcast_to(bias, y.shape)])
+        else:
+            y = ew.binary("add", y, bias, out=y)
+    return y if x.ndim == 2 else views.reshape(y, x.shape[:-1] + (weight.shape[0],))
 
 
-linear2d = differentiable("linear", _linear)
+linear_node = differentiable("linear", _linear)
 
 
 def _linear_vjp(ctx, g):
-    x2, w, b = ctx.args
-    gx = g @ w if ctx.needs[0] else None
-    gw = g.T @ x2 if ctx.needs[1] else None
-    gb = g.sum(axis=0) if b is not None and ctx.needs[2] else None
+    x, w, b = ctx.args
+    g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+    gx = None
+    if ctx.needs[0]:
+        gx = g2 @ w
+        gx = gx if x.ndim == 2 else gx.reshape(x.shape)
+    gw = g2.T @ (x if x.ndim == 2 else x.reshape(-1, x.shape[-1])) if ctx.needs[1] else None
+    gb = g2.sum(axis=0) if b is not None and ctx.needs[2] else None
     return gx, gw, gb
 
 
 def _linear_jvp(ctx, tans):
-    x2, w, b = ctx.args
+    x, w, b = ctx.args
     tx, tw, tb = tans
     r = None
-    for t in (tx @ w.T if tx is not None else None, x2 @ tw.T if tw is not None else None, tb):
+    for t in (tx @ w.T if tx is not None else None, x @ tw.T if tw is not None else None, tb):
         if t is not None:
             r = t if r is None else r + t
     return r

@@ -44,49 +44,70 @@ def _pad_last(mask: Tensor | None) -> Tensor | None:
     return T.pad(mask, ((0, 0),) * (mask.ndim - 1) + ((0, 1),))
 
 
-def _check_shapes(query, key, value, e, op):
+def _check_shapes(query, key, value, e, op, bf=False):
+    """(L, N, E) query and (S, N, E_k/E_v) key, value; (N, L, E), (N, S, E_k) where bf."""
+    lay = "(N, {0}, {1})" if bf else "({0}, N, {1})"
     if query.ndim not in (2, 3) or query.shape[-1] != e:
-        raise ValueError(f"{op}: expected query of shape (L, N, {e}) or (L, {e}), got "
+        raise ValueError(f"{op}: expected query of shape {lay.format('L', e)} or (L, {e}), got "
                          f"{tuple(query.shape)}")
+    nax, sax = (0, 1) if bf and query.ndim == 3 else (1, 0)
     for name, t in (("key", key), ("value", value)):
-        if t.ndim != query.ndim or (t.ndim == 3 and t.shape[1] != query.shape[1]):
-            batch = f", {query.shape[1]}" if query.ndim == 3 else ""
-            raise ValueError(f"{op}: expected {name} of shape (S{batch}, E_{name[0]}) to match "
-                             f"query {tuple(query.shape)}, got {tuple(t.shape)}")
-    if key.shape[0] != value.shape[0]:
+        if t.ndim != query.ndim or (t.ndim == 3 and t.shape[nax] != query.shape[nax]):
+            kind = lay.format("S", f"E_{name[0]}") if query.ndim == 3 else f"(S, E_{name[0]})"
+            raise ValueError(f"{op}: expected {name} of shape {kind} to match query "
+                             f"{tuple(query.shape)}, got {tuple(t.shape)}")
+    if key.shape[sax] != value.shape[sax]:
         raise ValueError(f"{op}: key {tuple(key.shape)} and value {tuple(value.shape)} differ in "
                          "sequence length")
 
 
-def _attn_mask(attn_mask, lq, s, nh, dtype, is_causal, op, device=None):
-    """attn_mask as a float (1 or N*H, L, S) tensor, or None."""
+def _attn_mask(attn_mask, lq, s, n, h, dtype, is_causal, op, device=None):
+    """attn_mask as a float (L, S) or (N, H, L, S) tensor, or None."""
     if attn_mask is None:
         if not is_causal:
             return None
         attn_mask = T.triu(T.ones((lq, s), dtype=T.bool_, device=device), 1)
-    m = _float_mask(attn_mask, dtype, op, "attn_mask")
-    if m.ndim == 2 and tuple(m.shape) == (lq, s):
-        return T.expand_dims(m, 0)
-    if m.ndim == 3 and tuple(m.shape) == (nh, lq, s):
-        return m
-    raise ValueError(f"{op}: attn_mask must have shape ({lq}, {s}) or ({nh}, {lq}, {s}), got "
+    if attn_mask.ndim == 2 and tuple(attn_mask.shape) == (lq, s):
+        return _float_mask(attn_mask, dtype, op, "attn_mask")
+    if attn_mask.ndim == 3 and tuple(attn_mask.shape) == (n * h, lq, s):
+        return _float_mask(attn_mask, dtype, op, "attn_mask").reshape(n, h, lq, s)
+    _float_mask(attn_mask, dtype, op, "attn_mask")   # its dtype's error first
+    raise ValueError(f"{op}: attn_mask must have shape ({lq}, {s}) or ({n * h}, {lq}, {s}), got "
                      f"{tuple(attn_mask.shape)}")
 
 
-def _project(query, key, value, e, in_proj_weight, in_proj_bias, separate, qw, kw, vw):
+def _heads(t, h, bf):
+    """(L, N, E) (or (N, L, E) where bf) -> (N, H, L, E // H), a view."""
+    t = t.reshape(t.shape[0], t.shape[1], h, -1)
+    return T.permute(t, (0, 2, 1, 3) if bf else (1, 2, 0, 3))
+
+
+def _project(query, key, value, e, h, bf, in_proj_weight, in_proj_bias, separate, qw, kw, vw):
+    """q, k, v projected and split into heads: (N, H, L or S, E // H) each."""
+    if not separate and query is key and key is value:   # self-attention: one GEMM, three views
+        qkv = F.linear(query, in_proj_weight, in_proj_bias)
+        qkv = qkv.reshape(qkv.shape[0], qkv.shape[1], 3, h, e // h)
+        return T.unbind(T.permute(qkv, (2, 0, 3, 1, 4) if bf else (2, 1, 3, 0, 4)), 0)
     if separate:
         ws = (qw, kw, vw)
     else:
         ws = (in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:])
     bs = (None,) * 3 if in_proj_bias is None else \
         (in_proj_bias[:e], in_proj_bias[e:2 * e], in_proj_bias[2 * e:])
-    return tuple(F.linear(x, w, b) for x, w, b in zip((query, key, value), ws, bs))
+    return tuple(_heads(F.linear(x, w, b), h, bf) for x, w, b in zip((query, key, value), ws, bs))
 
 
-def _out_proj(o, lq, n, e, weight, bias, batched):
-    """(N*H, L, hd) head outputs -> (L, N, E) (or (L, E)) through out_proj."""
-    out = F.linear(T.swapaxes(o, 0, 1).reshape(lq * n, e), weight, bias).reshape(lq, n, e)
+def _out_proj(o, e, weight, bias, batched, bf):
+    """(N, H, L, hd) head outputs -> (L, N, E) (or (N, L, E) where bf, or (L, E)) through
+    out_proj."""
+    o = T.permute(o, (0, 2, 1, 3) if bf else (2, 0, 1, 3))
+    out = F.linear(o.reshape(o.shape[0], o.shape[1], e), weight, bias)
     return out if batched else out[:, 0]
+
+
+def _append_key(t, extra):
+    """t (N, H, S, hd) with one more key position, extra (N, H, 1, hd), at the end."""
+    return T.concatenate([t, extra], axis=2)
 
 
 def multi_head_attention_forward(
@@ -99,11 +120,18 @@ def multi_head_attention_forward(
         q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
         v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
         static_v: Tensor | None = None, average_attn_weights: bool = True,
-        is_causal: bool = False, _op: str = "multi_head_attention_forward"):
+        is_causal: bool = False, _op: str = "multi_head_attention_forward",
+        _batch_first: bool = False):
     """PyTorch's functional multi-head attention over (L, N, E) query and (S, N, E_k/E_v) key
     and value (or unbatched (L, E), (S, E)). Masks: attn_mask (L, S) or (N*H, L, S), bool
     (True = may not attend) or float (added to the scores); key_padding_mask (N, S) likewise.
+    is_causal (as PyTorch's) says that attn_mask is the causal mask: with need_weights=False
+    and no key_padding_mask the kernels then skip the masked keys without reading a mask.
     Returns (output (L, N, E), weights (N, L, S) averaged over heads or (N, H, L, S), or None).
+    (_batch_first: batched inputs and output are (N, L, E), as MultiheadAttention's.)
+
+    The heads run as (N, H, L, E // H) views of the projections (one GEMM for q, k and v when
+    query, key and value are one tensor): no copies until the output projection.
 
     >>> import tensor as T
     >>> x, w = T.ones((2, 1, 4)), T.eye(4)
@@ -116,22 +144,26 @@ def multi_head_attention_forward(
     if static_k is not None or static_v is not None:
         raise NotImplementedError(f"{op}: static_k / static_v are not supported")
     e, h = embed_dim_to_check, num_heads
-    _check_shapes(query, key, value, e, op)
+    _check_shapes(query, key, value, e, op, _batch_first)
     if h < 1 or e % h:
         raise ValueError(f"{op}: embed_dim {e} must be divisible by num_heads {h}")
     batched = query.ndim == 3
+    bf = _batch_first and batched
     if not batched:
+        same = query is key, key is value
         query, key, value = (T.expand_dims(t, 1) for t in (query, key, value))
+        key = query if same[0] else key      # self-attention stays recognisable
+        value = key if same[1] else value
         if key_padding_mask is not None:
             key_padding_mask = T.expand_dims(key_padding_mask, 0)
-    lq, n, _ = query.shape
-    s, hd, dtype = key.shape[0], e // h, query.dtype
-    q, k, v = _project(query, key, value, e, in_proj_weight, in_proj_bias,
+    n, lq = (query.shape[0], query.shape[1]) if bf else (query.shape[1], query.shape[0])
+    s, hd, dtype = key.shape[1 if bf else 0], e // h, query.dtype
+    q, k, v = _project(query, key, value, e, h, bf, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
-    # causal alone goes to the kernels as is_causal: no (L, S) mask is built
-    causal = (not need_weights and is_causal and attn_mask is None and key_padding_mask is None
-              and bias_k is None and not add_zero_attn)
-    mask = None if causal else _attn_mask(attn_mask, lq, s, n * h, dtype, is_causal, op,
+    # as PyTorch: is_causal goes to the kernels as is_causal (attn_mask, if given, taken for the
+    # causal mask and not read; keys that bias_k or add_zero_attn append come after every query)
+    causal = not need_weights and is_causal and key_padding_mask is None
+    mask = None if causal else _attn_mask(attn_mask, lq, s, n, h, dtype, is_causal, op,
                                           query.device)
     kpm = None
     if key_padding_mask is not None:
@@ -141,31 +173,28 @@ def multi_head_attention_forward(
                              f"{tuple(key_padding_mask.shape)}")
         kpm = _float_mask(key_padding_mask, dtype, op, "key_padding_mask")
     if bias_k is not None and bias_v is not None:
-        k = T.concatenate([k, T.broadcast_to(bias_k.reshape(1, 1, e), (1, n, e))], axis=0)
-        v = T.concatenate([v, T.broadcast_to(bias_v.reshape(1, 1, e), (1, n, e))], axis=0)
+        k = _append_key(k, T.broadcast_to(bias_k.reshape(1, h, 1, hd), (n, h, 1, hd)))
+        v = _append_key(v, T.broadcast_to(bias_v.reshape(1, h, 1, hd), (n, h, 1, hd)))
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     elif bias_k is not None or bias_v is not None:
         raise ValueError(f"{op}: bias_k and bias_v must be given together")
-    q, k, v = (T.swapaxes(t.reshape(t.shape[0], n * h, hd), 0, 1) for t in (q, k, v))
     if add_zero_attn:
-        k = T.concatenate([k, T.zeros((n * h, 1, hd), dtype=k.dtype, device=k.device)], axis=1)
-        v = T.concatenate([v, T.zeros((n * h, 1, hd), dtype=v.dtype, device=v.device)], axis=1)
+        k = _append_key(k, T.zeros((n, h, 1, hd), dtype=k.dtype, device=k.device))
+        v = _append_key(v, T.zeros((n, h, 1, hd), dtype=v.dtype, device=v.device))
         mask, kpm = _pad_last(mask), _pad_last(kpm)
-    if kpm is not None:  # (N, S) -> (N*H, 1, S), each batch row repeated for its heads
-        kpm = T.broadcast_to(kpm.reshape(n, 1, 1, -1), (n, h, 1, kpm.shape[-1]))
-        kpm = kpm.reshape(n * h, 1, -1)
+    if kpm is not None:  # (N, S) -> (N, 1, 1, S): the same keys hidden from every head and query
+        kpm = kpm.reshape(n, 1, 1, -1)
         mask = kpm if mask is None else mask + kpm
-    if not need_weights:   # as PyTorch: the fused kernels, no (N*H, L, S) weights stored
+    if not need_weights:   # as PyTorch: the fused kernels, no (N, H, L, S) weights stored
         o = scaled_dot_product_attention(q, k, v, mask, dropout_p if training else 0.0, causal)
-        return _out_proj(o, lq, n, e, out_proj_weight, out_proj_bias, batched), None
+        return _out_proj(o, e, out_proj_weight, out_proj_bias, batched, bf), None
     scores = T.matmul(q * (1.0 / math.sqrt(hd)), T.matrix_transpose(k))
     if mask is not None:
         scores = scores + mask
     weights = F.softmax(scores, dim=-1)
     if dropout_p > 0.0:
         weights = F.dropout(weights, dropout_p, training)
-    out = _out_proj(T.matmul(weights, v), lq, n, e, out_proj_weight, out_proj_bias, batched)
-    weights = weights.reshape(n, h, lq, -1)
+    out = _out_proj(T.matmul(weights, v), e, out_proj_weight, out_proj_bias, batched, bf)
     if average_attn_weights:
         weights = T.mean(weights, axis=1)
     return out, (weights if batched else weights[0])
@@ -244,12 +273,10 @@ class MultiheadAttention(Module):
             lay = "(N, L, {0})" if self.batch_first else "(L, N, {0})"
             raise ValueError(f"{name}: expected query of shape {lay.format(e)} or (L, {e}), got "
                              f"{tuple(query.shape)}")
-        if self.batch_first and query.ndim == 3:
-            if key.ndim != 3 or value.ndim != 3:
-                raise ValueError(f"{name}: expected key and value of shape (N, S, E) as query "
-                                 f"{tuple(query.shape)}, got {tuple(key.shape)} and "
-                                 f"{tuple(value.shape)}")
-            query, key, value = (T.swapaxes(t, 0, 1) for t in (query, key, value))
+        if self.batch_first and query.ndim == 3 and (key.ndim != 3 or value.ndim != 3):
+            raise ValueError(f"{name}: expected key and value of shape (N, S, E) as query "
+                             f"{tuple(query.shape)}, got {tuple(key.shape)} and "
+                             f"{tuple(value.shape)}")
         for what, t, dim in (("key", key, self.kdim), ("value", value, self.vdim)):
             if t.ndim == 0 or t.shape[-1] != dim:
                 raise ValueError(f"{name}: expected {what} with last dim {dim}, got shape "
@@ -260,9 +287,7 @@ class MultiheadAttention(Module):
             self.out_proj.weight, self.out_proj.bias, self.training, key_padding_mask,
             need_weights, attn_mask, not self._qkv_same_embed_dim, self.q_proj_weight,
             self.k_proj_weight, self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal, _op=name)
-        if self.batch_first and out.ndim == 3:
-            out = T.swapaxes(out, 0, 1)
+            is_causal=is_causal, _op=name, _batch_first=self.batch_first)
         return out, w
 
     def extra_repr(self) -> str:

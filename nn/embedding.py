@@ -27,11 +27,16 @@ def _check_indices(input, num: int, op: str) -> Tensor:
         raise TypeError(f"{op}: expected an integer index tensor, got {what}")
     if capturing():   # no host read in a captured step: a negative index becomes one past the
         return T.where(input < 0, num, input)   # end, which the lookup's bounds check reports
-    if input.numel():   # one host read (a GPU synchronises once), not one per bound
+    if not input.numel():
+        return input
+    if input.device.type == "cpu":   # the host reads the indices where they are
+        a = input.numpy()
+        lo, hi = int(a.min()), int(a.max())
+    else:   # one host read (a GPU synchronises once), not one per bound
         lo, hi = T.stack((T.min(input), T.max(input))).tolist()
-        if lo < 0 or hi >= num:
-            raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
-                             f"table has {num} rows")
+    if lo < 0 or hi >= num:
+        raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
+                         f"table has {num} rows")
     return input
 
 

@@ -78,7 +78,8 @@ def _batch(query, key, value, enable_gqa: bool):
         hint = "" if enable_gqa else " (pass enable_gqa=True for grouped-query heads)"
         raise ValueError(f"{OP}: the batch dims of {shapes} do not broadcast{hint}") from None
     if not gqa:
-        return tuple(outer), None, *(T.broadcast_to(t, (*outer, *t.shape[-2:]))
+        return tuple(outer), None, *(t if t.shape[:-2] == outer else
+                                     T.broadcast_to(t, (*outer, *t.shape[-2:]))
                                      for t in (query, key, value))
     hk, g = kb[-1], qb[-1] // kb[-1]
     bs = (*outer, hk, g)

@@ -183,7 +183,7 @@ def _expand_masks(arrays, vaxes, xaxes):
             v2 += list(v)
             x2 += [xa + j for j in range(len(coords))]
         else:
-            a2.append(a.astype(dt.int64, copy=False))
+            a2.append(a if a.dtype is dt.int64 else a.astype(dt.int64))
             v2.append(v)
             x2.append(xa)
     return a2, v2, x2

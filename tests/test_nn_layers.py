@@ -592,6 +592,48 @@ def test_multihead_attention_vs_torch(torch, dn, case):
         close(w, tw.detach().numpy(), DTYPES[dn][0])
 
 
+SELF_ATTN_CASES = [  # (module kwargs, forward kwargs, batch_first, unbatched)
+    ({}, {}, False, False),
+    ({}, {"need_weights": False}, True, False),
+    ({"bias": False}, {"need_weights": False, "causal": True}, True, False),
+    ({}, {"need_weights": False, "causal": True}, False, False),
+    ({}, {"causal": True, "average_attn_weights": False}, True, False),   # the mask is read
+    ({"add_bias_kv": True}, {"need_weights": False, "causal": True}, True, False),
+    ({}, {"need_weights": False, "causal": True}, True, True),
+]
+
+
+@pytest.mark.parametrize("dn", list(DTYPES))
+@pytest.mark.parametrize("case", range(len(SELF_ATTN_CASES)))
+def test_multihead_self_attention_vs_torch(torch, dn, case):
+    """query, key and value one tensor (one packed projection on our side), batch-first or not;
+    is_causal with the causal attn_mask, which PyTorch takes as a hint (not read) where
+    need_weights=False and no key_padding_mask: outputs and all gradients as PyTorch's."""
+    kw, fkw, bf, unb = SELF_ATTN_CASES[case]
+    e, h, L, n = 8, 2, 5, 3
+    m = MultiheadAttention(e, h, **kw, batch_first=bf, dtype=DTYPES[dn][0])
+    tm = torch.nn.MultiheadAttention(e, h, **kw, batch_first=bf, dtype=getattr(torch, dn))
+    copy_into_torch(m, tm, torch)
+    fkw = dict(fkw)
+    mask = np.triu(np.ones((L, L), dtype=bool), 1)
+    conv, tconv = dict(fkw), dict(fkw)
+    if fkw.pop("causal", False):
+        for d, f in ((conv, T.asarray), (tconv, torch.from_numpy)):
+            del d["causal"]
+            d["attn_mask"], d["is_causal"] = f(mask), True
+    shape = (L, e) if unb else (n, L, e) if bf else (L, n, e)
+    x = np.random.default_rng(case).standard_normal(shape).astype(DTYPES[dn][1])
+    compare(m, tm, torch, [x], DTYPES[dn][0], seed=case,
+            call=lambda mod, t: mod(t, t, t, **(conv if mod is m else tconv)))
+    out, w = m(T.asarray(x), T.asarray(x), T.asarray(x), **conv)
+    tx = torch.from_numpy(x)
+    tout, tw = tm(tx, tx, tx, **tconv)
+    close(out, tout.detach().numpy(), DTYPES[dn][0])
+    assert (w is None) == (tw is None)
+    if w is not None:
+        close(w, tw.detach().numpy(), DTYPES[dn][0])
+
+
 def test_fused_max_pool2d_matches_the_general_path():
     """The fused kernel (no padding/dilation) agrees with the where-chain path that
     return_indices takes: values (NaN included), gradients to the first maximum."""
