@@ -74,23 +74,32 @@ _EMPTY = inspect.Parameter.empty
 
 
 def bind(sig: inspect.Signature, args, kwargs) -> dict:
-    """sig.bind(*args, **kwargs) with defaults applied, as a dict in parameter order; without
-    keyword arguments it maps positions directly (inspect's bind costs ~10 us a call)."""
-    plan = _PLANS.get(sig)
-    if plan is None:
+    """sig.bind(*args, **kwargs) with defaults applied, as a dict in parameter order; a call
+    that only names its parameters is mapped directly (inspect's bind costs ~10 us a call), any
+    other (**kwargs, a missing or repeated argument) goes through inspect."""
+    plan = _PLANS.get(id(sig))   # by identity: hashing a Signature hashes all its parameters
+    if plan is None or plan[0] is not sig:
         P = inspect.Parameter
         ps = list(sig.parameters.values())
-        plan = _PLANS[sig] = (
+        plan = _PLANS[id(sig)] = (
+            sig,
             [(q.name, q.default) for q in ps if q.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)],
             next((q.name for q in ps if q.kind is P.VAR_POSITIONAL), None),
             [(q.name, q.default) for q in ps if q.kind is P.KEYWORD_ONLY],
-            next((q.name for q in ps if q.kind is P.VAR_KEYWORD), None))
-    pos, var, kwonly, varkw = plan
-    if not kwargs and (var is not None or len(args) <= len(pos)):
+            next((q.name for q in ps if q.kind is P.VAR_KEYWORD), None),
+            frozenset(q.name for q in ps if q.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)))
+    _, pos, var, kwonly, varkw, named = plan
+    if (var is not None or len(args) <= len(pos)) and varkw is None and named.issuperset(kwargs):
         out = {}
+        used = 0
         for i, (n, d) in enumerate(pos):
             if i < len(args):
+                if n in kwargs:
+                    break   # given twice: inspect's error
                 out[n] = args[i]
+            elif n in kwargs:
+                out[n] = kwargs[n]
+                used += 1
             elif d is _EMPTY:
                 break
             else:
@@ -98,11 +107,17 @@ def bind(sig: inspect.Signature, args, kwargs) -> dict:
         else:
             if var is not None:
                 out[var] = tuple(args[len(pos):])
-            if all(d is not _EMPTY for _, d in kwonly):
-                out.update(kwonly)
-                if varkw is not None:
-                    out[varkw] = {}
-                return out
+            for n, d in kwonly:
+                if n in kwargs:
+                    out[n] = kwargs[n]
+                    used += 1
+                elif d is _EMPTY:
+                    break
+                else:
+                    out[n] = d
+            else:
+                if used == len(kwargs):
+                    return out
     b = sig.bind(*args, **kwargs)
     b.apply_defaults()
     return b.arguments

@@ -16,7 +16,6 @@ names, arguments and defaults; `dim` as PyTorch's.
 """
 from __future__ import annotations
 
-import math
 import numbers
 
 import tensor as T
@@ -25,9 +24,6 @@ from tensor import Tensor
 from tensor import random as _random
 
 from . import _fused, _fused_ops
-
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def _tensor(x, op: str) -> Tensor:
@@ -95,10 +91,8 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (approximate='tanh')."""
     _float(x, "gelu")
-    if approximate == "none":
-        return 0.5 * x * (1.0 + T.erf(x * _SQRT1_2))
-    if approximate == "tanh":
-        return 0.5 * x * (1.0 + T.tanh(_SQRT_2_PI * (x + 0.044715 * (x * x * x))))
+    if approximate in ("none", "tanh"):
+        return _fused_ops.gelu_op(x, approximate)   # one graph node
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 

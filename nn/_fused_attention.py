@@ -38,6 +38,7 @@ from tensor import elementwise as ew
 from tensor import random as _random
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
+from tensor.capture import capturing
 
 from ._fused import _be, _stat_dtype, softmax
 
@@ -88,12 +89,28 @@ def _rows_view(t: Tensor) -> Tensor:
     return t if t.shape[-1] <= 1 or t.strides[-1] == 1 else ew.contiguous(t)
 
 
+# (device, batch shape, batch strides) -> its offsets: read-only tensors, shared by the calls
+# of a model (a step's attention layers have a handful of layouts); not filled while a step is
+# captured, whose tensors belong to its memory plan
+_OFFSETS: dict = {}
+_OFFSETS_MAX = 64
+
+
 def _offsets(t: Tensor, device) -> Tensor:
     """int64 element offset (from t's first element) of each batch of t (*B, R, C)."""
+    key = (device, t.shape[:-2], t.strides[:-2])
+    hit = _OFFSETS.get(key)
+    if hit is not None:
+        return hit
     off = np.zeros((), dtype=np.int64)
     for n, s in zip(t.shape[:-2], t.strides[:-2]):
         off = off[..., None] + np.arange(n, dtype=np.int64) * s
-    return convert.asarray(np.ascontiguousarray(off.reshape(-1)), device=device)
+    off = convert.asarray(np.ascontiguousarray(off.reshape(-1)), device=device)
+    if not capturing():
+        if len(_OFFSETS) >= _OFFSETS_MAX:
+            _OFFSETS.clear()
+        _OFFSETS[key] = off
+    return off
 
 
 def _args(q, k, v, mask, causal, scale, drop) -> AttnArgs:

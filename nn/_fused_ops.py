@@ -1,10 +1,12 @@
 """Single-node ops of nn, each a public op wrapped by `tensor._hook.differentiable` with its
 Rule beside it: binary_cross_entropy (PyTorch's derivative), linear (x @ W.T + b as one node,
-not three), relu (one node), and 2-D max pooling and im2col on the backend's fused kernels.
+not three), relu and gelu (one node each), and 2-D max pooling and im2col on the backend's fused kernels.
 One graph node instead of a composition matters where the ops are small and Python dispatch
 is the cost.
 """
 from __future__ import annotations
+
+import math
 
 import tensor as T
 from autograd.grad_mode import is_grad_enabled
@@ -14,7 +16,7 @@ from tensor import dtypes as dt
 from tensor import elementwise as ew
 from tensor import views
 from tensor._hook import differentiable
-from tensor._tensor import Tensor
+from tensor._tensor import Tensor, contiguous_strides
 
 from ._fused import _be
 
@@ -63,20 +65,32 @@ RULES["binary_cross_entropy"] = Rule("binary_cross_entropy", _bce_vjp, _bce_jvp,
 # ---------------------------------------------------------------- linear: one node, not three
 def _rows(t: Tensor) -> Tensor:
     """t (..., k) as (rows, k): a view where the strides allow it (internal, not recorded)."""
-    return t if t.ndim == 2 else views.reshape(t, (-1, t.shape[-1]))
+    if t.ndim == 2:
+        return t
+    k = t._shape[-1]
+    if k and t.is_contiguous():
+        return t._view((t.numel() // k, k), (k, 1))
+    return views.reshape(t, (-1, k))
 
 
 def _linear(x: Tensor, weight: Tensor, bias):
     """x (..., in) @ weight.T + bias, one GEMM over every leading row, computed with the raw
     kernels (recorded as one op: its leading dims are folded inside, not by recorded reshapes)."""
     from tensor import linalg
-    y = linalg.matmul(_rows(x), views.matrix_transpose(weight))
+    ws = weight._strides
+    y = linalg.matmul(_rows(x), weight._view(weight._shape[::-1], (ws[1], ws[0])))
     if bias is not None:
-        if bias.dtype is y.dtype and bias.device == y.device:   # y is fresh: add in place
-            ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, views.broadcast_to(bias, y.shape)])
+        if bias.dtype is y.dtype and bias.device == y.device and bias.ndim == 1:
+            # y is fresh: the bias added in place, read as a broadcast view
+            ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, bias._view(y._shape, (0, bias._strides[0]))])
         else:
             y = ew.binary("add", y, bias, out=y)
-    return y if x.ndim == 2 else views.reshape(y, x.shape[:-1] + (weight.shape[0],))
+    if x.ndim == 2:
+        return y
+    shape = x._shape[:-1] + y._shape[-1:]
+    r = y._view(shape, contiguous_strides(shape))
+    r._base = None   # a fresh result, not a view of anything a caller holds
+    return r
 
 
 linear_node = differentiable("linear", _linear)
@@ -179,3 +193,42 @@ def _relu_jvp(ctx, tans):
 
 
 RULES["relu"] = Rule("relu", _relu_vjp, _relu_jvp, ("out",))
+
+
+# ---------------------------------------------------------------- gelu: one node
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu(x: Tensor, approximate: str):
+    """x * Phi(x) (exact, with erf) or its tanh approximation, as one recorded op (the ops
+    inside are not recorded: the rule below differentiates the whole)."""
+    if approximate == "none":
+        return 0.5 * x * (1.0 + T.erf(x * _SQRT1_2))
+    return 0.5 * x * (1.0 + T.tanh(_SQRT_2_PI * (x + 0.044715 * (x * x * x))))
+
+
+gelu_op = differentiable("gelu", _gelu)
+
+
+def _gelu_slope(x: Tensor, approximate: str) -> Tensor:
+    """d gelu / dx: Phi(x) + x phi(x), or the tanh form's derivative."""
+    if approximate == "none":
+        return 0.5 * (1.0 + T.erf(x * _SQRT1_2)) + x * (T.exp(-0.5 * (x * x)) * _INV_SQRT_2PI)
+    x2 = x * x
+    t = T.tanh(_SQRT_2_PI * (x + 0.044715 * (x2 * x)))
+    return 0.5 * (1.0 + t) + (0.5 * x) * ((1.0 - t * t) * (_SQRT_2_PI * (1.0 + 0.134145 * x2)))
+
+
+def _gelu_vjp(ctx, g):
+    x, approximate = ctx.args
+    return (g * _gelu_slope(x, approximate), None)
+
+
+def _gelu_jvp(ctx, tans):
+    x, approximate = ctx.args
+    return None if tans[0] is None else tans[0] * _gelu_slope(x, approximate)
+
+
+RULES["gelu"] = Rule("gelu", _gelu_vjp, _gelu_jvp, (0,))

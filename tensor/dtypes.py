@@ -232,7 +232,7 @@ def result_type(*args) -> DType:
                 weak = max(weak, _KIND_RANK[k])
                 continue
         strongs.append(d)
-    if len(strongs) > 2 and bfloat16 not in strongs:
+    if len(strongs) > 2 and bfloat16 not in strongs and any(d is not strongs[0] for d in strongs):
         strong = _smallest_common(strongs)
     elif strongs:
         strong = strongs[0]

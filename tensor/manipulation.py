@@ -90,13 +90,25 @@ def _join(tensors, axis, dtype, op: str) -> Tensor:
     shape = list(first.shape)
     shape[axis] = sum(t.shape[axis] for t in ts)
     out = ew.empty_tensor(tuple(shape), res, first.device)
-    start = 0
+    start, st = 0, out._strides
     for t in ts:
         n = t.shape[axis]
         if n:
-            ew.copy_into(basic_index(out, _along(axis, slice(start, start + n))), t)
+            _place(out, t, st, out._offset + start * st[axis])
         start += n
     return out
+
+
+def _place(out: Tensor, t: Tensor, strides: tuple, offset: int) -> None:
+    """Write t into the block of the fresh tensor out that has t's shape, these strides and
+    this offset. Where t has out's dtype and device (nothing to cast or move; out overlaps
+    nothing, being fresh) the copy kernel runs directly, without copy_into's checks."""
+    dst = out._view(t._shape, strides, offset)
+    if t._dtype is out._dtype and t.device == out.device:
+        ew.run(t._dtype, f"cast_{t._dtype.sfx}_{t._dtype.sfx}", dst, [t])
+        out._storage.version += 1
+    else:
+        ew.copy_into(dst, t)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -118,8 +130,15 @@ def stack(tensors, axis: int = 0) -> Tensor:
         if t.shape != ts[0].shape:
             raise ValueError(f"stack: all inputs must have the same shape, but the tensor at index 0 has "
                              f"shape {ts[0].shape} and the tensor at index {i} has shape {t.shape}")
-    axis = norm_axis(axis, ts[0].ndim + 1, "stack")
-    return concatenate([expand_dims(t, axis) for t in ts], axis)
+    first = ts[0]
+    axis = norm_axis(axis, first.ndim + 1, "stack")
+    out = ew.empty_tensor(first.shape[:axis] + (len(ts),) + first.shape[axis:],
+                          dt.result_type(*ts), first.device)
+    if out.numel():   # input i is the slot i of the new axis
+        st = out._strides
+        for i, t in enumerate(ts):
+            _place(out, t, st[:axis] + st[axis + 1:], out._offset + i * st[axis])
+    return out
 
 
 def atleast_1d(x) -> Tensor:

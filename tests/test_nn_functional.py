@@ -335,7 +335,8 @@ def test_gradcheck_layer_norm_affine_and_linear():
     assert ag.gradgradcheck(F.linear, (x, w, b))
 
 
-@pytest.mark.parametrize("name", ["softmax", "softmax0", "log_softmax", "layer_norm", "gelu"])
+@pytest.mark.parametrize("name", ["softmax", "softmax0", "log_softmax", "layer_norm", "gelu",
+                                  "gelu_tanh"])
 def test_jvp_matches_jacobian(name):
     fn = GRADCHECK[name]
     x = T.asarray(arr(3, 4))
