@@ -29,11 +29,10 @@ def _check_indices(input, num: int, op: str) -> Tensor:
         return T.where(input < 0, num, input)   # end, which the lookup's bounds check reports
     if not input.numel():
         return input
-    if input.device.type == "cpu":   # the host reads the indices where they are
-        a = input.numpy()
-        lo, hi = int(a.min()), int(a.max())
-    else:   # one host read (a GPU synchronises once), not one per bound
-        lo, hi = T.stack((T.min(input), T.max(input))).tolist()
+    # one host read: NumPy views CPU indices where they are (no kernel runs); a GPU's are
+    # copied over once (one synchronisation)
+    a = input.numpy()
+    lo, hi = int(a.min()), int(a.max())
     if lo < 0 or hi >= num:
         raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
                          f"table has {num} rows")
