@@ -25,6 +25,7 @@ recorded nodes themselves (their edges, order and hooks) stay the ones of the fi
 """
 from __future__ import annotations
 
+from tensor import amp
 from tensor import random as _random
 from tensor._tensor import Tensor
 
@@ -87,7 +88,8 @@ class _Record:
     storage versions), the random state, what fn's outputs and graph looked like, and the
     nodes of the latest recomputation not yet consumed by backward."""
 
-    __slots__ = ("fn", "args", "kwargs", "rng", "versions", "out_meta", "sig", "new", "name")
+    __slots__ = ("fn", "args", "kwargs", "rng", "amp", "versions", "out_meta", "sig", "new",
+                 "name")
 
     def take(self, i: int) -> Node:
         """The recomputed twin of recorded node i (recomputing fn when it is not at hand: the
@@ -112,7 +114,7 @@ class _Record:
         if self.rng is not None:
             gen.set_state(self.rng)
         try:
-            with enable_grad():
+            with enable_grad(), amp.state_as(self.amp):
                 s0 = next(graph._seq)
                 out = self.fn(*self.args, **self.kwargs)
         finally:
@@ -179,8 +181,10 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, **kwargs):
     ins = _tensors_in(args, []) + _tensors_in(kwargs, [])
     graph.refresh_stale(ins)  # now, not inside fn: the recomputation must record what fn did
     versions = [(t, t._storage, t._storage.version) for t in ins]
+    regions = amp.get_state()   # the recomputation runs under the same autocast regions
     s0 = next(graph._seq)
-    out = fn(*args, **kwargs)
+    with amp.state_as(regions):   # (and both runs make their own casts, none from the cache)
+        out = fn(*args, **kwargs)
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
     for t, storage, version in versions:
         if storage.version != version:
@@ -193,6 +197,7 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, **kwargs):
         return out
     rec = _Record()
     rec.fn, rec.args, rec.kwargs, rec.rng, rec.name = fn, args, kwargs, rng, name
+    rec.amp = regions
     rec.versions = [(Meta(t), storage, version) for t, storage, version in versions]
     rec.out_meta = [(tuple(o.shape), o.dtype, o.device) for o in outs]
     rec.sig, rec.new = sig, None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import sys
 
+from tensor import amp
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
@@ -108,7 +109,16 @@ def _order(roots):
 
 def run(roots, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
     """roots: [((node, output_nr), grad)]. capture: {(id(node), nr): index} of edges whose total
-    gradient is returned (autograd.grad); accumulate: write leaf .grad (backward)."""
+    gradient is returned (autograd.grad); accumulate: write leaf .grad (backward). Autocast is
+    off meanwhile: each rule runs in the dtypes its op's forward ran in."""
+    off = amp.suspended()
+    if off is None:
+        return _run(roots, retain_graph, create_graph, capture, accumulate)
+    with off:
+        return _run(roots, retain_graph, create_graph, capture, accumulate)
+
+
+def _run(roots, retain_graph, create_graph, capture, accumulate):
     order = _order(roots)
     runs = None
     if capture:  # only nodes that lead to a captured edge need to run

@@ -22,6 +22,7 @@ import tensor as T
 from autograd.grad_mode import no_grad
 from tensor import Tensor
 from tensor import random as _random
+from tensor.amp import autocast_op
 
 from . import _fused, _fused_ops
 
@@ -123,6 +124,7 @@ def _softmax_in(x, dim, dtype, op):
     return x, (_softmax_dim(x.ndim) if dim is None else dim)
 
 
+@autocast_op("softmax")
 def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed stably in one fused pass per row.
 
@@ -134,6 +136,7 @@ def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     return _fused.softmax(x, dim)
 
 
+@autocast_op("log_softmax")
 def log_softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """x - logsumexp(x) along dim, in one fused pass per row."""
     x, dim = _softmax_in(x, dim, dtype, "log_softmax")
@@ -241,6 +244,7 @@ def _same(x, target, op: str) -> None:
                         f"{target.dtype.name} differ")
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """(input - target)^2, reduced.
 
@@ -253,6 +257,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(d * d, reduction, "mse_loss")
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """|input - target|, reduced."""
     _same(input, target, "l1_loss")
@@ -307,6 +312,7 @@ def _reduce_rows(loss, rows_w, shape, reduction, op):
     return s / rows_w.sum() if reduction == "mean" else s
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """-weight[t] * input[t] per row of log-probabilities; 'mean' divides by the summed
@@ -332,6 +338,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _reduce_rows(loss, rw, shape, reduction, "nll_loss")
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -375,6 +382,7 @@ def _cross_entropy_probs(x, target, weight, reduction, eps):
     return _reduce(-(logp * target).sum(axis=cax), reduction, op)
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
     """-(t log(x) + (1 - t) log(1 - x)) for probabilities x in [0, 1], logs clamped at -100.
@@ -394,6 +402,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:

@@ -23,6 +23,7 @@ from autograd.graph import RULES, Rule
 from tensor import elementwise as ew
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
+from tensor.amp import autocast_op
 from tensor.creation import fill_
 from tensor.views import basic_index
 
@@ -258,6 +259,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     return y if batched else y[0]
 
 
+@autocast_op("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input, as PyTorch.
@@ -271,6 +273,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@autocast_op("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-D convolution of (N, C, L) or (C, L) input, as PyTorch.
@@ -316,6 +319,7 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
     return y if batched else y[0]
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """Transposed 2-D convolution (the gradient of conv2d with respect to its input), as
@@ -329,6 +333,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            2, "conv_transpose2d")
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """Transposed 1-D convolution, as PyTorch.

@@ -17,6 +17,7 @@ import numbers
 import tensor as T
 from autograd import no_grad
 from tensor._tensor import Tensor
+from tensor.amp import autocast_op
 
 from . import _functional as F
 from . import init
@@ -84,6 +85,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         + _bcast(shift.astype(input.dtype, copy=False), input.ndim)
 
 
+@autocast_op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize (N, C, *) input over each group of C/num_groups channels (and all spatial

@@ -33,6 +33,7 @@ import tensor as T
 from autograd.grad_mode import is_grad_enabled
 from tensor import random as _random
 from tensor._tensor import Tensor
+from tensor.amp import autocast_op
 
 from . import _fused_attention as FA
 
@@ -134,6 +135,7 @@ def _differentiable(m) -> bool:
     return (m.requires_grad and is_grad_enabled()) or (ag is not None and ag.tangent is not None)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

@@ -23,12 +23,21 @@ capture = None
 # INPLACE, _WRITES, meta_of, _record_tail)
 fast_graph = None
 grad_state = None  # set by autograd: its thread-local grad mode (views made in no_grad stay untracked)
+# set by tensor.amp while an autocast region is enabled in some thread: (name, run, args,
+# kwargs) -> the op's result, its inputs cast as the autocast table says
+amp = None
 
 
 def differentiable(name: str, fn):
-    """Wrap a public op so autograd can record it under `name`."""
+    """Wrap a public op so autograd can record it under `name` (and autocast cast its inputs)."""
+    def run(args, kwargs):
+        r = record
+        return fn(*args, **kwargs) if r is None else r(name, fn, args, kwargs)
+
     @functools.wraps(fn)
     def op(*args, **kwargs):
+        if amp is not None:
+            return amp(name, run, args, kwargs)
         r = record
         if r is None:
             return fn(*args, **kwargs)

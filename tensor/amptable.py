@@ -1,0 +1,42 @@
+"""Autocast's op table (beside the op table, tensor/optable.py): which ops an autocast region
+(tensor/amp.py) runs in its low dtype and which in float32. An op not listed runs in the dtypes
+it is given, promoting mixed inputs to the widest as everywhere (elementwise arithmetic, cat,
+where, index_put...).
+
+- LOW: the products, which tensor cores and bandwidth reward: matmul, linear, einsum, vecdot,
+  convolutions, attention. Their floating inputs (float32, and the other 16-bit type) are cast
+  to the region's dtype; float64 is left alone.
+- FP32: what needs float32's range or precision: softmax and its log, layer and group norm,
+  losses, reductions (sum, mean, prod, cumulative, logsumexp, std,
+  var, norms) and exp/log/pow and their kin. 16-bit floating inputs are cast to float32.
+  (batch_norm is not listed: its statistics are mean and var, which are, and its output keeps
+  the input's dtype, as PyTorch's; its running statistics are updated where they are.)
+
+The names are the ops' recorded names (tensor._hook.differentiable) or those that nn's
+composite functions declare with tensor.amp.autocast_op. PyTorch's lists, with one difference
+the issue asked for: `mean` runs in float32 (PyTorch keeps the input's 16-bit dtype, accumulating
+in float32 inside).
+"""
+from __future__ import annotations
+
+LOW = "low"
+FP32 = "fp32"
+
+_LOW = ("matmul", "linear", "einsum", "vecdot", "conv1d", "conv2d", "conv_transpose1d",
+        "conv_transpose2d", "scaled_dot_product_attention")
+
+_FP32 = (
+    # softmax, norms (statistics)
+    "softmax", "log_softmax", "layer_norm", "group_norm",
+    # losses
+    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    # reductions
+    "sum", "mean", "prod", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
+    "logsumexp", "std", "var", "vector_norm", "matrix_norm", "norm",
+    # exp, log, pow and their kin
+    "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "power", "reciprocal", "acos",
+    "arccos", "asin", "arcsin", "cosh", "sinh", "tan",
+)
+
+TABLE = {**{n: LOW for n in _LOW}, **{n: FP32 for n in _FP32}}
