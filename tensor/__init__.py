@@ -31,6 +31,7 @@ from .array_api import namespace_method as _namespace_method
 from .views import broadcast_shapes
 from .compiled import compile
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .grad_scaler import GradScaler
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)

@@ -172,3 +172,4 @@ maxpool2d_bwd = _nn.maxpool2d_bwd
 im2col = _nn.im2col
 col2im = _nn.col2im
 optim_step = _nn.optim_step
+amp_unscale = _nn.amp_unscale

@@ -65,6 +65,12 @@ K.register_family("optim", lambda d: (
     f'#include "optim.h"\nSX_SGD({d.sfx})\nSX_ADAM({d.sfx})\nSX_RMSPROP({d.sfx})\n',
     _OPTIM_CDEF.format(s=d.sfx)))
 
+K.register_family("amp", lambda d: (f'#include "amp.h"\nSX_AMP_UNSCALE({d.sfx})\n', (
+    f"void amp_unscale_{d.sfx}(intptr_t table, int64_t n, int64_t chunk, double inv_scale, "
+    "intptr_t found, int nthreads);")))
+
+AMP_CHUNK = 1 << 16   # elements per work item of amp_unscale (amp.h)
+
 LN_BLOCKS = 64  # layer_norm weight/bias gradients: at most this many row blocks, summed in order
 
 
@@ -201,3 +207,15 @@ def optim_step(name: str, p, *args) -> None:
     its gradient and the state buffers (0 for an absent one), the element count, the scalars
     and the flag word."""
     _k("optim", name, p.dtype)(*args, K._num_threads)
+
+
+# ---- amp ------------------------------------------------------------------------------------
+
+def amp_unscale(tensors: list, inv_scale: float, found) -> None:
+    """Each contiguous tensor (one float dtype) multiplied in place by inv_scale, found (float32,
+    one element) set to 1 where a value was inf or NaN: one call for all (amp.h)."""
+    from ..backend import multi_tensor_table
+    table = multi_tensor_table(tensors, AMP_CHUNK)
+    d = tensors[0].dtype
+    _k("amp", "amp_unscale", d)(table.ctypes.data, len(tensors), AMP_CHUNK, float(inv_scale),
+                                found.data_ptr(), K._num_threads)

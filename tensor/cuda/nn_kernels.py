@@ -140,12 +140,19 @@ def optim_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("optim.cuh", "SO_BLOCK", d, [(n, p, c, "") for n, (p, c) in _OPTIM_KERNELS.items()])
 
 
+def amp_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
+    return _entries("amp.cuh", "SA_BLOCK", d, [(
+        "amp_unscale", "const int64_t *table, int64_t n, int64_t chunk, double inv_scale, "
+        "float *found", "sa_unscale<{S}>(table, n, chunk, inv_scale, found)", "")])
+
+
 # name -> (entries_fn, dtypes): what this module adds to tensor.cuda.kernels
 FAMILIES = {
     "nn_rows": (rows_entries, _FLOATS),
     "nn_attn": (attn_entries, _FLOATS),
     "nn_pool": (pool_entries, _FLOATS),
     "optim": (optim_entries, [dt.float32, dt.float64]),
+    "amp": (amp_entries, _FLOATS),
 }
 
 
@@ -372,6 +379,26 @@ def optim_step(name: str, p, *args) -> None:
     _launch("optim", p, name, int(n), *conv)
 
 
+# ---- amp ------------------------------------------------------------------------------------
+
+AMP_CHUNK = 1 << 12   # elements a block takes at a time (amp.cuh)
+
+
+def amp_unscale(tensors: list, inv_scale: float, found) -> None:
+    """Each contiguous CUDA tensor (one float dtype) multiplied in place by inv_scale, found
+    (float32, one element) set to 1 where a value was inf or NaN: one launch for all, its table
+    copied to the device first. Asynchronous: nothing is read back."""
+    from ..backend import multi_tensor_table
+    R = _rt()
+    table = multi_tensor_table(tensors, AMP_CHUNK)
+    t0 = tensors[0]
+    dev_table = empty(table.shape, dt.int64, t0.device)
+    R.memcpy_htod(R.device_state(t0.device.index or 0), dev_table.data_ptr(), table.ctypes.data,
+                  table.nbytes)
+    _launch("amp", t0, "amp_unscale", int(table[-1]) * BLOCK, _p(dev_table), _i(len(tensors)),
+            _i(AMP_CHUNK), C.c_double(float(inv_scale)), _p(found))
+
+
 __all__ = ["FAMILIES", "sdpa_tile", "sdpa_fwd", "sdpa_bwd", "softmax_fwd", "softmax_bwd",
            "layer_norm_fwd", "layer_norm_bwd", "layer_norm_row_block", "cross_entropy_fwd",
-           "cross_entropy_bwd", "maxpool2d", "im2col", "optim_step"]
+           "cross_entropy_bwd", "maxpool2d", "im2col", "optim_step", "amp_unscale"]
