@@ -3,6 +3,7 @@
     pip install -e ".[examples]"            # scikit-learn, matplotlib, tqdm
     python examples/train_digits.py         # both models, ~97-99% test accuracy
     python examples/train_digits.py --quick --epochs 2    # one batch per epoch (CI smoke run)
+    python examples/train_digits.py --amp bf16           # mixed precision (or --amp fp16)
 
 1797 images of 8x8 pixels (values 0..16, scaled to [0, 1]), 75% for training and 25% held out
 (stratified, fixed seed). Both models train with Adam, a cosine learning-rate schedule and
@@ -84,19 +85,35 @@ def accuracy(model, x: T.Tensor, y: np.ndarray) -> float:
     return float((pred == y).mean())
 
 
-def train_step(model, opt, xb, yb):
-    """One step: forward, loss, backward, update; the loss, detached."""
-    opt.zero_grad()
-    loss = F.cross_entropy(model(xb), yb)
-    loss.backward()
-    opt.step()
-    return loss.detach()
+AMP = {"bf16": T.bfloat16, "fp16": T.float16}
+
+
+def make_train_step(amp: str | None = None):
+    """One step: zero_grad, forward and loss (under autocast in amp's dtype, if any), backward,
+    update; returns the loss, detached. fp16 scales the loss (GradScaler: a step whose
+    gradients overflowed is skipped and the scale backed off); bf16 has float32's range and
+    needs no scaling."""
+    scaler = T.GradScaler(DEVICE, enabled=amp == "fp16")
+
+    def train_step(model, opt, xb, yb):
+        opt.zero_grad()
+        with T.autocast(DEVICE, dtype=AMP.get(amp, T.bfloat16), enabled=amp is not None):
+            loss = F.cross_entropy(model(xb), yb)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss.detach()
+    return train_step
+
+
+train_step = make_train_step()
 
 
 def train(name: str, model, data, epochs: int, lr: float, quick: bool, batch_size: int = 32,
-          compile: bool = False) -> dict:  # noqa: A002
+          compile: bool = False, amp: str | None = None) -> dict:  # noqa: A002
     """Train `model`; returns per-epoch histories (loss, test accuracy, seconds). compile:
-    run the step through tensor.compile (captured once per batch shape, then replayed)."""
+    run the step through tensor.compile (captured once per batch shape, then replayed); amp:
+    "bf16" or "fp16" mixed precision (autocast, and a GradScaler for fp16)."""
     xtr, ytr, xte, yte = data
     model.to(DEVICE)
     loader = DataLoader(TensorDataset(T.asarray(xtr, device=DEVICE), T.asarray(ytr, device=DEVICE)),
@@ -105,7 +122,8 @@ def train(name: str, model, data, epochs: int, lr: float, quick: bool, batch_siz
     opt = Adam(model.parameters(), lr=lr)
     sched = CosineAnnealingLR(opt, T_max=epochs)
     hist = {"loss": [], "acc": [], "time": []}
-    step = T.compile(train_step) if compile else train_step
+    step = make_train_step(amp)
+    step = T.compile(step) if compile else step
     for epoch in range(1, epochs + 1):
         bar = _Bar(1 if quick else len(loader), f"{name} epoch {epoch}/{epochs}")
         t0, total, n = time.perf_counter(), 0.0, 0
@@ -152,16 +170,19 @@ def plot(histories: dict, path: str) -> str | None:
 
 
 def main(epochs: int | None = None, quick: bool = False, out: str | None = None,
-         seed: int = 0, compile: bool = False) -> dict:  # noqa: A002
+         seed: int = 0, compile: bool = False, amp: str | None = None) -> dict:  # noqa: A002
     """Train both models; returns {name: history} (history["acc"][-1] is the final accuracy)."""
+    if amp not in (None, *AMP):
+        raise ValueError(f"train_digits: amp must be one of {sorted(AMP)} or None, got {amp!r}")
     T.manual_seed(seed)
     data = load_data(seed)
-    print(f"digits: {len(data[0])} training / {len(data[2])} test images, device {DEVICE}")
+    print(f"digits: {len(data[0])} training / {len(data[2])} test images, device {DEVICE}"
+          + (f", mixed precision {amp}" if amp else ""))
     histories = {}
     for name, make in (("mlp", make_mlp), ("cnn", make_cnn)):
         s = SETTINGS[name]
         histories[name] = train(name, make(), data, epochs or s["epochs"], s["lr"], quick,
-                                compile=compile)
+                                compile=compile, amp=amp)
     for name, h in histories.items():
         print(f"{name}: test accuracy {h['acc'][-1]:.2%}, "
               f"{np.median(h['time']):.2f} s per epoch (median)")
@@ -176,5 +197,7 @@ if __name__ == "__main__":
     ap.add_argument("--out", default=None, help="path of the PNG plot")
     ap.add_argument("--compile", action="store_true",
                     help="capture each training step once and replay it (tensor.compile)")
+    ap.add_argument("--amp", choices=sorted(AMP), default=None,
+                    help="mixed precision: autocast to bfloat16, or float16 with loss scaling")
     a = ap.parse_args()
-    main(a.epochs, a.quick, a.out, compile=a.compile)
+    main(a.epochs, a.quick, a.out, compile=a.compile, amp=a.amp)

@@ -1,5 +1,7 @@
 """SGD, Adam, AdamW and RMSprop: PyTorch's update formulas, defaults and state, run by the
-fused kernel when the parameter allows it (nn/optim/optimizer.py) and as tensor ops otherwise."""
+fused kernel when the parameter allows it (nn/optim/optimizer.py) and as tensor ops otherwise.
+Each also takes master_weights=True: float16/bfloat16 parameters are updated through float32
+copies (nn/optim/optimizer.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -33,10 +35,10 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, master_weights=master_weights))
 
     def _check_options(self, g):
         _check_nonneg("SGD", g["lr"], "learning rate")
@@ -86,10 +88,12 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
+                 maximize: bool = False, decoupled_weight_decay: bool = False,
+                 master_weights: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      master_weights=master_weights))
 
     def _check_options(self, g):
         name = type(self).__name__
@@ -149,9 +153,9 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                         decoupled_weight_decay=True, master_weights=master_weights)
 
 
 # ---- RMSprop --------------------------------------------------------------------------------
@@ -162,9 +166,10 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False) -> None:
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+                                      momentum=momentum, centered=centered, maximize=maximize,
+                                      master_weights=master_weights))
 
     def _check_options(self, g):
         for key, what in (("lr", "learning rate"), ("eps", "epsilon value"),

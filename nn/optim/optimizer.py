@@ -146,11 +146,25 @@ class Optimizer:
                         state = self.state.get(p, {})
                         if p.dtype.kind == "c":
                             state = _complex_update(self._update, group, p, self._grad(p), state)
+                        elif _uses_master(group, p):
+                            self._master_update(group, p, state)
                         else:
                             self._update(group, p, self._grad(p), state)
                         if state:  # SGD without momentum keeps none, as in PyTorch
                             self.state[p] = state
         return loss
+
+    def _master_update(self, group: dict[str, Any], p: Tensor, state: dict[str, Any]) -> None:
+        """master_weights: the float32 copy of the 16-bit p (state "master", made at the first
+        step, and again when p was written since the last step) takes the update, with the
+        gradient cast up and float32 state (fused kernels as for a float32 parameter); p gets
+        the result rounded to its dtype."""
+        m = state.pop("master", None)
+        if m is None or state.pop("_p_version", None) != p._storage.version:
+            m = p.astype(dt.float32).contiguous()
+        self._update(group, m, self._grad(p).astype(dt.float32), state)   # the algorithm's own
+        p.copy_(m)
+        state["master"], state["_p_version"] = m, p._storage.version
 
     def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -180,7 +194,7 @@ class Optimizer:
             for p in g["params"]:
                 if p in self.state:
                     state[index[id(p)]] = {k: v.copy() if isinstance(v, Tensor) else v
-                                           for k, v in self.state[p].items()}
+                                           for k, v in self.state[p].items() if k != "_p_version"}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -194,16 +208,25 @@ class Optimizer:
             if len(mine["params"]) != len(saved["params"]):
                 raise ValueError("loaded state dict contains a parameter group that doesn't match "
                                  "the size of optimizer's group")
-        by_index = {i: p for mine, saved in zip(self.param_groups, groups)
+        by_index = {i: (p, saved) for mine, saved in zip(self.param_groups, groups)
                     for i, p in zip(saved["params"], mine["params"])}
         self.state = defaultdict(dict)
         for i, st in state_dict["state"].items():
-            p = by_index.get(int(i))
+            p, group = by_index.get(int(i), (None, None))
             if p is None:
                 continue
-            self.state[p] = {k: _load_value(k, v, p) for k, v in st.items()}
+            # a master-weight parameter's state is float32 (its master copy included)
+            d = dt.float32 if _uses_master(group, p) else p.dtype
+            self.state[p] = {k: _load_value(k, v, p, d) for k, v in st.items()}
+            if "master" in self.state[p]:
+                self.state[p]["_p_version"] = p._storage.version
         self.param_groups = [{**saved, "params": mine["params"]}
                              for mine, saved in zip(self.param_groups, groups)]
+
+
+def _uses_master(group: dict[str, Any], p: Tensor) -> bool:
+    """Whether p is updated through a float32 master copy (a 16-bit float with master_weights)."""
+    return bool(group.get("master_weights")) and p.dtype in (dt.float16, dt.bfloat16)
 
 
 def _complex_update(update, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> dict:
@@ -219,13 +242,13 @@ def _complex_update(update, group: dict[str, Any], p: Tensor, g: Tensor, state: 
             for k, v in rstate.items()}
 
 
-def _load_value(key: str, v, p: Tensor):
+def _load_value(key: str, v, p: Tensor, dtype):
     if key == "step":
         return int(float(v.item() if hasattr(v, "item") else v))
     if v is None:
         return None
     t = v if isinstance(v, Tensor) else T.asarray(v)
-    return T.asarray(t, dtype=p.dtype, device=p.device).copy().contiguous()
+    return T.asarray(t, dtype=dtype, device=p.device).copy().contiguous()
 
 
 def _check_nonneg(name: str, value: float, what: str) -> None:
