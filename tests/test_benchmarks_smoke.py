@@ -193,3 +193,12 @@ def test_bench_rows_smoke(capsys):
     out = capsys.readouterr().out
     assert len(rows) == 16 and all(u > 0 and c > 0 for _, u, c in rows), out
     assert NK.ROW_CACHE == before and "cached/uncached" in out
+
+
+def test_bench_amp_smoke(capsys):
+    """bench_amp.py: a float32, bfloat16 and float16 row per case, positive times and peaks."""
+    rows = _load("bench_amp").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert [r[0].rsplit(" ", 1)[-1] for r in rows[:6]] == ["fp32", "bf16", "fp16"] * 2, out
+    assert len(rows) == 9 and all(r[1] > 0 for r in rows), out
+    assert all(r[2] is not None and r[2] >= 0 for r in rows[:6]), out
