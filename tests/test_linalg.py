@@ -3,6 +3,11 @@ dtype, strided operands, empty dims, `@`, out=), tensordot, dot, outer, inner; t
 determinism and error messages."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import pytest
 from helpers import to_np as np_of
@@ -287,3 +292,46 @@ def test_matmul_zero_dim_operand():
         T.matmul(T.tensor(2.0), T.ones(3))
     with pytest.raises(ValueError, match=r"\(\)"):
         T.ones(3) @ T.tensor(2.0)
+
+
+_BF16_SHAPES = [(5, 7, 3), (64, 65, 66), (300, 513, 257), (7, 1030, 40), (33, 1, 35), (129, 1537, 65),
+                (257, 33, 300)]
+
+
+def _bf16_products(seed: int = 3):
+    """bfloat16 products of odd shapes (partial tiles, several K blocks, odd K), strided and
+    batched operands, as float32 arrays, with their float64 references."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for m, k, n in _BF16_SHAPES:
+        a = T.asarray(rng.standard_normal((2, m, k)).astype(np.float32)).astype(T.bfloat16)
+        b = T.asarray(rng.standard_normal((n, k)).astype(np.float32)).astype(T.bfloat16).T
+        ref = a.astype(T.float64).numpy() @ b.astype(T.float64).numpy()
+        out.append(((a @ b).astype(T.float32).numpy(), ref))
+    return out
+
+
+def test_bf16_matmul_tiles_and_float32_path():
+    """The bfloat16 GEMM (AMX tiles where the CPU and kernel allow, tensor/cpu/csrc/gemm.c) is
+    within bfloat16 rounding of float64 products; the widened float32 path (STRIDEX_AMX=0, in
+    a subprocess) agrees with it to about one bfloat16 ulp. (Without AMX here both runs take
+    the float32 path.)"""
+    if T.get_default_device().type != "cpu":
+        pytest.skip("the CPU's GEMM")
+    ours = _bf16_products()
+    for got, ref in ours:
+        scale = np.abs(ref).max()
+        assert np.abs(got - ref).max() <= 2.0 ** -8 * scale, (got.shape, np.abs(got - ref).max())
+    code = ("import numpy as np, sys; sys.path.insert(0, 'tests'); import test_linalg as t; "
+            "from tensor.cpu import gemm; assert not gemm.bf16_amx(); "
+            "np.savez(sys.argv[1], *[g for g, _ in t._bf16_products()])")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.npz")
+        env = {**os.environ, "STRIDEX_AMX": "0"}
+        r = subprocess.run([sys.executable, "-c", code, path], env=env, capture_output=True,
+                           text=True, timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+        assert r.returncode == 0, r.stderr
+        other = np.load(path)
+        for i, (got, ref) in enumerate(ours):
+            np.testing.assert_allclose(other[f"arr_{i}"], got, rtol=2.0 ** -7,
+                                       atol=2.0 ** -7 * np.abs(ref).max())

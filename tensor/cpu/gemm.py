@@ -12,7 +12,14 @@ _ARGS = ("int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sA
 _GEMM_SIG = "void gemm_{0}(" + _ARGS + ");\nvoid gemm_epi_{0}(" + _ARGS + ", intptr_t epi, intptr_t ctx);"
 
 K.register_family("gemm", lambda _: ('#include "gemm.c"\n',
-                                     "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.REAL)))
+                                     "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.REAL)
+                                     + "\nint gemm_bf16_amx(void);"))
+
+
+def bf16_amx() -> bool:
+    """Whether bfloat16 matrix products run on AMX tiles here (the compiler targets AMX-BF16,
+    the kernel lets the process use it, STRIDEX_AMX is not 0), else widened to float32."""
+    return bool(K.kernel("gemm", None, "gemm_bf16_amx")())
 
 
 def gemm(a, b, c) -> None:

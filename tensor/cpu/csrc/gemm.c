@@ -473,6 +473,181 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
 }
 
 /* ------------------------------------------------------------------------ */
+/* bfloat16 on AMX tiles                                                     */
+/* ------------------------------------------------------------------------ */
+/* Where the compiler targets AMX-BF16 (-march=native on a CPU that has it) and the kernel lets
+ * the process use the tile registers (arch_prctl, asked once; refused: the float32 path), a
+ * bfloat16 product runs on the tile unit (STRIDEX_AMX=0 turns it off): TDPBF16PS multiplies a 16 x 32 block of A by a
+ * 32 x 16 block of B into a 16 x 16 float32 tile, about eight times the multiply-adds per cycle
+ * of AVX-512 FMAs. The micro-tile is 32 x 32 of C (four accumulator tiles, two of A, two of
+ * B); A panels are packed row-major 32 rows at a time and B panels in the tile unit's pair
+ * layout (two consecutive k of a column in each 32-bit lane), both zero-padded to whole
+ * tiles; K blocks (their order depends on K only) are summed in a float32 workspace rounded
+ * once, as gm_drive_half. The rounding differs from the widened float32 path (the unit sums
+ * pairs of products, and treats bfloat16 subnormals as zero), so a machine without AMX gives
+ * results within float32 rounding of these, not the same bits. */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__) && defined(__linux__)
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define GM_AMX 1
+#define GM_AT 32          /* the micro-tile: GM_AT x GM_AT of C */
+#define GM_AKC 512        /* K block (a multiple of 32) */
+#define GM_AMC 128        /* rows of A per block (a multiple of GM_AT) */
+
+static int gm_amx_state = -1;   /* -1: not asked yet, 0: refused, 1: granted */
+
+static int gm_amx_ok(void)
+{
+    int s = __atomic_load_n(&gm_amx_state, __ATOMIC_ACQUIRE);
+    if (s < 0) {   /* ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18) */
+        const char *env = getenv("STRIDEX_AMX");   /* STRIDEX_AMX=0: the float32 path */
+        s = !(env && env[0] == '0') && syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+        __atomic_store_n(&gm_amx_state, s, __ATOMIC_RELEASE);
+    }
+    return s;
+}
+
+typedef struct {
+    uint8_t palette, start;
+    uint8_t pad[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} __attribute__((packed)) gm_tilecfg;
+
+static void gm_amx_config(void)
+{
+    gm_tilecfg c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int i = 0; i < 8; i++) { c.rows[i] = 16; c.colsb[i] = 64; }
+    _tile_loadconfig(&c);
+}
+
+static int64_t gm_round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+/* dst[i*kcp + k] = A[i, k] for GM_AT-row panels, rows past mc and k past kc zero (kcp:
+ * kc rounded up to 32) */
+static void gm_packA_amx(const uint16_t *A, int64_t sm, int64_t sk, int64_t mc, int64_t kc,
+                         int64_t kcp, uint16_t *restrict dst)
+{
+    for (int64_t i = 0; i < gm_round_up(mc, GM_AT); i++) {
+        uint16_t *d = dst + i * kcp;
+        int64_t k = 0;
+        if (i < mc) {
+            const uint16_t *a = A + i * sm;
+            if (sk == 1) { memcpy(d, a, (size_t)kc * 2); k = kc; }
+            else for (; k < kc; k++) d[k] = a[k * sk];
+        }
+        for (; k < kcp; k++) d[k] = 0;
+    }
+}
+
+/* dst[p*GM_AT + j] = B[2p, j] | B[2p + 1, j] << 16 for GM_AT-column panels of kcp / 2 pair
+ * rows each (zero past kc and nc) */
+static void gm_packB_amx(const uint16_t *B, int64_t sk, int64_t sn, int64_t kc, int64_t nc,
+                         int64_t kcp, uint32_t *restrict dst)
+{
+    for (int64_t jr = 0; jr < nc; jr += GM_AT) {
+        int64_t nr = GM_MIN(GM_AT, nc - jr);
+        for (int64_t p = 0; p < kcp / 2; p++) {
+            uint32_t *d = dst + p * GM_AT;
+            int64_t j = 0;
+            if (2 * p + 1 < kc) {
+                const uint16_t *b0 = B + 2 * p * sk + jr * sn, *b1 = b0 + sk;
+                if (sn == 1)
+                    for (; j < nr; j++) d[j] = b0[j] | (uint32_t)b1[j] << 16;
+                else
+                    for (; j < nr; j++) d[j] = b0[j * sn] | (uint32_t)b1[j * sn] << 16;
+            } else if (2 * p < kc) {
+                const uint16_t *b0 = B + 2 * p * sk + jr * sn;
+                for (; j < nr; j++) d[j] = b0[j * sn];
+            }
+            for (; j < GM_AT; j++) d[j] = 0;
+        }
+        dst += kcp / 2 * GM_AT;
+    }
+}
+
+/* w (row stride ldw floats) (=|+=) the 32 x 32 product of packed panels a (32 rows of kcp)
+ * and b (kcp / 2 pair rows of 32 columns) */
+static void gm_kern_amx(int64_t kcp, const uint16_t *a, const uint32_t *b, float *w,
+                        int64_t ldw, int first)
+{
+    const size_t ldb = (size_t)ldw * 4;
+    if (first) {
+        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    } else {
+        _tile_loadd(0, w, ldb);
+        _tile_loadd(1, w + 16, ldb);
+        _tile_loadd(2, w + 16 * ldw, ldb);
+        _tile_loadd(3, w + 16 * ldw + 16, ldb);
+    }
+    for (int64_t k = 0; k < kcp; k += 32) {
+        _tile_loadd(4, a + k, kcp * 2);
+        _tile_loadd(5, a + 16 * kcp + k, kcp * 2);
+        _tile_loadd(6, b + k / 2 * GM_AT, GM_AT * 4);
+        _tile_loadd(7, b + k / 2 * GM_AT + 16, GM_AT * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, w, ldb);
+    _tile_stored(1, w + 16, ldb);
+    _tile_stored(2, w + 16 * ldw, ldb);
+    _tile_stored(3, w + 16 * ldw + 16, ldb);
+}
+
+/* Scratch of gm_drive_amx (bytes): A block, the B slab of every K block, the workspace */
+static void gm_amx_scratch(int64_t M, int64_t N, int64_t K, size_t *sa, size_t *sb, size_t *sw)
+{
+    int64_t kcp = gm_round_up(gm_even_block(K, GM_AKC, 1), 32);
+    int64_t nkb = (K + gm_even_block(K, GM_AKC, 1) - 1) / gm_even_block(K, GM_AKC, 1);
+    int64_t ncr = gm_round_up(GM_MIN(N, gm_half_nc(K)), GM_AT);
+    int64_t mcr = gm_round_up(GM_MIN(M, GM_AMC), GM_AT);
+    *sa = (size_t)mcr * kcp * 2;
+    *sb = (size_t)ncr * kcp * 2 * (size_t)GM_MAX(nkb, 1);
+    *sw = (size_t)mcr * ncr * 4;
+}
+
+static void gm_drive_amx(const gm_task *t, uint16_t *Ap, uint32_t *Bp, float *W)
+{
+    const int64_t M = t->M, N = t->N, K = t->K;
+    const int64_t kcb = gm_even_block(K, GM_AKC, 1), kcp = gm_round_up(kcb, 32);
+    const int64_t mcb = gm_even_block(M, GM_AMC, GM_AT);
+    const int64_t ncb = gm_even_block(N, gm_half_nc(K), GM_AT);
+    const uint16_t *A = (const uint16_t *)t->A, *B = (const uint16_t *)t->B;
+    uint16_t *C = (uint16_t *)t->C;
+    gm_amx_config();
+    for (int64_t jc = 0; jc < N; jc += ncb) {
+        int64_t nc = GM_MIN(ncb, N - jc), ncr = gm_round_up(nc, GM_AT);
+        for (int64_t pc = 0; pc < K; pc += kcb)
+            gm_packB_amx(B + pc * t->sBk + jc * t->sBn, t->sBk, t->sBn, GM_MIN(kcb, K - pc), nc,
+                         kcp, Bp + pc / kcb * (kcp / 2) * ncr);
+        for (int64_t ic = 0; ic < M; ic += mcb) {
+            int64_t mc = GM_MIN(mcb, M - ic);
+            for (int64_t pc = 0; pc < K; pc += kcb) {
+                int64_t kc = GM_MIN(kcb, K - pc), kp = gm_round_up(kc, 32);
+                gm_packA_amx(A + ic * t->sAm + pc * t->sAk, t->sAm, t->sAk, mc, kc, kp, Ap);
+                const uint32_t *Bk = Bp + pc / kcb * (kcp / 2) * ncr;
+                for (int64_t jr = 0; jr < nc; jr += GM_AT)
+                    for (int64_t ir = 0; ir < mc; ir += GM_AT)
+                        gm_kern_amx(kp, Ap + ir * kp, Bk + jr * (kcp / 2), W + ir * ncr + jr, ncr,
+                                    pc == 0);
+            }
+            for (int64_t i = 0; i < mc; i++) {   /* round the finished block once */
+                uint16_t *c = C + (ic + i) * t->sCm + jc * t->sCn;
+                const float *w = W + i * ncr;
+                for (int64_t j = 0; j < nc; j++) c[j * t->sCn] = gm_float_to_bf16(w[j]);
+            }
+        }
+    }
+    _tile_release();
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* Small problems: direct loops, no packing                                  */
 /* ------------------------------------------------------------------------ */
 /* Integers and bool (also the fallback when scratch memory cannot be had):
@@ -947,6 +1122,12 @@ static void gm_scratch(const gm_problem *p, size_t *sa, size_t *sb, size_t *sw)
     }
     case GM_F16:
     case GM_BF16: {
+#ifdef GM_AMX
+        if (p->type == GM_BF16 && gm_amx_ok()) {
+            gm_amx_scratch(M, N, K, sa, sb, sw);
+            break;
+        }
+#endif
         int64_t kc = gm_even_block(K, GM_KC_F, 1);
         int64_t nc = GM_MIN(N, gm_half_nc(K)) + GM_NR_F;
         int64_t mc = GM_MIN(M, GM_MC_F) + GM_MR_F;
@@ -1015,7 +1196,12 @@ static void gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t 
         case GM_F32: gm_drive_f32(&t, (float *)Ap, (float *)Bp); break;
         case GM_F64: gm_drive_f64(&t, (double *)Ap, (double *)Bp); break;
         case GM_F16: gm_drive_half(&t, GM_K_F16, (float *)Ap, (float *)Bp, (float *)W); break;
-        case GM_BF16: gm_drive_half(&t, GM_K_BF16, (float *)Ap, (float *)Bp, (float *)W); break;
+        case GM_BF16:
+#ifdef GM_AMX
+            if (gm_amx_ok()) { gm_drive_amx(&t, (uint16_t *)Ap, (uint32_t *)Bp, (float *)W); break; }
+#endif
+            gm_drive_half(&t, GM_K_BF16, (float *)Ap, (float *)Bp, (float *)W);
+            break;
         case GM_I8: gm_int_i8(&t, (uint32_t *)Bp); break;
         case GM_U8: gm_int_u8(&t, (uint32_t *)Bp); break;
         case GM_I16: gm_int_i16(&t, (uint32_t *)Bp); break;
@@ -1197,3 +1383,13 @@ GM_EXPORT(b8, GM_B8, 1)
 GM_EXPORT(u16, GM_I16, 2)
 GM_EXPORT(u32, GM_I32, 4)
 GM_EXPORT(u64, GM_I64, 8)
+
+/* Whether bfloat16 products run on AMX tiles in this process (1) or widened to float32 (0). */
+int gemm_bf16_amx(void)
+{
+#ifdef GM_AMX
+    return gm_amx_ok();
+#else
+    return 0;
+#endif
+}
