@@ -10,7 +10,7 @@
 #   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
 #   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize,
 #   profile (profile_step.py's cProfile and Nsight Compute on the bandwidth rows' kernels)
-#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile (BENCH=
+#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile, bench_amp (BENCH=
 #   "bench_cuda bench_speedup" runs only those); plots and markdown tables in $OUT/plots.tgz
 set -uo pipefail
 OUT=${OUT:-/tmp/stridex-gpu}
@@ -115,9 +115,10 @@ if [[ " $STEPS " == *" bench "* ]]; then
   # on the emulator).
   PLOTS=$(mktemp -d)
   if [[ "${SMOKE:-0}" == 1 ]]; then
-    SM=(--smoke) SPEEDUP=(--smoke) MLP=(--quick) COMPILE=(--sample 2 -j 2)
+    SM=(--smoke) SPEEDUP=(--smoke) MLP=(--quick) COMPILE=(--sample 2 -j 2) AMP=(--smoke)
   else
     SM=() SPEEDUP=(--time-limit "${SPEEDUP_LIMIT:-120}") MLP=(--budget 0.5) COMPILE=(--sample 40 -j "$(nproc)")
+    AMP=()
   fi
   : > "$OUT/bench.log"
   bench() {  # bench NAME SECONDS COMMAND...: runs it, logs to bench.log, packs the plots
@@ -140,6 +141,9 @@ if [[ " $STEPS " == *" bench "* ]]; then
   sed -n '/^3-layer MLP/,/^plot saved/p' "$OUT/bench.log" | tee -a "$SUMMARY"
   bench bench_compile 90 python3 benchmarks/bench_compile.py "${COMPILE[@]}"
   tail -6 "$OUT/bench.log" | tee -a "$SUMMARY"
+  # mixed precision (fp32 / bf16 / fp16 steps against PyTorch's CUDA autocast)
+  bench bench_amp 90 python3 benchmarks/bench_amp.py --device cuda "${AMP[@]}"
+  sed -n '/^mixed precision on/,/^(.* s; peak/p' "$OUT/bench.log" | tee -a "$SUMMARY"
   say "plots.tgz: $(tar -tzf "$OUT/plots.tgz" | grep -v '/$' | tr '\n' ' ')"
 fi
 
