@@ -58,4 +58,100 @@ SX_DEV void so_rmsprop(T *p, const T *g, T *sq, T *ga, T *buf, int64_t n, double
                                          eps, neg_lr, mom, wd, F);
 }
 
+/* ---- master weights: many 16-bit parameters in one launch (the CPU's: optim.h) ----
+ * G: the parameters' storage traits (sx_f16, sx_bf16). table: k pointer columns of n addresses
+ * (the 16-bit parameters, the float32 masters, the 16-bit gradients, the float32 state
+ * buffers, 0 where absent), n sizes and n + 1 chunk starts. A block takes a chunk of `chunk`
+ * elements at a time (grid-stride over the chunks), finds its tensor by binary search, and
+ * its threads step the chunk's elements: the float32 step on the master, the gradient
+ * widened, the parameter = the master rounded (bitwise the CPU's). */
+SX_DEV int64_t so_find(const int64_t *start, int64_t n, int64_t c) {
+    int64_t lo = 0, hi = n - 1;   /* the last tensor whose chunks start at or before c */
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (start[mid] <= c) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+#define SO_MT_LOOP(K, ...)   /* ...: the body (commas and all) */                         \
+    const int64_t *sizes = table + (K) * n, *start = sizes + n;                            \
+    for (int64_t c_ = blockIdx.x; c_ < start[n]; c_ += gridDim.x) {                        \
+        const int64_t t_ = so_find(start, n, c_);                                          \
+        const int64_t lo = (c_ - start[t_]) * chunk;                                       \
+        const int64_t hi = lo + chunk < sizes[t_] ? lo + chunk : sizes[t_];                \
+        __VA_ARGS__                                                                        \
+    }
+#define SO_PTR(T, j) ((T *)table[(j) * n + t_])
+
+template <class G>
+SX_DEV void so_sgd_master(const int64_t *table, int64_t n, int64_t chunk, double neg_lr_,
+                          double momentum_, double one_minus_damp_, double wd_, int F) {
+    typedef typename G::T T;
+    G s;
+    const float neg_lr = (float)neg_lr_, mom = (float)momentum_, damp1 = (float)one_minus_damp_,
+                wd = (float)wd_;
+    F = sx_sgd_flags(F);
+    SO_MT_LOOP(4, {
+        T *q = SO_PTR(T, 0);
+        float *p = SO_PTR(float, 1), *buf = SO_PTR(float, 3);
+        const T *g = SO_PTR(const T, 2);
+        if (!(F & SX_OPT_MOMENTUM)) buf = p;
+        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            float r = sx_sgd_step(p[i], s.ld(g[i]), &buf[i], neg_lr, mom, damp1, wd, F);
+            p[i] = r;
+            q[i] = s.st(r);
+        }
+    })
+}
+
+template <class G>
+SX_DEV void so_adam_master(const int64_t *table, int64_t n, int64_t chunk, double decay_,
+                           double wd_, double w1_, double beta2_, double c2_, double bc2s_,
+                           double eps_, double neg_step_, int F) {
+    typedef typename G::T T;
+    G s;
+    const float decay = (float)decay_, wd = (float)wd_, w1 = (float)w1_, beta2 = (float)beta2_,
+                c2 = (float)c2_, bc2s = (float)bc2s_, eps = (float)eps_, neg_step = (float)neg_step_;
+    const int w1_small = sx_lerp_small((double)w1);
+    F = sx_adam_flags(F);
+    SO_MT_LOOP(6, {
+        T *q = SO_PTR(T, 0);
+        float *p = SO_PTR(float, 1), *m = SO_PTR(float, 3), *v = SO_PTR(float, 4),
+              *vmax = SO_PTR(float, 5);
+        const T *g = SO_PTR(const T, 2);
+        if (!(F & SX_OPT_AMSGRAD)) vmax = v;
+        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            float r = sx_adam_step(p[i], s.ld(g[i]), &m[i], &v[i], &vmax[i], decay, wd, w1,
+                                   w1_small, beta2, c2, bc2s, eps, neg_step, F);
+            p[i] = r;
+            q[i] = s.st(r);
+        }
+    })
+}
+
+template <class G>
+SX_DEV void so_rmsprop_master(const int64_t *table, int64_t n, int64_t chunk, double alpha_,
+                              double c_, double eps_, double neg_lr_, double momentum_,
+                              double wd_, int F) {
+    typedef typename G::T T;
+    G s;
+    const float alpha = (float)alpha_, c = (float)c_, eps = (float)eps_, neg_lr = (float)neg_lr_,
+                mom = (float)momentum_, wd = (float)wd_;
+    const int c_small = sx_lerp_small((double)c);
+    SO_MT_LOOP(6, {
+        T *q = SO_PTR(T, 0);
+        float *p = SO_PTR(float, 1), *sq = SO_PTR(float, 3), *ga = SO_PTR(float, 4),
+              *buf = SO_PTR(float, 5);
+        const T *g = SO_PTR(const T, 2);
+        if (!(F & SX_OPT_CENTERED)) ga = sq;
+        if (!(F & SX_OPT_MOMENTUM)) buf = sq;
+        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            float r = sx_rmsprop_step(p[i], s.ld(g[i]), &sq[i], &ga[i], &buf[i], alpha, c,
+                                      c_small, eps, neg_lr, mom, wd, F);
+            p[i] = r;
+            q[i] = s.st(r);
+        }
+    })
+}
 #endif

@@ -17,7 +17,7 @@ import autograd
 import nn
 import tensor as T
 from nn import functional as F
-from nn.optim import SGD, AdamW
+from nn.optim import SGD, AdamW, RMSprop
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,3 +173,43 @@ def test_overflow_mid_training_is_skipped_and_recovers():
             assert all(np.array_equal(b, p.numpy()) for b, p in zip(before, model.parameters()))
     assert scales[5] == scales[4] / 2 and scales[6] == scales[5]
     assert losses[-1] < losses[0]
+
+
+MASTER_CASES = [
+    (SGD, dict(lr=0.1)), (SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    (AdamW, dict(lr=1e-2)), (AdamW, dict(lr=1e-2, amsgrad=True)),
+    (RMSprop, dict(lr=1e-2, momentum=0.5, centered=True, weight_decay=0.1)),
+]
+
+
+@pytest.mark.usefixtures("device")
+@pytest.mark.parametrize("dtype", [T.float16, T.bfloat16])
+@pytest.mark.parametrize("case", range(len(MASTER_CASES)))
+def test_master_weights_one_kernel_bitwise_the_float32_update(case, dtype, monkeypatch):
+    """Three 16-bit parameters (one past a chunk of the kernel) step through one multi-tensor
+    kernel call a step, bitwise what a float32 optimizer on float32 copies, fed the widened
+    gradients, computes (then rounded), on either device."""
+    from tensor.backend import backend_for
+    cls, kw = MASTER_CASES[case]
+    dev = T.get_default_device().type
+    rng = np.random.default_rng(case)
+    shapes = [(3, 5), (70000,), (1,)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    ps = [nn.Parameter(T.asarray(a).astype(dtype)) for a in init]
+    refs = [nn.Parameter(p.astype(T.float32)) for p in ps]
+    opt, ref = cls(ps, master_weights=True, **kw), cls(refs, **kw)
+    be = backend_for(ps[0].device)
+    calls = []
+    orig = be.optim_master
+    monkeypatch.setattr(be, "optim_master", lambda *a: (calls.append(a[0]), orig(*a))[1])
+    for _ in range(3):
+        for p, r in zip(ps, refs):
+            g = T.asarray(rng.standard_normal(p.shape).astype(np.float32)).astype(dtype)
+            p.grad, r.grad = g, g.astype(T.float32)
+        opt.step()
+        ref.step()
+        for p, r in zip(ps, refs):
+            np.testing.assert_array_equal(opt.state[p]["master"].numpy(), r.numpy())
+            np.testing.assert_array_equal(p.astype(T.float32).numpy(),
+                                          r.astype(dtype).astype(T.float32).numpy())
+    assert len(calls) == 3, (dev, calls)

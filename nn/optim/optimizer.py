@@ -3,6 +3,7 @@ the fused update kernels (the backend's optim_step: one pass over p, grad and th
 buffers, in place)."""
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -28,7 +29,15 @@ def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:
             and all(b is None or (b.is_contiguous() and b.device == p.device) for b in (p, *bufs)))
 
 
+_OPTIM_PTRS = {"sgd": 3, "adam": 5, "rmsprop": 5}   # leading address arguments of each kernel
+_collect = threading.local()   # .calls: a list while master-weight updates are being gathered
+
+
 def _launch(name: str, p: Tensor, *args) -> None:
+    calls = getattr(_collect, "calls", None)
+    if calls is not None:   # a master copy's update: launched with the others (_master_updates)
+        calls.append((name, args))
+        return
     # the kernel writes p in place, as the tensor-op path's in-place ops (which check) would
     check_writable(p, f"{name} step")
     backend_for(p.device).optim_step(name, p, *args)
@@ -141,30 +150,55 @@ class Optimizer:
                 loss = closure()
         with autograd.no_grad():
             for group in self.param_groups:
+                masters = []
                 for p in group["params"]:
                     if p.grad is not None:
                         state = self.state.get(p, {})
                         if p.dtype.kind == "c":
                             state = _complex_update(self._update, group, p, self._grad(p), state)
                         elif _uses_master(group, p):
-                            self._master_update(group, p, state)
+                            masters.append((p, state))
                         else:
                             self._update(group, p, self._grad(p), state)
                         if state:  # SGD without momentum keeps none, as in PyTorch
                             self.state[p] = state
+                if masters:
+                    self._master_updates(group, masters)
         return loss
 
-    def _master_update(self, group: dict[str, Any], p: Tensor, state: dict[str, Any]) -> None:
-        """master_weights: the float32 copy of the 16-bit p (state "master", made at the first
-        step, and again when p was written since the last step) takes the update, with the
-        gradient cast up and float32 state (fused kernels as for a float32 parameter); p gets
-        the result rounded to its dtype."""
-        m = state.pop("master", None)
-        if m is None or state.pop("_p_version", None) != p._storage.version:
-            m = p.astype(dt.float32).contiguous()
-        self._update(group, m, self._grad(p).astype(dt.float32), state)   # the algorithm's own
-        p.copy_(m)
-        state["master"], state["_p_version"] = m, p._storage.version
+    def _master_updates(self, group: dict[str, Any], masters: list) -> None:
+        """master_weights: the float32 copy of each 16-bit p (state "master", made at the first
+        step, and again when p was written since the last step) takes the update with float32
+        state, p the result rounded to its dtype. The algorithm's fused kernel calls are gathered
+        (its _update runs on the master and the 16-bit gradient) and launched as multi-tensor
+        kernels, one per (kernel, dtype, device, scalars): the backends' optim_master, which
+        also writes p. An update the kernels cannot take ran as tensor ops; p is copied then."""
+        gathered: dict = {}
+        for p, state in masters:
+            m = state.pop("master", None)
+            if m is None or state.pop("_p_version", None) != p._storage.version:
+                m = p.astype(dt.float32).contiguous()
+            _collect.calls = calls = []
+            try:
+                self._update(group, m, self._grad(p), state)   # the algorithm's own
+            finally:
+                _collect.calls = None
+            state["master"] = m
+            if not calls:
+                p.copy_(m)
+                continue
+            check_writable(p, f"{calls[0][0]} step")
+            (name, args), k = calls[0], _OPTIM_PTRS[calls[0][0]]
+            key = (name, p.dtype, p.device, args[k + 1:])
+            gathered.setdefault(key, []).append((p, args[:k], state))
+        for (name, _, device, rest), items in gathered.items():
+            cols = [[a[j] for _, a, _ in items] for j in range(len(items[0][1]))]
+            backend_for(device).optim_master(name, [p for p, _, _ in items], cols, rest[:-1],
+                                             rest[-1])
+        for p, state in masters:
+            p._storage.version += 1
+            state["_p_version"] = p._storage.version
+            self.state[p] = state
 
     def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
         raise NotImplementedError

@@ -96,23 +96,29 @@ INTERFACE = {
     "col2im": "(cols, out, stride, dilation, before): out = the crop at before=(top, left) of the "
               "canvas whose windows (C, KH, KW, N, OH, OW) are cols, overlaps summed",
     "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",
+    "optim_master": "(name, params, columns, scalars, flags): update `name` (sgd/adam/rmsprop) of "
+                    "many float16/bfloat16 params (one dtype) through float32 masters in one "
+                    "kernel call; columns: optim_step's addresses (master, grad, state) per param",
     "amp_unscale": "(tensors, inv_scale, found): every contiguous tensor (one float dtype) times "
                    "inv_scale in place, found (float32, 1 element) set to 1 where a value was inf "
                    "or NaN; one kernel call for all (GradScaler)",
 }
 
-def multi_tensor_table(tensors: list, chunk: int):
-    """The table of a multi-tensor kernel (amp_unscale) over these contiguous tensors: their
-    addresses, their sizes, the index of the first chunk (of `chunk` elements) of each, then the
-    total chunk count; int64 NumPy."""
+def multi_tensor_table(tensors: list, chunk: int, columns=()):
+    """The table of a multi-tensor kernel (amp_unscale, optim_master) over these contiguous
+    tensors: their addresses, each of `columns` (more addresses, one per tensor), their sizes,
+    the index of the first chunk (of `chunk` elements) of each, then the total chunk count;
+    int64 NumPy."""
     import numpy as np
-    n = len(tensors)
-    table = np.empty(3 * n + 1, dtype=np.int64)
+    n, k = len(tensors), 1 + len(columns)
+    table = np.empty((k + 2) * n + 1, dtype=np.int64)
     sizes = np.fromiter((t.numel() for t in tensors), dtype=np.int64, count=n)
     table[:n] = [t.data_ptr() for t in tensors]
-    table[n:2 * n] = sizes
-    table[2 * n] = 0
-    np.cumsum(-(-sizes // chunk), out=table[2 * n + 1:])
+    for j, col in enumerate(columns, 1):
+        table[j * n:(j + 1) * n] = col
+    table[k * n:(k + 1) * n] = sizes
+    table[(k + 1) * n] = 0
+    np.cumsum(-(-sizes // chunk), out=table[(k + 1) * n + 1:])
     return table
 
 

@@ -136,3 +136,4 @@ im2col = _nn.im2col
 col2im = _nn.col2im
 optim_step = _nn.optim_step
 amp_unscale = _nn.amp_unscale
+optim_master = _nn.optim_master

@@ -65,11 +65,21 @@ K.register_family("optim", lambda d: (
     f'#include "optim.h"\nSX_SGD({d.sfx})\nSX_ADAM({d.sfx})\nSX_RMSPROP({d.sfx})\n',
     _OPTIM_CDEF.format(s=d.sfx)))
 
+_MASTER_CDEF = """
+void sgd_master_{s}(intptr_t, int64_t, int64_t, double, double, double, double, int, int);
+void adam_master_{s}(intptr_t, int64_t, int64_t, double, double, double, double, double, double,
+                     double, double, int, int);
+void rmsprop_master_{s}(intptr_t, int64_t, int64_t, double, double, double, double, double,
+                        double, int, int);
+"""
+K.register_family("optim_master", lambda d: (
+    f'#include "optim.h"\nSX_SGD_MASTER({d.sfx})\nSX_ADAM_MASTER({d.sfx})\n'
+    f'SX_RMSPROP_MASTER({d.sfx})\n', _MASTER_CDEF.format(s=d.sfx)))
 K.register_family("amp", lambda d: (f'#include "amp.h"\nSX_AMP_UNSCALE({d.sfx})\n', (
     f"void amp_unscale_{d.sfx}(intptr_t table, int64_t n, int64_t chunk, double inv_scale, "
     "intptr_t found, int nthreads);")))
 
-AMP_CHUNK = 1 << 16   # elements per work item of amp_unscale (amp.h)
+AMP_CHUNK = 1 << 16   # elements per work item of amp_unscale (amp.h) and optim_master (optim.h)
 
 LN_BLOCKS = 64  # layer_norm weight/bias gradients: at most this many row blocks, summed in order
 
@@ -207,6 +217,17 @@ def optim_step(name: str, p, *args) -> None:
     its gradient and the state buffers (0 for an absent one), the element count, the scalars
     and the flag word."""
     _k("optim", name, p.dtype)(*args, K._num_threads)
+
+
+def optim_master(name: str, params: list, columns: list, scalars: tuple, flags: int) -> None:
+    """One multi-tensor update `name` of the 16-bit params (one dtype) through their float32
+    masters: columns are the per-parameter kernel's address arguments (master, gradient, state
+    buffers; 0 for an absent one), one list each; scalars and flags as that kernel's (optim.h)."""
+    from ..backend import multi_tensor_table
+    table = multi_tensor_table(params, AMP_CHUNK, columns)
+    _k("optim_master", f"{name}_master", params[0].dtype)(
+        table.ctypes.data, len(params), AMP_CHUNK, *(float(v) for v in scalars), int(flags),
+        K._num_threads)
 
 
 # ---- amp ------------------------------------------------------------------------------------

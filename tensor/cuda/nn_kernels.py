@@ -140,6 +140,24 @@ def optim_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("optim.cuh", "SO_BLOCK", d, [(n, p, c, "") for n, (p, c) in _OPTIM_KERNELS.items()])
 
 
+_MASTER_ARGS = {   # the per-parameter kernels' scalars, after (table, n, chunk)
+    "sgd": ("double neg_lr, double momentum, double one_minus_damp, double wd, int flags",
+            "neg_lr, momentum, one_minus_damp, wd, flags"),
+    "adam": ("double decay, double wd, double w1, double beta2, double c2, double bc2s, "
+             "double eps, double neg_step, int flags",
+             "decay, wd, w1, beta2, c2, bc2s, eps, neg_step, flags"),
+    "rmsprop": ("double alpha, double c, double eps, double neg_lr, double momentum, double wd, "
+                "int flags", "alpha, c, eps, neg_lr, momentum, wd, flags"),
+}
+
+
+def master_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
+    return _entries("optim.cuh", "SO_BLOCK", d, [
+        (f"{n}_master", f"const int64_t *table, int64_t n, int64_t chunk, {params}",
+         f"so_{n}_master<{{S}}>(table, n, chunk, {call})", "")
+        for n, (params, call) in _MASTER_ARGS.items()])
+
+
 def amp_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     return _entries("amp.cuh", "SA_BLOCK", d, [(
         "amp_unscale", "const int64_t *table, int64_t n, int64_t chunk, double inv_scale, "
@@ -153,11 +171,12 @@ FAMILIES = {
     "nn_pool": (pool_entries, _FLOATS),
     "optim": (optim_entries, [dt.float32, dt.float64]),
     "amp": (amp_entries, _FLOATS),
+    "optim_master": (master_entries, [dt.float16, dt.bfloat16]),
 }
 
 
 for _name, (_ents, _dts) in FAMILIES.items():
-    CK.register_family(_name, _ents, _dts, exact=_name == "optim")   # bitwise = CPU's step
+    CK.register_family(_name, _ents, _dts, exact=_name.startswith("optim"))   # = CPU's step
 
 
 # ---- launching ------------------------------------------------------------------------------
@@ -381,7 +400,26 @@ def optim_step(name: str, p, *args) -> None:
 
 # ---- amp ------------------------------------------------------------------------------------
 
-AMP_CHUNK = 1 << 12   # elements a block takes at a time (amp.cuh)
+AMP_CHUNK = 1 << 12   # elements a block takes at a time (amp.cuh, the master kernels of optim.cuh)
+
+
+def _table_on_device(table, device):
+    """The int64 table of a multi-tensor kernel, copied to the device (freed after the launch:
+    the stream orders its reuse)."""
+    R = _rt()
+    t = empty(table.shape, dt.int64, device)
+    R.memcpy_htod(R.device_state(device.index or 0), t.data_ptr(), table.ctypes.data, table.nbytes)
+    return t
+
+
+def optim_master(name: str, params: list, columns: list, scalars: tuple, flags: int) -> None:
+    """The CPU's optim_master on CUDA: one launch over all the params (optim.cuh)."""
+    from ..backend import multi_tensor_table
+    table = multi_tensor_table(params, AMP_CHUNK, columns)
+    dev_table = _table_on_device(table, params[0].device)
+    _launch("optim_master", params[0], f"{name}_master", int(table[-1]) * BLOCK, _p(dev_table),
+            _i(len(params)), _i(AMP_CHUNK), *(C.c_double(float(v)) for v in scalars),
+            C.c_int(int(flags)))
 
 
 def amp_unscale(tensors: list, inv_scale: float, found) -> None:
@@ -389,16 +427,14 @@ def amp_unscale(tensors: list, inv_scale: float, found) -> None:
     (float32, one element) set to 1 where a value was inf or NaN: one launch for all, its table
     copied to the device first. Asynchronous: nothing is read back."""
     from ..backend import multi_tensor_table
-    R = _rt()
     table = multi_tensor_table(tensors, AMP_CHUNK)
     t0 = tensors[0]
-    dev_table = empty(table.shape, dt.int64, t0.device)
-    R.memcpy_htod(R.device_state(t0.device.index or 0), dev_table.data_ptr(), table.ctypes.data,
-                  table.nbytes)
+    dev_table = _table_on_device(table, t0.device)
     _launch("amp", t0, "amp_unscale", int(table[-1]) * BLOCK, _p(dev_table), _i(len(tensors)),
             _i(AMP_CHUNK), C.c_double(float(inv_scale)), _p(found))
 
 
 __all__ = ["FAMILIES", "sdpa_tile", "sdpa_fwd", "sdpa_bwd", "softmax_fwd", "softmax_bwd",
            "layer_norm_fwd", "layer_norm_bwd", "layer_norm_row_block", "cross_entropy_fwd",
-           "cross_entropy_bwd", "maxpool2d", "im2col", "optim_step", "amp_unscale"]
+           "cross_entropy_bwd", "maxpool2d", "im2col", "optim_step", "optim_master",
+           "amp_unscale"]

@@ -127,3 +127,99 @@ void rmsprop_##S(intptr_t pp, intptr_t gp, intptr_t sqp, intptr_t gap, intptr_t 
                           SX_OPT_MOMENTUM, SX_OPT_WD)                                    \
         })                                                                               \
 }
+
+/* ---- master weights: many 16-bit parameters in one call (nn/optim/optimizer.py) ----
+ * G: the parameters' dtype (f16, bf16). table_: k pointer columns of n addresses (the 16-bit
+ * parameters, then what the per-parameter kernel takes: the float32 masters, the 16-bit
+ * gradients, the float32 state buffers, 0 where absent), n sizes and n + 1 chunk starts
+ * (chunks of `chunk` elements are the threads' work items). Each element takes the float32
+ * step of the per-parameter kernel above on its master, the gradient widened (exactly), and
+ * the parameter becomes the new master rounded: bitwise the per-parameter path with casts. */
+#define SX_MT_SETUP(K)                                                                   \
+    const int64_t *tb = (const int64_t *)table_, *sizes = tb + (K) * n, *start = sizes + n; \
+    const int64_t total = start[n];                                                      \
+    const int nt = (total > 1 && nthreads > 1) ? nthreads : 1;
+#define SX_MT_PTR(T, j) ((T *)(intptr_t)tb[(j) * n + t_])
+#define SX_MT_LOOP(...)   /* ...: the body (commas and all) */                          \
+    _Pragma("omp parallel for schedule(dynamic) num_threads(nt) if (nt > 1)")            \
+    for (int64_t c_ = 0; c_ < total; c_++) {                                             \
+        int64_t t_ = 0, e_ = n - 1;   /* the last tensor whose chunks start at or before c_ */ \
+        while (t_ < e_) {                                                                \
+            int64_t mid = (t_ + e_ + 1) / 2;                                             \
+            if (start[mid] <= c_) t_ = mid; else e_ = mid - 1;                           \
+        }                                                                                \
+        int64_t lo = (c_ - start[t_]) * chunk, hi = lo + chunk;                          \
+        if (hi > sizes[t_]) hi = sizes[t_];                                              \
+        __VA_ARGS__                                                                      \
+    }
+
+#define SX_SGD_MASTER(G)                                                                 \
+void sgd_master_##G(intptr_t table_, int64_t n, int64_t chunk, double neg_lr_,            \
+                    double momentum_, double one_minus_damp_, double wd_, int flags,      \
+                    int nthreads) {                                                      \
+    SX_MT_SETUP(4)                                                                       \
+    const float neg_lr = (float)neg_lr_, mom = (float)momentum_,                         \
+                damp1 = (float)one_minus_damp_, wd = (float)wd_;                         \
+    flags = sx_sgd_flags(flags);                                                         \
+    SX_MT_LOOP({                                                                         \
+        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
+        float *p = SX_MT_PTR(float, 1), *buf = SX_MT_PTR(float, 3);                      \
+        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
+        if (!(flags & SX_OPT_MOMENTUM)) buf = p;                                         \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            float r = sx_sgd_step_f32(p[i], LD_##G(g[i]), &buf[i], neg_lr, mom, damp1, wd, \
+                                      flags);                                            \
+            p[i] = r;                                                                    \
+            q[i] = ST_##G(r);                                                            \
+        }                                                                                \
+    })                                                                                   \
+}
+
+#define SX_ADAM_MASTER(G)                                                                \
+void adam_master_##G(intptr_t table_, int64_t n, int64_t chunk, double decay_, double wd_, \
+                     double w1_, double beta2_, double c2_, double bc2s_, double eps_,    \
+                     double neg_step_, int flags, int nthreads) {                        \
+    SX_MT_SETUP(6)                                                                       \
+    const float decay = (float)decay_, wd = (float)wd_, w1 = (float)w1_,                 \
+                beta2 = (float)beta2_, c2 = (float)c2_, bc2s = (float)bc2s_,             \
+                eps = (float)eps_, neg_step = (float)neg_step_;                          \
+    const int w1_small = sx_lerp_small((double)w1);                                      \
+    flags = sx_adam_flags(flags);                                                        \
+    SX_MT_LOOP({                                                                         \
+        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
+        float *p = SX_MT_PTR(float, 1), *m = SX_MT_PTR(float, 3), *v = SX_MT_PTR(float, 4), \
+              *vmax = SX_MT_PTR(float, 5);                                               \
+        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
+        if (!(flags & SX_OPT_AMSGRAD)) vmax = v;                                         \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            float r = sx_adam_step_f32(p[i], LD_##G(g[i]), &m[i], &v[i], &vmax[i], decay, \
+                                       wd, w1, w1_small, beta2, c2, bc2s, eps, neg_step, flags); \
+            p[i] = r;                                                                    \
+            q[i] = ST_##G(r);                                                            \
+        }                                                                                \
+    })                                                                                   \
+}
+
+#define SX_RMSPROP_MASTER(G)                                                             \
+void rmsprop_master_##G(intptr_t table_, int64_t n, int64_t chunk, double alpha_, double c_, \
+                        double eps_, double neg_lr_, double momentum_, double wd_, int flags, \
+                        int nthreads) {                                                  \
+    SX_MT_SETUP(6)                                                                       \
+    const float alpha = (float)alpha_, c = (float)c_, eps = (float)eps_,                 \
+                neg_lr = (float)neg_lr_, mom = (float)momentum_, wd = (float)wd_;        \
+    const int c_small = sx_lerp_small((double)c);                                        \
+    SX_MT_LOOP({                                                                         \
+        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
+        float *p = SX_MT_PTR(float, 1), *sq = SX_MT_PTR(float, 3), *ga = SX_MT_PTR(float, 4), \
+              *buf = SX_MT_PTR(float, 5);                                                \
+        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
+        if (!(flags & SX_OPT_CENTERED)) ga = sq;                                         \
+        if (!(flags & SX_OPT_MOMENTUM)) buf = sq;                                        \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            float r = sx_rmsprop_step_f32(p[i], LD_##G(g[i]), &sq[i], &ga[i], &buf[i], alpha, \
+                                          c, c_small, eps, neg_lr, mom, wd, flags);      \
+            p[i] = r;                                                                    \
+            q[i] = ST_##G(r);                                                            \
+        }                                                                                \
+    })                                                                                   \
+}
