@@ -91,36 +91,32 @@ def bind(sig: inspect.Signature, args, kwargs) -> dict:
     _, pos, var, kwonly, varkw, named = plan
     if (var is not None or len(args) <= len(pos)) and varkw is None and named.issuperset(kwargs):
         out = {}
-        used = 0
         for i, (n, d) in enumerate(pos):
             if i < len(args):
                 if n in kwargs:
                     break   # given twice: inspect's error
                 out[n] = args[i]
-            elif n in kwargs:
-                out[n] = kwargs[n]
-                used += 1
-            elif d is _EMPTY:
+            elif not _fill(out, n, d, kwargs):
                 break
-            else:
-                out[n] = d
         else:
             if var is not None:
                 out[var] = tuple(args[len(pos):])
-            for n, d in kwonly:
-                if n in kwargs:
-                    out[n] = kwargs[n]
-                    used += 1
-                elif d is _EMPTY:
-                    break
-                else:
-                    out[n] = d
-            else:
-                if used == len(kwargs):
-                    return out
+            if all(_fill(out, n, d, kwargs) for n, d in kwonly):
+                return out
     b = sig.bind(*args, **kwargs)
     b.apply_defaults()
     return b.arguments
+
+
+def _fill(out: dict, name: str, default, kwargs: dict) -> bool:
+    """out[name] from kwargs, else its default; False when it has neither (inspect's error)."""
+    if name in kwargs:
+        out[name] = kwargs[name]
+    elif default is _EMPTY:
+        return False
+    else:
+        out[name] = default
+    return True
 
 
 _PLANS: dict = {}

@@ -7,6 +7,7 @@
 #ifndef STRIDEX_AMP_CUH
 #define STRIDEX_AMP_CUH
 #include "common.cuh"
+#include "scalar/multi_tensor.h"
 
 #define SA_BLOCK 256
 
@@ -20,11 +21,7 @@ SX_DEV void sa_unscale(const int64_t *table, int64_t n, int64_t chunk, double in
     const A inv = (A)(float)inv_scale;
     int bad = 0;
     for (int64_t c = blockIdx.x; c < start[n]; c += gridDim.x) {
-        int64_t lo = 0, hi = n - 1;   /* the last tensor whose chunks start at or before c */
-        while (lo < hi) {
-            int64_t mid = (lo + hi + 1) / 2;
-            if (start[mid] <= c) lo = mid; else hi = mid - 1;
-        }
+        int64_t lo = sx_chunk_owner(start, n, c);
         T *p = reinterpret_cast<T *>(table[lo]);
         int64_t i0 = (c - start[lo]) * chunk, end = i0 + chunk;
         if (end > sizes[lo]) end = sizes[lo];

@@ -13,6 +13,7 @@
 #include "arch.cuh"
 SX_NO_CONTRACT   /* the emulator's g++ must not fuse what optim_step.h rounds separately */
 #include "scalar/optim_step.h"
+#include "scalar/multi_tensor.h"
 
 #define SO_BLOCK 256
 
@@ -65,19 +66,10 @@ SX_DEV void so_rmsprop(T *p, const T *g, T *sq, T *ga, T *buf, int64_t n, double
  * elements at a time (grid-stride over the chunks), finds its tensor by binary search, and
  * its threads step the chunk's elements: the float32 step on the master, the gradient
  * widened, the parameter = the master rounded (bitwise the CPU's). */
-SX_DEV int64_t so_find(const int64_t *start, int64_t n, int64_t c) {
-    int64_t lo = 0, hi = n - 1;   /* the last tensor whose chunks start at or before c */
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (start[mid] <= c) lo = mid; else hi = mid - 1;
-    }
-    return lo;
-}
-
 #define SO_MT_LOOP(K, ...)   /* ...: the body (commas and all) */                         \
     const int64_t *sizes = table + (K) * n, *start = sizes + n;                            \
     for (int64_t c_ = blockIdx.x; c_ < start[n]; c_ += gridDim.x) {                        \
-        const int64_t t_ = so_find(start, n, c_);                                          \
+        const int64_t t_ = sx_chunk_owner(start, n, c_);                                          \
         const int64_t lo = (c_ - start[t_]) * chunk;                                       \
         const int64_t hi = lo + chunk < sizes[t_] ? lo + chunk : sizes[t_];                \
         __VA_ARGS__                                                                        \

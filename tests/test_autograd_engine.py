@@ -309,3 +309,27 @@ def test_tensors_passed_by_keyword_get_gradients():
     y.sum().backward()
     np.testing.assert_array_equal(s.grad.numpy(), [1.0])
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+def test_rules_bind_matches_inspect():
+    """rules_util.bind (the rules' fast argument binding) gives inspect's binding, defaults
+    applied and in parameter order, for positional and keyword calls, and inspect's errors."""
+    import inspect
+
+    from autograd.rules_util import bind
+
+    def f(a, b=2, *c, d, e=5): pass
+    def g(a, /, b, c=3, *, d=4, **kw): pass
+    def h(x, axis=0, keepdims=False): pass
+    for fn, args, kwargs in [(f, (1,), {"d": 1}), (f, (1, 2, 3, 4), {"d": 1, "e": 0}),
+                             (f, (), {"a": 1, "d": 2}), (g, (1, 2), {}), (g, (1,), {"b": 2, "z": 3}),
+                             (h, (1,), {"keepdims": True}), (h, (1,), {"axis": 1}), (h, (), {"x": 1})]:
+        sig = inspect.signature(fn)
+        want = sig.bind(*args, **kwargs)
+        want.apply_defaults()
+        got = bind(sig, args, kwargs)
+        assert list(got.items()) == list(want.arguments.items()), (fn, args, kwargs)
+    for fn, args, kwargs, msg in [(h, (1,), {"x": 2}, "multiple values"), (h, (), {}, "missing"),
+                                  (f, (1,), {}, "missing")]:
+        with pytest.raises(TypeError, match=msg):
+            bind(inspect.signature(fn), args, kwargs)

@@ -5,6 +5,7 @@
  * `chunk` elements are the work items the threads share, whatever the tensors' sizes. CUDA
  * twin: cuda_src/amp.cuh (the same table, one launch). */
 #include "common.h"
+#include "scalar/multi_tensor.h"
 
 #define SX_AMP_UNSCALE(S)                                                                \
 void amp_unscale_##S(intptr_t table_, int64_t n, int64_t chunk, double inv_scale,        \
@@ -17,11 +18,7 @@ void amp_unscale_##S(intptr_t table_, int64_t n, int64_t chunk, double inv_scale
     int bad = 0;                                                                         \
     _Pragma("omp parallel for schedule(dynamic) reduction(|:bad) num_threads(nt) if (nt > 1)") \
     for (int64_t c = 0; c < total; c++) {                                                \
-        int64_t lo = 0, hi = n - 1;   /* the last tensor whose chunks start at or before c */ \
-        while (lo < hi) {                                                                \
-            int64_t mid = (lo + hi + 1) / 2;                                             \
-            if (start[mid] <= c) lo = mid; else hi = mid - 1;                            \
-        }                                                                                \
+        int64_t lo = sx_chunk_owner(start, n, c);                                        \
         T_##S *p = (T_##S *)(intptr_t)table[lo];                                         \
         int64_t i0 = (c - start[lo]) * chunk, end = i0 + chunk;                          \
         if (end > sizes[lo]) end = sizes[lo];                                            \

@@ -17,6 +17,7 @@
 
 #pragma GCC optimize("fp-contract=off")
 #include "scalar/optim_step.h"
+#include "scalar/multi_tensor.h"
 
 /* One `case` per combination of the listed flag bits (2^k cases), each calling
  * CALL(S, flags) with the flags as a constant. */
@@ -143,11 +144,7 @@ void rmsprop_##S(intptr_t pp, intptr_t gp, intptr_t sqp, intptr_t gap, intptr_t 
 #define SX_MT_LOOP(...)   /* ...: the body (commas and all) */                          \
     _Pragma("omp parallel for schedule(dynamic) num_threads(nt) if (nt > 1)")            \
     for (int64_t c_ = 0; c_ < total; c_++) {                                             \
-        int64_t t_ = 0, e_ = n - 1;   /* the last tensor whose chunks start at or before c_ */ \
-        while (t_ < e_) {                                                                \
-            int64_t mid = (t_ + e_ + 1) / 2;                                             \
-            if (start[mid] <= c_) t_ = mid; else e_ = mid - 1;                           \
-        }                                                                                \
+        int64_t t_ = sx_chunk_owner(start, n, c_);                                       \
         int64_t lo = (c_ - start[t_]) * chunk, hi = lo + chunk;                          \
         if (hi > sizes[t_]) hi = sizes[t_];                                              \
         __VA_ARGS__                                                                      \
