@@ -213,3 +213,32 @@ def test_master_weights_one_kernel_bitwise_the_float32_update(case, dtype, monke
             np.testing.assert_array_equal(p.astype(T.float32).numpy(),
                                           r.astype(dtype).astype(T.float32).numpy())
     assert len(calls) == 3, (dev, calls)
+
+
+def test_compiled_mixed_precision_step_equals_eager():
+    """tensor.compile of a float16 autocast step with a GradScaler (forward, scaled backward,
+    scaler step and update): replays give eager's losses and weights bit for bit."""
+    def run(compiled):
+        T.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+        opt = AdamW(model.parameters(), lr=1e-2)
+        scaler = T.GradScaler("cpu")
+        rng = np.random.default_rng(0)
+        x = T.asarray(rng.standard_normal((32, 8)).astype(np.float32))
+        y = T.asarray(rng.integers(0, 4, 32))
+
+        def step():
+            opt.zero_grad()
+            with T.autocast("cpu", dtype=T.float16):
+                loss = F.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss.detach()
+        f = T.compile(step) if compiled else step
+        losses = [f().item() for _ in range(6)]
+        return losses, [p.numpy().copy() for p in model.parameters()], f
+    eager, ew, _ = run(False)
+    comp, cw, f = run(True)
+    assert eager == comp and f.stats()["replays"] == 4
+    assert all(np.array_equal(a, b) for a, b in zip(ew, cw))
