@@ -261,3 +261,26 @@ def test_regions_are_per_thread():
         assert (x @ x).dtype is BF16
     th.join()
     assert seen == [F32]
+
+
+@pytest.mark.parametrize("low", [F16, BF16])
+def test_16_bit_kernels_accumulate_in_float32(low):
+    """Sums of 5000 ones would stop at 2048 (float16) or 256 (bfloat16) if accumulated in 16
+    bits: the GEMM, reductions, scans, softmax, layer_norm and cross-entropy kernels of 16-bit
+    inputs accumulate in float32 (results rounded once to the dtype)."""
+    n = 5000
+    want = float(T.asarray(np.float32(n)).astype(low).astype(F32).item())   # n in the dtype
+    ones = T.ones(n, dtype=low)
+    assert T.sum(ones).astype(F32).item() == want
+    assert (T.ones((1, n), dtype=low) @ T.ones((n, 1), dtype=low)).astype(F32).item() == want
+    assert T.cumsum(ones, axis=0)[-1].astype(F32).item() == want
+    assert T.mean(ones).astype(F32).item() == 1.0
+    sm = F.softmax(T.zeros((2, n), dtype=low), -1).astype(F32).numpy()
+    np.testing.assert_allclose(sm, 1.0 / n, rtol=2 ** -7)
+    x = T.asarray(np.tile(np.arange(n, dtype=np.float32) % 7, (2, 1))).astype(low)
+    ln = F.layer_norm(x, (n,)).astype(F32).numpy()
+    x64 = x.astype(T.float64).numpy()
+    ref = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln, ref, atol=3e-2)
+    ce = F.cross_entropy(T.zeros((3, n), dtype=low), T.asarray([0, 1, 2])).astype(F32).item()
+    assert abs(ce - np.log(n)) < 0.05
