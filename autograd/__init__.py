@@ -14,6 +14,7 @@ from . import (  # noqa: F401
                rules_index,
                rules_linalg,
                rules_manip,
+               rules_fft,
                rules_misc,
                rules_reduce,  # (import = register the rules)
                rules_sort,

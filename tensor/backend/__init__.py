@@ -74,6 +74,10 @@ INTERFACE = {
     "searchsorted": "(a, v, out, right): int64 insertion points of v in the ascending 1-d a",
     # creation and random numbers (Philox: the same bits on every device)
     "iota": "(out, n, start, step): out[i] = start + i * step",
+    # FFTs (tensor/fft.py)
+    "fft_c2c": "(x, y, inverse, scale): y = scale * the DFT (inverse: conjugate roots) of each "
+               "row of the contiguous complex x along its last axis; or None: the op layer runs "
+               "it on the host",
     "random_fill": "(name, out, n, seed, offset, *params): rand_uniform/normal/int64/bits",
     "randperm": "(out, n, seed, offset): a random permutation of range(n)",
     # nn's fused row kernels, pooling, optimizer updates
@@ -122,7 +126,8 @@ def multi_tensor_table(tensors: list, chunk: int, columns=()):
     return table
 
 
-OPTIONAL = {"put", "record_graph"}   # a backend may set these to None (the op layer then takes another path)
+# a backend may set these to None (the op layer then takes another path)
+OPTIONAL = {"put", "record_graph", "fft_c2c"}
 
 # The flag word of optim_step, read from the header the kernels of both devices include.
 OPTIM_FLAGS = {k[len("SX_OPT_"):].lower(): v for k, v in

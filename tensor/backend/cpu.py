@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._tensor import Storage
 from ..cpu import fastpath as _fastpath
+from ..cpu import fft as _fft
 from ..cpu import fused as _fused
 from ..cpu import gemm as _gemm
 from ..cpu import index as _index
@@ -117,6 +118,7 @@ sort_rows = _sort.sort_rows
 searchsorted = _sort.searchsorted
 
 iota = _misc.iota
+fft_c2c = _fft.fft_c2c
 random_fill = _random.fill
 randperm = _random.randperm
 

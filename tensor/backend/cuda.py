@@ -154,6 +154,7 @@ searchsorted = _sort.searchsorted
 
 
 iota = _misc.iota
+fft_c2c = None   # OPTIONAL: not yet a CUDA kernel (tensor/fft.py runs it on the host)
 random_fill = _random.fill
 randperm = _random.randperm
 

@@ -1,0 +1,274 @@
+"""tensor.fft: the array API standard's FFT extension (NumPy's and PyTorch's names and
+arguments): fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft, fftfreq, rfftfreq,
+fftshift, ifftshift.
+
+>>> import tensor as T
+>>> T.fft.fft(T.asarray([1.0, 0.0, 0.0, 0.0])).tolist()
+[(1+0j), (1+0j), (1+0j), (1+0j)]
+>>> T.fft.irfft(T.fft.rfft(T.asarray([1.0, 2.0, 3.0]))).tolist()   # n = 2 (3 - 1) by default
+[1.5, 2.5]
+
+One recorded op does the work, `fft_c2c`: a complex transform along the last axis (the
+backend's kernel: tensor/cpu/csrc/fft.h, Stockham mixed radix with Bluestein for lengths with
+large prime factors, in double precision). Everything else is composed from differentiable
+public ops around it (moving the axis, padding or cropping to n, casts, the Hermitian
+extension of irfft), so every function here has gradients in both modes; fft_c2c's rule is its
+adjoint: the opposite transform with the same scale. Real inputs of float32 (or 16 bits) give
+complex64, other reals and integers complex128, as NumPy. On CUDA there is no FFT kernel yet:
+the transform runs on the host (a copy each way) and the result comes back to the device.
+"""
+from __future__ import annotations
+
+import math
+
+from . import dtypes as dt
+from . import elementwise as ew
+from ._hook import differentiable
+from ._tensor import Tensor
+from .backend import backend_for
+from .device import CPU
+
+_NORMS = ("backward", "ortho", "forward")
+_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+__all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
+           "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+
+def _pub(name: str):
+    from .public import PUB
+    return PUB[name]
+
+
+# ---------------------------------------------------------------- the one recorded op
+
+def _c2c_raw(x: Tensor, inverse: bool, scale: float) -> Tensor:
+    """scale * the DFT of x along its last axis (inverse: the conjugate roots), a new
+    contiguous tensor of x's complex dtype."""
+    xc = ew.contiguous(x)
+    be = backend_for(xc.device)
+    if be.fft_c2c is None:   # no kernel on this device yet: on the host, and back
+        host = ew.to_device(xc, CPU)
+        out = ew.empty_tensor(host.shape, host.dtype, CPU)
+        backend_for(CPU).fft_c2c(host, out, inverse, scale)
+        return ew.to_device(out, xc.device)
+    y = ew.empty_tensor(xc.shape, xc.dtype, xc.device)
+    be.fft_c2c(xc, y, inverse, scale)
+    return y
+
+
+fft_c2c = differentiable("fft_c2c", _c2c_raw)
+
+
+# ---------------------------------------------------------------- helpers
+
+def _norm(norm, op: str) -> str:
+    if norm is None:
+        return "backward"
+    if norm not in _NORMS:
+        raise ValueError(f"{op}: norm must be 'backward', 'ortho' or 'forward', got {norm!r}")
+    return norm
+
+
+def _scale(norm: str, n: int, inverse: bool) -> float:
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    return 1.0 / n if (norm == "forward") != inverse else 1.0
+
+
+def _tensor(x, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _complex_of(d: dt.DType) -> dt.DType:
+    if d.kind == "c":
+        return d
+    return dt.complex64 if d in (dt.float32, dt.float16, dt.bfloat16) else dt.complex128
+
+
+def _axis(x: Tensor, axis, op: str) -> int:
+    from .axes import norm_axis
+    return norm_axis(axis, x.ndim, op)
+
+
+def _points(n, default: int, op: str) -> int:
+    n = default if n is None else n
+    if int(n) != n or n < 1:
+        raise ValueError(f"{op}: invalid number of data points ({n}) specified")
+    return int(n)
+
+
+def _resize_last(x: Tensor, n: int) -> Tensor:
+    """x cropped or zero-padded to n along its last axis."""
+    m = x.shape[-1]
+    if n < m:
+        return x[..., :n]
+    if n > m:
+        return _pub("pad")(x, ((0, 0),) * (x.ndim - 1) + ((0, n - m),))
+    return x
+
+
+def _c2c_along(x: Tensor, n: int, axis: int, inverse: bool, norm: str) -> Tensor:
+    move = _pub("moveaxis")
+    xm = _resize_last(move(x, axis, -1), n)
+    return move(fft_c2c(xm, inverse, _scale(norm, n, inverse)), -1, axis)
+
+
+def _as_complex(x: Tensor) -> Tensor:
+    return x if x.dtype.kind == "c" else x.astype(_complex_of(x.dtype))
+
+
+def _real_input(x: Tensor, op: str) -> Tensor:
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op}: expects a real input, got {x.dtype.name} (take .real, or use "
+                        f"{op[1:] if op.startswith('r') else 'fft'})")
+    return x
+
+
+# ---------------------------------------------------------------- one axis
+
+def fft(x, n=None, axis: int = -1, norm=None) -> Tensor:
+    """The discrete Fourier transform along axis, of length n (x cropped or zero-padded)."""
+    x = _tensor(x, "fft")
+    ax = _axis(x, axis, "fft")
+    return _c2c_along(_as_complex(x), _points(n, x.shape[ax], "fft"), ax, False,
+                      _norm(norm, "fft"))
+
+
+def ifft(x, n=None, axis: int = -1, norm=None) -> Tensor:
+    """The inverse transform of fft (1/n scaling with the default norm)."""
+    x = _tensor(x, "ifft")
+    ax = _axis(x, axis, "ifft")
+    return _c2c_along(_as_complex(x), _points(n, x.shape[ax], "ifft"), ax, True,
+                      _norm(norm, "ifft"))
+
+
+def rfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
+    """fft of a real input, keeping the n // 2 + 1 non-negative frequencies."""
+    x = _real_input(_tensor(x, "rfft"), "rfft")
+    ax = _axis(x, axis, "rfft")
+    n = _points(n, x.shape[ax], "rfft")
+    y = _c2c_along(_as_complex(x), n, ax, False, _norm(norm, "rfft"))
+    return _pub("moveaxis")(_pub("moveaxis")(y, ax, -1)[..., :n // 2 + 1], -1, ax)
+
+
+def irfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
+    """The real signal of length n (default 2 (m - 1)) whose rfft is x's m frequencies (x
+    cropped or zero-padded to n // 2 + 1; imaginary parts that a real signal cannot have, at
+    frequency 0 and n / 2, are ignored, as NumPy)."""
+    x = _tensor(x, "irfft")
+    ax = _axis(x, axis, "irfft")
+    n = _points(n, 2 * (x.shape[ax] - 1), "irfft")
+    move = _pub("moveaxis")
+    half = _resize_last(move(_as_complex(x), ax, -1), n // 2 + 1)
+    mirror = _pub("conj")(_pub("flip")(half[..., 1:n - n // 2], axis=-1))
+    full = _pub("concatenate")([half, mirror], axis=-1)
+    y = fft_c2c(full, True, _scale(_norm(norm, "irfft"), n, True))
+    return move(_pub("real")(y), -1, ax)
+
+
+def hfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
+    """The real spectrum of a signal with Hermitian symmetry given by its first half x."""
+    x = _tensor(x, "hfft")
+    return irfft(_pub("conj")(_as_complex(x)), n, axis, _SWAP[_norm(norm, "hfft")])
+
+
+def ihfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
+    """The inverse of hfft: the first half of the Hermitian spectrum of the real x."""
+    x = _tensor(x, "ihfft")
+    return _pub("conj")(rfft(x, n, axis, _SWAP[_norm(norm, "ihfft")]))
+
+
+# ---------------------------------------------------------------- several axes
+
+def _shape_axes(x: Tensor, s, axes, op: str):
+    """NumPy's and the standard's rules: axes default to the last len(s) (all without s); s to
+    the lengths along axes."""
+    if axes is None:
+        axes = tuple(range(x.ndim)) if s is None else tuple(range(x.ndim - len(s), x.ndim))
+    axes = tuple(_axis(x, a, op) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: axes {axes} repeat an axis")
+    if s is None:
+        s = tuple(x.shape[a] for a in axes)
+    s = tuple(s)
+    if len(s) != len(axes):
+        raise ValueError(f"{op}: s {s} and axes {axes} must have the same length")
+    return s, axes
+
+
+def _nd(x, s, axes, norm, op, inverse):
+    x = _tensor(x, op)
+    s, axes = _shape_axes(x, s, axes, op)
+    y, norm = _as_complex(x), _norm(norm, op)
+    for a, n in reversed(list(zip(axes, s))):
+        y = _c2c_along(y, _points(n, None, op), a, inverse, norm)
+    return y
+
+
+def fftn(x, s=None, axes=None, norm=None) -> Tensor:
+    """fft over several axes (all by default)."""
+    return _nd(x, s, axes, norm, "fftn", False)
+
+
+def ifftn(x, s=None, axes=None, norm=None) -> Tensor:
+    """ifft over several axes (all by default)."""
+    return _nd(x, s, axes, norm, "ifftn", True)
+
+
+def rfftn(x, s=None, axes=None, norm=None) -> Tensor:
+    """rfft over the last of axes, then fft over the others."""
+    x = _real_input(_tensor(x, "rfftn"), "rfftn")
+    s, axes = _shape_axes(x, s, axes, "rfftn")
+    norm = _norm(norm, "rfftn")
+    y = rfft(x, s[-1], axes[-1], norm)
+    return fftn(y, s[:-1], axes[:-1], norm) if axes[:-1] else y
+
+
+def irfftn(x, s=None, axes=None, norm=None) -> Tensor:
+    """The inverse of rfftn: ifft over all of axes but the last, then irfft over the last
+    (its length s[-1], by default 2 (m - 1))."""
+    x = _tensor(x, "irfftn")
+    given = s is not None
+    s, axes = _shape_axes(x, s, axes, "irfftn")
+    norm = _norm(norm, "irfftn")
+    y = ifftn(x, s[:-1], axes[:-1], norm) if axes[:-1] else _as_complex(x)
+    return irfft(y, s[-1] if given else None, axes[-1], norm)
+
+
+# ---------------------------------------------------------------- frequencies and shifts
+
+def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
+    """The sample frequencies of an n-point fft with spacing d: 0, 1, ..., then the negative
+    ones, over (d n)."""
+    from .creation import arange
+    n = _points(n, None, "fftfreq")
+    k = arange(n, dtype=dtype or dt.get_default_dtype(), device=device)
+    return _pub("where")(k < (n + 1) // 2, k, k - n) / (d * n)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
+    """The n // 2 + 1 non-negative sample frequencies of an n-point rfft."""
+    from .creation import arange
+    n = _points(n, None, "rfftfreq")
+    return arange(n // 2 + 1, dtype=dtype or dt.get_default_dtype(), device=device) / (d * n)
+
+
+def _shift(x, axes, op: str, sign: int) -> Tensor:
+    x = _tensor(x, op)
+    axes = tuple(range(x.ndim)) if axes is None else \
+        (axes,) if isinstance(axes, int) else tuple(axes)
+    axes = tuple(_axis(x, a, op) for a in axes)
+    return _pub("roll")(x, tuple(sign * (x.shape[a] // 2) for a in axes), axes)
+
+
+def fftshift(x, axes=None) -> Tensor:
+    """The zero frequency moved to the middle (roll by n // 2 along axes; all by default)."""
+    return _shift(x, axes, "fftshift", 1)
+
+
+def ifftshift(x, axes=None) -> Tensor:
+    """The inverse of fftshift."""
+    return _shift(x, axes, "ifftshift", -1)
