@@ -9,13 +9,12 @@ fftshift, ifftshift.
 [1.5, 2.5]
 
 One recorded op does the work, `fft_c2c`: a complex transform along the last axis (the
-backend's kernel: tensor/cpu/csrc/fft.h, Stockham mixed radix with Bluestein for lengths with
-large prime factors, in double precision). Everything else is composed from differentiable
-public ops around it (moving the axis, padding or cropping to n, casts, the Hermitian
-extension of irfft), so every function here has gradients in both modes; fft_c2c's rule is its
-adjoint: the opposite transform with the same scale. Real inputs of float32 (or 16 bits) give
-complex64, other reals and integers complex128, as NumPy. On CUDA there is no FFT kernel yet:
-the transform runs on the host (a copy each way) and the result comes back to the device.
+backends' kernels, tensor/cpu/csrc/fft.h and cuda_src/fft.cuh: Stockham mixed radix with
+Bluestein for lengths with prime factors past 16, in double precision). Everything else is
+composed from differentiable public ops around it (moving the axis, padding or cropping to n,
+casts, the Hermitian extension of irfft), so every function here has gradients in both modes;
+fft_c2c's rule is its adjoint: the opposite transform with the same scale. Real inputs of
+float32 (or 16 bits) give complex64, other reals and integers complex128, as NumPy.
 """
 from __future__ import annotations
 
@@ -26,7 +25,6 @@ from . import elementwise as ew
 from ._hook import differentiable
 from ._tensor import Tensor
 from .backend import backend_for
-from .device import CPU
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -46,14 +44,8 @@ def _c2c_raw(x: Tensor, inverse: bool, scale: float) -> Tensor:
     """scale * the DFT of x along its last axis (inverse: the conjugate roots), a new
     contiguous tensor of x's complex dtype."""
     xc = ew.contiguous(x)
-    be = backend_for(xc.device)
-    if be.fft_c2c is None:   # no kernel on this device yet: on the host, and back
-        host = ew.to_device(xc, CPU)
-        out = ew.empty_tensor(host.shape, host.dtype, CPU)
-        backend_for(CPU).fft_c2c(host, out, inverse, scale)
-        return ew.to_device(out, xc.device)
     y = ew.empty_tensor(xc.shape, xc.dtype, xc.device)
-    be.fft_c2c(xc, y, inverse, scale)
+    backend_for(xc.device).fft_c2c(xc, y, inverse, scale)
     return y
 
 

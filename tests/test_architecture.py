@@ -76,7 +76,7 @@ _CPU_ONLY = {
 
 
 @pytest.mark.parametrize("family", ["ew", "red", "misc", "nn_rows", "nn_attn", "nn_pool", "optim", "index",
-                                    "random", "gemm", "sort", "amp", "optim_master"])
+                                    "random", "gemm", "sort", "amp", "optim_master", "fft"])
 def test_kernel_families_match(family):
     """Every CPU kernel of a family has a CUDA kernel of the same name (for the dtypes CUDA
     builds it for): the CUDA side may add variants (warp-per-row rows, scan passes)."""

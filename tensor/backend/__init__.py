@@ -76,8 +76,7 @@ INTERFACE = {
     "iota": "(out, n, start, step): out[i] = start + i * step",
     # FFTs (tensor/fft.py)
     "fft_c2c": "(x, y, inverse, scale): y = scale * the DFT (inverse: conjugate roots) of each "
-               "row of the contiguous complex x along its last axis; or None: the op layer runs "
-               "it on the host",
+               "row of the contiguous complex x along its last axis",
     "random_fill": "(name, out, n, seed, offset, *params): rand_uniform/normal/int64/bits",
     "randperm": "(out, n, seed, offset): a random permutation of range(n)",
     # nn's fused row kernels, pooling, optimizer updates
@@ -127,7 +126,7 @@ def multi_tensor_table(tensors: list, chunk: int, columns=()):
 
 
 # a backend may set these to None (the op layer then takes another path)
-OPTIONAL = {"put", "record_graph", "fft_c2c"}
+OPTIONAL = {"put", "record_graph"}
 
 # The flag word of optim_step, read from the header the kernels of both devices include.
 OPTIM_FLAGS = {k[len("SX_OPT_"):].lower(): v for k, v in

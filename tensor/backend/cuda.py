@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import dtypes as dt
 from .._tensor import Storage, empty
+from ..cuda import fft as _fft
 from ..cuda import gemm as _gemm
 from ..cuda import index as _index
 from ..cuda import launch as _launch
@@ -154,7 +155,7 @@ searchsorted = _sort.searchsorted
 
 
 iota = _misc.iota
-fft_c2c = None   # OPTIONAL: not yet a CUDA kernel (tensor/fft.py runs it on the host)
+fft_c2c = _fft.fft_c2c
 random_fill = _random.fill
 randperm = _random.randperm
 

@@ -1,0 +1,119 @@
+/* Complex FFTs of contiguous rows on CUDA (the CPU's: tensor/cpu/csrc/fft.h, the same
+ * algorithms): one block per row at a time (grid-stride over the rows), in double precision,
+ * the row in a per-block work area of global memory (two buffers: the Stockham passes read
+ * one and write the other, a barrier between passes). Smooth lengths: decimation-in-frequency
+ * Stockham passes of radix 4, 2 and small DFTs (up to SF_MAXP points); other lengths:
+ * Bluestein's chirp-z through a power-of-two transform of length m. The host (tensor/cuda/fft.py)
+ * hands the plans: radices, roots of unity, chirp and the chirp filter's transform. */
+#ifndef STRIDEX_FFT_CUH
+#define STRIDEX_FFT_CUH
+#include "common.cuh"
+
+#define SF_BLOCK 256
+#define SF_MAXP 16
+
+struct sf_c { double re, im; };
+
+SX_DEV sf_c sf_mul(sf_c a, sf_c b) {
+    sf_c r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    return r;
+}
+SX_DEV sf_c sf_add(sf_c a, sf_c b) { sf_c r = {a.re + b.re, a.im + b.im}; return r; }
+SX_DEV sf_c sf_sub(sf_c a, sf_c b) { sf_c r = {a.re - b.re, a.im - b.im}; return r; }
+
+/* One smooth transform of x (length n, radices f[0..nf), roots rt[t] = exp(+-2 pi i t / n))
+ * with y as the other buffer, by the block's threads; returns the buffer holding the result. */
+SX_DEV sf_c *sf_stockham(sf_c *x, sf_c *y, int64_t n, const int64_t *f, int nf, const sf_c *rt) {
+    int64_t N = n, s = 1;
+    for (int k = 0; k < nf; k++) {
+        const int64_t r = f[k], m = N / r, sm = s * m, tw = n / N;
+        for (int64_t i = threadIdx.x; i < m * s; i += blockDim.x) {
+            const int64_t p = i / s, q = i % s;
+            const sf_c *x0 = x + q + s * p;
+            sf_c *y0 = y + q + s * r * p;
+            if (r == 2) {
+                sf_c a = x0[0], b = x0[sm];
+                y0[0] = sf_add(a, b);
+                y0[s] = sf_mul(sf_sub(a, b), rt[p * tw]);
+            } else if (r == 4) {
+                const sf_c Q = rt[n / 4];
+                sf_c c0 = x0[0], c1 = x0[sm], c2 = x0[2 * sm], c3 = x0[3 * sm];
+                sf_c s02 = sf_add(c0, c2), d02 = sf_sub(c0, c2), s13 = sf_add(c1, c3),
+                     t = sf_mul(sf_sub(c1, c3), Q);
+                y0[0] = sf_add(s02, s13);
+                y0[s] = sf_mul(sf_add(d02, t), rt[p * tw]);
+                y0[2 * s] = sf_mul(sf_sub(s02, s13), rt[2 * p * tw]);
+                y0[3 * s] = sf_mul(sf_sub(d02, t), rt[3 * p * tw]);
+            } else {
+                sf_c c[SF_MAXP];
+                const int64_t step = n / r;
+                for (int64_t t = 0; t < r; t++) c[t] = x0[t * sm];
+                for (int64_t o = 0; o < r; o++) {
+                    sf_c acc = c[0];
+                    for (int64_t t = 1; t < r; t++) acc = sf_add(acc, sf_mul(c[t], rt[((t * o) % r) * step]));
+                    y0[o * s] = o ? sf_mul(acc, rt[p * o * tw]) : acc;
+                }
+            }
+        }
+        __syncthreads();
+        sf_c *t = x; x = y; y = t;
+        N = m;
+        s *= r;
+    }
+    return x;
+}
+
+/* y[b] = scale * DFT(x[b]) for `batch` rows of n. work: 2 * L entries per block (L = n, or
+ * 2 m for Bluestein). Smooth: f, nf, rt. Bluestein (m > 0): chirp (n), bhat (m), and the
+ * length-m plan mf, mnf, mrt (forward). */
+template <class S>
+SX_DEV void sf_c2c(const typename S::T *x, typename S::T *y, sf_c *work, int64_t batch, int64_t n,
+                   double scale, const int64_t *f, int nf, const sf_c *rt, int64_t m,
+                   const sf_c *chirp, const sf_c *bhat, const int64_t *mf, int mnf,
+                   const sf_c *mrt) {
+    const int64_t L = m ? 2 * m : 2 * n;
+    sf_c *a = work + (int64_t)blockIdx.x * L, *b = a + L / 2;
+    for (int64_t row = blockIdx.x; row < batch; row += gridDim.x) {
+        const typename S::T *xr = x + row * n;
+        typename S::T *yr = y + row * n;
+        sf_c *res;
+        if (!m) {
+            for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+                sf_c v = {(double)xr[k].re, (double)xr[k].im};
+                a[k] = v;
+            }
+            __syncthreads();
+            res = sf_stockham(a, b, n, f, nf, rt);
+        } else {
+            for (int64_t k = threadIdx.x; k < m; k += blockDim.x) {
+                sf_c v = {0.0, 0.0};
+                if (k < n) {
+                    sf_c z = {(double)xr[k].re, (double)xr[k].im};
+                    v = sf_mul(z, chirp[k]);
+                }
+                a[k] = v;
+            }
+            __syncthreads();
+            sf_c *u = sf_stockham(a, b, m, mf, mnf, mrt);
+            for (int64_t k = threadIdx.x; k < m; k += blockDim.x) {   /* times bhat, conjugated */
+                sf_c z = sf_mul(u[k], bhat[k]);
+                z.im = -z.im;
+                u[k] = z;
+            }
+            __syncthreads();
+            res = sf_stockham(u, u == a ? b : a, m, mf, mnf, mrt);
+            const double inv = 1.0 / (double)m;
+            for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+                sf_c z = {res[k].re * inv, -res[k].im * inv};
+                res[k] = sf_mul(z, chirp[k]);
+            }
+            __syncthreads();
+        }
+        for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
+            yr[k].re = (decltype(yr[k].re))(res[k].re * scale);
+            yr[k].im = (decltype(yr[k].im))(res[k].im * scale);
+        }
+        __syncthreads();
+    }
+}
+#endif
