@@ -202,3 +202,10 @@ def test_bench_amp_smoke(capsys):
     assert [r[0].rsplit(" ", 1)[-1] for r in rows[:6]] == ["fp32", "bf16", "fp16"] * 2, out
     assert len(rows) == 9 and all(r[1] > 0 for r in rows), out
     assert all(r[2] is not None and r[2] >= 0 for r in rows[:6]), out
+
+
+def test_bench_fft_smoke(capsys):
+    """bench_fft.py: six cases, positive times, NumPy's times and our error against it."""
+    rows = _load("bench_fft").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert len(rows) == 6 and all(ms > 0 and r > 0 and e < 1e-5 for _, ms, r, e in rows), out
