@@ -35,12 +35,12 @@ MODES = ("fp32", "bf16", "fp16")
 
 
 def _mlp(lib, width: int, depth: int, device):
+    """depth Linear(width, width) layers with ReLU between, in `lib`'s nn (ours or torch's)."""
+    mods = nn if lib is T else lib.nn
     layers = []
     for _ in range(depth):
-        layers += [lib.nn.Linear(width, width), lib.nn.ReLU()] if lib is not T else \
-            [nn.Linear(width, width, device=device), nn.ReLU()]
-    return (lib.nn.Sequential(*layers[:-1]).to(device) if lib is not T
-            else nn.Sequential(*layers[:-1]))
+        layers += [mods.Linear(width, width), mods.ReLU()]
+    return mods.Sequential(*layers[:-1]).to(device)
 
 
 def _step(lib, model, opt, loss_fn, mode: str, device: str):

@@ -12,28 +12,15 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import numpy as np  # noqa: E402
+from bench_train import median_step_ms  # noqa: E402
 
 import tensor as T  # noqa: E402
-
-
-def _time(fn, sync, reps: int = 5) -> float:
-    fn()
-    sync()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
 
 
 def _run(kind: str, fft_module, x):
@@ -71,16 +58,16 @@ def main(argv=None) -> list:
         host = re if kind == "rfft" else (re + 1j * rng.standard_normal(shape).astype(np.float32))
         x = T.asarray(host, device=a.device)
         ours_fn = functools.partial(_run, kind, T.fft, x)
-        ms = _time(ours_fn, sync)
+        ms = median_step_ms(ours_fn, sync, 1, 5)
         err = None
         if a.device == "cpu":
             ref_fn = functools.partial(_run, kind, np.fft, host)
-            rms = _time(ref_fn, lambda: None)
+            rms = median_step_ms(ref_fn, lambda: None, 1, 5)
             want = ref_fn().astype(np.complex128)
             err = float(np.abs(ours_fn().numpy() - want).max() / np.abs(want).max())
         elif torch is not None:
             ref_fn = functools.partial(_run, kind, torch.fft, torch.from_numpy(host).cuda())
-            rms = _time(ref_fn, torch.cuda.synchronize)
+            rms = median_step_ms(ref_fn, torch.cuda.synchronize, 1, 5)
         else:
             rms = None
         rows.append((name, ms, rms, err))

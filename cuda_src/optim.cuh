@@ -69,81 +69,70 @@ SX_DEV void so_rmsprop(T *p, const T *g, T *sq, T *ga, T *buf, int64_t n, double
 #define SO_MT_LOOP(K, ...)   /* ...: the body (commas and all) */                         \
     const int64_t *sizes = table + (K) * n, *start = sizes + n;                            \
     for (int64_t c_ = blockIdx.x; c_ < start[n]; c_ += gridDim.x) {                        \
-        const int64_t t_ = sx_chunk_owner(start, n, c_);                                          \
+        const int64_t t_ = sx_chunk_owner(start, n, c_);                                   \
         const int64_t lo = (c_ - start[t_]) * chunk;                                       \
         const int64_t hi = lo + chunk < sizes[t_] ? lo + chunk : sizes[t_];                \
         __VA_ARGS__                                                                        \
     }
 #define SO_PTR(T, j) ((T *)table[(j) * n + t_])
+/* The master-weight loop of every algorithm (the CPU's SX_MT_MASTER_LOOP): the 16-bit
+ * parameters q (column 0), masters p (1), gradients g (2), the algorithm's STATE pointers
+ * (columns 3...; declarations with ';' between, commas only inside parentheses), then per
+ * element r = STEP (the float32 step on p[i], gradient gi), p[i] = r, q[i] = r rounded. */
+#define SO_MASTER_LOOP(K, STATE, ...)   /* ...: STEP */                                     \
+    typedef typename G::T T;                                                               \
+    G s;                                                                                   \
+    SO_MT_LOOP(K, {                                                                        \
+        T *q = SO_PTR(T, 0);                                                               \
+        float *p = SO_PTR(float, 1);                                                       \
+        const T *g = SO_PTR(const T, 2);                                                   \
+        STATE;                                                                             \
+        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {                      \
+            const float gi = s.ld(g[i]);                                                   \
+            float r = __VA_ARGS__;                                                         \
+            p[i] = r;                                                                      \
+            q[i] = s.st(r);                                                                \
+        }                                                                                  \
+    })
 
 template <class G>
 SX_DEV void so_sgd_master(const int64_t *table, int64_t n, int64_t chunk, double neg_lr_,
                           double momentum_, double one_minus_damp_, double wd_, int F) {
-    typedef typename G::T T;
-    G s;
     const float neg_lr = (float)neg_lr_, mom = (float)momentum_, damp1 = (float)one_minus_damp_,
                 wd = (float)wd_;
     F = sx_sgd_flags(F);
-    SO_MT_LOOP(4, {
-        T *q = SO_PTR(T, 0);
-        float *p = SO_PTR(float, 1), *buf = SO_PTR(float, 3);
-        const T *g = SO_PTR(const T, 2);
-        if (!(F & SX_OPT_MOMENTUM)) buf = p;
-        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-            float r = sx_sgd_step(p[i], s.ld(g[i]), &buf[i], neg_lr, mom, damp1, wd, F);
-            p[i] = r;
-            q[i] = s.st(r);
-        }
-    })
+    SO_MASTER_LOOP(4,
+        float *buf = (F & SX_OPT_MOMENTUM) ? SO_PTR(float, 3) : p,
+        sx_sgd_step(p[i], gi, &buf[i], neg_lr, mom, damp1, wd, F))
 }
 
 template <class G>
 SX_DEV void so_adam_master(const int64_t *table, int64_t n, int64_t chunk, double decay_,
                            double wd_, double w1_, double beta2_, double c2_, double bc2s_,
                            double eps_, double neg_step_, int F) {
-    typedef typename G::T T;
-    G s;
     const float decay = (float)decay_, wd = (float)wd_, w1 = (float)w1_, beta2 = (float)beta2_,
                 c2 = (float)c2_, bc2s = (float)bc2s_, eps = (float)eps_, neg_step = (float)neg_step_;
     const int w1_small = sx_lerp_small((double)w1);
     F = sx_adam_flags(F);
-    SO_MT_LOOP(6, {
-        T *q = SO_PTR(T, 0);
-        float *p = SO_PTR(float, 1), *m = SO_PTR(float, 3), *v = SO_PTR(float, 4),
-              *vmax = SO_PTR(float, 5);
-        const T *g = SO_PTR(const T, 2);
-        if (!(F & SX_OPT_AMSGRAD)) vmax = v;
-        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-            float r = sx_adam_step(p[i], s.ld(g[i]), &m[i], &v[i], &vmax[i], decay, wd, w1,
-                                   w1_small, beta2, c2, bc2s, eps, neg_step, F);
-            p[i] = r;
-            q[i] = s.st(r);
-        }
-    })
+    SO_MASTER_LOOP(6,
+        float *m = SO_PTR(float, 3); float *v = SO_PTR(float, 4);
+        float *vmax = (F & SX_OPT_AMSGRAD) ? SO_PTR(float, 5) : v,
+        sx_adam_step(p[i], gi, &m[i], &v[i], &vmax[i], decay, wd, w1, w1_small, beta2, c2,
+                     bc2s, eps, neg_step, F))
 }
 
 template <class G>
 SX_DEV void so_rmsprop_master(const int64_t *table, int64_t n, int64_t chunk, double alpha_,
                               double c_, double eps_, double neg_lr_, double momentum_,
                               double wd_, int F) {
-    typedef typename G::T T;
-    G s;
     const float alpha = (float)alpha_, c = (float)c_, eps = (float)eps_, neg_lr = (float)neg_lr_,
                 mom = (float)momentum_, wd = (float)wd_;
     const int c_small = sx_lerp_small((double)c);
-    SO_MT_LOOP(6, {
-        T *q = SO_PTR(T, 0);
-        float *p = SO_PTR(float, 1), *sq = SO_PTR(float, 3), *ga = SO_PTR(float, 4),
-              *buf = SO_PTR(float, 5);
-        const T *g = SO_PTR(const T, 2);
-        if (!(F & SX_OPT_CENTERED)) ga = sq;
-        if (!(F & SX_OPT_MOMENTUM)) buf = sq;
-        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-            float r = sx_rmsprop_step(p[i], s.ld(g[i]), &sq[i], &ga[i], &buf[i], alpha, c,
-                                      c_small, eps, neg_lr, mom, wd, F);
-            p[i] = r;
-            q[i] = s.st(r);
-        }
-    })
+    SO_MASTER_LOOP(6,
+        float *sq = SO_PTR(float, 3);
+        float *ga = (F & SX_OPT_CENTERED) ? SO_PTR(float, 4) : sq;
+        float *buf = (F & SX_OPT_MOMENTUM) ? SO_PTR(float, 5) : sq,
+        sx_rmsprop_step(p[i], gi, &sq[i], &ga[i], &buf[i], alpha, c, c_small, eps, neg_lr, mom,
+                        wd, F))
 }
 #endif

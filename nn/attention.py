@@ -67,11 +67,11 @@ def _attn_mask(attn_mask, lq, s, n, h, dtype, is_causal, op, device=None):
         if not is_causal:
             return None
         attn_mask = T.triu(T.ones((lq, s), dtype=T.bool_, device=device), 1)
-    if attn_mask.ndim == 2 and tuple(attn_mask.shape) == (lq, s):
-        return _float_mask(attn_mask, dtype, op, "attn_mask")
-    if attn_mask.ndim == 3 and tuple(attn_mask.shape) == (n * h, lq, s):
-        return _float_mask(attn_mask, dtype, op, "attn_mask").reshape(n, h, lq, s)
-    _float_mask(attn_mask, dtype, op, "attn_mask")   # its dtype's error first
+    m = _float_mask(attn_mask, dtype, op, "attn_mask")
+    if m.ndim == 2 and tuple(m.shape) == (lq, s):
+        return m
+    if m.ndim == 3 and tuple(m.shape) == (n * h, lq, s):
+        return m.reshape(n, h, lq, s)
     raise ValueError(f"{op}: attn_mask must have shape ({lq}, {s}) or ({n * h}, {lq}, {s}), got "
                      f"{tuple(attn_mask.shape)}")
 

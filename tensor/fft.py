@@ -143,7 +143,7 @@ def rfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
     ax = _axis(x, axis, "rfft")
     n = _points(n, x.shape[ax], "rfft")
     y = _c2c_along(_as_complex(x), n, ax, False, _norm(norm, "rfft"))
-    return _pub("moveaxis")(_pub("moveaxis")(y, ax, -1)[..., :n // 2 + 1], -1, ax)
+    return y[(slice(None),) * ax + (slice(0, n // 2 + 1),)]
 
 
 def irfft(x, n=None, axis: int = -1, norm=None) -> Tensor:

@@ -97,6 +97,8 @@ class GradScaler:
 
     # ---- unscaling -------------------------------------------------------------------------
     def _state(self, optimizer) -> list:
+        """[stage, {device: found_inf}, the optimizer (held so that its id stays its own until
+        update())] of this iteration."""
         return self._per_opt.setdefault(id(optimizer), [_READY, {}, optimizer])
 
     def unscale_(self, optimizer) -> None:

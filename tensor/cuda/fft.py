@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes as dt
 from .._tensor import empty
 from . import kernels as CK
+from .launch import upload
 
 BLOCK = 256   # SF_BLOCK
 MAXP = 16     # SF_MAXP
@@ -56,12 +57,9 @@ def _roots(n: int, sign: int) -> np.ndarray:
 
 
 def _dev(a: np.ndarray, dtype, device):
-    """A device tensor holding a (C-contiguous float64 (k, 2) or int64 array)."""
-    from . import runtime as R
+    """A device tensor holding a (float64 (k, 2) pairs or int64), at least one element."""
     a = np.ascontiguousarray(a, dtype=np.float64 if dtype is dt.float64 else np.int64)
-    t = empty(a.shape if a.size else (1,), dtype, device)
-    R.memcpy_htod(R.device_state(device.index or 0), t.data_ptr(), a.ctypes.data, a.nbytes)
-    return t
+    return upload(a if a.size else np.zeros(1, a.dtype), dtype, device)
 
 
 def _plan(n: int, inverse: bool, device):

@@ -207,6 +207,14 @@ def elementwise(d, name: str, out, ins: list) -> None:
     R.kernel("ew", d, name, out._storage.device)(blocks, BLOCK, ix)
 
 
+def upload(a, dtype, device) -> Tensor:
+    """A new tensor on the CUDA device holding the C-contiguous NumPy array a (of dtype's
+    bytes): a kernel's table or plan. One asynchronous copy on the current stream."""
+    t = empty(a.shape, dtype, device)
+    R.memcpy_htod(R.device_state(device.index or 0), t.data_ptr(), a.ctypes.data, a.nbytes)
+    return t
+
+
 def _wide_scalar(x, out):
     """A scalar too wide for the indexer's 8-byte slots (complex128): its bytes copied to the
     device, read with stride 0 as a broadcast operand."""

@@ -21,6 +21,7 @@ import os
 from .. import dtypes as dt
 from .._tensor import empty
 from . import kernels as CK
+from .launch import upload
 
 BLOCK = 256          # NR_BLOCK / NP_BLOCK / SO_BLOCK in the headers
 WARP_ROW_MAX = 1024  # rows up to this long run on one warp each
@@ -403,20 +404,11 @@ def optim_step(name: str, p, *args) -> None:
 AMP_CHUNK = 1 << 12   # elements a block takes at a time (amp.cuh, the master kernels of optim.cuh)
 
 
-def _table_on_device(table, device):
-    """The int64 table of a multi-tensor kernel, copied to the device (freed after the launch:
-    the stream orders its reuse)."""
-    R = _rt()
-    t = empty(table.shape, dt.int64, device)
-    R.memcpy_htod(R.device_state(device.index or 0), t.data_ptr(), table.ctypes.data, table.nbytes)
-    return t
-
-
 def optim_master(name: str, params: list, columns: list, scalars: tuple, flags: int) -> None:
     """The CPU's optim_master on CUDA: one launch over all the params (optim.cuh)."""
     from ..backend import multi_tensor_table
     table = multi_tensor_table(params, AMP_CHUNK, columns)
-    dev_table = _table_on_device(table, params[0].device)
+    dev_table = upload(table, dt.int64, params[0].device)   # freed after: the stream orders reuse
     _launch("optim_master", params[0], f"{name}_master", int(table[-1]) * BLOCK, _p(dev_table),
             _i(len(params)), _i(AMP_CHUNK), *(C.c_double(float(v)) for v in scalars),
             C.c_int(int(flags)))
@@ -429,7 +421,7 @@ def amp_unscale(tensors: list, inv_scale: float, found) -> None:
     from ..backend import multi_tensor_table
     table = multi_tensor_table(tensors, AMP_CHUNK)
     t0 = tensors[0]
-    dev_table = _table_on_device(table, t0.device)
+    dev_table = upload(table, dt.int64, t0.device)
     _launch("amp", t0, "amp_unscale", int(table[-1]) * BLOCK, _p(dev_table), _i(len(tensors)),
             _i(AMP_CHUNK), C.c_double(float(inv_scale)), _p(found))
 

@@ -602,8 +602,8 @@ static void gm_kern_amx(int64_t kcp, const uint16_t *a, const uint32_t *b, float
 /* Scratch of gm_drive_amx (bytes): A block, the B slab of every K block, the workspace */
 static void gm_amx_scratch(int64_t M, int64_t N, int64_t K, size_t *sa, size_t *sb, size_t *sw)
 {
-    int64_t kcp = gm_round_up(gm_even_block(K, GM_AKC, 1), 32);
-    int64_t nkb = (K + gm_even_block(K, GM_AKC, 1) - 1) / gm_even_block(K, GM_AKC, 1);
+    int64_t kcb = gm_even_block(K, GM_AKC, 1), kcp = gm_round_up(kcb, 32);
+    int64_t nkb = (K + kcb - 1) / GM_MAX(kcb, 1);
     int64_t ncr = gm_round_up(GM_MIN(N, gm_half_nc(K)), GM_AT);
     int64_t mcr = gm_round_up(GM_MIN(M, GM_AMC), GM_AT);
     *sa = (size_t)mcr * kcp * 2;

@@ -149,6 +149,23 @@ void rmsprop_##S(intptr_t pp, intptr_t gp, intptr_t sqp, intptr_t gap, intptr_t 
         if (hi > sizes[t_]) hi = sizes[t_];                                              \
         __VA_ARGS__                                                                      \
     }
+/* The master-weight loop of every algorithm: the 16-bit parameters q (column 0), their
+ * masters p (1) and gradients g (2), the algorithm's STATE pointers (columns 3...), then per
+ * element r = STEP (the float32 step on p[i], gradient gi), p[i] = r, q[i] = r rounded.
+ * STATE: declarations, ';' between them (commas only inside parentheses). */
+#define SX_MT_MASTER_LOOP(G, STATE, ...)   /* ...: STEP */                               \
+    SX_MT_LOOP({                                                                         \
+        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
+        float *p = SX_MT_PTR(float, 1);                                                  \
+        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
+        STATE;                                                                           \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            const float gi = LD_##G(g[i]);                                               \
+            float r = __VA_ARGS__;                                                       \
+            p[i] = r;                                                                    \
+            q[i] = ST_##G(r);                                                            \
+        }                                                                                \
+    })
 
 #define SX_SGD_MASTER(G)                                                                 \
 void sgd_master_##G(intptr_t table_, int64_t n, int64_t chunk, double neg_lr_,            \
@@ -158,18 +175,9 @@ void sgd_master_##G(intptr_t table_, int64_t n, int64_t chunk, double neg_lr_,  
     const float neg_lr = (float)neg_lr_, mom = (float)momentum_,                         \
                 damp1 = (float)one_minus_damp_, wd = (float)wd_;                         \
     flags = sx_sgd_flags(flags);                                                         \
-    SX_MT_LOOP({                                                                         \
-        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
-        float *p = SX_MT_PTR(float, 1), *buf = SX_MT_PTR(float, 3);                      \
-        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
-        if (!(flags & SX_OPT_MOMENTUM)) buf = p;                                         \
-        for (int64_t i = lo; i < hi; i++) {                                              \
-            float r = sx_sgd_step_f32(p[i], LD_##G(g[i]), &buf[i], neg_lr, mom, damp1, wd, \
-                                      flags);                                            \
-            p[i] = r;                                                                    \
-            q[i] = ST_##G(r);                                                            \
-        }                                                                                \
-    })                                                                                   \
+    SX_MT_MASTER_LOOP(G,                                                                 \
+        float *buf = (flags & SX_OPT_MOMENTUM) ? SX_MT_PTR(float, 3) : p,                 \
+        sx_sgd_step_f32(p[i], gi, &buf[i], neg_lr, mom, damp1, wd, flags))               \
 }
 
 #define SX_ADAM_MASTER(G)                                                                \
@@ -182,19 +190,11 @@ void adam_master_##G(intptr_t table_, int64_t n, int64_t chunk, double decay_, d
                 eps = (float)eps_, neg_step = (float)neg_step_;                          \
     const int w1_small = sx_lerp_small((double)w1);                                      \
     flags = sx_adam_flags(flags);                                                        \
-    SX_MT_LOOP({                                                                         \
-        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
-        float *p = SX_MT_PTR(float, 1), *m = SX_MT_PTR(float, 3), *v = SX_MT_PTR(float, 4), \
-              *vmax = SX_MT_PTR(float, 5);                                               \
-        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
-        if (!(flags & SX_OPT_AMSGRAD)) vmax = v;                                         \
-        for (int64_t i = lo; i < hi; i++) {                                              \
-            float r = sx_adam_step_f32(p[i], LD_##G(g[i]), &m[i], &v[i], &vmax[i], decay, \
-                                       wd, w1, w1_small, beta2, c2, bc2s, eps, neg_step, flags); \
-            p[i] = r;                                                                    \
-            q[i] = ST_##G(r);                                                            \
-        }                                                                                \
-    })                                                                                   \
+    SX_MT_MASTER_LOOP(G,                                                                 \
+        float *m = SX_MT_PTR(float, 3); float *v = SX_MT_PTR(float, 4);                  \
+        float *vmax = (flags & SX_OPT_AMSGRAD) ? SX_MT_PTR(float, 5) : v,                \
+        sx_adam_step_f32(p[i], gi, &m[i], &v[i], &vmax[i], decay, wd, w1, w1_small, beta2, \
+                         c2, bc2s, eps, neg_step, flags))                                \
 }
 
 #define SX_RMSPROP_MASTER(G)                                                             \
@@ -205,18 +205,10 @@ void rmsprop_master_##G(intptr_t table_, int64_t n, int64_t chunk, double alpha_
     const float alpha = (float)alpha_, c = (float)c_, eps = (float)eps_,                 \
                 neg_lr = (float)neg_lr_, mom = (float)momentum_, wd = (float)wd_;        \
     const int c_small = sx_lerp_small((double)c);                                        \
-    SX_MT_LOOP({                                                                         \
-        T_##G *q = SX_MT_PTR(T_##G, 0);                                                  \
-        float *p = SX_MT_PTR(float, 1), *sq = SX_MT_PTR(float, 3), *ga = SX_MT_PTR(float, 4), \
-              *buf = SX_MT_PTR(float, 5);                                                \
-        const T_##G *g = SX_MT_PTR(const T_##G, 2);                                      \
-        if (!(flags & SX_OPT_CENTERED)) ga = sq;                                         \
-        if (!(flags & SX_OPT_MOMENTUM)) buf = sq;                                        \
-        for (int64_t i = lo; i < hi; i++) {                                              \
-            float r = sx_rmsprop_step_f32(p[i], LD_##G(g[i]), &sq[i], &ga[i], &buf[i], alpha, \
-                                          c, c_small, eps, neg_lr, mom, wd, flags);      \
-            p[i] = r;                                                                    \
-            q[i] = ST_##G(r);                                                            \
-        }                                                                                \
-    })                                                                                   \
+    SX_MT_MASTER_LOOP(G,                                                                 \
+        float *sq = SX_MT_PTR(float, 3);                                                 \
+        float *ga = (flags & SX_OPT_CENTERED) ? SX_MT_PTR(float, 4) : sq;                \
+        float *buf = (flags & SX_OPT_MOMENTUM) ? SX_MT_PTR(float, 5) : sq,               \
+        sx_rmsprop_step_f32(p[i], gi, &sq[i], &ga[i], &buf[i], alpha, c, c_small, eps,   \
+                            neg_lr, mom, wd, flags))                                     \
 }
