@@ -12,6 +12,7 @@ from . import (  # noqa: F401
                hooks,  # noqa: F401
                rules_elementwise,
                rules_index,
+               rules_la,
                rules_linalg,
                rules_manip,
                rules_fft,

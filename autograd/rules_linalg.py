@@ -1,4 +1,4 @@
-"""Derivative rules of the matrix products (tensor/linalg.py): matmul, dot, tensordot, outer,
+"""Derivative rules of the matrix products (tensor/products.py): matmul, dot, tensordot, outer,
 inner. All are bilinear: the jvp is op(ta, b) + op(a, tb); the vjp contracts g with the other
 operand over the output's free axes (for matmul: g @ b^T and a^T @ g, with 1-D operands
 promoted as NumPy does and broadcast batch axes summed back).
@@ -74,7 +74,7 @@ def _norm_axes(axes, nd):
 
 
 def tensordot_axes(a_nd, b_nd, axes):
-    """tensordot's `axes` as two lists of non-negative axes (as tensor/linalg.py reads it)."""
+    """tensordot's `axes` as two lists of non-negative axes (as tensor/products.py reads it)."""
     if isinstance(axes, int):
         return list(range(a_nd - axes, a_nd)), list(range(axes))
     ax_a, ax_b = axes

@@ -76,9 +76,9 @@ def _rows(t: Tensor) -> Tensor:
 def _linear(x: Tensor, weight: Tensor, bias):
     """x (..., in) @ weight.T + bias, one GEMM over every leading row, computed with the raw
     kernels (recorded as one op: its leading dims are folded inside, not by recorded reshapes)."""
-    from tensor import linalg
+    from tensor import products
     ws = weight._strides
-    y = linalg.matmul(_rows(x), weight._view(weight._shape[::-1], (ws[1], ws[0])))
+    y = products.matmul(_rows(x), weight._view(weight._shape[::-1], (ws[1], ws[0])))
     if bias is not None:
         if bias.dtype is y.dtype and bias.device == y.device and bias.ndim == 1:
             # y is fresh: the bias added in place, read as a broadcast view

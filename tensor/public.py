@@ -19,10 +19,10 @@ from . import (
     einsum,
     histograms,
     indexing,
-    linalg,
     manipulation,
     ops,
     optable,
+    products,
     reductions,
     scatter,
     sorting,
@@ -116,8 +116,8 @@ for _n in ("index_add", "index_add_", "scatter_add", "scatter_add_", "index_put_
     _add(_n, getattr(scatter, _n))
 # in place, returns None, no rule yet: it refuses tensors that need a gradient (scatter.py)
 _add("put_along_axis", scatter.put_along_axis, grad=False)
-# linalg.py (autograd/rules_linalg.py)
-for _n, _f in linalg.FUNCS.items():
+# products.py (autograd/rules_linalg.py)
+for _n, _f in products.FUNCS.items():
     _add(_n, _f)
 # manipulation.py (autograd/rules_manip.py)
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",

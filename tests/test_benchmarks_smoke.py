@@ -209,3 +209,10 @@ def test_bench_fft_smoke(capsys):
     rows = _load("bench_fft").main(["--smoke"])
     out = capsys.readouterr().out
     assert len(rows) == 6 and all(ms > 0 and r > 0 and e < 1e-5 for _, ms, r, e in rows), out
+
+
+def test_bench_linalg_smoke(capsys):
+    """bench_linalg.py: five ops at two sizes, positive times, NumPy's times, small residuals."""
+    rows = _load("bench_linalg").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert len(rows) == 10 and all(ms > 0 and r > 0 and e < 1e-12 for _, ms, r, e in rows), out

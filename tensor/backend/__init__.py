@@ -77,6 +77,23 @@ INTERFACE = {
     # FFTs (tensor/fft.py)
     "fft_c2c": "(x, y, inverse, scale): y = scale * the DFT (inverse: conjugate roots) of each "
                "row of the contiguous complex x along its last axis",
+    # linear algebra (tensor/linalg): float64 / complex128 matrices (B, m, n), unit last stride,
+    # any row and batch strides; in place; info int64 (B,): 0 or a failure code per matrix
+    "la_lu": "(a, piv, info): P A = L U packed in a, partial pivoting; piv int64 (B, min(m, n)) "
+             "0-based swaps; info j + 1 for the first exactly zero pivot",
+    "la_cholesky": "(a, info): A = L L^H from a's lower triangle, L into a (upper zeroed); info "
+                   "j + 1 for the first pivot not > 0",
+    "la_trsm": "(a, b, lower, unit, trans): b = op(A)^-1 b, A triangular, op by trans 0/1/2 "
+               "(A, A^T, A^H)",
+    "la_lu_solve": "(lu, piv, b, trans): b = op(A)^-1 b with A given by la_lu's lu and piv",
+    "la_qr": "(a, q, r, info): Householder A = Q R; q (B, m, k or m) or None, r (B, k or m, n); a "
+             "is scratch",
+    "la_eigh": "(a, w, vectors, info): eigenvalues ascending (float64 w) of the Hermitian A (lower "
+               "triangle), orthonormal eigenvectors into a's columns when vectors",
+    "la_svd": "(a, s, u, vh, info): A = U diag(s) Vh, s descending; u, vh None or reduced / full "
+              "bases; a is scratch",
+    "la_eig": "(a, w, v, info): eigenvalues w and unit-norm right eigenvectors v (or None) of the "
+              "complex128 A; a is scratch",
     "random_fill": "(name, out, n, seed, offset, *params): rand_uniform/normal/int64/bits",
     "randperm": "(out, n, seed, offset): a random permutation of range(n)",
     # nn's fused row kernels, pooling, optimizer updates

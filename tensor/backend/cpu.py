@@ -13,6 +13,8 @@ from ..cpu import fused as _fused
 from ..cpu import gemm as _gemm
 from ..cpu import index as _index
 from ..cpu import launch as _launch
+from ..cpu import linalg as _la
+from ..cpu import linalg_eig as _lae
 from ..cpu import misc as _misc
 from ..cpu import nn_kernels as _nn
 from ..cpu import random as _random
@@ -119,6 +121,8 @@ searchsorted = _sort.searchsorted
 
 iota = _misc.iota
 fft_c2c = _fft.fft_c2c
+la_lu, la_cholesky, la_trsm, la_lu_solve, la_qr = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve, _la.qr
+la_eigh, la_svd, la_eig = _lae.eigh, _lae.svd, _lae.eig
 random_fill = _random.fill
 randperm = _random.randperm
 

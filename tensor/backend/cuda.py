@@ -13,6 +13,8 @@ from ..cuda import fft as _fft
 from ..cuda import gemm as _gemm
 from ..cuda import index as _index
 from ..cuda import launch as _launch
+from ..cuda import linalg as _la
+from ..cuda import linalg_eig as _lae
 from ..cuda import misc as _misc
 from ..cuda import nn_kernels as _nn
 from ..cuda import random as _random
@@ -156,6 +158,8 @@ searchsorted = _sort.searchsorted
 
 iota = _misc.iota
 fft_c2c = _fft.fft_c2c
+la_lu, la_cholesky, la_trsm, la_lu_solve, la_qr = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve, _la.qr
+la_eigh, la_svd, la_eig = _lae.eigh, _lae.svd, _lae.eig
 random_fill = _random.fill
 randperm = _random.randperm
 

@@ -1,4 +1,4 @@
-"""CUDA matmul (family "gemm", cuda_src/gemm.cuh): the device side of tensor/linalg.py's
+"""CUDA matmul (family "gemm", cuda_src/gemm.cuh): the device side of tensor/products.py's
 _gemm_batched, with the CPU gemm's semantics (tensor/cpu/csrc/gemm.c): every dtype; floats
 accumulate in float32 (16-bit floats too, rounded once on store) or float64; integers wrap
 (bit-identical to the CPU); bool is OR of ANDs. No cuBLAS, no atomics, K is never split.
@@ -10,7 +10,7 @@ Kernels per dtype (by-value `sx_gemm_args`, 256 threads):
   integers / bool: gemm_<sfx> (any strides).
 float32/float64: SIMT register-blocked tiles; float16/bfloat16: tensor cores (mma.sync, on
 TC_SMEM bytes of dynamic shared memory) from compute capability 8.0 (`tensor_cores`); before
-that (no cp.async, no bf16 mma) tensor/linalg.py runs 16-bit matmuls through the float32
+that (no cp.async, no bf16 mma) tensor/products.py runs 16-bit matmuls through the float32
 kernel on float32 copies and rounds once on the way back: the same fp32 accumulation.
 """
 from __future__ import annotations

@@ -77,7 +77,8 @@ _DTYPES: dict = {"ew": dt.ALL, "red": dt.REAL}   # complex reductions compose (r
 _EXACT = {"red", "ew"}   # families built without FMA contraction (see the module docstring)
 
 # Modules under tensor/cuda that register further families when imported.
-FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels", "sort", "fft")
+FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels", "sort", "fft", "linalg",
+                          "linalg_eig")
 
 
 def register_family(name: str, entries_fn, dtypes=None, exact: bool = False) -> None:

@@ -1,0 +1,469 @@
+"""tensor.linalg's functions composed from the recorded primitives (tensor/linalg/_core.py) and
+the other public ops: every one is differentiable through them, with no rule of its own."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import NamedTuple
+
+from .. import _hook
+from .. import dtypes as dt
+from .. import elementwise as ew
+from .._tensor import Tensor
+from . import _core as C
+from ._core import LinAlgError, as_matrix
+from ._names import T
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class LUResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class LUFactorResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def _wants_grad(*xs) -> bool:
+    """Whether a result must carry a gradient or a tangent (else the value-only kernels run)."""
+    state = _hook.autograd().grad_mode.state
+    for x in xs:
+        if type(x) is Tensor and ((x.requires_grad and state.grad_enabled)
+                                  or (x._ag is not None and x._ag.tangent is not None)):
+            return True
+    return False
+
+
+def _eye_like(A: Tensor, n: int, m: int | None = None) -> Tensor:
+    return T.eye(n, m, dtype=C.result_dtype(A.dtype), device=A.device)
+
+
+# ---------------------------------------------------------------- solves and inverses
+
+def solve(x1, x2, /, *, left: bool = True) -> Tensor:
+    """X with x1 X = x2 (left) or X x1 = x2; x2 a vector when 1-D (NumPy 2 and the standard),
+    batches broadcast. LinAlgError when x1 is singular."""
+    return C.solve_op(x1, x2, left)
+
+
+def inv(x, /) -> Tensor:
+    """The inverse of each square matrix (LinAlgError when singular)."""
+    A = as_matrix(x, "inv", square=True)
+    try:
+        return C.solve_op(A, T.broadcast_to(_eye_like(A, A.shape[-1]), A.shape), True)
+    except LinAlgError as e:
+        raise LinAlgError(str(e).replace("linalg.solve", "linalg.inv", 1)) from None
+
+
+def solve_triangular(A, B, /, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """X with A X = B (left) or X A = B for upper or lower triangular A (PyTorch's)."""
+    return C.solve_triangular_op(A, B, upper, left, unitriangular)
+
+
+def cholesky(x, /, *, upper: bool = False) -> Tensor:
+    """L with x = L L^H (or U = L^H with upper=True); x's lower triangle is read."""
+    return C.cholesky_op(x, upper)
+
+
+def lu_factor(A, *, pivot: bool = True) -> LUFactorResult:
+    """(LU, pivots) of P A = L U, PyTorch's packed form (pivots 1-based, int32)."""
+    if not pivot:
+        raise NotImplementedError("linalg.lu_factor: pivot=False is not supported (partial "
+                                  "pivoting is always used)")
+    return LUFactorResult(*C.lu_factor_op(A))
+
+
+def _perm_matrix(pivots: Tensor, m: int, like: Tensor) -> Tensor:
+    """P (..., m, m) with P^T A = the rows of A swapped in pivot order: P A_perm = A."""
+    import numpy as np
+    p = ew.astype(pivots, dt.int64, copy=False).to_device("cpu").numpy() - 1
+    batch = p.shape[:-1]
+    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
+    flat_p, flat_perm = p.reshape(-1, p.shape[-1]), perm.reshape(-1, m)
+    for b in range(flat_p.shape[0]):
+        for i, j in enumerate(flat_p[b]):
+            flat_perm[b, [i, j]] = flat_perm[b, [j, i]]
+    P = np.zeros(batch + (m, m))
+    np.put_along_axis(P, perm[..., None], 1.0, axis=-1)     # row i of P^T is e_perm[i]
+    return T.asarray(np.swapaxes(P, -1, -2).copy(), dtype=C.result_dtype(like.dtype),
+                     device=like.device)
+
+
+def lu(A, *, pivot: bool = True) -> LUResult:
+    """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
+    A = as_matrix(A, "lu")
+    LU, piv = lu_factor(A, pivot=pivot)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    L = T.tril(LU[..., :, :k], -1) + _eye_like(A, m, k)
+    U = T.triu(LU[..., :k, :])
+    return LUResult(_perm_matrix(piv, m, LU), L, U)
+
+
+def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """X with A X = B (A^H X = B when adjoint; X A = B when not left), A given by lu_factor."""
+    LU = as_matrix(LU, "lu_solve", square=True)
+    n = LU.shape[-1]
+    P = _perm_matrix(pivots, n, LU)
+    if not left:   # X A = B  <=>  A^H X^H = B^H
+        return lu_solve(LU, pivots, B.mT.conj(), adjoint=not adjoint).mT.conj()
+    if adjoint:    # A^H = U^H L^H P^T
+        y = solve_triangular(LU.mT.conj(), B, upper=False)
+        y = solve_triangular(LU.mT.conj(), y, upper=True, unitriangular=True)
+        return T.matmul(P, y)
+    y = T.matmul(P.mT, B)
+    y = solve_triangular(LU, y, upper=False, unitriangular=True)
+    return solve_triangular(LU, y, upper=True)
+
+
+def det(x, /) -> Tensor:
+    """The determinant of each square matrix (through its LU factorization)."""
+    A = as_matrix(x, "det", square=True)
+    n = A.shape[-1]
+    if n == 0:
+        return T.ones(A.shape[:-2], dtype=C.result_dtype(A.dtype), device=A.device)
+    LU, piv = lu_factor(A)
+    d = T.prod(T.diagonal(LU, 0, -2, -1), axis=-1)
+    return d * _perm_sign(piv, LU.dtype)
+
+
+def _perm_sign(piv: Tensor, d) -> Tensor:
+    n = piv.shape[-1]
+    swaps = T.sum(piv != T.arange(1, n + 1, dtype=piv.dtype, device=piv.device), axis=-1)
+    return (1 - 2 * (swaps % 2)).astype(d)
+
+
+def slogdet(x, /) -> SlogdetResult:
+    """(sign, log|det|): sign 0 and logabsdet -inf for a singular matrix; for complex input the
+    sign is the unit complex number det / |det|."""
+    A = as_matrix(x, "slogdet", square=True)
+    rd = C.real_dtype(A.dtype)
+    if A.shape[-1] == 0:
+        return SlogdetResult(T.ones(A.shape[:-2], dtype=C.result_dtype(A.dtype), device=A.device),
+                             T.zeros(A.shape[:-2], dtype=rd, device=A.device))
+    LU, piv = lu_factor(A)
+    dg = T.diagonal(LU, 0, -2, -1)
+    mag = T.abs(dg)
+    logabs = T.sum(T.log(mag), axis=-1)
+    unit = dg / T.where(mag == 0, T.ones_like(mag), mag)
+    sign = T.prod(unit, axis=-1) * _perm_sign(piv, LU.dtype)
+    sign = T.where(T.isinf(logabs) & (logabs < 0), T.zeros_like(sign), sign)
+    return SlogdetResult(sign, logabs)
+
+
+# ---------------------------------------------------------------- factorizations
+
+def qr(x, /, *, mode: str = "reduced") -> QRResult:
+    """(Q, R) with x = Q R (mode 'reduced', 'complete', or 'r': R only, Q empty)."""
+    return QRResult(*C.qr_op(x, mode))
+
+
+def eigh(x, /, UPLO: str = "L") -> EighResult:
+    """(eigenvalues ascending, orthonormal eigenvectors as columns) of Hermitian matrices."""
+    return EighResult(*C.eigh_op(x, UPLO))
+
+
+def eigvalsh(x, /, UPLO: str = "L") -> Tensor:
+    """The eigenvalues (ascending) of Hermitian matrices."""
+    if _wants_grad(x):
+        return C.eigh_op(x, UPLO)[0]
+    return C._eigh_raw(x, UPLO, False)
+
+
+def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
+    """(U, S, Vh) with x = U diag(S) Vh, S descending."""
+    return SVDResult(*C.svd_op(x, full_matrices))
+
+
+def svdvals(x, /) -> Tensor:
+    """The singular values, descending."""
+    if _wants_grad(x):
+        return C.svd_op(x, False)[1]
+    return C._svd_raw(x, False, False)
+
+
+def eig(A, /) -> EigResult:
+    """(eigenvalues, unit-norm right eigenvectors as columns) of general square matrices, both
+    complex."""
+    return EigResult(*C.eig_op(A))
+
+
+def eigvals(A, /) -> Tensor:
+    """The eigenvalues of general square matrices (complex)."""
+    if _wants_grad(A):
+        return C.eig_op(A)[0]
+    return C._eig_raw(A, False)
+
+
+# ---------------------------------------------------------------- from the SVD
+
+def _tol(S: Tensor, m: int, n: int, rtol, atol, hermitian_eps=None) -> Tensor:
+    """The cutoff max(atol, rtol * largest singular value) (rtol default: max(m, n) * eps)."""
+    smax = T.max(S, axis=-1, keepdims=True) if S.shape[-1] else T.zeros(S.shape[:-1] + (1,),
+                                                                         dtype=S.dtype, device=S.device)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and _positive(atol) else max(m, n) * T.finfo(S.dtype).eps
+    rt = rtol if not isinstance(rtol, Tensor) else T.expand_dims(rtol, -1)
+    cut = rt * smax
+    if atol is not None:
+        at = atol if not isinstance(atol, Tensor) else T.expand_dims(atol, -1)
+        cut = T.maximum(cut, T.zeros_like(cut) + at)
+    return cut
+
+
+def _positive(a) -> bool:
+    return bool(T.any(a > 0)) if isinstance(a, Tensor) else a > 0
+
+
+def pinv(x, /, *, rtol=None, atol=None, hermitian: bool = False, rcond=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, singular values below max(atol, rtol * largest)
+    dropped (rtol default max(m, n) * eps; NumPy's rcond is rtol)."""
+    A = as_matrix(x, "pinv")
+    if rcond is not None:
+        rtol = rcond
+    m, n = A.shape[-2:]
+    U, S, Vh = svd(A, full_matrices=False)
+    keep = S > _tol(S, m, n, rtol, atol)
+    sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
+    return T.matmul(Vh.mT.conj() * T.expand_dims(sinv, -2).astype(Vh.dtype), U.mT.conj())
+
+
+def matrix_rank(x, /, *, rtol=None, atol=None, hermitian: bool = False, tol=None) -> Tensor:
+    """The number of singular values above max(atol, rtol * largest) (int64)."""
+    A = as_matrix(x, "matrix_rank")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    S = svdvals(A)
+    return T.sum(S > _tol(S, *A.shape[-2:], rtol, atol), axis=-1).astype(dt.int64)
+
+
+def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
+    """The minimum-norm least-squares solution of a x = b (through the SVD, as NumPy's):
+    (solution, residuals: squared 2-norms of b - a x per column when a has full column rank
+    and more rows than columns (else empty), rank, singular values)."""
+    A = as_matrix(a, "lstsq")
+    B = ew.as_tensor(b, "linalg.lstsq")
+    vec = B.ndim == 1
+    Bm = T.expand_dims(B, -1) if vec else B
+    m, n = A.shape[-2:]
+    if Bm.shape[-2] != m:
+        raise ValueError(f"linalg.lstsq: shapes {A.shape} and {B.shape} do not match "
+                         f"(b needs {m} rows)")
+    U, S, Vh = svd(A, full_matrices=False)
+    if rcond is None:
+        rcond = max(m, n) * T.finfo(S.dtype).eps
+    keep = S > _tol(S, m, n, rcond, None)
+    sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
+    d = dt.result_type(U, Bm)
+    x = T.matmul(Vh.mT.conj().astype(d), T.expand_dims(sinv, -1).astype(d)
+                 * T.matmul(U.mT.conj().astype(d), Bm.astype(d)))
+    rank = T.sum(keep, axis=-1).astype(dt.int64)
+    if m > n and A.ndim == 2 and int(rank) == n:
+        r = Bm.astype(d) - T.matmul(A.astype(d), x)
+        res = T.sum(T.abs(r) ** 2, axis=-2)
+    else:
+        res = T.zeros((0,), dtype=C.real_dtype(d), device=A.device)
+    return LstsqResult(x[..., 0] if vec else x, res, rank, S)
+
+
+def cond(x, p=None) -> Tensor:
+    """The condition number in norm p (None or 2: largest / smallest singular value)."""
+    A = as_matrix(x, "cond")
+    if p in (None, 2, -2):
+        S = svdvals(A)
+        r = S[..., 0] / S[..., -1]
+        return r if p != -2 else 1 / r
+    return matrix_norm(A, ord=p) * matrix_norm(inv(A), ord=p)
+
+
+# ---------------------------------------------------------------- norms
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2, dtype=None) -> Tensor:
+    """The p-norm over `axis` (all axes when None): ord inf / -inf max / min |x|, 0 the number
+    of non-zeros, else (sum |x|^p)^(1/p). Real results for complex input."""
+    from ._norm import vector_norm_op
+    x = ew.as_tensor(x, "linalg.vector_norm")
+    if dtype is not None:
+        x = x.astype(dtype)
+    return vector_norm_op(x, ord, axis, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
+    """'fro', 'nuc', inf, -inf, 1, -1, 2, -2 norms of the matrices over the last two axes."""
+    A = as_matrix(x, "matrix_norm")
+    if ord == "fro":
+        r = vector_norm(A, axis=(-2, -1), keepdims=keepdims)
+    elif ord in ("nuc", 2, -2):
+        S = svdvals(A)
+        r = T.sum(S, axis=-1) if ord == "nuc" else (T.max if ord == 2 else T.min)(S, axis=-1)
+        if keepdims:
+            r = T.expand_dims(T.expand_dims(r, -1), -1)
+    elif ord in (1, -1, math.inf, -math.inf):
+        ax = -2 if ord in (1, -1) else -1
+        s = T.sum(T.abs(A), axis=ax, keepdims=True)
+        r = (T.max if ord > 0 else T.min)(s, axis=-1 if ax == -2 else -2, keepdims=True)
+        if not keepdims:
+            r = r.reshape(r.shape[:-2])
+    else:
+        raise ValueError(f"linalg.matrix_norm: unsupported ord {ord!r} (use 'fro', 'nuc', "
+                         "inf, -inf, 1, -1, 2 or -2)")
+    return r
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False, *, dim=None, keepdim=None) -> Tensor:
+    """NumPy's / PyTorch's linalg.norm: a vector norm of 1-D input or over one axis, a matrix
+    norm of 2-D input or over two axes; ord=None gives the 2-norm of everything (or 'fro')."""
+    x = ew.as_tensor(x, "linalg.norm")
+    axis = dim if dim is not None else axis
+    keepdims = keepdim if keepdim is not None else keepdims
+    if isinstance(axis, int):
+        axis = (axis,)
+    if axis is None:
+        if ord is None:
+            return vector_norm(x, keepdims=keepdims) if not keepdims else \
+                vector_norm(x, axis=tuple(range(x.ndim)), keepdims=True)
+        axis = tuple(range(x.ndim))
+    axis = tuple(operator.index(a) for a in axis)
+    if len(axis) == 1:
+        return vector_norm(x, axis=axis, keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axis) != 2:
+        raise ValueError(f"linalg.norm: ord={ord!r} needs one or two axes, got {axis}")
+    a0, a1 = (a % x.ndim for a in axis)
+    xm = T.moveaxis(x, (a0, a1), (-2, -1))
+    r = matrix_norm(xm, ord="fro" if ord is None else ord, keepdims=keepdims)
+    if keepdims:
+        r = T.moveaxis(r, (-2, -1), (a0, a1))
+    return r
+
+
+# ---------------------------------------------------------------- products and the rest
+
+def matrix_power(x, n: int, /) -> Tensor:
+    """x @ x @ ... (n times) by repeated squaring; n = 0 the identity, n < 0 powers of inv(x)."""
+    A = as_matrix(x, "matrix_power", square=True)
+    n = operator.index(n)
+    if n == 0:
+        return T.broadcast_to(_eye_like(A, A.shape[-1]), A.shape) + T.zeros_like(A)
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    while n:
+        if n & 1:
+            result = A if result is None else T.matmul(result, A)
+        n >>= 1
+        if n:
+            A = T.matmul(A, A)
+    return result
+
+
+def multi_dot(arrays, /) -> Tensor:
+    """The product of a chain of matrices in the cheapest order (the first may be a row vector,
+    the last a column vector, 1-D)."""
+    xs = [ew.as_tensor(a, "linalg.multi_dot") for a in arrays]
+    if len(xs) < 2:
+        raise ValueError("linalg.multi_dot: expected at least two tensors")
+    first, last = xs[0].ndim == 1, xs[-1].ndim == 1
+    if first:
+        xs[0] = T.expand_dims(xs[0], 0)
+    if last:
+        xs[-1] = T.expand_dims(xs[-1], -1)
+    for i, a in enumerate(xs):
+        if a.ndim != 2:
+            raise ValueError(f"linalg.multi_dot: tensor {i} has shape {a.shape}: only the first "
+                             "and last may be 1-D, the others must be 2-D")
+    dims = [xs[0].shape[0]] + [a.shape[1] for a in xs]
+    r = _chain(xs, _chain_order(dims), 0, len(xs) - 1)
+    if first:
+        r = r[0]
+    if last:
+        r = r[..., 0]
+    return r
+
+
+def _chain_order(p: list) -> list:
+    k = len(p) - 1
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for ln in range(1, k):
+        for i in range(k - ln):
+            j = i + ln
+            cost[i][j] = math.inf
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + p[i] * p[s + 1] * p[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+    return split
+
+
+def _chain(xs, split, i, j):
+    if i == j:
+        return xs[i]
+    s = split[i][j]
+    return T.matmul(_chain(xs, split, i, s), _chain(xs, split, s + 1, j))
+
+
+def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
+    """The cross product of 3-vectors along `axis` (broadcasting the others)."""
+    a, b = ew.as_tensor(x1, "linalg.cross"), ew.as_tensor(x2, "linalg.cross")
+    if a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError(f"linalg.cross: axis {axis} must have size 3 in both inputs, got "
+                         f"shapes {a.shape} and {b.shape}")
+    a, b = T.moveaxis(a, axis, -1), T.moveaxis(b, axis, -1)
+    c = [a[..., (i + 1) % 3] * b[..., (i + 2) % 3] - a[..., (i + 2) % 3] * b[..., (i + 1) % 3]
+         for i in range(3)]
+    return T.moveaxis(T.stack(c, axis=-1), -1, axis)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
+    """The sum of each matrix's diagonal `offset` (over the last two axes)."""
+    A = as_matrix(x, "trace")
+    return T.sum(T.diagonal(A, offset, -2, -1), axis=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset: int = 0) -> Tensor:
+    """The diagonal `offset` of each matrix over the last two axes (a view)."""
+    return T.diagonal(as_matrix(x, "diagonal"), offset, -2, -1)
+
+
+def outer(x1, x2, /) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    a, b = ew.as_tensor(x1, "linalg.outer"), ew.as_tensor(x2, "linalg.outer")
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"linalg.outer: expected 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return T.outer(a, b)
