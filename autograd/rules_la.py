@@ -52,6 +52,16 @@ def _gap(w):
     return T.where(eye, T.zeros_like(d), 1 / T.where(eye, T.ones_like(d), d))
 
 
+def _check_gauge(op, im, scale):
+    """Raise when a loss depends on the free phases of eigen/singular vectors (the imaginary
+    diagonal `im` of V^H gV is not ~0), as PyTorch does: its gradient is not defined."""
+    lim = T.finfo(im.dtype).eps ** 0.5 * max(1.0, float(T.max(T.abs(scale))) if scale.size else 1.0)
+    if im.size and float(T.max(T.abs(im))) > lim:
+        raise RuntimeError(f"linalg.{op}: the loss depends on the phase of the (complex) "
+                           "vectors, which is arbitrary: its gradient is not defined; make it "
+                           "invariant to v -> v * exp(i phi)")
+
+
 def _register(name, vjp, jvp, save):
     RULES[name] = Rule(name, vjp, jvp, save, conj=False)
 
@@ -274,7 +284,10 @@ def _eigh_vjp(ctx, gs):
     gw, gV = gs
     M = 0
     if gV is not None:
-        M = _gap(w).astype(V.dtype) * T.matmul(_H(V), gV)
+        E = T.matmul(_H(V), gV)
+        if E.dtype.kind == "c":
+            _check_gauge("eigh", T.imag(_dg(E)), E)
+        M = _gap(w).astype(V.dtype) * E
     if gw is not None:
         M = M + _diag(gw.astype(V.dtype))
     if isinstance(M, int):
@@ -315,6 +328,13 @@ def _svd_vjp(ctx, gs):
     Sd = S.astype(d)
     inner = _diag(gS.astype(d)) if gS is not None else T.zeros((k, k), dtype=d, device=A.device)
     F = _gap(S * S).astype(d)
+    if d.kind == "c" and (gU is not None or gVh is not None):   # Im diag(U^H gU + V^H gV)
+        im = T.zeros((k,), dtype=S.dtype, device=A.device)
+        if gU is not None:
+            im = im + T.imag(_dg(T.matmul(_H(U), gU)))
+        if gVh is not None:
+            im = im - T.imag(_dg(T.matmul(gVh, V)))
+        _check_gauge("svd", im, im)
     extra = 0
     if gU is not None:
         J = T.matmul(_H(U), gU)
@@ -378,6 +398,7 @@ def _eig_vjp(ctx, gs):
     M = T.zeros(V.shape, dtype=V.dtype, device=V.device)
     if gV is not None:
         VhgV = T.matmul(_H(V), gV)
+        _check_gauge("eig", T.imag(_dg(VhgV)), VhgV)
         VhV = T.matmul(_H(V), V)
         re = T.real(_dg(VhgV)).astype(V.dtype)
         M = M + _gap(w).conj() * (VhgV - VhV * T.expand_dims(re, -2))

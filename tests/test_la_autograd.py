@@ -153,3 +153,17 @@ def test_not_differentiable_modes_raise():
     b = T.asarray(np.random.default_rng(1).standard_normal((3, 4))).requires_grad_()
     with pytest.raises(NotImplementedError, match="rectangular LU"):
         T.sum(L.lu_factor(b).LU).backward()
+
+
+def test_phase_dependent_losses_raise():
+    """A loss that depends on the arbitrary phase of complex eigen/singular vectors has no
+    gradient: PyTorch's error, not a silent answer."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    x = T.asarray(a).requires_grad_()
+    for f, op in [(lambda: T.real(L.eigh(_sym(x)).eigenvectors).sum(), "eigh"),
+                  (lambda: T.real(L.eig(x).eigenvectors).sum(), "eig"),
+                  (lambda: T.real(L.svd(x).U).sum() + T.real(L.svd(x).Vh).sum(), "svd")]:
+        with pytest.raises(RuntimeError, match=f"linalg.{op}: the loss depends on the phase"):
+            f().backward()
+    T.real(L.svd(x).U * L.svd(x).U.conj()).sum().backward()   # |U|^2 is phase free: fine
