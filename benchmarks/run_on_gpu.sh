@@ -10,7 +10,7 @@
 #   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
 #   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize,
 #   profile (profile_step.py's cProfile and Nsight Compute on the bandwidth rows' kernels)
-#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile, bench_amp, bench_fft (BENCH=
+#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile, bench_amp, bench_fft, bench_linalg (BENCH=
 #   "bench_cuda bench_speedup" runs only those); plots and markdown tables in $OUT/plots.tgz
 set -uo pipefail
 OUT=${OUT:-/tmp/stridex-gpu}
@@ -147,6 +147,9 @@ if [[ " $STEPS " == *" bench "* ]]; then
   # FFT against cuFFT
   bench bench_fft 60 python3 benchmarks/bench_fft.py --device cuda "${AMP[@]}"
   sed -n '/^FFT on/,/^fft2 /p' "$OUT/bench.log" | tee -a "$SUMMARY"
+  # linear algebra against cuSOLVER
+  bench bench_linalg 90 python3 benchmarks/bench_linalg.py --device cuda "${AMP[@]}"
+  sed -n '/^linalg on/,/^eigh [0-9]* of/p' "$OUT/bench.log" | tee -a "$SUMMARY"
   say "plots.tgz: $(tar -tzf "$OUT/plots.tgz" | grep -v '/$' | tr '\n' ' ')"
 fi
 

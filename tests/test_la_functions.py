@@ -363,3 +363,35 @@ def test_errors():
         L.matrix_norm(T.eye(2), ord=3)
     # nothing broken afterwards
     np.testing.assert_allclose(_np(L.inv(T.eye(2) * 2)), np.eye(2) / 2)
+
+
+@pytest.mark.parametrize("d", [np.float64, np.complex128])
+def test_blocked_lu_and_cholesky(d, monkeypatch):
+    """The blocked drivers (tensor/linalg/_blocked.py: panels by the kernels, trailing updates by
+    our GEMM), which CUDA takes for large matrices, forced on small ones here."""
+    from tensor.linalg import _blocked
+    dev = T.get_default_device().type
+    monkeypatch.setattr(_blocked, "NB", 4)
+    monkeypatch.setattr(_blocked, "MIN_N", {dev: 6})
+    rng = np.random.default_rng(14)
+    a = _rand(rng, (2, 11, 11), d)
+    lu, piv = L.lu_factor(T.asarray(a))
+    p, low, up = (_np(x) for x in L.lu(T.asarray(a)))
+    np.testing.assert_allclose(p @ low @ up, a, atol=1e-13)
+    bound = 1 if d == np.float64 else math.sqrt(2)    # pivots by |re| + |im|, as LAPACK's
+    assert np.all(np.abs(np.tril(low, -1)) <= bound + 1e-15)
+    b = _rand(rng, (2, 11, 3), d)
+    np.testing.assert_allclose(a @ _np(L.solve(T.asarray(a), T.asarray(b))), b, atol=1e-12)
+    for shape in [(9, 13), (13, 9)]:
+        r = _rand(rng, shape, d)
+        p, low, up = (_np(x) for x in L.lu(T.asarray(r)))
+        np.testing.assert_allclose(p @ low @ up, r, atol=1e-13)
+    h = _herm(rng, 11, d, (2,))
+    np.testing.assert_allclose(_np(L.cholesky(T.asarray(h))), np.linalg.cholesky(h), atol=1e-12)
+    h[1, 7, 7] = -100.0
+    with pytest.raises(L.LinAlgError, match=r"\(Batch element 1\).*order 8 is not positive"):
+        L.cholesky(T.asarray(h))
+    s = a.copy()
+    s[0, :, 6] = 0                             # singular: U[6, 6] is exactly 0
+    with pytest.raises(L.LinAlgError, match=r"\(Batch element 0\).*singular"):
+        L.solve(T.asarray(s), T.asarray(b))

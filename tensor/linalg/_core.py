@@ -15,6 +15,7 @@ from .. import elementwise as ew
 from .._hook import differentiable
 from .._tensor import Tensor
 from ..backend import backend_for
+from . import _blocked
 from ._names import T
 
 
@@ -123,6 +124,14 @@ def same_device(a: Tensor, b: Tensor, op: str) -> None:
 
 # ---------------------------------------------------------------- LU
 
+def _la_lu(a, piv, info) -> None:
+    (_blocked.lu if _blocked.wanted(a) else backend_for(a.device).la_lu)(a, piv, info)
+
+
+def _la_cholesky(a, info) -> None:
+    (_blocked.cholesky if _blocked.wanted(a) else backend_for(a.device).la_cholesky)(a, info)
+
+
 def _lu_factor_raw(A):
     """(LU, pivots): P A = L U packed (L unit lower below the diagonal, U upper), pivots int32,
     1-based as LAPACK's and PyTorch's (row i was swapped with row pivots[i] - 1)."""
@@ -133,7 +142,7 @@ def _lu_factor_raw(A):
     piv = _int((a.shape[0], k), A.device)
     info = _int((a.shape[0],), A.device)
     if a.numel():
-        backend_for(A.device).la_lu(a, piv, info)
+        _la_lu(a, piv, info)
     lu = _cast(a, result_dtype(A.dtype), A.shape)
     return lu, ew.astype(piv + 1, dt.int32).reshape(A.shape[:-2] + (k,))
 
@@ -173,7 +182,7 @@ def _solve_raw(A, B, left=True):
     info = _int((a.shape[0],), A.device)
     be = backend_for(A.device)
     if a.numel():
-        be.la_lu(a, piv, info)
+        _la_lu(a, piv, info)
         check_info(info, "solve", batch, _singular)
         if b.numel():
             be.la_lu_solve(a, piv, b, 0 if left else 1)
@@ -226,7 +235,7 @@ def _cholesky_raw(A, upper=False):
     a = work(A)
     info = _int((a.shape[0],), A.device)
     if a.numel():
-        backend_for(A.device).la_cholesky(a, info)
+        _la_cholesky(a, info)
         check_info(info, "cholesky", A.shape[:-2], _not_pd)
     L = _cast(a, result_dtype(A.dtype), A.shape)
     return ew.contiguous(_mT(L).conj()) if upper else L
