@@ -218,13 +218,18 @@ _register("linalg_cholesky", _chol_vjp, _chol_jvp, ("out",))
 # gA = (gQ + Q N) R^-H. Wide (m < n): A = Q [U V], the square case on A[:, :m] with
 # gQ + A2 gV^H, and gA2 = Q gV.
 
-def _qr_vjp(ctx, gs):
-    A, mode = ctx.args
-    Q, R = ctx.out
+def _qr_differentiable(A, mode) -> tuple:
     m, n = A.shape[-2:]
     if mode == "r" or (mode == "complete" and m > n):
         raise NotImplementedError(f"linalg.qr: mode={mode!r} is not differentiable for shape "
                                   f"{A.shape} (use mode='reduced')")
+    return m, n
+
+
+def _qr_vjp(ctx, gs):
+    A, mode = ctx.args
+    Q, R = ctx.out
+    m, n = _qr_differentiable(A, mode)
     gQ, gR = gs
     gQ = T.zeros_like(Q) if gQ is None else gQ
     gR = T.zeros_like(R) if gR is None else gR
@@ -249,10 +254,7 @@ def _qr_jvp(ctx, tans):
         return None
     A, mode = ctx.args
     Q, R = ctx.out
-    m, n = A.shape[-2:]
-    if mode == "r" or (mode == "complete" and m > n):
-        raise NotImplementedError(f"linalg.qr: mode={mode!r} is not differentiable for shape "
-                                  f"{A.shape} (use mode='reduced')")
+    m, n = _qr_differentiable(A, mode)
     if m < n:
         U = R[..., :, :m]
         dQ, dU = _qr_square_jvp(Q, U, t[..., :, :m])

@@ -10,12 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import CUDA_OK, CUDA_WHAT
-from helpers import CUDA_ARCHS
 
 import tensor as T
 import tensor.cuda.linalg_eig as LE  # registers the family "linalg_eig"
-from tensor import dtypes as dt
-from tensor.cuda import kernels as CK
 
 EPS = np.finfo(np.float64).eps
 cuda = pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}")
@@ -289,25 +286,6 @@ def test_eig_empty_and_deterministic():
     a = _mat(np.random.default_rng(8), (2, 9, 9), True)
     r1, r2 = _eig(a), _eig(a)
     assert np.array_equal(r1[0], r2[0]) and np.array_equal(r1[1], r2[1])
-
-
-# ---------------- NVRTC compile check ----------------
-
-@pytest.mark.parametrize("arch", CUDA_ARCHS)
-@pytest.mark.parametrize("d", [dt.float64, dt.complex128], ids=["f64", "c128"])
-def test_kernels_compile_nvrtc(d, arch):
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not "
-                        "installed")
-    from tensor.cuda import nvrtc
-    try:
-        nvrtc.version()
-    except nvrtc.NVRTCNotFoundError as e:
-        pytest.skip(str(e))
-    cub = CK.cubin("linalg_eig", d, arch, fast=True)
-    assert cub[:4] == b"\x7fELF"
-    for name in CK.kernel_names("linalg_eig", d):
-        assert name.encode() + b"\0" in cub
-    assert ("la_eig_c128" in CK.kernel_names("linalg_eig", d)) == (d is dt.complex128)
 
 
 @cuda

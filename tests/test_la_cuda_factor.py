@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import CUDA_OK, CUDA_WHAT
-from helpers import CUDA_ARCHS, to_np
+from helpers import to_np
 
 import tensor as T
 from tensor import dtypes as dt
@@ -400,22 +400,3 @@ def test_batch_past_the_grid(d):
     q, r = vq.values(), vr.values()
     for i in range(B):
         _qr_check(g[i], q[i], r[i], n)
-
-
-# ---------------------------------------------------------------- NVRTC
-
-@pytest.mark.parametrize("arch", CUDA_ARCHS)
-@pytest.mark.parametrize("d", DTYPES, ids=str)
-def test_compiles_with_nvrtc(d, arch):
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-python (cuda.bindings.nvrtc) is not installed")
-    from tensor.cuda import kernels as K
-    from tensor.cuda import nvrtc
-    try:
-        nvrtc.version()
-    except nvrtc.NVRTCNotFoundError as e:
-        pytest.skip(str(e))
-    import tensor.cuda.linalg  # noqa: F401  (registers the family)
-    cub = K.cubin("linalg", d, arch, fast=True)
-    assert cub[:4] == b"\x7fELF"
-    for name in K.kernel_names("linalg", d):
-        assert name.encode() + b"\0" in cub

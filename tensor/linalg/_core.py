@@ -122,6 +122,22 @@ def same_device(a: Tensor, b: Tensor, op: str) -> None:
         raise ValueError(f"linalg.{op}: tensors are on different devices: {a.device} and {b.device}")
 
 
+def _pair(A, B, left: bool, op: str) -> tuple:
+    """Work copies (a (b, n, n), b (b, n, k)) of a system A X = B (left) or X A = B (as
+    A^T X^T = B^T: b holds B^T), broadcast to their common batch; with the batch and the
+    result dtype."""
+    n = A.shape[-1]
+    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
+        raise ValueError(f"linalg.{op}: shapes {A.shape} and {B.shape} do not match "
+                         f"(B needs {n} {'rows' if left else 'columns'})")
+    batch = broadcast_batch(A, B, op)
+    d = result_dtype(dt.result_type(A, B))
+    Bt = B if left else _mT(B)
+    a = work(T.broadcast_to(A, batch + (n, n)), work_dtype(d))
+    b = work(T.broadcast_to(Bt, batch + (n, Bt.shape[-1])), work_dtype(d))
+    return a, b, batch, d
+
+
 # ---------------------------------------------------------------- LU
 
 def _la_lu(a, piv, info) -> None:
@@ -168,16 +184,8 @@ def _solve_raw(A, B, left=True):
             raise ValueError(f"linalg.solve: shapes {A.shape} and {B.shape} do not match "
                              f"(the vector needs {n} elements)")
         B = B.reshape((n, 1) if left else (1, n))
-    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
-        raise ValueError(f"linalg.solve: shapes {A.shape} and {B.shape} do not match "
-                         f"(B needs {n} {'rows' if left else 'columns'})")
-    batch = broadcast_batch(A, B, "solve")
-    d = result_dtype(dt.result_type(A, B))
-    wd = work_dtype(d)
-    a = work(T.broadcast_to(A, batch + (n, n)), wd)
-    Bt = B if left else _mT(B)
-    k = Bt.shape[-1]
-    b = work(T.broadcast_to(Bt, batch + (n, k)), wd)
+    a, b, batch, d = _pair(A, B, left, "solve")
+    k = b.shape[-1]
     piv = _int((a.shape[0], n), A.device)
     info = _int((a.shape[0],), A.device)
     be = backend_for(A.device)
@@ -203,16 +211,8 @@ def _solve_triangular_raw(A, B, upper, left=True, unitriangular=False):
     B = as_matrix(B, "solve_triangular")
     same_device(A, B, "solve_triangular")
     n = A.shape[-1]
-    if B.shape[-2 if left else -1] != n:
-        raise ValueError(f"linalg.solve_triangular: shapes {A.shape} and {B.shape} do not match "
-                         f"(B needs {n} {'rows' if left else 'columns'})")
-    batch = broadcast_batch(A, B, "solve_triangular")
-    d = result_dtype(dt.result_type(A, B))
-    wd = work_dtype(d)
-    a = work(T.broadcast_to(A, batch + (n, n)), wd)
-    Bt = B if left else _mT(B)
-    k = Bt.shape[-1]
-    b = work(T.broadcast_to(Bt, batch + (n, k)), wd)
+    a, b, batch, d = _pair(A, B, left, "solve_triangular")
+    k = b.shape[-1]
     if b.numel():
         backend_for(A.device).la_trsm(a, b, not upper, bool(unitriangular), 0 if left else 1)
     X = _cast(b, d, batch + (n, k))
