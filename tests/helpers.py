@@ -477,3 +477,40 @@ def sort_values(rng, d: dt.DType, shape) -> np.ndarray:
         info = np.iinfo(d.np)
         pool = np.array([info.min, info.max, 0, 1, 2, -1 if info.min < 0 else 3, 7], d.np)
     return pool[rng.integers(0, len(pool), shape)].astype(storage_np(d))
+
+
+def run_ranks(script: str, n: int = 2, timeout: float = 120.0, env: dict | None = None) -> list:
+    """Run `script` (Python source) on n MPI ranks (`mpiexec -n n`, the mpich wheel's) with a
+    time limit; fail with every rank's output unless all exit 0. Returns each rank's stdout
+    lines, all ranks together (print the rank where it matters). Skips without mpi4py/mpiexec."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    import pytest
+    pytest.importorskip("mpi4py", reason="the distributed tests need mpi4py and the mpich wheel: "
+                        "pip install 'stridex[distributed]'")
+    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    exe = exe if os.path.exists(exe) else shutil.which("mpiexec")
+    if exe is None:
+        pytest.skip("mpiexec not found (pip install mpich)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(script)
+    e = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+             STRIDEX_CUDA_EMULATOR=os.environ.get("STRIDEX_CUDA_EMULATOR", "0"),
+             OMP_NUM_THREADS="1", STRIDEX_NUM_THREADS="1", **(env or {}))
+    try:
+        r = subprocess.run([exe, "-n", str(n), sys.executable, f.name],
+                           env=e, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as t:
+        raise AssertionError(f"{n} ranks did not finish within {timeout} s:\n"
+                             f"{(t.stdout or b'')!s:.3000}\n{(t.stderr or b'')!s:.3000}") from None
+    finally:
+        os.unlink(f.name)
+    if r.returncode != 0:
+        raise AssertionError(f"mpiexec -n {n} exited with {r.returncode}:\n--- stdout\n"
+                             f"{r.stdout[-4000:]}\n--- stderr\n{r.stderr[-4000:]}")
+    return r.stdout.splitlines()

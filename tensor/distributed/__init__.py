@@ -1,0 +1,54 @@
+"""tensor.distributed: collectives over MPI (CPU processes, mpi4py with the mpich wheel) and
+NCCL (GPUs, nccl4py), with PyTorch's names: init_process_group, get_rank, get_world_size,
+new_group, barrier, all_reduce, broadcast, reduce, all_gather(_into_tensor),
+reduce_scatter(_tensor), all_to_all, send / recv (isend / irecv), each with async_op=True
+returning a Work handle. No transport of our own: the engines move the bytes.
+
+    mpiexec -n 2 python train.py            # or: python -m tensor.distributed.run -n 2 train.py
+
+>>> import tensor as T, tensor.distributed as dist     # doctest: +SKIP
+>>> dist.init_process_group()                          # doctest: +SKIP
+>>> x = T.ones(4) * (dist.get_rank() + 1)              # doctest: +SKIP
+>>> dist.all_reduce(x); x.tolist()                     # doctest: +SKIP
+[3.0, 3.0, 3.0, 3.0]
+
+The differentiable collectives are tensor.distributed.nn.functional; DistributedDataParallel
+and the tensor-parallel layers are in nn.parallel.
+"""
+from __future__ import annotations
+
+from ._collectives import (
+    ReduceOp,
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    all_to_all,
+    barrier,
+    broadcast,
+    irecv,
+    isend,
+    recv,
+    reduce,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    send,
+)
+from ._group import (
+    ProcessGroup,
+    destroy_process_group,
+    get_backend,
+    get_local_rank,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_available,
+    is_initialized,
+    new_group,
+)
+from ._work import DistributedError, Work
+
+__all__ = ["DistributedError", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+           "all_gather_into_tensor", "all_reduce", "all_to_all", "barrier", "broadcast",
+           "destroy_process_group", "get_backend", "get_local_rank", "get_rank", "get_world_size",
+           "init_process_group", "irecv", "is_available", "is_initialized", "isend", "new_group",
+           "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "send"]

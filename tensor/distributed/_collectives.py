@@ -1,0 +1,272 @@
+"""The collectives and point-to-point operations on tensors (PyTorch's names and arguments):
+each checks its arguments on the calling thread, stages its tensors where the backend needs it
+(a contiguous buffer on the backend's device, 16-bit floats widened for a reduction), queues
+the operation on the group's backend, and either waits (async_op=False: returns None) or
+returns the Work handle whose wait() finishes the copies back."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from .._tensor import Tensor
+from ._group import resolve
+from ._work import DistributedError, Work
+
+
+class ReduceOp:
+    SUM = "sum"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+    AVG = "avg"
+
+
+_OPS = ("sum", "product", "min", "max", "avg")
+
+
+def _tensor(t, what: str, name: str = "tensor") -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{what}: {name} must be a Tensor, got {type(t).__name__}")
+    return t
+
+
+def _reduce_op(op, t: Tensor, what: str) -> str:
+    op = getattr(op, "value", op)
+    op = str(op).lower() if op is not None else "sum"
+    op = {"prod": "product"}.get(op, op)
+    if op not in _OPS:
+        raise ValueError(f"{what}: unknown reduce op {op!r} (use ReduceOp.SUM, PRODUCT, MIN, "
+                         "MAX or AVG)")
+    if op == "avg" and t.dtype.kind not in "fc":
+        raise TypeError(f"{what}: ReduceOp.AVG needs a floating tensor, got {t.dtype}")
+    if op in ("min", "max") and t.dtype.kind == "c":
+        raise TypeError(f"{what}: ReduceOp.{op.upper()} is not defined for complex tensors")
+    return op
+
+
+def _sig(what, *ts, **extra) -> tuple:
+    return (what,) + tuple((tuple(t.shape), t.dtype.name, t.device.type) for t in ts) + \
+        tuple(sorted(extra.items()))
+
+
+def _finish(work: Work, g, async_op: bool):
+    work.timeout = g.timeout
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _reducing(be, t: Tensor, op: str):
+    """(staged buffer, backend op, copy back): bools reduce as bytes (sum: any, product: all),
+    16-bit floats in float32, avg as a sum divided afterwards."""
+    if t.dtype is dt.bool_:
+        buf, back = be.stage(t, dt.uint8)
+        return buf, {"sum": "max", "product": "min"}.get(op, op), back
+    wide = dt.float32 if t.dtype in (dt.float16, dt.bfloat16) else None
+    buf, back = be.stage(t, wide)
+    return buf, "sum" if op == "avg" else op, back
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduce tensor across the group's ranks, in place on every rank."""
+    what = "all_reduce"
+    t = _tensor(tensor, what)
+    g = resolve(group, what)
+    op = _reduce_op(op, t, what)
+    be = g.backend
+    buf, bop, back = _reducing(be, t, op)
+    sig = _sig(what, t, op=op)
+
+    def run():
+        be.agree(what, sig)
+        be.all_reduce(buf, bop)
+    w = be.submit(what, run)
+    if op == "avg":
+        w.then(lambda: buf.__itruediv__(g.size()))
+    return _finish(w.then(back), g, async_op)
+
+
+def broadcast(tensor, src: int, group=None, async_op: bool = False):
+    """Copy the tensor of global rank src to every rank's tensor."""
+    what = "broadcast"
+    t = _tensor(tensor, what)
+    g = resolve(group, what)
+    root = g.group_rank(int(src), what)
+    be = g.backend
+    buf, back = be.stage(t, None, read=be.rank == root)
+    sig = _sig(what, t, src=root)
+
+    def run():
+        be.agree(what, sig)
+        be.broadcast(buf, root)
+    return _finish(be.submit(what, run).then(back), g, async_op)
+
+
+def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduce into the tensor of global rank dst (the others' tensors are left as they were)."""
+    what = "reduce"
+    t = _tensor(tensor, what)
+    g = resolve(group, what)
+    op = _reduce_op(op, t, what)
+    root = g.group_rank(int(dst), what)
+    be = g.backend
+    buf, bop, back = _reducing(be, t, op)
+    sig = _sig(what, t, dst=root, op=op)
+
+    def run():
+        be.agree(what, sig)
+        be.reduce(buf, root, bop)
+    w = be.submit(what, run)
+    if be.rank == root:
+        if op == "avg":
+            w.then(lambda: buf.__itruediv__(g.size()))
+        w.then(back)
+    return _finish(w, g, async_op)
+
+
+def _stacked(be, n: int, like: Tensor, what: str):
+    """A contiguous staging buffer of n copies of like's shape, on the backend's device."""
+    return be.buffer((n,) + tuple(like.shape), like.dtype)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """output (world * n, ...) or (world, n, ...) = every rank's input, in rank order."""
+    what = "all_gather_into_tensor"
+    out, inp = _tensor(output_tensor, what, "output"), _tensor(input_tensor, what, "input")
+    g = resolve(group, what)
+    if out.numel() != g.size() * inp.numel() or out.dtype is not inp.dtype:
+        raise ValueError(f"{what}: output {out.shape} {out.dtype} must hold {g.size()} inputs of "
+                         f"{inp.shape} {inp.dtype}")
+    be = g.backend
+    src, _ = be.stage(inp, None, read=True, write=False)
+    dst, back = be.stage(out, None, read=False)
+    sig = _sig(what, inp)
+
+    def run():
+        be.agree(what, sig)
+        be.all_gather(dst, src)
+    return _finish(be.submit(what, run).then(back), g, async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
+    """tensor_list[r] = rank r's tensor."""
+    what = "all_gather"
+    t = _tensor(tensor, what)
+    g = resolve(group, what)
+    outs = list(tensor_list)
+    if len(outs) != g.size() or any(not isinstance(o, Tensor) or o.shape != t.shape
+                                    or o.dtype is not t.dtype for o in outs):
+        raise ValueError(f"{what}: tensor_list must hold {g.size()} tensors of {t.shape} {t.dtype}")
+    be = g.backend
+    stack = _stacked(be, g.size(), t, what)
+    w = all_gather_into_tensor(stack, t, g, async_op=True)
+    w.then(lambda: [be.copy(o, stack[i]) for i, o in enumerate(outs)])
+    return _finish(w, g, async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A002
+                          async_op: bool = False):
+    """output = the reduction over ranks of input's r-th block (r = this rank), blocks of
+    output's size along the flattened input."""
+    what = "reduce_scatter_tensor"
+    out, inp = _tensor(output, what, "output"), _tensor(input, what, "input")
+    g = resolve(group, what)
+    op = _reduce_op(op, inp, what)
+    if inp.numel() != g.size() * out.numel() or out.dtype is not inp.dtype:
+        raise ValueError(f"{what}: input {inp.shape} {inp.dtype} must hold {g.size()} outputs of "
+                         f"{out.shape} {out.dtype}")
+    be = g.backend
+    src, bop, _ = _reducing(be, inp, op)
+    dst, _, back = _reducing(be, out, op)
+    sig = _sig(what, out, op=op)
+
+    def run():
+        be.agree(what, sig)
+        be.reduce_scatter(dst, src, bop)
+    w = be.submit(what, run)
+    if op == "avg":
+        w.then(lambda: dst.__itruediv__(g.size()))
+    return _finish(w.then(back), g, async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """output = the reduction over ranks of their input_list[r] (r = this rank)."""
+    what = "reduce_scatter"
+    out = _tensor(output, what, "output")
+    g = resolve(group, what)
+    ins = list(input_list)
+    if len(ins) != g.size() or any(not isinstance(i, Tensor) or i.shape != out.shape
+                                   or i.dtype is not out.dtype for i in ins):
+        raise ValueError(f"{what}: input_list must hold {g.size()} tensors of {out.shape} "
+                         f"{out.dtype}")
+    stack = _stacked(g.backend, g.size(), out, what)
+    for i, x in enumerate(ins):
+        g.backend.copy(stack[i], x)
+    return reduce_scatter_tensor(out, stack, op, g, async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
+    """output_list[r] = rank r's input_list[this rank] (equal shapes)."""
+    what = "all_to_all"
+    g = resolve(group, what)
+    ins, outs = list(input_tensor_list), list(output_tensor_list)
+    if len(ins) != g.size() or len(outs) != g.size():
+        raise ValueError(f"{what}: both lists must hold {g.size()} tensors")
+    t = _tensor(ins[0], what, "input_tensor_list[0]")
+    for x in ins + outs:
+        if not isinstance(x, Tensor) or x.shape != t.shape or x.dtype is not t.dtype:
+            raise ValueError(f"{what}: every tensor must be {t.shape} {t.dtype} (unequal splits "
+                             "are not supported)")
+    be = g.backend
+    src, dst = _stacked(be, g.size(), t, what), _stacked(be, g.size(), t, what)
+    for i, x in enumerate(ins):
+        be.copy(src[i], x)
+    sig = _sig(what, t)
+
+    def run():
+        be.agree(what, sig)
+        be.all_to_all(dst, src)
+    w = be.submit(what, run).then(lambda: [be.copy(o, dst[i]) for i, o in enumerate(outs)])
+    return _finish(w, g, async_op)
+
+
+def barrier(group=None, async_op: bool = False):
+    """Wait until every rank of the group has reached it."""
+    g = resolve(group, "barrier")
+    be = g.backend
+    return _finish(be.submit("barrier", be.barrier), g, async_op)
+
+
+def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
+    what = "send"
+    t = _tensor(tensor, what)
+    g = resolve(group, what)
+    peer = g.group_rank(int(dst), what)
+    buf, _ = g.backend.stage(t, None, write=False)
+    w = g.backend.submit(what, lambda: g.backend.send(buf, peer, int(tag)))
+    w.timeout = g.timeout
+    return w
+
+
+def irecv(tensor, src: int | None = None, group=None, tag: int = 0) -> Work:
+    what = "recv"
+    t = _tensor(tensor, what)
+    g = resolve(group, what)
+    peer = None if src is None else g.group_rank(int(src), what)
+    buf, back = g.backend.stage(t, None, read=False)
+    w = g.backend.submit(what, lambda: g.ranks[g.backend.recv(buf, peer, int(tag))]).then(back)
+    w.timeout = g.timeout
+    return w
+
+
+def send(tensor, dst: int, group=None, tag: int = 0) -> None:
+    isend(tensor, dst, group, tag).wait()
+
+
+def recv(tensor, src: int | None = None, group=None, tag: int = 0) -> int:
+    """Receive into tensor (from src, or any rank); returns the sender's global rank."""
+    return irecv(tensor, src, group, tag).result()
+
+
+__all__ = ["ReduceOp", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+           "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "barrier", "send", "recv",
+           "isend", "irecv", "DistributedError"]

@@ -1,0 +1,186 @@
+"""The MPI backend (mpi4py over the mpich wheel): CPU tensors' memory handed to MPI as NumPy
+views (no copy), CUDA tensors staged through host memory.
+
+Every operation of a group runs on the group's one worker thread, in the order the caller
+issued them (so every rank issues the same sequence, as MPI requires, and async_op=True
+overlaps communication with the caller's compute: mpi4py and our kernels release the GIL).
+Before each collective the ranks exchange a small signature (op, shape, dtype, root); when it
+differs, every rank raises the same DistributedError before any data moves.
+"""
+from __future__ import annotations
+
+import ctypes
+import queue
+import threading
+
+import numpy as np
+
+from .. import dtypes as dt
+from ._work import DistributedError, Work
+
+
+def _nothing():
+    return None
+
+
+def copy_into(dst, src) -> None:
+    """dst[...] = src across devices and dtypes."""
+    from .. import elementwise as ew
+    if src.device != dst.device:
+        src = src.to_device(dst.device)
+    ew.copy_into(dst, src)
+
+
+_NP = {dt.bool_: np.uint8, dt.bfloat16: np.uint16, dt.float16: np.uint16}
+
+
+def mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise DistributedError("the MPI backend needs mpi4py and an MPI library: pip install "
+                               "'stridex[distributed]' (mpi4py and the mpich wheel)") from e
+    return MPI
+
+
+def host_view(t) -> np.ndarray:
+    """A NumPy array over the contiguous CPU tensor t's memory (16-bit floats and bools as
+    their bits: only byte-moving operations may use those)."""
+    nd = _NP.get(t.dtype)
+    if nd is None:
+        return t.numpy()
+    nbytes = t.numel() * t.dtype.itemsize
+    raw = (ctypes.c_uint8 * max(nbytes, 1)).from_address(t.data_ptr()) if nbytes else None
+    a = np.frombuffer(raw, np.uint8, count=nbytes) if nbytes else np.zeros(0, np.uint8)
+    return a.view(nd).reshape(t.shape)
+
+
+class MPIBackend:
+    """One communicator and its worker thread."""
+
+    name = "mpi"
+
+    def __init__(self, comm, check: bool = True):
+        self.MPI = mpi()
+        self.comm = comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.check_signatures = check
+        self._q: queue.Queue = queue.Queue()
+        self._broken: str | None = None
+        self._thread = threading.Thread(target=self._loop, name=f"stridex-mpi-{id(self):x}",
+                                        daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------ the worker
+
+    def _loop(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            fn, work = item
+            try:
+                work._set_result(fn())
+            except BaseException as e:  # noqa: BLE001 - handed to the waiting caller
+                work._set_error(e)
+
+    def submit(self, what: str, fn) -> Work:
+        if self._broken:
+            raise DistributedError(f"{what}: the process group is unusable: {self._broken}")
+        w = Work(what, self)
+        self._q.put((fn, w))
+        return w
+
+    def mark_broken(self, why: str) -> None:
+        self._broken = why
+
+    def close(self) -> None:
+        self._q.put(None)
+        if self._broken is None:
+            self._thread.join(timeout=5)
+
+    # ------------------------------------------------------------ staging (calling thread)
+
+    def stage(self, t, dtype=None, read: bool = True, write: bool = True):
+        """(buffer, copy back): t itself when it is a contiguous CPU tensor of the dtype, else a
+        contiguous host copy (of `dtype`) and the step that writes it back into t."""
+        d = dtype or t.dtype
+        if t.device.type == "cpu" and t.is_contiguous() and d is t.dtype:
+            return t, _nothing
+        buf = self.buffer(t.shape, d)
+        if read:
+            copy_into(buf, t)
+        return buf, ((lambda: copy_into(t, buf)) if write else _nothing)
+
+    def buffer(self, shape, dtype):
+        from .. import elementwise as ew
+        from ..device import CPU
+        return ew.empty_tensor(tuple(shape), dtype, CPU)
+
+    def copy(self, dst, src) -> None:
+        copy_into(dst, src)
+
+    # ------------------------------------------------------------ helpers (worker thread)
+
+    def agree(self, what: str, sig: tuple) -> None:
+        """Raise on every rank when the ranks' signatures of this call differ."""
+        if not self.check_signatures or self.size == 1:
+            return
+        sigs = self.comm.allgather(sig)
+        if any(s != sigs[0] for s in sigs):
+            lines = "; ".join(f"rank {r}: {s}" for r, s in enumerate(sigs))
+            raise DistributedError(f"{what}: the ranks' calls do not match ({lines})")
+
+    def _op(self, op: str):
+        M = self.MPI
+        return {"sum": M.SUM, "product": M.PROD, "min": M.MIN, "max": M.MAX}[op]
+
+    # ------------------------------------------------------------ operations (worker thread)
+    # bufs are contiguous CPU tensors; reductions never see 16-bit floats or bools (the
+    # front end widens them)
+
+    def all_reduce(self, buf, op: str) -> None:
+        a = host_view(buf)
+        self.comm.Allreduce(self.MPI.IN_PLACE, a, op=self._op(op))
+
+    def broadcast(self, buf, root: int) -> None:
+        self.comm.Bcast(host_view(buf), root=root)
+
+    def reduce(self, buf, root: int, op: str) -> None:
+        a = host_view(buf)
+        if self.rank == root:
+            self.comm.Reduce(self.MPI.IN_PLACE, a, op=self._op(op), root=root)
+        else:
+            self.comm.Reduce(a, None, op=self._op(op), root=root)
+
+    def all_gather(self, out, inp) -> None:
+        self.comm.Allgather(host_view(inp), host_view(out))
+
+    def reduce_scatter(self, out, inp, op: str) -> None:
+        self.comm.Reduce_scatter_block(host_view(inp), host_view(out), op=self._op(op))
+
+    def all_to_all(self, out, inp) -> None:
+        self.comm.Alltoall(host_view(inp), host_view(out))
+
+    def send(self, buf, peer: int, tag: int) -> None:
+        self.comm.Send(host_view(buf), dest=peer, tag=tag)
+
+    def recv(self, buf, peer, tag: int) -> int:
+        st = self.MPI.Status()
+        src = self.MPI.ANY_SOURCE if peer is None else peer
+        self.comm.Recv(host_view(buf), source=src, tag=tag, status=st)
+        return st.Get_source()
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+    def split(self, ranks: list):
+        """A sub-communicator of the given ranks (collective over this one); None off it."""
+        color = 0 if self.rank in ranks else self.MPI.UNDEFINED
+        key = ranks.index(self.rank) if self.rank in ranks else 0
+        c = self.comm.Split(color, key)
+        return None if c == self.MPI.COMM_NULL else c
+
+    def child(self, comm) -> MPIBackend:
+        """The backend of a sub-group's communicator (from split)."""
+        return MPIBackend(comm, self.check_signatures)

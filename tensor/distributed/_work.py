@@ -1,0 +1,55 @@
+"""Work handles of asynchronous collectives, and the package's error."""
+from __future__ import annotations
+
+import threading
+
+
+class DistributedError(RuntimeError):
+    """A collective that cannot run or did not finish: mismatched calls across ranks, an
+    uninitialised group, a timeout (a rank that died or called something else)."""
+
+
+class Work:
+    """The handle of an operation queued on a group's worker: wait() blocks until it finished
+    (raising its error, or DistributedError after `timeout` seconds), then runs the `then`
+    steps (copies back from staging buffers) on the calling thread."""
+
+    def __init__(self, what: str, backend):
+        self.what, self._backend = what, backend
+        self._done = threading.Event()
+        self._result = self._error = None
+        self._then: list = []
+        self.timeout: float | None = None
+
+    def _set_result(self, r) -> None:
+        self._result = r
+        self._done.set()
+
+    def _set_error(self, e) -> None:
+        self._error = e
+        self._done.set()
+
+    def then(self, fn) -> Work:
+        self._then.append(fn)
+        return self
+
+    def is_completed(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        t = self.timeout if timeout is None else timeout
+        if not self._done.wait(t):
+            why = (f"{self.what} did not finish within {t:g} s: a rank may have died, or the "
+                   "ranks called different collectives")
+            self._backend.mark_broken(why)
+            raise DistributedError(why)
+        if self._error is not None:
+            raise self._error
+        steps, self._then = self._then, []
+        for fn in steps:
+            fn()
+        return True
+
+    def result(self):
+        self.wait()
+        return self._result
