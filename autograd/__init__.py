@@ -10,6 +10,7 @@
 """
 from . import (  # noqa: F401
                hooks,  # noqa: F401
+               rules_dist,
                rules_elementwise,
                rules_index,
                rules_la,

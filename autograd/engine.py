@@ -107,15 +107,47 @@ def _order(roots):
     return order
 
 
+_DEPTH = [0]        # engine runs in progress (a hook may run a nested backward)
+_CALLBACKS: list = []
+
+
+def queue_callback(fn) -> None:
+    """Run fn() once the backward pass now running (the outermost one) has finished, after
+    every .grad was written (PyTorch's Variable._execution_engine.queue_callback): what
+    DistributedDataParallel uses to finish its gradient reduction. Only inside a backward
+    pass (from a hook); a pass that raises drops its callbacks."""
+    if not _DEPTH[0]:
+        raise RuntimeError("queue_callback: no backward pass is running (call it from a hook)")
+    _CALLBACKS.append(fn)
+
+
+def backward_running() -> bool:
+    """Whether a backward pass is running (in this process): a hook, or a recomputation."""
+    return _DEPTH[0] > 0
+
+
 def run(roots, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
     """roots: [((node, output_nr), grad)]. capture: {(id(node), nr): index} of edges whose total
     gradient is returned (autograd.grad); accumulate: write leaf .grad (backward). Autocast is
     off meanwhile: each rule runs in the dtypes its op's forward ran in."""
-    off = amp.suspended()
-    if off is None:
-        return _run(roots, retain_graph, create_graph, capture, accumulate)
-    with off:
-        return _run(roots, retain_graph, create_graph, capture, accumulate)
+    _DEPTH[0] += 1
+    ok = False
+    try:
+        off = amp.suspended()
+        if off is None:
+            r = _run(roots, retain_graph, create_graph, capture, accumulate)
+        else:
+            with off:
+                r = _run(roots, retain_graph, create_graph, capture, accumulate)
+        ok = True
+    finally:
+        _DEPTH[0] -= 1
+        if not _DEPTH[0]:
+            cbs = _CALLBACKS[:]
+            _CALLBACKS.clear()
+            for fn in cbs if ok else ():
+                fn()
+    return r
 
 
 def _run(roots, retain_graph, create_graph, capture, accumulate):
@@ -378,4 +410,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(got)
 
 
-__all__ = ["backward", "grad", "flat_tensors", "ew"]
+__all__ = ["backward", "grad", "queue_callback", "backward_running", "flat_tensors", "ew"]

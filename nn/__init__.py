@@ -5,7 +5,7 @@
 >>> model(T.ones((3, 4), dtype="float32")).shape
 (3, 2)
 """
-from . import amp, data, functional, init, optim, utils  # optim: nn.optim.SGD, Adam, ...
+from . import amp, data, functional, init, optim, parallel, utils  # optim: nn.optim.SGD, Adam, ...
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential

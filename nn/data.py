@@ -1,5 +1,5 @@
 """Datasets and batching, as torch.utils.data: Dataset, TensorDataset, Subset, random_split,
-DataLoader.
+DataLoader, and DistributedSampler (each rank of a data-parallel job reads its share).
 
 >>> import tensor as T
 >>> x, y = T.arange(10.0).reshape(5, 2), T.arange(5)
@@ -88,6 +88,64 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
     return out
 
 
+class DistributedSampler:
+    """The indices of `dataset` that one rank of a data-parallel job reads, as PyTorch's
+    torch.utils.data.DistributedSampler: the dataset's order (a permutation drawn from
+    seed + epoch when shuffle=True, the same on every rank; call set_epoch(e) at each epoch for
+    a new one) is padded by repeating its first indices up to a multiple of num_replicas (or
+    cut to one with drop_last=True), and rank r reads every num_replicas-th index from r.
+    num_replicas and rank default to tensor.distributed's world size and rank.
+
+    >>> s = DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False)
+    >>> list(s), len(s)
+    ([1, 3, 0], 3)
+    """
+
+    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            import tensor.distributed as dist
+            if not dist.is_initialized():
+                raise RuntimeError("DistributedSampler: pass num_replicas and rank, or call "
+                                   "tensor.distributed.init_process_group() first")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
+        if int(num_replicas) != num_replicas or num_replicas < 1:
+            raise ValueError(f"DistributedSampler: num_replicas must be a positive int, got "
+                             f"{num_replicas!r}")
+        if int(rank) != rank or not 0 <= rank < num_replicas:
+            raise ValueError(f"DistributedSampler: invalid rank {rank!r}, rank should be in the "
+                             f"interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, int(num_replicas), int(rank)
+        self.shuffle, self.seed, self.drop_last, self.epoch = bool(shuffle), int(seed), \
+            bool(drop_last), 0
+        n, r = len(dataset), self.num_replicas
+        # ceil((n - r) / r) when dropping the tail, else ceil(n / r), as PyTorch
+        self.num_samples = -((r - n) // r) if drop_last and n % r else -(-n // r)
+        self.total_size = self.num_samples * r
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose order the next iteration gives (with shuffle=True)."""
+        self.epoch = int(epoch)
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            idx = T.random.permutation(n, generator=Generator(self.seed + self.epoch)).tolist()
+        else:
+            idx = list(range(n))
+        if not self.drop_last:
+            pad = self.total_size - n
+            if pad and idx:
+                idx += (idx * -(-pad // n))[:pad]
+        else:
+            idx = idx[:self.total_size]
+        return iter(idx[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 def default_collate(batch: list) -> Any:
     """Stack a list of samples into a batch: tensors (and NumPy arrays, numbers) are stacked
     along a new first axis; tuples, lists and dicts are collated field by field."""
@@ -113,39 +171,46 @@ def default_collate(batch: list) -> Any:
 
 class DataLoader:
     """Batches of a dataset: shuffled each epoch (from `generator`, or tensor's default one,
-    so tensor.manual_seed makes the order reproducible) when shuffle=True.
+    so tensor.manual_seed makes the order reproducible) when shuffle=True; or in the order of
+    `sampler` (an iterable of indices with a length, such as DistributedSampler).
 
     A TensorDataset with the default collate_fn takes a fast path: each batch is gathered with
     one integer-array index per tensor (x[idx]) instead of item by item. Batches are copies."""
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False,
                  drop_last: bool = False, generator: Generator | None = None,
-                 collate_fn: Callable[[list], Any] | None = None, num_workers: int = 0) -> None:
+                 collate_fn: Callable[[list], Any] | None = None, num_workers: int = 0,
+                 sampler=None) -> None:
         if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"DataLoader: batch_size must be a positive int or None, got "
                              f"{batch_size!r}")
         if num_workers:
             raise NotImplementedError("DataLoader: num_workers > 0 is not supported (batches are "
                                       "built in the main process)")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
+        self.sampler = sampler
         self.drop_last, self.generator = bool(drop_last), generator
         self.collate_fn = collate_fn
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.dataset) if self.sampler is None else len(self.sampler)
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def _order(self, n: int) -> Tensor | None:
         """The epoch's index order (int64 tensor), or None for 0..n-1."""
+        if self.sampler is not None:
+            return T.asarray(np.asarray(list(self.sampler), dtype=np.int64).reshape(-1))
         if not self.shuffle:
             return None
         return T.random.permutation(n, generator=self.generator)
 
     def __iter__(self) -> Iterator:
-        n = len(self.dataset)
-        order = self._order(n)
+        order = self._order(len(self.dataset))
+        n = len(self.dataset) if order is None else order.shape[0]
         if self.batch_size is None:
             idx = range(n) if order is None else order.tolist()
             return (self.dataset[i] for i in idx)
@@ -172,4 +237,5 @@ class DataLoader:
             yield collate([self.dataset[i] for i in idx[a:b]])
 
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "default_collate"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "DistributedSampler",
+           "default_collate"]

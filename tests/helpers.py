@@ -501,7 +501,8 @@ def run_ranks(script: str, n: int = 2, timeout: float = 120.0, env: dict | None 
         f.write(script)
     e = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
              STRIDEX_CUDA_EMULATOR=os.environ.get("STRIDEX_CUDA_EMULATOR", "0"),
-             OMP_NUM_THREADS="1", STRIDEX_NUM_THREADS="1", **(env or {}))
+             OMP_NUM_THREADS="1", STRIDEX_NUM_THREADS="1")
+    e.update(env or {})
     try:
         r = subprocess.run([exe, "-n", str(n), sys.executable, f.name],
                            env=e, capture_output=True, text=True, timeout=timeout)

@@ -216,3 +216,15 @@ def test_bench_linalg_smoke(capsys):
     rows = _load("bench_linalg").main(["--smoke"])
     out = capsys.readouterr().out
     assert len(rows) == 10 and all(ms > 0 and r > 0 and e < 1e-12 for _, ms, r, e in rows), out
+
+
+def test_bench_distributed_smoke(capsys):
+    """bench_distributed.py: launches itself on 2 MPI ranks; two sizes, positive times for raw
+    mpi4py and ours, and their bandwidths (its ranks check that ours equals mpi4py's result)."""
+    pytest.importorskip("mpi4py", reason="bench_distributed needs mpi4py and the mpich wheel")
+    rows = _load("bench_distributed").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert [r[0] for r in rows] == ["4 KiB", "64 KiB"], out
+    for _, raw, ours, ratio, raw_bw, our_bw, unchecked in rows:
+        assert raw > 0 and ours > 0 and ratio == pytest.approx(ours / raw, rel=0.05), out
+        assert raw_bw > 0 and our_bw > 0 and unchecked > 0, out

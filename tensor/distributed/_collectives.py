@@ -47,6 +47,12 @@ def _sig(what, *ts, **extra) -> tuple:
         tuple(sorted(extra.items()))
 
 
+def _inline(g, async_op: bool):
+    """The deadline in seconds of a blocking call, which the backend may then run on the calling
+    thread (no hand-off to its worker when nothing is queued); None: queue it."""
+    return None if async_op else g.timeout
+
+
 def _finish(work: Work, g, async_op: bool):
     work.timeout = g.timeout
     if async_op:
@@ -79,7 +85,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     def run():
         be.agree(what, sig)
         be.all_reduce(buf, bop)
-    w = be.submit(what, run)
+    w = be.submit(what, run, _inline(g, async_op))
     if op == "avg":
         w.then(lambda: buf.__itruediv__(g.size()))
     return _finish(w.then(back), g, async_op)
@@ -98,7 +104,7 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     def run():
         be.agree(what, sig)
         be.broadcast(buf, root)
-    return _finish(be.submit(what, run).then(back), g, async_op)
+    return _finish(be.submit(what, run, _inline(g, async_op)).then(back), g, async_op)
 
 
 def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -115,7 +121,7 @@ def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False
     def run():
         be.agree(what, sig)
         be.reduce(buf, root, bop)
-    w = be.submit(what, run)
+    w = be.submit(what, run, _inline(g, async_op))
     if be.rank == root:
         if op == "avg":
             w.then(lambda: buf.__itruediv__(g.size()))
@@ -144,7 +150,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     def run():
         be.agree(what, sig)
         be.all_gather(dst, src)
-    return _finish(be.submit(what, run).then(back), g, async_op)
+    return _finish(be.submit(what, run, _inline(g, async_op)).then(back), g, async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
@@ -182,7 +188,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A
     def run():
         be.agree(what, sig)
         be.reduce_scatter(dst, src, bop)
-    w = be.submit(what, run)
+    w = be.submit(what, run, _inline(g, async_op))
     if op == "avg":
         w.then(lambda: dst.__itruediv__(g.size()))
     return _finish(w.then(back), g, async_op)
@@ -225,7 +231,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     def run():
         be.agree(what, sig)
         be.all_to_all(dst, src)
-    w = be.submit(what, run).then(lambda: [be.copy(o, dst[i]) for i, o in enumerate(outs)])
+    w = be.submit(what, run, _inline(g, async_op))
+    w.then(lambda: [be.copy(o, dst[i]) for i, o in enumerate(outs)])
     return _finish(w, g, async_op)
 
 
@@ -233,7 +240,7 @@ def barrier(group=None, async_op: bool = False):
     """Wait until every rank of the group has reached it."""
     g = resolve(group, "barrier")
     be = g.backend
-    return _finish(be.submit("barrier", be.barrier), g, async_op)
+    return _finish(be.submit("barrier", be.barrier, _inline(g, async_op)), g, async_op)
 
 
 def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
