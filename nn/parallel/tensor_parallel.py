@@ -83,6 +83,14 @@ class _Parallel(Module):
         self.process_group = group
         _, self.world_size, self.rank = _group_of(group, what)
 
+    def _full(self, bias: bool, dtype, device, init: bool):
+        """The full layer's (weight, bias): drawn as nn.Linear's, or zeros to be filled."""
+        d = T.float32 if dtype is None else dtype
+        if init:
+            return _full_linear_init(self.out_features, self.in_features, bias, d, device)
+        w = T.zeros((self.out_features, self.in_features), dtype=d, device=device)
+        return w, (T.zeros((self.out_features,), dtype=d, device=device) if bias else None)
+
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}, rank={self.rank}/{self.world_size}")
@@ -100,12 +108,7 @@ class ColumnParallelLinear(_Parallel):
         self._setup(in_features, out_features, process_group, what)
         self.gather_output = bool(gather_output)
         k = _shard_size(self.out_features, self.world_size, what, "out_features")
-        d = T.float32 if dtype is None else dtype
-        if _init:
-            w, b = _full_linear_init(self.out_features, self.in_features, bias, d, device)
-        else:
-            w = T.zeros((self.out_features, self.in_features), dtype=d, device=device)
-            b = T.zeros((self.out_features,), dtype=d, device=device) if bias else None
+        w, b = self._full(bias, dtype, device, _init)
         rows = slice(self.rank * k, (self.rank + 1) * k)
         self.weight = _take(w, rows)
         if bias:
@@ -147,12 +150,7 @@ class RowParallelLinear(_Parallel):
         self._setup(in_features, out_features, process_group, what)
         self.input_is_parallel = bool(input_is_parallel)
         k = _shard_size(self.in_features, self.world_size, what, "in_features")
-        d = T.float32 if dtype is None else dtype
-        if _init:
-            w, b = _full_linear_init(self.out_features, self.in_features, bias, d, device)
-        else:
-            w = T.zeros((self.out_features, self.in_features), dtype=d, device=device)
-            b = T.zeros((self.out_features,), dtype=d, device=device) if bias else None
+        w, b = self._full(bias, dtype, device, _init)
         self.weight = _take(w, (slice(None), slice(self.rank * k, (self.rank + 1) * k)))
         if bias:
             self.bias = _take(b, slice(None))

@@ -173,20 +173,24 @@ class MPIBackend:
     # ------------------------------------------------------------ staging (calling thread)
 
     def stage(self, t, dtype=None, read: bool = True, write: bool = True):
-        """(buffer, copy back): t itself when it is a contiguous CPU tensor of the dtype, else a
-        contiguous host copy (of `dtype`) and the step that writes it back into t."""
+        """(buffer, copy back): t itself when it is a contiguous tensor of the dtype on the
+        engine's device (MPI: the host), else a contiguous copy there (of `dtype`) and the step
+        that writes it back into t."""
         d = dtype or t.dtype
-        if t.device.type == "cpu" and t.is_contiguous() and d is t.dtype:
+        if t.device == self.buffer_device() and t.is_contiguous() and d is t.dtype:
             return t, _nothing
         buf = self.buffer(t.shape, d)
         if read:
             copy_into(buf, t)
         return buf, ((lambda: copy_into(t, buf)) if write else _nothing)
 
+    def buffer_device(self):
+        from ..device import CPU
+        return CPU
+
     def buffer(self, shape, dtype):
         from .. import elementwise as ew
-        from ..device import CPU
-        return ew.empty_tensor(tuple(shape), dtype, CPU)
+        return ew.empty_tensor(tuple(shape), dtype, self.buffer_device())
 
     def copy(self, dst, src) -> None:
         copy_into(dst, src)

@@ -105,21 +105,10 @@ class NCCLBackend(MPIBackend):
             (c.abort if self._broken else c.destroy)()
 
     # ------------------------------------------------------------ staging (calling thread)
+    # stage() is MPIBackend's, with this rank's GPU as the device
 
-    def stage(self, t, dtype=None, read: bool = True, write: bool = True):
-        """(buffer, copy back): t itself when it is a contiguous tensor of the dtype on this
-        rank's GPU, else a contiguous device buffer (a CPU tensor staged to the device)."""
-        d = dtype or t.dtype
-        if t.device == self.device and t.is_contiguous() and d is t.dtype:
-            return t, _nothing
-        buf = self.buffer(t.shape, d)
-        if read:
-            copy_into(buf, t)
-        return buf, ((lambda: copy_into(t, buf)) if write else _nothing)
-
-    def buffer(self, shape, dtype):
-        from .. import elementwise as ew
-        return ew.empty_tensor(tuple(shape), dtype, self.device)
+    def buffer_device(self):
+        return self.device
 
     # ------------------------------------------------------------ helpers (worker thread)
 
@@ -215,7 +204,3 @@ class NCCLBackend(MPIBackend):
     def child(self, comm) -> NCCLBackend:
         """The backend of a sub-group's communicator (from split): its own NCCL communicator."""
         return NCCLBackend(comm, self.local_rank, self.check_signatures)
-
-
-def _nothing():
-    return None
