@@ -19,7 +19,9 @@ from . import (  # noqa: F401
                rules_fft,
                rules_misc,
                rules_reduce,  # (import = register the rules)
+               rules_segment,
                rules_sort,
+               rules_sparse,
                rules_views,
 )
 from .engine import backward, grad

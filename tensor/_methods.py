@@ -83,6 +83,9 @@ Tensor.arctan2 = lambda self, other: PUB["arctan2"](self, other)
 Tensor.take_along_axis = lambda self, indices, axis: PUB["take_along_axis"](self, indices, axis)
 Tensor.tril = lambda self, k=0: PUB["tril"](self, k)
 Tensor.triu = lambda self, k=0: PUB["triu"](self, k)
+# tensor/segment.py: PyTorch has scatter_reduce(_) and gather as methods, not the segment_* ops
+for _n in ("segment_sum", "segment_prod", "segment_max", "segment_min", "segment_mean"):
+    delattr(Tensor, _n)
 
 
 def _to(self, *args, dtype=None, device=None, copy: bool = False):
@@ -265,3 +268,14 @@ def _masked_fill(self, mask, value):
 
 
 Tensor.masked_fill = _masked_fill
+
+
+def _to_sparse(self, layout: str = "coo"):
+    """PyTorch's to_sparse(): this 2-D tensor's nonzeros as a tensor.sparse matrix (COO, or
+    CSR with layout="csr")."""
+    from .sparse import from_dense
+    return from_dense(self, layout)
+
+
+Tensor.to_sparse = _to_sparse
+Tensor.to_sparse_csr = lambda self: _to_sparse(self, "csr")

@@ -140,6 +140,12 @@ for _n, _f in composites.FUNCS.items():
     _composite(_n, _f)
 # einsum.py: permutes, diagonals, sums and matmuls of the public functions
 _composite("einsum", einsum.einsum)
+# segment.py: scatter_reduce, segment_sum/prod/max/min/mean, gather: public ops around one
+# recorded op, segment.segment_reduce (autograd/rules_segment.py)
+from . import segment as _segment  # noqa: E402
+
+for _n in _segment.__all__[:-1]:
+    _composite(_n, getattr(_segment, _n))
 
 optable.T.bind(PUB)   # the op table's derivatives call the recorded public functions
 INPLACE = frozenset(n for n in PUB if n.endswith("_")) | {"setitem"}

@@ -230,7 +230,6 @@ _BRANCH_OK = {
     "tensor/indexing.py",    # an index on the host may move to the device, never back
     "tensor/scatter.py",     # a value on the host may move to the device, never back
     "tensor/distributed/_group.py",  # backend=None picks NCCL for CUDA, as PyTorch
-    "tensor/distributed/_mpi.py",    # MPI moves host memory: other devices' tensors are staged
 }
 
 

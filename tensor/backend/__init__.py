@@ -74,6 +74,19 @@ INTERFACE = {
     "searchsorted": "(a, v, out, right): int64 insertion points of v in the ascending 1-d a",
     # creation and random numbers (Philox: the same bits on every device)
     "iota": "(out, n, start, step): out[i] = start + i * step",
+    # segmented reductions (tensor/segment.py), deterministic: no atomics
+    "segment_reduce": "(values, order, offsets, out, reduce, include_self): row t of the contiguous "
+                      "out (m, inner) combined in order with the rows order[offsets[t]..offsets[t+1]) "
+                      "of the contiguous values (n, inner); order int64 or None (identity); reduce "
+                      "sum/prod/amax/amin; include_self: start from out's row, else the first row; "
+                      "empty segments untouched",
+    "segment_order": "(keys, m) -> (order, offsets): the stable order of the contiguous int64 keys "
+                     "(each in [0, m)) and the m + 1 starts of their runs, new int64 tensors",
+    # sparse CSR kernels (tensor/sparse): float32 / float64, int64 crow (m + 1) / col (nnz)
+    "spmm_csr": "(crow, col, values, b, out, balanced): out (m, n) = A @ b, A in CSR, b (k, n) "
+                "and out contiguous; balanced: rows skewed (a hint: nnz-balanced kernel)",
+    "sddmm_csr": "(crow, col, s, x, y, out, beta, alpha): out[j] = beta * s[j] + alpha * "
+                 "dot(x[row j], y[col j]) per nonzero; x (m, d), y (ncols, d) contiguous",
     # FFTs (tensor/fft.py)
     "fft_c2c": "(x, y, inverse, scale): y = scale * the DFT (inverse: conjugate roots) of each "
                "row of the contiguous complex x along its last axis",

@@ -18,7 +18,9 @@ from ..cpu import linalg_eig as _lae
 from ..cpu import misc as _misc
 from ..cpu import nn_kernels as _nn
 from ..cpu import random as _random
+from ..cpu import segment as _segment
 from ..cpu import sort as _sort
+from ..cpu import sparse as _sparse
 from ..cpu.alloc import cpu_allocator, private_allocator
 from ..cpu.kernels import get_num_threads, set_num_threads
 
@@ -121,6 +123,9 @@ searchsorted = _sort.searchsorted
 
 iota = _misc.iota
 fft_c2c = _fft.fft_c2c
+spmm_csr, sddmm_csr = _sparse.spmm_csr, _sparse.sddmm_csr
+segment_reduce = _segment.segment_reduce
+segment_order = _segment.segment_order
 la_lu, la_cholesky, la_trsm, la_lu_solve, la_qr = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve, _la.qr
 la_eigh, la_svd, la_eig = _lae.eigh, _lae.svd, _lae.eig
 random_fill = _random.fill

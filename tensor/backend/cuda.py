@@ -19,7 +19,9 @@ from ..cuda import misc as _misc
 from ..cuda import nn_kernels as _nn
 from ..cuda import random as _random
 from ..cuda import runtime as R
+from ..cuda import segment as _segment
 from ..cuda import sort as _sort
+from ..cuda import sparse as _sparse
 from ..cuda import streams as _streams
 from ..device import DeviceError
 
@@ -158,6 +160,9 @@ searchsorted = _sort.searchsorted
 
 iota = _misc.iota
 fft_c2c = _fft.fft_c2c
+spmm_csr, sddmm_csr = _sparse.spmm_csr, _sparse.sddmm_csr
+segment_reduce = _segment.segment_reduce
+segment_order = _segment.segment_order
 la_lu, la_cholesky, la_trsm, la_lu_solve, la_qr = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve, _la.qr
 la_eigh, la_svd, la_eig = _lae.eigh, _lae.svd, _lae.eig
 random_fill = _random.fill

@@ -1,0 +1,407 @@
+"""tensor.sparse: 2-D sparse matrices in COO and CSR form on both devices, conversions, and
+sparse @ dense (SpMM / SpMV) and SDDMM with our own kernels (family "sparse":
+tensor/cpu/csrc/sparse.h, cuda_src/sparse.cuh), differentiable with respect to the values
+(keeping the pattern) and the dense operands, in both modes.
+
+>>> import tensor as T
+>>> A = T.sparse.sparse_coo_tensor(T.asarray([[0, 1, 1], [2, 0, 0]]), T.asarray([1.0, 2.0, 3.0]), (2, 3))
+>>> A.coalesce().values().tolist()          # duplicates (1, 0) summed
+[1.0, 5.0]
+>>> (A @ T.ones(3, dtype=T.float64)).tolist()
+[1.0, 5.0]
+
+Values are 1-D (one scalar per stored entry); indices int64. The index structure of a matrix
+is checked on the host when it is made (check_invariants=True), so a bad index raises naming
+the op before any kernel runs; matrices are immutable (ops return new ones). A COO matrix
+multiplies through a CSR form of its pattern (a stable argsort by row, cached; duplicates are
+summed by the kernel in their original order). The kernels take float32 and float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from .._tensor import Tensor
+from . import _ops
+from ._ops import pub
+
+__all__ = ["SparseCOO", "SparseCSR", "sparse_coo_tensor", "sparse_csr_tensor", "from_dense",
+           "from_scipy", "to_scipy", "mm", "sampled_addmm", "is_sparse"]
+
+
+def _dev(device):
+    from ..device import device as mkdev
+    return mkdev(device) if device is not None else None
+
+
+def _as_index(x, op: str, what: str, device) -> Tensor:
+    if not isinstance(x, Tensor):
+        a = np.asarray(x)
+        x = pub("asarray")(a.astype(np.int64) if a.dtype.kind in "iu" or a.size == 0 else a,
+                           device=device)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"{op}: {what} must be integers, got {x.dtype.name}")
+    if x.dtype is not dt.int64:
+        x = x.astype(dt.int64)
+    if device is not None and x.device != device:
+        x = x.to_device(device)
+    return x
+
+
+def _as_values(v, op: str, dtype, device) -> Tensor:
+    if not isinstance(v, Tensor):
+        v = pub("asarray")(v, dtype=dtype, device=device)
+    if dtype is not None and v.dtype is not dtype:
+        v = v.astype(dtype)
+    if device is not None and v.device != device:
+        v = v.to_device(device)
+    if v.ndim != 1:
+        raise ValueError(f"{op}: values must be 1-D (one scalar per entry), got shape {v.shape}")
+    if v.dtype.kind not in "fc":
+        v = v.astype(dt.float64 if v.dtype.kind in "iub" else v.dtype)
+    return v
+
+
+def _size(size, op: str):
+    if size is None:
+        return None
+    size = tuple(int(s) for s in size)
+    if len(size) != 2 or any(s < 0 for s in size):
+        raise ValueError(f"{op}: size must be 2 non-negative numbers (2-D matrices), got {size}")
+    return size
+
+
+class SparseCOO:
+    """A 2-D sparse matrix of (row, col) -> value entries, duplicates allowed until coalesce()."""
+
+    layout = "coo"
+
+    def __init__(self, indices: Tensor, values: Tensor, shape, coalesced: bool):
+        self._indices, self._values, self._shape = indices, values, tuple(shape)
+        self._coalesced = bool(coalesced)
+        self._pattern = None   # (crow, col, perm, balanced): the CSR form of the pattern
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._values.dtype)
+    device = property(lambda self: self._values.device)
+    nnz = property(lambda self: self._values.shape[0])
+    ndim = property(lambda self: 2)
+    requires_grad = property(lambda self: self._values.requires_grad)
+
+    def indices(self) -> Tensor:
+        return self._indices
+
+    def values(self) -> Tensor:
+        return self._values
+
+    def is_coalesced(self) -> bool:
+        return self._coalesced
+
+    def coalesce(self) -> SparseCOO:
+        """Entries sorted row-major, duplicates summed (deterministically: index_add in the
+        order of a stable sort)."""
+        if self._coalesced:
+            return self
+        m, n = self._shape
+        keys = self._indices[0] * n + self._indices[1]
+        uk, inv = pub("unique_inverse")(keys)
+        vals = pub("zeros")(uk.shape[0], dtype=self.dtype, device=self.device)
+        vals = pub("index_add")(vals, 0, inv, self._values)
+        idx = pub("stack")([uk // max(n, 1), uk % max(n, 1)])
+        return SparseCOO(idx, vals, self._shape, True)
+
+    def _csr_parts(self):
+        if self._pattern is None:
+            if self._coalesced:   # sorted by row already: the values need no permutation
+                crow = _ops.crow_of(self._indices[0], self._shape[0])
+                col, perm = self._indices[1], None
+            else:
+                crow, col, perm = _ops.by_row(self._indices[0], self._indices[1], self._shape[0])
+            self._pattern = (crow, col, perm, _ops.skewed(crow))
+        crow, col, perm, bal = self._pattern
+        return crow, col, self._values if perm is None else self._values[perm], bal
+
+    def to_dense(self) -> Tensor:
+        m, n = self._shape
+        flat = pub("zeros")(m * n, dtype=self.dtype, device=self.device)
+        flat = pub("index_add")(flat, 0, self._indices[0] * n + self._indices[1], self._values)
+        return flat.reshape((m, n))
+
+    def to_sparse_coo(self) -> SparseCOO:
+        return self
+
+    def to_sparse_csr(self) -> SparseCSR:
+        c = self.coalesce()
+        crow = _ops.crow_of(c._indices[0], self._shape[0])
+        return SparseCSR(crow, c._indices[1], c._values, self._shape, sorted_cols=True)
+
+    def t(self) -> SparseCOO:
+        idx = pub("stack")([self._indices[1], self._indices[0]])
+        return SparseCOO(idx, self._values, self._shape[::-1], False)
+
+    def to_device(self, device) -> SparseCOO:
+        device = _dev(device)
+        if device == self.device:
+            return self
+        return SparseCOO(self._indices.to_device(device), self._values.to_device(device),
+                         self._shape, self._coalesced)
+
+    def detach(self) -> SparseCOO:
+        return SparseCOO(self._indices, self._values.detach(), self._shape, self._coalesced)
+
+    def __matmul__(self, other):
+        return mm(self, other)
+
+    def __repr__(self):
+        return (f"SparseCOO(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
+                f"device={self.device}, coalesced={self._coalesced})")
+
+
+class SparseCSR:
+    """A 2-D sparse matrix in compressed sparse row form: row i's entries are
+    col[crow[i]:crow[i+1]] with values[crow[i]:crow[i+1]]."""
+
+    layout = "csr"
+
+    def __init__(self, crow: Tensor, col: Tensor, values: Tensor, shape, sorted_cols=False,
+                 balanced=None):
+        self._crow, self._col, self._values, self._shape = crow, col, values, tuple(shape)
+        self._sorted_cols = bool(sorted_cols)
+        self._balanced = balanced
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._values.dtype)
+    device = property(lambda self: self._values.device)
+    nnz = property(lambda self: self._values.shape[0])
+    ndim = property(lambda self: 2)
+    requires_grad = property(lambda self: self._values.requires_grad)
+
+    def crow_indices(self) -> Tensor:
+        return self._crow
+
+    def col_indices(self) -> Tensor:
+        return self._col
+
+    def values(self) -> Tensor:
+        return self._values
+
+    def _csr_parts(self):
+        if self._balanced is None:
+            self._balanced = _ops.skewed(self._crow)
+        return self._crow, self._col, self._values, self._balanced
+
+    def _rows(self) -> Tensor:
+        return _ops.row_ids(self._crow, self.nnz)
+
+    def to_dense(self) -> Tensor:
+        m, n = self._shape
+        flat = pub("zeros")(m * n, dtype=self.dtype, device=self.device)
+        flat = pub("index_add")(flat, 0, self._rows() * n + self._col, self._values)
+        return flat.reshape((m, n))
+
+    def to_sparse_coo(self) -> SparseCOO:
+        idx = pub("stack")([self._rows(), self._col])
+        coo = SparseCOO(idx, self._values, self._shape, False)
+        return coo.coalesce() if not self._sorted_cols else SparseCOO(idx, self._values,
+                                                                      self._shape, True)
+
+    def to_sparse_csr(self) -> SparseCSR:
+        return self
+
+    def t(self) -> SparseCSR:
+        crt, colt, perm, bal = _ops.transposed(self._crow, self._col, self._shape[1])
+        return SparseCSR(crt, colt, self._values[perm], self._shape[::-1], True, bal)
+
+    def to_device(self, device) -> SparseCSR:
+        device = _dev(device)
+        if device == self.device:
+            return self
+        return SparseCSR(self._crow.to_device(device), self._col.to_device(device),
+                         self._values.to_device(device), self._shape, self._sorted_cols)
+
+    def detach(self) -> SparseCSR:
+        return SparseCSR(self._crow, self._col, self._values.detach(), self._shape,
+                         self._sorted_cols, self._balanced)
+
+    def __matmul__(self, other):
+        return mm(self, other)
+
+    def __repr__(self):
+        return (f"SparseCSR(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
+                f"device={self.device})")
+
+
+def is_sparse(x) -> bool:
+    return isinstance(x, SparseCOO | SparseCSR)
+
+
+# ---------------------------------------------------------------- construction
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+                      check_invariants: bool = True) -> SparseCOO:
+    """A COO matrix of int64 indices (2, nnz) and values (nnz,); size inferred (max + 1) when
+    None. check_invariants: check on the host that the indices fit (one read of them)."""
+    op = "sparse_coo_tensor"
+    device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
+    values = _as_values(values, op, dtype, device)
+    device = values.device
+    indices = _as_index(indices, op, "indices", device)
+    if indices.ndim != 2 or indices.shape[0] != 2:
+        raise ValueError(f"{op}: indices must have shape (2, nnz) (2-D matrices), got "
+                         f"{indices.shape}")
+    nnz = indices.shape[1]
+    if values.shape[0] != nnz:
+        raise ValueError(f"{op}: {nnz} index pairs but {values.shape[0]} values")
+    size = _size(size, op)
+    coalesced = nnz <= 1
+    if check_invariants or size is None:
+        h = indices.numpy()
+        if nnz and h.min() < 0:
+            raise IndexError(f"{op}: negative index {int(h.min())}")
+        if size is None:
+            size = tuple(int(h[d].max()) + 1 if nnz else 0 for d in range(2))
+        for d in range(2):
+            if nnz and h[d].max() >= size[d]:
+                raise IndexError(f"{op}: index {int(h[d].max())} out of range for dimension {d} "
+                                 f"of size {size[d]}")
+        if nnz > 1:
+            keys = h[0] * size[1] + h[1]
+            coalesced = bool(np.all(keys[1:] > keys[:-1]))
+    return SparseCOO(indices, values, size, coalesced)
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size, *, dtype=None, device=None,
+                      check_invariants: bool = True) -> SparseCSR:
+    """A CSR matrix: crow (m + 1,) from 0 non-decreasing to nnz, col (nnz,) in [0, n)."""
+    op = "sparse_csr_tensor"
+    device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
+    values = _as_values(values, op, dtype, device)
+    device = values.device
+    crow = _as_index(crow_indices, op, "crow_indices", device)
+    col = _as_index(col_indices, op, "col_indices", device)
+    size = _size(size, op)
+    if size is None:
+        raise ValueError(f"{op}: size is required")
+    m, n = size
+    if crow.ndim != 1 or crow.shape[0] != m + 1:
+        raise ValueError(f"{op}: crow_indices must have shape ({m + 1},) for {m} rows, got "
+                         f"{crow.shape}")
+    if col.ndim != 1 or col.shape[0] != values.shape[0]:
+        raise ValueError(f"{op}: col_indices {col.shape} and values {values.shape} must be 1-D "
+                         "of length nnz")
+    nnz = col.shape[0]
+    sorted_cols = False
+    if check_invariants:
+        c, k = crow.numpy(), col.numpy()
+        if c[0] != 0 or c[-1] != nnz:
+            raise ValueError(f"{op}: crow_indices must start at 0 and end at nnz = {nnz}, got "
+                             f"{int(c[0])} ... {int(c[-1])}")
+        if np.any(np.diff(c) < 0):
+            raise ValueError(f"{op}: crow_indices must be non-decreasing (sorted)")
+        if nnz and (k.min() < 0 or k.max() >= n):
+            bad = int(k.min()) if k.min() < 0 else int(k.max())
+            raise IndexError(f"{op}: column index {bad} out of range for {n} columns")
+        if nnz > 1:
+            r = np.repeat(np.arange(m), np.diff(c))
+            keys = r * n + k
+            sorted_cols = bool(np.all(keys[1:] > keys[:-1]))
+    return SparseCSR(crow, col, values, size, sorted_cols)
+
+
+def from_dense(x: Tensor, layout: str = "coo"):
+    """The nonzero entries of the 2-D x as a COO (coalesced) or CSR matrix; the values are
+    taken from x differentiably."""
+    if not isinstance(x, Tensor) or x.ndim != 2:
+        raise ValueError("from_dense: expects a 2-D Tensor, got "
+                         f"{getattr(x, 'shape', type(x).__name__)}")
+    if layout not in ("coo", "csr"):
+        raise ValueError(f"from_dense: layout must be 'coo' or 'csr', got {layout!r}")
+    r, c = pub("nonzero")(x)
+    coo = SparseCOO(pub("stack")([r, c]), x[r, c], x.shape, True)
+    return coo if layout == "coo" else coo.to_sparse_csr()
+
+
+def _scipy(op: str):
+    try:
+        import scipy.sparse as sps
+    except ImportError as e:
+        raise ImportError(f"{op}: needs SciPy (pip install scipy)") from e
+    return sps
+
+
+def from_scipy(m, *, device=None):
+    """A scipy.sparse matrix as a SparseCSR (csr input) or SparseCOO (any other format)."""
+    sps = _scipy("from_scipy")
+    if not sps.issparse(m):
+        raise TypeError(f"from_scipy: expects a scipy.sparse matrix, got {type(m).__name__}")
+    if m.format == "csr":
+        return sparse_csr_tensor(m.indptr.astype(np.int64), m.indices.astype(np.int64),
+                                 np.asarray(m.data), m.shape, device=device)
+    c = m.tocoo()
+    return sparse_coo_tensor(np.stack([c.row, c.col]).astype(np.int64), np.asarray(c.data),
+                             c.shape, device=device)
+
+
+def to_scipy(s):
+    """A SparseCOO as scipy.sparse.coo_matrix, a SparseCSR as csr_matrix (host copies)."""
+    sps = _scipy("to_scipy")
+    if isinstance(s, SparseCSR):
+        return sps.csr_matrix((s._values.detach().numpy(), s._col.numpy(), s._crow.numpy()),
+                              shape=s.shape)
+    if isinstance(s, SparseCOO):
+        i = s._indices.numpy()
+        return sps.coo_matrix((s._values.detach().numpy(), (i[0], i[1])), shape=s.shape)
+    raise TypeError(f"to_scipy: expects a SparseCOO or SparseCSR, got {type(s).__name__}")
+
+
+# ---------------------------------------------------------------- products
+
+def _check_kernel_dtype(op: str, d) -> None:
+    if d not in _ops.KERNEL_DTYPES:
+        raise TypeError(f"{op}: sparse kernels take float32 or float64, got {d.name}")
+
+
+def mm(A, B) -> Tensor:
+    """A @ B with A sparse (m, k) and B dense (k, n) (SpMM) or (k,) (SpMV): a dense result,
+    differentiable with respect to A's values and B."""
+    op = "mm"
+    if not is_sparse(A):
+        raise TypeError(f"{op}: the first operand must be a SparseCOO or SparseCSR, got "
+                        f"{type(A).__name__}")
+    if not isinstance(B, Tensor):
+        raise TypeError(f"{op}: the second operand must be a dense Tensor, got {type(B).__name__}")
+    m, k = A.shape
+    if B.ndim not in (1, 2) or B.shape[0] != k:
+        raise ValueError(f"{op}: shape mismatch: sparse {A.shape} @ dense {B.shape}")
+    if B.device != A.device:
+        raise ValueError(f"{op}: operands on different devices: {A.device} and {B.device}")
+    if B.dtype is not A.dtype:
+        raise TypeError(f"{op}: dtypes differ: sparse {A.dtype.name}, dense {B.dtype.name}")
+    _check_kernel_dtype(op, A.dtype)
+    crow, col, vals, bal = A._csr_parts()
+    vec = B.ndim == 1
+    b2 = B.reshape((k, 1)) if vec else B
+    out = _ops.spmm(crow, col, vals, b2, (m, k), bal)
+    return out.reshape((m,)) if vec else out
+
+
+def sampled_addmm(S, A, B, *, beta: float = 1.0, alpha: float = 1.0) -> SparseCSR:
+    """SDDMM: a CSR with S's pattern and values beta * S.values + alpha * (A @ B) at it (as
+    torch.sparse.sampled_addmm); A (m, k), B (k, n), S (m, n) sparse."""
+    op = "sampled_addmm"
+    if not is_sparse(S):
+        raise TypeError(f"{op}: S must be a SparseCOO or SparseCSR, got {type(S).__name__}")
+    for name, t in (("A", A), ("B", B)):
+        if not isinstance(t, Tensor) or t.ndim != 2:
+            raise ValueError(f"{op}: {name} must be a 2-D dense Tensor")
+        if t.device != S.device:
+            raise ValueError(f"{op}: {name} on {t.device}, S on {S.device}")
+        if t.dtype is not S.dtype:
+            raise TypeError(f"{op}: dtypes differ: S {S.dtype.name}, {name} {t.dtype.name}")
+    if A.shape[1] != B.shape[0] or (A.shape[0], B.shape[1]) != S.shape:
+        raise ValueError(f"{op}: shape mismatch: S {S.shape}, A {A.shape} @ B {B.shape}")
+    _check_kernel_dtype(op, S.dtype)
+    csr = S.to_sparse_csr()
+    crow, col, vals, bal = csr._csr_parts()
+    v = _ops.sddmm(crow, col, A, B.mT, vals, float(beta), float(alpha))
+    return SparseCSR(crow, col, v, S.shape, csr._sorted_cols, bal)
