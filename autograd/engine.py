@@ -58,7 +58,10 @@ def _root_grads(outputs, grad_outputs, op):
 
 
 def _add(a, b):
-    return b if a is None else a + b
+    if a is None:
+        return b
+    # a sparse gradient (nn.Embedding(sparse=True)) meeting a dense one: SparseCOO's own add
+    return a + b if type(b) is Tensor or type(a) is not Tensor else b + a
 
 
 def own_grad(g: Tensor) -> Tensor:
@@ -243,6 +246,9 @@ def _accumulate(acc, g, create_graph):
     leaf = acc.leaf()
     if leaf is None:
         return
+    if type(g) is not Tensor:
+        _accumulate_sparse(leaf, g)
+        return
     if g.shape != leaf.shape:
         g = _sum_to(g, leaf.shape)
     if g.dtype is not leaf.dtype:
@@ -267,6 +273,22 @@ def _accumulate(acc, g, create_graph):
             ew.binary("add", cur, g.detach(), out=cur)
         else:
             leaf.grad = cur.detach() + g.detach()
+
+
+def _accumulate_sparse(leaf, g) -> None:
+    """A sparse (tensor.sparse.SparseCOO) gradient into leaf.grad, as PyTorch's: the first one
+    becomes .grad, a later one's entries are concatenated to it (uncoalesced); mixed with a
+    dense .grad, the sum is dense. Never recorded (no double backward through sparse grads)."""
+    if g.dtype is not leaf.dtype:
+        g = type(g)(g.indices(), g.values().astype(leaf.dtype), g.shape, g.is_coalesced())
+    g = g.detach()
+    cur = leaf.grad
+    if cur is None:
+        leaf.grad = g
+    elif type(cur) is Tensor:
+        leaf.grad = cur.detach() + g.to_dense()
+    else:
+        leaf.grad = cur + g
 
 
 def _flatten_like(node, grads):
@@ -375,7 +397,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     got = _grads_for(roots, inputs, retain_graph, create_graph, allow_unused=True)
     for t, g in zip(inputs, got):
         if g is not None:
-            t.grad = own_grad(g) if t.grad is None else t.grad + g
+            if type(g) is not Tensor:
+                _accumulate_sparse(t, g)
+            else:
+                t.grad = own_grad(g) if t.grad is None else t.grad + g
 
 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):

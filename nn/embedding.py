@@ -2,7 +2,10 @@
 
 The lookup is weight[indices] (integer-array indexing), whose gradient accumulates into the
 rows that were read, once per occurrence; the padding_idx row is read through a detached
-alias, so it gets no gradient.
+alias, so it gets no gradient. sparse=True (for a leaf weight) makes weight.grad a
+tensor.sparse.SparseCOO instead (_SparseLookup: the looked-up ids' rows, uncoalesced, as
+PyTorch's), which nn.optim.SGD (without momentum / weight_decay) and nn.optim.SparseAdam apply
+at those rows only.
 
 >>> import tensor as T
 >>> w = T.arange(6.0).reshape(3, 2)
@@ -12,7 +15,7 @@ alias, so it gets no gradient.
 from __future__ import annotations
 
 import tensor as T
-from autograd import no_grad
+from autograd import Function, is_grad_enabled, no_grad
 from tensor._tensor import Tensor
 from tensor.capture import capturing
 
@@ -61,8 +64,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     [[[0.0, 1.0]]]
     """
     op = "embedding"
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(f"{op}: scale_grad_by_freq and sparse are not supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError(f"{op}: scale_grad_by_freq is not supported")
     if weight.ndim != 2:
         raise ValueError(f"{op}: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{tuple(weight.shape)}")
@@ -75,11 +78,45 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx %= num
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
+    if sparse and weight.requires_grad and weight.grad_fn is None and is_grad_enabled():
+        return _SparseLookup.apply(weight, input, padding_idx)
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         pad = T.expand_dims(input == padding_idx, -1)
         out = T.where(pad, out.detach(), out)
     return out
+
+
+class _SparseLookup(Function):
+    """weight[input] whose weight gradient is a tensor.sparse.SparseCOO (sparse=True, as
+    PyTorch's): one entry per (looked-up id, column), duplicates kept uncoalesced, the
+    padding_idx occurrences left out. Entries are scalar (SparseCOO is 2-D), so an id's
+    gradient row is its embedding_dim entries (row = id, col = 0 .. dim-1). Only for a leaf
+    weight (a non-leaf one takes the dense path: its producer's rule wants a dense gradient)."""
+
+    @staticmethod
+    def forward(ctx, weight, input, padding_idx):
+        ctx.shape, ctx.padding_idx = tuple(weight.shape), padding_idx
+        ctx.save_for_backward(input)
+        return weight[input]
+
+    @staticmethod
+    def backward(ctx, g):
+        from tensor.sparse import SparseCOO
+        (input,) = ctx.saved_tensors
+        num, dim = ctx.shape
+        ids = input.reshape(-1)
+        rows = g.reshape((ids.shape[0], dim))
+        if ctx.padding_idx is not None:
+            (keep,) = T.nonzero(ids != ctx.padding_idx)
+            ids, rows = ids[keep], rows[keep]
+        n = ids.shape[0]
+        ids = ids.astype(T.int64)
+        r = T.broadcast_to(T.expand_dims(ids, 1), (n, dim)).reshape(-1)
+        c = T.broadcast_to(T.arange(dim, dtype=T.int64, device=ids.device), (n, dim)).reshape(-1)
+        grad = SparseCOO(T.stack([r, c]), rows.reshape(-1).detach(), (num, dim),
+                         n * dim <= 1)
+        return grad, None, None
 
 
 class Embedding(Module):

@@ -229,3 +229,18 @@ def test_bench_distributed_smoke(capsys):
         # the table prints rounded times: their ratio is the printed ratio to rounding only
         assert raw > 0 and ours > 0 and ratio == pytest.approx(ours / raw, rel=0.3), out
         assert raw_bw > 0 and our_bw > 0 and unchecked > 0, out
+
+
+def test_bench_sparse_smoke(capsys):
+    """bench_sparse.py: the SpMM rows (ours first), then scatter_reduce and segment rows; our
+    results agree with SciPy / NumPy (the printed differences)."""
+    rows = _load("bench_sparse").main(["--smoke"])
+    out = capsys.readouterr().out
+    names = [r[0] for r in rows]
+    assert names[0] == "spmm tensor.sparse" and rows[0][2] == 1.0, out
+    for want in ("scatter_reduce sum tensor", "scatter_reduce amax tensor",
+                 "segment_sum (sorted ids) tensor", "segment_max (sorted ids) tensor"):
+        assert want in names, out
+    assert all(ms > 0 and ratio > 0 for _, ms, ratio in rows), out
+    errs = [float(e) for e in re.findall(r"max relative difference vs \w+:? ([0-9.e+-]+)", out)]
+    assert len(errs) >= 2 and max(errs) < 1e-5, out

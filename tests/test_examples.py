@@ -82,3 +82,18 @@ def test_mlp_speedup_quick(tmp_path, capsys):
     assert T.get_num_threads() == n0
     assert "cpu 1 thread" in res and all(len(v) == 2 and min(v) > 0 for v in res.values())
     _check_plot(out, capsys)
+
+
+def test_gcn_digits_quick(tmp_path, capsys):
+    """gcn_digits.py --quick: a 400-node k-NN graph, the GCN trains through tensor.sparse SpMM."""
+    pytest.importorskip("sklearn", reason="the digits data comes from scikit-learn")
+    out = tmp_path / "gcn.png"
+    res = _load("gcn_digits").main(quick=True, out=str(out))
+    assert res["nodes"] == 400 and res["edges"] > 400 * 10 and res["train"] == 40
+    assert len(res["loss"]) == len(res["acc"]) == 30
+    assert all(math.isfinite(v) for v in res["loss"])
+    assert res["loss"][-1] < 0.5 * res["loss"][0]
+    assert res["test_acc"] > 0.6              # chance is 0.1
+    printed = capsys.readouterr().out
+    assert "test accuracy" in printed
+    assert out.stat().st_size > 1000 if _has("matplotlib") else "matplotlib is not installed" in printed

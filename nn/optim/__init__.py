@@ -1,4 +1,4 @@
-"""Optimizers (SGD, Adam, AdamW, RMSprop) and learning-rate schedulers (StepLR,
+"""Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam) and learning-rate schedulers (StepLR,
 CosineAnnealingLR, LambdaLR), with PyTorch's API, defaults, update formulas and state_dict
 layout.
 
@@ -18,9 +18,10 @@ state buffers once, writes them in place; no host round trip, no temporaries). A
 >>> [round(v, 4) for v in w.tolist()]
 [0.062, -0.124]
 """
-from .algorithms import SGD, Adam, AdamW, RMSprop
+from .algorithms import SGD, Adam, AdamW, RMSprop, SparseAdam
 from .lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
 from .optimizer import Optimizer
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "LRScheduler", "LambdaLR", "StepLR",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "SparseAdam",
+           "LRScheduler", "LambdaLR", "StepLR",
            "CosineAnnealingLR"]

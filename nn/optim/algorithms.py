@@ -1,4 +1,4 @@
-"""SGD, Adam, AdamW and RMSprop: PyTorch's update formulas, defaults and state, run by the
+"""SGD, Adam, AdamW, RMSprop and SparseAdam: PyTorch's update formulas, defaults and state, run by the
 fused kernel when the parameter allows it (nn/optim/optimizer.py) and as tensor ops otherwise.
 Each also takes master_weights=True: float16/bfloat16 parameters are updated through float32
 copies (nn/optim/optimizer.py)."""
@@ -24,6 +24,8 @@ from .optimizer import (
     _ptr,
     _touch,
     _zeros,
+    flat_update,
+    sparse_entries,
 )
 
 # ---- SGD ------------------------------------------------------------------------------------
@@ -47,8 +49,13 @@ class SGD(Optimizer):
         if g["nesterov"] and (g["momentum"] <= 0 or g["dampening"] != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
 
+    _sparse_grads = True
+
     def _update(self, group, p, g, state):
         lr, mom, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
+        if not isinstance(g, T.Tensor):
+            _sgd_sparse(p, g, lr, mom, wd, group["maximize"])
+            return
         buf = state.get("momentum_buffer")
         first = mom != 0 and buf is None
         if first:
@@ -64,6 +71,18 @@ class SGD(Optimizer):
                      group["nesterov"], group["maximize"])
         if mom != 0:
             state["momentum_buffer"] = buf
+
+
+def _sgd_sparse(p, g, lr, mom, wd, maximize):
+    """p -= lr * g for a sparse (tensor.sparse.SparseCOO) g, without densifying: its coalesced
+    entries (duplicates summed deterministically) index_add-ed into p's rows."""
+    if mom != 0 or wd != 0:
+        raise RuntimeError("SGD: sparse gradients (e.g. nn.Embedding(sparse=True)) are supported "
+                           f"only without momentum and weight_decay (got momentum={mom}, "
+                           f"weight_decay={wd}); use momentum=0, weight_decay=0 or a dense "
+                           "gradient")
+    keys, vals = sparse_entries(p, g)
+    flat_update(p, lambda f: T.index_add_(f, 0, keys, vals, alpha=lr if maximize else -lr))
 
 
 def _sgd_ops(p, g, buf, first, lr, mom, dampening, wd, nesterov, maximize):
@@ -85,6 +104,8 @@ def _sgd_ops(p, g, buf, first, lr, mom, dampening, wd, nesterov, maximize):
 class Adam(Optimizer):
     """Adam (Kingma & Ba) with bias correction, L2 weight decay (or decoupled, as AdamW),
     AMSGrad and maximize; PyTorch's formulas and defaults."""
+
+    _sparse_hint = ", please consider SparseAdam instead"
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
@@ -146,6 +167,49 @@ def _adam_ops(p, g, m, v, vmax, lr, wd, decoupled, beta1, beta2, bc2s, eps, step
         v = vmax
     denom = T.sqrt(v) / bc2s + eps
     p.add_(m * -step_size / denom)
+
+
+class SparseAdam(Optimizer):
+    """PyTorch's SparseAdam, for sparse gradients (nn.Embedding(sparse=True)): a lazy Adam that
+    updates the moments and the parameter only at the entries present in the (coalesced)
+    gradient; bias correction by the parameter's step count (one per step that it has a
+    gradient). Dense gradients are refused, as PyTorch's."""
+
+    _sparse_grads = True
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+
+    def _check_options(self, g):
+        Adam._check_options(self, dict(g, weight_decay=0.0))
+
+    def _update(self, group, p, g, state):
+        if isinstance(g, T.Tensor):
+            raise RuntimeError("SparseAdam does not support dense gradients, please consider "
+                               "Adam instead")
+        if not state:
+            state.update(step=0, exp_avg=_zeros(p), exp_avg_sq=_zeros(p))
+        state["step"] += 1
+        t = state["step"]
+        keys, vals = sparse_entries(p, g)
+        if not vals.shape[0]:
+            return
+        if group["maximize"]:
+            vals = -vals
+        lr, eps = float(group["lr"]), float(group["eps"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        mf, vf = state["exp_avg"].reshape(-1), state["exp_avg_sq"].reshape(-1)
+        old_m, old_v = mf[keys], vf[keys]
+        upd_m = (vals - old_m) * (1 - beta1)
+        upd_v = (vals * vals - old_v) * (1 - beta2)
+        T.index_add_(mf, 0, keys, upd_m)
+        T.index_add_(vf, 0, keys, upd_v)
+        numer = upd_m + old_m
+        denom = T.sqrt(upd_v + old_v) + eps
+        step_size = lr * (1 - beta2 ** t) ** 0.5 / (1 - beta1 ** t)   # in double, as PyTorch
+        delta = numer / denom * -step_size
+        flat_update(p, lambda f: T.index_add_(f, 0, keys, delta))
 
 
 class AdamW(Adam):

@@ -128,7 +128,7 @@ class Optimizer:
             for p in g["params"]:
                 if p.grad is None:
                     continue
-                if set_to_none:
+                if set_to_none or not isinstance(p.grad, Tensor):   # a sparse grad: None
                     p.grad = None
                 else:
                     if p.grad.grad_fn is not None:
@@ -203,12 +203,23 @@ class Optimizer:
     def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    _sparse_grads = False   # whether _update takes a tensor.sparse.SparseCOO gradient
+    _sparse_hint = ""       # what the refusal of one suggests instead
+
     def _grad(self, p: Tensor) -> Tensor:
         g = p.grad
+        if not isinstance(g, Tensor) and not self._sparse_grads:
+            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients"
+                               f"{self._sparse_hint}")
         if tuple(g.shape) != tuple(p.shape) or g.dtype is not p.dtype:
             raise ValueError(f"{type(self).__name__}.step: gradient {tuple(g.shape)} {g.dtype.name} "
                              f"does not match its parameter {tuple(p.shape)} {p.dtype.name}")
         g = g.detach()
+        if not isinstance(g, Tensor):
+            if g.device != p.device:
+                raise ValueError(f"{type(self).__name__}.step: sparse gradient on {g.device}, "
+                                 f"its parameter on {p.device}")
+            return g
         if not g.is_contiguous() and p.is_contiguous():
             g = g.contiguous()  # one copy keeps the update in the fused kernel
         return g
@@ -256,6 +267,23 @@ class Optimizer:
                 self.state[p]["_p_version"] = p._storage.version
         self.param_groups = [{**saved, "params": mine["params"]}
                              for mine, saved in zip(self.param_groups, groups)]
+
+
+def sparse_entries(p: Tensor, g) -> tuple[Tensor, Tensor]:
+    """(keys into p's flat image, values) of p's sparse gradient g (a 2-D SparseCOO),
+    coalesced: duplicate entries summed deterministically (a stable sort, in their order)."""
+    c = g.coalesce()
+    idx = c.indices()
+    return idx[0] * p.shape[1] + idx[1], c.values()
+
+
+def flat_update(p: Tensor, fn) -> None:
+    """fn(flat view of p) updates p in place (a contiguous copy, written back, when p is not
+    contiguous)."""
+    c = p if p.is_contiguous() else p.contiguous()
+    fn(c.reshape(-1))
+    if c is not p:
+        p.copy_(c)
 
 
 def _uses_master(group: dict[str, Any], p: Tensor) -> bool:

@@ -149,6 +149,23 @@ class SparseCOO:
     def detach(self) -> SparseCOO:
         return SparseCOO(self._indices, self._values.detach(), self._shape, self._coalesced)
 
+    def __add__(self, other):
+        """sparse + sparse: the entries of both, concatenated (uncoalesced, as PyTorch's; how
+        sparse gradients accumulate); sparse + dense: a dense sum."""
+        if isinstance(other, Tensor):
+            return other + self.to_dense()
+        if not isinstance(other, SparseCOO):
+            return NotImplemented
+        if other.shape != self.shape or other.device != self.device:
+            raise ValueError(f"add: sparse operands differ: {self.shape} on {self.device} and "
+                             f"{other.shape} on {other.device}")
+        vals = other._values if other.dtype is self.dtype else other._values.astype(self.dtype)
+        idx = pub("concatenate")([self._indices, other._indices], axis=1)
+        return SparseCOO(idx, pub("concatenate")([self._values, vals]), self._shape,
+                         other.nnz == 0 and self._coalesced or self.nnz == 0 and other._coalesced)
+
+    __radd__ = __add__
+
     def __matmul__(self, other):
         return mm(self, other)
 
