@@ -71,7 +71,25 @@ def _size(size, op: str):
     return size
 
 
-class SparseCOO:
+class _Sparse:
+    """What both layouts share: the shape, the values (a Tensor: its dtype, device and
+    requires_grad are the matrix's) and the product with a dense operand."""
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._values.dtype)
+    device = property(lambda self: self._values.device)
+    nnz = property(lambda self: self._values.shape[0])
+    ndim = property(lambda self: 2)
+    requires_grad = property(lambda self: self._values.requires_grad)
+
+    def values(self) -> Tensor:
+        return self._values
+
+    def __matmul__(self, other):
+        return mm(self, other)
+
+
+class SparseCOO(_Sparse):
     """A 2-D sparse matrix of (row, col) -> value entries, duplicates allowed until coalesce()."""
 
     layout = "coo"
@@ -81,18 +99,8 @@ class SparseCOO:
         self._coalesced = bool(coalesced)
         self._pattern = None   # (crow, col, perm, balanced): the CSR form of the pattern
 
-    shape = property(lambda self: self._shape)
-    dtype = property(lambda self: self._values.dtype)
-    device = property(lambda self: self._values.device)
-    nnz = property(lambda self: self._values.shape[0])
-    ndim = property(lambda self: 2)
-    requires_grad = property(lambda self: self._values.requires_grad)
-
     def indices(self) -> Tensor:
         return self._indices
-
-    def values(self) -> Tensor:
-        return self._values
 
     def is_coalesced(self) -> bool:
         return self._coalesced
@@ -166,15 +174,12 @@ class SparseCOO:
 
     __radd__ = __add__
 
-    def __matmul__(self, other):
-        return mm(self, other)
-
     def __repr__(self):
         return (f"SparseCOO(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
                 f"device={self.device}, coalesced={self._coalesced})")
 
 
-class SparseCSR:
+class SparseCSR(_Sparse):
     """A 2-D sparse matrix in compressed sparse row form: row i's entries are
     col[crow[i]:crow[i+1]] with values[crow[i]:crow[i+1]]."""
 
@@ -186,21 +191,11 @@ class SparseCSR:
         self._sorted_cols = bool(sorted_cols)
         self._balanced = balanced
 
-    shape = property(lambda self: self._shape)
-    dtype = property(lambda self: self._values.dtype)
-    device = property(lambda self: self._values.device)
-    nnz = property(lambda self: self._values.shape[0])
-    ndim = property(lambda self: 2)
-    requires_grad = property(lambda self: self._values.requires_grad)
-
     def crow_indices(self) -> Tensor:
         return self._crow
 
     def col_indices(self) -> Tensor:
         return self._col
-
-    def values(self) -> Tensor:
-        return self._values
 
     def _csr_parts(self):
         if self._balanced is None:
@@ -239,9 +234,6 @@ class SparseCSR:
     def detach(self) -> SparseCSR:
         return SparseCSR(self._crow, self._col, self._values.detach(), self._shape,
                          self._sorted_cols, self._balanced)
-
-    def __matmul__(self, other):
-        return mm(self, other)
 
     def __repr__(self):
         return (f"SparseCSR(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
