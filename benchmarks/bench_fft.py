@@ -9,7 +9,6 @@ we are faster).
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -18,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import numpy as np  # noqa: E402
-from bench_train import median_step_ms  # noqa: E402
+from bench_train import device_bench_args, median_step_ms  # noqa: E402
 
 import tensor as T  # noqa: E402
 
@@ -39,19 +38,8 @@ def cases(smoke: bool):
 
 
 def main(argv=None) -> list:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs")
-    a = ap.parse_args(argv)
+    a, torch, sync = device_bench_args(__doc__, argv)
     rng = np.random.default_rng(0)
-    torch = None
-    if a.device == "cuda":
-        try:
-            import torch
-            torch = torch if torch.cuda.is_available() else None
-        except ImportError:
-            pass
-    sync = T.cuda.synchronize if a.device == "cuda" else (lambda: None)
     rows = []
     for name, shape, kind in cases(a.smoke):
         re = rng.standard_normal(shape).astype(np.float32)

@@ -10,7 +10,6 @@ batch of 1000 8 x 8 matrices. Median of 5 calls after one warm-up; ref/ours is a
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -19,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import numpy as np  # noqa: E402
-from bench_train import median_step_ms  # noqa: E402
+from bench_train import device_bench_args, median_step_ms  # noqa: E402
 
 import tensor as T  # noqa: E402
 
@@ -62,19 +61,8 @@ def _residual(op, a, spd, b, out) -> float:
 
 
 def main(argv=None) -> list:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs")
-    a = ap.parse_args(argv)
+    a, torch, sync = device_bench_args(__doc__, argv)
     rng = np.random.default_rng(0)
-    torch = None
-    if a.device == "cuda":
-        try:
-            import torch
-            torch = torch if torch.cuda.is_available() else None
-        except ImportError:
-            pass
-    sync = T.cuda.synchronize if a.device == "cuda" else (lambda: None)
     big, batch = ((512, 512), (1000, 8, 8)) if not a.smoke else ((24, 24), (10, 4, 4))
     rows = []
     for shape in (big, batch):

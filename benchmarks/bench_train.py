@@ -61,6 +61,25 @@ def median_step_ms(step, sync, warmup: int, reps: int) -> float:
     return statistics.median(times)
 
 
+def device_bench_args(doc: str, argv):
+    """The --device / --smoke arguments of a benchmark against NumPy (CPU) or PyTorch (CUDA):
+    (args, torch or None where it has no GPU, our device's synchronize)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs")
+    a = ap.parse_args(argv)
+    torch = None
+    if a.device == "cuda":
+        try:
+            import torch
+            torch = torch if torch.cuda.is_available() else None
+        except ImportError:
+            pass
+    import tensor as T
+    return a, torch, (T.cuda.synchronize if a.device == "cuda" else (lambda: None))
+
+
 def _train_step(model, opt, loss_fn, x, y):
     """A closure doing one training step; returns the loss tensor (not read: no host sync)."""
     def step():
