@@ -17,7 +17,9 @@ time, and is replayed from then on:
   taken as they are: the same tensor each call); returned tensors are fresh each call. Random
   draws take the generator's offset at replay time and advance it as eager would.
 - Host work the replay must not freeze runs eagerly inside the replay: an optimizer's step
-  (`island`: it reads its step count and learning rate in Python).
+  (`island`: it reads its step count and learning rate in Python), and work on the step's
+  tensors that no backend call does, a collective of tensor.distributed (`replayed`: MPI or
+  NCCL moves the bytes; each replay runs it again on the program's memory).
 
 What a capture cannot freeze makes it give up, for that signature, with a warning saying why,
 and the function then runs eagerly: reading a tensor on the host (`item()`, `bool()`, printing:
@@ -291,6 +293,21 @@ def island(fn, *args):
     cap.calls.append([None, fn, args])
     with cap.pause():
         return fn(*args)
+
+
+def replayed(fn, *args, **kwargs):
+    """fn(*args, **kwargs) now, and again at this point of every replay of the capture in
+    progress, on the same memory (its tensor arguments become aliases of the program's: a
+    fused run still writes what it reads, and argument buffers it uses are copied, not read in
+    place): host-driven work on the step's tensors that the backends do not see, such as a
+    collective over MPI or NCCL. Outside a capture: fn(*args, **kwargs)."""
+    cap = _hook.capture
+    if cap is None or not cap.mine():
+        return fn(*args, **kwargs)
+    a, kw = _walk((list(args), kwargs), cap._ref)   # (counts as a use at this call's index)
+    cap.calls.append([None, lambda a, kw: fn(*a, **kw), (a, kw)])
+    with cap.pause():
+        return fn(*args, **kwargs)
 
 
 def _walk(obj, fn, leaf=Tensor):

@@ -257,6 +257,35 @@ else:
 raises("src outside the group", DistributedError, lambda: dist.broadcast(T.ones(2), 5, group=g01),
        "not in the group")
 
+# collectives inside tensor.compile run again at every replay, on the step's memory: a static
+# argument written in place, an intermediate only a collective reads (a fused run must still
+# write it), an asynchronous all_reduce waited for after more work
+import warnings
+
+@T.compile
+def step(x, y):
+    dist.all_reduce(x)
+    h = y * 2 + 1
+    out = T.zeros(W * 3, dtype=T.float32)
+    dist.all_gather_into_tensor(out, h)
+    z = x * 3
+    w = dist.all_reduce(z, op="max", async_op=True)
+    q = out.sum()
+    w.wait()
+    return z + q, out
+
+for i in range(4):
+    x, y = (mk(data(R, (3,), "float32", salt=s), "float32") for s in (i, 10 + i))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a capture that gives up warns
+        z, out = step(x, y)
+    xs = sum(data(r, (3,), "float32", salt=i) for r in peers)
+    hs = np.concatenate([data(r, (3,), "float32", salt=10 + i) * 2 + 1 for r in peers])
+    check(f"compiled all_reduce of an argument {i}", x.numpy(), xs)
+    check(f"compiled all_gather of an intermediate {i}", out.numpy(), hs)
+    check(f"compiled async all_reduce {i}", z.numpy(), xs * 3 + hs.sum(), 1e-6)
+check("compiled collectives replayed", step.stats()["replays"], 2)
+
 # bad input on one rank: every rank raises, the group still works and nothing was touched
 for name, shape, dtype, op in [("shape", (3,) if R == 0 else (4,), "float32", "sum"),
                                ("dtype", (3,), "float32" if R == 0 else "float64", "sum"),

@@ -21,7 +21,7 @@ from tests.helpers import run_ranks
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = r'''
-import copy, sys
+import copy, sys, warnings
 import numpy as np
 sys.path.insert(0, ROOT + "/benchmarks")
 import tensor as T, tensor.distributed as dist, nn
@@ -264,6 +264,46 @@ scaler.step(o)
 scaler.update()
 check("autocast_scaler_step", same_on_all(list(m.parameters())))
 
+# ---- a whole DDP training step in tensor.compile (forward, backward with the buckets'
+# all-reduces, the optimizer; with and without a BatchNorm, whose buffers DDP broadcasts at each
+# forward): every replay runs the collectives again, bitwise eager DDP's losses and weights
+def bn_mlp():
+    T.manual_seed(13)
+    return nn.Sequential(nn.Linear(64, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 10))
+
+
+def ddp_steps(make, compiled):
+    m = make()
+    d = DDP(m, bucket_cap_mb=0.001)
+    o = SGD(d.parameters(), lr=0.1, momentum=0.9)
+
+    def train_step(x, y):
+        o.zero_grad()
+        loss = F.cross_entropy(d(x), y)
+        loss.backward()
+        o.step()
+        return loss.detach()
+    f = T.compile(train_step) if compiled else train_step
+    losses = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a capture that gives up warns
+        for i in range(5):
+            sl = slice(32 * i + 16 * rank, 32 * i + 16 * rank + 16)
+            losses.append(f(Xt[sl], Yt[sl]).item())
+    return f, losses, [p.numpy().copy() for p in m.parameters()], \
+        [b.numpy().copy() for b in m.buffers()]
+
+
+for name, make in (("mlp", lambda: copy.deepcopy(init)), ("batchnorm", bn_mlp)):
+    _, l1, p1, b1 = ddp_steps(make, False)
+    f, l2, p2, b2 = ddp_steps(make, True)
+    check(f"compile_{name}_replayed", f.stats()["replays"] == 3, f.stats())
+    check(f"compile_{name}_as_eager", l1 == l2 and all(np.array_equal(a, b) for a, b in
+                                                       zip(p1 + b1, p2 + b2)), (l1, l2))
+    # (the parameters: a BatchNorm's running statistics are each rank's own since the last
+    # forward's broadcast, as in PyTorch)
+    check(f"compile_{name}_same_on_all", same_on_all([T.asarray(a) for a in p2]))
+
 # ---- the tiny GPT with SGD, each rank half of the batch; default bucket size, buffers
 cfg = GPTConfig(vocab=32, context=8, d_model=16, n_heads=2, n_layers=2, batch=8)
 T.manual_seed(5 + rank)
@@ -317,7 +357,10 @@ CHECKS = ["buckets", "wrap_broadcast", "module_attr", "mlp_steps", "mlp_same_on_
           "deterministic", "no_overlap_same", "bucket_view_same", "bucket_view_is_view",
           "no_sync_local", "no_sync_accumulates", "accumulate_into_grad", "unused_False",
           "unused_True", "checkpoint_False", "checkpoint_True", "checkpoint_whole",
-          "raising_backward", "autocast_scaler_grads", "autocast_scaler_step", "gpt_buckets",
+          "raising_backward", "autocast_scaler_grads", "autocast_scaler_step",
+          "compile_mlp_replayed", "compile_mlp_as_eager", "compile_mlp_same_on_all",
+          "compile_batchnorm_replayed", "compile_batchnorm_as_eager",
+          "compile_batchnorm_same_on_all", "gpt_buckets",
           "gpt_same_on_all", "mismatch_shape", "mismatch_dtype", "mismatch_count",
           "group_usable_after"]
 RANK0 = ["mlp_grads", "mlp_params", "gpt_grads", "gpt_params"]

@@ -197,6 +197,38 @@ check("tp_mlp_sharded_hidden", lambda: tp_mlp(False))
 check("tp_mlp_gathered_hidden", lambda: tp_mlp(True))
 
 
+def tp_compiled():
+    """A tensor-parallel training step in tensor.compile: the collectives of the forward and of
+    the backward rules run again at every replay; bitwise the eager steps' losses and weights."""
+    import warnings
+
+    def run(compiled):
+        T.manual_seed(0)
+        col = ColumnParallelLinear(8, 16, gather_output=False, dtype=f64)
+        row = RowParallelLinear(16, 6, input_is_parallel=True, dtype=f64)
+        opt = nn.optim.SGD(list(col.parameters()) + list(row.parameters()), lr=0.1)
+
+        def train_step(x):
+            opt.zero_grad()
+            loss = T.sum(row(nn.functional.gelu(col(x))) ** 2)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        f = T.compile(train_step) if compiled else train_step
+        rng = np.random.default_rng(4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # a capture that gives up warns
+            losses = [f(T.tensor(rng.standard_normal((5, 8)))).item() for _ in range(4)]
+        return f, losses, [p.numpy() for p in list(col.parameters()) + list(row.parameters())]
+    _, l0, p0 = run(False)
+    f, l1, p1 = run(True)
+    assert f.stats()["replays"] == 2, f.stats()
+    assert l0 == l1 and all(np.array_equal(a, b) for a, b in zip(p0, p1)), (l0, l1)
+
+
+check("tp_compiled", tp_compiled)
+
+
 def tp_init():
     T.manual_seed(3)
     full = nn.Linear(4, 6, dtype=f64)
@@ -278,7 +310,7 @@ NAMES = ["grad_all_reduce_sum", "grad_all_reduce_avg", "grad_all_gather", "grad_
          "grad_broadcast", "grad_reduce", "grad_all_gather_tensor", "grad_reduce_scatter_tensor",
          "grad_all_reduce_strided", "grad_all_gather_tensor_strided",
          "double_backward", "tp_mlp_sharded_hidden", "tp_mlp_gathered_hidden",
-         "tp_init_matches_full", "tp_embedding", "bad_input"]
+         "tp_compiled", "tp_init_matches_full", "tp_embedding", "bad_input"]
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,14 @@ the operation on the group's backend, and either waits (async_op=False: returns 
 returns the Work handle whose wait() finishes the copies back."""
 from __future__ import annotations
 
+import functools
+
+from .. import _hook
 from .. import dtypes as dt
 from .._tensor import Tensor
+from ..capture import replayed
 from ._group import resolve
-from ._work import DistributedError, Work
+from ._work import DistributedError, ReplayedWork, Work
 
 
 class ReduceOp:
@@ -20,6 +24,25 @@ class ReduceOp:
 
 
 _OPS = ("sum", "product", "min", "max", "avg")
+
+
+def _replayable(fn):
+    """fn as a step of tensor.compile's programs: called while a step is captured, it runs
+    (now and at every replay) as an island on the step's memory; an asynchronous call returns a
+    ReplayedWork, whose wait() is an island of the program too. (The engines move the bytes
+    outside our backends, which a capture records: without this a replay would skip them.)"""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        cap = _hook.capture
+        if cap is None or not cap.mine():
+            return fn(*args, **kwargs)
+        handle = ReplayedWork(fn.__name__)
+
+        def issue(*a, **kw):
+            r = fn(*a, **kw)
+            return handle._issued(r) if isinstance(r, Work) else r
+        return replayed(issue, *args, **kwargs)
+    return call
 
 
 def _tensor(t, what: str, name: str = "tensor") -> Tensor:
@@ -72,6 +95,7 @@ def _reducing(be, t: Tensor, op: str):
     return buf, "sum" if op == "avg" else op, back
 
 
+@_replayable
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce tensor across the group's ranks, in place on every rank."""
     what = "all_reduce"
@@ -91,6 +115,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     return _finish(w.then(back), g, async_op)
 
 
+@_replayable
 def broadcast(tensor, src: int, group=None, async_op: bool = False):
     """Copy the tensor of global rank src to every rank's tensor."""
     what = "broadcast"
@@ -107,6 +132,7 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     return _finish(be.submit(what, run, _inline(g, async_op)).then(back), g, async_op)
 
 
+@_replayable
 def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce into the tensor of global rank dst (the others' tensors are left as they were)."""
     what = "reduce"
@@ -134,6 +160,7 @@ def _stacked(be, n: int, like: Tensor, what: str):
     return be.buffer((n,) + tuple(like.shape), like.dtype)
 
 
+@_replayable
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
     """output (world * n, ...) or (world, n, ...) = every rank's input, in rank order."""
     what = "all_gather_into_tensor"
@@ -153,6 +180,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     return _finish(be.submit(what, run, _inline(g, async_op)).then(back), g, async_op)
 
 
+@_replayable
 def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     """tensor_list[r] = rank r's tensor."""
     what = "all_gather"
@@ -169,6 +197,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     return _finish(w, g, async_op)
 
 
+@_replayable
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A002
                           async_op: bool = False):
     """output = the reduction over ranks of input's r-th block (r = this rank), blocks of
@@ -194,6 +223,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A
     return _finish(w.then(back), g, async_op)
 
 
+@_replayable
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """output = the reduction over ranks of their input_list[r] (r = this rank)."""
     what = "reduce_scatter"
@@ -210,6 +240,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     return reduce_scatter_tensor(out, stack, op, g, async_op)
 
 
+@_replayable
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
     """output_list[r] = rank r's input_list[this rank] (equal shapes)."""
     what = "all_to_all"
@@ -236,6 +267,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     return _finish(w, g, async_op)
 
 
+@_replayable
 def barrier(group=None, async_op: bool = False):
     """Wait until every rank of the group has reached it."""
     g = resolve(group, "barrier")
@@ -243,6 +275,7 @@ def barrier(group=None, async_op: bool = False):
     return _finish(be.submit("barrier", be.barrier, _inline(g, async_op)), g, async_op)
 
 
+@_replayable
 def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
     what = "send"
     t = _tensor(tensor, what)
@@ -254,6 +287,7 @@ def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
     return w
 
 
+@_replayable
 def irecv(tensor, src: int | None = None, group=None, tag: int = 0) -> Work:
     what = "recv"
     t = _tensor(tensor, what)
@@ -265,10 +299,12 @@ def irecv(tensor, src: int | None = None, group=None, tag: int = 0) -> Work:
     return w
 
 
+@_replayable
 def send(tensor, dst: int, group=None, tag: int = 0) -> None:
     isend(tensor, dst, group, tag).wait()
 
 
+@_replayable
 def recv(tensor, src: int | None = None, group=None, tag: int = 0) -> int:
     """Receive into tensor (from src, or any rank); returns the sender's global rank."""
     return irecv(tensor, src, group, tag).result()

@@ -25,6 +25,12 @@ def _nothing():
     return None
 
 
+def _written(t) -> None:
+    """The engine wrote t in place: a new version of its memory (as an in-place op makes), which
+    autograd's saved-tensor check and tensor.compile's captures see."""
+    t._storage.version += 1
+
+
 def copy_into(dst, src) -> None:
     """dst[...] = src across devices and dtypes."""
     from .. import elementwise as ew
@@ -114,16 +120,21 @@ class MPIBackend:
             if item is None:
                 return
             fn, work = item
+            item = None
             try:
                 r, e = fn(), None
             except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
                 r, e = None, err
+            # drop the operation's closure (its tensors) before the waiter wakes, not when the
+            # next operation comes: a capture (tensor.compile) then sees them freed as eagerly
+            fn = None
             with self._lock:        # before the waiter wakes: its next call may run inline
                 self._pending -= 1
             if e is None:
                 work._set_result(r)
             else:
                 work._set_error(e)
+            work = r = e = None
 
     def submit(self, what: str, fn, inline: float | None = None) -> Work:
         """Queue fn on the worker; or, for a blocking call (inline: its timeout in seconds) when
@@ -178,7 +189,7 @@ class MPIBackend:
         that writes it back into t."""
         d = dtype or t.dtype
         if t.device == self.buffer_device() and t.is_contiguous() and d is t.dtype:
-            return t, _nothing
+            return t, (lambda: _written(t)) if write else _nothing
         buf = self.buffer(t.shape, d)
         if read:
             copy_into(buf, t)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import threading
 
+from ..capture import replayed
+
 
 class DistributedError(RuntimeError):
     """A collective that cannot run or did not finish: mismatched calls across ranks, an
@@ -53,3 +55,30 @@ class Work:
     def result(self):
         self.wait()
         return self._result
+
+
+class ReplayedWork:
+    """The handle of an asynchronous operation issued inside a tensor.compile capture: every
+    replay issues the operation again (an island of the program) and sets `current`; wait(),
+    recorded in the same program, waits for the current one."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.current: Work | None = None
+
+    def _issued(self, work: Work) -> ReplayedWork:
+        self.current = work
+        return self
+
+    def _wait(self, timeout):
+        return self.current.wait(timeout)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return replayed(self._wait, timeout)
+
+    def is_completed(self) -> bool:
+        return self.current.is_completed()
+
+    def result(self):
+        self.wait()
+        return self.current._result
