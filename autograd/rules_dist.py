@@ -133,6 +133,35 @@ def _rst_jvp(ctx, tans):
     return None if tans[0] is None else DF.reduce_scatter_tensor_op(tans[0], op, dim, group)
 
 
+# all_to_all(input_list, shapes, group) -> tuple; all_to_all_single(tensor, rows, out_splits,
+# in_splits, group): the adjoint sends each cotangent back to where its piece came from
+def _a2a_vjp(ctx, gs):
+    ins, shapes, group = ctx.args
+    gs = [g if g is not None else T.zeros(sh, dtype=ins[0].dtype, device=ins[0].device)
+          for g, sh in zip(gs, shapes)]
+    return (list(DF.all_to_all_op(gs, tuple(tuple(x.shape) for x in ins), group)), None, None)
+
+
+def _a2a_jvp(ctx, tans):
+    ins, shapes, group = ctx.args
+    ts = tans[0]
+    if ts is None or all(t is None for t in ts):
+        return None
+    return DF.all_to_all_op([_zeros_for(t, x) for t, x in zip(ts, ins)], shapes, group)
+
+
+def _a2as_vjp(ctx, g):
+    x, _, out_splits, in_splits, group = ctx.args
+    return (DF.all_to_all_single_op(g, x.shape[0], in_splits, out_splits, group),
+            None, None, None, None)
+
+
+def _a2as_jvp(ctx, tans):
+    _, rows, out_splits, in_splits, group = ctx.args
+    return None if tans[0] is None else DF.all_to_all_single_op(tans[0], rows, out_splits,
+                                                                in_splits, group)
+
+
 # Megatron's regions: f and g are each other's adjoints, gather and scatter likewise
 def _f_vjp(ctx, g):
     return (DF.reduce_from_op(g, ctx.args[1]), None)
@@ -177,6 +206,8 @@ _rule("dist_broadcast", _bc_vjp, _bc_jvp)
 _rule("dist_reduce", _red_vjp, _red_jvp)
 _rule("dist_all_gather_tensor", _agt_vjp, _agt_jvp)
 _rule("dist_reduce_scatter_tensor", _rst_vjp, _rst_jvp)
+_rule("dist_all_to_all", _a2a_vjp, _a2a_jvp)
+_rule("dist_all_to_all_single", _a2as_vjp, _a2as_jvp)
 _rule("dist_copy_to_parallel", _f_vjp, _f_jvp)
 _rule("dist_reduce_from_parallel", _g_vjp, _g_jvp)
 _rule("dist_gather_from_parallel", _gather_vjp, _gather_jvp)

@@ -129,6 +129,13 @@ CASES = {
                           lambda xs: [[np.concatenate(xs, axis=1)] for _ in range(W)], (2, 3)),
     "reduce_scatter_tensor": (lambda x: DF.reduce_scatter_tensor(x, dim=1),
                               lambda xs: [[blocks(sum(xs), 1)[r]] for r in range(W)], (2, 4)),
+    "all_to_all": (lambda x: DF.all_to_all(None, [x[j] for j in range(W)]),
+                   lambda xs: [[xs[r][R_] for r in range(W)] for R_ in range(W)], (W, 3)),
+    # rank i sends rank j 1 + (i + j) % 2 rows (3 rows in all when W == 2)
+    "all_to_all_single": (lambda x: DF.all_to_all_single(
+        None, x, [1 + (r + R) % 2 for r in range(W)], [1 + (R + j) % 2 for j in range(W)]),
+        lambda xs: [[np.concatenate([xs[r][sum(1 + (r + j) % 2 for j in range(R_)):][
+            :1 + (r + R_) % 2] for r in range(W)])] for R_ in range(W)], (3, 2)),
     # non-contiguous inputs (transposed, negative step): staged, never written
     "all_reduce_strided": (lambda x: DF.all_reduce(x.T[::-1]),
                            lambda xs: [[sum(xs).T[::-1]] for _ in range(W)], (3, 2)),
@@ -308,6 +315,7 @@ say(f"DONE rank{R}")
 
 NAMES = ["grad_all_reduce_sum", "grad_all_reduce_avg", "grad_all_gather", "grad_reduce_scatter",
          "grad_broadcast", "grad_reduce", "grad_all_gather_tensor", "grad_reduce_scatter_tensor",
+         "grad_all_to_all", "grad_all_to_all_single",
          "grad_all_reduce_strided", "grad_all_gather_tensor_strided",
          "double_backward", "tp_mlp_sharded_hidden", "tp_mlp_gathered_hidden",
          "tp_compiled", "tp_init_matches_full", "tp_embedding", "bad_input"]

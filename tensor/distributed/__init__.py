@@ -1,7 +1,7 @@
 """tensor.distributed: collectives over MPI (CPU processes, mpi4py with the mpich wheel) and
 NCCL (GPUs, nccl4py), with PyTorch's names: init_process_group, get_rank, get_world_size,
 new_group, barrier, all_reduce, broadcast, reduce, all_gather(_into_tensor),
-reduce_scatter(_tensor), all_to_all, send / recv (isend / irecv), each with async_op=True
+reduce_scatter(_tensor), all_to_all(_single), send / recv (isend / irecv), each with async_op=True
 returning a Work handle. No transport of our own: the engines move the bytes.
 
     mpiexec -n 2 python train.py            # or: python -m tensor.distributed.run -n 2 train.py
@@ -23,6 +23,7 @@ from ._collectives import (
     all_gather_into_tensor,
     all_reduce,
     all_to_all,
+    all_to_all_single,
     barrier,
     broadcast,
     irecv,
@@ -48,7 +49,7 @@ from ._group import (
 from ._work import DistributedError, Work
 
 __all__ = ["DistributedError", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-           "all_gather_into_tensor", "all_reduce", "all_to_all", "barrier", "broadcast",
+           "all_gather_into_tensor", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast",
            "destroy_process_group", "get_backend", "get_local_rank", "get_rank", "get_world_size",
            "init_process_group", "irecv", "is_available", "is_initialized", "isend", "new_group",
            "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "send"]

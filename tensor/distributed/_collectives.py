@@ -240,31 +240,92 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     return reduce_scatter_tensor(out, stack, op, g, async_op)
 
 
+def _pieces(flat: Tensor, counts: list) -> list:
+    """flat split into consecutive pieces of the given numbers of elements."""
+    out, off = [], 0
+    for c in counts:
+        out.append(flat[off:off + c])
+        off += c
+    return out
+
+
+def _exchange(what: str, g, dst: Tensor, src: Tensor, send: list, recv: list, async_op: bool,
+              back):
+    """All-to-all of flat contiguous buffers: send[j] elements of src (in rank order) to rank
+    j, recv[i] elements of dst from rank i. The ranks first check, together, that they call the
+    same operation with one dtype and that every pair's counts agree (one small all-gather)."""
+    be = g.backend
+    sig = (what, src.dtype.name)
+
+    def run():
+        be.agree_counts(what, sig, send, recv)
+        be.all_to_all(dst, src, send, recv)
+    return _finish(be.submit(what, run, _inline(g, async_op)).then(back), g, async_op)
+
+
 @_replayable
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
-    """output_list[r] = rank r's input_list[this rank] (equal shapes)."""
+    """output_tensor_list[r] = rank r's input_tensor_list[this rank]. The tensors may differ
+    in shape (what rank r sends here must have output_tensor_list[r]'s number of elements);
+    all of one dtype."""
     what = "all_to_all"
     g = resolve(group, what)
     ins, outs = list(input_tensor_list), list(output_tensor_list)
     if len(ins) != g.size() or len(outs) != g.size():
-        raise ValueError(f"{what}: both lists must hold {g.size()} tensors")
-    t = _tensor(ins[0], what, "input_tensor_list[0]")
+        raise ValueError(f"{what}: both lists must hold {g.size()} tensors (one per rank), got "
+                         f"{len(outs)} outputs and {len(ins)} inputs")
+    ins = [_tensor(x, what, f"input_tensor_list[{i}]") for i, x in enumerate(ins)]
+    outs = [_tensor(x, what, f"output_tensor_list[{i}]") for i, x in enumerate(outs)]
+    d = ins[0].dtype
     for x in ins + outs:
-        if not isinstance(x, Tensor) or x.shape != t.shape or x.dtype is not t.dtype:
-            raise ValueError(f"{what}: every tensor must be {t.shape} {t.dtype} (unequal splits "
-                             "are not supported)")
+        if x.dtype is not d:
+            raise TypeError(f"{what}: every tensor must be {d}, got one of {x.dtype}")
     be = g.backend
-    src, dst = _stacked(be, g.size(), t, what), _stacked(be, g.size(), t, what)
-    for i, x in enumerate(ins):
-        be.copy(src[i], x)
-    sig = _sig(what, t)
+    send, recv = [x.numel() for x in ins], [o.numel() for o in outs]
+    src, dst = be.buffer((sum(send),), d), be.buffer((sum(recv),), d)
+    for x, piece in zip(ins, _pieces(src, send)):
+        be.copy(piece.reshape(x.shape), x)
+    got = _pieces(dst, recv)
+    return _exchange(what, g, dst, src, send, recv, async_op,
+                     lambda: [be.copy(o, v.reshape(o.shape)) for o, v in zip(outs, got)])
 
-    def run():
-        be.agree(what, sig)
-        be.all_to_all(dst, src)
-    w = be.submit(what, run, _inline(g, async_op))
-    w.then(lambda: [be.copy(o, dst[i]) for i, o in enumerate(outs)])
-    return _finish(w, g, async_op)
+
+def _splits(sizes, rows: int, n: int, what: str, which: str) -> list:
+    if sizes is None:
+        if rows % n:
+            raise ValueError(f"{what}: the {which}'s first dimension ({rows}) is not divisible by "
+                             f"the world size {n}: give {which}_split_sizes")
+        return [rows // n] * n
+    sizes = [int(k) for k in sizes]
+    if len(sizes) != n or min(sizes) < 0 or sum(sizes) != rows:
+        raise ValueError(f"{what}: {which}_split_sizes {sizes} must be {n} sizes >= 0 that sum to "
+                         f"the {which}'s first dimension, {rows}")
+    return sizes
+
+
+@_replayable
+def all_to_all_single(output, input, output_split_sizes=None,  # noqa: A002 - PyTorch's name
+                      input_split_sizes=None, group=None, async_op: bool = False):
+    """Split input along its first dimension (input_split_sizes rows to each rank, in rank
+    order; equal parts when None) and send part j to rank j; output gets, in rank order, the
+    parts the ranks sent here (output_split_sizes rows from each)."""
+    what = "all_to_all_single"
+    out, inp = _tensor(output, what, "output"), _tensor(input, what, "input")
+    g = resolve(group, what)
+    if out.dtype is not inp.dtype:
+        raise TypeError(f"{what}: output {out.dtype} and input {inp.dtype} differ")
+    if out.ndim < 1 or inp.ndim < 1 or out.shape[1:] != inp.shape[1:]:
+        raise ValueError(f"{what}: output {out.shape} and input {inp.shape} must have a first "
+                         "dimension and the same others")
+    row = 1
+    for k in inp.shape[1:]:
+        row *= k
+    send = [k * row for k in _splits(input_split_sizes, inp.shape[0], g.size(), what, "input")]
+    recv = [k * row for k in _splits(output_split_sizes, out.shape[0], g.size(), what, "output")]
+    be = g.backend
+    src, _ = be.stage(inp, None, write=False)
+    dst, back = be.stage(out, None, read=False)
+    return _exchange(what, g, dst.reshape(-1), src.reshape(-1), send, recv, async_op, back)
 
 
 @_replayable
@@ -311,5 +372,5 @@ def recv(tensor, src: int | None = None, group=None, tag: int = 0) -> int:
 
 
 __all__ = ["ReduceOp", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-           "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "barrier", "send", "recv",
-           "isend", "irecv", "DistributedError"]
+           "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+           "barrier", "send", "recv", "isend", "irecv", "DistributedError"]

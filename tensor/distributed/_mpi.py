@@ -63,6 +63,20 @@ def host_view(t) -> np.ndarray:
     return a.view(nd).reshape(t.shape)
 
 
+def _crc(sig: tuple) -> int:
+    """A hash of a call's signature that is the same in every process (unlike hash())."""
+    return zlib.crc32(repr(sig).encode())
+
+
+def _starts(counts: list) -> list:
+    """The offsets of consecutive pieces of the given sizes."""
+    out, off = [], 0
+    for c in counts:
+        out.append(off)
+        off += c
+    return out
+
+
 _EXIT_HOOK: list = []
 
 
@@ -216,15 +230,41 @@ class MPIBackend:
         # max(h) == min(h). The hash is of the signature's repr (crc32: the same in every
         # process, unlike hash()). Only when they differ do the ranks (all of them, as they all
         # see it) gather the signatures themselves for the message.
-        h = zlib.crc32(repr(sig).encode())
+        h = _crc(sig)
         hh = np.array([h, -h], np.int64)
         self._complete(self.comm.Iallreduce(self.MPI.IN_PLACE, hh, op=self.MPI.MAX))
-        if hh[0] == -hh[1]:
-            return
+        if hh[0] != -hh[1]:
+            self._mismatch(what, sig)
+
+    def _mismatch(self, what: str, sig: tuple) -> None:
+        """The ranks' hashes differ (every rank saw it): gather the signatures and raise."""
         sigs = self.comm.allgather(sig)
         if any(s != sigs[0] for s in sigs):
             lines = "; ".join(f"rank {r}: {s}" for r, s in enumerate(sigs))
             raise DistributedError(f"{what}: the ranks' calls do not match ({lines})")
+
+    def agree_counts(self, what: str, sig: tuple, send: list, recv: list) -> None:
+        """agree() for an all-to-all, whose ranks send different amounts: one all-gather of
+        every rank's hash and counts, so every rank checks every pair (what i sends j is what
+        j expects from i) and all raise alike."""
+        n = self.size
+        if not self.check_signatures:
+            return
+        mine = np.array([_crc(sig)] + list(send) + list(recv), np.int64)
+        every = np.empty((n, 2 * n + 1), np.int64)
+        if n > 1:
+            self._complete(self.comm.Iallgather(mine, every))
+            if (every[:, 0] != every[0, 0]).any():
+                self._mismatch(what, sig)
+        else:
+            every[0] = mine
+        for i in range(n):
+            for j in range(n):
+                if every[i, 1 + j] != every[j, 1 + n + i]:
+                    raise DistributedError(
+                        f"{what}: rank {i} sends {every[i, 1 + j]} elements to rank {j}, which "
+                        f"expects {every[j, 1 + n + i]} from it (the ranks' split sizes or tensor "
+                        "shapes do not match)")
 
     def _op(self, op: str):
         M = self.MPI
@@ -255,8 +295,10 @@ class MPIBackend:
         self._complete(self.comm.Ireduce_scatter_block(host_view(inp), host_view(out),
                                                       op=self._op(op)))
 
-    def all_to_all(self, out, inp) -> None:
-        self._complete(self.comm.Ialltoall(host_view(inp), host_view(out)))
+    def all_to_all(self, out, inp, send: list, recv: list) -> None:
+        """Flat buffers: send[j] elements of inp to rank j, recv[i] of out from rank i."""
+        self._complete(self.comm.Ialltoallv([host_view(inp), (send, _starts(send))],
+                                            [host_view(out), (recv, _starts(recv))]))
 
     def send(self, buf, peer: int, tag: int) -> None:
         self.comm.Send(host_view(buf), dest=peer, tag=tag)

@@ -20,6 +20,7 @@ reduction ops SUM / PROD / MIN / MAX. Buffers go in as objects with __cuda_array
 from __future__ import annotations
 
 from .. import dtypes as dt
+from ._collectives import _pieces
 from ._mpi import MPIBackend, copy_into
 from ._work import DistributedError
 
@@ -172,17 +173,17 @@ class NCCLBackend(MPIBackend):
         if back:
             back()
 
-    def all_to_all(self, out, inp) -> None:
-        """Grouped send/recv: block j of inp to rank j, block i of out from rank i."""
-        if not inp.numel():
-            return
-        n = self.size
+    def all_to_all(self, out, inp, send: list, recv: list) -> None:
+        """Grouped send/recv of flat buffers: send[j] elements of inp to rank j, recv[i] of out
+        from rank i (NCCL has no all-to-all of its own)."""
         nc, s = self.nc, self._sk()
         nc.group_start()
         try:
-            for j in range(n):
-                self.nccl_comm.send(_Mem(inp[j]), j, stream=s)
-                self.nccl_comm.recv(_Mem(out[j]), j, stream=s)
+            for j, (a, b) in enumerate(zip(_pieces(inp, send), _pieces(out, recv))):
+                if a.numel():
+                    self.nccl_comm.send(_Mem(a), j, stream=s)
+                if b.numel():
+                    self.nccl_comm.recv(_Mem(b), j, stream=s)
         finally:
             nc.group_end()
 

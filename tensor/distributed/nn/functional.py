@@ -4,11 +4,12 @@ reverse- and forward-mode rules (autograd/rules_dist.py).
 
 Two conventions, two families:
 
-- all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_gather_tensor and
-  reduce_scatter_tensor treat the program as one function of every rank's inputs whose loss is
-  the SUM of the ranks' losses (PyTorch's torch.distributed.nn convention). Their adjoints:
-  all_reduce(sum) <-> all_reduce(sum) of the cotangent, all_gather <-> reduce_scatter,
-  broadcast <-> reduce (sum) to the root (zeros elsewhere). Each jvp is the op on the tangent.
+- all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_gather_tensor,
+  reduce_scatter_tensor and all_to_all(_single) treat the program as one function of every
+  rank's inputs whose loss is the SUM of the ranks' losses (PyTorch's torch.distributed.nn
+  convention). Their adjoints: all_reduce(sum) <-> all_reduce(sum) of the cotangent,
+  all_gather <-> reduce_scatter, broadcast <-> reduce (sum) to the root (zeros elsewhere),
+  all_to_all <-> all_to_all back to the senders. Each jvp is the op on the tangent.
 - Megatron's regions treat a replicated tensor as ONE value that every rank holds (the loss is
   computed identically on every rank, not summed): copy_to_parallel_region ("f": identity
   forward, all-reduce backward), reduce_from_parallel_region ("g": all-reduce forward, identity
@@ -110,6 +111,18 @@ def _reduce_scatter_tensor(tensor, op, dim, group):
     return out
 
 
+def _all_to_all(input_list, shapes, group):
+    outs = [T.empty(sh, dtype=input_list[0].dtype, device=input_list[0].device) for sh in shapes]
+    C.all_to_all(outs, list(input_list), group)
+    return tuple(outs)
+
+
+def _all_to_all_single(tensor, rows, out_splits, in_splits, group):
+    out = T.empty((rows,) + tuple(tensor.shape[1:]), dtype=tensor.dtype, device=tensor.device)
+    C.all_to_all_single(out, tensor, out_splits, in_splits, group)
+    return out
+
+
 def _identity(tensor, group):
     return T.clone(tensor)
 
@@ -132,6 +145,8 @@ broadcast_op = differentiable("dist_broadcast", _broadcast)
 reduce_op = differentiable("dist_reduce", _reduce)
 all_gather_tensor_op = differentiable("dist_all_gather_tensor", _all_gather_tensor)
 reduce_scatter_tensor_op = differentiable("dist_reduce_scatter_tensor", _reduce_scatter_tensor)
+all_to_all_op = differentiable("dist_all_to_all", _all_to_all)
+all_to_all_single_op = differentiable("dist_all_to_all_single", _all_to_all_single)
 copy_to_op = differentiable("dist_copy_to_parallel", _identity)
 reduce_from_op = differentiable("dist_reduce_from_parallel", _all_reduce_sum)
 gather_from_op = differentiable("dist_gather_from_parallel", _all_gather_tensor)
@@ -201,6 +216,40 @@ def reduce_scatter_tensor(tensor: Tensor, op=ReduceOp.SUM, dim: int = 0, group=N
     return reduce_scatter_tensor_op(tensor, op, dim, group)
 
 
+def all_to_all(output_tensor_list, input_tensor_list, group=None) -> tuple:
+    """A tuple of new tensors: element r is rank r's input_tensor_list[this rank], shaped as
+    output_tensor_list[r] (which only gives the shapes and is NOT written; None: the shapes of
+    input_tensor_list). Backward: all_to_all of the cotangents back to their senders."""
+    what = "all_to_all"
+    ins = list(input_tensor_list)
+    if not ins or not all(isinstance(x, Tensor) for x in ins):
+        raise TypeError(f"{what}: input_tensor_list must be a non-empty list of Tensors")
+    _op("sum", ins[0], what)
+    like = ins if output_tensor_list is None else list(output_tensor_list)
+    if not all(isinstance(o, Tensor) for o in like):
+        raise TypeError(f"{what}: output_tensor_list must be a list of Tensors or None")
+    return all_to_all_op(ins, tuple(tuple(o.shape) for o in like), group)
+
+
+def all_to_all_single(output, input, output_split_sizes=None,  # noqa: A002 - PyTorch's name
+                      input_split_sizes=None, group=None) -> Tensor:
+    """A new tensor: the rows the ranks send here, in rank order (see
+    tensor.distributed.all_to_all_single). output only gives the number of rows and is NOT
+    written (None: sum(output_split_sizes), or input's rows). Backward: the same exchange with
+    the split sizes swapped."""
+    what = "all_to_all_single"
+    _op("sum", input, what)
+    if output is not None:
+        rows = output.shape[0]
+    elif output_split_sizes is not None:
+        rows = sum(int(k) for k in output_split_sizes)
+    else:
+        rows = input.shape[0]
+    osp = None if output_split_sizes is None else tuple(int(k) for k in output_split_sizes)
+    isp = None if input_split_sizes is None else tuple(int(k) for k in input_split_sizes)
+    return all_to_all_single_op(input, int(rows), osp, isp, group)
+
+
 # ---------------------------------------------------------------- Megatron's regions
 
 def copy_to_parallel_region(tensor: Tensor, group=None) -> Tensor:
@@ -238,6 +287,7 @@ def scatter_to_parallel_region(tensor: Tensor, dim: int = -1, group=None) -> Ten
 
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-           "all_gather_tensor", "reduce_scatter_tensor", "copy_to_parallel_region",
+           "all_gather_tensor", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+           "copy_to_parallel_region",
            "reduce_from_parallel_region", "gather_from_parallel_region",
            "scatter_to_parallel_region"]
