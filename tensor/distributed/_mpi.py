@@ -51,21 +51,40 @@ def mpi():
     return MPI
 
 
+_VIEWS: dict = {}   # (address, bytes, NumPy dtype) -> a flat array over that memory
+
+
 def host_view(t) -> np.ndarray:
-    """A NumPy array over the contiguous CPU tensor t's memory (16-bit floats and bools as
-    their bits: only byte-moving operations may use those)."""
-    nd = _NP.get(t.dtype)
-    if nd is None:
-        return t.numpy()
+    """A flat NumPy array over the contiguous CPU tensor t's memory (16-bit floats and bools as
+    their bits: only byte-moving operations may use those). Views are kept per address and
+    size (an array over raw memory owns nothing): the per-call cost is a dict lookup."""
+    nd = _NP.get(t.dtype) or t.dtype.np
     nbytes = t.numel() * t.dtype.itemsize
-    raw = (ctypes.c_uint8 * max(nbytes, 1)).from_address(t.data_ptr()) if nbytes else None
-    a = np.frombuffer(raw, np.uint8, count=nbytes) if nbytes else np.zeros(0, np.uint8)
-    return a.view(nd).reshape(t.shape)
+    key = (t.data_ptr(), nbytes, nd)
+    a = _VIEWS.get(key)
+    if a is None:
+        if not nbytes:
+            return np.zeros(0, nd)
+        raw = (ctypes.c_uint8 * nbytes).from_address(key[0])
+        a = np.frombuffer(raw, np.uint8, count=nbytes).view(nd)
+        if len(_VIEWS) >= 256:
+            _VIEWS.clear()
+        _VIEWS[key] = a
+    return a
+
+
+_CRCS: dict = {}
 
 
 def _crc(sig: tuple) -> int:
-    """A hash of a call's signature that is the same in every process (unlike hash())."""
-    return zlib.crc32(repr(sig).encode())
+    """A hash of a call's signature that is the same in every process (unlike hash()); a
+    training loop repeats a few signatures, so they are remembered."""
+    h = _CRCS.get(sig)
+    if h is None:
+        if len(_CRCS) >= 4096:
+            _CRCS.clear()
+        h = _CRCS[sig] = zlib.crc32(repr(sig).encode())
+    return h
 
 
 def _starts(counts: list) -> list:
@@ -117,6 +136,10 @@ class MPIBackend:
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.check_signatures = check
+        M = self.MPI
+        self._ops = {"sum": M.SUM, "product": M.PROD, "min": M.MIN, "max": M.MAX}
+        from ..device import CPU
+        self._cpu = CPU
         self._q: queue.Queue = queue.Queue()
         self._broken: str | None = None
         self._lock = threading.Lock()       # guards _pending and runs of the inline path
@@ -157,9 +180,9 @@ class MPIBackend:
         against the deadline (see _complete), so the timeout still holds."""
         if self._broken:
             raise DistributedError(f"{what}: the process group is unusable: {self._broken}")
-        w = Work(what, self)
         with self._lock:
             if inline is not None and not self._pending:
+                w = Work(what, self, done=True)
                 self._deadline = (time.monotonic() + inline, what, inline)
                 try:
                     w._set_result(fn())
@@ -169,6 +192,7 @@ class MPIBackend:
                     self._deadline = None
                 return w
             self._pending += 1
+        w = Work(what, self)
         self._q.put((fn, w))
         return w
 
@@ -202,7 +226,7 @@ class MPIBackend:
         engine's device (MPI: the host), else a contiguous copy there (of `dtype`) and the step
         that writes it back into t."""
         d = dtype or t.dtype
-        if t.device == self.buffer_device() and t.is_contiguous() and d is t.dtype:
+        if t.device is self.buffer_device() and t.is_contiguous() and d is t.dtype:
             return t, (lambda: _written(t)) if write else _nothing
         buf = self.buffer(t.shape, d)
         if read:
@@ -210,8 +234,7 @@ class MPIBackend:
         return buf, ((lambda: copy_into(t, buf)) if write else _nothing)
 
     def buffer_device(self):
-        from ..device import CPU
-        return CPU
+        return self._cpu
 
     def buffer(self, shape, dtype):
         from .. import elementwise as ew
@@ -235,6 +258,14 @@ class MPIBackend:
         self._complete(self.comm.Iallreduce(self.MPI.IN_PLACE, hh, op=self.MPI.MAX))
         if hh[0] != -hh[1]:
             self._mismatch(what, sig)
+        self._agreed()
+
+    def _agreed(self) -> None:
+        """Every rank is in this very operation: its data phase cannot wait on a rank that
+        called something else (a rank that dies ends the job), so an inline call needs no
+        deadline for it: its MPI request is waited for in C, not polled from Python (which
+        costs ~5% of a 4 MiB all-reduce)."""
+        self._deadline = None
 
     def _mismatch(self, what: str, sig: tuple) -> None:
         """The ranks' hashes differ (every rank saw it): gather the signatures and raise."""
@@ -265,10 +296,10 @@ class MPIBackend:
                         f"{what}: rank {i} sends {every[i, 1 + j]} elements to rank {j}, which "
                         f"expects {every[j, 1 + n + i]} from it (the ranks' split sizes or tensor "
                         "shapes do not match)")
+        self._agreed()
 
     def _op(self, op: str):
-        M = self.MPI
-        return {"sum": M.SUM, "product": M.PROD, "min": M.MIN, "max": M.MAX}[op]
+        return self._ops[op]
 
     # ------------------------------------------------------------ operations (worker thread)
     # bufs are contiguous CPU tensors; reductions never see 16-bit floats or bools (the

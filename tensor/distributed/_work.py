@@ -11,14 +11,19 @@ class DistributedError(RuntimeError):
     uninitialised group, a timeout (a rank that died or called something else)."""
 
 
+_DONE = threading.Event()
+_DONE.set()
+
+
 class Work:
     """The handle of an operation queued on a group's worker: wait() blocks until it finished
     (raising its error, or DistributedError after `timeout` seconds), then runs the `then`
     steps (copies back from staging buffers) on the calling thread."""
 
-    def __init__(self, what: str, backend):
+    def __init__(self, what: str, backend, done: bool = False):
         self.what, self._backend = what, backend
-        self._done = threading.Event()
+        # (an operation run on the calling thread is done when its Work is made: no Event)
+        self._done = _DONE if done else threading.Event()
         self._result = self._error = None
         self._then: list = []
         self.timeout: float | None = None
