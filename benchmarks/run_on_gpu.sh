@@ -10,7 +10,8 @@
 #   run(command="bash benchmarks/run_on_gpu.sh", carry=[".whl"])            # tests + benchmarks
 #   run(command="STEPS=tests bash benchmarks/run_on_gpu.sh", carry=[".whl"]) # or: bench, sanitize,
 #   profile (profile_step.py's cProfile and Nsight Compute on the bandwidth rows' kernels)
-#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile, bench_amp, bench_fft, bench_linalg (BENCH=
+#   STEPS=bench: bench_cuda (+ training steps), bench_speedup, mlp_speedup, bench_compile, bench_amp,
+#   bench_fft, bench_linalg, bench_distributed, bench_ddp(_nccl) (BENCH=
 #   "bench_cuda bench_speedup" runs only those); plots and markdown tables in $OUT/plots.tgz
 set -uo pipefail
 OUT=${OUT:-/tmp/stridex-gpu}
@@ -26,7 +27,7 @@ cap() { local c=$1; if [[ ${DEADLINE:-0} -gt 0 ]]; then local l=$((DEADLINE - SE
 if ! python3 -c "import cffi, pycparser" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || { say "FAILED: installing the carried wheels"; exit 1; }
-  export PYTHONPATH=/tmp/site
+  export PYTHONPATH=/tmp/site PATH="/tmp/site/bin:$PATH"   # (the mpich wheel's mpiexec)
 fi
 # STRIDEX_CUDA_EMULATOR=1 and TESTS="tests/test_x.py ..." make a local dry run without a GPU
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 CI=1
@@ -150,6 +151,15 @@ if [[ " $STEPS " == *" bench "* ]]; then
   # linear algebra against cuSOLVER
   bench bench_linalg 90 python3 benchmarks/bench_linalg.py --device cuda "${AMP[@]}"
   sed -n '/^linalg on/,/^eigh [0-9]* of/p' "$OUT/bench.log" | tee -a "$SUMMARY"
+  # distributed (where the mpi4py and mpich wheels came along): all-reduce overhead against raw
+  # mpi4py and DDP's overlap on the host's spare cores, then DDP on the GPU over NCCL
+  if python3 -c "import mpi4py" 2>/dev/null; then
+    bench bench_distributed 60 python3 benchmarks/bench_distributed.py "${SM[@]}"
+    sed -n '/^all_reduce float32 on/,/^ *64 MiB/p' "$OUT/bench.log" | tee -a "$SUMMARY"
+    bench bench_ddp 90 python3 benchmarks/bench_ddp.py "${SM[@]}"
+    bench bench_ddp_nccl 90 python3 benchmarks/bench_ddp.py --device cuda "${SM[@]}"
+    grep -E "^(DDP on|DDP [12] ranks| +bare)" "$OUT/bench.log" | tee -a "$SUMMARY"
+  fi
   say "plots.tgz: $(tar -tzf "$OUT/plots.tgz" | grep -v '/$' | tr '\n' ' ')"
 fi
 

@@ -231,6 +231,18 @@ def test_bench_distributed_smoke(capsys):
         assert raw_bw > 0 and our_bw > 0 and unchecked > 0, out
 
 
+def test_bench_ddp_smoke(capsys):
+    """bench_ddp.py: launches itself on 1 and 2 ranks; positive step and all-reduce times, the
+    time waited for the buckets, and a hidden share in [0, 100] on 2 ranks."""
+    pytest.importorskip("mpi4py", reason="bench_ddp needs mpi4py and the mpich wheel")
+    rows = _load("bench_ddp").main(["--smoke", "--steps", "3"])
+    out = capsys.readouterr().out
+    assert [r[0] for r in rows] == [1, 2], out
+    for n, bare, over, after, alone, waited, hidden in rows:
+        assert min(bare, over, after, alone) > 0 and waited >= 0, out
+        assert (hidden is None) == (n == 1) and (n == 1 or 0 <= hidden <= 100), out
+
+
 def test_bench_sparse_smoke(capsys):
     """bench_sparse.py: the SpMM rows (ours first), then scatter_reduce and segment rows; our
     results agree with SciPy / NumPy (the printed differences)."""
