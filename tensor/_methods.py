@@ -16,11 +16,19 @@ _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_
 
 
 def _binop(fn):
-    return lambda self, other: fn(self, other)
+    def op(self, other):
+        if type(other) is not Tensor and getattr(other, "_tensor_defers", False):
+            return NotImplemented   # a sparse matrix: its reflected operator answers
+        return fn(self, other)
+    return op
 
 
 def _rbinop(fn):
-    return lambda self, other: fn(other, self)
+    def op(self, other):
+        if type(other) is not Tensor and getattr(other, "_tensor_defers", False):
+            return NotImplemented
+        return fn(other, self)
+    return op
 
 
 for _d, _name in _DUNDER.items():

@@ -210,3 +210,54 @@ def test_scipy_interop():
     assert abs(S.to_scipy(R) - M).max() == 0 and abs(S.to_scipy(C) - M).max() == 0
     B = rng.standard_normal((20, 8))
     _close(R @ T.asarray(B), M @ B)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_arithmetic_with_dense_sparse_and_scalars(layout):
+    """PyTorch's rules: sparse (+|-) dense, either side, is dense; sparse + sparse is sparse (in
+    the left operand's layout); sparse * scalar, dense or a broadcast row and sparse / scalar
+    keep the pattern; all against NumPy, and differentiable in the values and the dense side."""
+    rng = np.random.default_rng(12)
+    r, c, v, A = _pattern(rng, 5, 4, 0.4, dup=2)
+    s = _coo(r, c, v, (5, 4))
+    s = s if layout == "coo" else s.to_sparse_csr()
+    D = rng.standard_normal((5, 4))
+    d, row = T.asarray(D), T.asarray(D[0])
+    cases = {"s + d": (s + d, A + D), "d + s": (d + s, D + A), "d - s": (d - s, D - A),
+             "s - d": (s - d, A - D), "s + s": (s + s, 2 * A), "s - s": (s - s, 0 * A),
+             "s * 2": (s * 2, 2 * A), "2.5 * s": (2.5 * s, 2.5 * A), "-s": (-s, -A),
+             "s / 4": (s / 4, A / 4), "s * d": (s * d, A * D), "d * s": (d * s, D * A),
+             "s * row": (s * row, A * D[0]), "s * 0-d": (s * T.asarray(3.0), 3 * A)}
+    for name, (got, want) in cases.items():
+        sparse_result = name not in ("s + d", "d + s", "d - s", "s - d")
+        assert S.is_sparse(got) == sparse_result, name
+        if sparse_result:
+            assert got.layout == layout, name
+            if name != "s + s" and name != "s - s":   # the pattern is kept (values rescaled)
+                assert got.nnz == s.nnz, name
+            got = got.to_dense()
+        _close(got, want)
+    # dtype promotion: float32 + float64 sparse, float64 dense + float32 sparse
+    s32 = _coo(r, c, v, (5, 4), T.float32)
+    assert (s32 + _coo(r, c, v, (5, 4))).dtype is T.float64 and (d + s32).dtype is T.float64
+    # gradients through the values and the dense operand
+    vals = T.tensor(v, requires_grad=True)
+    Dg = T.tensor(D, requires_grad=True)
+    idx = np.stack([r, c])
+
+    def f(vals, Dg):
+        sp = S.sparse_coo_tensor(idx, vals, (5, 4))
+        sp = sp if layout == "coo" else sp.to_sparse_csr()
+        return ((sp * Dg) / 3 - sp).to_dense() * (Dg - sp)
+    assert autograd.gradcheck(f, (vals, Dg))
+    # bad input names the op
+    with pytest.raises(TypeError, match="two sparse matrices"):
+        s * s
+    with pytest.raises(ValueError, match="multiply: a dense operand of shape \\(3, 4\\)"):
+        s * T.ones((3, 4), dtype=T.float64)
+    with pytest.raises(ValueError, match="divides by a scalar only"):
+        s / d
+    with pytest.raises(ValueError, match="add: sparse operands differ"):
+        s + _coo(r, c, v, (6, 4))
+    with pytest.raises(TypeError):
+        s + "x"

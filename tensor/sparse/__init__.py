@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .._tensor import Tensor
+from ..views import broadcast_shapes
 from . import _ops
 from ._ops import pub
 
@@ -82,11 +83,74 @@ class _Sparse:
     ndim = property(lambda self: 2)
     requires_grad = property(lambda self: self._values.requires_grad)
 
+    _tensor_defers = True   # dense (op) sparse: Tensor's operators leave it to ours
+
     def values(self) -> Tensor:
         return self._values
 
     def __matmul__(self, other):
         return mm(self, other)
+
+    def _with_values(self, values: Tensor):
+        """The same pattern with other values."""
+        raise NotImplementedError
+
+    def _entries(self) -> tuple:
+        """(rows, cols) of the stored entries, in the values' order."""
+        raise NotImplementedError
+
+    # sparse (op) dense gives a dense result, sparse (op) sparse a sparse one (PyTorch's);
+    # products and quotients by a scalar or a dense tensor keep the pattern
+    def __add__(self, other):
+        if isinstance(other, Tensor):
+            return self.to_dense() + other
+        if isinstance(other, _Sparse):
+            s = _concat(self.to_sparse_coo(), other.to_sparse_coo(), "add")
+            return s if self.layout == "coo" else s.to_sparse_csr()
+        return NotImplemented
+
+    def __radd__(self, other):
+        return other + self.to_dense() if isinstance(other, Tensor) else NotImplemented
+
+    def __neg__(self):
+        return self._with_values(-self._values)
+
+    def __sub__(self, other):
+        if isinstance(other, Tensor):
+            return self.to_dense() - other
+        return self + (-other) if isinstance(other, _Sparse) else NotImplemented
+
+    def __rsub__(self, other):
+        return other - self.to_dense() if isinstance(other, Tensor) else NotImplemented
+
+    def _scaled(self, other, op: str, name: str):
+        if isinstance(other, _Sparse):
+            raise TypeError(f"{name}: elementwise products of two sparse matrices are not "
+                            "supported (convert one with to_dense())")
+        if isinstance(other, Tensor) and other.ndim:
+            try:
+                fits = broadcast_shapes(other.shape, self._shape) == self._shape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(f"{name}: a dense operand of shape {other.shape} does not "
+                                 f"broadcast to the sparse matrix's {self._shape}")
+            if op == "true_divide":
+                raise ValueError(f"{name}: a sparse matrix divides by a scalar only (the "
+                                 "entries it does not store would be 0 / x)")
+            rows, cols = self._entries()
+            other = pub("broadcast_to")(other, self._shape)[rows, cols]
+        elif not isinstance(other, Tensor | int | float | complex):
+            return NotImplemented
+        return self._with_values(pub(op)(self._values, other))
+
+    def __mul__(self, other):
+        return self._scaled(other, "multiply", "multiply")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self._scaled(other, "true_divide", "true_divide")
 
 
 class SparseCOO(_Sparse):
@@ -157,22 +221,13 @@ class SparseCOO(_Sparse):
     def detach(self) -> SparseCOO:
         return SparseCOO(self._indices, self._values.detach(), self._shape, self._coalesced)
 
-    def __add__(self, other):
-        """sparse + sparse: the entries of both, concatenated (uncoalesced, as PyTorch's; how
-        sparse gradients accumulate); sparse + dense: a dense sum."""
-        if isinstance(other, Tensor):
-            return other + self.to_dense()
-        if not isinstance(other, SparseCOO):
-            return NotImplemented
-        if other.shape != self.shape or other.device != self.device:
-            raise ValueError(f"add: sparse operands differ: {self.shape} on {self.device} and "
-                             f"{other.shape} on {other.device}")
-        vals = other._values if other.dtype is self.dtype else other._values.astype(self.dtype)
-        idx = pub("concatenate")([self._indices, other._indices], axis=1)
-        return SparseCOO(idx, pub("concatenate")([self._values, vals]), self._shape,
-                         other.nnz == 0 and self._coalesced or self.nnz == 0 and other._coalesced)
+    def _with_values(self, values: Tensor) -> SparseCOO:
+        s = SparseCOO(self._indices, values, self._shape, self._coalesced)
+        s._pattern = self._pattern
+        return s
 
-    __radd__ = __add__
+    def _entries(self) -> tuple:
+        return self._indices[0], self._indices[1]
 
     def __repr__(self):
         return (f"SparseCOO(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
@@ -204,6 +259,13 @@ class SparseCSR(_Sparse):
 
     def _rows(self) -> Tensor:
         return _ops.row_ids(self._crow, self.nnz)
+
+    def _with_values(self, values: Tensor) -> SparseCSR:
+        return SparseCSR(self._crow, self._col, values, self._shape, self._sorted_cols,
+                         self._balanced)
+
+    def _entries(self) -> tuple:
+        return self._rows(), self._col
 
     def to_dense(self) -> Tensor:
         m, n = self._shape
@@ -238,6 +300,20 @@ class SparseCSR(_Sparse):
     def __repr__(self):
         return (f"SparseCSR(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
                 f"device={self.device})")
+
+
+def _concat(a: SparseCOO, b: SparseCOO, op: str) -> SparseCOO:
+    """a + b: the entries of both, concatenated (uncoalesced, as PyTorch's; how sparse
+    gradients accumulate), in the promoted dtype."""
+    if a.shape != b.shape or a.device != b.device:
+        raise ValueError(f"{op}: sparse operands differ: {a.shape} on {a.device} and "
+                         f"{b.shape} on {b.device}")
+    d = dt.result_type(a._values, b._values)
+    va = a._values if a.dtype is d else a._values.astype(d)
+    vb = b._values if b.dtype is d else b._values.astype(d)
+    idx = pub("concatenate")([a._indices, b._indices], axis=1)
+    return SparseCOO(idx, pub("concatenate")([va, vb]), a._shape,
+                     b.nnz == 0 and a._coalesced or a.nnz == 0 and b._coalesced)
 
 
 def is_sparse(x) -> bool:
