@@ -164,6 +164,16 @@ SX_INLINE double le_hypot(double a, double b) {
     return m < 1e150 && m > 1e-150 ? sqrt(a * a + b * b) : hypot(a, b);
 }
 
+/* One step of a selection sort into descending order: the largest of s[i..k) swapped into
+ * s[i]; returns where it was (i: nothing moved), for the caller to swap its vectors alike. */
+static inline int64_t le_desc_step(double *s, int64_t i, int64_t k) {
+    int64_t b = i;
+    for (int64_t j = i + 1; j < k; j++)
+        if (s[j] > s[b]) b = j;
+    double t = s[i]; s[i] = s[b]; s[b] = t;
+    return b;
+}
+
 /* Operands below this are scaled up by LE_UP (exactly) before a rotation or phase is taken
  * from them: their quotients would lose bits in the subnormal range, and c^2 + s^2 = 1. */
 #define LE_SMALL 1e-250

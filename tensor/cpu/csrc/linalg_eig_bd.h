@@ -207,14 +207,11 @@ static int le_gk_svd(le_t *m, int64_t k, double *s, le_t *ur, le_t *vr, void *wo
                 for (int64_t j = 0; j < k; j++) v[i * ld + j] = -v[i * ld + j];
         }
     for (int64_t i = 0; i < k; i++) {   /* descending, vectors along */
-        int64_t b = i;
-        for (int64_t j = i + 1; j < k; j++)
-            if (s[j] > s[b]) b = j;
+        const int64_t b = le_desc_step(s, i, k);
         if (b == i) continue;
-        double t = s[i]; s[i] = s[b]; s[b] = t;
         if (vec)
             for (int64_t j = 0; j < k; j++) {
-                t = u[i * ld + j]; u[i * ld + j] = u[b * ld + j]; u[b * ld + j] = t;
+                double t = u[i * ld + j]; u[i * ld + j] = u[b * ld + j]; u[b * ld + j] = t;
                 t = v[i * ld + j]; v[i * ld + j] = v[b * ld + j]; v[b * ld + j] = t;
             }
     }

@@ -117,11 +117,8 @@ static int le_jacobi(le_t *g, int64_t L, int64_t k, le_t *y, double *s, double *
     }
     for (int64_t j = 0; j < k; j++) s[j] = sqrt(le_nrm2sq(L, g + j * L));
     for (int64_t i = 0; i < k; i++) {   /* descending, vectors along */
-        int64_t b = i;
-        for (int64_t j = i + 1; j < k; j++)
-            if (s[j] > s[b]) b = j;
+        const int64_t b = le_desc_step(s, i, k);
         if (b == i) continue;
-        double t = s[i]; s[i] = s[b]; s[b] = t;
         for (int64_t j = 0; j < L; j++) {
             le_t x = g[i * L + j]; g[i * L + j] = g[b * L + j]; g[b * L + j] = x;
         }
