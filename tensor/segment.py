@@ -184,6 +184,9 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     if src.shape != idx.shape:
         src = _pub("getitem")(src, tuple(slice(0, n) for n in idx.shape))
     red = "sum" if reduce == "mean" else reduce
+    if _same_along_others(idx, dim, x.shape):   # a materialised expanded index: as if expanded
+        first = idx[tuple(slice(None) if d == dim else slice(0, 1) for d in range(idx.ndim))]
+        idx = _pub("broadcast_to")(first, idx.shape)
     if _rows_index(idx, dim, x.shape):
         # an index constant across the other dims (an expanded 1-d index: the graph case):
         # whole slices along dim are the segments' rows, sorted by the n indices only
@@ -215,6 +218,22 @@ def _rows_index(idx: Tensor, dim: int, shape: tuple) -> bool:
     over the whole of input's other dims."""
     return idx.ndim > 1 and all(idx.shape[d] == shape[d] and (idx.strides[d] == 0 or idx.shape[d] == 1)
                                 for d in range(idx.ndim) if d != dim)
+
+
+def _same_along_others(idx: Tensor, dim: int, shape: tuple) -> bool:
+    """Whether idx, not already a stride-0 expansion, holds one index per position along dim
+    (the same across all of input's other dims): an expanded index made contiguous, which then
+    takes the rows path (sorting its rows' indices only, not every element's target). Two
+    corner elements are compared first, so most other indices cost no full comparison."""
+    if idx.ndim < 2 or _rows_index(idx, dim, shape) or any(
+            idx.shape[d] != shape[d] for d in range(idx.ndim) if d != dim):
+        return False
+    last = tuple(slice(None) if d == dim else -1 for d in range(idx.ndim))
+    zero = tuple(slice(None) if d == dim else 0 for d in range(idx.ndim))
+    if not bool(_pub("all")(idx[last] == idx[zero]).item()):
+        return False
+    first = idx[tuple(slice(None) if d == dim else slice(0, 1) for d in range(idx.ndim))]
+    return bool(_pub("all")(idx == first).item())
 
 
 def scatter_reduce_(input, dim: int, index, src, reduce: str, *, include_self: bool = True) -> Tensor:

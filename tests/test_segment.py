@@ -139,17 +139,25 @@ def test_scatter_reduce_expanded_index_rows():
         ishape[dim] = n
         idx = T.expand(T.reshape(T.asarray(i1), tuple(ishape)), tuple(sshape))
         assert idx.strides[dim - 1] == 0
+        # the same index made contiguous (detected and taken as expanded), and one that
+        # differs in a single element (the elementwise path)
+        dense = T.asarray(np.ascontiguousarray(idx.numpy()))
+        odd = idx.numpy().copy()
+        odd.flat[odd.size // 2] = xshape[dim] - 1
         for reduce in REDUCES:
             for include_self in (True, False):
-                want = _ref_scatter(x, dim, idx.numpy(), src, reduce, include_self)
-                got = T.scatter_reduce(T.asarray(x), dim, idx, T.asarray(src), reduce,
-                                       include_self=include_self)
-                _check(got, want, exact=reduce in ("sum", "amax", "amin"))
+                for ix in (idx, dense, T.asarray(odd)):
+                    want = _ref_scatter(x, dim, ix.numpy(), src, reduce, include_self)
+                    got = T.scatter_reduce(T.asarray(x), dim, ix, T.asarray(src), reduce,
+                                           include_self=include_self)
+                    _check(got, want, exact=reduce in ("sum", "amax", "amin"))
     xg = T.asarray(rng.standard_normal((3, 2))).requires_grad_()
     sg = T.asarray(rng.standard_normal((5, 2))).requires_grad_()
     ig = T.expand(T.reshape(T.tensor([0, 2, 0, 0, 2]), (5, 1)), (5, 2))
     for reduce in ("prod", "amax", "mean"):
-        assert autograd.gradcheck(lambda a, b, r=reduce: T.scatter_reduce(a, 0, ig, b, r), (xg, sg))
+        for i in (ig, T.contiguous(ig)):
+            assert autograd.gradcheck(lambda a, b, r=reduce, i=i: T.scatter_reduce(a, 0, i, b, r),
+                                      (xg, sg))
 
 
 def _ref_segment(data, ids, m, reduce):
