@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import tensor as T
 from tensor.public import PUB
-from tensor.segment import segment_reduce
+from tensor.segment import counts, segment_reduce
 
 from .graph import RULES, Rule
 
@@ -38,7 +38,7 @@ def _weights(ctx):
     """(w_self (m, inner) or (m, 1), w_src (n, inner) or None for ones)."""
     x, src, seg, order, offsets, reduce, include_self = ctx.args
     out = ctx.out
-    cnt = T.reshape(offsets[1:] - offsets[:-1], (-1, 1))
+    cnt = T.reshape(counts(seg, offsets, x.shape[0]), (-1, 1))
     part = (cnt == 0) | bool(include_self)   # x's row takes part in out
     if reduce == "sum":
         return part.astype(x.dtype), None

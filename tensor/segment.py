@@ -9,13 +9,14 @@ torch_scatter's), and gather (PyTorch's argument order and shape rules).
 [3.0, 0.0, 3.0]
 
 Deterministic on every device, no atomics: the destination of each source element is computed
-first (a flat position in the output), the positions are sorted stably (the backends'
-segment_order: a counting sort on the CPU, the index family's radix sort on CUDA), and one
-recorded op, `segment_reduce`, runs the backends' segmented kernels (CPU:
-tensor/cpu/csrc/segment.h, OpenMP over segments; CUDA: cuda_src/segment.cuh, a thread per
-(segment, column)): each output element combines its sources in their original order, so the
-result is that of a sequential loop over the sources (np.add.at's for sums) and the same bits
-on both devices. Everything around that op is composed of public ops, so all of this is
+first (a flat position in the output, or a row where the index is the same across the other
+dims), and one recorded op, `segment_reduce`, runs the backends' segmented kernels. CUDA sorts
+the destinations stably first (the backend's segment_order: the index family's radix sort),
+then a thread per (segment, column) combines its sources (cuda_src/segment.cuh); the CPU
+combines them directly in one pass in source order (tensor/cpu/csrc/segment.h; OpenMP threads
+own ranges of output rows). Each output element combines its sources in their original order,
+so the result is that of a sequential loop over the sources (np.add.at's for sums) and the same
+bits on both devices. Everything around that op is composed of public ops, so all of this is
 differentiable in both modes (rules in autograd/rules_segment.py: sum and mean linear; amax /
 amin split the gradient equally among the elements equal to the result, the initial value
 included, as the dense amax; prod: the product of the others, zeros counted exactly).
@@ -64,8 +65,8 @@ def _segment_raw(x: Tensor, src: Tensor, seg: Tensor, order, offsets: Tensor, re
     out = ew.copy(x)
     if not out.is_contiguous():
         out = ew.contiguous(out)
-    backend_for(x.device).segment_reduce(ew.contiguous(src), order, offsets, out, reduce,
-                                         include_self)
+    backend_for(x.device).segment_reduce(ew.contiguous(src), ew.contiguous(seg), order, offsets,
+                                         out, reduce, include_self)
     return out
 
 
@@ -96,6 +97,8 @@ def _check_range(idx: Tensor, size: int, op: str, what: str = "index", dim=None)
     """Every element of idx in [0, size): one host read of (min, max)."""
     if idx.numel() == 0:
         return
+    if 0 in idx.strides:   # an expanded index: its distinct elements only
+        idx = idx[tuple(slice(0, 1) if st == 0 else slice(None) for st in idx.strides)]
     lo, hi = int(_pub("min")(idx).item()), int(_pub("max")(idx).item())
     where = f" for dimension {dim}" if dim is not None else ""
     if lo < 0 or hi >= size:
@@ -115,9 +118,16 @@ def _offsets(sorted_keys: Tensor, m: int) -> Tensor:
     return _pub("searchsorted")(sorted_keys, arange(m + 1, dtype=dt.int64, device=sorted_keys.device))
 
 
-def _mean_from_sum(total: Tensor, offsets: Tensor, extra: int) -> Tensor:
-    """total (m, inner) over its count per row: offsets' differences (+ extra), at least 1."""
-    cnt = offsets[1:] - offsets[:-1]
+def counts(seg: Tensor, offsets, m: int) -> Tensor:
+    """How many rows go to each of the m segments (int64): the differences of the offsets, or
+    (where the backend combines by the keys directly and made none) a count of seg's."""
+    if offsets is not None:
+        return offsets[1:] - offsets[:-1]
+    return _pub("bincount")(seg, minlength=m).astype(dt.int64)
+
+
+def _mean_from_sum(total: Tensor, cnt: Tensor, extra: int) -> Tensor:
+    """total (m, inner) over its count per row (+ extra), at least 1."""
     if extra:
         cnt = cnt + extra
     cnt = _pub("reshape")(_pub("maximum")(cnt, 1), (-1, 1))
@@ -200,7 +210,7 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
         out = segment_reduce(reshape(xm, (m, inner)), reshape(sm, (n, inner)), targets, order,
                              offsets, red, bool(include_self))
         if reduce == "mean":
-            out = _mean_from_sum(out, offsets, int(bool(include_self)))
+            out = _mean_from_sum(out, counts(targets, offsets, m), int(bool(include_self)))
         return move(reshape(out, xm.shape), 0, dim)
     m, n = x.numel(), idx.numel()
     targets = _pub("reshape")(_flat_targets(idx, dim, x.shape), (-1,))
@@ -209,7 +219,7 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     out = segment_reduce(_pub("reshape")(x, (m, 1)), _pub("reshape")(src, (n, 1)), targets, order,
                          offsets, red, bool(include_self))
     if reduce == "mean":
-        out = _mean_from_sum(out, offsets, int(bool(include_self)))
+        out = _mean_from_sum(out, counts(targets, offsets, m), int(bool(include_self)))
     return _pub("reshape")(out, x.shape)
 
 
@@ -281,7 +291,7 @@ def _segment(data, segment_ids, num_segments, reduce: str, op: str) -> Tensor:
     red = "sum" if reduce == "mean" else reduce
     out = segment_reduce(init, _pub("reshape")(data, (n, inner)), ids, None, offsets, red, False)
     if reduce == "mean":
-        out = _mean_from_sum(out, offsets, 0)
+        out = _mean_from_sum(out, counts(ids, offsets, num_segments), 0)
     return _pub("reshape")(out, (num_segments,) + rest)
 
 

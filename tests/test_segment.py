@@ -300,6 +300,23 @@ def test_deterministic_and_large_segments():
     want = x.copy()
     np.add.at(want, idx, src)
     assert a.tobytes() == b.tobytes() == want.tobytes()
+    if _cpu():   # wide rows: threads own ranges of output rows; bitwise the 1-thread result
+        from tensor.cpu import kernels as K
+        rows = T.broadcast_to(T.reshape(T.asarray(idx[:4000]), (-1, 1)), (4000, 16))
+        srows, base = T.asarray(rng.standard_normal((4000, 16))), T.zeros((500, 16), dtype="float64")
+        was = K._num_threads
+        try:
+            got = []
+            for nt in (1, 2, 3):
+                K.set_num_threads(nt)
+                got.append([T.scatter_reduce(base, 0, rows, srows, r, include_self=False).numpy()
+                            for r in ("sum", "prod", "amax", "mean")])
+        finally:
+            K.set_num_threads(was)
+        ref = np.zeros((500, 16))
+        np.add.at(ref, idx[:4000], srows.numpy())
+        assert got[0][0].tobytes() == ref.tobytes()
+        assert all(a.tobytes() == b.tobytes() for g in got[1:] for a, b in zip(g, got[0]))
 
 
 def test_errors():

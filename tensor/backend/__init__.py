@@ -75,13 +75,16 @@ INTERFACE = {
     # creation and random numbers (Philox: the same bits on every device)
     "iota": "(out, n, start, step): out[i] = start + i * step",
     # segmented reductions (tensor/segment.py), deterministic: no atomics
-    "segment_reduce": "(values, order, offsets, out, reduce, include_self): row t of the contiguous "
-                      "out (m, inner) combined in order with the rows order[offsets[t]..offsets[t+1]) "
-                      "of the contiguous values (n, inner); order int64 or None (identity); reduce "
-                      "sum/prod/amax/amin; include_self: start from out's row, else the first row; "
-                      "empty segments untouched",
+    "segment_reduce": "(values, seg, order, offsets, out, reduce, include_self): row t of the "
+                      "contiguous out (m, inner) combined in order with the rows "
+                      "order[offsets[t]..offsets[t+1]) of the contiguous values (n, inner); order "
+                      "int64 or None (identity); order and offsets both None: row i goes to row "
+                      "seg[i] (contiguous int64), in the order of i; reduce sum/prod/amax/amin; "
+                      "include_self: start from out's row, else the first row; empty segments "
+                      "untouched",
     "segment_order": "(keys, m) -> (order, offsets): the stable order of the contiguous int64 keys "
-                     "(each in [0, m)) and the m + 1 starts of their runs, new int64 tensors",
+                     "(each in [0, m)) and the m + 1 starts of their runs, new int64 tensors; or "
+                     "(None, None) where segment_reduce's direct form costs less",
     # sparse CSR kernels (tensor/sparse): float32 / float64, int64 crow (m + 1) / col (nnz)
     "spmm_csr": "(crow, col, values, b, out, balanced): out (m, n) = A @ b, A in CSR, b (k, n) "
                 "and out contiguous; balanced: rows skewed (a hint: nnz-balanced kernel)",

@@ -14,25 +14,22 @@ K.register_family("segment", lambda d: (
     f'#include "segment.h"\nSX_SEGMENT({d.sfx}, {d.ctype})\n',
     f"void sx_segment_reduce_{d.sfx}(intptr_t vals, intptr_t order, intptr_t offs, intptr_t out, "
     "int64_t m, int64_t inner, int op, int include_self, int nthreads);\n"
-    f"void sx_segment_order_{d.sfx}(intptr_t keys, int64_t n, int64_t m, intptr_t order, intptr_t offs);"))
+    f"int sx_segment_scatter_{d.sfx}(intptr_t vals, intptr_t keys, intptr_t out, int64_t n, int64_t m, "
+    "int64_t inner, int op, int include_self, int nthreads);"))
 
 
 def segment_order(keys, m: int):
-    """(order, offsets): the stable order of the contiguous int64 keys (each in [0, m)) and
-    the m + 1 offsets of their runs (int64 tensors on keys' device); a counting sort."""
-    from .._tensor import empty
-    n = keys.numel()
-    order = empty((n,), dt.int64, keys.device)
-    offsets = empty((m + 1,), dt.int64, keys.device)
-    K.kernel("segment", dt.int64, "sx_segment_order_i64")(keys.data_ptr(), n, m, order.data_ptr(),
-                                                         offsets.data_ptr())
-    return order, offsets
+    """(None, None): the CPU combines rows by their keys directly (segment_reduce's direct
+    form: one pass in source order, the same bits as sorting them first), which costs less
+    than sorting them and then gathering the rows through the order."""
+    return None, None
 
 
-def segment_reduce(values, order, offsets, out, reduce: str, include_self: bool) -> None:
+def segment_reduce(values, seg, order, offsets, out, reduce: str, include_self: bool) -> None:
     """Row t of out (contiguous (m, inner)) combined with the rows order[offsets[t] ..
     offsets[t + 1]) of values (contiguous (n, inner), out's dtype), in that order; order int64
-    (n,) or None (the identity), offsets int64 (m + 1,) ascending from 0 to at most n;
+    (n,) or None (the identity), offsets int64 (m + 1,) ascending from 0 to at most n; both
+    None: row i of values goes to row seg[i] (contiguous int64 (n,)), in the order of i.
     include_self: start from out's row, else from the segment's first row; empty segments are
     left alone. reduce: sum, prod, amax, amin."""
     m = out.shape[0] if out.ndim else 0
@@ -40,6 +37,13 @@ def segment_reduce(values, order, offsets, out, reduce: str, include_self: bool)
     if m == 0 or inner == 0:
         return
     d = out.dtype
+    if order is None and offsets is None:
+        n = seg.numel()
+        if n and K.kernel("segment", d, f"sx_segment_scatter_{d.sfx}")(
+                values.data_ptr(), seg.data_ptr(), out.data_ptr(), n, m, inner, OPS[reduce],
+                int(bool(include_self)), K._num_threads):
+            raise MemoryError(f"segment_reduce: could not allocate {m} bytes of flags")
+        return
     K.kernel("segment", d, f"sx_segment_reduce_{d.sfx}")(
         values.data_ptr(), 0 if order is None else order.data_ptr(), offsets.data_ptr(),
         out.data_ptr(), m, inner, OPS[reduce], int(bool(include_self)), K._num_threads)

@@ -29,13 +29,16 @@ def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
 CK.register_family("segment", entries, DTYPES, exact=True)
 
 
-def segment_reduce(values, order, offsets, out, reduce: str, include_self: bool) -> None:
-    """The CPU's segment_reduce on CUDA tensors (asynchronous)."""
+def segment_reduce(values, seg, order, offsets, out, reduce: str, include_self: bool) -> None:
+    """The CPU's segment_reduce on CUDA tensors (asynchronous); without an order and offsets,
+    seg's are made here (segment_order)."""
     from . import runtime as R
     m = out.shape[0] if out.ndim else 0
     inner = out.numel() // m if m else 0
     if m == 0 or inner == 0:
         return
+    if order is None and offsets is None:
+        order, offsets = segment_order(seg, m)
     d = out.dtype
     p = lambda t: C.c_void_p(0 if t is None else t.data_ptr())   # noqa: E731
     k = R.kernel("segment", d, f"sx_segment_reduce_{d.sfx}", out.device)

@@ -12,6 +12,7 @@ from .. import dtypes as dt
 from .._tensor import Tensor
 from ..capture import replayed
 from ._group import resolve
+from ._mpi import pieces as _pieces
 from ._work import DistributedError, ReplayedWork, Work
 
 
@@ -238,15 +239,6 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     for i, x in enumerate(ins):
         g.backend.copy(stack[i], x)
     return reduce_scatter_tensor(out, stack, op, g, async_op)
-
-
-def _pieces(flat: Tensor, counts: list) -> list:
-    """flat split into consecutive pieces of the given numbers of elements."""
-    out, off = [], 0
-    for c in counts:
-        out.append(flat[off:off + c])
-        off += c
-    return out
 
 
 def _exchange(what: str, g, dst: Tensor, src: Tensor, send: list, recv: list, async_op: bool,

@@ -96,6 +96,11 @@ def _starts(counts: list) -> list:
     return out
 
 
+def pieces(flat, counts: list) -> list:
+    """The 1-d flat split into consecutive pieces of the given numbers of elements."""
+    return [flat[o:o + c] for o, c in zip(_starts(counts), counts)]
+
+
 _EXIT_HOOK: list = []
 
 

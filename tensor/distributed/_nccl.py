@@ -20,8 +20,7 @@ reduction ops SUM / PROD / MIN / MAX. Buffers go in as objects with __cuda_array
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ._collectives import _pieces
-from ._mpi import MPIBackend, copy_into
+from ._mpi import MPIBackend, copy_into, pieces
 from ._work import DistributedError
 
 
@@ -179,7 +178,7 @@ class NCCLBackend(MPIBackend):
         nc, s = self.nc, self._sk()
         nc.group_start()
         try:
-            for j, (a, b) in enumerate(zip(_pieces(inp, send), _pieces(out, recv))):
+            for j, (a, b) in enumerate(zip(pieces(inp, send), pieces(out, recv))):
                 if a.numel():
                     self.nccl_comm.send(_Mem(a), j, stream=s)
                 if b.numel():

@@ -33,22 +33,39 @@
         }                                                                                      \
     }
 
-/* The stable order of the n int64 keys (each in [0, m)) by a counting sort: order[j] = the
- * position of the j-th smallest key (ties in position order), off (m + 1) = where each key's
- * run starts. O(n + m), one thread: the sort of scatter_reduce's targets. */
-static void sg_order(const int64_t *k, int64_t n, int64_t m, int64_t *order, int64_t *f) {
-    memset(f, 0, sizeof(int64_t) * (size_t)(m + 1));
-    for (int64_t i = 0; i < n; i++) f[k[i] + 1]++;
-    for (int64_t t = 0; t < m; t++) f[t + 1] += f[t];
-    for (int64_t i = 0; i < n; i++) order[f[k[i]]++] = i;   /* f[t]: now the end of run t */
-    memmove(f + 1, f, sizeof(int64_t) * (size_t)m);
-    f[0] = 0;
-}
+/* The direct form, without an order: row i of vals goes to row keys[i] of out, rows taken
+ * in their order i = 0, 1, ..., n - 1, so each output row combines its rows in the order the
+ * sorted form would (the same bits). include_self = 0: a row's first source replaces it (a
+ * flag per output row says which have had one). Threads own ranges of output rows and each
+ * scans all the keys, taking its own: no atomics, results independent of the thread count. */
+#define SG_SCATTER(T, COMB)                                                                    \
+    _Pragma("omp parallel num_threads(nt) if (nt > 1)")                                        \
+    {                                                                                          \
+        const int p = SG_TID(), np_ = SG_NTH();                                                  \
+        const int64_t lo = m * p / np_, hi = m * (p + 1) / np_;                                \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            const int64_t t = k[i];                                                            \
+            if (t < lo || t >= hi) continue;                                                   \
+            T *yr = y + t * inner;                                                             \
+            const T *vr = v + i * inner;                                                       \
+            if (seen && !seen[t]) {                                                            \
+                seen[t] = 1;                                                                   \
+                for (int64_t j = 0; j < inner; j++) yr[j] = vr[j];                             \
+            } else {                                                                           \
+                for (int64_t j = 0; j < inner; j++) yr[j] = COMB(yr[j], vr[j]);                \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#ifdef _OPENMP
+#define SG_TID() omp_get_thread_num()
+#define SG_NTH() omp_get_num_threads()
+#else
+#define SG_TID() 0
+#define SG_NTH() 1
+#endif
 
 #define SX_SEGMENT(S, T)                                                                       \
-void sx_segment_order_##S(intptr_t keys, int64_t n, int64_t m, intptr_t order, intptr_t offs) { \
-    sg_order((const int64_t *)keys, n, m, (int64_t *)order, (int64_t *)offs);                  \
-}                                                                                              \
 void sx_segment_reduce_##S(intptr_t vals, intptr_t order, intptr_t offs, intptr_t out,         \
                            int64_t m, int64_t inner, int op, int include_self, int nthreads) { \
     const T *v = (const T *)vals;                                                              \
@@ -61,6 +78,24 @@ void sx_segment_reduce_##S(intptr_t vals, intptr_t order, intptr_t offs, intptr_
     case 2: { SG_LOOP(T, SG_MAX) } break;                                                      \
     default: { SG_LOOP(T, SG_MIN) } break;                                                     \
     }                                                                                          \
+}                                                                                              \
+int sx_segment_scatter_##S(intptr_t vals, intptr_t keys, intptr_t out, int64_t n, int64_t m,   \
+                           int64_t inner, int op, int include_self, int nthreads) {            \
+    const T *v = (const T *)vals;                                                              \
+    const int64_t *k = (const int64_t *)keys;                                                  \
+    T *y = (T *)out;                                                                           \
+    unsigned char *seen = include_self ? NULL : (unsigned char *)calloc((size_t)m, 1);         \
+    if (!include_self && !seen) return -1;                                                     \
+    /* threads pay off when rows are wide: each one reads every key */                         \
+    int nt = (n * inner >= 65536 && inner >= 8 && m > 1 && nthreads > 1) ? nthreads : 1;       \
+    switch (op) {                                                                              \
+    case 0: { SG_SCATTER(T, SG_SUM) } break;                                                   \
+    case 1: { SG_SCATTER(T, SG_PROD) } break;                                                  \
+    case 2: { SG_SCATTER(T, SG_MAX) } break;                                                   \
+    default: { SG_SCATTER(T, SG_MIN) } break;                                                  \
+    }                                                                                          \
+    free(seen);                                                                                \
+    return 0;                                                                                  \
 }
 
 #endif
