@@ -19,7 +19,7 @@ from __future__ import annotations
 import numbers
 
 import tensor as T
-from autograd.grad_mode import no_grad
+from autograd.grad_mode import is_grad_enabled, no_grad
 from tensor import Tensor
 from tensor import random as _random
 from tensor.amp import autocast_op
@@ -69,24 +69,29 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ---------------------------------------------------------------- activations
 
 
-def _result(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
-    """y, or x overwritten with y (inplace=True: recorded as copy_, refused on leaves that
-    require grad, as PyTorch's)."""
-    return x.copy_(y) if inplace else y
+def _result(x: Tensor, fn, inplace: bool, reads_input: bool = True) -> Tensor:
+    """fn(x), or x overwritten with it (inplace=True: recorded as copy_, refused on leaves that
+    require grad, as PyTorch's). reads_input: fn's graph keeps its input for backward, so where
+    autograd records, fn reads a copy of x, whose value the write would otherwise replace
+    (PyTorch keeps the original input of such in-place ops the same way)."""
+    if not inplace:
+        return fn(x)
+    keep = reads_input and x.requires_grad and is_grad_enabled()
+    return x.copy_(fn(T.clone(x) if keep else x))
 
 
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0); the gradient at 0 is 0 and NaN stays NaN, as PyTorch's."""
     _tensor(x, "relu")
-    if x.dtype.kind == "f":
-        return _result(x, _fused_ops.relu_op(x), inplace)  # one graph node
-    return _result(x, T.where(x <= 0, 0, x), inplace)
+    if x.dtype.kind == "f":   # one graph node, which keeps its output, not x
+        return _result(x, _fused_ops.relu_op, inplace, reads_input=False)
+    return _result(x, lambda v: T.where(v <= 0, 0, v), inplace)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     _float(x, "leaky_relu")
-    return _result(x, T.where(x > 0, x, x * negative_slope), inplace)
+    return _result(x, lambda v: T.where(v > 0, v, v * negative_slope), inplace)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
@@ -100,7 +105,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
     _float(x, "silu")
-    return _result(x, x * T.sigmoid(x), inplace)
+    return _result(x, lambda v: v * T.sigmoid(v), inplace)
 
 
 def tanh(x: Tensor) -> Tensor:
@@ -192,7 +197,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     _float(x, "dropout")
     keep = _random.rand(*x.shape, dtype=T.float32, device=x.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    return _result(x, x * (keep.astype(x.dtype) * scale), inplace)
+    return _result(x, lambda v: v * (keep.astype(v.dtype) * scale), inplace)
 
 
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
@@ -334,7 +339,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
                              f"(ignore_index={ignore_index})")
         st = T.where(valid, t, 0)[:, None]
     rw = _valid_weights(t, w, ignore_index, x.dtype)
-    loss = -(T.take_along_axis(x, st, 1)[:, 0] * rw)
+    # ignored rows take no part at all (as PyTorch's kernel skips them): neither an inf in the
+    # column they stand in for, nor the 0 / 0 of a mean over no rows reaches x's gradient
+    loss = T.where(valid, -(T.take_along_axis(x, st, 1)[:, 0] * rw), 0.0)
     return _reduce_rows(loss, rw, shape, reduction, "nll_loss")
 
 

@@ -104,7 +104,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                          f"divisible by num_groups ({num_groups})")
     _check_param(weight, c, "weight", op)
     _check_param(bias, c, "bias", op)
-    x = input.reshape(n, num_groups, -1)
+    per = c // num_groups
+    for k in input.shape[2:]:
+        per *= k
+    x = input.reshape(n, num_groups, per)   # (spelt out: -1 cannot be inferred when n is 0)
     mean = T.mean(x, axis=2, keepdims=True)
     var = T.var(x, axis=2, keepdims=True)
     y = ((x - mean) * T.reciprocal(T.sqrt(var + eps))).reshape(input.shape)

@@ -31,11 +31,11 @@ def _norm(g: Tensor, norm_type: float) -> Tensor:
     """The norm_type-norm of all of g's entries as a 0-d tensor (16-bit floats in float32)."""
     if g.dtype.itemsize < 4:
         g = g.astype(T.float32)
-    a = T.abs(g)
+    a = T.abs(g)   # (real: a complex gradient's norm is that of its entries' moduli)
     if norm_type == math.inf:
-        return T.max(a) if g.numel() else T.zeros((), dtype=g.dtype, device=g.device)
+        return T.max(a) if g.numel() else T.zeros((), dtype=a.dtype, device=g.device)
     if norm_type == 2.0:
-        return T.sqrt(T.sum(g * g))
+        return T.sqrt(T.sum(a * a))
     if norm_type == 1.0:
         return T.sum(a)
     return T.sum(a ** norm_type) ** (1.0 / norm_type)

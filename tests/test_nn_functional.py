@@ -386,6 +386,18 @@ def test_inplace_activations():
     leaf_x = T.tensor([-1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf"):
         F.relu(leaf_x, inplace=True)
+    # on a non-leaf whose value backward needs (silu, leaky_relu, dropout): the gradients of
+    # the out-of-place form (the graph keeps the input the write replaced)
+    xa = np.array([[-1.5, -0.25, 0.5, 2.0]])
+    for f in (lambda v, ip: F.silu(v, inplace=ip), lambda v, ip: F.leaky_relu(v, 0.1, ip),
+              lambda v, ip: F.relu(v, ip), lambda v, ip: F.dropout(v, 0.0, True, ip)):
+        grads = []
+        for ip in (False, True):
+            x = T.tensor(xa, requires_grad=True)
+            y = f(x * 2.0, ip)
+            (y * y * T.tensor([[1.0, 2.0, 3.0, 4.0]])).sum().backward()
+            grads.append(x.grad.numpy())
+        assert np.array_equal(grads[0], grads[1]), grads
 
 
 def test_softmax_implicit_dim_and_dtype():

@@ -119,6 +119,8 @@ def test_batch_norm_running_stats_by_hand():
 
 def test_group_norm_layer_norm_embedding_by_hand():
     close(group_norm(T.tensor([[1.0, 3.0, 0.0, 4.0]]), 2, eps=0.0), [[-1, 1, -1, 1]])
+    assert group_norm(T.zeros((0, 4, 3)), 2).shape == (0, 4, 3)   # an empty batch
+    assert GroupNorm(2, 4)(T.zeros((0, 4), dtype=T.float32)).shape == (0, 4)
     r = 1 / math.sqrt(1 + 1e-5)
     close(LayerNorm(2, dtype=F64)(T.tensor([[1.0, 3.0]])), [[-r, r]])
     w = T.arange(6.0).reshape(3, 2).requires_grad_()

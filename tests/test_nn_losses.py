@@ -213,6 +213,22 @@ def test_bce_gradient_at_the_edges_as_torch():
     close(F.binary_cross_entropy(T.tensor([0.0]), T.tensor([1.0])), 100.0)   # log clamped at -100
 
 
+def test_nll_loss_ignored_rows_take_no_part():
+    """PyTorch's kernel skips ignored rows: an -inf in the column they would read does not
+    make the loss NaN, and a mean over no rows (NaN) leaves zero gradients, not NaN ones."""
+    x = np.array([[-0.5, -1.0, -2.0], [-np.inf, -1.0, -3.0]])
+    a = T.tensor(x, requires_grad=True)
+    loss = F.nll_loss(a, T.tensor([2, -100]))
+    loss.backward()
+    assert float(loss) == 2.0
+    assert a.grad.tolist() == [[0.0, 0.0, -1.0], [0.0, 0.0, 0.0]]
+    b = T.tensor(x, requires_grad=True)
+    loss = F.nll_loss(b, T.tensor([-100, -100]))
+    loss.backward()
+    assert math.isnan(float(loss)) and not b.grad.numpy().any()
+    assert float(F.nll_loss(T.tensor(x), T.tensor([-100, -100]), reduction="sum")) == 0.0
+
+
 def test_values_by_hand():
     a, b = T.tensor([1.0, -2.0, 4.0]), T.tensor([0.0, 0.0, 1.0])
     assert F.mse_loss(a, b).item() == pytest.approx((1 + 4 + 9) / 3)

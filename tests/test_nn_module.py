@@ -473,6 +473,15 @@ def test_clip_grad_norm_edge_cases_and_no_host_reads(monkeypatch):
     assert float(total) == 10.0 and total.dtype is T.float64
     assert_close(p.grad, np.array([6.0, 8.0]) * 5 / (10 + 1e-6))
     assert float(get_total_norm([T.tensor([3.0, 4.0], dtype=T.float16)])) == 5.0
+    # complex gradients: the norm of the moduli, real (PyTorch's), and the clip scales them
+    pc = Parameter(T.zeros(2, dtype=T.complex128))
+    pc.grad = T.tensor([1 + 1j, 2 - 1j])
+    for order, want in ((2.0, math.sqrt(7)), (1.0, math.sqrt(2) + math.sqrt(5)),
+                        (math.inf, math.sqrt(5))):
+        got = get_total_norm([pc.grad], order)
+        assert got.dtype is T.float64 and float(got) == pytest.approx(want, rel=1e-15)
+    assert float(clip_grad_norm_([pc], 1.0)) == pytest.approx(math.sqrt(7))
+    assert_close(pc.grad, np.array([1 + 1j, 2 - 1j]) / (math.sqrt(7) + 1e-6))
     p.grad = T.tensor([math.inf, 1.0])
     with pytest.raises(RuntimeError, match="non-finite"):
         clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
