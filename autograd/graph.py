@@ -40,11 +40,14 @@ class Rule:
     backward follows the convention itself) set conj=False. A jvp needs no such care: J t is
     what real formulas compute, except for the same non-holomorphic ops."""
 
-    __slots__ = ("name", "vjp", "jvp", "save", "conj")
+    __slots__ = ("name", "vjp", "jvp", "save", "conj", "reads")
 
-    def __init__(self, name, vjp=None, jvp=None, save=(), conj=True):
+    def __init__(self, name, vjp=None, jvp=None, save=(), conj=True, reads=None):
         self.name, self.vjp, self.jvp, self.save = name, vjp, jvp, frozenset(save)
         self.conj = conj
+        # per operand, what of save its gradient reads: only what the operands that need a
+        # gradient read is kept (None: all of save)
+        self.reads = reads
 
 
 class Meta:
@@ -179,6 +182,8 @@ def _save_one(i, a, save, node):
         if i in save:
             node.saved.append((a, a._storage, a._storage.version))
             return a
+        if ("layout", i) in save:   # its layout only (as_strided): writes into it do not matter
+            return _alias(a)
         return Meta(a)
     if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):
         return type(a)(_save_one(i, x, save, node) for x in a)
@@ -206,7 +211,9 @@ def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
     needs = tuple(a.requires_grad if type(a) is Tensor else
                   any(type(x) is Tensor and x.requires_grad for x in a)
                   if isinstance(a, list | tuple) else False for a in args)
-    node.ctx = Ctx(_saved_args(ctx_args or args, rule.save, node), kwargs, ctx_out, needs)
+    save = rule.save if rule.reads is None else frozenset(
+        i for j, r in enumerate(rule.reads) if j < len(needs) and needs[j] for i in r)
+    node.ctx = Ctx(_saved_args(ctx_args or args, save, node), kwargs, ctx_out, needs)
     if ctx_out is not None and type(out) is Tensor and out._ag is not None:
         node.ctx.out_tangent = out._ag.tangent  # for forward-over-reverse through this node
     for i, o in enumerate(outs):

@@ -65,7 +65,7 @@ def _binary(name, grad):
         if tans[1] is not None:
             r = tans[1] * db if r is None else r + tans[1] * db
         return r
-    return Rule(name, vjp, jvp, grad.save)
+    return Rule(name, vjp, jvp, grad.save, reads=grad.reads)
 
 
 for _op in UNARY + BINARY:

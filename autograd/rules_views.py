@@ -217,7 +217,8 @@ def _as_strided_jvp(ctx, tans):
     return t.reshape(-1)[idx]
 
 
-register("as_strided", _as_strided_vjp, _as_strided_jvp, save=(0,))
+# (the rules read the input's layout, never its values: a later write into it is harmless)
+register("as_strided", _as_strided_vjp, _as_strided_jvp, save=(("layout", 0),))
 
 
 # ---------------------------------------------------------------- flip

@@ -53,10 +53,14 @@ class Grad:
     a binary partial runs only for a tensor operand that needs it. save: what the partials read
     (operand indices, "out"). inplace, the in-place form op_: True shares the rule (sound only
     when it reads neither operand nor out: op_ overwrites them); OWN has a rule of its own in
-    autograd; False has none (record() refuses it before writing when a gradient is needed)."""
+    autograd; False has none (record() refuses it before writing when a gradient is needed).
+    reads (binary): per operand, which of `save` its partial reads: then only what the partials
+    of the operands needing a gradient read is kept (x * 2.0 keeps nothing, so a later write
+    into x does not break backward, as in PyTorch)."""
     d: tuple
     save: tuple = ()
     inplace: bool | str = False
+    reads: tuple | None = None
 
 
 ZERO = "zero"  # unary, piecewise constant: zero gradient (PyTorch's floor, sign, round...)
@@ -72,8 +76,8 @@ def d1(f, *save, inplace=False) -> Grad:
     return Grad((f,), save, inplace)
 
 
-def d2(fa, fb, *save, inplace=False) -> Grad:
-    return Grad((fa, fb), save, inplace)
+def d2(fa, fb, *save, inplace=False, reads=None) -> Grad:
+    return Grad((fa, fb), save, inplace, reads)
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -233,7 +237,8 @@ BINARY = [
     Op("subtract", 2, "iufc", {"c": "sx_csub(a, b)", "*": "a - b"}, np.subtract, no_bool=True,
        aliases=("sub",), grad=d2(1.0, -1.0, inplace=True)),
     Op("multiply", 2, "biufc", {"c": "sx_cmul(a, b)", "b": "a & b", "*": "a * b"}, np.multiply,
-       aliases=("mul",), grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN)),
+       aliases=("mul",), grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN,
+                                 reads=((1,), (0,)))),
     Op("true_divide", 2, "fc", {"c": "sx_cdiv(a, b)", "f": "a / b"}, np.true_divide, int_to=dt.float64,
        aliases=("divide", "div"),
        grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),

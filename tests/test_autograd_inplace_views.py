@@ -39,6 +39,40 @@ def test_a_view_taken_before_its_base_is_written_follows_the_write():
     np.testing.assert_array_equal(b.grad.numpy(), [[8.0, 12.0, 16.0], [0.0, 0.0, 0.0]])
 
 
+@pytest.mark.parametrize("whole", [False, True])
+def test_writes_through_a_view_taken_before_another_write(whole):
+    """v = y[2] made before y (or y[0]) was written, then written itself: the graph v gets
+    from its base (an as_strided node) keeps the base's layout, not its values, so the write
+    through v is no 'modified by an in-place operation' error (PyTorch's results)."""
+    x, w = leaf(np.ones((4, 4))), leaf([1.0, 2.0, 3.0, 4.0])
+    y = x + 0.0
+    v = y[2]
+    (y if whole else y[0]).add_(w[1])
+    v.add_(w[3])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((4, 4)))
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 16.0 if whole else 4.0, 0.0, 4.0])
+
+
+def test_a_product_by_a_number_keeps_no_operand():
+    """x * 2.0 needs nothing of x for backward (as PyTorch: only the other operand's partial
+    reads x), so writing x afterwards is fine; a product of two tracked tensors still checks."""
+    x = leaf(np.ones((4, 4)))
+    y = x * 1.0
+    z = y * 2.0
+    y.add_(1.0)
+    y[1] = y[1] * 3.0
+    (z.sum() + (y * y).sum()).backward()
+    want = np.full((4, 4), 6.0)
+    want[1] = 38.0
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+    a, b = leaf([1.0, 2.0]), T.tensor([3.0, 4.0], dtype="float64")
+    y = a * b            # a's gradient reads b: b is kept and checked
+    b.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+
+
 def test_write_through_a_view_of_a_permuted_result():
     # x.T * 1 is laid out as a permuted view of a new buffer: it is a base of its own
     x0 = np.array([[0.41, -0.69, -1.37], [-1.45, 0.93, 1.23]])

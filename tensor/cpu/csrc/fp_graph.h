@@ -12,8 +12,8 @@ enum { M_SHAPE, M_DTYPE, M_DEVICE, M_N };
 static const char *M_NAMES[M_N] = {"shape", "dtype", "device"};
 enum { A_ACC, A_OUTPUT_NR, A_N };
 static const char *A_NAMES[A_N] = {"acc", "output_nr"};
-static const char *R_NAMES[1] = {"save"};
-static Py_ssize_t noff[N_N], moff[M_N], aoff[A_N], rsave_off;
+static const char *R_NAMES[2] = {"save", "reads"};
+static Py_ssize_t noff[N_N], moff[M_N], aoff[A_N], roff[2];
 static PyObject *graph_cfg;   /* the _hook.fast_graph tuple the offsets were read from */
 static PyObject *g_state, *g_rules, *g_seq, *g_edge_of, *g_inplace, *g_writes, *g_meta_of,
     *g_tail;
@@ -45,7 +45,7 @@ static int graph_config(void) {
     if (slot_offsets((PyTypeObject *)node, N_NAMES, N_N, noff) < 0 ||
         slot_offsets((PyTypeObject *)meta, M_NAMES, M_N, moff) < 0 ||
         slot_offsets((PyTypeObject *)agm, A_NAMES, A_N, aoff) < 0 ||
-        slot_offsets(Py_TYPE(rule), R_NAMES, 1, &rsave_off) < 0)
+        slot_offsets(Py_TYPE(rule), R_NAMES, 2, roff) < 0)
         return -1;
     Py_INCREF(cfg);
     Py_XSETREF(graph_cfg, cfg);   /* holds the objects below alive */
@@ -115,21 +115,61 @@ static PyObject *meta_of_tensor(PyObject *t) {
 
 /* Put the node of op `name` (rule `rule`) on the graph for out = op(*argv), argv tensors or
  * other values (no lists), out one fresh tensor: _attach. 0 or -1. */
+/* What of rule.save the node keeps: all of it, or (rule.reads, per operand what its gradient
+ * reads) what the operands that need a gradient read (Rule.reads in autograd/graph.py). A new
+ * reference, or NULL on error. */
+static PyObject *kept_set(PyObject *rule, PyObject *needs) {
+    PyObject *save = SLOT(rule, roff[0]), *reads = SLOT(rule, roff[1]);
+    if (!save || !PyAnySet_Check(save)) {
+        PyErr_SetString(PyExc_TypeError, "fastpath: a rule's save is not a set");
+        return NULL;
+    }
+    if (!reads || reads == Py_None) {
+        Py_INCREF(save);
+        return save;
+    }
+    PyObject *eff = PySet_New(NULL);
+    if (!eff || !PyTuple_Check(reads))
+        goto bad;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(reads) && j < PyTuple_GET_SIZE(needs); j++) {
+        if (PyTuple_GET_ITEM(needs, j) != Py_True)
+            continue;
+        PyObject *r = PyTuple_GET_ITEM(reads, j);
+        if (!PyTuple_Check(r))
+            goto bad;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(r); k++)
+            if (PySet_Add(eff, PyTuple_GET_ITEM(r, k)) < 0)
+                goto bad;
+    }
+    return eff;
+bad:
+    if (eff && !PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "fastpath: a rule's reads is not a tuple of tuples");
+    Py_XDECREF(eff);
+    return NULL;
+}
+
 static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py_ssize_t nargs,
                        PyObject *out) {
-    PyObject *save = SLOT(rule, rsave_off);
+    PyObject *save = NULL;
     PyObject *node = NULL, *edges = NULL, *saved = NULL, *ctx = NULL, *cargs = NULL,
              *needs = NULL, *ctx_out = Py_None, *seq = NULL, *kw = NULL;
     Py_INCREF(Py_None);
-    if (!save || !PyAnySet_Check(save) || !(edges = PyList_New(0)) || !(saved = PyList_New(0)) ||
+    if (!(edges = PyList_New(0)) || !(saved = PyList_New(0)) ||
         !(cargs = PyTuple_New(nargs)) || !(needs = PyTuple_New(nargs)))
         goto fail;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *x = argv[i];
-        int is_t = Py_IS_TYPE(x, Tensor_t);
-        PyObject *need = is_t && SLOT(x, toff[T_RG]) == Py_True ? Py_True : Py_False;
+        PyObject *need = Py_IS_TYPE(x, Tensor_t) && SLOT(x, toff[T_RG]) == Py_True ? Py_True
+                                                                                     : Py_False;
         Py_INCREF(need);
         PyTuple_SET_ITEM(needs, i, need);
+    }
+    if (!(save = kept_set(rule, needs)))
+        goto fail;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = argv[i];
+        int is_t = Py_IS_TYPE(x, Tensor_t);
         if (!is_t) {
             Py_INCREF(x);
             PyTuple_SET_ITEM(cargs, i, x);
@@ -152,7 +192,16 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
             Py_INCREF(x);
             PyTuple_SET_ITEM(cargs, i, x);
         } else {
-            PyObject *m = meta_of_tensor(x);
+            /* ("layout", i): a detached alias (the rule reads the layout, not the values) */
+            int lay = 0;
+            if (PySet_GET_SIZE(save)) {
+                PyObject *lk = Py_BuildValue("(sn)", "layout", i);
+                lay = lk ? PySet_Contains(save, lk) : -1;
+                Py_XDECREF(lk);
+                if (lay < 0)
+                    goto fail;
+            }
+            PyObject *m = lay ? alias_of(x) : meta_of_tensor(x);
             if (!m)
                 goto fail;
             PyTuple_SET_ITEM(cargs, i, m);
