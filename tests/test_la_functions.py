@@ -263,6 +263,16 @@ def test_pinv_lstsq_rank_cond():
     np.testing.assert_allclose(float(L.cond(T.asarray(a))), np.linalg.cond(a), rtol=1e-12)
     np.testing.assert_allclose(float(L.cond(T.asarray(a[:4]), "fro")), np.linalg.cond(a[:4], "fro"),
                                rtol=1e-12)
+    # a singular batch element: cond inf there (not an error from inv), the others as NumPy's
+    sg = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])
+    for p in ("fro", 1, -1, math.inf, "nuc"):
+        got = _np(L.cond(T.asarray(sg), p))
+        assert got[0] == math.inf and got[1] == pytest.approx(np.linalg.cond(sg[1], p), rel=1e-13)
+    # rcond < 0: machine precision (NumPy's), not a negative cutoff that inverts zeros
+    rd = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    got = L.lstsq(T.asarray(rd), T.asarray([1.0, 2.0, 3.0]), rcond=-1)
+    np.testing.assert_allclose(_np(got.solution), [0.2, 0.4], rtol=1e-13)
+    assert int(got.rank) == 1
 
 
 @pytest.mark.parametrize("d", [np.float64, np.complex128, np.float32])
@@ -315,6 +325,11 @@ def test_integer_input_gives_float64():
     assert L.inv(a).dtype == T.float64
     assert L.det(a).dtype == T.float64
     np.testing.assert_allclose(float(L.det(a)), 5.0)
+    for o in ("fro", 1, -1, math.inf, -math.inf, 2, "nuc"):   # NumPy: float64 for every ord
+        assert L.matrix_norm(a, ord=o).dtype == T.float64
+    # matrix_power keeps the dtype for every n >= 0 (NumPy's), 0 included
+    assert L.matrix_power(a, 0).dtype == L.matrix_power(a, 2).dtype == a.dtype
+    assert L.matrix_power(a, 0).tolist() == [[1, 0], [0, 1]]
 
 
 def test_empty_and_one_by_one():

@@ -250,6 +250,11 @@ def test_arithmetic_with_dense_sparse_and_scalars(layout):
         sp = sp if layout == "coo" else sp.to_sparse_csr()
         return ((sp * Dg) / 3 - sp).to_dense() * (Dg - sp)
     assert autograd.gradcheck(f, (vals, Dg))
+    # dense @ sparse (and a vector on the left)
+    _close(d.mT @ s, D.T @ A)
+    _close(T.asarray(D[:, 0]) @ s, D[:, 0] @ A)
+    assert autograd.gradcheck(lambda vals, Dg: Dg.mT @ S.sparse_coo_tensor(idx, vals, (5, 4)),
+                              (vals, Dg))
     # bad input names the op
     with pytest.raises(TypeError, match="two sparse matrices"):
         s * s

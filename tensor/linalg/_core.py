@@ -288,7 +288,8 @@ qr_op = differentiable("linalg_qr", _qr_raw)
 # ---------------------------------------------------------------- eigenproblems and SVD
 
 def _not_converged(code):
-    return f"the algorithm failed to converge ({code} unconverged iterations)"
+    return (f"the algorithm failed to converge (error code {code}): the input may be "
+            "ill-conditioned or hold non-finite values")
 
 
 def _eigh_raw(A, UPLO="L", vectors=True):

@@ -288,6 +288,8 @@ def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
     U, S, Vh = svd(A, full_matrices=False)
     if rcond is None:
         rcond = max(m, n) * T.finfo(S.dtype).eps
+    elif not isinstance(rcond, Tensor) and rcond < 0:   # NumPy's: machine precision
+        rcond = T.finfo(S.dtype).eps
     keep = S > _tol(S, m, n, rcond, None)
     sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
     d = dt.result_type(U, Bm)
@@ -309,7 +311,14 @@ def cond(x, p=None) -> Tensor:
         S = svdvals(A)
         r = S[..., 0] / S[..., -1]
         return r if p != -2 else 1 / r
-    return matrix_norm(A, ord=p) * matrix_norm(inv(A), ord=p)
+    A = as_matrix(x, "cond", square=True)
+    # a singular matrix (a zero pivot) has cond inf, as NumPy's and PyTorch's: its inverse
+    # is taken of the identity instead, and the result replaced
+    lu = C.lu_factor_op(A.detach())[0]   # (it only tells which elements are singular)
+    sing = T.any(T.diagonal(lu, 0, -2, -1) == 0, axis=-1)
+    safe = T.where(T.expand_dims(T.expand_dims(sing, -1), -1), _eye_like(A, A.shape[-1]), A)
+    r = matrix_norm(A, ord=p) * matrix_norm(inv(safe), ord=p)
+    return T.where(sing, math.inf, r)
 
 
 # ---------------------------------------------------------------- norms
@@ -327,6 +336,8 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2, dtype=None) -
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
     """'fro', 'nuc', inf, -inf, 1, -1, 2, -2 norms of the matrices over the last two axes."""
     A = as_matrix(x, "matrix_norm")
+    if A.dtype.kind in "iub":   # integers (and bools) give float64, as NumPy's
+        A = A.astype(C.result_dtype(A.dtype))
     if ord == "fro":
         r = vector_norm(A, axis=(-2, -1), keepdims=keepdims)
     elif ord in ("nuc", 2, -2):
@@ -378,8 +389,9 @@ def matrix_power(x, n: int, /) -> Tensor:
     """x @ x @ ... (n times) by repeated squaring; n = 0 the identity, n < 0 powers of inv(x)."""
     A = as_matrix(x, "matrix_power", square=True)
     n = operator.index(n)
-    if n == 0:
-        return T.broadcast_to(_eye_like(A, A.shape[-1]), A.shape) + T.zeros_like(A)
+    if n == 0:   # the identity, of A's own dtype (as NumPy's, as any positive power)
+        return T.broadcast_to(T.eye(A.shape[-1], dtype=A.dtype, device=A.device),
+                              A.shape) + T.zeros_like(A)
     if n < 0:
         A, n = inv(A), -n
     result = None

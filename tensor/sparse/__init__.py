@@ -91,6 +91,17 @@ class _Sparse:
     def __matmul__(self, other):
         return mm(self, other)
 
+    def __rmatmul__(self, other):
+        """dense @ sparse = (A^T @ dense^T)^T (a vector: A^T @ v)."""
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        if other.ndim == 1:
+            return mm(self.t(), other)
+        if other.ndim != 2:
+            raise ValueError(f"matmul: dense @ sparse takes a 1-D or 2-D dense operand, got "
+                             f"shape {other.shape}")
+        return mm(self.t(), other.mT).mT
+
     def _with_values(self, values: Tensor):
         """The same pattern with other values."""
         raise NotImplementedError

@@ -253,13 +253,21 @@ static void le_rot_seq(double *zt, int64_t n, const double *cs, int64_t lo, int6
  * with zt, the rotations go onto its rows (row k: the k-th vector). cs: 2n scratch. */
 static int le_tql(int64_t n, double *d, double *e, double *zt, int64_t ldz, double *cs,
                   int nti) {
+    /* An off-diagonal element is dropped when it is negligible next to its diagonal
+     * neighbours or next to the whole matrix (EISPACK tql2's test, against ||T||): the
+     * relative test alone never drops one inside a cluster of eigenvalues near zero (a
+     * low-rank matrix: hundreds of QL sweeps, then no convergence). Either changes the
+     * eigenvalues by at most eps ||T||, the accuracy the method has anyway. */
+    double tnorm = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        tnorm = le_fmax(tnorm, fabs(d[i]) + (i < n - 1 ? fabs(e[i]) : 0.0));
     for (int64_t l = 0; l < n; l++) {
         int iter = 0;
         int64_t m;
         for (;;) {
             for (m = l; m < n - 1; m++) {
                 double dd = fabs(d[m]) + fabs(d[m + 1]);
-                if (!(fabs(e[m]) > LE_EPS * dd)) break;
+                if (!(fabs(e[m]) > LE_EPS * dd) || !(fabs(e[m]) > LE_EPS * tnorm)) break;
             }
             if (m == l) break;
             if (iter++ == 60) return (int)l + 1;
