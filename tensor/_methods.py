@@ -80,8 +80,23 @@ for _n, _f in PUB.items():
 Tensor.T = property(lambda self: PUB["transpose"](self))
 Tensor.mT = property(lambda self: PUB["matrix_transpose"](self))
 # attributes, as NumPy's and PyTorch's: views of a complex tensor's parts
-Tensor.real = property(lambda self: PUB["real"](self))
-Tensor.imag = property(lambda self: PUB["imag"](self))
+def _real_part(self):
+    """x.real: a view of the real parts; a real tensor's is the tensor itself (NumPy's and
+    PyTorch's attribute: writes through it reach x; T.real(x) is the standard's copy)."""
+    return PUB["real"](self) if self.dtype.kind == "c" else self
+
+
+def _imag_part(self):
+    """x.imag: a view of the imaginary parts; a real tensor's is zeros, read-only (NumPy's:
+    a write could not reach x)."""
+    r = PUB["imag"](self)
+    if self.dtype.kind != "c":
+        r.flags.writeable = False
+    return r
+
+
+Tensor.real = property(_real_part)
+Tensor.imag = property(_imag_part)
 Tensor.broadcast_to = lambda self, shape: PUB["broadcast_to"](self, shape)
 # PyTorch's expand_as (read-only only where it repeats elements), not NumPy's broadcast_to
 Tensor.expand_as = lambda self, other: PUB["expand"](self, other.shape)

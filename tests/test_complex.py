@@ -193,6 +193,15 @@ def test_parts_are_views():
         T.view_as_complex(T.ones((3, 3)))
     with pytest.raises(TypeError, match="view_as_real"):
         T.view_as_real(T.ones(3))
+    # a real tensor's attributes, as NumPy's: .real is the tensor (writes reach it), .imag
+    # read-only zeros (a write could not); T.real(x) stays the standard's copy
+    y = T.arange(3.0)
+    y.real[0] = 9.0
+    y.real[...] += 1.0
+    assert y.tolist() == [10.0, 2.0, 3.0] and T.real(y) is not y
+    assert y.imag.tolist() == [0.0, 0.0, 0.0] and not y.imag.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        y.imag[0] = 5.0
 
 
 # ---------------------------------------------------------------- reductions, products
