@@ -300,7 +300,12 @@ OPS = {op.name: op for op in UNARY + BINARY}
 def cast_expr(s: dt.DType, t: dt.DType) -> str:
     """The C expression (over `a`, a value of s's compute type) that the cast kernel s -> t
     stores with t's conversion: real to complex puts a zero imaginary part; complex to real
-    keeps the real part (NumPy's cast, without its ComplexWarning) and to bool tests both."""
+    keeps the real part (NumPy's cast, without its ComplexWarning) and to bool tests both;
+    float to integer goes through sx_f2i64 / sx_f2u64 (cuda_src/scalar/types.h), so NaN and
+    out-of-range values convert alike on every device and at every position."""
+    if s.kind in "fc" and t.kind in "iu":   # defined for NaN and out-of-range values alike
+        v = "a.re" if s.kind == "c" else "a"
+        return f"sx_f2u64({v})" if t is dt.uint64 else f"sx_f2i64({v})"
     if s.kind != "c" and t.kind != "c":
         return "a"
     if t.kind == "c":

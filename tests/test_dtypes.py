@@ -188,3 +188,21 @@ def test_unsigned_bounds_and_weak_python_ints(d):
     for bad in (-1, int(info.max) + 1):
         with pytest.raises(OverflowError, match=f"Python integer {bad} out of bounds for {d.name}"):
             x + bad
+
+
+@pytest.mark.parametrize("src", ["float64", "float32", "float16", "complex128"])
+def test_float_to_integer_casts_are_defined_everywhere(src):
+    """NaN, infinities and out-of-range floats convert by one rule (cuda_src/scalar/types.h's
+    sx_f2i64 / sx_f2u64) at every position of a tensor and on every device: truncation where
+    the value fits int64, else INT64_MIN, narrower types wrapping that; in-range values as C."""
+    big = 1e10 if src != "float16" else 6e4
+    vals = [-3.7, -129.0, -big, float("nan"), float("inf"), -float("inf"), 3.9, big]
+    x = T.asarray(np.array(vals * 5, dtype=np.dtype(src)))   # SIMD bodies and scalar tails
+    i64 = np.array([np.int64(v) if abs(v) < 2.0 ** 63 else np.iinfo(np.int64).min
+                    for v in np.array(vals, dtype=np.dtype(src)).real.astype(np.float64)],
+                   dtype=np.int64)
+    for d in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"):
+        got = x.astype(d).numpy()
+        assert np.array_equal(got, np.tile(i64.astype(np.dtype(d)), 5)), d
+    got = x.astype("uint64").numpy()[:len(vals)]
+    assert got[3] == 2 ** 63 and got[0] == 2 ** 64 - 3 and got[6] == 3

@@ -8,7 +8,8 @@
  *                  one name per type (f_f32, f_f64); C++ overloads one name on the type, so
  *                  a template over T finds the right instance
  *   the fixed-width integer types (NVRTC has no system headers)
- *   SX_INF_F / SX_INF_D (float and double infinity), sx_as_float / sx_as_uint bit casts, sx_h2f / sx_f2h (IEEE half), sx_bf2f / sx_f2bf */
+ *   SX_INF_F / SX_INF_D (float and double infinity), sx_as_float / sx_as_uint bit casts, sx_h2f / sx_f2h (IEEE half), sx_bf2f / sx_f2bf
+ *   sx_f2i64 / sx_f2u64: float to integer, defined for NaN and out-of-range values */
 #ifndef STRIDEX_SCALAR_TYPES_H
 #define STRIDEX_SCALAR_TYPES_H
 
@@ -74,6 +75,23 @@ SX_SCALAR_FN uint16_t sx_f2bf(float f) {
     uint32_t u = sx_as_uint(f);
     uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
+}
+
+/* Float -> integer conversions defined for every value (C leaves NaN and out-of-range values
+ * to the hardware: x86 and CUDA differ, and a vectorised loop can differ from its scalar
+ * tail): truncation toward zero where the value fits int64, else INT64_MIN (x86's "integer
+ * indefinite", NumPy's result there); narrower integer types wrap that modulo 2^bits, uint64
+ * takes [2^63, 2^64) exactly and negatives modulo 2^64 (NumPy's on x86). */
+SX_SCALAR_FN int64_t sx_f2i64(double x) {
+    return (x >= -9223372036854775808.0 && x < 9223372036854775808.0)
+               ? (int64_t)x : (int64_t)(-9223372036854775807LL - 1);
+}
+
+SX_SCALAR_FN uint64_t sx_f2u64(double x) {
+    return x < 9223372036854775808.0 ? (uint64_t)sx_f2i64(x)
+           : x < 18446744073709551616.0
+               ? (uint64_t)(int64_t)(x - 9223372036854775808.0) + 9223372036854775808ULL
+               : 9223372036854775808ULL;
 }
 
 #endif
