@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import sys
 
-from tensor import amp
+from tensor import _hook, amp
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
@@ -246,6 +246,9 @@ def _accumulate(acc, g, create_graph):
     leaf = acc.leaf()
     if leaf is None:
         return
+    cap = _hook.capture
+    if cap is not None and cap.mine():   # a captured step: its replays depend on .grad's state
+        cap.grad_seen(leaf, leaf.grad)
     if type(g) is not Tensor:
         _accumulate_sparse(leaf, g)
         return

@@ -131,12 +131,16 @@ class Node:
         self.released = True
 
 
+LIVE_ACCS: weakref.WeakSet = weakref.WeakSet()   # every AccumulateGrad alive (tensor/capture.py)
+
+
 class AccumulateGrad:
     """The node of a leaf tensor: adds incoming gradients into leaf.grad."""
 
     __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "name", "__weakref__")
 
     def __init__(self, leaf: Tensor):
+        LIVE_ACCS.add(self)
         self.leaf = weakref.ref(leaf)
         self.seq = sys.maxsize  # runs as soon as ready: the leaf's gradient is complete then
         self.next = ()

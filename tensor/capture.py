@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import traceback
 import weakref
@@ -138,6 +139,11 @@ class _Capture:
         self.alias_rec: dict = {}
         self.fuse = True             # fuse runs of elementwise calls (tensor/fusion.py)
         self._saved: dict = {}
+        # leaves' .grad: id(leaf) -> whether it was None when the step began (grad_seen), and
+        # id(leaf) -> the guard a replay checks: (leaf, None: .grad must be None; or a weakref:
+        # .grad must be that tensor), or None (the step clears .grad itself: anything goes)
+        self.grad_entry: dict = {}
+        self.grad_guards: dict = {}
 
     # ---- hooks (tensor._hook.capture)
     def mine(self) -> bool:
@@ -202,6 +208,23 @@ class _Capture:
         if self.mine():
             self.reset[gen] = True
 
+    def grad_seen(self, leaf, before) -> None:
+        """Autograd accumulates into leaf.grad, which is `before` now: the program bakes in
+        how (a new tensor when None, else an addition into or onto that tensor), so a replay
+        needs the same state at its start, and leaf still requiring grad (else re-capture).
+        A .grad that was not None when the step began but is None here was cleared by the step
+        itself (zero_grad inside it): then any state at the start gives eager's result."""
+        if not self.mine() or id(leaf) in self.grad_guards:
+            return
+        key = id(leaf)
+        self.watches[(key, "_requires_grad")] = (weakref.ref(leaf), "_requires_grad", True)
+        if before is not None:
+            self.grad_guards[key] = (weakref.ref(leaf), weakref.ref(before))
+        elif self.grad_entry.get(key, True):
+            self.grad_guards[key] = (weakref.ref(leaf), None)
+        else:
+            self.grad_guards[key] = None
+
     def host_read(self, what: str) -> None:
         if self.mine():
             self.fail(what)
@@ -243,6 +266,11 @@ class _Capture:
         from .backend import backend_for
         g = random.default_generator   # where a step that saves the state first finds it
         self.seeds[g], self.offsets[g] = g.seed, {g.offset}
+        ag = sys.modules.get("autograd.graph")   # (no autograd loaded: no gradients to take)
+        for acc in list(ag.LIVE_ACCS) if ag is not None else ():
+            leaf = acc.leaf()
+            if leaf is not None:
+                self.grad_entry[id(leaf)] = leaf.grad is None
         for dev in self._devices():
             be = self._saved[dev] = backend_for(dev)
             self.pools[dev] = be.new_pool(dev)

@@ -43,9 +43,13 @@ def _signature(obj, parts: list, ins: list) -> None:
             # dtypes and devices are singletons: their ids hash faster than their __hash__
             parts.append((obj._shape, id(obj._dtype), id(obj._storage.device), contig or obj._strides))
             ins.append(obj if contig else _distinct(obj))
+    elif t is float:   # by its bits: -0.0 and 0.0 differ, and a NaN equals itself
+        parts.append((t, obj.hex()))
+    elif t is complex:
+        parts.append((t, obj.real.hex(), obj.imag.hex()))
     elif t in _SCALARS:
         parts.append((t, obj))
-    elif t is list or t is tuple:
+    elif t is list or isinstance(obj, tuple):   # (named tuples too: _walk enters them)
         parts.append((t, len(obj)))
         for x in obj:
             _signature(x, parts, ins)
@@ -55,6 +59,15 @@ def _signature(obj, parts: list, ins: list) -> None:
             _signature(x, parts, ins)
     else:
         parts.append(("id", id(obj)))
+
+
+def _modes() -> tuple:
+    """The thread's modes a step's ops depend on: grad mode (whether they record) and the
+    autocast regions (which dtypes they compute in). Part of every signature."""
+    from . import amp
+    g = _hook.grad_state
+    return (g is None or bool(g.grad_enabled), tuple(sorted(amp._state.regions.items(),
+                                                            key=lambda kv: kv[0])))
 
 
 def _distinct(t: Tensor) -> Tensor:
@@ -110,6 +123,15 @@ def _static_arguments(args, kwargs):
     return sargs, skw, [(d, d._storage.version) for _, d in bufs]
 
 
+def _write_back(statics: list, ins: list) -> None:
+    """Copy the argument buffers a capture's run wrote (their version moved) into the caller's
+    tensors (ins), as eager's writes would have gone there; read-only aliases (a broadcast
+    view of a written argument) are skipped: their writeable twin carries the write."""
+    for (buf, version), t in zip(statics, ins):
+        if buf._storage.version != version and t.flags.writeable:
+            ew.copy_into(t, buf)
+
+
 class Compiled:
     """A function compiled with tensor.compile (see the module docstring)."""
 
@@ -150,7 +172,7 @@ class Compiled:
             return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
-        parts: list = []
+        parts: list = [_modes()]
         ins: list = []
         _signature((args, kwargs), parts, ins)
         first: dict = {}   # which arguments share memory, and where (a write shows in the other)
@@ -194,17 +216,27 @@ class Compiled:
         cap = _Capture(self.label)
         cap.fuse = self.fuse
         cap.start()
+        statics: list = []
         try:
             sargs, skw, statics = _static_arguments(args, kwargs)
             cap.forget()   # the copies into the buffers are not part of the step
             result = self.fn(*sargs, **skw)
-        finally:
+        except BaseException:
             cap.stop()
-        prog, why = finish(cap, statics, result)
-        if prog is None:
+            _write_back(statics, ins)   # what it wrote before it raised reaches the arguments
+            raise
+        cap.stop()
+        if any(id(t._storage) in cap.seen for t in ins):
+            prog, why = None, ("it reaches an argument's memory through another tensor (a "
+                               "closure, a global or an attribute), which its replays would not see")
+        else:
+            prog, why = finish(cap, statics, result)
+        if prog is None:   # it ran (eagerly) on the buffers: its writes go to the arguments
+            _write_back(statics, ins)
             return self._refused(key, why, result)
         for i in prog.written_inputs:   # the step wrote into these arguments: as eagerly
-            ew.copy_into(ins[i], prog.inputs[i])
+            if ins[i].flags.writeable:   # (a broadcast alias of one: its writeable twin does)
+                ew.copy_into(ins[i], prog.inputs[i])
         out = _walk(result, ew.copy)   # the caller gets fresh tensors, as from every replay
         statics.clear()
         del result, sargs, skw

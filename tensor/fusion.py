@@ -266,8 +266,8 @@ def _reduction(call, run: _Run, n: int):
     r = _reduce_of(call, None)
     ks, kin, _, rs, rin = r.layout
     if (fold_of(r.name, r.d) is None or r.out.device != run.f.device or r.x._dtype is not r.d
-            or not _dense(ks + rs, kin + rin, r.x.itemsize)):
-        return None
+            or _numel(r.x) != n or not _dense(ks + rs, kin + rin, r.x.itemsize)):
+        return None   # (it must read exactly the run's n elements: not a wider block around them)
     lo = r.start
     r.ref = run.keys.get((lo, lo + n * r.x.itemsize, r.d.sfx))
     # out may reuse the memory of an intermediate the run keeps in registers, not the memory

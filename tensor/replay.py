@@ -156,6 +156,7 @@ class Program:
         self.hold: list = []
         self.written_inputs: list = []
         self.watches: list = []     # (weakref, attribute, value) a replay needs unchanged
+        self.grad_guards: list = []  # (leaf weakref, None or weakref): its .grad at the start
         self.reset: list = []       # (generator, seed, offset) of generators the step seeds
         self.fused_calls = 0        # recorded calls that run inside fused kernels
         self.launches = 0           # kernel calls recorded (a replay makes len(steps) - islands)
@@ -181,6 +182,10 @@ class Program:
             o = w()
             if o is None or getattr(o, attr) != v:
                 return None, True
+        for wl, wg in self.grad_guards:   # each leaf's .grad as the capture began with it
+            leaf = wl()
+            if leaf is None or (leaf.grad is not None if wg is None else leaf.grad is not wg()):
+                return None, True
         for first, lo, hi, steps, last in self.rebind:   # read the caller's tensors in place
             delta = inputs[first].data_ptr() - self.inputs[first].data_ptr()
             if delta != last[0]:
@@ -191,12 +196,16 @@ class Program:
             ew.copy_into(self.inputs[i], inputs[i])
         res = self._fresh_outputs()
         base = {g: (g.seed, g.offset) for g in self.bases}
-        # (a graph keeps the addresses it recorded: not with calls rebased between replays)
-        if any(self.graphable) and not (self.rebind or self.out_rebind) and graph_replay.enabled():
-            graph_replay.run(self, base)
-        else:
-            for step in self.steps:
-                self.step(step, base)
+        try:
+            # (a graph keeps the addresses it recorded: not with calls rebased between replays)
+            if any(self.graphable) and not (self.rebind or self.out_rebind) and graph_replay.enabled():
+                graph_replay.run(self, base)
+            else:
+                for step in self.steps:
+                    self.step(step, base)
+        except BaseException:   # (an index out of range): what it wrote reaches the arguments
+            self._write_back(inputs)
+            raise
         for g, adv in self.gens.items():
             g.offset = base[g][1] + adv
         for g, seed, off in self.reset:   # seeded in the step: left as the step leaves it
@@ -205,11 +214,17 @@ class Program:
             s = w()
             if s is not None:
                 s.version += 1
-        for i in self.written_inputs:
-            ew.copy_into(inputs[i], self.inputs[i])
+        self._write_back(inputs)
         for i in self.out_copied:
             res[i] = ew.copy(self.outs[i])
         return _unflatten(self.tree, res), False
+
+    def _write_back(self, inputs) -> None:
+        """The arguments the step writes get their buffers' values (read-only aliases of a
+        written argument excepted: their writeable twin carries the write)."""
+        for i in self.written_inputs:
+            if inputs[i].flags.writeable:
+                ew.copy_into(inputs[i], self.inputs[i])
 
     def step(self, step, base) -> None:
         """Run one step: a call with its arguments, or an island (host work, eagerly)."""
@@ -345,6 +360,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     prog.bump = [weakref.ref(s) for s, v in cap.seen.values() if s.version != v]
     prog.guards = [w for w, _ in mem.before.values()]
     prog.watches = list(cap.watches.values())
+    prog.grad_guards = [g for g in cap.grad_guards.values() if g is not None]
     return prog, None
 
 
