@@ -25,9 +25,11 @@ What a capture cannot freeze makes it give up, for that signature, with a warnin
 and the function then runs eagerly: reading a tensor on the host (`item()`, `bool()`, printing:
 the Python code after it could branch on the value), ops whose result size depends on data
 (boolean masks, nonzero), a tensor that requires grad in the result (compile the whole step,
-backward() included), or memory the capture cannot account for. Guards checked before every
-replay re-capture when the Python state the program reads has changed: a tensor it reads was
-freed, or a tensor it leaves in Python state (a parameter's .grad) was dropped or replaced.
+backward() included), memory the capture cannot account for, or an argument's memory reached
+through another tensor. Guards checked before every replay re-capture when the Python state the
+program reads has changed: a tensor it reads was freed, a tensor it leaves in Python state (a
+parameter's .grad) was dropped or replaced, a leaf's .grad is not in the state the capture began
+with (None, or which tensor: grad_seen), a leaf it accumulated into stopped requiring grad.
 Python values (shapes, scalars, a list turned into a tensor) are baked in when captured, as in
 any tracing compiler.
 
