@@ -30,7 +30,9 @@ _FP32 = (
     "softmax", "log_softmax", "layer_norm", "group_norm",
     # losses
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",
+    "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "cosine_similarity", "softplus",
     # reductions
     "sum", "mean", "prod", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
     "logsumexp", "std", "var", "vector_norm", "matrix_norm", "norm",

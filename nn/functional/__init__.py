@@ -1,8 +1,9 @@
 """torch.nn.functional for tensor: activations, linear, normalization, dropout, losses,
-convolution, pooling, embedding and attention, as functions.
+distances, convolution, pooling, embedding and attention, as functions.
 
-Each family lives beside its layers (nn/_functional.py for the activations and losses,
-nn/conv.py, nn/pooling.py, ...); this package only gathers them under torch's names.
+Each family lives beside its layers (nn/_functional.py and nn/_functional_extra.py for the
+activations and losses, nn/conv.py, nn/pooling.py, ...); this package only gathers them under
+torch's names.
 
 >>> import tensor as T
 >>> from nn import functional as F
@@ -30,6 +31,35 @@ from .._functional import (
                            softmax,
                            tanh,
 )
+from .._functional_extra import (
+                                 celu,
+                                 cosine_embedding_loss,
+                                 cosine_similarity,
+                                 elu,
+                                 gaussian_nll_loss,
+                                 glu,
+                                 hardsigmoid,
+                                 hardswish,
+                                 hardtanh,
+                                 hinge_embedding_loss,
+                                 huber_loss,
+                                 kl_div,
+                                 logsigmoid,
+                                 margin_ranking_loss,
+                                 mish,
+                                 pairwise_distance,
+                                 poisson_nll_loss,
+                                 prelu,
+                                 relu6,
+                                 selu,
+                                 smooth_l1_loss,
+                                 soft_margin_loss,
+                                 softmin,
+                                 softplus,
+                                 softsign,
+                                 tanhshrink,
+                                 triplet_margin_loss,
+)
 from ..attention import multi_head_attention_forward
 from ..conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ..embedding import embedding
@@ -44,4 +74,10 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "fold", "unfold", "embedding", "batch_norm",
            "group_norm", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d",
-           "max_pool1d", "max_pool2d"]
+           "max_pool1d", "max_pool2d",
+           "softplus", "elu", "selu", "celu", "relu6", "hardtanh", "hardsigmoid", "hardswish",
+           "logsigmoid", "mish", "softsign", "tanhshrink", "glu", "prelu", "softmin",
+           "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+           "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+           "cosine_embedding_loss", "triplet_margin_loss", "pairwise_distance",
+           "cosine_similarity"]
