@@ -90,14 +90,18 @@ def _bc_jvp(ctx, tans):
     return None if tans[0] is None else DF.broadcast_op(tans[0], src, group)
 
 
+def _averaged(r, op: str, group, what: str):
+    """r, divided by the group's size for ReduceOp.AVG (the adjoint of an average)."""
+    if op != "avg":
+        return r
+    from tensor.distributed._group import resolve
+    return r / resolve(group, what).size()
+
+
 def _red_vjp(ctx, g):
     _, dst, op, group = ctx.args
     _linear(op, "reduce backward")
-    r = DF.broadcast_op(g, dst, group)
-    if op == "avg":
-        from tensor.distributed._group import resolve
-        r = r / resolve(group, "reduce").size()
-    return (r, None, None, None)
+    return (_averaged(DF.broadcast_op(g, dst, group), op, group, "reduce"), None, None, None)
 
 
 def _red_jvp(ctx, tans):
@@ -120,11 +124,8 @@ def _agt_jvp(ctx, tans):
 def _rst_vjp(ctx, g):
     _, op, dim, group = ctx.args
     _linear(op, "reduce_scatter_tensor backward")
-    r = DF.all_gather_tensor_op(g, dim, group)
-    if op == "avg":
-        from tensor.distributed._group import resolve
-        r = r / resolve(group, "reduce_scatter_tensor").size()
-    return (r, None, None, None)
+    return (_averaged(DF.all_gather_tensor_op(g, dim, group), op, group, "reduce_scatter_tensor"),
+            None, None, None)
 
 
 def _rst_jvp(ctx, tans):

@@ -26,7 +26,7 @@ from . import elementwise as ew
 from ._tensor import Tensor, new_storage
 from .capture import _Capture, _walk
 from .replay import Program, finish, seal
-from .views import basic_index
+from .views import distinct
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -42,7 +42,7 @@ def _signature(obj, parts: list, ins: list) -> None:
             contig = obj.is_contiguous()
             # dtypes and devices are singletons: their ids hash faster than their __hash__
             parts.append((obj._shape, id(obj._dtype), id(obj._storage.device), contig or obj._strides))
-            ins.append(obj if contig else _distinct(obj))
+            ins.append(obj if contig else distinct(obj))
     elif t is float:   # by its bits: -0.0 and 0.0 differ, and a NaN equals itself
         parts.append((t, obj.hex()))
     elif t is complex:
@@ -70,13 +70,6 @@ def _modes() -> tuple:
                                                             key=lambda kv: kv[0])))
 
 
-def _distinct(t: Tensor) -> Tensor:
-    """t without its broadcast axes (index 0 along each zero stride): its distinct elements."""
-    if 0 not in t.strides:
-        return t
-    return basic_index(t, tuple(slice(0, 1) if s == 0 else slice(None) for s in t.strides))
-
-
 def _byte_span(t: Tensor) -> tuple[int, int]:
     """[lo, hi) of the bytes t's elements occupy, from its storage's start (empty: (0, 0))."""
     if 0 in t.shape:
@@ -91,7 +84,7 @@ def _buffers(ts: list) -> list:
     distinct elements)], all over one new block that holds t's bytes where the storage has them.
     So the layout is t's (the order of a reduction, and so its rounding, follows it) and what
     one argument writes the others see, as eagerly; the replays copy into the distinct parts."""
-    ds = [_distinct(t) for t in ts]
+    ds = [distinct(t) for t in ts]
     spans = [_byte_span(d) for d in ds]
     lo = min(s[0] for s in spans) // 16 * 16   # a multiple of every itemsize
     store = new_storage(max(max(s[1] for s in spans) - lo, 1), ts[0].device)
@@ -234,9 +227,7 @@ class Compiled:
         if prog is None:   # it ran (eagerly) on the buffers: its writes go to the arguments
             _write_back(statics, ins)
             return self._refused(key, why, result)
-        for i in prog.written_inputs:   # the step wrote into these arguments: as eagerly
-            if ins[i].flags.writeable:   # (a broadcast alias of one: its writeable twin does)
-                ew.copy_into(ins[i], prog.inputs[i])
+        prog._write_back(ins)   # the step wrote into these arguments: as eagerly
         out = _walk(result, ew.copy)   # the caller gets fresh tensors, as from every replay
         statics.clear()
         del result, sargs, skw

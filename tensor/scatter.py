@@ -31,6 +31,15 @@ from .indexing import (
 from .views import basic_index, broadcast_to, coalesce, permute, reshape
 
 
+def check_index_extent(idx: Tensor, src: Tensor, x: Tensor, dim: int, op: str, name: str) -> None:
+    """PyTorch's scatter rule: index no larger than src along any dimension, nor than x (called
+    `name` in the message) along any but dim."""
+    for d in range(x.ndim):
+        if idx.shape[d] > src.shape[d] or (d != dim and idx.shape[d] > x.shape[d]):
+            raise ValueError(f"{op}: index of shape {idx.shape} is larger than src {src.shape} "
+                             f"or {name} {x.shape} along dimension {d} (dim={dim})")
+
+
 def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
     """value cast to x's dtype, broadcast to shape (leading size-1 dims dropped, as NumPy)."""
     host = not isinstance(value, Tensor)  # a scalar, list or NumPy array: copied to x's device
@@ -228,10 +237,7 @@ def scatter_add_(x: Tensor, axis: int, index, src) -> Tensor:
     if not isinstance(src, Tensor) or not idx.ndim == x.ndim == src.ndim:
         raise ValueError(f"scatter_add: index, self and src must have the same rank, got {idx.shape}, "
                          f"{x.shape} and {getattr(src, 'shape', ())}")
-    for d in range(x.ndim):
-        if idx.shape[d] > src.shape[d] or (d != axis and idx.shape[d] > x.shape[d]):
-            raise ValueError(f"scatter_add: index of shape {idx.shape} is larger than src {src.shape} "
-                             f"or self {x.shape} along dimension {d}")
+    check_index_extent(idx, src, x, axis, "scatter_add", "self")
     v = basic_index(x, tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(idx.shape)))
     key = _along_key(v, idx, axis, "scatter_add")
     _scatter(v, key, basic_index(src, tuple(slice(0, n) for n in idx.shape)), True, "scatter_add_")

@@ -36,6 +36,8 @@ from ._tensor import Tensor
 from .axes import norm_axis
 from .backend import backend_for
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
+from .scatter import check_index_extent
+from .views import distinct
 
 REDUCES = ("sum", "prod", "mean", "amax", "amin")
 _KERNEL_DTYPES = {dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.int64, dt.uint64,
@@ -97,8 +99,7 @@ def _check_range(idx: Tensor, size: int, op: str, what: str = "index", dim=None)
     """Every element of idx in [0, size): one host read of (min, max)."""
     if idx.numel() == 0:
         return
-    if 0 in idx.strides:   # an expanded index: its distinct elements only
-        idx = idx[tuple(slice(0, 1) if st == 0 else slice(None) for st in idx.strides)]
+    idx = distinct(idx)   # (an expanded index: its distinct elements only)
     lo, hi = int(_pub("min")(idx).item()), int(_pub("max")(idx).item())
     where = f" for dimension {dim}" if dim is not None else ""
     if lo < 0 or hi >= size:
@@ -184,19 +185,14 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     if not idx.ndim == src.ndim == x.ndim:
         raise ValueError(f"{op}: index, input and src must have the same number of dimensions, got "
                          f"shapes {idx.shape}, {x.shape} and {src.shape}")
-    for d in range(x.ndim):
-        if idx.shape[d] > src.shape[d] or (d != dim and idx.shape[d] > x.shape[d]):
-            raise ValueError(f"{op}: index of shape {idx.shape} is larger than src {src.shape} or "
-                             f"input {x.shape} along dimension {d} (dim={dim})")
+    check_index_extent(idx, src, x, dim, op, "input")
     _check_range(idx, x.shape[dim], op, dim=dim)
     if idx.numel() == 0:
         return ew.copy(x)
     if src.shape != idx.shape:
         src = _pub("getitem")(src, tuple(slice(0, n) for n in idx.shape))
     red = "sum" if reduce == "mean" else reduce
-    if _same_along_others(idx, dim, x.shape):   # a materialised expanded index: as if expanded
-        first = idx[tuple(slice(None) if d == dim else slice(0, 1) for d in range(idx.ndim))]
-        idx = _pub("broadcast_to")(first, idx.shape)
+    idx = _as_expanded(idx, dim, x.shape)   # a materialised expanded index: as if expanded
     if _rows_index(idx, dim, x.shape):
         # an index constant across the other dims (an expanded 1-d index: the graph case):
         # whole slices along dim are the segments' rows, sorted by the n indices only
@@ -230,20 +226,23 @@ def _rows_index(idx: Tensor, dim: int, shape: tuple) -> bool:
                                 for d in range(idx.ndim) if d != dim)
 
 
-def _same_along_others(idx: Tensor, dim: int, shape: tuple) -> bool:
-    """Whether idx, not already a stride-0 expansion, holds one index per position along dim
-    (the same across all of input's other dims): an expanded index made contiguous, which then
-    takes the rows path (sorting its rows' indices only, not every element's target). Two
-    corner elements are compared first, so most other indices cost no full comparison."""
+def _as_expanded(idx: Tensor, dim: int, shape: tuple) -> Tensor:
+    """idx as a stride-0 expansion of its first slice along the other dims when it holds one
+    index per position along dim (the same across all of input's other dims: an expanded index
+    made contiguous), which then takes the rows path (its rows' indices only, not every
+    element's target); else idx. Two corner elements are compared first, so most other indices
+    cost no full comparison."""
     if idx.ndim < 2 or _rows_index(idx, dim, shape) or any(
             idx.shape[d] != shape[d] for d in range(idx.ndim) if d != dim):
-        return False
+        return idx
     last = tuple(slice(None) if d == dim else -1 for d in range(idx.ndim))
     zero = tuple(slice(None) if d == dim else 0 for d in range(idx.ndim))
     if not bool(_pub("all")(idx[last] == idx[zero]).item()):
-        return False
+        return idx
     first = idx[tuple(slice(None) if d == dim else slice(0, 1) for d in range(idx.ndim))]
-    return bool(_pub("all")(idx == first).item())
+    if not bool(_pub("all")(idx == first).item()):
+        return idx
+    return _pub("broadcast_to")(first, idx.shape)
 
 
 def scatter_reduce_(input, dim: int, index, src, reduce: str, *, include_self: bool = True) -> Tensor:

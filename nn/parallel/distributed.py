@@ -45,6 +45,7 @@ import numpy as np
 
 import tensor as T
 import tensor.distributed as dist
+from autograd.checkpoint import _tensors_in
 from autograd.engine import backward_running, queue_callback
 from autograd.grad_mode import is_grad_enabled, no_grad
 from autograd.graph import AccumulateGrad, edge_of
@@ -64,18 +65,6 @@ class _Bucket:
     def __init__(self, index: int, members: list, buffer: Tensor):
         self.index, self.members, self.buffer = index, members, buffer
         self.pending, self.work = len(members), None
-
-
-def _tensors(x, out: list) -> list:
-    if isinstance(x, Tensor):
-        out.append(x)
-    elif isinstance(x, list | tuple):
-        for v in x:
-            _tensors(v, out)
-    elif isinstance(x, dict):
-        for v in x.values():
-            _tensors(v, out)
-    return out
 
 
 class DistributedDataParallel(Module):
@@ -226,7 +215,7 @@ class DistributedDataParallel(Module):
         self._sync = self.require_backward_grad_sync and is_grad_enabled()
         if self._sync:
             self._reset()
-            outs = [t for t in _tensors(out, []) if t.requires_grad]
+            outs = [t for t in _tensors_in(out, []) if t.requires_grad]
             for t in outs:   # arm at the start of backward, before any parameter's gradient
                 t.register_hook(self._arm_hook)
             if self.find_unused_parameters:
