@@ -427,13 +427,13 @@ def basic_index(x: Tensor, key: tuple) -> Tensor:
     return x._view(shape, strides, off)
 
 
-
 def distinct(t: Tensor) -> Tensor:
     """t without its broadcast axes (index 0 along each zero stride): its distinct elements
     (t itself when it has none)."""
     if 0 not in t.strides:
         return t
     return basic_index(t, tuple(slice(0, 1) if s == 0 else slice(None) for s in t.strides))
+
 
 def gemm_batches(a: Tensor, b: Tensor, c: Tensor):
     """The launches of a batched gemm c = a @ b (a: (*batch, M, K), b: (*batch, K, N),
