@@ -40,11 +40,14 @@ class Rule:
     backward follows the convention itself) set conj=False. A jvp needs no such care: J t is
     what real formulas compute, except for the same non-holomorphic ops."""
 
-    __slots__ = ("name", "vjp", "jvp", "save", "conj", "reads")
+    __slots__ = ("name", "vjp", "jvp", "save", "conj", "reads", "layout")
 
     def __init__(self, name, vjp=None, jvp=None, save=(), conj=True, reads=None):
         self.name, self.vjp, self.jvp, self.save = name, vjp, jvp, frozenset(save)
         self.conj = conj
+        # the operands save names as ("layout", i): the rule reads their layout only, so they
+        # are kept as detached aliases, without a version check (None: no such operand)
+        self.layout = frozenset(k[1] for k in self.save if type(k) is tuple) or None
         # per operand, what of save its gradient reads: only what the operands that need a
         # gradient read is kept (None: all of save)
         self.reads = reads
@@ -186,7 +189,7 @@ def _save_one(i, a, save, node):
         if i in save:
             node.saved.append((a, a._storage, a._storage.version))
             return a
-        if ("layout", i) in save:   # its layout only (as_strided): writes into it do not matter
+        if ("layout", i) in save:   # its layout only (Rule.layout): writes into it do not matter
             return _alias(a)
         return Meta(a)
     if isinstance(a, list | tuple) and any(type(x) is Tensor for x in a):

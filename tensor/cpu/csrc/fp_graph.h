@@ -12,8 +12,8 @@ enum { M_SHAPE, M_DTYPE, M_DEVICE, M_N };
 static const char *M_NAMES[M_N] = {"shape", "dtype", "device"};
 enum { A_ACC, A_OUTPUT_NR, A_N };
 static const char *A_NAMES[A_N] = {"acc", "output_nr"};
-static const char *R_NAMES[2] = {"save", "reads"};
-static Py_ssize_t noff[N_N], moff[M_N], aoff[A_N], roff[2];
+static const char *R_NAMES[3] = {"save", "reads", "layout"};
+static Py_ssize_t noff[N_N], moff[M_N], aoff[A_N], roff[3];
 static PyObject *graph_cfg;   /* the _hook.fast_graph tuple the offsets were read from */
 static PyObject *g_state, *g_rules, *g_seq, *g_edge_of, *g_inplace, *g_writes, *g_meta_of,
     *g_tail;
@@ -45,7 +45,7 @@ static int graph_config(void) {
     if (slot_offsets((PyTypeObject *)node, N_NAMES, N_N, noff) < 0 ||
         slot_offsets((PyTypeObject *)meta, M_NAMES, M_N, moff) < 0 ||
         slot_offsets((PyTypeObject *)agm, A_NAMES, A_N, aoff) < 0 ||
-        slot_offsets(Py_TYPE(rule), R_NAMES, 2, roff) < 0)
+        slot_offsets(Py_TYPE(rule), R_NAMES, 3, roff) < 0)
         return -1;
     Py_INCREF(cfg);
     Py_XSETREF(graph_cfg, cfg);   /* holds the objects below alive */
@@ -181,10 +181,13 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
             goto fail;
         }
         Py_DECREF(e);
-        PyObject *ki = PyLong_FromSsize_t(i);
+        /* rule.layout (None, or the operands whose layout only the rule reads): a detached
+         * alias of those (no version check), a Meta of the other unsaved ones */
+        PyObject *ki = PyLong_FromSsize_t(i), *layout = SLOT(rule, roff[2]);
         int kept = ki ? PySet_Contains(save, ki) : -1;
+        int lay = kept == 0 && layout && layout != Py_None ? PySet_Contains(layout, ki) : 0;
         Py_XDECREF(ki);
-        if (kept < 0)
+        if (kept < 0 || lay < 0)
             goto fail;
         if (kept) {
             if (save_entry(saved, x) < 0)
@@ -192,15 +195,6 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
             Py_INCREF(x);
             PyTuple_SET_ITEM(cargs, i, x);
         } else {
-            /* ("layout", i): a detached alias (the rule reads the layout, not the values) */
-            int lay = 0;
-            if (PySet_GET_SIZE(save)) {
-                PyObject *lk = Py_BuildValue("(sn)", "layout", i);
-                lay = lk ? PySet_Contains(save, lk) : -1;
-                Py_XDECREF(lk);
-                if (lay < 0)
-                    goto fail;
-            }
             PyObject *m = lay ? alias_of(x) : meta_of_tensor(x);
             if (!m)
                 goto fail;
