@@ -27,9 +27,16 @@ class _FnCtx(Ctx):
     def __init__(self):
         super().__init__((), {}, None)
         self.needs_input_grad = ()
+        self.materialize_grads = True
+        self.out_meta = ()   # (shape, dtype, device) of each differentiable output, else None
 
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """PyTorch's: True (the default) passes backward zeros for the gradient of an output
+        nothing used; False passes None."""
+        self.materialize_grads = bool(value)
 
 
 class Function:
@@ -66,18 +73,32 @@ class Function:
         node.saved = [(t, t._storage, t._storage.version) for t in ctx.saved_tensors
                       if type(t) is Tensor]
         from .graph import meta_of
+        # an output that is an input, a tensor autograd knows already or one returned twice
+        # becomes a fresh alias (as PyTorch's): marking the tensor itself would rewrite the
+        # graph of every other use of it
+        seen = {id(t) for t in tensors} | {id(t) for t in flat_tensors(tuple(kwargs.values()))}
+        outs = list(outs)
         for i, o in enumerate(outs):
             if type(o) is Tensor and o.dtype.kind in "fc":
+                if id(o) in seen or o._requires_grad or o.grad_fn is not None:
+                    o = outs[i] = o._view(o._shape, o._strides)
+                seen.add(id(o))
                 o._requires_grad = True
                 o.grad_fn = node
                 if i:
                     meta_of(o).output_nr = i
-        return out
+        ctx.out_meta = tuple((o.shape, o.dtype, o.device) if type(o) is Tensor and o.grad_fn is node
+                             else None for o in outs)
+        return tuple(outs) if isinstance(out, tuple) else outs[0]
 
 
 def _vjp_of(cls, nargs, is_tensor):
     def vjp(ctx, g):
         gs = g if isinstance(g, list) else [g]
+        if ctx.materialize_grads and any(x is None for x in gs):
+            from tensor import zeros
+            gs = [zeros(m[0], dtype=m[1], device=m[2]) if x is None and m is not None else x
+                  for x, m in zip(gs, ctx.out_meta)]
         r = cls.backward(ctx, *gs)
         r = r if isinstance(r, tuple) else (r,)
         if len(r) != nargs:

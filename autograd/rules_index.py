@@ -17,6 +17,7 @@ import numpy as np
 import tensor as T
 from tensor._tensor import Tensor
 from tensor.axes import norm_axis
+from tensor.scatter import put_key
 
 from .graph import RULES, Rule
 from .rules_util import fit, needs, sum_to
@@ -141,12 +142,12 @@ RULES["setitem"] = Rule("setitem", _setitem_vjp, _setitem_jvp, (1,))
 
 def _index_put_vjp(ctx, g):
     p = params("index_put_", ctx)
-    return _write_vjp(ctx, g, p["key"], p["value"], bool(p["accumulate"]))
+    return _write_vjp(ctx, g, put_key(p["key"]), p["value"], bool(p["accumulate"]))
 
 
 def _index_put_jvp(ctx, tans):
     p = params("index_put_", ctx)
-    return _write_jvp(ctx, tans, p["key"], bool(p["accumulate"]))
+    return _write_jvp(ctx, tans, put_key(p["key"]), bool(p["accumulate"]))
 
 
 RULES["index_put_"] = Rule("index_put_", _index_put_vjp, _index_put_jvp, (1,))

@@ -446,6 +446,7 @@ SX_DEV void sx_repeat_check_impl(const int64_t *c, int64_t n, sx_ull *flag) {
     int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         if (c[i] < 0) sx_flag_min(flag, i);
+        else if (c[i] > 0x7fffffffffffffffLL / n) sx_flag_min(flag, n + i);   /* the total could overflow */
 }
 
 /* out[k] = i with start[i] <= k < start[i + 1] (start: the n + 1 scanned counts). */

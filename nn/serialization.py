@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import tempfile
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -109,7 +110,7 @@ def _from_numpy(a: np.ndarray, dtype: str, name: str) -> Tensor:
         raise CheckpointError(f"load: entry {name!r} holds {a.dtype.name} data but is recorded as "
                               f"{dtype}")
     if dtype == "bfloat16":
-        return _bits(T.from_numpy(np.ascontiguousarray(a).view(np.int16)), T.bfloat16)
+        return _bits(T.from_numpy(np.require(a, requirements="C").view(np.int16)), T.bfloat16)
     return T.from_numpy(a)
 
 
@@ -138,7 +139,8 @@ def _decode(node: Any, arrays, used: set) -> Any:
 # flag (RuntimeError), nesting past the recursion limit (RecursionError), a header claiming a
 # huge array (MemoryError)... All become CheckpointError.
 _DAMAGED = (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError, EOFError, OSError,
-            zipfile.BadZipFile, zlib.error, struct.error, NotImplementedError, RuntimeError, MemoryError)
+            zipfile.BadZipFile, zlib.error, struct.error, NotImplementedError, RuntimeError, MemoryError,
+            SyntaxError, tokenize.TokenError)   # (NumPy >= 2.4 tokenizes the .npy header)
 
 
 def _why(e: BaseException) -> str:

@@ -44,4 +44,18 @@ globals().update(_MEMSTATS)
 index_add_ = _PUB["index_add_"]
 scatter_add_ = _PUB["scatter_add_"]
 index_put_ = _PUB["index_put_"]
+_where3, _NO = _PUB["where"], object()
+
+
+def where(condition, x=_NO, y=_NO):
+    """x where condition is true, else y (broadcast together; the result type of x and y); with
+    the condition alone, NumPy's where(condition): nonzero(condition), a tuple of indices."""
+    if x is _NO and y is _NO:
+        return nonzero(condition)  # noqa: F821  (published above)
+    if x is _NO or y is _NO:
+        raise TypeError("where: give both x and y, or neither (then it is nonzero(condition))")
+    return _where3(condition, x, y)
+
+
+where.__wrapped_op__ = "where"
 del _PUB, _MEMSTATS

@@ -285,9 +285,19 @@ def _t(self):
 
 Tensor.t = _t
 def _masked_fill(self, mask, value):
-    """PyTorch's masked_fill: value where mask is true; keeps this tensor's dtype."""
-    r = PUB["where"](mask, value, self)
-    return r if r.dtype is self.dtype else PUB["astype"](r, self.dtype)
+    """PyTorch's masked_fill: value where mask is true; keeps this tensor's dtype (the value is
+    cast to it first, so the other elements are never rounded through a wider type; a complex
+    value into a real tensor raises)."""
+    from . import elementwise as ew
+    if isinstance(value, Tensor):
+        if value.dtype.kind == "c" and self.dtype.kind != "c":
+            raise TypeError(f"masked_fill: cannot fill a {self.dtype.name} tensor with "
+                            f"{value.dtype.name} values: the imaginary parts would be lost")
+        v = value if value.dtype is self.dtype else PUB["astype"](value, self.dtype)
+    else:
+        v = ew.empty_tensor((), self.dtype, self.device)
+        ew.copy_into(v, value, "masked_fill")
+    return PUB["where"](mask, v, self)
 
 
 Tensor.masked_fill = _masked_fill

@@ -361,6 +361,10 @@ def repeat(x: Tensor, repeats, axis: int | None = None) -> Tensor:
         ew.copy_into(out, v)
         return reshape(out, x.shape[:axis] + (n * r,) + x.shape[axis + 1:])
     total, idx = backend_for(r.device).repeat_index(n, r)   # (on a GPU: two host reads)
+    if total < 0 and -total - 1 >= n:   # a count so large that the total could overflow
+        i = -total - 1 - n
+        raise ValueError(f"repeat: count {i} is {r[i].item()}, too large for {n} elements (the "
+                         "total could pass int64's range)")
     if total < 0:
         raise ValueError(f"repeat: repeats may not contain negative values (count {-total - 1} is "
                          "negative)")

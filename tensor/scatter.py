@@ -12,6 +12,7 @@ writes, in index order (a repeated index: the last assignment wins, additions ad
 from __future__ import annotations
 
 from . import _hook
+from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .aliasing import check_not_readonly, check_writable
@@ -40,8 +41,17 @@ def check_index_extent(idx: Tensor, src: Tensor, x: Tensor, dim: int, op: str, n
                              f"or {name} {x.shape} along dimension {d} (dim={dim})")
 
 
-def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
-    """value cast to x's dtype, broadcast to shape (leading size-1 dims dropped, as NumPy)."""
+_KIND = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # a Python int adds into any integer dtype
+
+
+def _scalar_kind(v) -> int:
+    return 0 if isinstance(v, bool) else 1 if isinstance(v, int) else 3 if isinstance(v, complex) else 2
+
+
+def _value_for(x: Tensor, value, shape: tuple, op: str = "setitem", accumulate: bool = False) -> Tensor:
+    """value cast to x's dtype, broadcast to shape (leading size-1 dims dropped, as NumPy).
+    Complex values into a real x raise, as in a basic setitem; an accumulation casts only
+    within a kind ('same_kind', as np.add.at and x[key] += value)."""
     host = not isinstance(value, Tensor)  # a scalar, list or NumPy array: copied to x's device
     value = ew.as_operand(value)
     if isinstance(value, Tensor) and value.device != x.device:
@@ -50,10 +60,19 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
                              f"move it with .to({str(x.device)!r})")
         value = value.to(x.device)
     if not isinstance(value, Tensor):
+        if accumulate and _scalar_kind(value) > _KIND.get(x.dtype.kind, 0):
+            raise TypeError(f"{op}: cannot add the {type(value).__name__} {value!r} into a tensor "
+                            f"of dtype {x.dtype.name} (casting rule 'same_kind')")
         t = ew.empty_tensor((), x.dtype, x.device)
         ew.copy_into(t, value)
         value = t
     elif value.dtype is not x.dtype:
+        if value.dtype.kind == "c" and x.dtype.kind != "c":
+            raise TypeError(f"{op}: cannot write {value.dtype.name} values into a {x.dtype.name} "
+                            "tensor: the imaginary parts would be lost (take .real, or astype)")
+        if accumulate and not dt.can_cast(value.dtype, x.dtype, "same_kind"):
+            raise TypeError(f"{op}: cannot add {value.dtype.name} values into a tensor of dtype "
+                            f"{x.dtype.name} (casting rule 'same_kind')")
         value = value.astype(x.dtype)
     else:  # the scatter writes x while it reads value, in another order
         value = stable(value, x)
@@ -65,7 +84,7 @@ def _value_for(x: Tensor, value, shape: tuple) -> Tensor:
                          f"to indexing result of shape {shape}") from None
 
 
-def _put1(p: _Plan, value) -> bool:
+def _put1(p: _Plan, value, op: str) -> bool:
     """One index array, no other axes, plain assignment (the hot path of x[idx] = v): fused.
     The kernel reads the index while it writes v, so an index that shares v's memory
     (x[x] = ...) is read from a copy."""
@@ -73,7 +92,7 @@ def _put1(p: _Plan, value) -> bool:
     idx = stable(p.arrays[0], v)
     sh, (ist,) = coalesce(idx.shape, [idx.strides])
     ones = (1,) * (v.ndim - 1)
-    val = _value_for(v, value, ones[:p.pos] + idx.shape + ones[p.pos:])
+    val = _value_for(v, value, ones[:p.pos] + idx.shape + ones[p.pos:], op)
     vsh, (vst,) = coalesce(val.shape, [val.strides])
     if len(sh) > 1 or (len(vsh) > 1 or vsh != sh) and vst != [0]:
         return False
@@ -96,12 +115,12 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     p = _plan(x, key)
     v, rest = p.v, _rest_axes(p)
     if (not accumulate and p.mask is None and len(p.arrays) == 1 and all(v.shape[a] == 1 for a in rest)
-            and _be(x).put is not None and _put1(p, value)):
+            and _be(x).put is not None and _put1(p, value, op)):
         return
     rshape, bshape = [v.shape[a] for a in rest], p.bshape
     nb = len(bshape)
     shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
-    val = _value_for(x, value, shape)  # a bad value shape is reported first, as NumPy does
+    val = _value_for(x, value, shape, op, accumulate)  # a bad value shape is reported first, as NumPy
     off = _offsets(p)
     order = list(range(p.pos, p.pos + nb)) + list(range(p.pos)) + list(range(p.pos + nb, len(shape)))
     val = permute(val, order)
@@ -148,15 +167,25 @@ def setitem(x: Tensor, key, value) -> None:
     _scatter(x, key, value, False, "setitem")
 
 
+def put_key(key) -> tuple:
+    """index_put_'s key as a tuple of per-axis indices: a list holding tensors is PyTorch's list of
+    indices, one per axis; any other non-tuple key indexes the first axis (NumPy's)."""
+    if isinstance(key, list) and any(isinstance(k, Tensor) for k in key):
+        return tuple(key)
+    return key if isinstance(key, tuple) else (key,)
+
+
 def index_put_(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
     """x[key] = value in place; accumulate=True adds instead (repeated indices add up, as np.add.at).
 
     >>> import tensor as T
     >>> x = T.zeros(3, dtype="int64"); T.scatter.index_put_(x, ([0, 0, 2],), 1, True).tolist()
     [2, 0, 1]
+
+    A list holding tensors is PyTorch's form, one index per axis (x.index_put_([i, j], v) is
+    x[i, j] = v); any other key is NumPy's.
     """
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = put_key(key)
     check_writable(x, "index_put_")
     if not all(_is_basic(k) for k in key):
         _scatter(x, key, value, accumulate, "index_put_")

@@ -326,13 +326,17 @@ def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
     """A view with explicit shape, element strides and storage offset; checked against the storage.
     It keeps x's writeable flag (as NumPy's), but a write into it raises ValueError when two of
     its elements share a memory location (a zero or folding stride; see tensor.aliasing)."""
-    shape, strides = tuple(shape), tuple(strides)
+    shape, strides = tuple(map(operator.index, shape)), tuple(map(operator.index, strides))
     if len(shape) != len(strides):
         raise ValueError(f"as_strided: shape {shape} and strides {strides} differ in length")
     if any(n < 0 for n in shape):
         raise ValueError(f"as_strided: negative size in shape {shape}")
-    off = x._offset if offset is None else offset
+    off = x._offset if offset is None else operator.index(offset)
     check_size(shape, x.itemsize, "as_strided", x._dtype.name)
+    big = (2**63 - 1) // x.itemsize   # kernels address in int64 bytes
+    if off < 0 or off > big or any(abs(s) > big for s in strides):
+        raise ValueError(f"as_strided: strides {strides} and offset {off} must address within int64 "
+                         f"(|stride| and offset at most {big} elements of {x._dtype.name}; offset >= 0)")
     if 0 not in shape:
         lo = off + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
         hi = off + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)

@@ -206,6 +206,57 @@ def test_custom_function_with_ctx_save_for_backward():
     np.testing.assert_array_equal(x.grad.numpy(), [6.0, 24.0])
 
 
+def test_custom_function_returning_its_input_leaves_the_input_alone():
+    """Marking the returned input itself rewrote every other use of it: (x * 2).sum() then took
+    the custom backward (gradient 20, not 2) and the leaf x was no longer a leaf."""
+    class Ident10(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 10
+
+    x = leaf([1.0, 1.0])
+    y = Ident10.apply(x)
+    assert y is not x and x.is_leaf and x.grad_fn is None and y.grad_fn is not None
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    x.grad = None
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 10.0])
+    w = leaf([1.0, 1.0])
+    h = w * 3
+    Ident10.apply(h)
+    (h * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [6.0, 6.0])
+
+
+def test_custom_function_materializes_zero_grads_for_unused_outputs():
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, a, materialize):
+            ctx.set_materialize_grads(materialize)
+            b = a * 2
+            return b, b          # one tensor returned twice: two outputs
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            if g1 is None:
+                return 5 * g2, None
+            return g1 + 3 * g2, None
+
+    x = leaf([1.0, 2.0])
+    p, q = Twice.apply(x, True)
+    assert p is not q
+    q.sum().backward()           # g1 is zeros, as PyTorch's default
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    x.grad = None
+    Twice.apply(x, False)[1].sum().backward()    # set_materialize_grads(False): None
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0])
+
+
 def test_same_program_gives_bitwise_identical_gradients():
     def run():
         x = T.tensor(np.linspace(-2, 2, 1000), requires_grad=True)

@@ -78,6 +78,12 @@ def _npy(shape, descr="<f8", payload=b"") -> bytes:
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + payload
 
 
+def _unclosed_header() -> bytes:
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, "
+    header += b" " * (118 - len(header)) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + bytes(24)
+
+
 def _tree(text: str) -> bytes:
     b = io.BytesIO()
     np.save(b, np.array(text))
@@ -129,6 +135,7 @@ def test_crafted_damage_raises_checkpoint_error(tmp_path):
         "tree a number": {"__tree__.npy": _tree("3")},
         "bad node": {"__tree__.npy": _tree(json.dumps({"format": FORMAT, "root": {"list": 3}}))},
         "missing entry": {"__tree__.npy": _tree(json.dumps({"format": FORMAT, "root": w}))},
+        "unclosed header": {"w.npy": _unclosed_header()},                # tokenize.TokenError
     }
     for what, members in files.items():
         p = tmp_path / f"{what}.npz"

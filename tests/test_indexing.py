@@ -441,6 +441,76 @@ def test_index_put_accumulate(data, shape):
     np.testing.assert_array_equal(x.numpy(), base)
 
 
+def test_advanced_writes_refuse_complex_into_real_and_cross_kind_adds():
+    """Every advanced write path dropped the imaginary parts silently (a basic setitem raises),
+    and the accumulating ones truncated floats added into integers (np.add.at refuses)."""
+    c = T.asarray(np.array([1 + 2j, 3 + 4j]))
+    mask = T.tensor([True, True, False])
+
+    def writes(x):
+        yield lambda: x.__setitem__([0, 1], c)
+        yield lambda: x.__setitem__(mask, c)
+        yield lambda: x.__setitem__([0, 1], np.array([1 + 2j, 3 + 4j]))
+        yield lambda: T.index_put_(x, ([0, 1],), c)
+        yield lambda: T.index_put_(x, ([0, 1],), c, True)
+        yield lambda: T.index_add_(x, 0, [0, 1], c)
+        yield lambda: T.scatter_add_(x, 0, T.tensor([0, 1]), c)
+        yield lambda: T.put_along_axis(x, T.tensor([0, 1]), c, 0)
+        yield lambda: x.masked_fill(T.tensor([True, False, True]), 1 + 2j)
+        yield lambda: x.masked_fill(T.tensor([True, False, True]), c[0])
+    x = T.zeros(3)
+    for w in writes(x):
+        with pytest.raises(TypeError, match="imaginary|complex"):
+            w()
+    assert x.tolist() == [0.0, 0.0, 0.0]
+    xi = T.zeros(3, dtype="int64")
+    for w in (lambda: T.index_put_(xi, ([0, 1, 2],), T.tensor([1.5, 2.5, 3.5]), True),
+              lambda: T.index_put_(xi, ([0, 1, 2],), 1.5, True),
+              lambda: T.index_add_(xi, 0, [0, 1], T.tensor([1.5, 2.5]))):
+        with pytest.raises(TypeError, match="same_kind"):
+            w()
+    assert xi.tolist() == [0, 0, 0]
+    T.index_put_(xi, ([0, 0, 2],), 2, True)               # a Python int adds into integers
+    T.index_put_(xi, ([1],), T.tensor([7], dtype="int8"), True)
+    assert xi.tolist() == [4, 7, 2]
+    xi[[0, 1]] = T.tensor([1.7, -2.2])                     # plain assignment casts, as NumPy's
+    assert xi.tolist() == [1, -2, 2]
+
+
+def test_masked_fill_casts_the_value_not_the_tensor():
+    """The fill went through where(), which promoted int64 with a float value to float64 and
+    rounded every element above 2**53 (masked or not)."""
+    x = T.tensor([2**53 + 1, 2**62 + 3, 5])
+    assert x.masked_fill(T.tensor([False, False, True]), 0.5).tolist() == [2**53 + 1, 2**62 + 3, 0]
+    h = T.zeros(3, dtype="float16").masked_fill(T.tensor([True, False, False]), T.tensor(2.0))
+    assert h.dtype is T.float16 and h.tolist() == [2.0, 0.0, 0.0]
+    with pytest.raises(OverflowError):
+        T.zeros(2, dtype="int8").masked_fill(T.tensor([True, False]), 300)
+
+
+def test_index_put_takes_pytorchs_list_of_index_tensors():
+    i, j = T.tensor([0, 1]), T.tensor([1, 2])
+    want = np.zeros((3, 3))
+    want[[0, 1], [1, 2]] = 1
+    x = T.zeros((3, 3))
+    np.testing.assert_array_equal(to_np(T.index_put_(x, [i, j], T.tensor(1.0))), want)
+    np.testing.assert_array_equal(to_np(T.zeros((3, 3)).index_put_((i, j), T.tensor(1.0))), want)
+    np.testing.assert_array_equal(to_np(T.index_put_(T.zeros(3), [0, 2], 1.0)), [1, 0, 1])  # NumPy's
+    w = T.ones((3, 3), requires_grad=True)
+    y = w * 1
+    y.index_put_([T.tensor([0]), T.tensor([1])], T.tensor(5.0))
+    y.sum().backward()
+    np.testing.assert_array_equal(to_np(w.grad), 1 - (np.arange(9).reshape(3, 3) == 1))
+
+
+def test_where_with_the_condition_alone_is_nonzero():
+    a = np.array([[0, 1], [2, 0]])
+    got = T.where(T.asarray(a))
+    assert [to_np(t).tolist() for t in got] == [t.tolist() for t in np.where(a)]
+    with pytest.raises(TypeError, match="both x and y"):
+        T.where(T.asarray(a), 1)
+
+
 def test_docstring_examples():
     import doctest
     assert doctest.testmod(I).failed == 0 and doctest.testmod(S).failed == 0

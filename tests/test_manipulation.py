@@ -219,6 +219,10 @@ def test_repeat_errors():
         M.repeat(x, [1, 2])
     with pytest.raises(ValueError, match="negative"):
         M.tile(x, (-1,))
+    # counts whose total passes int64 (it wrapped to 1 and the fill wrote past a 1-element index)
+    for counts in ([2**63 - 1, 2**63 - 1, 3], [1, 2**62, 2**62]):
+        with pytest.raises(ValueError, match=f"count {counts.index(max(counts))} is .*too large"):
+            M.repeat(x, T.tensor(counts))
 
 
 # ---------------------------------------------------------------- pad

@@ -524,6 +524,7 @@ def test_save_load_round_trip_every_dtype(tmp_path):
         ("idx", T.arange(6).reshape(2, 3)),
         ("mask", T.tensor([True, False])),
         ("scalar", T.tensor(3.0)),
+        ("bf scalar", T.tensor(1.5, dtype=T.bfloat16)),   # came back of shape (1,)
         ("empty", T.zeros((0, 2), dtype=F32)),
         ("strided", T.arange(12.0).reshape(3, 4).T[::2]),
     ])

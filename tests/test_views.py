@@ -385,6 +385,19 @@ def test_as_strided_bounds_checked(n, data):
         T.as_strided(x, (2, 2), (1,))
 
 
+def test_as_strided_refuses_strides_and_offsets_past_int64():
+    """Accepted before (a size-1 or size-0 axis reaches nothing), then repr, + and tolist
+    failed with a bare OverflowError."""
+    x = T.arange(10.0)
+    for shape, strides, off in [((1, 2), (2**70, 1), 0), ((1, 2), (2**63 - 1, 1), 0),
+                                ((0, 3), (1, 1), 2**70), ((2,), (1,), -1)]:
+        with pytest.raises(ValueError, match="as_strided: .*within int64"):
+            T.as_strided(x, shape, strides, off)
+    with pytest.raises(TypeError):
+        T.as_strided(x, (2,), (1.5,))
+    assert T.as_strided(x, (1, 2), (2**40, 1), 3).tolist() == [[3.0, 4.0]]
+
+
 # ---------------------------------------------------------------- writes through views
 
 def test_writes_through_views_reach_the_base():

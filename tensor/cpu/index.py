@@ -123,7 +123,8 @@ def count_rows(rows: int, length: int, m, out) -> None:
 
 def repeat_index(n: int, counts):
     """(total, idx) with idx the int64 positions i repeated counts[i] times, or
-    (-(i + 1), None) for the first negative count i."""
+    (-(i + 1), None) for the first negative count i, (-(n + i + 1), None) for a first count i
+    past INT64_MAX / n (the total could overflow int64)."""
     total = _k("sx_repeat_index")(n, counts.data_ptr(), 0)
     if total < 0:
         return total, None

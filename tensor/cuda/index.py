@@ -351,7 +351,8 @@ def count_rows(rows: int, length: int, m, out) -> None:
 
 def repeat_index(n: int, counts):
     """repeat's index expansion on the device: (total, idx) with idx the int64 positions i
-    repeated counts[i] times, or (-(i + 1), None) for the first negative count i."""
+    repeated counts[i] times, or (-(i + 1), None) for the first negative count i
+    (-(n + i + 1) for a count past INT64_MAX / n: the total could overflow)."""
     device = counts.device
     flag = _flag(device)
     if n:

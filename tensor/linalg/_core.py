@@ -277,8 +277,8 @@ def _qr_raw(A, mode="reduced"):
             ew.copy_into(qk, qk * T.expand_dims(ph, -2))
     d = result_dtype(A.dtype)
     R = _cast(r, d, A.shape[:-2] + (kq, n))
-    if q is None:
-        return _new(A.shape[:-2] + (0, 0), d, A.device), R
+    if q is None:   # PyTorch's empty Q of shape (0,)
+        return _new((0,), d, A.device), R
     return _cast(q, d, A.shape[:-2] + (m, kq)), R
 
 

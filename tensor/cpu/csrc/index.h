@@ -195,11 +195,12 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
 int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out) {
     const int64_t *c = (const int64_t *)counts;
     int64_t total = 0;
-    if (!out) {
+    if (!out) {   /* a count past INT64_MAX / n could make the total overflow: -(n + i + 1) */
         for (int64_t i = 0; i < n; i++) {
             if (c[i] < 0) return -(i + 1);
-            total += c[i];
+            if (c[i] > INT64_MAX / n) return -(n + i + 1);
         }
+        for (int64_t i = 0; i < n; i++) total += c[i];
         return total;
     }
     int64_t *o = (int64_t *)out;
