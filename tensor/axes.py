@@ -14,6 +14,8 @@ class AxisError(ValueError, IndexError):
 
 def norm_axis(axis, ndim: int, op: str) -> int:
     try:
+        if isinstance(axis, bool):   # an int to operator.index, not an axis (NumPy refuses it)
+            raise TypeError
         a = operator.index(axis)
     except TypeError:
         raise TypeError(f"{op}: axis must be an integer, got {type(axis).__name__}") from None

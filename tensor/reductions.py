@@ -246,15 +246,16 @@ def all(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A
 def logsumexp(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """log(sum(exp(x))) computed stably (the max is subtracted first)."""
     x = ew.as_tensor(x)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         x = x.astype(dt.float_of(x.dtype))
     axes = norm_axes(axis_arg(axis, dim), x.ndim, "logsumexp")
     if builtins.any(x._shape[i] == 0 for i in axes):  # empty sum: log(0) = -inf, as PyTorch/SciPy
         from .creation import zeros
         m = zeros(tuple(1 if i in axes else n for i, n in enumerate(x._shape)), dtype=x.dtype,
                   device=x.device)
-    else:
-        m = _keep(_minmax("max", x, axes, False, None), x, axes, True)
+    else:   # (complex: the largest real part is subtracted, as PyTorch's)
+        re = x if x.dtype.kind != "c" else ew.contiguous(views.complex_part(x, 0))
+        m = _keep(_minmax("max", re, axes, False, None), re, axes, True)
         m = ew.where(ew.unary("isfinite", m), m, 0.0)
     s = _run("sum", ew.unary("exp", ew.binary("subtract", x, m)), axes, x.dtype)
     r = ew.binary("add", ew.unary("log", s), m.reshape(s.shape))

@@ -81,16 +81,20 @@ def _sort(x, axis, descending, stable, op: str, values: bool):
 
 
 def _complex_order(xm: Tensor, rows: int, L: int, descending: bool) -> Tensor:
-    """The order of complex rows, lexicographic on (real, imaginary) as NumPy's (NaNs last):
-    two stable sorts of the real kernels, by imaginary part, then by real part."""
+    """The order of complex rows as NumPy's: lexicographic on (real, imaginary) among the values
+    without NaN, then R+nanj, nan+Rj and nan+nanj (reversed when descending). Three stable sorts
+    of the real kernels: by imaginary part, by real part, by that NaN class."""
     be = backend_for(xm.device)
-    im = ew.contiguous(complex_part(xm, 1))
-    first = empty(xm.shape, dt.int64, xm.device)
-    be.sort_rows(im, None, first, rows, L, descending)
-    re = ew.contiguous(take_along_axis(complex_part(xm, 0), first, -1))
-    second = empty(xm.shape, dt.int64, xm.device)
-    be.sort_rows(re, None, second, rows, L, descending)
-    return take_along_axis(first, second, -1)
+    re, im = complex_part(xm, 0), complex_part(xm, 1)
+    nan_im, nan_re = (ew.astype(ew.unary("isnan", p), dt.int8) for p in (im, re))
+    nan_class = ew.binary("add", nan_im, ew.binary("add", nan_re, nan_re))   # 0 .. 3
+    order = None
+    for key in (im, re, nan_class):
+        key = ew.contiguous(key if order is None else take_along_axis(key, order, -1))
+        step = empty(xm.shape, dt.int64, xm.device)
+        be.sort_rows(key, None, step, rows, L, descending)
+        order = step if order is None else take_along_axis(order, step, -1)
+    return order
 
 
 def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
@@ -138,9 +142,26 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
     d = dt.result_type(x1, x2)
     a = ew.contiguous(ew.astype(x1, d, copy=False))
     v = ew.contiguous(ew.astype(x2, d, copy=False))
+    if d.kind == "c":
+        return _complex_searchsorted(a, v, side == "right")
     out = empty(x2.shape, dt.int64, x1.device)
     backend_for(x1.device).searchsorted(a, v, out, side == "right")
     return out
+
+
+def _complex_searchsorted(a: Tensor, v: Tensor, right: bool) -> Tensor:
+    """searchsorted in sort's complex order: one stable sort of v and a together (v first for
+    side='left', so that v goes before the a's equal to it; after them for 'right'); a v's
+    insertion point is the count of a's sorted before it."""
+    n, m = a.shape[0], v.numel()
+    vf = reshape(v, (m,))
+    order = P.argsort(P.concat([a, vf] if right else [vf, a]))
+    is_a = P.astype(P.less(order, n) if right else P.greater_equal(order, m), dt.int64)
+    before = P.subtract(P.cumsum(is_a), is_a)          # a's sorted strictly before each position
+    at_v = P.nonzero(P.equal(is_a, 0))[0]
+    out = empty((m,), dt.int64, a.device)
+    out[P.subtract(P.take(order, at_v), n if right else 0)] = P.take(before, at_v)
+    return reshape(out, v.shape)
 
 
 # ---------------------------------------------------------------- unique (compositions)

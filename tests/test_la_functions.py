@@ -296,6 +296,18 @@ def test_norms(d):
     assert L.matrix_norm(T.asarray(a), keepdims=True).shape == (3, 1, 1)
 
 
+@pytest.mark.parametrize("d", ["float16", "bfloat16"])
+def test_16_bit_norms_accumulate_in_float32(d):
+    """The squares were taken in float16: 1000 x 300 gave inf, 100 x 1e-4 gave 0."""
+    for v, n in ((300.0, 1000), (1e-4, 100)):
+        x = T.full((n,), v, dtype=d)
+        exact = float(x[0].item()) * math.sqrt(n)
+        for got in (L.vector_norm(x), L.norm(x), L.matrix_norm(x.reshape(10, -1)),
+                    L.vector_norm(x, ord=3) * (n ** (1 / 2 - 1 / 3))):
+            assert got.dtype.name == d
+            assert abs(float(got.item()) - exact) <= 1e-2 * exact, (d, v, got)
+
+
 def test_products_and_the_rest():
     rng = np.random.default_rng(13)
     a = rng.standard_normal((4, 4))

@@ -83,6 +83,35 @@ def test_nan_and_signed_zero_order():
     assert x.argsort().tolist() == [3, 0, 2, 5, 1, 4]   # the Tensor method (NumPy, PyTorch)
 
 
+def _complex_with_nans(rng, n):
+    re = rng.choice([0.0, 1.0, 2.0, np.nan, -0.5], n)
+    im = rng.choice([0.0, 1.0, np.nan, -1.0], n)
+    return re + 1j * np.where(np.isnan(im), 0, im) + np.where(np.isnan(im), complex(0, np.nan), 0)
+
+
+@pytest.mark.parametrize("d", [dt.complex64, dt.complex128], ids=str)
+def test_complex_sort_and_searchsorted_with_nans_match_numpy(d):
+    """NumPy orders R+Rj < R+nanj < nan+Rj < nan+nanj; an R+nanj sorted among the finite values
+    before, and searchsorted of complex failed with a KeyError."""
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        a = _complex_with_nans(rng, int(rng.integers(0, 12))).astype(d.np)
+        x = make_tensor(a, d)
+        np.testing.assert_array_equal(to_np(T.argsort(x)), np.argsort(a, kind="stable"))
+        re, im = a.real, a.imag   # descending: NaN classes first, equal keys in input order
+        keys = sorted(set(zip(np.isnan(re) * 2 + np.isnan(im), np.nan_to_num(re), np.nan_to_num(im))))
+        rank = np.array([keys.index(k) for k in zip(np.isnan(re) * 2 + np.isnan(im), np.nan_to_num(re),
+                                                      np.nan_to_num(im))], dtype=np.int64)
+        np.testing.assert_array_equal(to_np(T.argsort(x, descending=True)),
+                                      np.argsort(-rank, kind="stable"))
+        s = np.sort(a)
+        v = _complex_with_nans(rng, int(rng.integers(0, 6))).astype(d.np)
+        for side in ("left", "right"):
+            got = T.searchsorted(make_tensor(s, d), make_tensor(v, d), side=side)
+            np.testing.assert_array_equal(to_np(got), np.searchsorted(s, v, side=side))
+    assert T.searchsorted(make_tensor(np.array([1 + 1j, 2]), dt.complex128), 1.5).tolist() == 1
+
+
 @pytest.mark.parametrize("d", [dt.int16, dt.uint8, dt.float32, dt.bfloat16], ids=str)
 def test_searchsorted_matches_numpy(d):
     rng = np.random.default_rng(5)

@@ -22,6 +22,8 @@ def norm_axes(x, axis) -> tuple:
 def _vector_norm_raw(x, ord=2, axis=None, keepdims=False):  # noqa: A002
     ax = norm_axes(x, axis)
     d = x.dtype if x.dtype.kind in "fc" else dt.float64
+    if d.itemsize == 2:   # 16-bit floats: powers and sums in float32, one rounding at the end
+        return _vector_norm_raw(x.astype(dt.float32), ord, axis, keepdims).astype(d)
     a = T.abs(x.astype(d, copy=False))
     if ord == math.inf:
         r = T.max(a, axis=ax, keepdims=keepdims) if a.size else T.zeros(
