@@ -175,6 +175,22 @@ def ntuple(v, n: int, what: str, op: str) -> tuple:
     return t
 
 
+def check_window(op: str, kernel, stride, dilation, pads, shape=None) -> None:
+    """Sliding-window arguments: kernel, stride and dilation positive, paddings ((before, after)
+    per dim) non-negative, and the last len(kernel) sizes of `shape` (when given) padded at
+    least as large as the dilated kernel. A negative stride ran forever and a zero one divided
+    by zero before."""
+    if min(kernel + stride + dilation, default=1) < 1:
+        raise ValueError(f"{op}: kernel_size {kernel}, stride {stride} and dilation {dilation} must "
+                         "be positive")
+    if min((v for pair in pads for v in pair), default=0) < 0:
+        raise ValueError(f"{op}: padding must be non-negative, got {tuple(p[0] for p in pads)}")
+    for n, k, (b, a), d in zip(tuple(shape or ())[-len(kernel):], kernel, pads, dilation):
+        if n + b + a < d * (k - 1) + 1:
+            raise ValueError(f"{op}: input of shape {tuple(shape)} padded by {pads} is smaller than "
+                             f"the kernel {kernel} with dilation {dilation}")
+
+
 def conv_padding(padding, kernel, stride, dilation, op: str) -> tuple:
     """((before, after), ...) per spatial dim from an int, a tuple, 'valid' or 'same'."""
     nd = len(kernel)
@@ -239,10 +255,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     if min(stride + dilation) < 1:
         raise ValueError(f"{op}: stride and dilation must be positive, got {stride}, {dilation}")
     pads = conv_padding(padding, kernel, stride, dilation, op)
-    for n, k, (b, a), d in zip(x.shape[2:], kernel, pads, dilation):
-        if n + b + a < d * (k - 1) + 1:
-            raise ValueError(f"{op}: input of shape {tuple(x.shape)} padded by {pads} is smaller "
-                             f"than the (dilated) kernel {kernel} with dilation {dilation}")
+    check_window(op, kernel, stride, dilation, pads, x.shape)
     x4, w4, s2, p2, d2 = _as_2d(x, weight, stride, pads, dilation, nd)
     if groups == 1 and x4.dtype == w4.dtype and (bias is None or bias.dtype == w4.dtype):
         y = conv2d_g1(x4, w4, bias, s2, p2, d2)
@@ -299,6 +312,7 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
         raise ValueError(f"{op}: input of shape {tuple(x.shape)} has {x.shape[1]} channels, but "
                          f"weight of shape {tuple(weight.shape)} expects {cin} (divisible by "
                          f"groups={groups})")
+    check_window(op, kernel, stride, dilation, tuple((p, p) for p in pad))
     if any(p >= max(s, d) for p, s, d in zip(opad, stride, dilation)) or min(pad + opad) < 0:
         raise ValueError(f"{op}: output_padding {opad} must be smaller than stride {stride} or "
                          f"dilation {dilation}, and paddings non-negative")
@@ -358,8 +372,9 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise ValueError(f"unfold: expected input of shape (N, C, H, W), got {tuple(input.shape)}")
     k = ntuple(kernel_size, 2, "kernel_size", "unfold")
     pads = tuple((p, p) for p in ntuple(padding, 2, "padding", "unfold"))
-    cols = im2col(input, k, ntuple(stride, 2, "stride", "unfold"), pads,
-                  ntuple(dilation, 2, "dilation", "unfold"), 0.0)
+    s, d = ntuple(stride, 2, "stride", "unfold"), ntuple(dilation, 2, "dilation", "unfold")
+    check_window("unfold", k, s, d, pads, input.shape)
+    cols = im2col(input, k, s, pads, d, 0.0)
     c, kh, kw, n, oh, ow = cols.shape
     return T.permute(cols, (3, 0, 1, 2, 4, 5)).reshape(n, c * kh * kw, oh * ow)
 
@@ -374,6 +389,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     size, k = ntuple(output_size, 2, "output_size", "fold"), ntuple(kernel_size, 2, "kernel_size", "fold")
     s, d = ntuple(stride, 2, "stride", "fold"), ntuple(dilation, 2, "dilation", "fold")
     p = ntuple(padding, 2, "padding", "fold")
+    check_window("fold", k, s, d, tuple((q, q) for q in p), size)   # (the output's size)
     oh, ow = (_out_size(n, kk, ss, pp, pp, dd) for n, kk, ss, pp, dd in zip(size, k, s, p, d))
     if input.ndim != 3 or input.shape[1] % (k[0] * k[1]) or input.shape[2] != oh * ow:
         raise ValueError(f"fold: expected input of shape (N, C*{k[0]}*{k[1]}, {oh}*{ow}) for "

@@ -47,7 +47,7 @@ def _renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float) -> 
     with no_grad():
         flat = idx.reshape(-1)
         rows = weight[flat]
-        norms = T.sum(T.abs(rows) ** norm_type, axis=1, keepdims=True) ** (1.0 / norm_type)
+        norms = T.linalg.vector_norm(rows, ord=norm_type, axis=1, keepdims=True)  # inf: the max
         scale = T.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         weight[flat] = (rows * scale).astype(weight.dtype)
 

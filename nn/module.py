@@ -192,6 +192,8 @@ class Module:
         self._check_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+        if name not in self._buffers and hasattr(self, name):   # PyTorch's: a parameter stays one
+            raise KeyError(f"register_buffer: attribute {name!r} already exists")
         self._remove_attr(name, self._buffers)
         self._buffers[name] = tensor
         (self._non_persistent.discard if persistent else self._non_persistent.add)(name)

@@ -84,24 +84,45 @@ def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_i
     k2, s2, d2 = _pad2(k, nd, 1), _pad2(s, nd, 1), _pad2(d, nd, 1)
     cols = im2col(x4, k2, s2, _pad2(pads, nd, (0, 0)), d2, _lowest(x.dtype))
     c, kh, kw, n, oh, ow = cols.shape
-    y, idx = _window_max(cols.reshape(c, kh * kw, n, oh, ow), return_indices)
+    p2 = _pad2(pads, nd, (0, 0))
+    inside = None if all(p == (0, 0) for p in p2) else _inside(x4.shape[2:], k2, s2, d2, p2, (oh, ow),
+                                                               x.device)
+    y, idx = _window_max(cols.reshape(c, kh * kw, n, oh, ow), return_indices, inside)
     y = undo(T.contiguous(T.permute(y, (1, 0, 2, 3))))
     if not return_indices:
         return y
-    return y, undo(_flat_indices(idx, x4.shape, k2, s2, d2, _pad2(pads, nd, (0, 0))))
+    return y, undo(_flat_indices(idx, x4.shape, k2, s2, d2, p2))
 
 
-def _window_max(cols, with_index):
+def _inside(size, k, s, d, pads, out, device):
+    """(K, OH, OW) bool: whether window element i of output (oh, ow) lies in the input, not in
+    its padding."""
+    def along(axis):   # (k, o): position of element j of window o, inside [0, n)
+        pos = (T.arange(out[axis], device=device).reshape(1, -1) * s[axis] - pads[axis][0]
+               + T.arange(k[axis], device=device).reshape(-1, 1) * d[axis])
+        return (pos >= 0) & (pos < size[axis])
+    rows, cols = along(0), along(1)
+    return (rows.reshape(k[0], 1, out[0], 1) & cols.reshape(1, k[1], 1, out[1])).reshape(
+        k[0] * k[1], out[0], out[1])
+
+
+def _window_max(cols, with_index, inside=None):
     """Max over axis 1 of (C, K, N, OH, OW), as PyTorch's kernel: a later element wins only if
-    it is larger (the first maximum gets the gradient) or NaN (NaN propagates). A chain of
-    elementwise where ops: autograd routes each gradient to the chosen element."""
+    it is larger (the first maximum gets the gradient) or NaN (NaN propagates); with padding,
+    only the elements `inside` (K, OH, OW) the input compete, so a maximum equal to the padding
+    value keeps an index and a gradient in the input. A chain of elementwise where ops: autograd
+    routes each gradient to the chosen element."""
     best = cols[:, 0]
     idx = T.zeros(best.shape, dtype=T.int64, device=best.device) if with_index else None
+    have = None if inside is None else inside[0]
     for i in range(1, cols.shape[1]):
         v = cols[:, i]
         better = v > best
         if v.dtype.kind == "f":
             better = better | T.isnan(v)
+        if inside is not None:
+            better = inside[i] & (better | ~have)
+            have = have | inside[i]
         best = T.where(better, v, best)
         if with_index:
             idx = T.where(better, i, idx)
@@ -257,7 +278,8 @@ class _MaxPool(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        self.kernel_size, self.padding = kernel_size, padding
+        self.stride = kernel_size if stride is None else stride   # (stride=0 is refused, not replaced)
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, input: Tensor):
@@ -294,7 +316,8 @@ class _AvgPool(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        self.kernel_size, self.padding = kernel_size, padding
+        self.stride = kernel_size if stride is None else stride   # (stride=0 is refused, not replaced)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
         self.divisor_override = divisor_override
 

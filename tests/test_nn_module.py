@@ -152,6 +152,10 @@ def test_setattr_rules_and_errors():
         m.register_buffer("a.b", T.zeros(1))
     with pytest.raises(TypeError, match="buffer 'c'"):
         m.register_buffer("c", [1.0])
+    m.w = Parameter(T.zeros(2))
+    with pytest.raises(KeyError, match="'w' already exists"):   # it silently dropped the parameter
+        m.register_buffer("w", T.zeros(2))
+    assert list(m.parameters()) == [m.w]
 
     class Forgot(Module):
         def __init__(self):
