@@ -515,9 +515,22 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     return _finish(name, res, out)
 
 
+def same_device(op: str, tensors) -> None:
+    """Raise unless the tensors among `tensors` share one device (a kernel reads every operand
+    on its output's device)."""
+    dev = None
+    for t in tensors:
+        if isinstance(t, Tensor):
+            if dev is None:
+                dev = t.device
+            elif t.device != dev:
+                raise ValueError(f"{op}: tensors are on different devices: {dev} and {t.device}")
+
+
 def where(cond, a, b) -> Tensor:
     """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
     cond, a, b = as_tensor(cond, "where"), as_operand(a, "where"), as_operand(b, "where")
+    same_device("where", (cond, a, b))
     if cond._dtype is not dt.bool_:
         cond = astype(cond, dt.bool_)
     rd = dt.result_type(a, b)

@@ -72,6 +72,7 @@ def _join(tensors, axis, dtype, op: str) -> Tensor:
     ts = [_tensor(t) for t in tensors]
     if not ts:
         raise ValueError(f"{op}: need at least one tensor to concatenate")
+    ew.same_device(op, ts)
     if axis is None:
         ts, axis = [reshape(t, (-1,)) for t in ts], 0
     first = ts[0]
@@ -126,6 +127,7 @@ def stack(tensors, axis: int = 0) -> Tensor:
     ts = [_tensor(t) for t in tensors]
     if not ts:
         raise ValueError("stack: need at least one tensor to stack")
+    ew.same_device("stack", ts)
     for i, t in enumerate(ts[1:], 1):
         if t.shape != ts[0].shape:
             raise ValueError(f"stack: all inputs must have the same shape, but the tensor at index 0 has "

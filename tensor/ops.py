@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from . import dtypes as dt
 from . import elementwise as ew
-from .aliasing import check_writable
 from .convert import asarray
 from .optable import BINARY, OPS, UNARY
 
@@ -65,9 +64,14 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
         return ew.unary("rint", x, out=out)
     if x.dtype.kind == "b":
         raise TypeError("round: decimals != 0 is not supported for bool tensors (as NumPy)")
-    f = 10.0 ** (decimals if decimals > 0 else -decimals)  # not abs(): this module's abs is the op
-    scale, unscale = ("multiply", "true_divide") if decimals > 0 else ("true_divide", "multiply")
-    r = ew.binary(unscale, ew.unary("rint", ew.binary(scale, x, f)), f)
+    if decimals > 308:   # 10**decimals is past float64: every float is already rounded there
+        return x.copy() if out is None else ew._finish("round", x, out)
+    if decimals < -308:  # every finite value rounds to (signed) zero (NumPy: NaN, from inf / inf)
+        r = ew.binary("multiply", x, 0.0)
+    else:
+        f = 10.0 ** (decimals if decimals > 0 else -decimals)  # not abs(): this module's abs is the op
+        scale, unscale = ("multiply", "true_divide") if decimals > 0 else ("true_divide", "multiply")
+        r = ew.binary(unscale, ew.unary("rint", ew.binary(scale, x, f)), f)
     if is_int:
         r = ew.astype(r, x.dtype)
     return r if out is None else ew._finish("round", r, out)
@@ -86,11 +90,14 @@ def clip(x, min=None, max=None, out=None, a_min=None, a_max=None):  # noqa: A002
     [2, 5, 6]
     """
     a_min, a_max = bounds(min, max, a_min, a_max)
+    if out is not None:   # checked as clip's (a tensor, writable, same_kind) before either step
+        ew._check_out_first("clip", out)
+        xt = x if isinstance(x, ew.Tensor) else asarray(x)
+        ew._check_out_type("clip", out, dt.result_type(*(v for v in (xt, a_min, a_max) if v is not None)),
+                           xt.device)
     if a_min is None and a_max is None:
         xt = x if isinstance(x, ew.Tensor) else asarray(x)
         return ew.copy(xt) if out is None else ew._finish("clip", xt, out)
-    if out is not None and isinstance(out, ew.Tensor):
-        check_writable(out, "clip", "output array")  # before the first of the two steps below
     if isinstance(x, ew.Tensor) and x.dtype.kind in "iu":
         # NumPy 2: a Python int bound past the dtype's range that cannot bind is no bound
         # (int8 clip(-1000, 1000) is fine); one that would bind still raises OverflowError.

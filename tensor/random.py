@@ -60,7 +60,11 @@ class Generator:
     def manual_seed(self, seed: int | None = None) -> Generator:
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
-        self.seed = int(seed) & _MASK64
+        try:   # (a negative seed wraps, as PyTorch's)
+            self.seed = operator.index(seed) & _MASK64
+        except TypeError:
+            raise TypeError(f"manual_seed: the seed must be an int, got {type(seed).__name__} "
+                            f"{seed!r}") from None
         self.offset = 0
         if _hook.capture is not None:   # a step that seeds: its replays draw what it drew
             _hook.capture.reseeded(self)

@@ -76,6 +76,11 @@ def test_host_reads_see_queued_work_and_errors_are_clear():
     assert "device=cuda:0" in repr(y[:2])
     with pytest.raises(ValueError, match="different devices"):
         x + T.arange(1000.0)
+    h3 = T.ones(3)   # where, concatenate and stack read every operand on one device (they did not check)
+    for f in (lambda: T.where(h3 > 0, x[:3], h3), lambda: T.concatenate([h3, x[:3]]),
+              lambda: T.stack([x[:3], h3])):
+        with pytest.raises(ValueError, match="different devices: c"):
+            f()
     h = T.zeros(3)
     h.copy_(T.arange(3.0, device="cuda")[::-1])           # copy_ across devices, as PyTorch's
     assert h.device == "cpu" and h.tolist() == [2.0, 1.0, 0.0]

@@ -425,3 +425,14 @@ def test_slice_assignment_drops_leading_size_one_dimensions_of_the_value():
     np.testing.assert_array_equal(x.numpy(), np.ones((2, 2)))
     with pytest.raises(ValueError):
         x[:, :] = T.ones((2, 1, 2))
+
+
+def test_thread_count_and_seeds_must_be_ints():
+    """1.5 and '2' were turned into ints silently."""
+    for bad in (1.5, "2"):
+        with pytest.raises(TypeError, match="set_num_threads: need an int"):
+            T.set_num_threads(bad)
+        with pytest.raises(TypeError, match="manual_seed: the seed must be an int"):
+            T.random.Generator(bad)
+    assert T.random.Generator(-1).seed == 2**64 - 1   # a negative seed wraps, as PyTorch's
+    assert T.random.Generator(np.int64(3)).seed == 3

@@ -1,6 +1,8 @@
 """where, clip and round against NumPy: random shapes, dtypes, layouts and Python scalars."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from helpers import (
@@ -187,3 +189,25 @@ def test_round_ties_to_even():
                  np.round(np.array([15, 25, -35], np.int16), -1))
 
 
+
+
+def test_clip_checks_out_as_clip():
+    """out=[1] raised AttributeError, and with no bounds a float result went into an int8 out."""
+    x = T.tensor([0.5, 2.0])
+    with pytest.raises(TypeError, match="clip: out must be a Tensor, got list"):
+        T.clip(x, 0, 1, out=[1])
+    for lo in (None, 0):
+        with pytest.raises(TypeError, match="clip: cannot cast the result dtype float64 to the output "
+                                            "dtype int8"):
+            T.clip(x, lo, None, out=T.zeros(2, dtype="int8"))
+    o = T.zeros(2)
+    assert T.clip(x, 0, 1, out=o) is o and o.tolist() == [0.5, 1.0]
+
+
+def test_round_past_float64s_range_of_decimals():
+    """10**decimals overflowed: a bare OverflowError (NumPy gives NaN)."""
+    x = T.tensor([1.5, -2.25, math.inf])
+    assert T.round(x, 309).tolist() == [1.5, -2.25, math.inf]
+    r = T.round(x[:2], -400).tolist()
+    assert r == [0.0, -0.0] and math.copysign(1, r[1]) == -1
+    assert T.round(T.tensor([15]), -400).tolist() == [0]

@@ -5,6 +5,7 @@ file per kernel. `kernel(family, dtype, name)` returns the cffi function, cached
 """
 from __future__ import annotations
 
+import operator
 import os
 
 from .. import dtypes as dt
@@ -87,7 +88,10 @@ def get_num_threads() -> int:
 def set_num_threads(n: int) -> None:
     """Set the CPU kernels' thread count (also from the STRIDEX_NUM_THREADS variable)."""
     global _num_threads
-    n = int(n)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"set_num_threads: need an int, got {type(n).__name__} {n!r}") from None
     if n < 1:
         raise ValueError(f"set_num_threads: need a positive count, got {n}")
     _num_threads = n
