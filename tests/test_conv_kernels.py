@@ -2,10 +2,13 @@
 max pooling's backward) against the compositions they replace, bit for bit, on both devices."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 import autograd
+import nn
 import tensor as T
 from nn import conv as C
 from nn import functional as F
@@ -77,3 +80,49 @@ def test_max_pool_double_backward_keeps_the_scatter():
     assert gx.requires_grad
     (gg,) = autograd.grad(gx.sum(), [g])
     np.testing.assert_array_equal(gg.numpy(), np.ones((1, 1, 2, 2)))
+
+
+def test_max_pool_maximum_equal_to_the_padding_value_stays_in_the_input(device):
+    """A padding cell won every tie with a maximum equal to the padding value (0 for unsigned,
+    -inf for floats): its index pointed into the padding and its gradient was dropped.
+    Expected values: PyTorch's."""
+    _, idx = F.max_pool2d(T.zeros((1, 1, 3, 3), dtype=T.uint8), 3, 1, 1, return_indices=True)
+    assert idx.reshape(-1).tolist() == [0, 0, 1, 0, 0, 1, 3, 3, 4]
+    x = T.full((1, 1, 3), -math.inf, dtype=T.float64).requires_grad_()
+    y, idx = F.max_pool1d(x, 3, 1, 1, return_indices=True)
+    assert idx.tolist() == [[[0, 0, 1]]]
+    y.sum().backward()
+    assert x.grad.tolist() == [[[2.0, 1.0, 0.0]]]
+    x = T.tensor([[[[-math.inf, 1.0], [-math.inf, -math.inf]]]], dtype=T.float64).requires_grad_()
+    y, idx = F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True)
+    assert idx.reshape(-1).tolist() == [1, 1, 2, 3]
+    assert y.reshape(-1).tolist() == [1.0, 1.0, -math.inf, -math.inf]
+    y.sum().backward()
+    assert x.grad.reshape(-1).tolist() == [0.0, 2.0, 1.0, 1.0]
+    x = T.full((1, 1, 2, 2), -math.inf, dtype=T.float64).requires_grad_()
+    y, idx = F.max_pool2d(x, 3, 1, 1, return_indices=True)
+    y.sum().backward()
+    assert idx.reshape(-1).tolist() == [0, 0, 0, 0] and x.grad.reshape(-1).tolist() == [4.0, 0, 0, 0]
+
+
+def test_window_arguments_are_checked(device):
+    """unfold with a negative stride ran forever; zero strides divided by zero; zero or
+    negative dilation, padding and transposed-convolution strides gave garbage."""
+    x = T.ones((1, 1, 4, 4))
+    bad = [lambda: F.unfold(x, 2, stride=-1), lambda: F.unfold(x, 2, stride=0),
+           lambda: F.unfold(x, 2, dilation=0), lambda: F.unfold(x, 2, padding=-1), lambda: F.unfold(x, 5),
+           lambda: F.fold(T.ones((1, 4, 9)), (4, 4), 2, stride=0),
+           lambda: F.fold(T.ones((1, 4, 9)), (1, 1), 2),
+           lambda: F.conv_transpose2d(x, T.ones((1, 1, 3, 3)), stride=-1),
+           lambda: F.conv_transpose2d(x, T.ones((1, 1, 3, 3)), dilation=0),
+           lambda: nn.MaxPool2d(2, stride=0)(x)]
+    for f in bad:
+        with pytest.raises(ValueError, match="positive|non-negative|smaller than the kernel"):
+            f()
+
+
+def test_embedding_max_norm_with_the_infinity_norm(device):
+    w = T.tensor([[3.0, -4.0], [0.1, 0.2]], dtype=T.float64)
+    out = F.embedding(T.tensor([0, 1]), w, max_norm=1.0, norm_type=math.inf)
+    np.testing.assert_allclose(out.numpy(), [[0.75, -1.0], [0.1, 0.2]], rtol=1e-6)   # max |x| was taken as 1
+    np.testing.assert_allclose(w.numpy(), [[0.75, -1.0], [0.1, 0.2]], rtol=1e-6)   # renormed in place
