@@ -1,6 +1,6 @@
 """tensor.fft: the array API standard's FFT extension (NumPy's and PyTorch's names and
 arguments): fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft, fftfreq, rfftfreq,
-fftshift, ifftshift.
+fftshift, ifftshift; and NumPy's two-axis forms fft2, ifft2, rfft2, irfft2.
 
 >>> import tensor as T
 >>> T.fft.fft(T.asarray([1.0, 0.0, 0.0, 0.0])).tolist()
@@ -30,7 +30,7 @@ _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
-           "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft2", "ifft2", "rfft2", "irfft2"]
 
 
 def _pub(name: str):
@@ -228,6 +228,28 @@ def irfftn(x, s=None, axes=None, norm=None) -> Tensor:
     norm = _norm(norm, "irfftn")
     y = ifftn(x, s[:-1], axes[:-1], norm) if axes[:-1] else _as_complex(x)
     return irfft(y, s[-1] if given else None, axes[-1], norm)
+
+
+# ---------------------------------------------------------------- two axes (NumPy's)
+
+def fft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """fftn over two axes (the last two by default)."""
+    return _nd(x, s, axes, norm, "fft2", False)
+
+
+def ifft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """ifftn over two axes (the last two by default)."""
+    return _nd(x, s, axes, norm, "ifft2", True)
+
+
+def rfft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """rfftn over two axes (the last two by default)."""
+    return rfftn(x, s, axes, norm)
+
+
+def irfft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """irfftn over two axes (the last two by default)."""
+    return irfftn(x, s, axes, norm)
 
 
 # ---------------------------------------------------------------- frequencies and shifts

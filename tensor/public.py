@@ -20,6 +20,7 @@ from . import (
     histograms,
     indexing,
     manipulation,
+    nanfuncs,
     ops,
     optable,
     products,
@@ -134,6 +135,10 @@ for _n, _f in sorting.COMPOSITES.items():
 # statistics.py (median, quantile, kthvalue: sort, take, where...) and histograms.py (bincount,
 # histogram: searchsorted, index_add...): compositions, differentiable where they pick values
 for _n, _f in (statistics.COMPOSITES | histograms.COMPOSITES).items():
+    _composite(_n, _f)
+# nanfuncs.py: nan- reductions and scans (where, then sum, max...), cummax/cummin/logcumsumexp,
+# cov, corrcoef, average, trapezoid, partition: compositions of the public functions
+for _n, _f in nanfuncs.COMPOSITES.items():
     _composite(_n, _f)
 # composites.py: the array API standard's compositions of the public functions above
 for _n, _f in composites.FUNCS.items():
