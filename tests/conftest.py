@@ -5,6 +5,8 @@
   so a CI run is reproducible, and the health checks that small CI machines trip on suppressed.
   Sized so that the property tests stay well within the suite's time budget on two cores.
 - "dev": everywhere else; more examples, random seeds, hypothesis' example database.
+- "sanitize": CI's, with half the examples, for the kernel tests under AddressSanitizer
+  (tests/test_sanitizers.py; the kernels are built at -O0 there).
 - "fuzz": long runs of the fuzzers (tests/test_fuzz.py, tests/test_fuzz_autograd.py), about an
   hour on two cores.
 
@@ -38,6 +40,9 @@ _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filte
 settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True,
                           suppress_health_check=_SUPPRESS, print_blob=True, database=None)
 settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=_SUPPRESS)
+# the kernel tests under AddressSanitizer (tests/test_sanitizers.py): half of CI's examples, at -O0
+settings.register_profile("sanitize", max_examples=10, deadline=None, derandomize=True,
+                          suppress_health_check=_SUPPRESS, print_blob=True, database=None)
 # the fuzzers (tests/test_fuzz*.py) for about an hour: `pytest tests/test_fuzz*.py
 # --hypothesis-profile=fuzz` (the other property tests run far more examples too)
 settings.register_profile("fuzz", max_examples=4000, stateful_step_count=80, deadline=None,

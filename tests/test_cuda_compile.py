@@ -3,6 +3,12 @@ and sm_100 -- no GPU or driver needed -- so a kernel source error fails CI on an
 check builds with --Ofast-compile=max (NVRTC >= 12.8): the front end and ptxas still see every
 line, inline PTX included, in ~40% less time; the runtime's CUBINs are built fully optimised.
 
+Machine code (ptxas) is made for CUBIN_ARCH only, sm_90 (the lent H100/H200s'); for the other
+archs NVRTC's front end and NVVM compile every module to PTX. No source line differs between
+these archs (cuda_src/arch.cuh switches only below sm_80), and ptxas's limits (registers, 48 KiB
+of static shared memory) are the same on all three, while ptxas is four fifths of the time:
+the three full builds took ~220 s of the suite's ~13 minutes on two cores, this ~100 s.
+
 Modules compile on a small thread pool (NVRTC releases the GIL); the on-disk cache makes
 reruns fast. Skipped, with the reason, when cuda-python's NVRTC bindings are not installed.
 """
@@ -28,7 +34,19 @@ except nvrtc.NVRTCNotFoundError as e:  # bindings present, libnvrtc missing
     pytest.skip(str(e), allow_module_level=True)
 
 ARCHS = CUDA_ARCHS
+CUBIN_ARCH = "sm_90"
 MODULES = K.all_modules()
+
+
+def _target(arch: str) -> str:
+    return arch if arch == CUBIN_ARCH else arch.replace("sm_", "compute_")
+
+
+def _has_kernel(image: bytes, name: str) -> bool:
+    """Whether a CUBIN (an ELF symbol) or PTX text (an .entry) defines kernel `name`."""
+    if image[:4] == b"\x7fELF":
+        return b"\0" + name.encode() + b"\0" in image
+    return b".entry " + name.encode() + b"(" in image
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +57,7 @@ def cubins():
     def one(job):
         fam, d, arch = job
         try:
-            return job, K.cubin(fam, d, arch, fast=True), None
+            return job, K.cubin(fam, d, _target(arch), fast=True), None
         except KernelCompileError as e:
             return job, None, e
 
@@ -53,9 +71,9 @@ def test_module_compiles(cubins, fam, d, arch):
     cub, err = cubins[(fam, d, arch)]
     if err is not None:
         pytest.fail(str(err), pytrace=False)
-    assert cub[:4] == b"\x7fELF" and len(cub) > 1000
+    assert cub[:4] == (b"\x7fELF" if arch == CUBIN_ARCH else b"//\n/") and len(cub) > 1000
     for name in K.kernel_names(fam, d):
-        assert name.encode() + b"\0" in cub, f"kernel {name} missing from {K.module_name(fam, d)}"
+        assert _has_kernel(cub, name), f"kernel {name} missing from {K.module_name(fam, d)} ({arch})"
 
 
 def test_every_op_dtype_covered():
@@ -227,8 +245,9 @@ def test_fused_kernels_compile(d):
                if f.reduce is None else fused.reduce_source(f, "sx_fz_test"))
         assert src is not None
         for arch in ARCHS:
-            cub = nvrtc.compile(f"sx_fz_test_{d.sfx}_{k}", src, arch, fast=True, fmad=K.fmad("ew"))
-            assert cub[:4] == b"\x7fELF" and b"sx_fz_test\0" in cub
+            cub = nvrtc.compile(f"sx_fz_test_{d.sfx}_{k}", src, _target(arch), fast=True,
+                                fmad=K.fmad("ew"))
+            assert _has_kernel(cub, "sx_fz_test")
 
 
 @pytest.mark.parametrize("kernel", ["gemm_f32_nn", "gemm_f64_gen", "gemm_f16_tn", "gemm_bf16_nt", "gemm_i32"])
@@ -242,5 +261,5 @@ def test_fused_gemm_epilogues_compile(kernel):
     f.gemm = (None, None, None)
     src = fused.gemm_source(f, "sx_fz_test", kernel)
     for arch in ARCHS:
-        cub = nvrtc.compile(f"sx_fz_test_{kernel}", src, arch, fast=True, fmad=K.fmad("ew"))
-        assert cub[:4] == b"\x7fELF" and b"sx_fz_test\0" in cub
+        cub = nvrtc.compile(f"sx_fz_test_{kernel}", src, _target(arch), fast=True, fmad=K.fmad("ew"))
+        assert _has_kernel(cub, "sx_fz_test")

@@ -45,7 +45,8 @@ def _env() -> dict:
     env = dict(os.environ, LD_PRELOAD=ASAN, STRIDEX_SANITIZE="address,undefined",
                # Python leaks by design; an allocation ASan cannot serve returns NULL, as libc's does
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:allocator_may_return_null=1",
-               UBSAN_OPTIONS="print_stacktrace=1", STRIDEX_CUDA_EMULATOR="0", CI="1")
+               UBSAN_OPTIONS="print_stacktrace=1", STRIDEX_CUDA_EMULATOR="0", CI="1",
+               HYPOTHESIS_PROFILE="sanitize")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + env.get("PYTHONPATH", "").split(os.pathsep))
     return env
 
