@@ -69,9 +69,15 @@ def _scale(norm: str, n: int, inverse: bool) -> float:
 
 
 def _tensor(x, op: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
-    return x
+    """x, or NumPy's array-like (a list, a NumPy array, a scalar) as a tensor."""
+    if isinstance(x, Tensor):
+        return x
+    try:
+        from .convert import asarray
+        return asarray(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{op}: expected a Tensor or an array-like, got {type(x).__name__} "
+                        f"({e})") from None
 
 
 def _complex_of(d: dt.DType) -> dt.DType:
@@ -164,6 +170,7 @@ def irfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
 def hfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
     """The real spectrum of a signal with Hermitian symmetry given by its first half x."""
     x = _tensor(x, "hfft")
+    n = _points(n, 2 * (x.shape[_axis(x, axis, "hfft")] - 1), "hfft")
     return irfft(_pub("conj")(_as_complex(x)), n, axis, _SWAP[_norm(norm, "hfft")])
 
 
@@ -177,9 +184,12 @@ def ihfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
 
 def _shape_axes(x: Tensor, s, axes, op: str):
     """NumPy's and the standard's rules: axes default to the last len(s) (all without s); s to
-    the lengths along axes."""
+    the lengths along axes, an entry -1 to the whole axis (NumPy 2)."""
     if axes is None:
-        axes = tuple(range(x.ndim)) if s is None else tuple(range(x.ndim - len(s), x.ndim))
+        if s is not None and len(tuple(s)) > x.ndim:
+            raise ValueError(f"{op}: s {tuple(s)} has more entries than x has dimensions "
+                             f"({x.ndim}, shape {x.shape})")
+        axes = tuple(range(x.ndim)) if s is None else tuple(range(x.ndim - len(tuple(s)), x.ndim))
     axes = tuple(_axis(x, a, op) for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: axes {axes} repeat an axis")
@@ -188,7 +198,7 @@ def _shape_axes(x: Tensor, s, axes, op: str):
     s = tuple(s)
     if len(s) != len(axes):
         raise ValueError(f"{op}: s {s} and axes {axes} must have the same length")
-    return s, axes
+    return tuple(x.shape[a] if n == -1 else n for n, a in zip(s, axes)), axes
 
 
 def _nd(x, s, axes, norm, op, inverse):
@@ -223,7 +233,7 @@ def irfftn(x, s=None, axes=None, norm=None) -> Tensor:
     """The inverse of rfftn: ifft over all of axes but the last, then irfft over the last
     (its length s[-1], by default 2 (m - 1))."""
     x = _tensor(x, "irfftn")
-    given = s is not None
+    given = s is not None   # (an entry -1 is the axis's length m, as NumPy's, not 2 (m - 1))
     s, axes = _shape_axes(x, s, axes, "irfftn")
     norm = _norm(norm, "irfftn")
     y = ifftn(x, s[:-1], axes[:-1], norm) if axes[:-1] else _as_complex(x)

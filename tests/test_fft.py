@@ -132,5 +132,22 @@ def test_errors():
         F.fftn(x, axes=(0, 0))
     with pytest.raises(ValueError, match="fftn: s .* and axes .* must have the same length"):
         F.fftn(x, s=(2, 2, 2), axes=(0, 1))
-    with pytest.raises(TypeError, match="fft: expected a Tensor"):
-        F.fft([1.0, 2.0])
+    with pytest.raises(TypeError, match="fft: expected a Tensor or an array-like"):
+        F.fft(object())
+    with pytest.raises(ValueError, match=r"fftn: s \(3, 5, 6\) has more entries than x has dim"):
+        F.fftn(x, s=(3, 5, 6))   # the axes wrapped round before: "repeat an axis"
+    with pytest.raises(ValueError, match=r"hfft: invalid number of data points \(0\)"):
+        F.hfft(T.asarray(np.ones(1)))
+
+
+def test_array_likes_and_numpys_minus_one_lengths():
+    np.testing.assert_allclose(F.fft([1.0, 2.0, 0.5]).numpy(), np.fft.fft([1.0, 2.0, 0.5]), atol=1e-14)
+    x = np.random.default_rng(3).standard_normal((2, 3, 4))
+    for fn, nfn, s in ((F.fftn, np.fft.fftn, (-1, 6)), (F.rfftn, np.fft.rfftn, (3, -1)),
+                       (F.ifftn, np.fft.ifftn, (5, -1))):
+        np.testing.assert_allclose(fn(T.asarray(x), s=s).numpy(), nfn(x, s=s, axes=(1, 2)), atol=1e-13)
+    X = np.fft.rfftn(x, axes=(1, 2))   # irfftn: -1 is the axis's length, not 2 (m - 1)
+    for s in ((-1, -1), (-1, 7)):
+        got, want = F.irfftn(T.asarray(X), s=s), np.fft.irfftn(X, s=s, axes=(1, 2))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-13)
