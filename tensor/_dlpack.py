@@ -264,11 +264,13 @@ def _call_from_c(fn, arg):
     exception is pending (e.g. NumPy drops our capsule after rejecting it,
     with its error already set).  A ctypes callback cannot preserve that
     pending exception: when the callback returns CPython flags "returned a
-    result with an exception set" and ctypes clears it.  What we *can*
-    guarantee is that the cleanup still runs on a clean error state, and
-    that the consumer's exception is reported (ctypes prints it as
-    "Exception ignored on calling ctypes callback function") rather than
-    lost silently.
+    result with an exception set" and ctypes clears it.  The capsule
+    destructor therefore runs behind csrc/capsule.c's guard, which sets the
+    error aside and restores it (:func:`_destructor_addr`); where that C
+    module is missing, or for a deleter called with an error set, the
+    cleanup still runs on a clean error state and the consumer's exception
+    is reported (ctypes prints it as "Exception ignored on calling ctypes
+    callback function") rather than lost silently.
     """
     # A PYFUNCTYPE call re-raises whatever error is set after it returns:
     # this moves a pending (stale) C-level exception into Python, clearing
@@ -316,6 +318,25 @@ def _capsule_destructor_impl(capsule_addr):
 
 _CAPSULE_DESTRUCTOR = _immortal(_CapsuleDestructor(_capsule_destructor_impl))
 _CAPSULE_DESTRUCTOR_ADDR = ctypes.cast(_CAPSULE_DESTRUCTOR, c_void_p).value
+_guarded_destructor: list = []   # [address of csrc/capsule.c's destructor, or the bare one]
+
+
+def _destructor_addr() -> int:
+    """The capsules' destructor: the Python body behind csrc/capsule.c's guard, which keeps a
+    consumer's pending exception (NumPy refusing a dtype or device) from being lost; the bare
+    ctypes callback if that C module cannot be built."""
+    if not _guarded_destructor:
+        addr = _CAPSULE_DESTRUCTOR_ADDR
+        try:
+            from .cpu import build
+            lib = build.load("capsule", '#include "capsule.c"\n',
+                             "intptr_t sx_capsule_guard(intptr_t, intptr_t, intptr_t);")
+            addr = lib.sx_capsule_guard(addr, ctypes.cast(_api.PyErr_Fetch, c_void_p).value,
+                                        ctypes.cast(_api.PyErr_Restore, c_void_p).value)
+        except Exception:   # pragma: no cover - no C compiler: NumPy then reports SystemError
+            pass
+        _guarded_destructor.append(addr)
+    return _guarded_destructor[0]
 
 
 def _c_contiguous_strides(shape):
@@ -411,7 +432,7 @@ def make_capsule(ptr: int, shape, strides, dtype_code: int, bits: int,
     with _exports_lock:
         _exports[addr] = (mt, shape_arr, strides_arr, owner)
     try:
-        return _PyCapsule_New(addr, _NAME_ADDR[name], _CAPSULE_DESTRUCTOR_ADDR)
+        return _PyCapsule_New(addr, _NAME_ADDR[name], _destructor_addr())
     except BaseException:
         _release_export(addr)
         raise
