@@ -207,9 +207,10 @@ def test_backends_never_import_the_op_layer():
 
 
 def test_core_op_layer_and_nn_use_only_the_backend_interface():
-    # tensor.distributed._nccl is an engine of its own: it drives CUDA streams and events
+    # tensor.distributed._nccl is an engine of its own: it drives CUDA streams and events;
+    # tensor._dlpack builds its capsule destructor's guard (host C, tensor/cpu/csrc/capsule.c)
     bad = [(m, t) for m in MODS if m in _OP_LAYER | {m for m in MODS if m.startswith(("nn", "autograd"))}
-           and m not in ("tensor", "tensor.distributed._nccl")
+           and m not in ("tensor", "tensor.distributed._nccl", "tensor._dlpack")
            for t in TOP[m] | LAZY[m] if t.startswith(("tensor.cpu", "tensor.cuda"))]
     assert bad == []
 
