@@ -98,6 +98,40 @@ if CUDA_OK and _cuda_runtime.emulated():
     _warm_emulator()
 
 
+def _warm_cpu() -> None:
+    """Build the largest C kernel modules on a background thread (gcc runs as a subprocess):
+    a cold run otherwise compiles each at its first use with one core busy and the other idle
+    (gemm ~17 s, an ew module 5-7 s, a red module 2-4 s: ~3 minutes in all on two cores).
+    A test that needs a module first waits on its lock (tensor.kernel_cache.Memo)."""
+    import threading
+
+    def run():
+        from tensor import dtypes as dt
+        from tensor.cpu import kernels as K
+        floats = [dt.float32, dt.float64, dt.float16, dt.bfloat16]
+        jobs = [("gemm", None)] + [("ew", d) for d in (dt.float32, dt.float64, dt.int64, dt.bool_)]
+        jobs += [("red", d) for d in (dt.float32, dt.float64, dt.int64, dt.bool_)]
+        jobs += [("ew", d) for d in dt.ALL] + [("red", d) for d in dt.ALL if d.kind != "c"]
+        jobs += [(f, d) for f in ("linalg", "linalg_eig") for d in (dt.float64, dt.complex128)]
+        jobs += [(f, d) for f in ("nn_rows", "nn_attn") for d in floats] + [("index", None)]
+        seen = set()
+        for job in jobs:
+            if job not in seen:
+                seen.add(job)
+                try:
+                    K.module(*job)
+                except Exception:  # noqa: BLE001 - the test that uses the module reports it
+                    pass
+
+    threading.Thread(target=run, name="cpu-kernel-warmup", daemon=True).start()
+
+
+# a cold CI run (locally the disk cache is warm after the first run), not a sanitizer run's
+# subprocess (tests/test_sanitizers.py: its own builds, of the modules its selection uses only)
+if os.environ.get("CI") and not os.environ.get("STRIDEX_SANITIZE"):
+    _warm_cpu()
+
+
 def pytest_report_header(config):
     return f"stridex cuda device: {CUDA_WHAT if CUDA_OK else 'none: ' + CUDA_WHAT}"
 
