@@ -54,8 +54,9 @@ def _out_dtype(x: Tensor, dtype, op: str) -> dt.DType:
     return od
 
 
-def _keep_shape(x: Tensor, axes: tuple) -> tuple:
-    return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+def _drop(r: Tensor, x: Tensor, axes: tuple) -> Tensor:
+    """r (reduced over x's axes, kept as size 1) without those axes."""
+    return P.reshape(r, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
 # ---------------------------------------------------------------- nansum, nanprod, nanmean
@@ -108,7 +109,7 @@ def nanmean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Te
     od = _out_dtype(x, dtype, "nanmean")
     s, cnt, _, _ = _sum_count(x, axes, _acc(od))
     r = P.astype(s / cnt, od)
-    return r if keepdims else P.reshape(r, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    return r if keepdims else _drop(r, x, axes)
 
 
 def nanvar(x, axis=None, dtype=None, ddof=0, keepdims: bool = False, *, correction=None,
@@ -136,7 +137,7 @@ def nanvar(x, axis=None, dtype=None, ddof=0, keepdims: bool = False, *, correcti
     # a safe divisor, so the NaN of a slice with too few numbers has a zero gradient
     v = P.where(ok, P.sum(sq, axis=axes, keepdims=True) / P.where(ok, dof, 1), math.nan)
     v = P.astype(v, dt.real_of(od))
-    return v if keepdims else P.reshape(v, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    return v if keepdims else _drop(v, x, axes)
 
 
 def nanstd(x, axis=None, dtype=None, ddof=0, keepdims: bool = False, *, correction=None,
