@@ -32,10 +32,29 @@ from .activation import (
     Tanhshrink,
 )
 from .attention import MultiheadAttention
-from .containers import ModuleDict, ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout
 from .embedding import Embedding
+from .layers_extra import (
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AlphaDropout,
+    Bilinear,
+    Dropout1d,
+    Dropout2d,
+    Fold,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    PixelShuffle,
+    PixelUnshuffle,
+    RMSNorm,
+    Unflatten,
+    Unfold,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .linear import Flatten, Identity, Linear
 from .loss import (
     BCELoss,

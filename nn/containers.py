@@ -1,4 +1,4 @@
-"""Containers of modules: Sequential, ModuleList, ModuleDict, as torch.nn's.
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, as torch.nn's.
 
 >>> import tensor as T
 >>> from nn.containers import ModuleDict, ModuleList, Sequential
@@ -180,3 +180,165 @@ class ModuleDict(Module):
         pairs = modules.items() if isinstance(modules, Mapping) else modules
         for k, m in pairs:
             self[k] = m
+
+
+def _as_parameter(value):
+    """Tensors become Parameters (as PyTorch's containers do); other values are kept as is."""
+    from tensor import Tensor
+
+    from .module import Parameter, is_parameter
+    if isinstance(value, Tensor) and not is_parameter(value):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under "0", "1", ... so that parameters() and
+    state_dict() see them; plain tensors are wrapped in Parameter, as torch.nn.ParameterList.
+
+    >>> import tensor as T
+    >>> from nn.module import Parameter
+    >>> pl = ParameterList([Parameter(T.zeros(2)), T.ones(3)])
+    >>> len(pl), [n for n, _ in pl.named_parameters()], pl[-1].requires_grad
+    (2, ['0', '1'], True)
+    """
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _set(self, i: int, value) -> None:
+        value = _as_parameter(value)
+        from .module import is_parameter
+        if is_parameter(value) or value is None:
+            self.register_parameter(str(i), value)
+        else:
+            self._remove_attr(str(i), self._parameters)
+            self._parameters.pop(str(i), None)
+            object.__setattr__(self, str(i), value)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ParameterList([self[j] for j in range(len(self))[i]])
+        return getattr(self, str(_index(i, len(self), "ParameterList")))
+
+    def __setitem__(self, i: int, value) -> None:
+        self._set(_index(i, len(self), "ParameterList"), value)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator:
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, values: Iterable) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value) -> ParameterList:
+        i = self._size
+        self._size += 1
+        self._set(i, value)
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for i, p in enumerate(self):
+            if hasattr(p, "shape"):
+                lines.append(f"({i}): Parameter containing: [{p.dtype.name} of size "
+                             f"{'x'.join(map(str, p.shape))}]")
+            else:
+                lines.append(f"({i}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, registered under their keys so that parameters() and
+    state_dict() see them; plain tensors are wrapped in Parameter, as torch.nn.ParameterDict.
+
+    >>> import tensor as T
+    >>> pd = ParameterDict({"w": T.ones(2)})
+    >>> pd["b"] = T.zeros(1)
+    >>> list(pd), sorted(pd.state_dict())
+    (['w', 'b'], ['b', 'w'])
+    """
+
+    def __init__(self, parameters: Mapping | Iterable | None = None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict: keys must be str, got {type(key).__name__}")
+        value = _as_parameter(value)
+        from .module import is_parameter
+        self._keys[key] = None
+        if is_parameter(value) or value is None:
+            self.register_parameter(key, value)
+        else:
+            self._check_name(key, "ParameterDict entry")
+            self._remove_attr(key, self._parameters)
+            self._parameters.pop(key, None)
+            object.__setattr__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self._keys else default
+
+    def pop(self, key: str):
+        v = self[key]
+        del self[key]
+        return v
+
+    def clear(self) -> None:
+        for k in list(self._keys):
+            del self[k]
+
+    def update(self, parameters: Mapping | Iterable) -> None:
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for k, v in pairs:
+            self[k] = v
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in self.items():
+            if hasattr(p, "shape"):
+                lines.append(f"({k}): Parameter containing: [{p.dtype.name} of size "
+                             f"{'x'.join(map(str, p.shape))}]")
+            else:
+                lines.append(f"({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)

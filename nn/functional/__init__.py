@@ -60,6 +60,20 @@ from .._functional_extra import (
                                  tanhshrink,
                                  triplet_margin_loss,
 )
+from .._functional_layers import (
+                                  adaptive_max_pool1d,
+                                  adaptive_max_pool2d,
+                                  alpha_dropout,
+                                  bilinear,
+                                  dropout1d,
+                                  dropout2d,
+                                  instance_norm,
+                                  interpolate,
+                                  pad,
+                                  pixel_shuffle,
+                                  pixel_unshuffle,
+                                  rms_norm,
+)
 from ..attention import multi_head_attention_forward
 from ..conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ..embedding import embedding
@@ -80,4 +94,6 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "pairwise_distance",
-           "cosine_similarity"]
+           "cosine_similarity", "pad", "interpolate", "rms_norm", "instance_norm",
+           "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "bilinear", "alpha_dropout"]

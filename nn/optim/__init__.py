@@ -1,11 +1,14 @@
-"""Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam) and learning-rate schedulers (StepLR,
-CosineAnnealingLR, LambdaLR), with PyTorch's API, defaults, update formulas and state_dict
-layout.
+"""Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam, Adagrad, Adadelta, Adamax, NAdam, RAdam)
+and learning-rate schedulers (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, ExponentialLR,
+ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR,
+OneCycleLR, ReduceLROnPlateau, SequentialLR, ChainedScheduler), with PyTorch 2.x's API,
+defaults, update formulas and state_dict layout.
 
 A float32/float64 parameter whose gradient and state are contiguous is updated by one fused
 kernel (tensor/cpu/csrc/optim.h on the CPU, cuda_src/optim.cuh on CUDA: reads p, grad and the
 state buffers once, writes them in place; no host round trip, no temporaries). Anything else
-(other dtypes, non-contiguous parameters) takes the same update written in tensor ops.
+(other dtypes, non-contiguous parameters) takes the same update written in tensor ops, as do
+Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) always.
 
 >>> import tensor as T
 >>> from nn.optim import SGD
@@ -19,9 +22,27 @@ state buffers once, writes them in place; no host round trip, no temporaries). A
 [0.062, -0.124]
 """
 from .algorithms import SGD, Adam, AdamW, RMSprop, SparseAdam
+from .algorithms_extra import Adadelta, Adagrad, Adamax, NAdam, RAdam
 from .lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
 from .optimizer import Optimizer
+from .schedulers_extra import (
+    ChainedScheduler,
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    ExponentialLR,
+    LinearLR,
+    MultiplicativeLR,
+    MultiStepLR,
+    OneCycleLR,
+    PolynomialLR,
+    ReduceLROnPlateau,
+    SequentialLR,
+)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "SparseAdam",
-           "LRScheduler", "LambdaLR", "StepLR",
-           "CosineAnnealingLR"]
+           "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
+           "ExponentialLR", "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "ReduceLROnPlateau",
+           "SequentialLR", "ChainedScheduler"]

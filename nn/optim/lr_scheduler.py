@@ -1,4 +1,5 @@
-"""Learning-rate schedulers (LambdaLR, StepLR, CosineAnnealingLR), as torch.optim.lr_scheduler."""
+"""The LRScheduler base and LambdaLR, StepLR, CosineAnnealingLR, as torch.optim.lr_scheduler
+(the others: nn/optim/schedulers_extra.py)."""
 from __future__ import annotations
 
 import math
@@ -27,8 +28,18 @@ class LRScheduler:
                                "resuming a scheduler with last_epoch >= 0")
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    _is_initial = False   # True during the step construction performs (PyTorch's flag)
+
+    def _initial_step(self) -> None:
+        """Reset the step count and perform the initial step (SequentialLR calls it again)."""
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list[float]:
         raise NotImplementedError
@@ -44,8 +55,19 @@ class LRScheduler:
 
     def _step(self) -> None:
         self._step_count += 1
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._update_lr()
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Advance one epoch with get_lr(), or jump to `epoch` with the closed form where the
+        scheduler has one (as PyTorch's; SequentialLR jumps to 0 at a milestone)."""
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed = getattr(self, "_get_closed_form_lr", None)
+            values = closed() if closed is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
@@ -60,6 +82,7 @@ class LambdaLR(LRScheduler):
     """lr = base_lr * lr_lambda(epoch) (one function, or one per group).
 
     >>> import tensor as T
+    >>> from nn.optim import SGD
     >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
     >>> s = LambdaLR(opt, lambda e: 0.5 ** e); s.step(); s.step(); s.get_last_lr()
     [0.25]
@@ -110,6 +133,9 @@ class StepLR(LRScheduler):
             return [g["lr"] for g in groups]
         return [g["lr"] * self.gamma for g in groups]
 
+    def _get_closed_form_lr(self):
+        return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
+
 
 class CosineAnnealingLR(LRScheduler):
     """Cosine from base_lr down to eta_min over T_max epochs (PyTorch's recursive form)."""
@@ -134,3 +160,6 @@ class CosineAnnealingLR(LRScheduler):
         return [(1 + math.cos(math.pi * e / tm)) / (1 + math.cos(math.pi * (e - 1) / tm))
                 * (g["lr"] - lo) + lo for g in groups]
 
+    def _get_closed_form_lr(self):
+        e, tm, lo = self.last_epoch, self.T_max, self.eta_min
+        return [lo + (b - lo) * (1 + math.cos(math.pi * e / tm)) / 2 for b in self.base_lrs]
