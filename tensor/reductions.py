@@ -274,10 +274,11 @@ def _scan(name, x, axis, dtype, dim):
     if x._dtype.kind == "c":
         return _complex_scan(name, x, a)
     out = ew.empty_tensor(x.shape, RED[name].out_dtype(x.dtype), x.device)
-    order = [i for i in range(x.ndim) if i != a] + [a]
-    sh = [x._shape[i] for i in order]
-    si = [x._strides[i] * x.itemsize for i in order]
-    so = [out._strides[i] * out.itemsize for i in order]
+    rest = [i for i in range(x.ndim) if i != a]   # the other axes: size-1 ones dropped and
+    sh, (si, so) = coalesce([x._shape[i] for i in rest],   # contiguous ones merged (a CUDA
+                            [[x._strides[i] * x.itemsize for i in rest],   # scan takes 16 dims)
+                             [out._strides[i] * out.itemsize for i in rest]])
+    sh, si, so = sh + [x._shape[a]], si + [x._strides[a] * x.itemsize], so + [out._strides[a] * out.itemsize]
     backend_for(x.device).scan(x.dtype, f"{name}_{x.dtype.sfx}", x, out, sh, si, so)
     if dtype is not None and out.dtype is not dt.dtype(dtype):
         out = out.astype(dtype)

@@ -479,3 +479,18 @@ def test_reduction_results_do_not_leak_memory():
         x.sum(axis=0), x.argmax(axis=1), x.var(), T.logsumexp(x, axis=1), x.cumsum(axis=1)
     gc.collect()
     assert cpu_allocator().memory_allocated() == before
+
+
+def test_scans_drop_size_one_axes_and_merge_the_rest():
+    """A CUDA scan takes 16 dims: 17-d tensors of size-1 axes (and a 16-d complex one, whose
+    real view has 17) were refused; the other axes are now dropped or merged first."""
+    x = T.ones((1,) * 16 + (4,))
+    assert T.cumsum(x, axis=-1).reshape(-1).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert T.cumprod(2 * x, axis=-1).reshape(-1).tolist() == [2.0, 4.0, 8.0, 16.0]
+    z = T.ones((1,) * 15 + (4,), dtype="complex64")
+    assert T.cumsum(z, axis=-1).reshape(-1).tolist() == [1, 2, 3, 4]
+    a = np.arange(60.0).reshape(3, 4, 5)
+    v = T.asarray(a).permute(2, 0, 1)[::-1]   # merged only where contiguous in x and out
+    w = np.transpose(a, (2, 0, 1))[::-1]
+    for axis in range(3):
+        np.testing.assert_array_equal(T.cumsum(v, axis=axis).numpy(), np.cumsum(w, axis=axis))
