@@ -306,6 +306,16 @@ def _factor(r, op: str, what: str) -> int:
     return int(r)
 
 
+def _shuffle_args(input, factor, op: str, what: str) -> tuple:
+    """(the factor, input's shape) of pixel_shuffle / pixel_unshuffle, checked."""
+    F._tensor(input, op)
+    r = _factor(factor, op, what)
+    if input.ndim < 3:
+        raise ValueError(f"{op}: expected input with at least 3 dims, got shape "
+                         f"{tuple(input.shape)}")
+    return r, input.shape
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r), as torch.nn.functional.pixel_shuffle.
 
@@ -314,12 +324,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     [[[0.0, 1.0], [2.0, 3.0]]]
     """
     op = "pixel_shuffle"
-    F._tensor(input, op)
-    r = _factor(upscale_factor, op, "upscale_factor")
-    if input.ndim < 3:
-        raise ValueError(f"{op}: expected input with at least 3 dims, got shape "
-                         f"{tuple(input.shape)}")
-    *lead, c, h, w = input.shape
+    r, (*lead, c, h, w) = _shuffle_args(input, upscale_factor, op, "upscale_factor")
     if c % (r * r):
         raise ValueError(f"{op}: the channel dim {c} of input shape {tuple(input.shape)} must be "
                          f"divisible by upscale_factor**2 = {r * r}")
@@ -337,12 +342,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     [0.0, 1.0, 2.0, 3.0]
     """
     op = "pixel_unshuffle"
-    F._tensor(input, op)
-    r = _factor(downscale_factor, op, "downscale_factor")
-    if input.ndim < 3:
-        raise ValueError(f"{op}: expected input with at least 3 dims, got shape "
-                         f"{tuple(input.shape)}")
-    *lead, c, h, w = input.shape
+    r, (*lead, c, h, w) = _shuffle_args(input, downscale_factor, op, "downscale_factor")
     if h % r or w % r:
         raise ValueError(f"{op}: the spatial dims ({h}, {w}) of input shape "
                          f"{tuple(input.shape)} must be divisible by downscale_factor {r}")

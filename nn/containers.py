@@ -192,6 +192,18 @@ def _as_parameter(value):
     return value
 
 
+def _entries_repr(pairs) -> str:
+    """One line per (key, entry) of a parameter container, as PyTorch's repr."""
+    lines = []
+    for k, p in pairs:
+        if hasattr(p, "shape"):
+            lines.append(f"({k}): Parameter containing: [{p.dtype.name} of size "
+                         f"{'x'.join(map(str, p.shape))}]")
+        else:
+            lines.append(f"({k}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
+
+
 class ParameterList(Module):
     """A list of parameters, registered under "0", "1", ... so that parameters() and
     state_dict() see them; plain tensors are wrapped in Parameter, as torch.nn.ParameterList.
@@ -248,14 +260,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        lines = []
-        for i, p in enumerate(self):
-            if hasattr(p, "shape"):
-                lines.append(f"({i}): Parameter containing: [{p.dtype.name} of size "
-                             f"{'x'.join(map(str, p.shape))}]")
-            else:
-                lines.append(f"({i}): Object of type: {type(p).__name__}")
-        return "\n".join(lines)
+        return _entries_repr(enumerate(self))
 
 
 class ParameterDict(Module):
@@ -334,11 +339,4 @@ class ParameterDict(Module):
             self[k] = v
 
     def extra_repr(self) -> str:
-        lines = []
-        for k, p in self.items():
-            if hasattr(p, "shape"):
-                lines.append(f"({k}): Parameter containing: [{p.dtype.name} of size "
-                             f"{'x'.join(map(str, p.shape))}]")
-            else:
-                lines.append(f"({k}): Object of type: {type(p).__name__}")
-        return "\n".join(lines)
+        return _entries_repr(self.items())

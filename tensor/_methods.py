@@ -290,9 +290,7 @@ def _masked_fill(self, mask, value):
     value into a real tensor raises)."""
     from . import elementwise as ew
     if isinstance(value, Tensor):
-        if value.dtype.kind == "c" and self.dtype.kind != "c":
-            raise TypeError(f"masked_fill: cannot fill a {self.dtype.name} tensor with "
-                            f"{value.dtype.name} values: the imaginary parts would be lost")
+        ew.check_real_into("masked_fill", value.dtype, self.dtype)
         v = value if value.dtype is self.dtype else PUB["astype"](value, self.dtype)
     else:
         v = ew.empty_tensor((), self.dtype, self.device)

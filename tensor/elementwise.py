@@ -133,6 +133,14 @@ def _out_like(x: Tensor, dtype: dt.DType) -> Tensor:
     return r
 
 
+def check_real_into(op: str, src: dt.DType, dst: dt.DType) -> None:
+    """Raise TypeError when complex values would be written into a real dtype (the imaginary
+    parts lost): writes refuse it, only astype casts that way."""
+    if src.kind == "c" and dst.kind != "c":
+        raise TypeError(f"{op}: cannot write {src.name} values into a {dst.name} tensor: the "
+                        "imaginary parts would be lost (take .real, or astype)")
+
+
 def copy_into(dst: Tensor, src, op: str = "copy") -> None:
     """dst[...] = src with broadcasting and casting (the kernel behind copies and astype);
     op names the caller in errors (a read-only dst raises before anything is written). Complex
@@ -140,9 +148,8 @@ def copy_into(dst: Tensor, src, op: str = "copy") -> None:
     except for astype, whose cast is asked for."""
     check_writable(dst, op)
     if isinstance(src, Tensor):
-        if src._dtype.kind == "c" and dst._dtype.kind != "c" and op != "astype":
-            raise TypeError(f"{op}: cannot write {src._dtype.name} values into a {dst._dtype.name} "
-                            "tensor: the imaginary parts would be lost (take .real, or astype)")
+        if op != "astype":
+            check_real_into(op, src._dtype, dst._dtype)
         if dst.device != src.device:  # copy_ across devices, as PyTorch's
             src = to_device(src, dst.device)
         src = broadcast_to(stable(src, dst, elementwise=True), dst._shape, op)

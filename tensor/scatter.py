@@ -67,9 +67,7 @@ def _value_for(x: Tensor, value, shape: tuple, op: str = "setitem", accumulate: 
         ew.copy_into(t, value)
         value = t
     elif value.dtype is not x.dtype:
-        if value.dtype.kind == "c" and x.dtype.kind != "c":
-            raise TypeError(f"{op}: cannot write {value.dtype.name} values into a {x.dtype.name} "
-                            "tensor: the imaginary parts would be lost (take .real, or astype)")
+        ew.check_real_into(op, value.dtype, x.dtype)
         if accumulate and not dt.can_cast(value.dtype, x.dtype, "same_kind"):
             raise TypeError(f"{op}: cannot add {value.dtype.name} values into a tensor of dtype "
                             f"{x.dtype.name} (casting rule 'same_kind')")
