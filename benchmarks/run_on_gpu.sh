@@ -26,8 +26,15 @@ cap() { local c=$1; if [[ ${DEADLINE:-0} -gt 0 ]]; then local l=$((DEADLINE - SE
 
 if ! python3 -c "import cffi, pycparser" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || { say "FAILED: installing the carried wheels"; exit 1; }
-  export PYTHONPATH=/tmp/site PATH="/tmp/site/bin:$PATH"   # (the mpich wheel's mpiexec)
+    --target /tmp/site $(ls .whl/*.whl | grep -v /mpich-) || { say "FAILED: installing the carried wheels"; exit 1; }
+  export PYTHONPATH=/tmp/site
+  # the mpich wheel with --prefix (--target drops its lib/), and MPI4PY_LIBMPI naming its
+  # libmpi: the image has Open MPI, which mpi4py loads otherwise (under mpich's mpiexec, N
+  # worlds of one rank: seen on the H200 machine, 2026-11-28)
+  if ls .whl/mpich-*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --prefix /tmp/mp \
+      .whl/mpich-*.whl && export PATH="/tmp/mp/bin:$PATH" MPI4PY_LIBMPI=/tmp/mp/lib/libmpi.so.12
+  fi
 fi
 # STRIDEX_CUDA_EMULATOR=1 and TESTS="tests/test_x.py ..." make a local dry run without a GPU
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 CI=1
@@ -63,7 +70,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
     # is sticky for its process, so the failures are re-run one by one below
     W=${WORKERS:-$(( $(nproc) > 12 ? 12 : $(nproc) ))}
     timeout "$(cap 300)" python3 -m pytest -q -p no:cacheprovider -rfE -n "$W" --dist loadfile \
-      "${TO[@]}" -k cuda $FILES > "$OUT/tests.log" 2>&1
+      "${TO[@]}" -k "cuda or nccl" $FILES > "$OUT/tests.log" 2>&1
     rc=$?
     say "tests ($W workers): $(grep -E '[0-9]+ (passed|failed)' "$OUT/tests.log" | tail -1) (rc $rc)"
     failures >> /tmp/failed.txt
@@ -71,7 +78,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
     for f in $FILES; do
       echo "=== $f" >> "$OUT/tests.log"
       timeout "$(cap 300)" python3 -m pytest -q -p no:cacheprovider -rfE --maxfail=10 \
-        "${TO[@]}" -k cuda "$f" >> "$OUT/tests.log" 2>&1
+        "${TO[@]}" -k "cuda or nccl" "$f" >> "$OUT/tests.log" 2>&1
       rc=$?
       [[ $rc == 5 ]] && continue                      # no CUDA test in this file
       [[ $rc != 0 ]] && failures | grep "^$f" >> /tmp/failed.txt

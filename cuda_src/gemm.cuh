@@ -257,7 +257,7 @@ SX_DEV void sx_gemm_simt(const sx_gemm_args &p, const E &ep = E()) {
 #pragma unroll
                         for (int i = 0; i < TM; i++)
 #pragma unroll
-                            for (int j = 0; j < TN; j++) acc[i][j] += av[i] * bv[j];
+                            for (int j = 0; j < TN; j++) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
                     }
                     if (more) {
                         la.store(As[cur ^ 1]);

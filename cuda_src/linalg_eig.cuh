@@ -146,7 +146,7 @@ SX_DEV void le_eigh(T *a, int64_t bs, int64_t lda, double *w, char *work, int64_
             T v = i >= j ? ab[i * lda + j] : le_conj(ab[j * lda + i]);
             if (i == j) v = le_real<T>(le_re(v));
             A[idx] = v;
-            V[idx] = le_real<T>(i == j ? 1.0 : 0.0);
+            if (vectors) V[idx] = le_real<T>(i == j ? 1.0 : 0.0);   /* else V is pz.. */
             const double t = le_abs1(v);
             mx = t > mx ? t : (t != t ? t : mx);
         }

@@ -484,7 +484,6 @@ def run_ranks(script: str, n: int = 2, timeout: float = 120.0, env: dict | None 
     time limit; fail with every rank's output unless all exit 0. Returns each rank's stdout
     lines, all ranks together (print the rank where it matters). Skips without mpi4py/mpiexec."""
     import os
-    import shutil
     import subprocess
     import sys
     import tempfile
@@ -492,8 +491,8 @@ def run_ranks(script: str, n: int = 2, timeout: float = 120.0, env: dict | None 
     import pytest
     pytest.importorskip("mpi4py", reason="the distributed tests need mpi4py and the mpich wheel: "
                         "pip install 'stridex[distributed]'")
-    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    exe = exe if os.path.exists(exe) else shutil.which("mpiexec")
+    from tensor.distributed.run import _find_mpiexec
+    exe = _find_mpiexec()
     if exe is None:
         pytest.skip("mpiexec not found (pip install mpich)")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

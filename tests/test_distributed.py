@@ -501,3 +501,18 @@ def test_collectives_before_init_raise():
         dist.new_group([0])
     with pytest.raises(dist.DistributedError, match="not initialised"):
         dist.send(T.ones(2), dst=0)
+
+
+def test_a_launcher_of_another_mpi_is_refused():
+    """mpiexec of one MPI over an mpi4py that loaded another's library gives N worlds of one
+    rank (seen on a GPU image with Open MPI): init_process_group says so instead of letting
+    each rank train alone. The launcher's count is faked here through Open MPI's variable."""
+    out = run_ranks("""
+import tensor.distributed as dist
+try:
+    dist.init_process_group("mpi")
+except dist.DistributedError as e:
+    print("refused:", e)
+""", n=1, env={"OMPI_COMM_WORLD_SIZE": "2"})
+    assert any("started 2 processes (OMPI_COMM_WORLD_SIZE) but MPI sees a world of 1" in line
+               and "MPI4PY_LIBMPI" in line for line in out), out

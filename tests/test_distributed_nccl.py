@@ -40,6 +40,21 @@ def test_run_module_says_what_is_missing(monkeypatch):
         run.main(["-n", "2", "x.py"])
 
 
+def test_run_module_takes_the_launcher_of_the_library_mpi4py_loads(tmp_path, monkeypatch):
+    """MPI4PY_LIBMPI names the MPI library: its prefix's mpiexec comes first (an image with
+    another MPI's mpiexec beside the interpreter would start N worlds of one rank)."""
+    from tensor.distributed import run
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib").mkdir()
+    exe = tmp_path / "bin" / "mpiexec"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("MPI4PY_LIBMPI", str(tmp_path / "lib" / "libmpi.so.12"))
+    assert run._find_mpiexec() == str(exe)
+    monkeypatch.setenv("MPI4PY_LIBMPI", "libmpi.so.12")   # a bare name: the usual search
+    assert run._find_mpiexec() != str(exe)
+
+
 def _nccl4py():
     try:
         import nccl.core  # noqa: F401

@@ -151,13 +151,20 @@ class CUDAGraph:
         """Drop the recorded graph (its pool goes when the tensors made in it are gone)."""
         if self._capture is not None:
             self._abort()
-        d = R.drv() if self._exec is not None or self._graph is not None else None
-        if self._exec is not None:
-            d.cuGraphExecDestroy(self._exec)
-        if self._graph is not None:
-            d.cuGraphDestroy(self._graph)
+        ex, g = self._exec, self._graph
         self._graph = self._exec = None
         self._pool = None
+        if ex is None and g is None:
+            return
+
+        def destroy():
+            d = R.drv()
+            if ex is not None:
+                d.cuGraphExecDestroy(ex)
+            if g is not None:
+                d.cuGraphDestroy(g)
+        if not self._st.defer(destroy):   # (another capture runs: after it)
+            destroy()
 
     def pool(self):
         """This graph's memory pool: pass it as graph(..., pool=) to let another capture

@@ -157,7 +157,7 @@ class _DeviceState:
         self.default_handle = d.CUstream(0)   # the legacy NULL stream (streams.py wraps it)
         self.deferred: list = []     # (block, events): frees waiting for other streams
         self.capturing = 0           # graph captures running on this device (tensor/cuda/graphs.py)
-        self.held_frees: list = []   # raw frees held back until they end
+        self.held: list = []         # driver calls held back until they end (defer())
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free, f"cuda:{index}",
                                           total_memory=self.total_memory)
 
@@ -193,33 +193,45 @@ class _DeviceState:
 
     def poll_deferred(self, wait: bool = False) -> None:
         """Give back the deferred blocks whose streams have passed their events (all of them,
-        waiting, when `wait`)."""
+        waiting, when `wait`). While a graph captures, nothing waits, and the queries run with
+        the thread's capture mode relaxed: a global-mode capture refuses cuEventQuery
+        (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, seen on an H200) though it records nothing."""
         keep = []
+        wait = wait and not self.capturing
         waiting, self.deferred = self.deferred, []   # frees queued meanwhile are kept
-        for block, events in waiting:
-            if wait:
-                for e in events:
-                    e.synchronize()
-            if all(e.query() for e in events):
-                self.allocator.free(block)
-            else:
-                keep.append((block, events))
+        with capture_relaxed(drv()) if self.capturing else contextlib.nullcontext():
+            for block, events in waiting:
+                if wait:
+                    for e in events:
+                        e.synchronize()
+                if all(e.query() for e in events):
+                    self.allocator.free(block)
+                else:
+                    keep.append((block, events))
         self.deferred[:0] = keep
 
     def capture_started(self) -> None:
         self.capturing += 1
 
     def capture_ended(self) -> None:
-        """A graph capture on this device ended: the frees it held back happen now."""
+        """A graph capture on this device ended: the calls it held back happen now."""
         self.capturing -= 1
         if not self.capturing:
-            held, self.held_frees = self.held_frees, []
-            for ptr in held:
-                self._raw_free(ptr)
+            held, self.held = self.held, []
+            for call in held:
+                call()
+
+    def defer(self, call) -> bool:
+        """Hold call() back until the graph captures on this device end, if any runs (True
+        then): freeing memory or destroying a graph or stream during a global-mode capture
+        invalidates it (an H200 said so: the garbage collector may run such frees anywhere)."""
+        if not self.capturing:
+            return False
+        self.held.append(call)
+        return True
 
     def _raw_free(self, ptr: int) -> None:
-        if self.capturing:   # a graph records (a dead pool's memory goes, say): a free would
-            self.held_frees.append(ptr)   # synchronize and break the capture: after it
+        if self.defer(lambda: self._raw_free(ptr)):   # a free would synchronize
             return
         d = drv()
         self.make_current()

@@ -91,7 +91,10 @@ class Stream:
     def __del__(self):
         if getattr(self, "_owned", False):
             try:
-                _drv(self.device_index).cuStreamDestroy(self.handle)
+                st = R._states.get(self.device_index)
+                h, d = self.handle, _drv(self.device_index)
+                if st is None or not st.defer(lambda: d.cuStreamDestroy(h)):  # (a capture runs)
+                    d.cuStreamDestroy(h)
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
 

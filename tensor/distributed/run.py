@@ -2,8 +2,10 @@
 
     python -m tensor.distributed.run -n 2 train.py --epochs 3
 
-is `mpiexec -n 2 <this python> train.py --epochs 3`, with mpiexec found next to the interpreter
-(a virtual environment's bin/, where the mpich wheel puts it) or else on PATH. Options other
+is `mpiexec -n 2 <this python> train.py --epochs 3`, with mpiexec found beside the MPI library
+that MPI4PY_LIBMPI names (its prefix's bin/: a launcher of another MPI would start N worlds of
+one rank), else next to the interpreter (a virtual environment's bin/, where the mpich wheel
+puts it), else on PATH. Options other
 than -n go to mpiexec after `--mpiexec-args` (e.g. `--mpiexec-args "-hosts a,b"`)."""
 from __future__ import annotations
 
@@ -18,9 +20,12 @@ MISSING = ("tensor.distributed.run: {what} not found: pip install 'stridex[distr
 
 
 def _find_mpiexec() -> str | None:
-    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    if os.path.isfile(here) and os.access(here, os.X_OK):
-        return here
+    lib = os.environ.get("MPI4PY_LIBMPI", "")
+    for where in ([os.path.dirname(os.path.dirname(lib))] if os.path.isabs(lib) else []) + \
+            [os.path.dirname(os.path.dirname(sys.executable))]:
+        exe = os.path.join(where, "bin", "mpiexec")
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe
     return shutil.which("mpiexec")
 
 

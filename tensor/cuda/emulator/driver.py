@@ -852,7 +852,7 @@ def cuStreamCreateWithPriority(flags, priority):  # noqa: N802
 
 
 def cuStreamDestroy(hStream):  # noqa: N802,N803
-    if (e := _need_ctx()):
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
     with _lock:
         if _int(hStream) not in _S.streams:
@@ -910,7 +910,8 @@ def cuEventSynchronize(hEvent):  # noqa: N802,N803
 
 
 def cuEventQuery(hEvent):  # noqa: N802,N803
-    if (e := _need_ctx()):   # (a query does not wait: allowed while a capture is active)
+    # refused by a global-mode capture though it does not wait (as an H200's driver does)
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
     return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
 
@@ -1179,10 +1180,15 @@ def _run_node(node, stream):
 
 
 def cuGraphExecDestroy(hGraphExec):  # noqa: N802,N803
+    # destroying a graph during a global-mode capture invalidated it on an H200
+    if (e := _refuse(sync=True)):
+        return e
     return (_OK,) if _EXECS.pop(_int(hGraphExec), None) is not None else (
         R.CUDA_ERROR_INVALID_VALUE,)
 
 
 def cuGraphDestroy(hGraph):  # noqa: N802,N803
+    if (e := _refuse(sync=True)):
+        return e
     return (_OK,) if _GRAPHS.pop(_int(hGraph), None) is not None else (
         R.CUDA_ERROR_INVALID_VALUE,)
