@@ -63,6 +63,44 @@ SX_DEV sf_c *sf_stockham(sf_c *x, sf_c *y, int64_t n, const int64_t *f, int nf, 
     return x;
 }
 
+/* The four-step transform of long rows (n = n1 n2; tensor/cuda/fft.py runs it: rows of n1 and
+ * of n2 by sf_c2c, between these transposes). y[b][c][r] = x[b][r][c] for a batch of R x C
+ * matrices, by 32 x 32 tiles through shared memory; with wlo, times the twiddle W^(r c)
+ * (W = exp(-+2 pi i / (R C)), r c < R C) from two tables: W^t = whi[t / S] wlo[t % S], in double. */
+template <class S>
+SX_DEV void sf_transpose(const typename S::T *x, typename S::T *y, int64_t batch, int64_t R,
+                         int64_t C, const sf_c *wlo, const sf_c *whi, int64_t Sq) {
+    typedef typename S::T T;
+    __shared__ T tile[32][33];
+    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32, ny = blockDim.x / 32;
+    const int64_t tr = (R + 31) / 32, tc = (C + 31) / 32, per = tr * tc;
+    for (int64_t t = blockIdx.x; t < batch * per; t += gridDim.x) {
+        const int64_t b = t / per, r0 = (t % per) / tc * 32, c0 = (t % per) % tc * 32;
+        const T *xb = x + b * R * C;
+        T *yb = y + b * R * C;
+        for (int i = ty; i < 32; i += ny) {
+            const int64_t r = r0 + i, c = c0 + tx;
+            if (r < R && c < C) {
+                T v = xb[r * C + c];
+                if (wlo) {
+                    const int64_t e = r * c;
+                    const sf_c w = sf_mul(whi[e / Sq], wlo[e % Sq]);
+                    const sf_c u = {(double)v.re, (double)v.im}, z = sf_mul(u, w);
+                    v.re = (decltype(v.re))z.re;
+                    v.im = (decltype(v.im))z.im;
+                }
+                tile[i][tx] = v;
+            }
+        }
+        __syncthreads();
+        for (int i = ty; i < 32; i += ny) {
+            const int64_t c = c0 + i, r = r0 + tx;
+            if (r < R && c < C) yb[c * R + r] = tile[tx][i];
+        }
+        __syncthreads();
+    }
+}
+
 /* y[b] = scale * DFT(x[b]) for `batch` rows of n. work: 2 * L entries per block (L = n, or
  * 2 m for Bluestein). Smooth: f, nf, rt. Bluestein (m > 0): chirp (n), bhat (m), and the
  * length-m plan mf, mnf, mrt (forward). */

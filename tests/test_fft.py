@@ -42,6 +42,25 @@ def test_every_length_up_to_4096_and_large_primes():
             _close(F.fft(T.asarray(a32)), np.fft.fft(a32.astype(np.complex128)), 2e-6)
 
 
+def test_long_rows_four_step():
+    """Long smooth rows (CUDA: the four-step transform, tensor/cuda/fft.py, from 2^13 with
+    fewer rows than SMs and from 2^17 always; the CPU's one path): NumPy's within 1e-12
+    (complex128) / 2e-6 (complex64), both directions, strided input, rfft / irfft."""
+    rng = np.random.default_rng(3)
+    for n, rows in [(1 << 13, 1), (3 * 5 * 7 * 11 * 16, 1), (1 << 17, 2)]:
+        a = _c(rng, rows, n)
+        x = T.asarray(a)
+        _close(F.fft(x), np.fft.fft(a))
+        _close(F.ifft(x, norm="ortho"), np.fft.ifft(a, norm="ortho"))
+        a32 = a.astype(np.complex64)
+        _close(F.fft(T.asarray(a32)), np.fft.fft(a32.astype(np.complex128)), 2e-6)
+    b = _c(rng, 2 << 13, 3)
+    _close(F.fft(T.asarray(b)[:, 1], axis=0), np.fft.fft(b[:, 1], axis=0))   # a strided column
+    r = rng.standard_normal(1 << 14)
+    _close(F.rfft(T.asarray(r)), np.fft.rfft(r))
+    _close(F.irfft(F.rfft(T.asarray(r))), r)
+
+
 @pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
 def test_functions_match_numpy(norm):
     rng = np.random.default_rng(1)
