@@ -101,6 +101,37 @@ SX_DEV void sf_transpose(const typename S::T *x, typename S::T *y, int64_t batch
     }
 }
 
+/* Bluestein's steps around two long power-of-two transforms (tensor/cuda/fft.py, rows whose
+ * m would leave the GPU idle in sf_c2c's one block a row), on a (batch rows of m, double):
+ * mode 0: a = x chirp, zero-padded; 1: a = conj(a bhat) (tab: bhat); 2: y = scale conj(a) / m
+ * chirp, the first n of each row. */
+template <class S>
+SX_DEV void sf_bluestein_step(const typename S::T *x, typename S::T *y, sf_c *a, int64_t batch,
+                              int64_t n, int64_t m, const sf_c *tab, double scale, int mode) {
+    const int64_t len = mode == 2 ? n : m;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < batch * len;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t b = i / len, k = i % len;
+        if (mode == 0) {
+            sf_c v = {0.0, 0.0};
+            if (k < n) {
+                const sf_c z = {(double)x[b * n + k].re, (double)x[b * n + k].im};
+                v = sf_mul(z, tab[k]);
+            }
+            a[i] = v;
+        } else if (mode == 1) {
+            sf_c z = sf_mul(a[i], tab[k]);
+            z.im = -z.im;
+            a[i] = z;
+        } else {
+            const double inv = 1.0 / (double)m;
+            const sf_c r = a[b * m + k], z = {r.re * inv, -r.im * inv}, v = sf_mul(z, tab[k]);
+            y[i].re = (decltype(y[i].re))(v.re * scale);
+            y[i].im = (decltype(y[i].im))(v.im * scale);
+        }
+    }
+}
+
 /* y[b] = scale * DFT(x[b]) for `batch` rows of n. work: 2 * L entries per block (L = n, or
  * 2 m for Bluestein). Smooth: f, nf, rt. Bluestein (m > 0): chirp (n), bhat (m), and the
  * length-m plan mf, mnf, mrt (forward). */

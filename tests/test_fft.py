@@ -43,11 +43,12 @@ def test_every_length_up_to_4096_and_large_primes():
 
 
 def test_long_rows_four_step():
-    """Long smooth rows (CUDA: the four-step transform, tensor/cuda/fft.py, from 2^13 with
-    fewer rows than SMs and from 2^17 always; the CPU's one path): NumPy's within 1e-12
-    (complex128) / 2e-6 (complex64), both directions, strided input, rfft / irfft."""
+    """Long rows (CUDA: the four-step transform, tensor/cuda/fft.py, from 2^13 with fewer rows
+    than SMs and from 2^17 always; Bluestein's (primes 8209, 4099 x 17) through it; the CPU's
+    one path): NumPy's within 1e-12 (complex128) / 2e-6 (complex64), both directions, strided
+    input, rfft / irfft."""
     rng = np.random.default_rng(3)
-    for n, rows in [(1 << 13, 1), (3 * 5 * 7 * 11 * 16, 1), (1 << 17, 2)]:
+    for n, rows in [(1 << 13, 1), (3 * 5 * 7 * 11 * 16, 1), (1 << 17, 2), (8209, 1), (17 * 4099, 2)]:
         a = _c(rng, rows, n)
         x = T.asarray(a)
         _close(F.fft(x), np.fft.fft(a))

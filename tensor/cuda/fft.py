@@ -1,6 +1,8 @@
 """CUDA FFT kernels (family "fft", cuda_src/fft.cuh): the backend's fft_c2c, the CPU's
 (tensor/cpu/fft.py) algorithms on the device: one block per row, Stockham mixed radix, Bluestein
-for lengths with prime factors past 16, in double precision. The plans (radices, roots of unity,
+for lengths with prime factors past 16, in double precision. Long rows (FOUR_STEP), which one
+block a row would leave on few SMs, take the four-step transform (rows of ~sqrt(n) between
+transposes) and, for Bluestein, its two transforms of m through it. The plans (radices, roots of unity,
 the Bluestein chirp and its filter's transform) are made on the host with NumPy and kept on the
 device per (length, direction)."""
 from __future__ import annotations
@@ -37,7 +39,11 @@ def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
         f'extern "C" __global__ void __launch_bounds__(SF_BLOCK) fft_tr_{s}('
         f"const sx_{s}::T *x, sx_{s}::T *y, int64_t batch, int64_t R, int64_t C, "
         "const sf_c *wlo, const sf_c *whi, int64_t S) "
-        f"{{ sf_transpose<sx_{s}>(x, y, batch, R, C, wlo, whi, S); }}")}
+        f"{{ sf_transpose<sx_{s}>(x, y, batch, R, C, wlo, whi, S); }}"), f"fft_bs_{s}": (
+        f'extern "C" __global__ void __launch_bounds__(SF_BLOCK) fft_bs_{s}('
+        f"const sx_{s}::T *x, sx_{s}::T *y, sf_c *a, int64_t batch, int64_t n, int64_t m, "
+        "const sf_c *tab, double scale, int mode) "
+        f"{{ sf_bluestein_step<sx_{s}>(x, y, a, batch, n, m, tab, scale, mode); }}")}
 
 
 CK.register_family("fft", entries, [dt.complex64, dt.complex128])
@@ -62,7 +68,7 @@ def _factors(n: int) -> list:
 
 @cache
 def _smooth(n: int) -> bool:
-    return max(_factors(n)) <= MAXP
+    return all(r <= MAXP for r in _factors(n))
 
 
 def _roots(n: int, sign: int) -> np.ndarray:
@@ -87,26 +93,63 @@ def _plan(n: int, inverse: bool, device):
         p = (_dev(np.array(f, np.int64), dt.int64, device), len(f),
              _dev(_roots(n, sign), dt.float64, device), 0, None, None, None, 0, None)
     else:
-        m = 1
-        while m < 2 * n - 1:
-            m *= 2
-        k = np.arange(n, dtype=np.int64)
-        ph = np.pi * ((k * k) % (2 * n)) / n            # k^2 reduced mod 2n: the exact phase
-        chirp = np.exp(1j * sign * ph)
-        b = np.zeros(m, np.complex128)
-        b[:n] = np.conj(chirp)
-        b[m - n + 1:] = np.conj(chirp[1:])[::-1]
-        bhat = np.fft.fft(b)
+        m, chirp, bhat = _chirp_plan(n, inverse, device)
         mf = _factors(m)
-        c2 = lambda z: np.stack([z.real, z.imag], axis=1)   # noqa: E731
         p = (_dev(np.zeros(1, np.int64), dt.int64, device), 0, _dev(np.zeros((1, 2)), dt.float64, device),
-             m, _dev(c2(chirp), dt.float64, device), _dev(c2(bhat), dt.float64, device),
-             _dev(np.array(mf, np.int64), dt.int64, device), len(mf),
+             m, chirp, bhat, _dev(np.array(mf, np.int64), dt.int64, device), len(mf),
              _dev(_roots(m, -1), dt.float64, device))
     if len(_PLANS) >= _PLANS_MAX:
         _PLANS.clear()
     _PLANS[key] = p
     return p
+
+
+def _chirp_plan(n: int, inverse: bool, device):
+    """Bluestein's (m, chirp, bhat) for length n: m the power of two >= 2n - 1, the chirp
+    exp(-+i pi k^2 / n) (n) and the transform of its filter (m), on the device."""
+    key = (device, n, inverse, "chirp")
+    p = _PLANS.get(key)
+    if p is None:
+        m = 1
+        while m < 2 * n - 1:
+            m *= 2
+        k = np.arange(n, dtype=np.int64)
+        ph = np.pi * ((k * k) % (2 * n)) / n            # k^2 reduced mod 2n: the exact phase
+        chirp = np.exp(1j * (1 if inverse else -1) * ph)
+        b = np.zeros(m, np.complex128)
+        b[:n] = np.conj(chirp)
+        b[m - n + 1:] = np.conj(chirp[1:])[::-1]
+        c2 = lambda z: np.stack([z.real, z.imag], axis=1)   # noqa: E731
+        p = (m, _dev(c2(chirp), dt.float64, device), _dev(c2(np.fft.fft(b)), dt.float64, device))
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = p
+    return p
+
+
+def _bluestein(x, y, batch: int, n: int, m: int, inverse: bool, scale: float, sms: int) -> None:
+    """Rows of a length with a prime factor past MAXP through two transforms of m (a power of
+    two, long: four-step) in double precision, as sf_c2c does in one block a row."""
+    from . import runtime as R
+    _, chirp, bhat = _chirp_plan(n, inverse, x.device)
+    a = empty((batch * m,), dt.complex128, x.device)
+    b = empty((batch * m,), dt.complex128, x.device)
+    k = R.kernel("fft", x.dtype, f"fft_bs_{x.dtype.sfx}", x.device)
+    p, i64 = (lambda t: C.c_void_p(t.data_ptr())), C.c_int64
+    grid = min(-(-batch * m // BLOCK), sms * 8)
+    k(grid, BLOCK, p(x), p(y), p(a), i64(batch), i64(n), i64(m), p(chirp), C.c_double(1.0),
+      C.c_int(0))
+    _rows(a, b, batch, m, False, 1.0, sms)
+    k(grid, BLOCK, p(x), p(y), p(b), i64(batch), i64(n), i64(m), p(bhat), C.c_double(1.0),
+      C.c_int(1))
+    _rows(b, a, batch, m, False, 1.0, sms)
+    k(grid, BLOCK, p(x), p(y), p(a), i64(batch), i64(n), i64(m), p(chirp), C.c_double(scale),
+      C.c_int(2))
+
+
+def _long(n: int, batch: int, sms: int) -> bool:
+    """Whether rows of n take the multi-launch paths (see FOUR_STEP)."""
+    return n >= FOUR_STEP or (n >= FOUR_STEP_FEW and batch < sms)
 
 
 def _four_step_plan(n: int, inverse: bool, device):
@@ -163,8 +206,10 @@ def fft_c2c(x, y, inverse: bool, scale: float) -> None:
 def _rows(x, y, batch: int, n: int, inverse: bool, scale: float, sms: int) -> None:
     """y = scale * the DFTs of the `batch` contiguous rows of n in x."""
     from . import runtime as R
-    if (n >= FOUR_STEP or (n >= FOUR_STEP_FEW and batch < sms)) and _smooth(n):
+    if _long(n, batch, sms) and _smooth(n):
         return _four_step(x, y, batch, n, inverse, scale, sms)
+    if not _smooth(n) and _long(m := 1 << (2 * n - 2).bit_length(), batch, sms):
+        return _bluestein(x, y, batch, n, m, inverse, scale, sms)
     f, nf, rt, m, chirp, bhat, mf, mnf, mrt = _plan(n, bool(inverse), x.device)
     grid = min(batch, sms * 4)
     L = 2 * m if m else 2 * n
