@@ -423,3 +423,33 @@ def test_blocked_lu_and_cholesky(d, monkeypatch):
     s[0, :, 6] = 0                             # singular: U[6, 6] is exactly 0
     with pytest.raises(L.LinAlgError, match=r"\(Batch element 0\).*singular"):
         L.solve(T.asarray(s), T.asarray(b))
+
+
+def test_large_matrices_on_cuda_run_the_cpu_kernels_on_a_host_copy(monkeypatch):
+    """On CUDA, qr / eigh / svd / eig of HOST_LINALG (64) rows or more run the CPU backend's
+    kernels on a host copy (one block a matrix on one SM is 10-1000x slower there): strided
+    inputs are read and outputs written back in place; below it, or with the threshold
+    raised, the device kernels run, with the same results."""
+    if T.get_default_device().type != "cuda":
+        pytest.skip("the CUDA backend's dispatch")
+    from tensor.backend import cpu as host
+    from tensor.backend import cuda as dev
+    calls = []
+    for name in ("la_qr", "la_eigh", "la_svd", "la_eig"):
+        fn = getattr(host, name)
+        monkeypatch.setattr(host, name, lambda *a, _f=fn, _n=name: (calls.append(_n), _f(*a))[1])
+    rng = np.random.default_rng(7)
+    a = _herm(rng, 70, np.float64, (2,))
+    big = T.asarray(np.stack([a, -a], axis=-1).reshape(2, 70, 140))[..., ::2]   # strided: a
+    results = []
+    for threshold in (64, 10 ** 9):
+        monkeypatch.setattr(dev, "HOST_LINALG", threshold)
+        w, v = L.eigh(big)
+        q, r = L.qr(big[:, :, :40])
+        s = L.svdvals(big)
+        e = L.eigvals(T.asarray(a[0] + 0j))
+        results.append([x.numpy() for x in (w, abs(v), abs(q), abs(r), s)] + [np.sort_complex(e.numpy())])
+    assert sorted(calls) == ["la_eig", "la_eigh", "la_qr", "la_svd"], calls   # (the first pass)
+    np.testing.assert_allclose(results[0][0], np.linalg.eigvalsh(a), rtol=1e-12, atol=1e-10)
+    for x, y in zip(*results):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-9)

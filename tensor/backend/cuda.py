@@ -7,8 +7,10 @@ index checks that read a device flag) synchronize.
 """
 from __future__ import annotations
 
+import functools
+
 from .. import dtypes as dt
-from .._tensor import Storage, empty
+from .._tensor import Storage, Tensor, empty
 from ..cuda import fft as _fft
 from ..cuda import gemm as _gemm
 from ..cuda import index as _index
@@ -163,8 +165,50 @@ fft_c2c = _fft.fft_c2c
 spmm_csr, sddmm_csr = _sparse.spmm_csr, _sparse.sddmm_csr
 segment_reduce = _segment.segment_reduce
 segment_order = _segment.segment_order
-la_lu, la_cholesky, la_trsm, la_lu_solve, la_qr = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve, _la.qr
-la_eigh, la_svd, la_eig = _lae.eigh, _lae.svd, _lae.eig
+la_lu, la_cholesky, la_trsm, la_lu_solve = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve
+
+# The QR, eigen and singular value kernels run one block a matrix: a single large matrix keeps
+# one SM busy (n = 512 on an H200, 2026-11-28: qr 0.27 s, svd 2.0 s, eigh 5.8 s; cuSOLVER 2-28
+# ms; the CPU kernels on 2 cores 22-142 ms). Matrices of HOST_LINALG rows or columns or more
+# are therefore solved by the CPU backend's kernels on a host copy (a synchronization, as any
+# result read on the host), except while a CUDA graph captures; blocked GPU algorithms (panels
+# through the GEMM, as LU and Cholesky have) would bring them back. The kernels themselves
+# stay tested at every size (tests/test_la_cuda_eig.py calls them directly).
+HOST_LINALG = 64
+
+
+def _host_linalg(name: str, on_device):
+    @functools.wraps(on_device)   # (its signature: the backends' parameters agree)
+    def run(a, *rest):
+        st = R.device_state(a.device.index or 0)
+        if max(a.shape[-2:]) < HOST_LINALG or st.capturing:
+            return on_device(a, *rest)
+        from ..device import device as _dev
+        from . import cpu
+        host, back = [], []
+        for t in (a, *rest):
+            if not isinstance(t, Tensor):
+                host.append(t)
+                continue
+            c = t if t.is_contiguous() else empty(t.shape, t.dtype, t.device)
+            if c is not t:
+                elementwise(t.dtype, f"cast_{t.dtype.sfx}_{t.dtype.sfx}", c, [t])
+            h = empty(t.shape, t.dtype, _dev("cpu"))
+            copy_to_host(h, c)
+            host.append(h)
+            back.append((t, c, h))
+        getattr(cpu, name)(*host)
+        for t, c, h in back:
+            copy_from_host(c, h)
+            if c is not t:
+                elementwise(t.dtype, f"cast_{t.dtype.sfx}_{t.dtype.sfx}", t, [c])
+    return run
+
+
+la_qr = _host_linalg("la_qr", _la.qr)
+la_eigh = _host_linalg("la_eigh", _lae.eigh)
+la_svd = _host_linalg("la_svd", _lae.svd)
+la_eig = _host_linalg("la_eig", _lae.eig)
 random_fill = _random.fill
 randperm = _random.randperm
 
