@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import autograd
+import nn
 import tensor as T
 from nn.optim import SGD, Adam, AdamW, CosineAnnealingLR, LambdaLR, Optimizer, RMSprop, StepLR
 
@@ -502,3 +503,35 @@ def test_strided_gradient_of_a_contiguous_parameter():
         oa.step()
         ob.step()
     np.testing.assert_array_equal(np.asarray(a.detach()), np.asarray(b.detach()))
+
+
+@pytest.mark.parametrize("cls,kw", [
+    (Adam, dict(lr=1e-2)), (AdamW, dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
+    (SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
+    (RMSprop, dict(lr=1e-2, centered=True, momentum=0.5))])
+def test_float32_params_step_in_one_multi_tensor_call(cls, kw, monkeypatch):
+    """Float32 parameters whose update has a fused kernel step through one multi-tensor call a
+    group (the backend's optim_master, each parameter its own master: PyTorch's foreach), bitwise
+    what one optimizer a parameter (the per-parameter kernel) computes."""
+    from tensor.backend import backend_for
+    rng = np.random.default_rng(0)
+    init = [rng.standard_normal(s).astype(np.float32) for s in [(3, 4), (5,), (7000,), (2, 3, 5)]]
+    ps = [nn.Parameter(T.asarray(a)) for a in init]
+    refs = [nn.Parameter(T.asarray(a)) for a in init]
+    opt, singles = cls(ps, **kw), [cls([r], **kw) for r in refs]
+    be = backend_for(ps[0].device)
+    calls = []
+    for name in ("optim_master", "optim_step"):
+        orig = getattr(be, name)
+        monkeypatch.setattr(be, name, lambda *a, _o=orig, _n=name: (calls.append(_n), _o(*a))[1])
+    for _ in range(3):
+        for p, r in zip(ps, refs):
+            p.grad = T.asarray(rng.standard_normal(p.shape).astype(np.float32))
+            r.grad = p.grad.clone()
+        calls.clear()
+        opt.step()
+        assert calls == ["optim_master"], calls
+        for s in singles:
+            s.step()
+        for p, r in zip(ps, refs):
+            np.testing.assert_array_equal(p.numpy(), r.numpy())

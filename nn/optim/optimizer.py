@@ -150,7 +150,7 @@ class Optimizer:
                 loss = closure()
         with autograd.no_grad():
             for group in self.param_groups:
-                masters = []
+                masters, gathered = [], {}
                 for p in group["params"]:
                     if p.grad is not None:
                         state = self.state.get(p, {})
@@ -158,43 +158,64 @@ class Optimizer:
                             state = _complex_update(self._update, group, p, self._grad(p), state)
                         elif _uses_master(group, p):
                             masters.append((p, state))
+                        elif p.dtype is dt.float32:
+                            self._gather(gathered, group, p, p, state)
                         else:
                             self._update(group, p, self._grad(p), state)
                         if state:  # SGD without momentum keeps none, as in PyTorch
                             self.state[p] = state
                 if masters:
-                    self._master_updates(group, masters)
+                    self._master_updates(group, masters, gathered)
+                self._launch_gathered(gathered)
         return loss
 
-    def _master_updates(self, group: dict[str, Any], masters: list) -> None:
+    def _gather(self, gathered: dict, group: dict[str, Any], p: Tensor, m: Tensor,
+                state: dict[str, Any]) -> bool:
+        """Run the algorithm's update of p on m (p itself, or its float32 master) with its
+        fused kernel call gathered into `gathered` (by kernel, dtype, device and scalars)
+        instead of launched; False when it updated m with tensor ops instead (nothing to
+        gather). The float32 parameters' updates go through the masters' multi-tensor kernels
+        too (master = parameter): one launch a group instead of one a parameter, PyTorch's
+        foreach, bitwise the per-parameter kernel's."""
+        _collect.calls = calls = []
+        try:
+            self._update(group, m, self._grad(p), state)   # the algorithm's own
+        finally:
+            _collect.calls = None
+        if not calls:
+            return False
+        check_writable(p, f"{calls[0][0]} step")
+        (name, args), k = calls[0], _OPTIM_PTRS[calls[0][0]]
+        gathered.setdefault((name, p.dtype, p.device, args[k + 1:]), []).append((p, args))
+        return True
+
+    @staticmethod
+    def _launch_gathered(gathered: dict) -> None:
+        for (name, _, device, rest), items in gathered.items():
+            if len(items) == 1 and items[0][0].dtype is dt.float32:   # one tensor: its kernel
+                p, args = items[0]
+                backend_for(device).optim_step(name, p, *args)
+                continue
+            cols = [[a[j] for _, a in items] for j in range(_OPTIM_PTRS[name])]
+            backend_for(device).optim_master(name, [p for p, _ in items], cols, rest[:-1],
+                                             rest[-1])
+
+    def _master_updates(self, group: dict[str, Any], masters: list, gathered: dict) -> None:
         """master_weights: the float32 copy of each 16-bit p (state "master", made at the first
         step, and again when p was written since the last step) takes the update with float32
         state, p the result rounded to its dtype. The algorithm's fused kernel calls are gathered
         (its _update runs on the master and the 16-bit gradient) and launched as multi-tensor
         kernels, one per (kernel, dtype, device, scalars): the backends' optim_master, which
         also writes p. An update the kernels cannot take ran as tensor ops; p is copied then."""
-        gathered: dict = {}
         for p, state in masters:
             m = state.pop("master", None)
             if m is None or state.pop("_p_version", None) != p._storage.version:
                 m = p.astype(dt.float32).contiguous()
-            _collect.calls = calls = []
-            try:
-                self._update(group, m, self._grad(p), state)   # the algorithm's own
-            finally:
-                _collect.calls = None
-            state["master"] = m
-            if not calls:
+            if not self._gather(gathered, group, p, m, state):
                 p.copy_(m)
-                continue
-            check_writable(p, f"{calls[0][0]} step")
-            (name, args), k = calls[0], _OPTIM_PTRS[calls[0][0]]
-            key = (name, p.dtype, p.device, args[k + 1:])
-            gathered.setdefault(key, []).append((p, args[:k], state))
-        for (name, _, device, rest), items in gathered.items():
-            cols = [[a[j] for _, a, _ in items] for j in range(len(items[0][1]))]
-            backend_for(device).optim_master(name, [p for p, _, _ in items], cols, rest[:-1],
-                                             rest[-1])
+            state["master"] = m   # (after the update: a first step finds the state empty)
+        self._launch_gathered(gathered)
+        gathered.clear()
         for p, state in masters:
             p._storage.version += 1
             state["_p_version"] = p._storage.version

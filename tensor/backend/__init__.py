@@ -134,7 +134,8 @@ INTERFACE = {
     "optim_step": "(name, p, *args): fused sgd/adam/rmsprop update of p in place",
     "optim_master": "(name, params, columns, scalars, flags): update `name` (sgd/adam/rmsprop) of "
                     "many float16/bfloat16 params (one dtype) through float32 masters in one "
-                    "kernel call; columns: optim_step's addresses (master, grad, state) per param",
+                    "kernel call; columns: optim_step's addresses (master, grad, state) per param; "
+                    "float32 params are their own masters (one launch for many)",
     "amp_unscale": "(tensors, inv_scale, found): every contiguous tensor (one float dtype) times "
                    "inv_scale in place, found (float32, 1 element) set to 1 where a value was inf "
                    "or NaN; one kernel call for all (GradScaler)",

@@ -172,7 +172,7 @@ FAMILIES = {
     "nn_pool": (pool_entries, _FLOATS),
     "optim": (optim_entries, [dt.float32, dt.float64]),
     "amp": (amp_entries, _FLOATS),
-    "optim_master": (master_entries, [dt.float16, dt.bfloat16]),
+    "optim_master": (master_entries, [dt.float16, dt.bfloat16, dt.float32]),
 }
 
 
