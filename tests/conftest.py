@@ -87,7 +87,7 @@ def _warm_emulator() -> None:
         from tensor.cuda import kernels as CK
         for fam, d in CK.all_modules():
             try:
-                emulator.compile(CK.module_name(fam, d), CK.source(fam, d))
+                emulator.compile(CK.module_name(fam, d), CK.source(fam, d), fmad=CK.fmad(fam))
             except Exception:  # noqa: BLE001 - the test that uses the module reports it
                 pass
 

@@ -659,3 +659,22 @@ def test_driver_calls_with_a_tracer_allocating_and_copying_inside_them(protect):
     r = subprocess.run([sys.executable, "-c", _NESTED], capture_output=True, text=True, env=env,
                        timeout=120)
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]
+
+
+def test_contraction_follows_nvrtc_family_choice():
+    """Modules of the families NVRTC contracts (fmad) contract a * b + c here too, where the
+    host has FMA instructions; the others (and fused kernels) do not: an H200 showed a fused
+    matmul epilogue rounding unlike eager's, which the emulator could not see before."""
+    if E.contraction(True) == E.contraction(False):
+        pytest.skip("the host has no FMA instructions (or STRIDEX_EMU_FMA=0)")
+    src = ('extern "C" __global__ void madd(const float *a, float *y) '
+           '{ y[0] = a[0] * a[0] - a[1]; }\n')
+    x = np.array([1 + 2.0 ** -12, 1 + 2.0 ** -11], np.float32)   # a*a = 1 + 2^-11 + 2^-24
+    got = []
+    for fmad in (False, True):
+        err, mod = D.cuModuleLoadData(E.compile("madd_check", src, fmad=fmad))
+        assert err == OK
+        a, y = Dev(x), Dev(np.zeros(1, np.float32))
+        assert launch(fn(mod, "madd"), 1, 1, a.p, y.p) == OK
+        got.append(float(y.get()[0]))
+    assert got == [0.0, 2.0 ** -24], got

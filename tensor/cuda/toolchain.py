@@ -72,10 +72,11 @@ class _Emulator(Toolchain):
         return (family, d)
 
     def compile(self, family: str, d, name: str, arch: str | None) -> bytes:
-        return emulator.compile(CK.module_name(family, d), CK.source(family, d))
+        return emulator.compile(CK.module_name(family, d), CK.source(family, d),
+                                fmad=CK.fmad(family))
 
     def compile_source(self, name: str, source: str, arch: str | None) -> bytes:
-        return emulator.compile(name, source)
+        return emulator.compile(name, source, fmad=CK.fmad("ew"))
 
     def launch_detail(self, driver) -> str:
         return driver.emu_last_error()

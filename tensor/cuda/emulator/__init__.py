@@ -38,10 +38,35 @@ FLAGS = ["-O1", "-std=c++17", "-shared", "-fPIC", "-fno-strict-aliasing", "-fwra
          "-fvisibility=hidden", "-Wno-unknown-pragmas"]
 
 
-def flags() -> list[str]:
-    """FLAGS plus STRIDEX_EMU_CXXFLAGS (e.g. "-O0" for faster builds, "-g", or
-    "-DEMU_USE_UCONTEXT" to use swapcontext instead of the x86-64 assembly switch)."""
-    return FLAGS + shlex.split(os.environ.get("STRIDEX_EMU_CXXFLAGS", ""))
+def flags(fmad: bool = False) -> list[str]:
+    """FLAGS, the contraction flags (fmad: a * b + c contracted into an FMA, as NVRTC does by
+    default, where the host has FMA instructions), plus STRIDEX_EMU_CXXFLAGS (e.g. "-O0" for
+    faster builds, "-g", or "-DEMU_USE_UCONTEXT" to use swapcontext instead of the x86-64
+    assembly switch)."""
+    return FLAGS + contraction(fmad) + shlex.split(os.environ.get("STRIDEX_EMU_CXXFLAGS", ""))
+
+
+@lru_cache(maxsize=2)
+def contraction(fmad: bool) -> list[str]:
+    """g++'s flags for NVRTC's contraction choice: the families NVRTC builds with --fmad=true
+    (gemm, nn rows... tensor/cuda/kernels.py) contract here too, so that code assuming two
+    kernels round alike (a fused matmul epilogue against eager's, as an H200 showed) fails
+    on the emulator as on a GPU. Needs the host's FMA (x86-64 FMA3); STRIDEX_EMU_FMA=0: never."""
+    if not fmad or os.environ.get("STRIDEX_EMU_FMA", "1") == "0" or not _host_fma():
+        return ["-ffp-contract=off"]
+    return ["-mfma", "-ffp-contract=fast", "-fexpensive-optimizations"]   # (-O1 forms no FMA)
+
+
+def _host_fma() -> bool:
+    import platform
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " fma " in f" {line.split(':', 1)[-1]} "
+                       for line in f)
+    except OSError:
+        return False
 
 
 @lru_cache(maxsize=1)
@@ -91,18 +116,18 @@ def _full_source(source: str) -> str:
     return f"{source}\n/* ---- emulator entry points ---- */\n{tramp}"
 
 
-def cache_key(source: str) -> str:
-    return kc.key(source, kc.included_text(source), _headers_text(), " ".join(flags()),
+def cache_key(source: str, fmad: bool = False) -> str:
+    return kc.key(source, kc.included_text(source), _headers_text(), " ".join(flags(fmad)),
                   _toolchain_id())
 
 
-def _build(name: str, source: str) -> bytes:
+def _build(name: str, source: str, fmad: bool) -> bytes:
     full = _full_source(source)
     with tempfile.TemporaryDirectory(prefix="stridex-emu-") as tmp:
         src = Path(tmp) / f"{name}.cu.cpp"
         src.write_text(full)
         so = Path(tmp) / "module.so"
-        cmd = [compiler(), *flags(), "-include", str(SHIM), f"-I{kc.CUDA_SRC}", str(src), "-o", str(so)]
+        cmd = [compiler(), *flags(fmad), "-include", str(SHIM), f"-I{kc.CUDA_SRC}", str(src), "-o", str(so)]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         except OSError as e:
@@ -118,18 +143,20 @@ def _build(name: str, source: str) -> bytes:
 _images = kc.Memo("emu")
 
 
-def compile(name: str, source: str, arch: str | None = None) -> bytes:  # noqa: A001 - the verb
+def compile(name: str, source: str, arch: str | None = None,  # noqa: A001 - the verb
+            fmad: bool = False) -> bytes:
     """An emulator image (for driver.cuModuleLoadData) of a CUDA kernel module, from the memory
-    or disk cache or g++. `arch` is accepted for symmetry with nvrtc.compile and ignored.
+    or disk cache or g++. `arch` is accepted for symmetry with nvrtc.compile and ignored;
+    fmad: contract multiply-adds as NVRTC does for the module's family (see contraction).
 
     Raises KernelCompileError (module name, compiler log, numbered source) on a source error and
     CompilerNotFoundError when no C++ compiler is installed."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ValueError(f"emulator: module name must be [A-Za-z0-9_.-]+, got {name!r}")
-    mem_key = f"{name}-{cache_key(source)}"
+    mem_key = f"{name}-{cache_key(source, fmad)}"
 
     def make() -> bytes:
         path = kc.cache_dir() / f"cudaemu_{mem_key}.so"
-        kc.fetch(path, lambda: _build(name, source))   # the driver loads the file
+        kc.fetch(path, lambda: _build(name, source, fmad))   # the driver loads the file
         return IMAGE_MAGIC + str(path).encode()
     return _images.get_or_make(mem_key, make)
