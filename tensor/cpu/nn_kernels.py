@@ -221,8 +221,9 @@ def optim_step(name: str, p, *args) -> None:
 
 def optim_master(name: str, params: list, columns: list, scalars: tuple, flags: int) -> None:
     """One multi-tensor update `name` of the 16-bit params (one dtype) through their float32
-    masters (float32 params: their own masters, the same address in both columns): columns are the per-parameter kernel's address arguments (master, gradient, state
-    buffers; 0 for an absent one), one list each; scalars and flags as that kernel's (optim.h)."""
+    masters (float32 params: their own masters, the same address in both columns): columns
+    are the per-parameter kernel's address arguments (master, gradient, state buffers; 0 for
+    an absent one), one list each; scalars and flags as that kernel's (optim.h)."""
     from ..backend import multi_tensor_table
     table = multi_tensor_table(params, AMP_CHUNK, columns)
     _k("optim_master", f"{name}_master", params[0].dtype)(

@@ -7,10 +7,11 @@ struct (sx_indexer<N>, sx_red_args, ...). Kernel names are the CPU's: add_f32, e
 cast_f32_i8, where_f32, sum_bf16, ...
 
 Contraction: NVRTC fuses a * b + c into an FMA unless told not to (--fmad=false); the CPU's
-C does not (the emulator's g++ contracts as NVRTC does, per family: emulator.contraction). Families whose float results must equal the CPU's bit for bit
-(reductions, scans and scatter-adds: the CPU's order of additions; random fills, iota and the
-optimizer updates: the CPU's formulas) are registered `exact` and built without contraction
-(explicit fma() calls stay fused). So are the elementwise kernels: a captured step's fused
+C does not (the emulator's g++ contracts as NVRTC does, per family: emulator.contraction).
+Families whose float results must equal the CPU's bit for bit (reductions, scans and
+scatter-adds: the CPU's order of additions; random fills, iota and the optimizer updates: the
+CPU's formulas) are registered `exact` and built without contraction (explicit fma() calls
+stay fused). So are the elementwise kernels: a captured step's fused
 kernel (tensor/cuda/fused.py, built the same way) then rounds as the unfused kernels, and its
 replay is eager's bit for bit (contracting a multiply in one op with an add in the next would
 round once less); memory-bound kernels lose nothing by it. Gemm and the nn row kernels keep
