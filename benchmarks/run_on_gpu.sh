@@ -64,12 +64,15 @@ if [[ " $STEPS " == *" tests "* ]]; then
   # test_cuda_compile (NVRTC builds for three archs) and test_cuda_emulator need no GPU: CI runs them
   FILES=${TESTS:-$(ls tests/test_*.py | grep -v -e test_cuda_compile.py -e test_cuda_emulator.py)}
   TO=(); python3 -c "import pytest_timeout" 2>/dev/null && TO=(--timeout 120)
-  failures() { grep -E "^(FAILED|ERROR) " "$OUT/tests.log" | sed -E 's/^(FAILED|ERROR) //; s/ - .*//'; }
+  # the -rfE summary's lines, and -v's per-test lines of an xdist run (written as each test ends:
+  # they name a failure even when the run is killed at its limit before the summary)
+  failures() { grep -oE "^(FAILED|ERROR) [^ ]+|(FAILED|ERROR) tests/[^ ]+" "$OUT/tests.log" |
+    sed -E 's/^(FAILED|ERROR) //' | sort -u; }
   if [[ ${WORKERS:-$(nproc)} -gt 1 ]] && python3 -c "import xdist" 2>/dev/null; then
     # one pytest over every file, a file per worker process (--dist loadfile): a device fault
     # is sticky for its process, so the failures are re-run one by one below
     W=${WORKERS:-$(( $(nproc) > 12 ? 12 : $(nproc) ))}
-    timeout "$(cap 300)" python3 -m pytest -q -p no:cacheprovider -rfE -n "$W" --dist loadfile \
+    timeout "$(cap 300)" python3 -m pytest -v -p no:cacheprovider -rfE -n "$W" --dist loadfile \
       "${TO[@]}" -k "cuda or nccl" $FILES > "$OUT/tests.log" 2>&1
     rc=$?
     say "tests ($W workers): $(grep -E '[0-9]+ (passed|failed)' "$OUT/tests.log" | tail -1) (rc $rc)"
