@@ -199,6 +199,8 @@ def fft_c2c(x, y, inverse: bool, scale: float) -> None:
     n = x.shape[-1]
     if n == 0 or x.numel() == 0:
         return
+    if x.data_ptr() == y.data_ptr():   # the four-step path's transposes cannot work in place
+        raise ValueError("fft_c2c: the output must not be the input (CUDA)")
     sms = R.device_state(x.device.index or 0).sm_count
     _rows(x, y, x.numel() // n, n, bool(inverse), scale, sms)
 
