@@ -27,7 +27,7 @@ from tensor.amp import autocast_op
 from tensor.creation import fill_
 from tensor.views import basic_index
 
-from .module import Module, Parameter
+from .module import Module, weight_and_bias
 
 # ---------------------------------------------------------------- the two primitives
 
@@ -431,12 +431,7 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         shape = ((in_channels, out_channels // groups) if self._transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        dtype = T.float32 if dtype is None else dtype
-        self.weight = Parameter(T.empty(shape, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(T.empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, shape, out_channels, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -22,7 +22,7 @@ from tensor import Tensor
 from . import _functional_layers as FL
 from . import init
 from .conv import fold, unfold
-from .module import Module, Parameter
+from .module import Module, Parameter, weight_and_bias
 from .normalization import _BatchNorm
 
 # ---------------------------------------------------------------- normalization
@@ -395,13 +395,8 @@ class Bilinear(Module):
                              f"{in2_features}, {out_features})")
         self.in1_features, self.in2_features = int(in1_features), int(in2_features)
         self.out_features = int(out_features)
-        d = T.float32 if dtype is None else dtype
-        self.weight = Parameter(T.empty(out_features, in1_features, in2_features, dtype=d,
-                                        device=device))
-        if bias:
-            self.bias = Parameter(T.empty(out_features, dtype=d, device=device))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, (out_features, in1_features, in2_features), out_features, bias,
+                        dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -16,7 +16,7 @@ from tensor import Tensor
 
 from . import _functional as F
 from . import init
-from .module import Module, Parameter
+from .module import Module, weight_and_bias
 
 
 class Linear(Module):
@@ -29,12 +29,7 @@ class Linear(Module):
             raise ValueError(f"Linear: features must be non-negative, got in_features="
                              f"{in_features}, out_features={out_features}")
         self.in_features, self.out_features = int(in_features), int(out_features)
-        d = T.float32 if dtype is None else dtype
-        self.weight = Parameter(T.empty(out_features, in_features, dtype=d, device=device))
-        if bias:
-            self.bias = Parameter(T.empty(out_features, dtype=d, device=device))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, (out_features, in_features), out_features, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

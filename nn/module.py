@@ -133,6 +133,19 @@ def _parse_to(args, device, dtype):
 
 
 # --------------------------------------------------------------------------- Module
+def weight_and_bias(module, weight_shape: tuple, bias_size: int, bias: bool, dtype,
+                    device) -> None:
+    """A layer's parameters before its reset_parameters(): module.weight, uninitialised, of
+    weight_shape, and module.bias of (bias_size,) when `bias`, else registered as None; dtype
+    None is float32 (Linear, Bilinear, the convolutions)."""
+    d = T.float32 if dtype is None else dtype
+    module.weight = Parameter(T.empty(weight_shape, dtype=d, device=device))
+    if bias:
+        module.bias = Parameter(T.empty(bias_size, dtype=d, device=device))
+    else:
+        module.register_parameter("bias", None)
+
+
 class Module:
     """Base class of every layer and model: subclass, assign Parameters, Modules and buffers
     in __init__ (after super().__init__()), and define forward()."""
