@@ -71,9 +71,29 @@ def _smooth(n: int) -> bool:
     return all(r <= MAXP for r in _factors(n))
 
 
-def _roots(n: int, sign: int) -> np.ndarray:
-    a = 2.0 * np.pi * np.arange(n) / n
+def _roots(n: int, sign: int, t=None) -> np.ndarray:
+    """exp(sign 2 pi i t / n) as (re, im) pairs for the exponents t (default: 0 .. n-1)."""
+    a = 2.0 * np.pi * (np.arange(n) if t is None else t) / n
     return np.stack([np.cos(a), sign * np.sin(a)], axis=1)
+
+
+def _ptr(t) -> C.c_void_p:
+    return C.c_void_p(0 if t is None else t.data_ptr())
+
+
+def _bluestein_len(n: int) -> int:
+    """m: the power of two >= 2n - 1 of Bluestein's transforms."""
+    return 1 << (2 * n - 2).bit_length()
+
+
+def _cached(key, make):
+    """The plan under key, made by make() once (the cache is cleared when full)."""
+    p = _PLANS.get(key)
+    if p is None:
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        p = _PLANS[key] = make()
+    return p
 
 
 def _dev(a: np.ndarray, dtype, device):
@@ -83,36 +103,26 @@ def _dev(a: np.ndarray, dtype, device):
 
 
 def _plan(n: int, inverse: bool, device):
-    key = (device, n, inverse)
-    p = _PLANS.get(key)
-    if p is not None:
-        return p
-    sign = 1 if inverse else -1
-    f = _factors(n)
-    if all(r <= MAXP for r in f):
-        p = (_dev(np.array(f, np.int64), dt.int64, device), len(f),
-             _dev(_roots(n, sign), dt.float64, device), 0, None, None, None, 0, None)
-    else:
+    def make():
+        if _smooth(n):
+            f = _factors(n)
+            return (_dev(np.array(f, np.int64), dt.int64, device), len(f),
+                    _dev(_roots(n, 1 if inverse else -1), dt.float64, device), 0, None, None,
+                    None, 0, None)
         m, chirp, bhat = _chirp_plan(n, inverse, device)
         mf = _factors(m)
-        p = (_dev(np.zeros(1, np.int64), dt.int64, device), 0, _dev(np.zeros((1, 2)), dt.float64, device),
-             m, chirp, bhat, _dev(np.array(mf, np.int64), dt.int64, device), len(mf),
-             _dev(_roots(m, -1), dt.float64, device))
-    if len(_PLANS) >= _PLANS_MAX:
-        _PLANS.clear()
-    _PLANS[key] = p
-    return p
+        return (_dev(np.zeros(1, np.int64), dt.int64, device), 0,
+                _dev(np.zeros((1, 2)), dt.float64, device), m, chirp, bhat,
+                _dev(np.array(mf, np.int64), dt.int64, device), len(mf),
+                _dev(_roots(m, -1), dt.float64, device))
+    return _cached((device, n, inverse), make)
 
 
 def _chirp_plan(n: int, inverse: bool, device):
     """Bluestein's (m, chirp, bhat) for length n: m the power of two >= 2n - 1, the chirp
     exp(-+i pi k^2 / n) (n) and the transform of its filter (m), on the device."""
-    key = (device, n, inverse, "chirp")
-    p = _PLANS.get(key)
-    if p is None:
-        m = 1
-        while m < 2 * n - 1:
-            m *= 2
+    def make():
+        m = _bluestein_len(n)
         k = np.arange(n, dtype=np.int64)
         ph = np.pi * ((k * k) % (2 * n)) / n            # k^2 reduced mod 2n: the exact phase
         chirp = np.exp(1j * (1 if inverse else -1) * ph)
@@ -120,11 +130,8 @@ def _chirp_plan(n: int, inverse: bool, device):
         b[:n] = np.conj(chirp)
         b[m - n + 1:] = np.conj(chirp[1:])[::-1]
         c2 = lambda z: np.stack([z.real, z.imag], axis=1)   # noqa: E731
-        p = (m, _dev(c2(chirp), dt.float64, device), _dev(c2(np.fft.fft(b)), dt.float64, device))
-        if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.clear()
-        _PLANS[key] = p
-    return p
+        return m, _dev(c2(chirp), dt.float64, device), _dev(c2(np.fft.fft(b)), dt.float64, device)
+    return _cached((device, n, inverse, "chirp"), make)
 
 
 def _bluestein(x, y, batch: int, n: int, m: int, inverse: bool, scale: float, sms: int) -> None:
@@ -135,7 +142,7 @@ def _bluestein(x, y, batch: int, n: int, m: int, inverse: bool, scale: float, sm
     a = empty((batch * m,), dt.complex128, x.device)
     b = empty((batch * m,), dt.complex128, x.device)
     k = R.kernel("fft", x.dtype, f"fft_bs_{x.dtype.sfx}", x.device)
-    p, i64 = (lambda t: C.c_void_p(t.data_ptr())), C.c_int64
+    p, i64 = _ptr, C.c_int64
     grid = min(-(-batch * m // BLOCK), sms * 8)
     k(grid, BLOCK, p(x), p(y), p(a), i64(batch), i64(n), i64(m), p(chirp), C.c_double(1.0),
       C.c_int(0))
@@ -155,23 +162,16 @@ def _long(n: int, batch: int, sms: int) -> bool:
 def _four_step_plan(n: int, inverse: bool, device):
     """(n1, n2, S, wlo, whi) of the four-step transform of length n = n1 n2 (n1 the divisor
     nearest sqrt(n) below it): the twiddles W^t = whi[t // S] wlo[t % S], S = ceil(sqrt(n))."""
-    key = (device, n, inverse, "four")
-    p = _PLANS.get(key)
-    if p is None:
+    def make():
         n1 = math.isqrt(n)
         while n % n1:
             n1 -= 1
         sq = math.isqrt(n - 1) + 1
         sign = 1 if inverse else -1
-        t = np.arange(sq, dtype=np.int64)
-        lo = np.stack([np.cos(2 * np.pi * t / n), sign * np.sin(2 * np.pi * t / n)], axis=1)
-        u = (np.arange(-(-n // sq), dtype=np.int64) * sq) % n    # exact phases: u S mod n
-        hi = np.stack([np.cos(2 * np.pi * u / n), sign * np.sin(2 * np.pi * u / n)], axis=1)
-        p = (n1, n // n1, sq, _dev(lo, dt.float64, device), _dev(hi, dt.float64, device))
-        if len(_PLANS) >= _PLANS_MAX:
-            _PLANS.clear()
-        _PLANS[key] = p
-    return p
+        lo = _roots(n, sign, np.arange(sq, dtype=np.int64))
+        hi = _roots(n, sign, (np.arange(-(-n // sq), dtype=np.int64) * sq) % n)   # u S mod n
+        return n1, n // n1, sq, _dev(lo, dt.float64, device), _dev(hi, dt.float64, device)
+    return _cached((device, n, inverse, "four"), make)
 
 
 def _four_step(x, y, batch: int, n: int, inverse: bool, scale: float, sms: int) -> None:
@@ -185,7 +185,7 @@ def _four_step(x, y, batch: int, n: int, inverse: bool, scale: float, sms: int) 
     tmp = empty((batch * n,), x.dtype, x.device)
     k = R.kernel("fft", x.dtype, f"fft_tr_{x.dtype.sfx}", x.device)
     grid = min(batch * (-(-n1 // 32)) * (-(-n2 // 32)), sms * 8)
-    p, i64, none = (lambda t: C.c_void_p(t.data_ptr())), C.c_int64, C.c_void_p(0)
+    p, i64, none = _ptr, C.c_int64, C.c_void_p(0)
     k(grid, BLOCK, p(x), p(y), i64(batch), i64(n1), i64(n2), none, none, i64(1))
     _rows(y, tmp, batch * n2, n1, inverse, 1.0, sms)
     k(grid, BLOCK, p(tmp), p(y), i64(batch), i64(n2), i64(n1), p(lo), p(hi), i64(sq))
@@ -210,13 +210,13 @@ def _rows(x, y, batch: int, n: int, inverse: bool, scale: float, sms: int) -> No
     from . import runtime as R
     if _long(n, batch, sms) and _smooth(n):
         return _four_step(x, y, batch, n, inverse, scale, sms)
-    if not _smooth(n) and _long(m := 1 << (2 * n - 2).bit_length(), batch, sms):
+    if not _smooth(n) and _long(m := _bluestein_len(n), batch, sms):
         return _bluestein(x, y, batch, n, m, inverse, scale, sms)
     f, nf, rt, m, chirp, bhat, mf, mnf, mrt = _plan(n, bool(inverse), x.device)
     grid = min(batch, sms * 4)
     L = 2 * m if m else 2 * n
     work = empty((grid * L, 2), dt.float64, x.device)
-    ptr = lambda t: C.c_void_p(0 if t is None else t.data_ptr())   # noqa: E731
+    ptr = _ptr
     k = R.kernel("fft", x.dtype, f"fft_c2c_{x.dtype.sfx}", x.device)
     k(grid, BLOCK, ptr(x), ptr(y), ptr(work), C.c_int64(batch), C.c_int64(n), C.c_double(scale),
       ptr(f), C.c_int(nf), ptr(rt), C.c_int64(m), ptr(chirp), ptr(bhat), ptr(mf), C.c_int(mnf),
