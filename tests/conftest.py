@@ -83,11 +83,11 @@ def _warm_emulator() -> None:
     import threading
 
     def run():
-        from tensor.cuda import emulator
         from tensor.cuda import kernels as CK
+        from tensor.cuda import toolchain
         for fam, d in CK.all_modules():
             try:
-                emulator.compile(CK.module_name(fam, d), CK.source(fam, d), fmad=CK.fmad(fam))
+                toolchain.EMULATOR.compile(fam, d, None, None)   # (as a first use builds it)
             except Exception:  # noqa: BLE001 - the test that uses the module reports it
                 pass
 

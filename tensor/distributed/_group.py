@@ -64,14 +64,13 @@ def _auto_backend() -> str:
     return "mpi"
 
 
-def _check_launcher(size: int) -> None:
+def _check_launcher(size: int, MPI) -> None:  # noqa: N803 - mpi4py's module name
     """Refuse a world that the launcher did not make: mpiexec of one MPI (the mpich wheel's)
     over an mpi4py that loaded another MPI's library makes N worlds of one rank each, which
     would each train alone without a word (seen on a GPU image with Open MPI installed)."""
     for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE"):
         want = os.environ.get(var, "")
         if want.isdigit() and int(want) != size:
-            from mpi4py import MPI
             raise DistributedError(
                 f"init_process_group: the launcher started {want} processes ({var}) but MPI "
                 f"sees a world of {size}: mpiexec belongs to another MPI than the library "
@@ -97,7 +96,7 @@ def init_process_group(backend: str | None = None, *, timeout=None, check_calls:
     backend = backend or _auto_backend()
     t = _seconds(timeout)
     comm = MPI.COMM_WORLD.Dup()
-    _check_launcher(comm.Get_size())
+    _check_launcher(comm.Get_size(), MPI)
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local_rank = local.Get_rank()
     local.Free()

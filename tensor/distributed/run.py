@@ -5,8 +5,8 @@
 is `mpiexec -n 2 <this python> train.py --epochs 3`, with mpiexec found beside the MPI library
 that MPI4PY_LIBMPI names (its prefix's bin/: a launcher of another MPI would start N worlds of
 one rank), else next to the interpreter (a virtual environment's bin/, where the mpich wheel
-puts it), else on PATH. Options other
-than -n go to mpiexec after `--mpiexec-args` (e.g. `--mpiexec-args "-hosts a,b"`)."""
+puts it), else on PATH. Options other than -n go to mpiexec after `--mpiexec-args` (e.g.
+`--mpiexec-args "-hosts a,b"`)."""
 from __future__ import annotations
 
 import argparse
