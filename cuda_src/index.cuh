@@ -6,8 +6,9 @@
  * being indexed (negative strides work), as on the CPU.
  *
  * Bad indices: kernels that check indices do atomicMin(flag, code) on a device word the host
- * set to ~0 (integer atomics only); the host reads it once and raises before anything that
- * writes to user memory is launched.
+ * set to ~0 (integer atomics only); the host reads it at the stream's next synchronization
+ * (tensor/cuda/checks.py). Meanwhile a bad index reads element 0 (offsets) or writes zero
+ * (take), and a scatter given its offsets' word as `guard` writes nothing when it is set.
  *
  * Determinism (no floating-point atomics): scatters sort the index positions by destination
  * with a stable LSD radix sort (per-tile digit counts, exclusive scan, in-order placement),
@@ -204,7 +205,7 @@ SX_DEV void sx_gather_t(const sx_gather_args &a) {
 }
 
 /* ---- take: the 1-d fused path, dst[b * osb] = src[wrap(idx[b * is]) * xs] ----
- * The output is fresh memory; a bad index records b in the flag. */
+ * The output is fresh memory; a bad index records b in the flag and writes zero. */
 template <class T, class I>
 SX_DEV void sx_take_t(int64_t nb_, const int64_t *idx, int64_t is, int64_t size, int64_t xs,
                       int64_t osb, const T *s, T *d, sx_ull *flag) {
@@ -213,7 +214,7 @@ SX_DEV void sx_take_t(int64_t nb_, const int64_t *idx, int64_t is, int64_t size,
     for (I b = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; b < nb; b += step) {
         int64_t v = idx[(int64_t)b * is];
         v += v < 0 ? size : 0;
-        if ((uint64_t)v >= (uint64_t)size) { sx_flag_min(flag, (int64_t)b); continue; }
+        if ((uint64_t)v >= (uint64_t)size) { sx_flag_min(flag, (int64_t)b); d[(int64_t)b * osb] = T(); continue; }
         d[(int64_t)b * osb] = s[v * xs];
     }
 }
@@ -317,6 +318,7 @@ SX_DEV void sx_radix_scatter_impl(const int64_t *key, const int64_t *val, int64_
  * so s is b. ---- */
 struct sx_scatter_args {
     const int64_t *off, *perm, *skey;
+    const sx_ull *guard;     /* the offsets' check word, or null: set (not ~0) -> write nothing */
     char *dst;
     const char *val;
     int64_t nb, rn;
@@ -338,6 +340,7 @@ SX_DEV void sx_scatter_r(const sx_scatter_args &a, int64_t r, int64_t &dr, int64
 
 template <class T>
 SX_DEV void sx_scatter_set_t(const sx_scatter_args &a) {
+    if (a.guard && *a.guard != ~0ull) return;   /* a bad index: the op raises, unwritten */
     T *d = (T *)a.dst;
     const T *v = (const T *)a.val;
     int64_t n = a.nb * a.rn, step = (int64_t)blockDim.x * gridDim.x;
@@ -353,6 +356,7 @@ SX_DEV void sx_scatter_set_t(const sx_scatter_args &a) {
 
 template <class S>
 SX_DEV void sx_scatter_add_t(const sx_scatter_args &a) {
+    if (a.guard && *a.guard != ~0ull) return;   /* a bad index: the op raises, unwritten */
     typedef typename S::T T;
     T *d = (T *)a.dst;
     const T *v = (const T *)a.val;
@@ -439,6 +443,13 @@ SX_DEV void sx_count_rows_impl(int64_t rows, int64_t len, const uint8_t *m, int6
         sx_block_exscan(c, sm, &total);
         if (threadIdx.x == 0) out[r] = total;
     }
+}
+
+/* ---- the range check of an embedding's ids: the first i with idx[i] outside [lo, hi) ---- */
+SX_DEV void sx_check_range_impl(const int64_t *idx, int64_t n, int64_t lo, int64_t hi, sx_ull *flag) {
+    int64_t step = (int64_t)blockDim.x * gridDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        if (idx[i] < lo || idx[i] >= hi) sx_flag_min(flag, i);
 }
 
 /* ---- repeat ---- */

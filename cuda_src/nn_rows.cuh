@@ -15,9 +15,10 @@
  * block of rb rows and per column, the partial sums in row order (one thread per (block,
  * column)); the host sums the blocks with the deterministic reduction (pass two). No atomics.
  *
- * Cross-entropy targets are checked on the device: a target neither in [0, C) nor ignore sets
- * *bad = 1 (every writer stores the same value) and its row gets loss 0 and reads nothing out
- * of bounds; the host reads the flag and raises. */
+ * Cross-entropy targets are checked on the device: a target neither in [0, C) nor ignore
+ * records its row in *bad (atomicMin: the first bad row) and the row gets loss 0 and reads
+ * nothing out of bounds; the host reads the word at the next synchronization and raises
+ * (tensor/cuda/checks.py). */
 #ifndef STRIDEX_NN_ROWS_CUH
 #define STRIDEX_NN_ROWS_CUH
 #include "common.cuh"
@@ -275,7 +276,7 @@ SX_DEV void nr_ln_bwd_cols(const typename S::T *X, const typename S::C *MEAN,
 template <class S, int TPR, int NC>
 SX_DEV void nr_ce_fwd(const typename S::T *X, const int64_t *TG, const typename S::T *w,
                       typename S::T *LOSS, typename S::C *LSE, int64_t rows, int64_t C,
-                      int64_t ignore, double eps, int *bad) {
+                      int64_t ignore, double eps, unsigned long long *bad) {
     typedef typename S::C A; typedef typename S::T T;
     __shared__ A sm[NR_NWARPS];
     const A ls_eps = (A)eps, keep = (A)(1.0 - eps), per = (A)(eps / (double)C);
@@ -300,7 +301,7 @@ SX_DEV void nr_ce_fwd(const typename S::T *X, const int64_t *TG, const typename 
         if (lane == 0) {
             LSE[r] = m + ls;
             if (skip) LOSS[r] = S::st((A)0);
-            if (t != ignore && (t < 0 || t >= C)) *bad = 1;
+            if (t != ignore && (t < 0 || t >= C)) atomicMin(bad, (unsigned long long)r);
         }
         if (skip) continue;          /* uniform over the group */
         A loss = keep * (w ? S::ld(w[t]) : (A)1) * (ls - (S::ld(x[t]) - m));

@@ -28,7 +28,7 @@ from tensor import views
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
 from tensor.axes import norm_axis
-from tensor.backend import backend_for
+from tensor.backend import backend_for, report
 
 
 def _be(t: Tensor):
@@ -257,12 +257,13 @@ def _cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None, ignore_inde
     loss = ew.empty_tensor((rows,), x.dtype, x.device)
     lse = ew.empty_tensor((rows,), _stat_dtype(x.dtype), x.device)
     if rows:
-        bad = _be(xc).cross_entropy_fwd(xc, tc, wc, loss, lse, rows, c, int(ignore_index),
-                                        float(label_smoothing))
-        if bad >= 0:
-            v = int(tc.reshape(-1)[bad].item())
-            raise IndexError(f"cross_entropy: target {v} is out of bounds for {c} classes "
-                             f"(ignore_index={ignore_index})")
+        verdict = _be(xc).cross_entropy_fwd(xc, tc, wc, loss, lse, rows, c, int(ignore_index),
+                                            float(label_smoothing))
+
+        def raise_bad(row: int):
+            raise IndexError(f"cross_entropy: target {int(tc[row].item())} is out of bounds for "
+                             f"{c} classes (row {row}; ignore_index={ignore_index})")
+        report(verdict, raise_bad)
     return loss, lse
 
 

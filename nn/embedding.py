@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import tensor as T
 from autograd import Function, is_grad_enabled, no_grad
+from tensor import elementwise as ew
 from tensor._tensor import Tensor
+from tensor.backend import backend_for, report
 from tensor.capture import capturing
 
 from . import init
@@ -24,21 +26,24 @@ from .module import Module, Parameter
 
 
 def _check_indices(input, num: int, op: str) -> Tensor:
-    """input, checked: integers in [0, num) (negative ones are errors, as PyTorch's)."""
+    """input, checked: integers in [0, num) (negative ones are errors, as PyTorch's). The check
+    runs where the ids are: on a GPU it raises at the next synchronization (DESIGN.md, Errors)."""
     if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
         what = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
         raise TypeError(f"{op}: expected an integer index tensor, got {what}")
-    if capturing():   # no host read in a captured step: a negative index becomes one past the
-        return T.where(input < 0, num, input)   # end, which the lookup's bounds check reports
+    if capturing():   # a captured step checks in its program: a negative index becomes one past
+        return T.where(input < 0, num, input)   # the end, which the lookup's check reports
     if not input.numel():
         return input
-    # one host read: NumPy views CPU indices where they are (no kernel runs); a GPU's are
-    # copied over once (one synchronisation)
-    a = input.numpy()
-    lo, hi = int(a.min()), int(a.max())
-    if lo < 0 or hi >= num:
-        raise IndexError(f"{op}: index out of range: indices span [{lo}, {hi}] but the "
-                         f"table has {num} rows")
+    flat = ew.contiguous(input.astype(T.int64, copy=False)).reshape(-1)
+    ids = input
+
+    def raise_bad(i: int):
+        raise IndexError(f"{op}: index {int(flat[i].item())} is out of range for a table of "
+                         f"{num} rows (at position {i} of the flattened indices of shape "
+                         f"{tuple(ids.shape)})")
+    report(backend_for(flat.device).check_range(flat.device, flat.numel(), flat.data_ptr(), 0, num),
+           raise_bad)
     return input
 
 
@@ -63,7 +68,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     >>> embedding(T.tensor([[1]]), T.eye(2)).tolist()
     [[[0.0, 1.0]]]
     """
-    op = "embedding"
+    return _lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   "embedding")
+
+
+def _lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, op):
+    """embedding() whose errors name `op` (the module's name for nn.Embedding)."""
     if scale_grad_by_freq:
         raise NotImplementedError(f"{op}: scale_grad_by_freq is not supported")
     if weight.ndim != 2:
@@ -162,11 +172,8 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input: Tensor) -> Tensor:
-        try:
-            return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                             self.scale_grad_by_freq, self.sparse)
-        except (TypeError, IndexError) as e:
-            raise type(e)(str(e).replace("embedding:", "Embedding:", 1)) from None
+        return _lookup(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                       self.scale_grad_by_freq, self.sparse, "Embedding")
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,

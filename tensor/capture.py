@@ -51,7 +51,7 @@ import weakref
 
 from . import _hook
 from ._tensor import Storage, Tensor
-from .backend import INTERFACE
+from .backend import INTERFACE, settled
 from .device import _CUDA, CPU
 
 # Every backend function (tensor/backend INTERFACE) is a call a replay makes again, except
@@ -62,8 +62,9 @@ from .device import _CUDA, CPU
 _PLAIN = frozenset(("new_storage", "new_pool", "prepare", "fuse", "record_graph", "open_device",
                     "device_count", "allocator", "free_after_streams", "layer_norm_row_block",
                     "sdpa_tile", "fast_resolved", "elementwise_resolved"))
-# calls whose result is an error report (-1: none): a replay raises where one reports an error
-_CHECKED = frozenset(("index_offsets", "take", "put", "cross_entropy_fwd"))
+# calls whose result is an index check's verdict (-1: none bad): a replay raises where one
+# reports a bad index
+_CHECKED = frozenset(("index_offsets", "take", "put", "check_range", "cross_entropy_fwd"))
 # calls whose result is data the Python code goes on with: a capture cannot freeze those
 _DATA = {"copy_to_host": "a copy to the host", "synchronize": "a host synchronisation",
          "count_nonzero": "a boolean mask or nonzero (a data-dependent size)",
@@ -103,6 +104,8 @@ class _Recorder:
                     cap.fail(_DATA[name])
                 else:
                     r = fn(*args, **kwargs)
+                    if name in _CHECKED:   # a replay compares its verdict with this one: read
+                        r = settled(r)      # a device's now (one synchronization)
                     cap.note(fn, name, args, kwargs, r, self._be)
                     return r
             return fn(*args, **kwargs)

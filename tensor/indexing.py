@@ -25,7 +25,7 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .axes import norm_axes, norm_axis
-from .backend import backend_for
+from .backend import backend_for, report
 from .convert import asarray
 from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, permute, reshape
 
@@ -191,8 +191,11 @@ def _expand_masks(arrays, vaxes, xaxes):
 
 # ---------------------------------------------------------------- offsets
 
-def _offsets(p: _Plan) -> Tensor:
-    """Flat int64 offsets into p.v over the index shape B; IndexError before anything is written."""
+def _offsets(p: _Plan) -> tuple[Tensor, object]:
+    """(flat int64 offsets into p.v over the index shape B, the verdict of their check). A bad
+    index raises IndexError before anything is written: now on the CPU, at the next
+    synchronization on a GPU (tensor.backend.report; meanwhile its offset is a valid one and a
+    scatter guarded by the verdict writes nothing)."""
     v, bshape = p.v, p.bshape
     if p.mask is not None:
         m, (n,) = p.mask, bshape
@@ -200,26 +203,41 @@ def _offsets(p: _Plan) -> Tensor:
         st = [v.strides[a] for a in range(p.pos, p.pos + m.ndim)]
         if n:
             _be(m).nonzero_fill(m, 1, off=off, st=st)
-        return off
+        return off, -1
     if not p.arrays:  # only scalar indices: the view already points at the element
-        return ew.empty_tensor((), dt.int64, v.device).fill_(0)
+        return ew.empty_tensor((), dt.int64, v.device).fill_(0), -1
     arrs = [broadcast_to(a, bshape) for a in p.arrays]
     off = ew.empty_tensor(bshape, dt.int64, v.device)
     n = off.numel()
-    if n:
-        sh, sts = coalesce(bshape, [a.strides for a in arrs])
-        if not sh:
-            sh, sts = [1], [[0] for _ in arrs]
-        bad = _be(v).index_offsets(v.device, sh, [a.data_ptr() for a in arrs], sts,
-                                   [v.shape[a] for a in p.vaxes], [v.strides[a] for a in p.vaxes], off)
-        if bad >= 0:
-            _raise_bad(p, arrs, bshape, bad // n, bad % n)
-    return off
+    if not n:
+        return off, -1
+    sizes = [v.shape[a] for a in p.vaxes]
+    bad = _bad_index(arrs, bshape, [p.xaxes[j] for j in range(len(arrs))], sizes)
+    if 0 in sizes:   # every index is out of range, and no offset is safe to read: raise now
+        bad(sizes.index(0) * n)
+    sh, sts = coalesce(bshape, [a.strides for a in arrs])
+    if not sh:
+        sh, sts = [1], [[0] for _ in arrs]
+    verdict = _be(v).index_offsets(v.device, sh, [a.data_ptr() for a in arrs], sts, sizes,
+                                   [v.strides[a] for a in p.vaxes], off)
+    report(verdict, bad)
+    return off, verdict
 
 
-def _raise_bad(p: _Plan, arrs, bshape, j: int, lin: int):
-    val = int(basic_index(arrs[j], tuple(int(i) for i in np.unravel_index(lin, bshape))).item())
-    raise IndexError(f"index {val} is out of bounds for axis {p.xaxes[j]} with size {p.v.shape[p.vaxes[j]]}")
+def _bad_index(arrs, bshape, xaxes, sizes):
+    """The raise of an index check over index arrays arrs (broadcast to bshape) into axes of
+    the given sizes: its code j * n + p names array j at flat position p. It keeps only what
+    the message needs (a deferred check holds it until the next synchronization)."""
+    n = 1
+    for s in bshape:
+        n *= s
+
+    def raise_bad(code: int):
+        j, lin = divmod(code, n)
+        at = tuple(int(i) for i in np.unravel_index(lin, bshape))
+        val = int(basic_index(arrs[j], at).item())
+        raise IndexError(f"index {val} is out of bounds for axis {xaxes[j]} with size {sizes[j]}")
+    return raise_bad
 
 
 def _rest_axes(p: _Plan) -> list:
@@ -245,7 +263,7 @@ def getitem(x: Tensor, key) -> Tensor:
         out = _take1(p)
         if out is not None:
             return out
-    off, bshape = _offsets(p), p.bshape
+    (off, _), bshape = _offsets(p), p.bshape
     v, rest = p.v, _rest_axes(p)
     rshape = [v.shape[a] for a in rest]
     shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
@@ -270,10 +288,9 @@ def _take1(p: _Plan) -> Tensor | None:
     out = ew.empty_tensor(ones[:p.pos] + idx.shape + ones[p.pos:], v.dtype, v.device)
     n, a = out.numel(), p.vaxes[0]
     if n:
-        bad = _be(v).take(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
-                          v.strides[a], 1, v.data_ptr(), out.data_ptr())
-        if bad >= 0:
-            _raise_bad(p, [idx], idx.shape, 0, bad)
+        verdict = _be(v).take(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0,
+                              v.shape[a], v.strides[a], 1, v.data_ptr(), out.data_ptr())
+        report(verdict, _bad_index([idx], idx.shape, p.xaxes[:1], [v.shape[a]]))
     return out
 
 

@@ -17,15 +17,16 @@ from . import elementwise as ew
 from ._tensor import Tensor, contiguous_strides
 from .aliasing import check_not_readonly, check_writable
 from .axes import norm_axis
+from .backend import report
 from .elementwise import stable
 from .indexing import (
     _along_key,
+    _bad_index,
     _be,
     _is_basic,
     _offsets,
     _Plan,
     _plan,
-    _raise_bad,
     _rest_axes,
     _tensor_arg,
 )
@@ -97,10 +98,10 @@ def _put1(p: _Plan, value, op: str) -> bool:
     a = p.vaxes[0]
     n = val.numel()
     if n:
-        bad = _be(v).put(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0, v.shape[a],
-                         v.strides[a], val.data_ptr(), vst[0] if vst else 0, v.data_ptr())
-        if bad >= 0:
-            _raise_bad(p, [idx], idx.shape, 0, bad)
+        verdict = _be(v).put(v.device, v.itemsize, n, idx.data_ptr(), ist[0] if ist else 0,
+                             v.shape[a], v.strides[a], val.data_ptr(), vst[0] if vst else 0,
+                             v.data_ptr())
+        report(verdict, _bad_index([idx], idx.shape, p.xaxes[:1], [v.shape[a]]))
         v._storage.version += 1
     return True
 
@@ -119,7 +120,7 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     nb = len(bshape)
     shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
     val = _value_for(x, value, shape, op, accumulate)  # a bad value shape is reported first, as NumPy
-    off = _offsets(p)
+    off, verdict = _offsets(p)
     order = list(range(p.pos, p.pos + nb)) + list(range(p.pos)) + list(range(p.pos + nb, len(shape)))
     val = permute(val, order)
     if val.numel() == 0:
@@ -130,7 +131,7 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     bounds = None if p.mask is not None else _offset_bounds([v.shape[a] for a in p.vaxes],
                                                             [v.strides[a] for a in p.vaxes])
     _be(x).scatter(x.device, x.dtype, accumulate, bsh, vbs, off, rsh, dst, vrs, v.data_ptr(),
-                   val.data_ptr(), bounds)
+                   val.data_ptr(), bounds, verdict)
     x._storage.version += 1
 
 

@@ -514,3 +514,14 @@ def run_ranks(script: str, n: int = 2, timeout: float = 120.0, env: dict | None 
         raise AssertionError(f"mpiexec -n {n} exited with {r.returncode}:\n--- stdout\n"
                              f"{r.stdout[-4000:]}\n--- stderr\n{r.stderr[-4000:]}")
     return r.stdout.splitlines()
+
+
+def synced(result=None):
+    """result, once the deferred device index checks have reported: on a GPU a bad index
+    raises at the next host synchronization, not in the op (tensor/cuda/checks.py), so an
+    error test wraps the op in synced() to see the error where NumPy and the CPU raise it."""
+    import sys
+    checks = sys.modules.get("tensor.cuda.checks")
+    if checks is not None:
+        checks.synchronize_all()
+    return result

@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import BINARY_DUNDER, INPLACE_DUNDER, NP_DTYPES, TOLERANCE, to_np
+from helpers import BINARY_DUNDER, INPLACE_DUNDER, NP_DTYPES, TOLERANCE, synced, to_np
 from hypothesis import note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
@@ -100,7 +100,7 @@ def both(ours_fn, ref_fn, what: str, target: Pair | None = None):
     except Exception as e:  # noqa: BLE001 - compared below
         ref, ref_err = None, e
     try:
-        ours, ours_err = _quiet(ours_fn), None
+        ours, ours_err = _quiet(lambda: synced(ours_fn())), None   # (a GPU's index errors)
     except Exception as e:  # noqa: BLE001
         ours, ours_err = None, e
     if ref_err is None and ours_err is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import bf16_round, make_tensor, shapes, small_values, to_np
+from helpers import bf16_round, make_tensor, shapes, small_values, synced, to_np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,7 +101,7 @@ def run_both(fn_np, fn_ours):
     out = []
     for f in (fn_np, fn_ours):
         try:
-            out.append(f())
+            out.append(synced(f()))
         except (IndexError, ValueError, TypeError) as e:
             out.append(type(e))
     return out
@@ -193,9 +193,10 @@ def test_out_of_bounds_raises_before_any_write(key, msg):
     x = T.asarray(base.copy())
     with pytest.raises(IndexError, match=msg):
         x[key] = T.arange(2.0) if len(key) == 2 and not isinstance(key[0], np.ndarray) else 1.0
+        synced()
     np.testing.assert_array_equal(x.numpy(), base)
     with pytest.raises(IndexError, match=msg):
-        x[key]
+        synced(x[key])
     with pytest.raises(IndexError, match=msg):
         np.asarray(base)[key]  # the message is NumPy's
 
@@ -256,11 +257,11 @@ def test_large_indices_use_threads_and_report_the_first_bad_index():
     bad_i[39000], bad_i[35000] = 90001, 90000
     bad_j[39000], bad_j[35000] = -99, 50
     with pytest.raises(IndexError, match="index 90000 is out of bounds for axis 0 with size 2000"):
-        x[T.asarray(bad_i), T.asarray(bad_j)]  # the first array with a bad index is reported
+        synced(x[T.asarray(bad_i), T.asarray(bad_j)])  # the first array with a bad index is reported
     with pytest.raises(IndexError, match="index 50 is out of bounds for axis 1 with size 40"):
-        x[T.asarray(i), T.asarray(bad_j)]
+        synced(x[T.asarray(i), T.asarray(bad_j)])
     with pytest.raises(IndexError, match="index 90000 is out of bounds for axis 0 with size 80000"):
-        T.asarray(flat)[T.asarray(bad_i)]
+        synced(T.asarray(flat)[T.asarray(bad_i)])
 
 
 # ---------------------------------------------------------------- nonzero family
@@ -314,7 +315,7 @@ def test_take(data, d, shape):
     got = I.take(x, to_index(rng, idx) if ishape else int(idx), axis=axis)
     np.testing.assert_array_equal(to_np(got), np.take(a, idx, axis=axis))
     with pytest.raises(IndexError, match=f"index {n} is out of bounds"):
-        I.take(x, [0, n], axis=axis)
+        synced(I.take(x, [0, n], axis=axis))
 
 
 @SETTINGS
@@ -394,7 +395,7 @@ def test_index_add_deterministic_parallel_and_errors():
     np.testing.assert_array_equal(got.numpy(), want)  # same sequential order: bitwise equal
     x = T.zeros((3, 2))
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
-        S.index_add_(x, 0, [0, 3], T.ones((2, 2)))
+        synced(S.index_add_(x, 0, [0, 3], T.ones((2, 2))))
     assert x.tolist() == [[0.0, 0.0]] * 3
     with pytest.raises(ValueError, match=r"source of shape \(2, 3\) does not match \(2, 2\)"):
         S.index_add_(x, 0, [0, 1], T.ones((2, 3)))

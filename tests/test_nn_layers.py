@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import synced
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -277,8 +278,12 @@ def test_shape_errors(case):
 
 
 def test_embedding_errors():
-    with pytest.raises(IndexError, match=r"Embedding: index out of range: indices span \[0, 5\]"):
-        Embedding(5, 2)(T.tensor([0, 5]))
+    with pytest.raises(IndexError, match=r"Embedding: index 5 is out of range for a table of 5 rows "
+                                         r"\(at position 1 of the flattened indices of shape \(2,\)\)"):
+        synced(Embedding(5, 2)(T.tensor([0, 5])))
+    with pytest.raises(IndexError, match=r"Embedding: index -1 is out of range for a table of 5 rows "
+                                         r"\(at position 2 of the flattened indices of shape \(2, 2\)\)"):
+        synced(Embedding(5, 2)(T.tensor([[0, 4], [-1, -2]])))
     with pytest.raises(TypeError, match="Embedding: expected an integer index tensor, got float64"):
         Embedding(5, 2)(T.tensor([0.0]))
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import synced
 
 import autograd as ag
 import tensor as T
@@ -285,9 +286,9 @@ def test_error_messages():
                                          r"shape \(4, 3\) \(expected target shape \(4,\)\)"):
         F.cross_entropy(x, T.tensor([0, 1, 2]))
     with pytest.raises(IndexError, match="cross_entropy: target 3 is out of bounds for 3 classes"):
-        F.cross_entropy(x, T.tensor([0, 1, 3, 0]))
+        synced(F.cross_entropy(x, T.tensor([0, 1, 3, 0])))
     with pytest.raises(IndexError, match="nll_loss: target 5 is out of bounds for 3 classes"):
-        F.nll_loss(x, T.tensor([0, 5, 1, 0]))
+        synced(F.nll_loss(x, T.tensor([0, 5, 1, 0])))
     with pytest.raises(ValueError, match=r"cross_entropy: class-probability target shape"):
         F.cross_entropy(x, T.ones((4, 2)))
     with pytest.raises(TypeError, match="cross_entropy: input dtype float64 and target dtype float32"):

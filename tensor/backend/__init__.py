@@ -57,12 +57,19 @@ INTERFACE = {
     # matrix products
     "gemm": "(a, b, c): c[...] = a[...] @ b[...] over broadcast batch dims, one dtype",
     # indexing: offsets, gather/scatter, masks
-    "index_offsets": "(device, shape, ptrs, strides, sizes, xst, off) -> first bad index or -1",
-    "take": "(device, itemsize, nb, idx_ptr, istride, size, xs, osb, src, dst) -> bad or -1",
+    # checks return a verdict: the first bad position or -1 (an int), or a device's deferred
+    # Verdict (tensor/cuda/checks.py) read at its stream's next synchronization; the op layer
+    # hands it to report() below with the error to raise
+    "index_offsets": "(device, shape, ptrs, strides, sizes, xst, off) -> verdict of the first "
+                     "bad index",
+    "take": "(device, itemsize, nb, idx_ptr, istride, size, xs, osb, src, dst) -> verdict",
+    "check_range": "(device, n, idx_ptr, lo, hi) -> verdict of the first i < n with the "
+                   "contiguous int64 idx[i] outside [lo, hi)",
     "put": "(device, itemsize, nb, idx_ptr, istride, size, xs, val, vs, dst) -> bad or -1, "
            "or None: no fused x[idx] = v (it scatters)",
     "gather": "(device, itemsize, nb, off, osb, rshape, sst, dst_st, src, dst)",
-    "scatter": "(device, dtype, accumulate, bshape, vbs, off, rshape, dst_st, vrs, val, dst)",
+    "scatter": "(device, dtype, accumulate, bshape, vbs, off, rshape, dst_st, vrs, val, dst, "
+               "bounds=None, guard=None): guard, the offsets' verdict: nothing written if bad",
     "count_nonzero": "(m) -> number of true elements of the contiguous bool tensor m",
     "nonzero_prefix": "(m) -> (count, exclusive prefix counts or None)",
     "nonzero_fill": "(m, mode, coords=(), off=None, st=(), toff=None): coordinates / offsets",
@@ -118,7 +125,8 @@ INTERFACE = {
     "layer_norm_fwd": "(x, w, b, y, mean, rstd, rows, L, eps)",
     "layer_norm_row_block": "(rows, L) -> rows per block of the weight/bias partials",
     "layer_norm_bwd": "(x, mean, rstd, g, w, gx, pw, pb, rows, L, rb)",
-    "cross_entropy_fwd": "(x, t, w, loss, lse, rows, classes, ignore, eps) -> bad row or -1",
+    "cross_entropy_fwd": "(x, t, w, loss, lse, rows, classes, ignore, eps) -> verdict of the "
+                         "first bad row",
     "cross_entropy_bwd": "(x, t, w, lse, g, gx, rows, classes, ignore, eps, wsum)",
     "sdpa_tile": "(dtype, E, Ev) -> rows per tile of the fused attention kernels, 0 if none fits",
     "sdpa_fwd": "(q, k, v, mask, o, lse, a): fused attention forward (a: meta, batch offsets, "
@@ -188,3 +196,19 @@ def _load(device: str):
             raise ValueError(f"no backend for device type {device!r}; known: {sorted(_MODULES)}")
         be = _LOADED[device] = importlib.import_module(_MODULES[device])
     return be
+
+
+def report(verdict, raise_bad) -> None:
+    """Raise an index check's error: raise_bad(position) raises it for the first bad position.
+    An int verdict (-1: none bad) is decided now; a device's deferred Verdict
+    (tensor/cuda/checks.py) when its stream next synchronizes with the host."""
+    if isinstance(verdict, int):
+        if verdict >= 0:
+            raise_bad(verdict)
+    else:
+        verdict.then(raise_bad)
+
+
+def settled(verdict) -> int:
+    """An index check's verdict as an int now (a device's is read: one synchronization)."""
+    return verdict if isinstance(verdict, int) else verdict.value()

@@ -109,6 +109,7 @@ gemm = _gemm.gemm
 
 index_offsets = _index.index_offsets
 take = _index.take
+check_range = _index.check_range
 put = _index.put
 gather = _index.gather
 scatter = _index.scatter

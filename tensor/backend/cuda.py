@@ -11,6 +11,7 @@ import functools
 
 from .. import dtypes as dt
 from .._tensor import Storage, Tensor, empty
+from ..cuda import checks as _checks
 from ..cuda import fft as _fft
 from ..cuda import gemm as _gemm
 from ..cuda import index as _index
@@ -111,13 +112,16 @@ def copy_from_host(dst, src) -> None:
 
 
 def copy_to_host(dst, src) -> None:
-    """Copy and wait for it: the host reads the bytes next."""
-    R.memcpy_dtoh(R.device_state(src.device.index), dst.data_ptr(), src.data_ptr(), src.nbytes)
+    """Copy and wait for it: the host reads the bytes next. A synchronization: the index checks
+    that ran on the stream raise here (tensor/cuda/checks.py)."""
+    st = R.device_state(src.device.index)
+    R.memcpy_dtoh(st, dst.data_ptr(), src.data_ptr(), src.nbytes)
+    _checks.flush_current(st)
 
 
 def synchronize(device) -> None:
     """Wait for the work queued on the device's current stream (a consumer on another stream,
-    such as a DLPack importer, reads next)."""
+    such as a DLPack importer, reads next); the index checks that ran on it raise here."""
     _streams.current_stream(device).synchronize()
 
 
@@ -147,6 +151,7 @@ def gemm(a, b, c) -> None:
 
 index_offsets = _index.index_offsets
 take = _index.take
+check_range = _index.check_range
 put = None   # no fused put kernel: x[idx] = v scatters (sorted, deterministic) on the device
 scatter = _index.scatter
 gather = _index.gather

@@ -21,6 +21,7 @@ void sx_count_rows(int64_t rows, int64_t len, intptr_t mask, intptr_t out, int n
 void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
     const intptr_t *coords, intptr_t off, const int64_t *st, int nthreads);
 int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out);
+int64_t sx_check_range(int64_t n, intptr_t idx, int64_t lo, int64_t hi);
 """
 _CDEF_GATHER = ("void sx_gather_{0}(int64_t nb, intptr_t off, int64_t osb, int nr, const int64_t *rshape, "
                 "const int64_t *sst, const int64_t *dst_st, intptr_t src, intptr_t dst, int nthreads);")
@@ -88,12 +89,18 @@ def gather(device, itemsize: int, nb: int, off, osb: int, rshape, sst, dst_st, s
 
 
 def scatter(device, dtype: dt.DType, accumulate: bool, bshape, vbs, off, rshape, dst_st, vrs,
-            dst_ptr: int, val_ptr: int, bounds=None) -> None:
+            dst_ptr: int, val_ptr: int, bounds=None, guard=None) -> None:
     """dst[off[b] + dr(r)] = (or +=) val[vb(b) + vr(r)], sequentially in index order (the last
-    assignment wins). bounds is the CUDA twin's (its sort needs them); unused here."""
+    assignment wins). bounds and guard are the CUDA twin's (its sort needs bounds; its deferred
+    checks need the guard, the CPU's checks have raised already); unused here."""
     fn = _k(f"sx_scatter_add_{dtype.sfx}", dtype) if accumulate else _k(f"sx_scatter_{dtype.itemsize}")
     fn(len(bshape), list(bshape), list(vbs), off.data_ptr(), len(rshape), list(rshape), list(dst_st),
        list(vrs), dst_ptr, val_ptr, _nt())
+
+
+def check_range(device, n: int, idx_ptr: int, lo: int, hi: int) -> int:
+    """The first i < n with the contiguous int64 idx[i] outside [lo, hi), or -1."""
+    return _k("sx_check_range")(n, idx_ptr, lo, hi)
 
 
 def count_nonzero(m) -> int:

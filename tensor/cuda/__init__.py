@@ -19,7 +19,7 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "get_
            "default_stream", "stream", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats", "empty_cache",
            "memory_stats", "memory_summary", "set_memory_limit", "precompile", "DeviceError",
-           "CUDAGraph", "graph", "is_current_stream_capturing"]
+           "CUDAGraph", "graph", "is_current_stream_capturing", "sync_checks"]
 
 
 def is_available() -> bool:
@@ -61,6 +61,16 @@ def synchronize(device=None) -> None:
     """Wait until all queued work on the device has finished."""
     from . import streams
     streams.synchronize(device)
+
+
+def sync_checks(enabled: bool | None = None) -> bool:
+    """Device index checks (integer-tensor indexing, embedding ids, cross_entropy targets)
+    raise at the next host synchronization by default, so they cost no synchronization of
+    their own; sync_checks(True) makes the op that finds a bad index raise (one synchronization
+    per check), as STRIDEX_SYNC_CHECKS=1 or CUDA_LAUNCH_BLOCKING=1 do. Returns the setting in
+    force before the call; sync_checks() only reads it."""
+    from . import checks
+    return checks.sync_checks(enabled)
 
 
 def precompile(ops=None, dtypes=None, *, arch: str | None = None, workers: int | None = None,

@@ -6,8 +6,9 @@ modules ``index_<sfx>`` (the accumulating scatter in each dtype).
 
 The functions here mirror the CPU kernels that tensor/indexing.py and tensor/manipulation.py
 call, taking the same (element) shapes and strides, plus the device. Index checks run on the
-device: a kernel records the first bad index in a device word (integer atomicMin), the host
-reads it (one synchronization) and the caller raises before any kernel writes user memory.
+device: a kernel records the first bad index in a device word (integer atomicMin) and the
+function returns that word's Verdict (tensor/cuda/checks.py), read at the stream's next
+synchronization; a scatter given the offsets' Verdict as its guard writes nothing if it is bad.
 
 Determinism: no floating-point atomics. Scatters stable-sort the index positions by
 destination offset (LSD radix sort), then the last position of each run writes (assignment:
@@ -21,8 +22,9 @@ import ctypes as C
 from .. import dtypes as dt
 from .._tensor import empty
 from . import kernels as CK
+from .checks import Verdict, verdict
 
-__all__ = ["index_offsets", "take", "gather", "scatter", "count_nonzero",
+__all__ = ["index_offsets", "take", "gather", "scatter", "check_range", "count_nonzero",
            "nonzero_prefix", "nonzero_fill", "count_rows", "repeat_index", "exclusive_scan"]
 
 FAMILY = "index"
@@ -54,6 +56,8 @@ _COMMON_SRC = f"""\
 {_K}sx_nz_fill(sx_nz_args a) {{ sx_nz_fill_impl(a); }}
 {_K}sx_count_rows(int64_t rows, int64_t len, const uint8_t *m, int64_t *out)
 {{ sx_count_rows_impl(rows, len, m, out); }}
+{_K}sx_check_range(const int64_t *idx, int64_t n, int64_t lo, int64_t hi, sx_ull *flag)
+{{ sx_check_range_impl(idx, n, lo, hi, flag); }}
 {_K}sx_repeat_check(const int64_t *c, int64_t n, sx_ull *flag) {{ sx_repeat_check_impl(c, n, flag); }}
 {_K}sx_repeat_fill(const int64_t *start, int64_t n, int64_t total, int64_t *out)
 {{ sx_repeat_fill_impl(start, n, total, out); }}
@@ -106,7 +110,7 @@ class GatherArgs(C.Structure):  # sx_gather_args
 
 
 class ScatterArgs(C.Structure):  # sx_scatter_args
-    _fields_ = [("off", _vp), ("perm", _vp), ("skey", _vp), ("dst", _vp), ("val", _vp),
+    _fields_ = [("off", _vp), ("perm", _vp), ("skey", _vp), ("guard", _vp), ("dst", _vp), ("val", _vp),
                 ("nb", _i64), ("rn", _i64), ("nbd", _int), ("nr", _int),
                 ("bshape", _i64 * MAXDIM), ("vbs", _i64 * MAXDIM), ("rshape", _i64 * MAXDIM),
                 ("dst_st", _i64 * MAXDIM), ("vrs", _i64 * MAXDIM)]
@@ -193,20 +197,20 @@ def exclusive_scan(inp, n: int, device):
 
 # ---------------------------------------------------------------- offsets, take, gather
 
-def index_offsets(device, shape, ptrs, strides, sizes, xst, off) -> int:
+def index_offsets(device, shape, ptrs, strides, sizes, xst, off):
     """off[p] = sum_j wrap(a_j[p]) * xst[j] over the (coalesced) index space `shape`; the int64
-    index arrays at ptrs[j] have element strides strides[j]. Returns -1, or j * n + p for the
-    first bad index of the first array that has one (the CPU's sx_index_offsets)."""
+    index arrays at ptrs[j] have element strides strides[j]. Returns the Verdict of j * n + p
+    for the first bad index of the first array that has one (the CPU's sx_index_offsets)."""
     nd, k = len(shape), len(ptrs)
     _check_rank(nd, "indexing")
     n = 1
     for s in shape:
         n *= s
-    flag = _flag(device)
+    flag = verdict(device)
     idx32 = int(n < _I31 and all(_span(shape, st) < _I31 for st in strides))
     for j0 in range(0, k, MAXARR):
         a = OffArgs()
-        a.out, a.flag, a.n, a.jbase = off.data_ptr(), flag.data_ptr(), n, j0
+        a.out, a.flag, a.n, a.jbase = off.data_ptr(), flag.ptr(), n, j0
         a.k, a.nd, a.accumulate, a.idx32 = min(MAXARR, k - j0), nd, int(j0 > 0), idx32
         _arr(a.shape, shape)
         for j in range(a.k):
@@ -214,17 +218,26 @@ def index_offsets(device, shape, ptrs, strides, sizes, xst, off) -> int:
             _arr(a.ist[j], strides[j0 + j])
             a.size[j], a.xst[j] = sizes[j0 + j], xst[j0 + j]
         _launch(device, "sx_index_offsets", n, a)
-    return _read(flag)
+    return flag
 
 
 def take(device, itemsize: int, nb: int, idx_ptr: int, istride: int, size: int, xs: int, osb: int,
-         src_ptr: int, dst_ptr: int) -> int:
-    """dst[b * osb] = src[wrap(idx[b * istride]) * xs] into fresh memory; -1 or the first bad b."""
-    flag = _flag(device)
+         src_ptr: int, dst_ptr: int):
+    """dst[b * osb] = src[wrap(idx[b * istride]) * xs] into fresh memory; the Verdict of the
+    first bad b (whose element is zero)."""
+    flag = verdict(device)
     _launch(device, f"sx_take_{itemsize}", nb, C.c_int64(nb), _p(idx_ptr), C.c_int64(istride),
-            C.c_int64(size), C.c_int64(xs), C.c_int64(osb), _p(src_ptr), _p(dst_ptr), _p(flag),
+            C.c_int64(size), C.c_int64(xs), C.c_int64(osb), _p(src_ptr), _p(dst_ptr), _p(flag.ptr()),
             C.c_int(int(nb < _I31)))
-    return _read(flag)
+    return flag
+
+
+def check_range(device, n: int, idx_ptr: int, lo: int, hi: int):
+    """The Verdict of the first i < n with the contiguous int64 idx[i] outside [lo, hi)."""
+    flag = verdict(device)
+    _launch(device, "sx_check_range", n, _p(idx_ptr), C.c_int64(n), C.c_int64(lo), C.c_int64(hi),
+            _p(flag.ptr()))
+    return flag
 
 
 def gather(device, itemsize: int, nb: int, off, osb: int, rshape, sst, dst_st, src_ptr: int,
@@ -272,11 +285,12 @@ def radix_sort(device, key, val, n: int, bits: int):
 
 
 def scatter(device, dtype: dt.DType, accumulate: bool, bshape, vbs, off, rshape, dst_st, vrs,
-            dst_ptr: int, val_ptr: int, bounds=None) -> None:
+            dst_ptr: int, val_ptr: int, bounds=None, guard=None) -> None:
     """For each index position b (bshape, value strides vbs; destination off[b]) and r over
     rshape: dst[off[b] + dr(r)] = (or +=) val[vb(b) + vr(r)]. Repeated destinations resolve
     as the CPU's sequential loop does: the last assignment wins, additions go in index order.
-    bounds: (lo, hi) with lo <= off[b] <= hi, or None when the offsets are known to be unique."""
+    bounds: (lo, hi) with lo <= off[b] <= hi, or None when the offsets are known to be unique.
+    guard: the Verdict of the offsets' check (nothing is written if it is bad), or None."""
     _check_rank(max(len(bshape), len(rshape)), "indexing")
     nb = rn = 1
     for s in bshape:
@@ -287,6 +301,8 @@ def scatter(device, dtype: dt.DType, accumulate: bool, bshape, vbs, off, rshape,
         return
     a = ScatterArgs()
     a.off, a.dst, a.val, a.nb, a.rn = off.data_ptr(), dst_ptr, val_ptr, nb, rn
+    if isinstance(guard, Verdict) and guard.waiting():
+        a.guard = guard.ptr()
     a.nbd, a.nr = len(bshape), len(rshape)
     if bounds is not None and nb > 1:
         perm, skey = _sort_positions(device, off, nb, *bounds)  # alive until the launch below

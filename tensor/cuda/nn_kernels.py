@@ -19,7 +19,6 @@ import ctypes as C
 import os
 
 from .. import dtypes as dt
-from .._tensor import empty
 from . import kernels as CK
 from .launch import upload
 
@@ -51,7 +50,7 @@ _ROW_KERNELS = {
                "{T} *gx, int64_t rows, int64_t L",
                "nr_ln_bwd<{S}, {TPR}, {NC}>(x, mean, rstd, g, w, gx, rows, L)"),
     "ce_fwd": ("const {T} *x, const int64_t *t, const {T} *w, {T} *loss, {A} *lse, int64_t rows, "
-               "int64_t C, int64_t ignore, double eps, int *bad",
+               "int64_t C, int64_t ignore, double eps, unsigned long long *bad",
                "nr_ce_fwd<{S}, {TPR}, {NC}>(x, t, w, loss, lse, rows, C, ignore, eps, bad)"),
 }
 _FLAT_KERNELS = {  # grid-stride kernels of nn_rows
@@ -250,23 +249,14 @@ def layer_norm_bwd(x, mean, rstd, g, w, gx, pw, pb, rows: int, L: int, rb: int) 
                 _p(pb), _i(rows), _i(L), _i(rb))
 
 
-def cross_entropy_fwd(x, t, w, loss, lse, rows: int, classes: int, ignore: int,
-                      eps: float) -> int:
-    """Loss and lse per row; returns -1, or the first row whose target is neither in [0, C) nor
-    ignore (found on the host after the device flag says there is one). Reads one flag: one
-    synchronization."""
-    R = _rt()
-    st = R.device_state(x.device.index)
-    flag = empty((1,), dt.int32, x.device)
-    R.memset(st, flag.data_ptr(), 0, 4)
+def cross_entropy_fwd(x, t, w, loss, lse, rows: int, classes: int, ignore: int, eps: float):
+    """Loss and lse per row; returns the Verdict of the first row whose target is neither in
+    [0, C) nor ignore (tensor/cuda/checks.py: read at the next synchronization)."""
+    from .checks import verdict
+    flag = verdict(x.device)
     _rows("nn_rows", x, "ce_fwd", rows, classes, _p(x), _p(t), _p(w), _p(loss), _p(lse),
-          _i(rows), _i(classes), _i(ignore), C.c_double(eps), _p(flag))
-    bad = C.c_int32()
-    R.memcpy_dtoh(st, C.addressof(bad), flag.data_ptr(), 4)
-    if not bad.value:
-        return -1
-    tv = t.to("cpu").tolist()
-    return next(r for r, v in enumerate(tv) if v != ignore and not 0 <= v < classes)
+          _i(rows), _i(classes), _i(ignore), C.c_double(eps), C.c_void_p(flag.ptr()))
+    return flag
 
 
 def cross_entropy_bwd(x, t, w, lse, g, gx, rows: int, classes: int, ignore: int, eps: float,

@@ -19,6 +19,7 @@ launches and copies do.
 """
 from __future__ import annotations
 
+from . import checks as _checks
 from . import current
 from . import runtime as R
 
@@ -60,7 +61,9 @@ class Stream:
         _set_current(self.device_index, self._prev.pop())
 
     def synchronize(self) -> None:
+        """Wait for the stream's work; the index checks that ran on it raise here."""
         R.check(_drv(self.device_index).cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+        _checks.flush(self.device_index, self.handle)
 
     def query(self) -> bool:
         """True when all work queued on the stream has finished."""
@@ -211,8 +214,10 @@ class stream:  # noqa: N801 - PyTorch's name: `with tensor.cuda.stream(s):`
 
 
 def synchronize(device=None) -> None:
-    """Wait for all work on the device (all streams)."""
-    R.check(_drv(R.device_index(device)).cuCtxSynchronize(), "cuCtxSynchronize")
+    """Wait for all work on the device (all streams); every index check waiting raises here."""
+    i = R.device_index(device)
+    R.check(_drv(i).cuCtxSynchronize(), "cuCtxSynchronize")
+    _checks.flush(i)
 
 
 def free_after_streams(alloc, block, streams) -> None:

@@ -190,6 +190,14 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
     free(counts);
 }
 
+/* The first i < n with the contiguous int64 idx[i] outside [lo, hi), or -1 (an embedding's ids). */
+int64_t sx_check_range(int64_t n, intptr_t idx, int64_t lo, int64_t hi) {
+    const int64_t *x = (const int64_t *)idx;
+    for (int64_t i = 0; i < n; i++)
+        if (x[i] < lo || x[i] >= hi) return i;
+    return -1;
+}
+
 /* repeat's index expansion: with out == 0 return the total of the int64 counts, or
  * -(i + 1) for the first negative count i; else write i counts[i] times to out. */
 int64_t sx_repeat_index(int64_t n, intptr_t counts, intptr_t out) {

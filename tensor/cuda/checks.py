@@ -1,0 +1,208 @@
+"""Deferred device checks: an index check on the GPU costs no synchronization of its own.
+
+DESIGN.md (Errors): for index tensors on the GPU, a device-side check raises on the next
+synchronization. A kernel that validates indices (offsets, take, cross-entropy targets, an
+embedding's ids) records the first bad position in a device word with an integer atomicMin
+(the smallest position wins, whatever the thread order). The op registers what it would raise
+(`Verdict.then`) and returns at once; the words are read when the stream they ran on next
+synchronizes with the host -- a host read of any tensor (`numpy()`, `item()`, printing),
+`synchronize()`, `Stream.synchronize()` -- and the first bad one raises there, naming the op
+that found it. Outputs of a failed check are still memory-safe (a bad index reads element 0 or
+writes zero) and a scatter whose offsets failed writes nothing, so the error leaves no tensor
+half-written.
+
+The words live in one slab of SLOTS int64 per device. A check takes a free word and sets it to
+-1 (all bits) with a memset on the current stream, ordered before the kernel that writes it.
+When every word waits, taking one more first reads them all (one device synchronization).
+
+`sync_checks(True)`, or STRIDEX_SYNC_CHECKS=1 or CUDA_LAUNCH_BLOCKING=1 in the environment,
+reads each verdict at once: the op that found a bad index raises, at one synchronization each.
+"""
+from __future__ import annotations
+
+import ctypes as C
+import os
+import threading
+
+from . import current
+
+SLOTS = 256
+
+
+def _R():
+    from . import runtime
+    return runtime
+
+
+def _env_sync() -> bool:
+    return any(os.environ.get(v, "") not in ("", "0") for v in ("STRIDEX_SYNC_CHECKS",
+                                                               "CUDA_LAUNCH_BLOCKING"))
+
+
+_sync = _env_sync()
+
+
+def sync_checks(enabled: bool | None = None) -> bool:
+    """Whether device index checks raise in the op that finds a bad index (one host
+    synchronization per check) instead of at the next synchronization; sets it when `enabled`
+    is given, and returns the setting in force before."""
+    global _sync
+    before = _sync
+    if enabled is not None:
+        _sync = bool(enabled)
+    return before
+
+
+class Verdict:
+    """One device check: a word of the device's slab, written by kernels on `stream` (a
+    CUstream handle)."""
+    __slots__ = ("slab", "slot", "stream", "raise_bad", "done")
+
+    def __init__(self, slab: _Slab, slot: int, stream):
+        self.slab, self.slot, self.stream, self.raise_bad, self.done = slab, slot, stream, None, False
+
+    def waiting(self) -> bool:
+        """Not read yet (its word is still this check's)."""
+        return not self.done
+
+    def ptr(self) -> int:
+        """The device address of the word (an unsigned long long * for the kernel)."""
+        return self.slab.base + 8 * self.slot
+
+    def then(self, raise_bad) -> None:
+        """raise_bad(position) raises the op's error when the word reports a bad position: at
+        the stream's next synchronization, or now under sync_checks."""
+        self.raise_bad = raise_bad
+        if _sync:
+            self.slab.settle([self], self.stream)
+
+    def value(self) -> int:
+        """The first bad position, or -1 (reads the word now: one synchronization)."""
+        return self.slab.settle([self], self.stream, report=False)
+
+
+def _raise(raise_bad, code: int) -> None:
+    """raise_bad(code)'s error, saying where it comes from when it is reported late."""
+    if _sync:
+        raise_bad(code)
+    try:
+        raise_bad(code)
+    except IndexError as e:
+        raise IndexError(f"{e} (found on the GPU by an earlier op, reported at this "
+                         "synchronization; tensor.cuda.sync_checks(True) raises in the op "
+                         "itself)") from None
+
+
+class _Slab:
+    def __init__(self, index: int):
+        R = _R()
+        st = R.device_state(index)
+        st.make_current()
+        self.index = index   # (memory of its own, not a tensor's: it lives with the process)
+        self.base = int(R.check(R.drv().cuMemAlloc(8 * SLOTS), "cuMemAlloc"))
+        self.free = list(range(SLOTS - 1, -1, -1))
+        self.waiting: list[Verdict] = []
+        self.lock = threading.Lock()
+
+    def take(self) -> Verdict:
+        """A fresh word on the current stream (set to -1 there before the check's kernel)."""
+        R = _R()
+        st = R.device_state(self.index)
+        if st.capturing:
+            raise RuntimeError("a CUDA graph is capturing: an index check (indexing with an "
+                               "integer tensor, an embedding lookup, cross_entropy's targets) "
+                               "cannot be recorded into a graph, as its verdict is read on the host")
+        if not self.free:   # every word waits: read them all (a device synchronization)
+            R.check(R.drv().cuCtxSynchronize(), "cuCtxSynchronize")
+            self.flush(None)
+        with self.lock:
+            v = Verdict(self, self.free.pop(), current.handle(st))
+            self.waiting.append(v)
+        R.memset(st, v.ptr(), 0xFF, 8)
+        return v
+
+    def settle(self, ready: list, stream, report: bool = True) -> int:
+        """Read the words of `ready` (their kernels ran on `stream`, or the device is idle when
+        stream is None), give the words back, and raise the first bad one's error (report) or
+        return its position; -1 when none is bad."""
+        R = _R()
+        lo, hi = min(v.slot for v in ready), max(v.slot for v in ready) + 1
+        host = (C.c_int64 * (hi - lo))()
+        st = R.device_state(self.index)
+        st.make_current()
+        s = stream if stream is not None else current.handle(st)
+        d = R.drv()
+        R.check(d.cuMemcpyDtoHAsync(C.addressof(host), self.base + 8 * lo, 8 * (hi - lo), s),
+                "cuMemcpyDtoHAsync")
+        R.check(d.cuStreamSynchronize(s), "cuStreamSynchronize")
+        gone = {id(v) for v in ready}
+        with self.lock:
+            self.waiting = [v for v in self.waiting if id(v) not in gone]
+            self.free.extend(v.slot for v in ready)
+            for v in ready:
+                v.done = True
+        for v in ready:
+            code = host[v.slot - lo]
+            if code >= 0:
+                if not report:
+                    return code
+                if v.raise_bad is not None:
+                    _raise(v.raise_bad, code)
+        return -1
+
+    def flush(self, stream) -> None:
+        """The checks whose kernels ran on `stream` (all of them when None: the device is
+        idle) are read; the first bad one raises its op's error."""
+        with self.lock:
+            ready = [v for v in self.waiting if stream is None or int(v.stream) == int(stream)]
+        if ready:
+            self.settle(ready, stream)
+
+
+_slabs: dict[int, _Slab] = {}
+_slabs_lock = threading.Lock()
+
+
+def verdict(device) -> Verdict:
+    """A fresh check word on `device` (a Device), for one check kernel's launch."""
+    index = device.index
+    slab = _slabs.get(index)
+    if slab is None:
+        with _slabs_lock:
+            slab = _slabs.get(index)
+            if slab is None:
+                slab = _slabs[index] = _Slab(index)
+    return slab.take()
+
+
+def flush(index: int, stream=None) -> None:
+    """At a host synchronization of cuda:index: raise the first bad verdict of the checks that
+    ran on `stream` (a CUstream handle; None: every stream, after a device synchronize)."""
+    slab = _slabs.get(index)
+    if slab is not None and slab.waiting:
+        slab.flush(stream)
+
+
+def flush_current(st) -> None:
+    """flush() for the checks on the stream now current on device state st (a host read just
+    synchronized it)."""
+    if st.index in _slabs:
+        flush(st.index, current.handle(st))
+
+
+def pending(index: int) -> int:
+    """How many checks on cuda:index wait for a synchronization (tests and diagnostics)."""
+    slab = _slabs.get(index)
+    return len(slab.waiting) if slab is not None else 0
+
+
+def synchronize_all() -> None:
+    """Synchronize every device with checks waiting and raise the first bad one's error (the
+    tests' way to see a GPU's index errors where the CPU raises them)."""
+    R = _R()
+    for index, slab in list(_slabs.items()):
+        if slab.waiting:
+            st = R.device_state(index)
+            st.make_current()
+            R.check(R.drv().cuCtxSynchronize(), "cuCtxSynchronize")
+            slab.flush(None)
