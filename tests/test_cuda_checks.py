@@ -161,3 +161,15 @@ def test_graph_capture_refuses_an_index_check():
         with T.cuda.graph(g):
             x[i]
     assert x[i].tolist() == [1.0, 2.0]
+
+
+def test_compiled_replay_reports_at_the_next_synchronization():
+    cf = T.compile(lambda x, i: x[i] * 2)
+    x = T.arange(4.0, device=DEV)
+    for _ in range(3):
+        assert cf(x, T.asarray([3, 0], device=DEV)).tolist() == [6.0, 0.0]
+    assert cf.stats()["replays"] >= 1
+    y = cf(x, T.asarray([3, 9], device=DEV))          # a replay: no synchronization of its own
+    with _late(r"tensor.compile: .*a replayed \w+ found an index out of range \(at position 1\)"):
+        y.tolist()
+    assert cf(x, T.asarray([1, 2], device=DEV)).tolist() == [2.0, 4.0]   # still usable
