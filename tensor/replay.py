@@ -342,7 +342,7 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             keep.append((args, kwargs))   # own (a scalar operand's buffer) must stay alive
             fn, args, kwargs = ready, (), {}
         prog.steps.append((fn, args, kwargs, r if name in _CHECKED else None, rng))
-        prog.graphable.append(rng is None and name not in _CHECKED and be is prog.graph_be is not None)
+        prog.graphable.append(rng is None and be is prog.graph_be is not None)
     if len(used) != len(draws):   # a draw no call could be re-based for: a replay would repeat it
         return None, "an op drew random numbers in a way the capture cannot redraw"
     prog.gens = {g: g.offset - starts[g] for g in starts if g not in cap.reset}

@@ -10,7 +10,8 @@ where there is no GPU):
 - a check on another stream waits for that stream's synchronization;
 - sync_checks(True) raises in the op; more checks than the slab holds stay bounded;
 - an embedding + cross_entropy training step makes no host synchronization at all;
-- a CUDA graph capture refuses an index check with a clear error.
+- a CUDA graph records index checks: a bad index in a replay raises at the next
+  synchronization; a compiled step's replay likewise.
 """
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ from nn import functional as F
 
 pytestmark = pytest.mark.skipif(not CUDA_OK, reason=f"cuda: {CUDA_WHAT}")
 DEV = "cuda"
+
+
+@pytest.fixture(autouse=True)
+def _deferred():
+    """These tests are about the default, deferred mode (CUDA_LAUNCH_BLOCKING=1 in a re-run
+    would make every check synchronous)."""
+    before = T.cuda.sync_checks(False)
+    yield
+    T.cuda.sync_checks(before)
 
 
 def _checks():
@@ -151,16 +161,34 @@ def test_training_step_makes_no_host_synchronization(monkeypatch):
     assert _checks().pending(0) == 0
 
 
-def test_graph_capture_refuses_an_index_check():
+def test_graph_capture_records_index_checks():
     x = T.arange(4.0, device=DEV)
     i = T.asarray([1, 2], device=DEV)
     x[i]
     T.cuda.synchronize()
     g = T.cuda.CUDAGraph()
-    with pytest.raises(RuntimeError, match="index check.*cannot be recorded into a graph"):
-        with T.cuda.graph(g):
-            x[i]
-    assert x[i].tolist() == [1.0, 2.0]
+    with T.cuda.graph(g):
+        y = x[i] * 2
+    assert _checks().pending(0) == 0                 # recorded, not run: nothing to read yet
+    g.replay()
+    assert y.tolist() == [2.0, 4.0]
+    i.copy_(T.asarray([3, 7], device=DEV))           # a bad index in a replay
+    g.replay()
+    g.replay()                                       # (waits once, however many replays)
+    assert _checks().pending(0) == 1
+    with _late("index 7 is out of bounds for axis 0 with size 4"):
+        T.cuda.synchronize()
+    i.copy_(T.asarray([0, 3], device=DEV))           # the word was set back: good again
+    g.replay()
+    assert y.tolist() == [0.0, 6.0]
+    before = T.cuda.sync_checks(True)
+    try:
+        with pytest.raises(RuntimeError, match="index check.*cannot be recorded into a graph "
+                                               "under tensor.cuda.sync_checks"):
+            with T.cuda.graph(T.cuda.CUDAGraph()):
+                x[i]
+    finally:
+        T.cuda.sync_checks(before)
 
 
 def test_compiled_replay_reports_at_the_next_synchronization():

@@ -227,6 +227,7 @@ def test_a_dead_pool_freed_during_a_capture_waits_for_its_end():
     """Another graph's pool that the garbage collector frees while a capture records would
     free device memory (a synchronization): the frees wait until the capture ends."""
     import gc
+    gc.collect()   # earlier tests' garbage graphs go now, not inside the capture below
     x = _f32(np.ones(1 << 12))
     x * 2
     old = T.cuda.CUDAGraph()

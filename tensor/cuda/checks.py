@@ -54,12 +54,12 @@ def sync_checks(enabled: bool | None = None) -> bool:
 
 
 class Verdict:
-    """One device check: a word of the device's slab, written by kernels on `stream` (a
-    CUstream handle)."""
-    __slots__ = ("slab", "slot", "stream", "raise_bad", "done")
+    """One device check: word `slot` of `words` (the device's slab, or a CUDA graph's words),
+    written by kernels on `stream` (a CUstream handle)."""
+    __slots__ = ("words", "slot", "stream", "raise_bad", "done")
 
-    def __init__(self, slab: _Slab, slot: int, stream):
-        self.slab, self.slot, self.stream, self.raise_bad, self.done = slab, slot, stream, None, False
+    def __init__(self, words, slot: int, stream, done: bool = False):
+        self.words, self.slot, self.stream, self.raise_bad, self.done = words, slot, stream, None, done
 
     def waiting(self) -> bool:
         """Not read yet (its word is still this check's)."""
@@ -67,18 +67,18 @@ class Verdict:
 
     def ptr(self) -> int:
         """The device address of the word (an unsigned long long * for the kernel)."""
-        return self.slab.base + 8 * self.slot
+        return self.words.base + 8 * self.slot
 
     def then(self, raise_bad) -> None:
         """raise_bad(position) raises the op's error when the word reports a bad position: at
         the stream's next synchronization, or now under sync_checks."""
         self.raise_bad = raise_bad
-        if _sync:
-            self.slab.settle([self], self.stream)
+        if _sync and not self.done:
+            _slab(self.words.index).settle([self], self.stream)
 
     def value(self) -> int:
         """The first bad position, or -1 (reads the word now: one synchronization)."""
-        return self.slab.settle([self], self.stream, report=False)
+        return _slab(self.words.index).settle([self], self.stream, report=False)
 
 
 def _raise(raise_bad, code: int) -> None:
@@ -93,7 +93,17 @@ def _raise(raise_bad, code: int) -> None:
                          "itself)") from None
 
 
+def _capturing_error(why: str):
+    return _R().CudaError(
+        f"a CUDA graph is capturing: an index check (indexing with an integer tensor, an "
+        f"embedding lookup, cross_entropy's targets) cannot be recorded into a graph{why}, as "
+        f"its verdict is read on the host")
+
+
 class _Slab:
+    """A device's check words, and the checks waiting for a synchronization (its own words'
+    and its graphs')."""
+
     def __init__(self, index: int):
         R = _R()
         st = R.device_state(index)
@@ -109,9 +119,7 @@ class _Slab:
         R = _R()
         st = R.device_state(self.index)
         if st.capturing:
-            raise RuntimeError("a CUDA graph is capturing: an index check (indexing with an "
-                               "integer tensor, an embedding lookup, cross_entropy's targets) "
-                               "cannot be recorded into a graph, as its verdict is read on the host")
+            raise _capturing_error("")
         if not self.free:   # every word waits: read them all (a device synchronization)
             R.check(R.drv().cuCtxSynchronize(), "cuCtxSynchronize")
             self.flush(None)
@@ -126,23 +134,35 @@ class _Slab:
         stream is None), give the words back, and raise the first bad one's error (report) or
         return its position; -1 when none is bad."""
         R = _R()
-        lo, hi = min(v.slot for v in ready), max(v.slot for v in ready) + 1
-        host = (C.c_int64 * (hi - lo))()
         st = R.device_state(self.index)
         st.make_current()
         s = stream if stream is not None else current.handle(st)
         d = R.drv()
-        R.check(d.cuMemcpyDtoHAsync(C.addressof(host), self.base + 8 * lo, 8 * (hi - lo), s),
-                "cuMemcpyDtoHAsync")
+        slots: dict = {}   # id(words) -> (words, its slots read): one copy per set of words
+        for v in ready:
+            slots.setdefault(id(v.words), (v.words, []))[1].append(v.slot)
+        spans = {}
+        for k, (w, used) in slots.items():
+            lo, hi = min(used), max(used) + 1
+            host = (C.c_int64 * (hi - lo))()
+            R.check(d.cuMemcpyDtoHAsync(C.addressof(host), w.base + 8 * lo, 8 * (hi - lo), s),
+                    "cuMemcpyDtoHAsync")
+            spans[k] = (w, lo, host)
         R.check(d.cuStreamSynchronize(s), "cuStreamSynchronize")
         gone = {id(v) for v in ready}
         with self.lock:
             self.waiting = [v for v in self.waiting if id(v) not in gone]
-            self.free.extend(v.slot for v in ready)
+            self.free.extend(v.slot for v in ready if v.words is self)
             for v in ready:
                 v.done = True
+        codes = []
         for v in ready:
+            w, lo, host = spans[id(v.words)]
             code = host[v.slot - lo]
+            codes.append(code)
+            if code >= 0 and v.words is not self:   # a graph's word keeps its value over
+                w.reset(v.slot)                     # replays: -1 again for the next ones
+        for v, code in zip(ready, codes):
             if code >= 0:
                 if not report:
                     return code
@@ -159,20 +179,85 @@ class _Slab:
             self.settle(ready, stream)
 
 
+class GraphWords:
+    """The check words of one CUDA graph (tensor.compile records a step's index checks into
+    its graphs). Each check recorded gets a word of its own, set to -1 once; the kernels of
+    every replay atomicMin into it, so a bad index of any replay since the last read is kept.
+    Each launch of the graph makes its checks wait for the stream's next synchronization
+    (`launched`); a bad word is set back to -1 when read."""
+
+    def __init__(self, index: int, n: int = 64):
+        R = _R()
+        self.st = st = R.device_state(index)
+        self.index, self.n = index, n
+        self.base = st._raw_alloc(8 * n)
+        st.make_current()
+        R.check(R.drv().cuMemsetD8(self.base, 0xFF, 8 * n), "cuMemsetD8")
+        self.checks: list[Verdict] = []
+
+    def take(self, stream) -> Verdict:
+        if len(self.checks) == self.n:
+            raise _capturing_error(f" (more than {self.n} in one graph)")
+        if _sync:
+            raise _capturing_error(" under tensor.cuda.sync_checks(True)")
+        v = Verdict(self, len(self.checks), stream, done=True)   # waits from a launch on
+        self.checks.append(v)
+        return v
+
+    def launched(self, stream) -> None:
+        """The graph was launched on `stream`: its checks wait for that stream's next
+        synchronization (once each, however many launches come before it)."""
+        if not self.checks:
+            return
+        slab = _slab(self.index)
+        with slab.lock:
+            for v in self.checks:
+                if v.done:
+                    v.done, v.stream = False, stream
+                    slab.waiting.append(v)
+
+    def reset(self, slot: int) -> None:
+        R = _R()
+        self.st.make_current()
+        R.check(R.drv().cuMemsetD8(self.base + 8 * slot, 0xFF, 8), "cuMemsetD8")
+
+    def __del__(self):
+        try:
+            self.st._raw_free(self.base)
+        except Exception:  # noqa: BLE001 - interpreter shutdown: the driver may be gone
+            pass
+
+
 _slabs: dict[int, _Slab] = {}
 _slabs_lock = threading.Lock()
+_tls = threading.local()
 
 
-def verdict(device) -> Verdict:
-    """A fresh check word on `device` (a Device), for one check kernel's launch."""
-    index = device.index
+def _slab(index: int) -> _Slab:
     slab = _slabs.get(index)
     if slab is None:
         with _slabs_lock:
             slab = _slabs.get(index)
             if slab is None:
                 slab = _slabs[index] = _Slab(index)
-    return slab.take()
+    return slab
+
+
+def verdict(device) -> Verdict:
+    """A fresh check word on `device` (a Device), for one check kernel's launch: the slab's,
+    or, while this thread captures a graph (record_into), the graph's."""
+    sink = getattr(_tls, "sink", None)
+    if sink is not None and sink.index == device.index:
+        return sink.take(current.handle(sink.st))
+    return _slab(device.index).take()
+
+
+def record_into(words: GraphWords | None) -> GraphWords | None:
+    """While this thread captures a CUDA graph, its index checks take `words` (the graph's);
+    None ends that. Returns the words in use before."""
+    before = getattr(_tls, "sink", None)
+    _tls.sink = words
+    return before
 
 
 def flush(index: int, stream=None) -> None:

@@ -16,8 +16,10 @@ addresses, and a replay writes its results there again (clone what you keep). In
 from the addresses they had: copy new values into the same tensors before a replay.
 
 What a graph cannot hold makes the capture fail with a clear error: reading device memory on
-the host (.item(), .cpu(), .numpy(), an index bounds check that reads its flag), synchronizing,
-or work queued on the default stream while the capture runs. Run the code once before capturing
+the host (.item(), .cpu(), .numpy()), synchronizing, or work queued on the default stream while
+the capture runs. Index checks (integer-tensor indexing, embedding ids, cross_entropy targets)
+are recorded with words of the graph's own: a bad index in any replay raises at the next
+synchronization after it, as eagerly (tensor/cuda/checks.py). Run the code once before capturing
 so that kernels compile and load outside the capture (as PyTorch asks for warm-up iterations).
 Random draws are recorded with the generator state of the capture: a replay draws the same
 numbers again (unlike PyTorch's, which re-seeds graph-safe generators per replay).
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from . import checks as _checks
 from . import runtime as R
 from . import streams as S
 
@@ -65,6 +68,7 @@ class CUDAGraph:
         self._pool = None
         self._st = self._dev = None
         self._capture = None   # while capturing: (stream, its context, saved backend)
+        self._words = None     # the index checks' words (checks.GraphWords) while any are used
 
     def capture_begin(self, pool=None, capture_error_mode: str = "global", stream=None) -> None:
         if self._exec is not None or self._capture is not None:
@@ -89,6 +93,7 @@ class CUDAGraph:
         ctx.__enter__()
         dev._be = _PoolBackend(be, self._pool, threading.get_ident())
         d = R.drv()
+        words = _checks.GraphWords(index)
         st.make_current()
         mode = getattr(d.CUstreamCaptureMode, _MODES[capture_error_mode])
         try:
@@ -97,6 +102,7 @@ class CUDAGraph:
             dev._be = be
             ctx.__exit__(None, None, None)
             raise
+        _checks.record_into(words)
         st.capture_started()   # frees of device memory wait until the capture ends
         self._st, self._dev = st, dev
         self._capture = (side, ctx, be)
@@ -106,6 +112,7 @@ class CUDAGraph:
         current stream, the held frees): cuStreamEndCapture's (error, graph)."""
         side, ctx, be = self._capture
         self._capture = None
+        self._words = _checks.record_into(None)
         d = R.drv()
         self._st.make_current()
         try:
@@ -124,16 +131,19 @@ class CUDAGraph:
             where = getattr(d, "emu_capture_failure", lambda: "")()
             raise R.CudaError(
                 f"CUDA graph capture failed ({R._err_name(d, err)}): an operation inside it "
-                "read device memory on the host (.item(), .cpu(), .numpy(), printing a tensor, "
-                "an index bounds check), synchronized, or queued work on the default stream. "
+                "read device memory on the host (.item(), .cpu(), .numpy(), printing a tensor), "
+                "synchronized, or queued work on the default stream. "
                 "Keep those outside the captured region."
                 + (f"\nThe emulator saw it here:\n{where}" if where else ""))
         self._graph = g
         self._exec = R.check(d.cuGraphInstantiate(g, 0), "cuGraphInstantiate")
+        if not self._words.checks:   # no index check recorded: no words to read
+            self._words = None
 
     def _abort(self) -> None:
         """End a capture an exception interrupted, keeping nothing of it."""
         err, g = self._end()
+        self._words = None
         if int(err) == 0 and g is not None:
             R.drv().cuGraphDestroy(g)
 
@@ -144,8 +154,10 @@ class CUDAGraph:
                                "tensor.cuda.graph(g) first)")
         d = R.drv()
         self._st.make_current()
-        R.check(d.cuGraphLaunch(self._exec, S.current_stream(self._st.index).handle),
-                "cuGraphLaunch")
+        stream = S.current_stream(self._st.index).handle
+        R.check(d.cuGraphLaunch(self._exec, stream), "cuGraphLaunch")
+        if self._words is not None:   # its index checks wait for the stream's synchronization
+            self._words.launched(stream)
 
     def reset(self) -> None:
         """Drop the recorded graph (its pool goes when the tensors made in it are gone)."""
@@ -153,7 +165,7 @@ class CUDAGraph:
             self._abort()
         ex, g = self._exec, self._graph
         self._graph = self._exec = None
-        self._pool = None
+        self._pool = self._words = None
         if ex is None and g is None:
             return
 
