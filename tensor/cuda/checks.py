@@ -15,6 +15,10 @@ The words live in one slab of SLOTS int64 per device. A check takes a free word 
 -1 (all bits) with a memset on the current stream, ordered before the kernel that writes it.
 When every word waits, taking one more first reads them all (one device synchronization).
 
+A CUDA graph's checks (a T.cuda.graph capture, tensor.compile's replays) take words of the
+graph's own (GraphWords) while it is captured; each launch of the graph makes them wait for the
+stream's next synchronization, and a bad one raises there as an eager check would.
+
 `sync_checks(True)`, or STRIDEX_SYNC_CHECKS=1 or CUDA_LAUNCH_BLOCKING=1 in the environment,
 reads each verdict at once: the op that found a bad index raises, at one synchronization each.
 """
@@ -186,6 +190,18 @@ class GraphWords:
     Each launch of the graph makes its checks wait for the stream's next synchronization
     (`launched`); a bad word is set back to -1 when read."""
 
+    @classmethod
+    def get(cls, index: int) -> GraphWords:
+        """Words for a capture on cuda:index: a spare set (all -1) or a new one."""
+        spare = _spare.get(index)
+        return spare.pop() if spare else cls(index)
+
+    def release(self) -> None:
+        """The capture recorded no check, or was given up (its words were never written):
+        keep them for the next capture (no free, which would synchronize)."""
+        self.checks = []
+        _spare.setdefault(self.index, []).append(self)
+
     def __init__(self, index: int, n: int = 64):
         R = _R()
         self.st = st = R.device_state(index)
@@ -231,6 +247,7 @@ class GraphWords:
 _slabs: dict[int, _Slab] = {}
 _slabs_lock = threading.Lock()
 _tls = threading.local()
+_spare: dict[int, list[GraphWords]] = {}
 
 
 def _slab(index: int) -> _Slab:

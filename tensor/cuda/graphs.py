@@ -93,7 +93,7 @@ class CUDAGraph:
         ctx.__enter__()
         dev._be = _PoolBackend(be, self._pool, threading.get_ident())
         d = R.drv()
-        words = _checks.GraphWords(index)
+        words = _checks.GraphWords.get(index)
         st.make_current()
         mode = getattr(d.CUstreamCaptureMode, _MODES[capture_error_mode])
         try:
@@ -138,11 +138,13 @@ class CUDAGraph:
         self._graph = g
         self._exec = R.check(d.cuGraphInstantiate(g, 0), "cuGraphInstantiate")
         if not self._words.checks:   # no index check recorded: no words to read
+            self._words.release()
             self._words = None
 
     def _abort(self) -> None:
         """End a capture an exception interrupted, keeping nothing of it."""
         err, g = self._end()
+        self._words.release()   # (never launched: its words are unwritten)
         self._words = None
         if int(err) == 0 and g is not None:
             R.drv().cuGraphDestroy(g)
