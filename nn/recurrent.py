@@ -1,0 +1,325 @@
+"""Recurrent layers as torch.nn's: RNN, LSTM, GRU and their one-step cells.
+
+Same constructor arguments, parameter names and shapes (weight_ih_l{k}[_reverse],
+weight_hh_l{k}[_reverse], bias_ih_l{k}[_reverse], bias_hh_l{k}[_reverse], weight_hr_l{k} for an
+LSTM's projection), initialisation (U(-1/sqrt(hidden), 1/sqrt(hidden)) for every parameter),
+gate order (LSTM: input, forget, cell, output; GRU: reset, update, new) and input / output
+layouts ((L, N, H), batch_first (N, L, H), or unbatched (L, H)), so a state_dict loads across.
+PackedSequence inputs are not supported (pass padded tensors).
+
+Each layer and direction makes one matrix product for the input projections of every time
+step, then one small product per step for the hidden state; autograd records the steps (the
+backward is the time loop's reverse). Dropout (training mode) acts between layers.
+
+>>> import tensor as T
+>>> _ = T.manual_seed(0)
+>>> lstm = LSTM(4, 3, num_layers=2, batch_first=True)
+>>> out, (h, c) = lstm(T.ones((2, 5, 4)))
+>>> out.shape, h.shape, c.shape
+((2, 5, 3), (2, 2, 3), (2, 2, 3))
+"""
+from __future__ import annotations
+
+import math
+
+import tensor as T
+from tensor import Tensor
+
+from . import _functional as F
+from . import init
+from .module import Module, Parameter
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _param(shape, dtype, device) -> Parameter:
+    return Parameter(T.empty(shape, dtype=T.float32 if dtype is None else dtype, device=device))
+
+
+def _step(mode: str, gx: Tensor, h: Tensor, c, w_hh: Tensor, b_hh, w_hr=None):
+    """One time step: gx = x_t @ w_ih.T + b_ih (N, gates * H), h (N, H_out), c (N, H) for an
+    LSTM. Returns (h', c')."""
+    gh = T.matmul(h, T.matrix_transpose(w_hh))
+    if b_hh is not None:
+        gh = gh + b_hh
+    if mode == "GRU":
+        n3 = gx.shape[-1] // 3
+        r = T.sigmoid(gx[..., :n3] + gh[..., :n3])
+        z = T.sigmoid(gx[..., n3:2 * n3] + gh[..., n3:2 * n3])
+        n = T.tanh(gx[..., 2 * n3:] + r * gh[..., 2 * n3:])
+        return n + z * (h - n), None          # (1 - z) * n + z * h
+    g = gx + gh
+    if mode == "RNN_TANH":
+        return T.tanh(g), None
+    if mode == "RNN_RELU":
+        return F.relu(g), None
+    n4 = g.shape[-1] // 4
+    i, f = T.sigmoid(g[..., :n4]), T.sigmoid(g[..., n4:2 * n4])
+    cell, o = T.tanh(g[..., 2 * n4:3 * n4]), T.sigmoid(g[..., 3 * n4:])
+    c = f * c + i * cell
+    h = o * T.tanh(c)
+    if w_hr is not None:
+        h = T.matmul(h, T.matrix_transpose(w_hr))
+    return h, c
+
+
+class RNNBase(Module):
+    """The multi-layer, optionally bidirectional recurrence shared by RNN, LSTM and GRU."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for what, v in (("input_size", input_size), ("hidden_size", hidden_size),
+                        ("num_layers", num_layers)):
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
+        if not 0 <= dropout <= 1:
+            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        if proj_size < 0 or proj_size and (mode != "LSTM" or proj_size >= hidden_size):
+            raise ValueError(f"{name}: proj_size must be 0, or (LSTM only) in [1, hidden_size="
+                             f"{hidden_size}), got {proj_size}")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
+        dirs = 2 if bidirectional else 1
+        gate, out = _GATES[mode] * hidden_size, proj_size or hidden_size
+        self._names: list[list[str]] = []   # per (layer, direction): its parameter names
+        for layer in range(num_layers):
+            fan_in = input_size if layer == 0 else out * dirs
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                shapes = [("weight_ih", (gate, fan_in)), ("weight_hh", (gate, out))]
+                if bias:
+                    shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                for p, shape in shapes:
+                    setattr(self, p + sfx, _param(shape, dtype, device))
+                self._names.append([p + sfx for p, _ in shapes])
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch's init: every parameter ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+        k = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -k, k)
+
+    def _weights(self, layer: int, d: int):
+        got = dict.fromkeys(("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
+        for n in self._names[layer * (2 if self.bidirectional else 1) + d]:
+            got[n[:n.index("_l")]] = getattr(self, n)
+        return got
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        for k, default in (("num_layers", 1), ("bias", True), ("batch_first", False),
+                           ("dropout", 0.0), ("bidirectional", False), ("proj_size", 0)):
+            if getattr(self, k) != default:
+                s += f", {k}={getattr(self, k)}"
+        return s
+
+    def _check(self, x, hx, name: str):
+        """(input as (L, N, H_in), h0, c0, unbatched): hx checked and defaulted to zeros."""
+        if not isinstance(x, Tensor):
+            what = type(x).__name__
+            raise TypeError(f"{name}: expected a Tensor input (PackedSequence is not supported: "
+                            f"pass a padded tensor), got {what}")
+        if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected input of shape (L, N, {self.input_size}) "
+                             f"({'(N, L, ...)' if self.batch_first else ''} batch_first="
+                             f"{self.batch_first}) or unbatched (L, {self.input_size}), got "
+                             f"shape {tuple(x.shape)}")
+        if x.dtype.kind != "f":
+            raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
+        unbatched = x.ndim == 2
+        x = T.expand_dims(x, 1) if unbatched else (T.swapaxes(x, 0, 1) if self.batch_first else x)
+        n = x.shape[1]
+        dirs = 2 if self.bidirectional else 1
+        out = self.proj_size or self.hidden_size
+        want = [(dirs * self.num_layers, n, out)]
+        if self.mode == "LSTM":
+            want.append((dirs * self.num_layers, n, self.hidden_size))
+            if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
+                raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+        states = list(hx) if isinstance(hx, tuple) else [hx] * len(want)
+        got = []
+        for s, shape in zip(states, want):
+            if s is None:
+                got.append(T.zeros(shape, dtype=x.dtype, device=x.device))
+                continue
+            sh = shape[::2] if unbatched else shape
+            if tuple(s.shape) != sh:
+                raise ValueError(f"{name}: expected hidden state of shape {sh}, got "
+                                 f"{tuple(s.shape)}")
+            got.append(T.expand_dims(s, 1) if unbatched else s)
+        return x, got[0], (got[1] if self.mode == "LSTM" else None), unbatched
+
+    def forward(self, input: Tensor, hx=None):
+        name = type(self).__name__
+        x, h0, c0, unbatched = self._check(input, hx, name)
+        dirs = 2 if self.bidirectional else 1
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            if layer and self.dropout and self.training:
+                x = F.dropout(x, self.dropout, True)
+            outs = []
+            for d in range(dirs):
+                w = self._weights(layer, d)
+                k = layer * dirs + d
+                # every step's input projection in one product: (L, N, gates * H)
+                gx = T.matmul(x, T.matrix_transpose(w["weight_ih"]))
+                if w["bias_ih"] is not None:
+                    gx = gx + w["bias_ih"]
+                h, c = h0[k], (c0[k] if c0 is not None else None)
+                seq = [None] * x.shape[0]
+                for t in (range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])):
+                    h, c = _step(self.mode, gx[t], h, c, w["weight_hh"], w["bias_hh"],
+                                 w["weight_hr"])
+                    seq[t] = h
+                outs.append(T.stack(seq) if seq else
+                            T.zeros((0,) + tuple(h.shape), dtype=x.dtype, device=x.device))
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if dirs == 1 else T.concat(outs, axis=-1)
+        h_n = T.stack(hs)
+        out = x[:, 0] if unbatched else (T.swapaxes(x, 0, 1) if self.batch_first else x)
+        if unbatched:
+            h_n = h_n[:, 0]
+        if self.mode != "LSTM":
+            return out, h_n
+        c_n = T.stack(cs)
+        return out, (h_n, c_n[:, 0] if unbatched else c_n)
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = nonlinearity(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), tanh or relu."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device=None,
+                 dtype=None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_" + nonlinearity.upper(), input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, 0, device, dtype)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory: gates i, f, g, o from x_t and h_{t-1}; c_t = f c + i g,
+    h_t = o tanh(c_t) (times W_hr^T with proj_size). hx and the returned state: (h, c)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 proj_size: int = 0, device=None, dtype=None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit: r, z gates; n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn));
+    h_t = (1 - z) n + z h_{t-1}."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)
+
+
+class RNNCellBase(Module):
+    """One step of a recurrence (RNNCell, LSTMCell, GRUCell): input (N, H_in) or (H_in,)."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool, device,
+                 dtype) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for what, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
+        self.mode, self.input_size, self.hidden_size, self.bias = mode, input_size, hidden_size, bias
+        gate = _GATES[mode] * hidden_size
+        self.weight_ih = _param((gate, input_size), dtype, device)
+        self.weight_hh = _param((gate, hidden_size), dtype, device)
+        if bias:
+            self.bias_ih, self.bias_hh = _param((gate,), dtype, device), _param((gate,), dtype, device)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    reset_parameters = RNNBase.reset_parameters
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+    def _run(self, x, states):
+        name = type(self).__name__
+        if not isinstance(x, Tensor) or x.ndim not in (1, 2) or x.shape[-1] != self.input_size:
+            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"{name}: expected input of shape (N, {self.input_size}) or "
+                             f"({self.input_size},), got {got}")
+        unbatched = x.ndim == 1
+        if unbatched:
+            x = T.expand_dims(x, 0)
+        shape = (x.shape[0], self.hidden_size)
+        full = []
+        for s in states:
+            if s is None:
+                full.append(T.zeros(shape, dtype=x.dtype, device=x.device))
+                continue
+            if tuple(s.shape) != (shape[1:] if unbatched else shape):
+                raise ValueError(f"{name}: expected hidden state of shape "
+                                 f"{shape[1:] if unbatched else shape}, got {tuple(s.shape)}")
+            full.append(T.expand_dims(s, 0) if unbatched else s)
+        gx = T.matmul(x, T.matrix_transpose(self.weight_ih))
+        if self.bias_ih is not None:
+            gx = gx + self.bias_ih
+        h, c = _step(self.mode, gx, full[0], full[1] if len(full) > 1 else None, self.weight_hh,
+                     self.bias_hh)
+        if unbatched:
+            h, c = h[0], (c[0] if c is not None else None)
+        return h, c
+
+
+class RNNCell(RNNCellBase):
+    """h' = nonlinearity(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
+                             f"{nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_" + nonlinearity.upper(), input_size, hidden_size, bias, device,
+                         dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._run(input, [hx])[0]
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: returns (h', c'); hx is (h, c) or None (zeros)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, input: Tensor, hx=None):
+        if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
+            raise TypeError(f"LSTMCell: hx must be a tuple (h, c), got {type(hx).__name__}")
+        return self._run(input, list(hx) if hx is not None else [None, None])
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: returns h'."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__("GRU", input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._run(input, [hx])[0]
