@@ -220,16 +220,18 @@ SX_DEV void sx_take_t(int64_t nb_, const int64_t *idx, int64_t is, int64_t size,
 }
 
 /* ---- stable LSD radix sort of (key, position) pairs, SX_RADIX_BITS per pass ----
- * sx_sort_init: key[b] = off[b] - lo, val[b] = b.
+ * sx_sort_init: key[b] = (off[b] - lo) / unit (every offset is lo plus a multiple of unit: the
+ * keys need fewer bits, so fewer passes), val[b] = b.
  * sx_radix_hist: hist[digit * ntiles + tile] = count of the digit in the tile.
  * (the host scans hist exclusively into base)
  * sx_radix_scatter: each thread owns SX_ITEMS consecutive items of its tile; per-thread digit
  * counts are scanned across the block per digit, then each thread places its items in order:
  * the pass is stable, so equal keys keep their position order. */
-SX_DEV void sx_sort_init_impl(const int64_t *off, int64_t lo, int64_t n, int64_t *key, int64_t *val) {
+SX_DEV void sx_sort_init_impl(const int64_t *off, int64_t lo, int64_t unit, int64_t n, int64_t *key,
+                               int64_t *val) {
     int64_t step = (int64_t)blockDim.x * gridDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        key[i] = off[i] - lo;
+        key[i] = unit == 1 ? off[i] - lo : (off[i] - lo) / unit;
         val[i] = i;
     }
 }

@@ -166,20 +166,20 @@ def _ln_bwd(x, mean, rstd, g, w, b, nd, needs):
     rb = be.layer_norm_row_block(rows, n)
     nblk = -(-rows // rb) if rows else 0
     gx = ew.empty_tensor(x.shape, x.dtype, dev) if needs[0] else None
-    pw = ew.empty_tensor((nblk, n), sd, dev) if needs[1] else None
-    pb = ew.empty_tensor((nblk, n), sd, dev) if needs[2] else None
+    # the weight's and the bias's per-block partials in one buffer: one column sum for both
+    parts = ew.empty_tensor((int(needs[1]) + int(needs[2]), nblk, n), sd, dev)
+    pw = parts[0] if needs[1] else None
+    pb = parts[-1] if needs[2] else None
     wc = None if w is None else ew.contiguous(w)
     if rows and n:
         be.layer_norm_bwd(xc, mean, rstd, gc, wc, gx, pw, pb, rows, n, rb)
     elif gx is not None:
         gx = T.zeros(x.shape, dtype=x.dtype, device=dev)
+    sums = parts.sum(axis=1) if nblk else T.zeros(parts.shape[:1] + (n,), dtype=sd, device=dev)
 
-    def col(p, like):
-        if p is None:
-            return None
-        s = p.sum(axis=0) if nblk else T.zeros((n,), dtype=sd, device=dev)
-        return s.reshape(like.shape).astype(like.dtype, copy=False)
-    return gx, col(pw, w), col(pb, b)
+    def col(k, like):
+        return sums[k].reshape(like.shape).astype(like.dtype, copy=False)
+    return gx, col(0, w) if needs[1] else None, col(-1, b) if needs[2] else None
 
 
 def _ln_stats(x, axes, eps):

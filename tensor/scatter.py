@@ -11,6 +11,8 @@ writes, in index order (a repeated index: the last assignment wins, additions ad
 """
 from __future__ import annotations
 
+import math
+
 from . import _hook
 from . import dtypes as dt
 from . import elementwise as ew
@@ -135,11 +137,12 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     x._storage.version += 1
 
 
-def _offset_bounds(sizes, xst) -> tuple[int, int]:
-    """(lo, hi) of sum_j i_j * xst[j] over 0 <= i_j < sizes[j] (the range of the offsets)."""
+def _offset_bounds(sizes, xst) -> tuple[int, int, int]:
+    """(lo, hi, unit) of the offsets sum_j i_j * xst[j] over 0 <= i_j < sizes[j]: their range,
+    and the step every offset - lo is a multiple of (the strides' gcd)."""
     lo = sum(min(0, (n - 1) * s) for n, s in zip(sizes, xst) if n > 0)
     hi = sum(max(0, (n - 1) * s) for n, s in zip(sizes, xst) if n > 0)
-    return lo, hi
+    return lo, hi, math.gcd(*(abs(s) for n, s in zip(sizes, xst) if n > 1)) or 1
 
 
 def _drop_leading_ones(value, ndim: int):

@@ -69,7 +69,8 @@ INTERFACE = {
            "or None: no fused x[idx] = v (it scatters)",
     "gather": "(device, itemsize, nb, off, osb, rshape, sst, dst_st, src, dst)",
     "scatter": "(device, dtype, accumulate, bshape, vbs, off, rshape, dst_st, vrs, val, dst, "
-               "bounds=None, guard=None): guard, the offsets' verdict: nothing written if bad",
+               "bounds=None, guard=None): bounds (lo, hi, unit) of the offsets, or None when "
+               "they are unique; guard, the offsets' verdict: nothing written if bad",
     "count_nonzero": "(m) -> number of true elements of the contiguous bool tensor m",
     "nonzero_prefix": "(m) -> (count, exclusive prefix counts or None)",
     "nonzero_fill": "(m, mode, coords=(), off=None, st=(), toff=None): coordinates / offsets",

@@ -45,8 +45,8 @@ _COMMON_SRC = f"""\
 {_K}sx_scan_add(int64_t *out, int64_t n, const int64_t *toff) {{ sx_scan_add_impl(out, n, toff); }}
 {_K}sx_index_offsets(sx_off_args a)
 {{ if (a.idx32 && sx_istep_fits(a.n)) sx_index_offsets_t<int32_t>(a); else sx_index_offsets_t<int64_t>(a); }}
-{_K}sx_sort_init(const int64_t *off, int64_t lo, int64_t n, int64_t *key, int64_t *val)
-{{ sx_sort_init_impl(off, lo, n, key, val); }}
+{_K}sx_sort_init(const int64_t *off, int64_t lo, int64_t unit, int64_t n, int64_t *key, int64_t *val)
+{{ sx_sort_init_impl(off, lo, unit, n, key, val); }}
 {_K}sx_radix_hist(const int64_t *key, int64_t n, int shift, int64_t *hist)
 {{ sx_radix_hist_impl(key, n, shift, hist); }}
 {_K}sx_radix_scatter(const int64_t *key, const int64_t *val, int64_t n, int shift,
@@ -260,11 +260,14 @@ def gather(device, itemsize: int, nb: int, off, osb: int, rshape, sst, dst_st, s
 
 # ---------------------------------------------------------------- scatter
 
-def _sort_positions(device, off, nb: int, lo: int, hi: int):
-    """(perm, keys): positions 0..nb-1 stably sorted by off (whose values lie in [lo, hi])."""
+def _sort_positions(device, off, nb: int, lo: int, hi: int, unit: int = 1):
+    """(perm, keys): positions 0..nb-1 stably sorted by off, whose values lie in [lo, hi] and
+    are lo plus multiples of unit (an embedding's rows: the sort keys are row numbers, not
+    element offsets, and take log2(row length) bits fewer)."""
     key, val = _empty((nb,), device), _empty((nb,), device)
-    _launch(device, "sx_sort_init", nb, _p(off), C.c_int64(lo), C.c_int64(nb), _p(key), _p(val))
-    return radix_sort(device, key, val, nb, (hi - lo).bit_length())
+    _launch(device, "sx_sort_init", nb, _p(off), C.c_int64(lo), C.c_int64(unit), C.c_int64(nb),
+            _p(key), _p(val))
+    return radix_sort(device, key, val, nb, ((hi - lo) // unit).bit_length())
 
 
 def radix_sort(device, key, val, n: int, bits: int):
@@ -289,7 +292,8 @@ def scatter(device, dtype: dt.DType, accumulate: bool, bshape, vbs, off, rshape,
     """For each index position b (bshape, value strides vbs; destination off[b]) and r over
     rshape: dst[off[b] + dr(r)] = (or +=) val[vb(b) + vr(r)]. Repeated destinations resolve
     as the CPU's sequential loop does: the last assignment wins, additions go in index order.
-    bounds: (lo, hi) with lo <= off[b] <= hi, or None when the offsets are known to be unique.
+    bounds: (lo, hi, unit) with lo <= off[b] <= hi and off[b] - lo a multiple of unit, or None
+    when the offsets are known to be unique.
     guard: the Verdict of the offsets' check (nothing is written if it is bad), or None."""
     _check_rank(max(len(bshape), len(rshape)), "indexing")
     nb = rn = 1
