@@ -110,7 +110,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 
 
 _INTERP_DIMS = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,),
-                "bilinear": (2,)}
+                "bilinear": (2,), "trilinear": (3,), "bicubic": (2,), "area": (1, 2, 3)}
+_INTERP_SMOOTH = ("linear", "bilinear", "trilinear", "bicubic")   # align_corners applies
+_CUBIC_A = -0.75   # PyTorch's (and OpenCV's) cubic convolution coefficient
 
 
 def _spatial(v, nd: int, what: str, op: str, cast) -> tuple:
@@ -149,16 +151,63 @@ def _nearest_index(n: int, o: int, scale, exact: bool) -> np.ndarray:
 
 
 def _linear_weights(n: int, o: int, scale, align_corners: bool):
-    j = np.arange(o, dtype=np.float64)
-    if align_corners:
-        src = j * ((n - 1) / (o - 1) if o > 1 else 0.0)
-    else:
-        s = n / o if scale is None else 1.0 / scale
-        src = np.maximum(s * (j + 0.5) - 0.5, 0.0)
+    src = _source(n, o, scale, align_corners, clamp=True)
     i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
     i1 = np.minimum(i0 + 1, n - 1)
     lam = src - i0
     return i0, i1, lam
+
+
+def _source(n: int, o: int, scale, align_corners: bool, clamp: bool) -> np.ndarray:
+    """Input coordinate of each output position along an axis of n -> o (PyTorch's mapping:
+    corners aligned, or half-pixel centres, clamped at 0 for the linear modes)."""
+    j = np.arange(o, dtype=np.float64)
+    if align_corners:
+        return j * ((n - 1) / (o - 1) if o > 1 else 0.0)
+    s = n / o if scale is None else 1.0 / scale
+    src = s * (j + 0.5) - 0.5
+    return np.maximum(src, 0.0) if clamp else src
+
+
+def _cubic_taps(n: int, o: int, scale, align_corners: bool):
+    """([4 index arrays], (4, o) weights): bicubic's taps floor(src) - 1 .. + 2, clamped to the
+    edge, weighted by the cubic convolution kernel (A = -0.75) at their distances."""
+    src = _source(n, o, scale, align_corners, clamp=False)
+    i = np.floor(src)
+    t = src - i
+    a = _CUBIC_A
+
+    def near(x):   # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):    # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    w = np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)])
+    idx = [np.clip(i.astype(np.int64) + k, 0, n - 1) for k in (-1, 0, 1, 2)]
+    return idx, w
+
+
+def _area_taps(n: int, o: int):
+    """([index arrays], (taps, o) weights): output j averages inputs floor(j n / o) up to
+    ceil((j + 1) n / o), as adaptive average pooling (unused taps weigh 0)."""
+    j = np.arange(o)
+    start, end = (j * n) // o, -((-(j + 1) * n) // o)
+    length = end - start
+    taps = int(length.max())
+    idx = [np.minimum(start + k, n - 1) for k in range(taps)]
+    w = np.stack([(k < length) / length for k in range(taps)])
+    return idx, w
+
+
+def _weighted_taps(x: Tensor, axis: int, idx, w: np.ndarray) -> Tensor:
+    """sum_k w[k] * x.take(idx[k], axis): a resampling along one axis (w: (taps, out))."""
+    shape = (w.shape[1],) + (1,) * (x.ndim - axis - 1)
+    y = None
+    for i, wk in zip(idx, w):
+        part = T.take(x, T.asarray(i, device=x.device), axis=axis)
+        part = part * T.asarray(wk.reshape(shape), device=x.device).astype(x.dtype)
+        y = part if y is None else y + part
+    return y
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
@@ -166,7 +215,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 antialias: bool = False) -> Tensor:
     """Resize (N, C, *spatial) input to `size` or by `scale_factor`, as
     torch.nn.functional.interpolate. Modes: nearest and nearest-exact (1-3 spatial dims),
-    linear (N, C, L) and bilinear (N, C, H, W), with align_corners for the last two.
+    linear (N, C, L), bilinear and bicubic (N, C, H, W), trilinear (N, C, D, H, W), with
+    align_corners for these, and area (adaptive average pooling, 1-3 spatial dims).
 
     >>> import tensor as T
     >>> interpolate(T.tensor([[[0.0, 1.0]]]), size=3, mode="linear", align_corners=True).tolist()
@@ -184,16 +234,22 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise ValueError(f"{op}: got a {input.ndim}-d input, but mode {mode!r} needs "
                          + " or ".join(f"{d + 2}-d" for d in _INTERP_DIMS[mode])
                          + " input (N, C, *spatial)")
-    linear = mode in ("linear", "bilinear")
-    if align_corners is not None and not linear:
+    linear = mode in ("linear", "bilinear", "trilinear")
+    if align_corners is not None and mode not in _INTERP_SMOOTH:
         raise ValueError(f"{op}: align_corners can only be set with the interpolating modes "
-                         "linear and bilinear")
+                         f"{', '.join(_INTERP_SMOOTH)}")
     outs, scales = _interp_sizes(input, nd, size, scale_factor, recompute_scale_factor, op)
     x = input
-    if linear:
+    if mode not in ("nearest", "nearest-exact"):
         F._float(x, op)
     for d, (n, o, s) in enumerate(zip(input.shape[2:], outs, scales)):
         a = 2 + d
+        if mode == "bicubic":
+            x = _weighted_taps(x, a, *_cubic_taps(n, o, s, bool(align_corners)))
+            continue
+        if mode == "area":
+            x = _weighted_taps(x, a, *_area_taps(n, o))
+            continue
         if not linear:
             idx = _nearest_index(n, o, s, mode == "nearest-exact")
             x = T.take(x, T.asarray(idx, device=x.device), axis=a)

@@ -123,6 +123,23 @@ def test_interpolate_by_hand():
     assert nn.UpsamplingNearest2d(size=(1, 1))(sq).tolist() == [[[[0.0]]]]
 
 
+def test_interpolate_bicubic_area_trilinear_by_hand():
+    ramp = T.tensor([[[[0.0, 1.0, 2.0, 3.0]]]], dtype=F64)
+    y = F.interpolate(ramp, size=(1, 7), mode="bicubic", align_corners=True)[0, 0, 0]
+    # src = j / 2; the cubic kernel (A = -0.75) reproduces a line away from the edges, and at
+    # src 0.5 the clamped taps read 0, 0, 1, 2 with weights k(1.5), k(0.5), k(0.5), k(1.5)
+    close(y[2:5], [1.0, 1.5, 2.0])
+    close(y[1], 0.59375 - 2 * 0.09375)
+    img = T.asarray(np.random.default_rng(0).standard_normal((1, 2, 3, 4)))
+    close(F.interpolate(img, size=(3, 4), mode="bicubic"), img.numpy())   # same size: itself
+    x = T.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]], dtype=F64)
+    close(F.interpolate(x, size=3, mode="area"), [[[1.5, 3.5, 5.5]]])
+    close(F.interpolate(x, size=4, mode="area"), [[[1.5, 2.5, 4.5, 5.5]]])   # overlapping bins
+    cube = T.asarray(np.arange(8.0).reshape(1, 1, 2, 2, 2))
+    mid = F.interpolate(cube, size=3, mode="trilinear", align_corners=True)[0, 0, 1, 1, 1]
+    close(mid, 3.5)
+
+
 def test_interpolate_gradients():
     x = T.tensor([[[1.0, 2.0, 3.0]]], dtype=F64).requires_grad_()
     g = ag.grad(F.interpolate(x, size=5, mode="linear", align_corners=True).sum(), [x])[0]
@@ -131,7 +148,9 @@ def test_interpolate_gradients():
     assert g.tolist() == [[[2.0, 2.0, 2.0]]]
     for kw in (dict(size=(3, 5), mode="bilinear"), dict(scale_factor=1.5, mode="bilinear",
                                                          align_corners=True),
-               dict(size=(2, 5), mode="nearest-exact")):
+               dict(size=(2, 5), mode="nearest-exact"), dict(size=(4, 2), mode="bicubic"),
+               dict(scale_factor=1.7, mode="bicubic", align_corners=True),
+               dict(size=(1, 2), mode="area")):
         assert ag.gradcheck(lambda a, kw=kw: F.interpolate(a, **kw), [rnd(1, 2, 2, 3)])
 
 
@@ -145,8 +164,14 @@ def test_interpolate_errors():
         F.interpolate(x, size=2, align_corners=True)
     with pytest.raises(ValueError, match="mode 'bilinear' needs 4-d"):
         F.interpolate(x, size=2, mode="bilinear")
-    with pytest.raises(NotImplementedError, match="mode 'bicubic'"):
-        F.interpolate(T.ones((1, 1, 2, 2)), size=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="mode 'lanczos' is not supported"):
+        F.interpolate(T.ones((1, 1, 2, 2)), size=2, mode="lanczos")
+    with pytest.raises(NotImplementedError, match="antialias=True"):
+        F.interpolate(T.ones((1, 1, 2, 2)), size=2, mode="bicubic", antialias=True)
+    with pytest.raises(ValueError, match="mode 'bicubic' needs 4-d"):
+        F.interpolate(x, size=2, mode="bicubic")
+    with pytest.raises(ValueError, match="align_corners can only be set"):
+        F.interpolate(x, size=2, mode="area", align_corners=False)
     with pytest.raises(ValueError, match="greater than 0"):
         F.interpolate(x, scale_factor=0.2)
     with pytest.raises(ValueError, match="2 values"):
@@ -423,7 +448,15 @@ INTERP = [((2, 3, 5), dict(size=8, mode="nearest")), ((2, 3, 5), dict(scale_fact
           ((1, 2, 4, 5), dict(scale_factor=(1.5, 0.8), mode="bilinear", align_corners=True)),
           ((1, 2, 4, 5), dict(scale_factor=2, mode="bilinear", align_corners=False)),
           ((1, 2, 3, 4), dict(size=(5, 7), mode="nearest-exact")),
-          ((1, 1, 2, 3, 4), dict(scale_factor=1.5, mode="nearest"))]
+          ((1, 1, 2, 3, 4), dict(scale_factor=1.5, mode="nearest")),
+          ((2, 2, 5, 7), dict(size=(8, 4), mode="bicubic")),
+          ((1, 2, 5, 7), dict(scale_factor=2.5, mode="bicubic", align_corners=True)),
+          ((1, 2, 6, 5), dict(scale_factor=(0.5, 1.7), mode="bicubic")),
+          ((1, 2, 9), dict(size=4, mode="area")), ((1, 2, 4), dict(size=7, mode="area")),
+          ((1, 2, 9, 10), dict(size=(4, 3), mode="area")),
+          ((1, 1, 5, 6, 7), dict(size=(3, 2, 9), mode="area")),
+          ((1, 2, 3, 4, 5), dict(scale_factor=2, mode="trilinear")),
+          ((1, 1, 3, 4, 5), dict(size=(2, 7, 3), mode="trilinear", align_corners=True))]
 
 
 @pytest.mark.parametrize("dn", ["float32", "float64"])
