@@ -1,5 +1,6 @@
-"""Convolutions as im2col + one matmul: conv1d, conv2d, conv_transpose1d/2d, unfold, fold,
-and the Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d modules.
+"""Convolutions as im2col + one matmul: conv1d, conv2d, conv3d, conv_transpose1d/2d, unfold,
+fold, and the Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d modules (a 3-D
+convolution is a sum over its depth taps of 2-D ones).
 
 Two linear primitives carry the gradients: `im2col` gathers every window of a padded NCHW
 input into a (C, KH, KW, N, OH, OW) block (a zero-copy as_strided view, then one copy), and
@@ -256,6 +257,9 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
         raise ValueError(f"{op}: stride and dilation must be positive, got {stride}, {dilation}")
     pads = conv_padding(padding, kernel, stride, dilation, op)
     check_window(op, kernel, stride, dilation, pads, x.shape)
+    if nd == 3:
+        y = _conv3d(x, weight, bias, stride, pads, dilation, groups, op)
+        return y if batched else y[0]
     x4, w4, s2, p2, d2 = _as_2d(x, weight, stride, pads, dilation, nd)
     if groups == 1 and x4.dtype == w4.dtype and (bias is None or bias.dtype == w4.dtype):
         y = conv2d_g1(x4, w4, bias, s2, p2, d2)
@@ -272,6 +276,26 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     return y if batched else y[0]
 
 
+def _conv3d(x, weight, bias, stride, pads, dilation, groups, op):
+    """(N, C, D, H, W) * (O, C/groups, KD, KH, KW): the sum over the depth taps k of 2-D
+    convolutions of the depth slices tap k reads (batch and output depth folded together), so
+    the 2-D path's im2col and GEMM do the work and autograd the gradients."""
+    if any(v for pair in pads for v in pair):
+        x = T.pad(x, ((0, 0), (0, 0)) + tuple(pads))
+    n, c, d = x.shape[:3]
+    o, kd = weight.shape[0], weight.shape[2]
+    (sd, *s2), (dd, *d2) = stride, dilation
+    od = (d - dd * (kd - 1) - 1) // sd + 1
+    y = None
+    for k in range(kd):
+        sl = x[:, :, k * dd:k * dd + (od - 1) * sd + 1:sd]            # (N, C, OD, H, W)
+        sl = T.reshape(T.swapaxes(sl, 1, 2), (n * od, c) + tuple(x.shape[3:]))
+        part = _conv(sl, weight[:, :, k], None, tuple(s2), 0, tuple(d2), groups, 2, op)
+        y = part if y is None else y + part
+    y = T.swapaxes(T.reshape(y, (n, od, o) + tuple(y.shape[2:])), 1, 2)
+    return y if bias is None else y + bias.reshape(1, o, 1, 1, 1)
+
+
 @autocast_op("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
@@ -284,6 +308,18 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     (1, 4, 3, 3)
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+@autocast_op("conv3d")
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """3-D convolution of (N, C, D, H, W) or (C, D, H, W) input, as PyTorch.
+
+    >>> import tensor as T
+    >>> conv3d(T.ones((1, 1, 3, 3, 3)), T.ones((1, 1, 2, 2, 2))).shape
+    (1, 1, 2, 2, 2)
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 @autocast_op("conv1d")
@@ -494,6 +530,17 @@ class Conv2d(_Conv):
     (4, 8, 13, 13)
     """
     _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W): weight (C_out, C_in/groups, KD, KH, KW), as
+    torch.nn.Conv3d (the same padding forms and modes as Conv2d).
+
+    >>> import tensor as T
+    >>> Conv3d(2, 4, 3, padding=1)(T.ones((1, 2, 5, 6, 7), dtype=T.float32)).shape
+    (1, 4, 5, 6, 7)
+    """
+    _nd = 3
 
 
 class _ConvTranspose(_ConvNd):

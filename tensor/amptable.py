@@ -22,7 +22,7 @@ from __future__ import annotations
 LOW = "low"
 FP32 = "fp32"
 
-_LOW = ("matmul", "linear", "einsum", "vecdot", "conv1d", "conv2d", "conv_transpose1d",
+_LOW = ("matmul", "linear", "einsum", "vecdot", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
         "conv_transpose2d", "scaled_dot_product_attention")
 
 _FP32 = (
