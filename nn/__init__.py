@@ -46,6 +46,7 @@ from .layers_extra import (
     Fold,
     InstanceNorm1d,
     InstanceNorm2d,
+    InstanceNorm3d,
     PixelShuffle,
     PixelUnshuffle,
     RMSNorm,
@@ -75,7 +76,15 @@ from .loss import (
     TripletMarginLoss,
 )
 from .module import Module, Parameter
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .serialization import load, save

@@ -118,6 +118,17 @@ class InstanceNorm2d(_InstanceNorm):
     """
     _nd = 2
 
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) or (C, D, H, W) input, as
+    torch.nn.InstanceNorm3d.
+
+    >>> import tensor as T
+    >>> InstanceNorm3d(3)(T.ones((2, 3, 2, 4, 4))).shape
+    (2, 3, 2, 4, 4)
+    """
+    _nd = 3
+
 # ---------------------------------------------------------------- resampling
 
 
@@ -413,7 +424,7 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-__all__ = ["RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "Upsample", "UpsamplingNearest2d",
+__all__ = ["RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Upsample", "UpsamplingNearest2d",
            "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "Unflatten", "Dropout1d",
            "Dropout2d", "AlphaDropout", "Unfold", "Fold", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "Bilinear"]

@@ -207,6 +207,17 @@ class BatchNorm2d(_BatchNorm):
     _layout = "(N, {c}, H, W)"
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) input, as torch.nn.BatchNorm3d.
+
+    >>> import tensor as T
+    >>> BatchNorm3d(3)(T.ones((2, 3, 2, 4, 4), dtype=T.float32)).shape
+    (2, 3, 2, 4, 4)
+    """
+    _dims = (5,)
+    _layout = "(N, {c}, D, H, W)"
+
+
 class GroupNorm(Module):
     """Group normalization of (N, C, *) input, as torch.nn.GroupNorm (weight ones, bias zeros).
 

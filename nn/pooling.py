@@ -244,8 +244,13 @@ def _adaptive_avg(x, nd, output_size, op):
         raise ValueError(f"{op}: output_size {size} and input shape {tuple(x.shape)} must be "
                          "positive")
     y = T.matmul(x, T.matrix_transpose(_averaging(x.shape[-1], size[-1], x.dtype, x.device)))
-    if nd == 2:
-        y = T.matmul(_averaging(x.shape[-2], size[0], x.dtype, x.device), y)
+    if nd >= 2:
+        y = T.matmul(_averaging(x.shape[-2], size[-2], x.dtype, x.device), y)
+    if nd == 3:   # the depth axis: its (D, H * W) matrix
+        d, h, w = y.shape[-3:]
+        y = T.matmul(_averaging(d, size[0], x.dtype, x.device),
+                     y.reshape(y.shape[:-3] + (d, h * w)))
+        y = y.reshape(y.shape[:-2] + (size[0], h, w))
     return y
 
 
@@ -258,6 +263,16 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     [2.0, 3.0, 5.0, 6.0]
     """
     return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, D, H, W) to a fixed size (each output averages its bin).
+
+    >>> import tensor as T
+    >>> adaptive_avg_pool3d(T.arange(8.0).reshape(1, 1, 2, 2, 2), 1).reshape(-1).tolist()
+    [3.5]
+    """
+    return _adaptive_avg(input, 3, output_size, "adaptive_avg_pool3d")
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
@@ -367,6 +382,16 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Adaptive 3-D average pooling module (see adaptive_avg_pool3d).
+
+    >>> import tensor as T
+    >>> AdaptiveAvgPool3d((1, 2, 2))(T.ones((2, 3, 4, 5, 6))).shape
+    (2, 3, 1, 2, 2)
+    """
+    _nd = 3
 
 
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):

@@ -102,3 +102,26 @@ def test_conv3d_matches_torch(kw):
     np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-10)
     for a, c in zip(ours, theirs):
         np.testing.assert_allclose(a.grad.numpy(), c.grad.numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_batch_norm_instance_norm_and_adaptive_pool_3d():
+    x = RNG.standard_normal((2, 3, 4, 5, 6))
+    bn = nn.BatchNorm3d(3, dtype=T.float64)
+    y = bn(T.asarray(x)).detach().numpy()
+    mean, var = x.mean(axis=(0, 2, 3, 4), keepdims=True), x.var(axis=(0, 2, 3, 4), keepdims=True)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * mean.reshape(-1), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"BatchNorm3d: expected input of shape \(N, 3, D, H, W\)"):
+        bn(T.ones((2, 3, 4, 5)))
+    y = nn.InstanceNorm3d(3)(T.asarray(x)).numpy()
+    mean, var = x.mean(axis=(2, 3, 4), keepdims=True), x.var(axis=(2, 3, 4), keepdims=True)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-10, atol=1e-12)
+    got = F.adaptive_avg_pool3d(T.asarray(x), (3, 2, 4)).numpy()
+    assert got.shape == (2, 3, 3, 2, 4)
+    # output (i, j, k) averages its bins [floor(i n / o), ceil((i + 1) n / o)) on each axis
+    bins = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip((4, 5, 6), (3, 2, 4))]
+    for (i, (a0, a1)), (j, (b0, b1)), (k, (c0, c1)) in (
+            (p, q, r) for p in enumerate(bins[0]) for q in enumerate(bins[1]) for r in enumerate(bins[2])):
+        np.testing.assert_allclose(got[:, :, i, j, k], x[:, :, a0:a1, b0:b1, c0:c1].mean(axis=(2, 3, 4)),
+                                   rtol=1e-12)
+    assert nn.AdaptiveAvgPool3d(1)(T.asarray(x)).shape == (2, 3, 1, 1, 1)
