@@ -125,8 +125,14 @@ class _LayerBase(Module):
     """What the encoder and decoder layers share: their submodules, in PyTorch's order and
     names, and the self-attention and feed-forward blocks."""
 
-    def _init_common(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                     batch_first, norm_first, bias, device, dtype, decoder: bool) -> None:
+    _decoder = False   # the decoder layer's attention over the memory (multihead_attn)
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        decoder = self._decoder
         op = type(self).__name__
         _check_heads(d_model, nhead, op)
         if dim_feedforward <= 0:
@@ -181,14 +187,6 @@ class TransformerEncoderLayer(_LayerBase):
     (5, 3, 8)
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = "relu",
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__()
-        self._init_common(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                          batch_first, norm_first, bias, device, dtype, decoder=False)
-
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
         _check_input(src, "src", "S", self.d_model, self.self_attn.batch_first,
@@ -223,13 +221,7 @@ class TransformerDecoderLayer(_LayerBase):
     (3, 4, 8)
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = "relu",
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__()
-        self._init_common(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                          batch_first, norm_first, bias, device, dtype, decoder=True)
+    _decoder = True
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
