@@ -92,12 +92,12 @@ def _seq_len(x: Tensor, batch_first: bool) -> int:
 def _is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: int) -> bool:
     """PyTorch's rule: an explicit is_causal wins; with is_causal=None, a mask equal to
     generate_square_subsequent_mask(size) (bool True above the diagonal, or float -inf there
-    and 0 elsewhere) is detected as causal, where the mask is on the CPU. The hint only picks
-    the attention kernel's path, with the same result, so a GPU's mask is not read on the host
-    for it (a synchronization per forward)."""
+    and 0 elsewhere) is detected as causal. The check reads the mask on the host (on a GPU, a
+    synchronization, as PyTorch's): pass is_causal to skip it; the hint only picks the
+    attention kernel's path, the result is the same."""
     if is_causal is not None or mask is None:
         return bool(is_causal)
-    if tuple(mask.shape) != (size, size) or mask.device.type != "cpu":
+    if tuple(mask.shape) != (size, size):
         return False
     causal = T.triu(T.ones((size, size), dtype=T.bool_, device=mask.device), 1)
     if mask.dtype.kind == "b":
@@ -259,7 +259,7 @@ class TransformerEncoder(Module):
     (padding is masked, never packed); mask_check is kept for PyTorch's signature.
 
     forward(src, mask=None, src_key_padding_mask=None, is_causal=None): is_causal=None detects
-    a causal mask on the CPU (one equal to generate_square_subsequent_mask(S), or its bool form).
+    a causal mask (one equal to generate_square_subsequent_mask(S), or its bool form).
 
     >>> import tensor as T
     >>> enc = TransformerEncoder(TransformerEncoderLayer(8, 2, 16), num_layers=2)
