@@ -73,6 +73,8 @@ def _lowest(dtype):
 
 
 def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices, op):
+    if nd == 3:
+        return _max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices, op)
     check_input(x, nd, None, op)
     k, s, d, pads, out = _geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, op)
     if (nd == 2 and x.ndim == 4 and not return_indices and x.dtype in (T.float32, T.float64)
@@ -162,6 +164,106 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                      "max_pool1d")
 
 
+# ---------------------------------------------------------------- 3-D: the 2-D windows of depth taps
+
+def _cols3d(x, k, s, d, pads, out, fill):
+    """(C, KD*KH*KW, N*OD, OH, OW): the windows of a batched (N, C, D, H, W) x padded with
+    `fill`, as the 2-D im2col of the depth slices each depth tap reads."""
+    if any(pads[0]):
+        x = T.pad(x, ((0, 0), (0, 0), pads[0], (0, 0), (0, 0)), constant_values=fill)
+    n, c, od = x.shape[0], x.shape[1], out[0]
+    parts = []
+    for t in range(k[0]):
+        sl = x[:, :, t * d[0]:t * d[0] + (od - 1) * s[0] + 1:s[0]]         # (N, C, OD, H, W)
+        sl = T.reshape(T.swapaxes(sl, 1, 2), (n * od, c) + tuple(x.shape[3:]))
+        parts.append(im2col(sl, k[1:], s[1:], pads[1:], d[1:], fill))     # (C, KH, KW, N*OD, ..)
+    cols = T.stack(parts, axis=1)
+    return cols.reshape((c, k[0] * k[1] * k[2]) + tuple(cols.shape[4:]))
+
+
+def _pool3d(x, op):
+    """(batched x, undo: (C, N*OD, OH, OW) -> the output's (N, C, OD, OH, OW) layout)."""
+    check_input(x, 3, None, op)
+    batched = x.ndim == 5
+    x5 = x if batched else T.expand_dims(x, 0)
+
+    def undo(y, od):
+        c, _, oh, ow = y.shape
+        y = T.contiguous(T.permute(y.reshape(c, x5.shape[0], od, oh, ow), (1, 0, 2, 3, 4)))
+        return y if batched else y[0]
+    return x5, undo
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W), as PyTorch (return_indices: flat
+    (d * H + h) * W + w positions).
+
+    >>> import tensor as T
+    >>> max_pool3d(T.arange(8.0).reshape(1, 1, 2, 2, 2), 2).reshape(-1).tolist()
+    [7.0]
+    """
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                       "max_pool3d")
+
+
+def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, op):
+    x, undo = _pool3d(input, op)
+    k, s, d, pads, out = _geometry(x, 3, kernel_size, stride, padding, dilation, ceil_mode, op)
+    inside = None
+    if any(v for pair in pads for v in pair):
+        dev, (od, oh, ow) = x.device, out
+        pos = (T.arange(od, device=dev).reshape(1, -1) * s[0] - pads[0][0]
+               + T.arange(k[0], device=dev).reshape(-1, 1) * d[0])
+        deep = (pos >= 0) & (pos < x.shape[2])                              # (KD, OD)
+        flat = _inside(x.shape[3:], k[1:], s[1:], d[1:], pads[1:], out[1:], dev)
+        both = deep.reshape(k[0], 1, 1, od, 1, 1) & flat.reshape(1, -1, 1, 1, oh, ow)
+        inside = T.broadcast_to(both, (k[0], k[1] * k[2], x.shape[0], od, oh, ow)).reshape(
+            k[0] * k[1] * k[2], x.shape[0] * od, oh, ow)
+    cols = _cols3d(x, k, s, d, pads, out, _lowest(x.dtype))
+    y, idx = _window_max(cols, return_indices, inside)
+    if not return_indices:
+        return undo(y, out[0])
+    c, _, oh, ow = idx.shape
+    dev = idx.device
+    t, r = idx // (k[1] * k[2]), idx % (k[1] * k[2])
+    od_i = T.tile(T.arange(out[0], device=dev), x.shape[0]).reshape(1, -1, 1, 1)
+    dz = od_i * s[0] - pads[0][0] + t * d[0]
+    hy = T.arange(oh, device=dev).reshape(1, 1, oh, 1) * s[1] - pads[1][0] + (r // k[2]) * d[1]
+    wx = T.arange(ow, device=dev).reshape(1, 1, 1, ow) * s[2] - pads[2][0] + (r % k[2]) * d[2]
+    return undo(y, out[0]), undo((dz * x.shape[3] + hy) * x.shape[4] + wx, out[0])
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W), as PyTorch.
+
+    >>> import tensor as T
+    >>> avg_pool3d(T.arange(8.0).reshape(1, 1, 2, 2, 2), 2).reshape(-1).tolist()
+    [3.5]
+    """
+    return _avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override, "avg_pool3d")
+
+
+def _avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override, op):
+    x, undo = _pool3d(input, op)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: expected a floating input, got {x.dtype.name}")
+    k, s, d, pads, out = _geometry(x, 3, kernel_size, stride, padding, 1, ceil_mode, op)
+    y = T.sum(_cols3d(x, k, s, d, pads, out, 0.0), axis=1)                  # (C, N*OD, OH, OW)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError(f"{op}: divisor_override must be non-zero")
+        return undo(y / divisor_override, out[0])
+    cd, ch, cw = (T.tensor(_counts(n, kk, ss, pp[0], o, count_include_pad), dtype=x.dtype,
+                           device=x.device)
+                  for n, kk, ss, pp, o in zip(x.shape[2:], k, s, pads, out))
+    div = T.tile(cd, x.shape[0]).reshape(-1, 1, 1) * ch.reshape(-1, 1) * cw
+    return undo(y / div, out[0])
+
+
 def _counts(n, k, s, p, o, include_pad):
     """Per output position along one axis: how many elements its window averages."""
     res = []
@@ -176,6 +278,9 @@ def _counts(n, k, s, p, o, include_pad):
 
 def _avg_pool(x, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, op):
+    if nd == 3:
+        return _avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                           divisor_override, op)
     check_input(x, nd, None, op)
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating input, got {x.dtype.name}")
@@ -315,6 +420,16 @@ class MaxPool2d(_MaxPool):
     """
 
 
+class MaxPool3d(_MaxPool):
+    """3-D max pooling module (see max_pool3d).
+
+    >>> import tensor as T
+    >>> MaxPool3d(2)(T.ones((1, 3, 4, 4, 4))).shape
+    (1, 3, 2, 2, 2)
+    """
+    _nd = 3
+
+
 class MaxPool1d(_MaxPool):
     """1-D max pooling module (see max_pool1d).
 
@@ -343,6 +458,16 @@ class _AvgPool(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(_AvgPool):
+    """3-D average pooling module (see avg_pool3d).
+
+    >>> import tensor as T
+    >>> AvgPool3d(2)(T.ones((1, 3, 4, 4, 4))).shape
+    (1, 3, 2, 2, 2)
+    """
+    _nd = 3
 
 
 class AvgPool2d(_AvgPool):

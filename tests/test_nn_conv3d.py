@@ -1,8 +1,10 @@
-"""conv3d and nn.Conv3d (nn/conv.py: a sum over the depth taps of 2-D convolutions).
+"""3-D layers: conv3d / Conv3d (nn/conv.py: a sum over the depth taps of 2-D convolutions),
+max_pool3d / avg_pool3d and their modules (nn/pooling.py: the 2-D windows of the depth taps),
+BatchNorm3d, InstanceNorm3d, adaptive_avg_pool3d.
 
-Against a direct NumPy loop (stride, padding, dilation, groups, bias), float64 gradcheck,
-the module's padding forms and modes, unbatched input, errors, CPU = CUDA device, and
-PyTorch where importable.
+Against direct NumPy loops (stride, padding, dilation, groups, bias, ceil_mode, indices,
+count_include_pad), float64 gradcheck, the modules' padding forms and modes, unbatched input,
+errors, CPU = CUDA device, and PyTorch where importable.
 """
 from __future__ import annotations
 
@@ -125,3 +127,93 @@ def test_batch_norm_instance_norm_and_adaptive_pool_3d():
         np.testing.assert_allclose(got[:, :, i, j, k], x[:, :, a0:a1, b0:b1, c0:c1].mean(axis=(2, 3, 4)),
                                    rtol=1e-12)
     assert nn.AdaptiveAvgPool3d(1)(T.asarray(x)).shape == (2, 3, 1, 1, 1)
+
+
+def _windows(x, k, s, p, d, ceil_mode):
+    """Each output position's window of (N, C, D, H, W) x, by definition: the in-bounds flat
+    positions (d * H + h) * W + w, and the window's size counting its padding."""
+    size = x.shape[2:]
+    outs = []
+    for n, kk, ss, pp, dd in zip(size, k, s, p, d):
+        span = n + 2 * pp - dd * (kk - 1) - 1
+        o = (-(-span // ss) if ceil_mode else span // ss) + 1
+        if ceil_mode and (o - 1) * ss >= n + pp:
+            o -= 1
+        outs.append(o)
+    for idx in np.ndindex(*outs):
+        axes = []
+        for i, kk, ss, pp, dd in zip(idx, k, s, p, d):
+            axes.append([i * ss - pp + j * dd for j in range(kk)])
+        padded = 1
+        for i, n, kk, ss, pp in zip(idx, size, k, s, p):
+            lo = i * ss - pp
+            padded *= min(lo + kk, n + pp) - lo
+        pos = [(a, b, c) for a in axes[0] for b in axes[1] for c in axes[2]
+               if 0 <= a < size[0] and 0 <= b < size[1] and 0 <= c < size[2]]
+        yield idx, pos, padded, tuple(outs)
+
+
+@pytest.mark.parametrize("kw", [dict(k=(2, 2, 2), s=(2, 2, 2), p=(0, 0, 0), d=(1, 1, 1)),
+                                dict(k=(3, 2, 3), s=(2, 1, 2), p=(1, 1, 1), d=(1, 1, 1)),
+                                dict(k=(3, 3, 3), s=(2, 2, 2), p=(1, 0, 1), d=(1, 1, 1), ceil=True),
+                                dict(k=(2, 2, 2), s=(1, 2, 1), p=(0, 0, 0), d=(2, 1, 2))])
+def test_pool3d_matches_the_definition(kw):
+    k, s, p, d, ceil = kw["k"], kw["s"], kw["p"], kw["d"], kw.get("ceil", False)
+    x = RNG.standard_normal((2, 2, 5, 4, 6))
+    y, ind = F.max_pool3d(T.asarray(x), k, s, p, d, ceil_mode=ceil, return_indices=True)
+    flat = x.reshape(2, 2, -1)
+    for idx, pos, _, outs in _windows(x, k, s, p, d, ceil):
+        assert y.shape == (2, 2) + outs
+        vals = [x[:, :, a, b, c] for a, b, c in pos]
+        first = np.argmax(np.stack(vals), axis=0)            # the first maximum, as PyTorch
+        want_i = np.array([(a * 4 + b) * 6 + c for a, b, c in pos])[first]
+        np.testing.assert_array_equal(y.numpy()[(slice(None), slice(None)) + idx],
+                                      np.max(np.stack(vals), axis=0))
+        np.testing.assert_array_equal(ind.numpy()[(slice(None), slice(None)) + idx], want_i)
+        assert np.all(np.take_along_axis(flat, want_i.reshape(2, 2, 1), 2)[..., 0]
+                      == np.max(np.stack(vals), axis=0))
+    if d != (1, 1, 1):
+        return
+    for include in (True, False):
+        a = F.avg_pool3d(T.asarray(x), k, s, p, ceil_mode=ceil, count_include_pad=include).numpy()
+        for idx, pos, padded, _ in _windows(x, k, s, p, d, ceil):
+            total = sum(x[:, :, a, b, c] for a, b, c in pos)
+            np.testing.assert_allclose(a[(slice(None), slice(None)) + idx],
+                                       total / (padded if include else len(pos)), rtol=1e-12)
+
+
+def test_pool3d_modules_gradients_and_devices(device):
+    x = T.asarray(RNG.standard_normal((1, 2, 3, 4, 3))).requires_grad_()
+    assert ag.gradcheck(lambda a: F.avg_pool3d(a, 2, 1, 1, count_include_pad=False), [x])
+    assert ag.gradcheck(lambda a: F.max_pool3d(a, (2, 3, 2), 1, 1), [x])
+    assert nn.MaxPool3d(2)(T.ones((3, 4, 4, 4))).shape == (3, 2, 2, 2)        # unbatched
+    assert nn.AvgPool3d(2, divisor_override=1)(T.ones((1, 1, 2, 2, 2))).tolist() == [[[[[8.0]]]]]
+    with pytest.raises(ValueError, match=r"MaxPool3d: expected input of shape"):
+        nn.MaxPool3d(2)(T.ones((2, 4, 4)))
+    with pytest.raises(TypeError, match="avg_pool3d: expected a floating input"):
+        F.avg_pool3d(T.ones((1, 1, 2, 2, 2), dtype=T.int64), 2)
+    v = RNG.standard_normal((2, 3, 5, 6, 7)).astype(np.float32)
+    ref = nn.MaxPool3d(3, 2, 1, return_indices=True)(T.asarray(v))
+    got = nn.MaxPool3d(3, 2, 1, return_indices=True)(T.asarray(v, device=device))
+    np.testing.assert_array_equal(got[0].to("cpu").numpy(), ref[0].numpy())
+    np.testing.assert_array_equal(got[1].to("cpu").numpy(), ref[1].numpy())
+    np.testing.assert_allclose(nn.AvgPool3d(2, ceil_mode=True)(T.asarray(v, device=device)).to("cpu").numpy(),
+                               nn.AvgPool3d(2, ceil_mode=True)(T.asarray(v)).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                dict(kernel_size=(3, 2, 3), stride=(2, 1, 2), padding=1)])
+def test_pool3d_matches_torch(kw):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 5, 6, 7))
+    for ours, theirs in ((F.max_pool3d, torch.nn.functional.max_pool3d),
+                         (F.avg_pool3d, torch.nn.functional.avg_pool3d)):
+        xo, xt = T.asarray(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+        o, t = ours(xo, **kw), theirs(xt, **kw)
+        (o * o).sum().backward()
+        (t * t).sum().backward()
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    i_ours = F.max_pool3d(T.asarray(x), return_indices=True, **kw)[1]
+    i_theirs = torch.nn.functional.max_pool3d(torch.from_numpy(x), return_indices=True, **kw)[1]
+    np.testing.assert_array_equal(i_ours.numpy(), i_theirs.numpy())

@@ -79,13 +79,15 @@ from ..conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, f
 from ..embedding import embedding
 from ..normalization import batch_norm, group_norm
 from ..pooling import (
-                           adaptive_avg_pool1d,
-                           adaptive_avg_pool2d,
-                           adaptive_avg_pool3d,
-                           avg_pool1d,
-                           avg_pool2d,
-                           max_pool1d,
-                           max_pool2d,
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
 )
 from ..sdpa import scaled_dot_product_attention
 
@@ -96,7 +98,7 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "conv1d", "conv2d", "conv3d",
            "conv_transpose1d", "conv_transpose2d", "fold", "unfold", "embedding", "batch_norm",
            "group_norm", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "avg_pool1d", "avg_pool2d",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool3d",
            "max_pool1d", "max_pool2d",
            "softplus", "elu", "selu", "celu", "relu6", "hardtanh", "hardsigmoid", "hardswish",
            "logsigmoid", "mish", "softsign", "tanhshrink", "glu", "prelu", "softmin",
