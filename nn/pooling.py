@@ -97,15 +97,20 @@ def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_i
 
 
 def _inside(size, k, s, d, pads, out, device):
-    """(K, OH, OW) bool: whether window element i of output (oh, ow) lies in the input, not in
-    its padding."""
-    def along(axis):   # (k, o): position of element j of window o, inside [0, n)
+    """(K, *out) bool, K the product of the window k: whether window element i of each output
+    position lies in the input, not in its padding (any number of dims)."""
+    mask = None
+    for axis in range(len(k)):   # (k, o): element j of window o inside [0, n) along the axis
         pos = (T.arange(out[axis], device=device).reshape(1, -1) * s[axis] - pads[axis][0]
                + T.arange(k[axis], device=device).reshape(-1, 1) * d[axis])
-        return (pos >= 0) & (pos < size[axis])
-    rows, cols = along(0), along(1)
-    return (rows.reshape(k[0], 1, out[0], 1) & cols.reshape(1, k[1], 1, out[1])).reshape(
-        k[0] * k[1], out[0], out[1])
+        m = (pos >= 0) & (pos < size[axis])
+        if mask is not None:   # (K so far, *out so far) x (k, o) -> (K * k, *out so far, o)
+            kk, *o = mask.shape
+            m = (mask.reshape((kk, 1) + tuple(o) + (1,))
+                 & m.reshape((1, k[axis]) + (1,) * len(o) + (out[axis],)))
+            m = m.reshape((kk * k[axis],) + tuple(o) + (out[axis],))
+        mask = m
+    return mask
 
 
 def _window_max(cols, with_index, inside=None):
@@ -212,14 +217,10 @@ def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return
     k, s, d, pads, out = _geometry(x, 3, kernel_size, stride, padding, dilation, ceil_mode, op)
     inside = None
     if any(v for pair in pads for v in pair):
-        dev, (od, oh, ow) = x.device, out
-        pos = (T.arange(od, device=dev).reshape(1, -1) * s[0] - pads[0][0]
-               + T.arange(k[0], device=dev).reshape(-1, 1) * d[0])
-        deep = (pos >= 0) & (pos < x.shape[2])                              # (KD, OD)
-        flat = _inside(x.shape[3:], k[1:], s[1:], d[1:], pads[1:], out[1:], dev)
-        both = deep.reshape(k[0], 1, 1, od, 1, 1) & flat.reshape(1, -1, 1, 1, oh, ow)
-        inside = T.broadcast_to(both, (k[0], k[1] * k[2], x.shape[0], od, oh, ow)).reshape(
-            k[0] * k[1] * k[2], x.shape[0] * od, oh, ow)
+        kk, (od, oh, ow) = k[0] * k[1] * k[2], out
+        both = _inside(x.shape[2:], k, s, d, pads, out, x.device)          # (K, OD, OH, OW)
+        inside = T.broadcast_to(both.reshape(kk, 1, od, oh, ow),           # over the batch
+                                (kk, x.shape[0], od, oh, ow)).reshape(kk, x.shape[0] * od, oh, ow)
     cols = _cols3d(x, k, s, d, pads, out, _lowest(x.dtype))
     y, idx = _window_max(cols, return_indices, inside)
     if not return_indices:
