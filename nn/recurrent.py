@@ -36,6 +36,12 @@ def _param(shape, dtype, device) -> Parameter:
     return Parameter(T.empty(shape, dtype=T.float32 if dtype is None else dtype, device=device))
 
 
+def _positive(name: str, **sizes) -> None:
+    for what, v in sizes.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
+
+
 def _step(mode: str, gx: Tensor, h: Tensor, c, w_hh: Tensor, b_hh, w_hr=None):
     """One time step: gx = x_t @ w_ih.T + b_ih (N, gates * H), h (N, H_out), c (N, H) for an
     LSTM. Returns (h', c')."""
@@ -72,10 +78,7 @@ class RNNBase(Module):
                  dtype=None) -> None:
         super().__init__()
         name = type(self).__name__
-        for what, v in (("input_size", input_size), ("hidden_size", hidden_size),
-                        ("num_layers", num_layers)):
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
+        _positive(name, input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
         if not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
         if proj_size < 0 or proj_size and (mode != "LSTM" or proj_size >= hidden_size):
@@ -236,10 +239,7 @@ class RNNCellBase(Module):
     def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool, device,
                  dtype) -> None:
         super().__init__()
-        name = type(self).__name__
-        for what, v in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
+        _positive(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
         self.mode, self.input_size, self.hidden_size, self.bias = mode, input_size, hidden_size, bias
         gate = _GATES[mode] * hidden_size
         self.weight_ih = _param((gate, input_size), dtype, device)

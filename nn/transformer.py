@@ -107,9 +107,15 @@ def _is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: int) -> b
     return bool(T.all(mask == T.where(causal, -math.inf, 0.0).astype(mask.dtype)))
 
 
-def _layer_batch_first(layer) -> bool:
-    """batch_first of a layer made of MultiheadAttention (False for anything else)."""
-    return bool(getattr(getattr(layer, "self_attn", None), "batch_first", False))
+def _stack_causal(stack, x, name: str, mask, is_causal) -> bool:
+    """A stack's (TransformerEncoder / Decoder) check of its input x and the causal hint its
+    layers get: is_causal, or whether mask is the causal mask over x's sequence (the first
+    layer's self_attn says the layout; False for layers without one)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{type(stack).__name__}: expected {name} to be a Tensor, got "
+                        f"{type(x).__name__}")
+    attn = getattr(stack.layers[0], "self_attn", None) if len(stack.layers) else None
+    return _is_causal_mask(mask, is_causal, _seq_len(x, bool(getattr(attn, "batch_first", False))))
 
 
 def _clones(layer: Module, num_layers: int, op: str) -> ModuleList:
@@ -278,11 +284,7 @@ class TransformerEncoder(Module):
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
-        if not isinstance(src, Tensor):
-            raise TypeError(f"{type(self).__name__}: expected src to be a Tensor, got "
-                            f"{type(src).__name__}")
-        bf = _layer_batch_first(self.layers[0]) if len(self.layers) else False
-        is_causal = _is_causal_mask(mask, is_causal, _seq_len(src, bf))
+        is_causal = _stack_causal(self, src, "src", mask, is_causal)
         out = src
         for layer in self.layers:
             out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
@@ -314,11 +316,7 @@ class TransformerDecoder(Module):
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
                 memory_key_padding_mask: Tensor | None = None,
                 tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
-        if not isinstance(tgt, Tensor):
-            raise TypeError(f"{type(self).__name__}: expected tgt to be a Tensor, got "
-                            f"{type(tgt).__name__}")
-        bf = _layer_batch_first(self.layers[0]) if len(self.layers) else False
-        tgt_is_causal = _is_causal_mask(tgt_mask, tgt_is_causal, _seq_len(tgt, bf))
+        tgt_is_causal = _stack_causal(self, tgt, "tgt", tgt_mask, tgt_is_causal)
         out = tgt
         for layer in self.layers:
             out = layer(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
