@@ -2,8 +2,8 @@
 streams, compile cache; the CPU emulator is a driver/compiler choice made there, once),
 behind the interface of tensor/backend/__init__.py.
 
-Kernels go onto the current stream and return at once; only copies to the host (and the
-index checks that read a device flag) synchronize.
+Kernels go onto the current stream and return at once; only copies to the host synchronize
+(index checks report there: tensor/cuda/checks.py).
 """
 from __future__ import annotations
 

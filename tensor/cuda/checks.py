@@ -109,11 +109,8 @@ class _Slab:
     and its graphs')."""
 
     def __init__(self, index: int):
-        R = _R()
-        st = R.device_state(index)
-        st.make_current()
         self.index = index   # (memory of its own, not a tensor's: it lives with the process)
-        self.base = int(R.check(R.drv().cuMemAlloc(8 * SLOTS), "cuMemAlloc"))
+        self.base = _R().device_state(index)._raw_alloc(8 * SLOTS)
         self.free = list(range(SLOTS - 1, -1, -1))
         self.waiting: list[Verdict] = []
         self.lock = threading.Lock()
@@ -301,10 +298,7 @@ def pending(index: int) -> int:
 def synchronize_all() -> None:
     """Synchronize every device with checks waiting and raise the first bad one's error (the
     tests' way to see a GPU's index errors where the CPU raises them)."""
-    R = _R()
+    from .streams import synchronize  # (it flushes the device's checks)
     for index, slab in list(_slabs.items()):
         if slab.waiting:
-            st = R.device_state(index)
-            st.make_current()
-            R.check(R.drv().cuCtxSynchronize(), "cuCtxSynchronize")
-            slab.flush(None)
+            synchronize(index)
