@@ -36,12 +36,11 @@ def _check_indices(input, num: int, op: str) -> Tensor:
     if not input.numel():
         return input
     flat = ew.contiguous(input.astype(T.int64, copy=False)).reshape(-1)
-    ids = input
 
     def raise_bad(i: int):
         raise IndexError(f"{op}: index {int(flat[i].item())} is out of range for a table of "
                          f"{num} rows (at position {i} of the flattened indices of shape "
-                         f"{tuple(ids.shape)})")
+                         f"{tuple(input.shape)})")
     report(backend_for(flat.device).check_range(flat.device, flat.numel(), flat.data_ptr(), 0, num),
            raise_bad)
     return input

@@ -212,7 +212,7 @@ def _offsets(p: _Plan) -> tuple[Tensor, object]:
     if not n:
         return off, -1
     sizes = [v.shape[a] for a in p.vaxes]
-    bad = _bad_index(arrs, bshape, [p.xaxes[j] for j in range(len(arrs))], sizes)
+    bad = _bad_index(arrs, bshape, p.xaxes, sizes)
     if 0 in sizes:   # every index is out of range, and no offset is safe to read: raise now
         bad(sizes.index(0) * n)
     sh, sts = coalesce(bshape, [a.strides for a in arrs])
