@@ -45,9 +45,7 @@ def _positive(name: str, **sizes) -> None:
 def _step(mode: str, gx: Tensor, h: Tensor, c, w_hh: Tensor, b_hh, w_hr=None):
     """One time step: gx = x_t @ w_ih.T + b_ih (N, gates * H), h (N, H_out), c (N, H) for an
     LSTM. Returns (h', c')."""
-    gh = T.matmul(h, T.matrix_transpose(w_hh))
-    if b_hh is not None:
-        gh = gh + b_hh
+    gh = F.linear(h, w_hh, b_hh)
     if mode == "GRU":
         n3 = gx.shape[-1] // 3
         r = T.sigmoid(gx[..., :n3] + gh[..., :n3])
@@ -65,7 +63,7 @@ def _step(mode: str, gx: Tensor, h: Tensor, c, w_hh: Tensor, b_hh, w_hr=None):
     c = f * c + i * cell
     h = o * T.tanh(c)
     if w_hr is not None:
-        h = T.matmul(h, T.matrix_transpose(w_hr))
+        h = F.linear(h, w_hr)
     return h, c
 
 
@@ -173,9 +171,7 @@ class RNNBase(Module):
                 w = self._weights(layer, d)
                 k = layer * dirs + d
                 # every step's input projection in one product: (L, N, gates * H)
-                gx = T.matmul(x, T.matrix_transpose(w["weight_ih"]))
-                if w["bias_ih"] is not None:
-                    gx = gx + w["bias_ih"]
+                gx = F.linear(x, w["weight_ih"], w["bias_ih"])
                 h, c = h0[k], (c0[k] if c0 is not None else None)
                 seq = [None] * x.shape[0]
                 for t in (range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])):
@@ -275,9 +271,7 @@ class RNNCellBase(Module):
                 raise ValueError(f"{name}: expected hidden state of shape "
                                  f"{shape[1:] if unbatched else shape}, got {tuple(s.shape)}")
             full.append(T.expand_dims(s, 0) if unbatched else s)
-        gx = T.matmul(x, T.matrix_transpose(self.weight_ih))
-        if self.bias_ih is not None:
-            gx = gx + self.bias_ih
+        gx = F.linear(x, self.weight_ih, self.bias_ih)
         h, c = _step(self.mode, gx, full[0], full[1] if len(full) > 1 else None, self.weight_hh,
                      self.bias_hh)
         if unbatched:
