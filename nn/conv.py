@@ -276,20 +276,27 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     return y if batched else y[0]
 
 
+def depth_taps(x, k: int, s: int, d: int, od: int):
+    """For each of a 3-D window's k depth taps (stride s, dilation d, od outputs), the slices
+    of the padded (N, C, D, H, W) x it reads, as one batch of 2-D images (N * OD, C, H, W):
+    3-D convolution and pooling run their 2-D paths on these."""
+    n, c = x.shape[:2]
+    for t in range(k):
+        sl = x[:, :, t * d:t * d + (od - 1) * s + 1:s]                # (N, C, OD, H, W)
+        yield T.reshape(T.swapaxes(sl, 1, 2), (n * od, c) + tuple(x.shape[3:]))
+
+
 def _conv3d(x, weight, bias, stride, pads, dilation, groups, op):
     """(N, C, D, H, W) * (O, C/groups, KD, KH, KW): the sum over the depth taps k of 2-D
     convolutions of the depth slices tap k reads (batch and output depth folded together), so
     the 2-D path's im2col and GEMM do the work and autograd the gradients."""
     if any(v for pair in pads for v in pair):
         x = T.pad(x, ((0, 0), (0, 0)) + tuple(pads))
-    n, c, d = x.shape[:3]
-    o, kd = weight.shape[0], weight.shape[2]
+    n, o, kd = x.shape[0], weight.shape[0], weight.shape[2]
     (sd, *s2), (dd, *d2) = stride, dilation
-    od = (d - dd * (kd - 1) - 1) // sd + 1
+    od = (x.shape[2] - dd * (kd - 1) - 1) // sd + 1
     y = None
-    for k in range(kd):
-        sl = x[:, :, k * dd:k * dd + (od - 1) * sd + 1:sd]            # (N, C, OD, H, W)
-        sl = T.reshape(T.swapaxes(sl, 1, 2), (n * od, c) + tuple(x.shape[3:]))
+    for k, sl in enumerate(depth_taps(x, kd, sd, dd, od)):
         part = _conv(sl, weight[:, :, k], None, tuple(s2), 0, tuple(d2), groups, 2, op)
         y = part if y is None else y + part
     y = T.swapaxes(T.reshape(y, (n, od, o) + tuple(y.shape[2:])), 1, 2)

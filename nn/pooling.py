@@ -18,7 +18,7 @@ import math
 import tensor as T
 from tensor._tensor import Tensor
 
-from .conv import check_input, im2col, ntuple
+from .conv import check_input, depth_taps, im2col, ntuple
 from .module import Module
 
 
@@ -176,14 +176,9 @@ def _cols3d(x, k, s, d, pads, out, fill):
     `fill`, as the 2-D im2col of the depth slices each depth tap reads."""
     if any(pads[0]):
         x = T.pad(x, ((0, 0), (0, 0), pads[0], (0, 0), (0, 0)), constant_values=fill)
-    n, c, od = x.shape[0], x.shape[1], out[0]
-    parts = []
-    for t in range(k[0]):
-        sl = x[:, :, t * d[0]:t * d[0] + (od - 1) * s[0] + 1:s[0]]         # (N, C, OD, H, W)
-        sl = T.reshape(T.swapaxes(sl, 1, 2), (n * od, c) + tuple(x.shape[3:]))
-        parts.append(im2col(sl, k[1:], s[1:], pads[1:], d[1:], fill))     # (C, KH, KW, N*OD, ..)
-    cols = T.stack(parts, axis=1)
-    return cols.reshape((c, k[0] * k[1] * k[2]) + tuple(cols.shape[4:]))
+    cols = T.stack([im2col(sl, k[1:], s[1:], pads[1:], d[1:], fill)    # (C, KH, KW, N*OD, ..)
+                    for sl in depth_taps(x, k[0], s[0], d[0], out[0])], axis=1)
+    return cols.reshape((x.shape[1], k[0] * k[1] * k[2]) + tuple(cols.shape[4:]))
 
 
 def _pool3d(x, op):
