@@ -294,11 +294,3 @@ def pending(index: int) -> int:
     slab = _slabs.get(index)
     return len(slab.waiting) if slab is not None else 0
 
-
-def synchronize_all() -> None:
-    """Synchronize every device with checks waiting and raise the first bad one's error (the
-    tests' way to see a GPU's index errors where the CPU raises them)."""
-    from .streams import synchronize  # (it flushes the device's checks)
-    for index, slab in list(_slabs.items()):
-        if slab.waiting:
-            synchronize(index)
