@@ -92,7 +92,8 @@ def run_ranks(smoke: bool) -> list:
         print(f"{'size':>8} {'raw ms':>9} {'ours ms':>9} {'ours/raw':>9} {'raw GB/s':>9} "
               f"{'ours GB/s':>10} {'unchecked/raw':>14}")
         for row in rows:
-            print("{:>8} {:9.4f} {:9.4f} {:9.3f} {:9.3f} {:10.3f} {:14.3f}".format(*row))
+            # bandwidths in significant figures: a slow run's small messages would round to 0.000
+            print("{:>8} {:9.4f} {:9.4f} {:9.3f} {:9.3g} {:10.3g} {:14.3f}".format(*row))
         sys.stdout.flush()
     return rows
 
@@ -126,7 +127,7 @@ def main(argv=None) -> list:
         raise RuntimeError(f"bench_distributed: mpiexec exited with {r.returncode}:\n{r.stderr}")
     rows = []
     for ln in r.stdout.splitlines():
-        m = re.match(r"\s*(\d+ [KM]iB)" + r"\s+([\d.]+)" * 6 + r"\s*$", ln)
+        m = re.match(r"\s*(\d+ [KM]iB)" + r"\s+([\d.e+-]+)" * 6 + r"\s*$", ln)
         if m:
             rows.append((m[1],) + tuple(float(v) for v in m.groups()[1:]))
     return rows
