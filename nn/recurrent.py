@@ -5,7 +5,8 @@ weight_hh_l{k}[_reverse], bias_ih_l{k}[_reverse], bias_hh_l{k}[_reverse], weight
 LSTM's projection), initialisation (U(-1/sqrt(hidden), 1/sqrt(hidden)) for every parameter),
 gate order (LSTM: input, forget, cell, output; GRU: reset, update, new) and input / output
 layouts ((L, N, H), batch_first (N, L, H), or unbatched (L, H)), so a state_dict loads across.
-PackedSequence inputs are not supported (pass padded tensors).
+A PackedSequence (nn.utils.rnn) input gives a PackedSequence output: each sequence runs for its
+own length (steps past it cost nothing), and h_n holds each one's state after its last step.
 
 Each layer and direction makes one matrix product for the input projections of every time
 step, then one small product per step for the hidden state; autograd records the steps (the
@@ -28,6 +29,7 @@ from tensor import Tensor
 from . import _functional as F
 from . import init
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -123,11 +125,13 @@ class RNNBase(Module):
         return s
 
     def _check(self, x, hx, name: str):
-        """(input as (L, N, H_in), h0, c0, unbatched): hx checked and defaulted to zeros."""
+        """(input as (L, N, H_in) or packed data, h0, c0, unbatched): hx checked and defaulted
+        to zeros (and put in the packed batch's order)."""
+        if isinstance(x, PackedSequence):
+            return self._check_packed(x, hx, name)
         if not isinstance(x, Tensor):
-            what = type(x).__name__
-            raise TypeError(f"{name}: expected a Tensor input (PackedSequence is not supported: "
-                            f"pass a padded tensor), got {what}")
+            raise TypeError(f"{name}: expected a Tensor or a PackedSequence input, got "
+                            f"{type(x).__name__}")
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input of shape (L, N, {self.input_size}) "
                              f"({'(N, L, ...)' if self.batch_first else ''} batch_first="
@@ -137,7 +141,25 @@ class RNNBase(Module):
             raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
         unbatched = x.ndim == 2
         x = T.expand_dims(x, 1) if unbatched else (T.swapaxes(x, 0, 1) if self.batch_first else x)
-        n = x.shape[1]
+        h0, c0 = self._states(hx, x.shape[1], x.dtype, x.device, unbatched, name)
+        return x, h0, c0, unbatched
+
+    def _check_packed(self, x: PackedSequence, hx, name: str):
+        data = x.data
+        if data.ndim != 2 or data.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected packed data of shape (*, {self.input_size}), got "
+                             f"{tuple(data.shape)}")
+        if data.dtype.kind != "f":
+            raise TypeError(f"{name}: expected a floating-point input, got {data.dtype.name}")
+        n = int(x.batch_sizes[0]) if x.batch_sizes.shape[0] else 0
+        h0, c0 = self._states(hx, n, data.dtype, data.device, False, name)
+        if x.sorted_indices is not None and hx is not None:   # hx is in the caller's order
+            h0 = h0[:, x.sorted_indices]
+            c0 = c0[:, x.sorted_indices] if c0 is not None else None
+        return data, h0, c0, False
+
+    def _states(self, hx, n: int, dtype, device, unbatched: bool, name: str):
+        """(h0, c0) as (layers * directions, n, H): hx checked, or zeros."""
         dirs = 2 if self.bidirectional else 1
         out = self.proj_size or self.hidden_size
         want = [(dirs * self.num_layers, n, out)]
@@ -149,18 +171,51 @@ class RNNBase(Module):
         got = []
         for s, shape in zip(states, want):
             if s is None:
-                got.append(T.zeros(shape, dtype=x.dtype, device=x.device))
+                got.append(T.zeros(shape, dtype=dtype, device=device))
                 continue
             sh = shape[::2] if unbatched else shape
             if tuple(s.shape) != sh:
                 raise ValueError(f"{name}: expected hidden state of shape {sh}, got "
                                  f"{tuple(s.shape)}")
             got.append(T.expand_dims(s, 1) if unbatched else s)
-        return x, got[0], (got[1] if self.mode == "LSTM" else None), unbatched
+        return got[0], (got[1] if self.mode == "LSTM" else None)
 
-    def forward(self, input: Tensor, hx=None):
+    def _direction(self, gx: Tensor, sizes, h: Tensor, c, w: dict, reverse: bool):
+        """One layer and direction over the projected inputs gx: (L, N, gates * H) for a padded
+        batch (sizes None), else packed rows (sum(sizes), gates * H). Returns (output, h, c):
+        output (L, N, H_out), or packed rows; a packed sequence's h and c stop at its end."""
+        if sizes is None:
+            seq = [None] * gx.shape[0]
+            for t in (range(gx.shape[0] - 1, -1, -1) if reverse else range(gx.shape[0])):
+                h, c = _step(self.mode, gx[t], h, c, w["weight_hh"], w["bias_hh"], w["weight_hr"])
+                seq[t] = h
+            if not seq:
+                return T.zeros((0,) + tuple(h.shape), dtype=gx.dtype, device=gx.device), h, c
+            return T.stack(seq), h, c
+        starts = [0]
+        for b in sizes:
+            starts.append(starts[-1] + b)
+        seq = [None] * len(sizes)
+        for t in (range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))):
+            b = sizes[t]    # the b longest sequences run at step t (a prefix of the batch)
+            hb, cb = _step(self.mode, gx[starts[t]:starts[t + 1]], h[:b],
+                           None if c is None else c[:b], w["weight_hh"], w["bias_hh"],
+                           w["weight_hr"])
+            seq[t] = hb
+            if b == h.shape[0]:
+                h, c = hb, cb
+            else:           # the rest keep their state: ended (forward) or not begun (reverse)
+                h = T.concat([hb, h[b:]])
+                c = None if c is None else T.concat([cb, c[b:]])
+        if not seq:
+            return gx[:, :h.shape[-1]], h, c
+        return T.concat(seq), h, c
+
+    def forward(self, input, hx=None):
         name = type(self).__name__
         x, h0, c0, unbatched = self._check(input, hx, name)
+        packed = input if isinstance(input, PackedSequence) else None
+        sizes = None if packed is None else [int(b) for b in packed.batch_sizes.tolist()]
         dirs = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):
@@ -170,27 +225,27 @@ class RNNBase(Module):
             for d in range(dirs):
                 w = self._weights(layer, d)
                 k = layer * dirs + d
-                # every step's input projection in one product: (L, N, gates * H)
+                # every step's input projection in one product
                 gx = F.linear(x, w["weight_ih"], w["bias_ih"])
-                h, c = h0[k], (c0[k] if c0 is not None else None)
-                seq = [None] * x.shape[0]
-                for t in (range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])):
-                    h, c = _step(self.mode, gx[t], h, c, w["weight_hh"], w["bias_hh"],
-                                 w["weight_hr"])
-                    seq[t] = h
-                outs.append(T.stack(seq) if seq else
-                            T.zeros((0,) + tuple(h.shape), dtype=x.dtype, device=x.device))
+                y, h, c = self._direction(gx, sizes, h0[k], None if c0 is None else c0[k], w,
+                                          bool(d))
+                outs.append(y)
                 hs.append(h)
                 cs.append(c)
             x = outs[0] if dirs == 1 else T.concat(outs, axis=-1)
         h_n = T.stack(hs)
-        out = x[:, 0] if unbatched else (T.swapaxes(x, 0, 1) if self.batch_first else x)
-        if unbatched:
-            h_n = h_n[:, 0]
-        if self.mode != "LSTM":
-            return out, h_n
-        c_n = T.stack(cs)
-        return out, (h_n, c_n[:, 0] if unbatched else c_n)
+        c_n = T.stack(cs) if self.mode == "LSTM" else None
+        if packed is not None:
+            out = PackedSequence(x, packed.batch_sizes, packed.sorted_indices,
+                                 packed.unsorted_indices)
+            if packed.unsorted_indices is not None:     # back to the caller's order
+                h_n = h_n[:, packed.unsorted_indices]
+                c_n = None if c_n is None else c_n[:, packed.unsorted_indices]
+        elif unbatched:
+            out, h_n, c_n = x[:, 0], h_n[:, 0], (None if c_n is None else c_n[:, 0])
+        else:
+            out = T.swapaxes(x, 0, 1) if self.batch_first else x
+        return (out, h_n) if self.mode != "LSTM" else (out, (h_n, c_n))
 
 
 class RNN(RNNBase):

@@ -120,7 +120,7 @@ def test_errors():
         m(T.ones((6, 2, 3)), T.zeros((1, 2, 4)))
     with pytest.raises(TypeError, match="LSTM: expected a floating-point input, got int64"):
         m(T.ones((6, 2, 3), dtype=T.int64))
-    with pytest.raises(TypeError, match="PackedSequence is not supported"):
+    with pytest.raises(TypeError, match="LSTM: expected a Tensor or a PackedSequence input, got list"):
         m([T.ones((2, 3))])
     with pytest.raises(ValueError, match="LSTM: proj_size must be 0, or .* in \\[1, hidden_size=4\\)"):
         nn.LSTM(3, 4, proj_size=4)

@@ -1,4 +1,5 @@
-"""Gradient clipping, as torch.nn.utils: clip_grad_norm_ and clip_grad_value_.
+"""Gradient clipping, as torch.nn.utils: clip_grad_norm_ and clip_grad_value_ (and
+nn.utils.rnn: packed and padded variable-length sequences).
 
 Both work on the device: the scale is a 0-d tensor multiplied into every gradient, with no
 host round trip (except error_if_nonfinite=True, which reads the norm once).
@@ -17,6 +18,8 @@ from collections.abc import Iterable
 import tensor as T
 from autograd import no_grad
 from tensor import Tensor
+
+from . import rnn  # nn.utils.rnn, as torch.nn.utils.rnn
 
 _Params = Tensor | Iterable[Tensor]
 
@@ -88,4 +91,4 @@ def clip_grad_value_(parameters: _Params, clip_value: float) -> None:
             g.clip_(-c, c)
 
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "rnn"]
