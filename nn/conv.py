@@ -363,6 +363,10 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
                  for n, s, p, d, k, q in zip(x.shape[2:], stride, pad, dilation, kernel, opad))
     if min(size) < 1:
         raise ValueError(f"{op}: input of shape {tuple(x.shape)} gives an empty output {size}")
+    if nd == 3:
+        y = _conv_transpose3d(x, weight, stride, pad, opad, groups, dilation, size, op)
+        y = y if bias is None else y + bias.reshape(1, -1, 1, 1, 1)
+        return y if batched else y[0]
     pads = tuple((p, p) for p in pad)  # output_padding rows lie past every window: zeros
     x4, w4, s2, p2, d2 = _as_2d(x, weight, stride, pads, dilation, nd)
     n, _, h, w = x4.shape
@@ -374,6 +378,32 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
         y = y + bias.reshape(1, -1, 1, 1)
     y = y.reshape(y.shape[:2] + size)
     return y if batched else y[0]
+
+
+def _conv_transpose3d(x, weight, stride, pad, opad, groups, dilation, size, op):
+    """(N, C, D, H, W) with weight (C, O/groups, KD, KH, KW): one 2-D transposed convolution of
+    the depth slices (batch and depth folded together) for all depth taps at once (the taps
+    folded into the output channels), then each tap's slices placed at depths i * sd + k * dd
+    (zeros between them) and summed; the output is that depth range from pd, size[0] long."""
+    n, cin, d, h, w = x.shape
+    og, kd = weight.shape[1], weight.shape[2]
+    (sd, *s2), (pd, *p2), (qd, *q2), (dd, *d2) = stride, pad, opad, dilation
+    x2 = T.reshape(T.swapaxes(x, 1, 2), (n * d, cin, h, w))
+    w2 = T.reshape(weight, (cin, og * kd) + tuple(weight.shape[3:]))
+    y = _conv_transpose(x2, w2, None, tuple(s2), tuple(p2), tuple(q2), groups, tuple(d2), 2, op)
+    oh, ow = y.shape[2:]
+    y = T.reshape(y, (n, d, groups * og, kd, oh, ow))
+    full = (d - 1) * sd + dd * (kd - 1) + 1 + qd     # every tap's depths, and output_padding
+    out = None
+    for k in range(kd):
+        yk = T.swapaxes(y[:, :, :, k], 1, 2)                             # (N, O, D, OH, OW)
+        if sd > 1:      # i * sd: each slice followed by sd - 1 zero slices
+            gap = T.zeros((n, groups * og, d, sd - 1, oh, ow), dtype=yk.dtype, device=yk.device)
+            yk = T.reshape(T.concat([T.expand_dims(yk, 3), gap], axis=3),
+                           (n, groups * og, d * sd, oh, ow))[:, :, :(d - 1) * sd + 1]
+        yk = T.pad(yk, ((0, 0), (0, 0), (k * dd, full - k * dd - yk.shape[2]), (0, 0), (0, 0)))
+        out = yk if out is None else out + yk
+    return out[:, :, pd:pd + size[0]]
 
 
 @autocast_op("conv_transpose2d")
@@ -388,6 +418,20 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                            2, "conv_transpose2d")
+
+
+@autocast_op("conv_transpose3d")
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 3-D convolution, as PyTorch: weight (in_channels, out_channels/groups, KD,
+    KH, KW).
+
+    >>> import tensor as T
+    >>> conv_transpose3d(T.ones((1, 1, 2, 2, 2)), T.ones((1, 1, 2, 2, 2)), stride=2).shape
+    (1, 1, 4, 4, 4)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           3, "conv_transpose3d")
 
 
 @autocast_op("conv_transpose1d")
@@ -603,3 +647,14 @@ class ConvTranspose2d(_ConvTranspose):
     (2, 1, 14, 14)
     """
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-D convolution: weight (C_in, C_out/groups, KD, KH, KW), as
+    torch.nn.ConvTranspose3d; forward(x, output_size=None).
+
+    >>> import tensor as T
+    >>> ConvTranspose3d(2, 3, 3, stride=2, padding=1)(T.ones((1, 2, 3, 4, 5), dtype=T.float32)).shape
+    (1, 3, 5, 7, 9)
+    """
+    _nd = 3

@@ -23,7 +23,7 @@ LOW = "low"
 FP32 = "fp32"
 
 _LOW = ("matmul", "linear", "einsum", "vecdot", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-        "conv_transpose2d", "scaled_dot_product_attention")
+        "conv_transpose2d", "conv_transpose3d", "scaled_dot_product_attention")
 
 _FP32 = (
     # softmax, norms (statistics)

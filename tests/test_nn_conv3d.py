@@ -1,4 +1,5 @@
 """3-D layers: conv3d / Conv3d (nn/conv.py: a sum over the depth taps of 2-D convolutions),
+conv_transpose3d / ConvTranspose3d (one 2-D transposed convolution, its depth taps placed),
 max_pool3d / avg_pool3d and their modules (nn/pooling.py: the 2-D windows of the depth taps),
 BatchNorm3d, InstanceNorm3d, adaptive_avg_pool3d.
 
@@ -99,6 +100,83 @@ def test_conv3d_matches_torch(kw):
     theirs = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
     o = F.conv3d(*ours, **kw)
     t = torch.nn.functional.conv3d(*theirs, **kw)
+    (o * o).sum().backward()
+    (t * t).sum().backward()
+    np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, c in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), c.grad.numpy(), rtol=1e-9, atol=1e-9)
+
+
+def _direct_transposed(x, w, b, stride, pad, opad, dil, groups):
+    """The definition: each input entry x[n, c, i] adds x * w[c, o, k] at i * s - p + k * d."""
+    n, c, *size = x.shape
+    _, og, *k = w.shape
+    full = [(i - 1) * st + d * (kk - 1) + 1 + q
+            for i, st, d, kk, q in zip(size, stride, dil, k, opad)]
+    y = np.zeros((n, og * groups) + tuple(full))
+    cg = c // groups
+    for g in range(groups):
+        for idx in np.ndindex(*size):
+            for tap in np.ndindex(*k):
+                at = tuple(i * st + t * d for i, st, t, d in zip(idx, stride, tap, dil))
+                xs = x[(slice(None), slice(g * cg, (g + 1) * cg)) + idx]
+                ws = w[(slice(g * cg, (g + 1) * cg), slice(None)) + tap]
+                y[(slice(None), slice(g * og, (g + 1) * og)) + at] += xs @ ws
+    y = y[(slice(None), slice(None)) + tuple(slice(p, f - p) for p, f in zip(pad, full))]
+    return y if b is None else y + b.reshape(1, -1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
+                                dict(stride=(3, 1, 2), padding=(2, 1, 0), dilation=(1, 2, 2),
+                                     output_padding=(2, 0, 1), groups=2, bias=False),
+                                dict(stride=(2, 2, 1), dilation=(3, 1, 1),
+                                     output_padding=(2, 1, 0))])
+def test_conv_transpose3d_matches_the_definition(kw):
+    groups, bias = kw.get("groups", 1), kw.get("bias", True)
+    stride, pad, opad, dil = (np.broadcast_to(kw.get(k, d), 3).tolist() for k, d in
+                              (("stride", 1), ("padding", 0), ("output_padding", 0), ("dilation", 1)))
+    x = RNG.standard_normal((2, 4, 3, 4, 3))
+    w = RNG.standard_normal((4, 3, 2, 3, 2))
+    b = RNG.standard_normal(3 * groups) if bias else None
+    got = F.conv_transpose3d(T.asarray(x), T.asarray(w), None if b is None else T.asarray(b),
+                             stride, pad, opad, groups, dil)
+    want = _direct_transposed(x, w, b, stride, pad, opad, dil, groups)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_conv_transpose3d_gradcheck_module_and_devices(device):
+    x = T.asarray(RNG.standard_normal((1, 2, 2, 3, 2))).requires_grad_()
+    w = T.asarray(RNG.standard_normal((2, 1, 2, 2, 3))).requires_grad_()
+    b = T.asarray(RNG.standard_normal(2)).requires_grad_()
+    if device == "cpu":
+        kw = dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 0), groups=2)
+        assert ag.gradcheck(lambda x, w, b: F.conv_transpose3d(x, w, b, **kw), [x, w, b])
+    T.manual_seed(3)
+    m = nn.ConvTranspose3d(2, 4, 3, stride=2, padding=1)
+    assert m.weight.shape == (2, 4, 3, 3, 3)
+    assert "ConvTranspose3d(2, 4, kernel_size=(3, 3, 3)" in repr(m)
+    xs = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)     # unbatched
+    ref = m(T.asarray(xs), output_size=(6, 8, 10)).detach().numpy()
+    assert ref.shape == (4, 6, 8, 10)
+    with pytest.raises(ValueError, match="ConvTranspose3d: output_size .* is not reachable"):
+        m(T.asarray(xs), output_size=(8, 8, 10))
+    m.to(device)
+    xd = T.asarray(xs, device=device).requires_grad_()
+    y = m(xd, output_size=(6, 8, 10))
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().to("cpu").numpy(), ref, rtol=1e-4, atol=1e-5)
+    assert xd.grad.shape == xd.shape and m.weight.grad.device == xd.device
+
+
+def test_conv_transpose3d_matches_torch():
+    torch = pytest.importorskip("torch")
+    kw = dict(stride=(2, 1, 3), padding=(1, 1, 0), output_padding=(1, 0, 2), groups=2,
+              dilation=(1, 2, 1))
+    x, w, b = (RNG.standard_normal(s) for s in ((2, 4, 3, 4, 3), (4, 3, 3, 2, 2), (6,)))
+    ours = [T.asarray(a).requires_grad_() for a in (x, w, b)]
+    theirs = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
+    o = F.conv_transpose3d(*ours, **kw)
+    t = torch.nn.functional.conv_transpose3d(*theirs, **kw)
     (o * o).sum().backward()
     (t * t).sum().backward()
     np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-10)

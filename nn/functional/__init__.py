@@ -75,19 +75,19 @@ from .._functional_layers import (
                            rms_norm,
 )
 from ..attention import multi_head_attention_forward
-from ..conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold, unfold
+from ..conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
 from ..embedding import embedding
 from ..normalization import batch_norm, group_norm
 from ..pooling import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    avg_pool1d,
-    avg_pool2d,
-    avg_pool3d,
-    max_pool1d,
-    max_pool2d,
-    max_pool3d,
+                           adaptive_avg_pool1d,
+                           adaptive_avg_pool2d,
+                           adaptive_avg_pool3d,
+                           avg_pool1d,
+                           avg_pool2d,
+                           avg_pool3d,
+                           max_pool1d,
+                           max_pool2d,
+                           max_pool3d,
 )
 from ..sdpa import scaled_dot_product_attention
 
@@ -95,8 +95,8 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "log_softmax", "layer_norm", "dropout", "one_hot", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "check_reduction", "multi_head_attention_forward", "scaled_dot_product_attention",
-           "conv1d", "conv2d", "conv3d",
-           "conv_transpose1d", "conv_transpose2d", "fold", "unfold", "embedding", "batch_norm",
+           "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "fold", "unfold", "embedding", "batch_norm",
            "group_norm", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool3d",
            "max_pool1d", "max_pool2d",
