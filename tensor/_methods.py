@@ -91,7 +91,7 @@ def _imag_part(self):
     a write could not reach x)."""
     r = PUB["imag"](self)
     if self.dtype.kind != "c":
-        r.flags.writeable = False
+        r._ro = "it is the imaginary part of a real tensor (zeros no write could reach)"
     return r
 
 
@@ -289,8 +289,19 @@ def _masked_fill(self, mask, value):
     cast to it first, so the other elements are never rounded through a wider type; a complex
     value into a real tensor raises)."""
     from . import elementwise as ew
+    if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool_:
+        got = mask.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"masked_fill: the mask must be a bool tensor, got {got}")
+    if mask.device != self.device:
+        raise ValueError(f"masked_fill: the mask is on {mask.device} but the tensor is on "
+                         f"{self.device}")
     if isinstance(value, Tensor):
         ew.check_real_into("masked_fill", value.dtype, self.dtype)
+        if value.device != self.device:
+            if value.ndim:
+                raise ValueError(f"masked_fill: the value is on {value.device} but the tensor "
+                                 f"is on {self.device} (only a 0-d value may be on another)")
+            value = value.to(self.device)
         v = value if value.dtype is self.dtype else PUB["astype"](value, self.dtype)
     else:
         v = ew.empty_tensor((), self.dtype, self.device)
@@ -299,6 +310,14 @@ def _masked_fill(self, mask, value):
 
 
 Tensor.masked_fill = _masked_fill
+
+
+def _contains(self, value) -> bool:
+    """`value in x`: whether any element equals value, as NumPy's and PyTorch's."""
+    return bool(PUB["any"](self == value))
+
+
+Tensor.__contains__ = _contains
 
 
 def _to_sparse(self, layout: str = "coo"):

@@ -202,7 +202,7 @@ def _offsets(p: _Plan) -> tuple[Tensor, object]:
         off = ew.empty_tensor((n,), dt.int64, v.device)
         st = [v.strides[a] for a in range(p.pos, p.pos + m.ndim)]
         if n:
-            _be(m).nonzero_fill(m, 1, off=off, st=st)
+            _fill_nonzero(m, 1, off=off, st=st)
         return off, -1
     if not p.arrays:  # only scalar indices: the view already points at the element
         return ew.empty_tensor((), dt.int64, v.device).fill_(0), -1
@@ -301,9 +301,24 @@ def _bool_contig(x) -> Tensor:
     return ew.contiguous(x if x.dtype is dt.bool_ else x.astype(dt.bool_))
 
 
+def _fill_nonzero(m: Tensor, mode: int, coords=(), off=None, st=(), toff=None) -> None:
+    """The backend's nonzero_fill on the contiguous bool m without its size-1 axes (their
+    coordinate is 0: mode 0 zero-fills theirs), so that only real axes count against the
+    backends' dimension limit."""
+    keep = [d for d, n in enumerate(m.shape) if n != 1] or [m.ndim - 1]   # the kernels want one
+    if len(keep) < m.ndim:
+        for d in range(m.ndim):
+            if mode == 0 and d not in keep:
+                coords[d].fill_(0)
+        coords = [coords[d] for d in keep] if mode == 0 else coords
+        st = [st[d] for d in keep] if mode == 1 else st
+        m = reshape(m, tuple(m.shape[d] for d in keep))
+    _be(m).nonzero_fill(m, mode, coords=coords, off=off, st=st, toff=toff)
+
+
 def _nonzero_into(m: Tensor, n: int, rows: list, toff=None) -> None:
     if n and rows:
-        _be(m).nonzero_fill(m, 0, coords=rows, toff=toff)
+        _fill_nonzero(m, 0, coords=rows, toff=toff)
 
 
 def _count(m: Tensor):

@@ -33,6 +33,7 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._hook import differentiable
 from ._tensor import Tensor
+from .aliasing import check_writable
 from .axes import norm_axis
 from .backend import backend_for
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
@@ -248,6 +249,7 @@ def _as_expanded(idx: Tensor, dim: int, shape: tuple) -> Tensor:
 def scatter_reduce_(input, dim: int, index, src, reduce: str, *, include_self: bool = True) -> Tensor:
     """scatter_reduce written into input (returned)."""
     x = _tensor(input, "input", "scatter_reduce_")
+    check_writable(x, "scatter_reduce_")
     r = scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
     return _pub("copy_")(x, r)
 

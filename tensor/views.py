@@ -80,7 +80,12 @@ def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
     """x viewed as `shape` (stride 0 on the broadcast axes); x itself when the shape is x's.
     A view that repeats elements is read-only, as NumPy's (a write would land in one memory
     location several times)."""
-    shape = tuple(shape)
+    if isinstance(shape, int) or hasattr(shape, "__index__"):
+        shape = (shape,)
+    try:
+        shape = tuple(s if type(s) is int else operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r}") from None
     if shape == x._shape:
         return x
     nd, xd = len(shape), x.ndim
@@ -113,7 +118,7 @@ def broadcast_view(x: Tensor, shape) -> Tensor:
     >>> T.broadcast_to(T.arange(3), (2, 3)).flags.writeable
     False
     """
-    v = broadcast_to(x, tuple(shape))
+    v = broadcast_to(x, shape)
     if v is x:
         v = x._view(x._shape, x._strides)
     if v._ro is not BROADCAST_RO:

@@ -5,7 +5,8 @@ targets) is found by the kernel and raised at the next host synchronization of i
 so indexing costs no synchronization of its own. Checked here, on the device (the emulator
 where there is no GPU):
 - nothing raises at the op; the next host read, synchronize() or Stream.synchronize() raises
-  the op's IndexError with the position and value, once; the library works afterwards;
+  the op's IndexError with the position and value, once; the library works afterwards; two
+  bad checks read together raise at two synchronizations, in order;
 - a scatter with a bad index writes nothing; a gather's output is memory-safe;
 - a check on another stream waits for that stream's synchronization;
 - sync_checks(True) raises in the op; more checks than the slab holds stay bounded;
@@ -44,6 +45,22 @@ def _checks():
 def _late(match: str):
     """pytest.raises for an IndexError reported at a synchronization (it says so)."""
     return pytest.raises(IndexError, match=match + r".*found on the GPU by an earlier op")
+
+
+def test_each_bad_check_raises_in_turn():
+    """Two bad gathers read at one synchronization: the first raises there, the second at the
+    next one (not dropped, which would leave its placeholder values unreported)."""
+    x = T.asarray(np.arange(6) * 10, device=DEV)
+    a = x[T.asarray([9], device=DEV)]
+    b = x[T.asarray([1, 8], device=DEV)]
+    assert _checks().pending(0) == 2
+    with _late("index 9 is out of bounds"):
+        a.tolist()
+    assert _checks().pending(0) == 1
+    with _late("index 8 is out of bounds"):
+        b.tolist()
+    assert _checks().pending(0) == 0
+    assert b.tolist()[0] == 10
 
 
 def test_getitem_raises_at_the_next_host_read_once():

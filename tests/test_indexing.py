@@ -515,3 +515,42 @@ def test_where_with_the_condition_alone_is_nonzero():
 def test_docstring_examples():
     import doctest
     assert doctest.testmod(I).failed == 0 and doctest.testmod(S).failed == 0
+
+
+def test_masks_of_many_size_one_axes():
+    """A mask's size-1 axes do not count against the kernels' 32-axis limit (40 of them had
+    overflowed the CPU kernel's coordinate array); more than 32 real axes raise."""
+    m = T.ones((1,) * 40, dtype="bool")
+    got = I.nonzero(m)
+    assert len(got) == 40 and all(to_np(c).tolist() == [0] for c in got)
+    a = np.arange(6.0).reshape((2,) + (1,) * 38 + (3,))
+    x = T.asarray(a)
+    np.testing.assert_array_equal(to_np(x[x > 2]), a[a > 2])
+    np.testing.assert_array_equal(to_np(I.argwhere(x > 2)), np.argwhere(a > 2))
+    x[x > 2] = -1.0
+    a[a > 2] = -1.0
+    np.testing.assert_array_equal(to_np(x), a)
+
+
+def test_membership_shapes_and_value_devices():
+    x = T.arange(6).reshape(2, 3)
+    assert 4 in x and 7 not in x
+    with pytest.raises(TypeError, match=r"broadcast_to: shape must be a sequence of integers, got \(2.5, 3\)"):
+        T.broadcast_to(T.arange(3.0), (2.5, 3))
+    assert T.broadcast_to(T.arange(3.0), 3).shape == (3,)
+    assert T.broadcast_to(T.arange(3.0), (np.int64(2), 3)).shape == (2, 3)
+    assert all(type(n) is int for n in T.broadcast_to(T.arange(3.0), (np.int64(2), 3)).shape)
+    with pytest.raises(TypeError, match="masked_fill: the mask must be a bool tensor, got float64"):
+        T.zeros(3).masked_fill(T.tensor([0.5, 0.0, 1.0]), 1.0)
+    # host values go to the tensor's device, in a basic and an advanced setitem alike
+    z = T.zeros(3)
+    z[T.tensor([0, 2])] = T.tensor([1.0, 2.0], device="cpu")
+    z[1:2] = T.tensor([5.0], device="cpu")
+    assert to_np(z).tolist() == [1.0, 5.0, 2.0]
+    f = T.zeros(3).masked_fill(T.tensor([True, False, True]), T.tensor(3.0, device="cpu"))
+    assert to_np(f).tolist() == [3.0, 0.0, 3.0]
+    with pytest.raises(ValueError, match="imaginary part of a real tensor"):
+        T.arange(3.0).imag[0] = 1
+    with pytest.raises(ValueError, match="scatter_reduce_: assignment destination is read-only"):
+        T.zeros(3).expand(2, 3).scatter_reduce_(1, T.zeros((2, 3), dtype="int64"), T.ones((2, 3)),
+                                                "sum")

@@ -12,6 +12,8 @@ from .. import dtypes as dt
 from .._tensor import empty
 from . import kernels as K
 
+MAXDIM = 32     # SX_MAXDIM in csrc/common.h
+
 _WIDTHS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "sx_w16"}
 _CDEF_COMMON = """
 int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *ptrs,
@@ -115,6 +117,9 @@ def nonzero_prefix(m):
 def nonzero_fill(m, mode: int, coords=(), off=None, st=(), toff=None) -> None:
     """Positions of m's nonzero bytes in row-major order: mode 0 writes coordinate d to the
     int64 tensor coords[d]; mode 1 writes sum_d coord_d * st[d] to off."""
+    if m.ndim > MAXDIM:     # the kernel's coordinate arrays hold MAXDIM axes
+        raise ValueError(f"nonzero: indexing supports at most {MAXDIM} dimensions (not counting "
+                         f"size-1 ones), got a mask of shape {tuple(m.shape)}")
     if mode == 1:
         _k("sx_nonzero_fill")(m.ndim, list(m.shape), m.data_ptr(), 1, [0], off.data_ptr(), list(st),
                               _nt())

@@ -87,14 +87,19 @@ class Verdict:
 
 def _raise(raise_bad, code: int) -> None:
     """raise_bad(code)'s error, saying where it comes from when it is reported late."""
-    if _sync:
-        raise_bad(code)
+    before, _tls.raising = getattr(_tls, "raising", False), True
     try:
+        if _sync:
+            raise_bad(code)
         raise_bad(code)
     except IndexError as e:
+        if _sync:
+            raise
         raise IndexError(f"{e} (found on the GPU by an earlier op, reported at this "
                          "synchronization; tensor.cuda.sync_checks(True) raises in the op "
                          "itself)") from None
+    finally:
+        _tls.raising = before
 
 
 def _capturing_error(why: str):
@@ -113,6 +118,7 @@ class _Slab:
         self.base = _R().device_state(index)._raw_alloc(8 * SLOTS)
         self.free = list(range(SLOTS - 1, -1, -1))
         self.waiting: list[Verdict] = []
+        self.later: list = []   # (raise_bad, code): bad checks read along with an earlier bad one
         self.lock = threading.Lock()
 
     def take(self) -> Verdict:
@@ -163,19 +169,27 @@ class _Slab:
             codes.append(code)
             if code >= 0 and v.words is not self:   # a graph's word keeps its value over
                 w.reset(v.slot)                     # replays: -1 again for the next ones
-        for v, code in zip(ready, codes):
-            if code >= 0:
-                if not report:
-                    return code
-                if v.raise_bad is not None:
-                    _raise(v.raise_bad, code)
+        bad = [(v.raise_bad, code) for v, code in zip(ready, codes) if code >= 0]
+        if bad and not report:
+            return bad[0][1]
+        bad = [b for b in bad if b[0] is not None]
+        if bad:     # the first raises now, each other one at a synchronization after it
+            try:
+                _raise(*bad[0])
+            finally:
+                with self.lock:
+                    self.later.extend(bad[1:])
         return -1
 
     def flush(self, stream) -> None:
         """The checks whose kernels ran on `stream` (all of them when None: the device is
-        idle) are read; the first bad one raises its op's error."""
-        with self.lock:
+        idle) are read; the first bad one raises its op's error. A bad check read before, with
+        another that raised then, raises first."""
+        with self.lock:   # (not while an error's message is made: it may read its tensors)
+            late = self.later.pop(0) if self.later and not getattr(_tls, "raising", False) else None
             ready = [v for v in self.waiting if stream is None or int(v.stream) == int(stream)]
+        if late is not None:
+            _raise(*late)
         if ready:
             self.settle(ready, stream)
 
@@ -278,7 +292,7 @@ def flush(index: int, stream=None) -> None:
     """At a host synchronization of cuda:index: raise the first bad verdict of the checks that
     ran on `stream` (a CUstream handle; None: every stream, after a device synchronize)."""
     slab = _slabs.get(index)
-    if slab is not None and slab.waiting:
+    if slab is not None and (slab.waiting or slab.later):
         slab.flush(stream)
 
 
@@ -292,5 +306,5 @@ def flush_current(st) -> None:
 def pending(index: int) -> int:
     """How many checks on cuda:index wait for a synchronization (tests and diagnostics)."""
     slab = _slabs.get(index)
-    return len(slab.waiting) if slab is not None else 0
+    return len(slab.waiting) + len(slab.later) if slab is not None else 0
 
