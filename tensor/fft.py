@@ -269,6 +269,8 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
     ones, over (d n)."""
     from .creation import arange
     n = _points(n, None, "fftfreq")
+    if d == 0:
+        raise ZeroDivisionError("fftfreq: the sample spacing d must not be 0")
     k = arange(n, dtype=dtype or dt.get_default_dtype(), device=device)
     return _pub("where")(k < (n + 1) // 2, k, k - n) / (d * n)
 
@@ -277,6 +279,8 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
     """The n // 2 + 1 non-negative sample frequencies of an n-point rfft."""
     from .creation import arange
     n = _points(n, None, "rfftfreq")
+    if d == 0:
+        raise ZeroDivisionError("rfftfreq: the sample spacing d must not be 0")
     return arange(n // 2 + 1, dtype=dtype or dt.get_default_dtype(), device=device) / (d * n)
 
 

@@ -268,9 +268,13 @@ def unbind(x: Tensor, axis: int = 0) -> tuple:
 
 # ---------------------------------------------------------------- roll, tile, repeat
 
-def _int_tuple(v) -> tuple:
-    return (operator.index(v),) if isinstance(v, int) or hasattr(v, "__index__") else tuple(
-        operator.index(i) for i in v)
+def _int_tuple(v, op: str, what: str) -> tuple:
+    try:
+        if isinstance(v, int) or hasattr(v, "__index__"):
+            return (operator.index(v),)
+        return tuple(operator.index(i) for i in v)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int or a tuple of ints, got {v!r}") from None
 
 
 def roll(x: Tensor, shift, axis=None) -> Tensor:
@@ -282,8 +286,8 @@ def roll(x: Tensor, shift, axis=None) -> Tensor:
     """
     x = _tensor(x)
     if axis is None:
-        return reshape(roll(reshape(x, (-1,)), sum(_int_tuple(shift)), 0), x.shape)
-    shifts, axes = _int_tuple(shift), _int_tuple(axis)
+        return reshape(roll(reshape(x, (-1,)), sum(_int_tuple(shift, "roll", "shift")), 0), x.shape)
+    shifts, axes = _int_tuple(shift, "roll", "shift"), _int_tuple(axis, "roll", "axis")
     if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
         raise ValueError(f"roll: shift {shifts} and axis {axes} have different lengths")
     total = [0] * x.ndim
@@ -311,7 +315,7 @@ def tile(x: Tensor, reps) -> Tensor:
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
     x = _tensor(x)
-    reps = _int_tuple(reps)
+    reps = _int_tuple(reps, "tile", "reps")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: negative repetitions in {reps}")
     nd = max(len(reps), x.ndim)

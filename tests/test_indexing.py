@@ -535,7 +535,7 @@ def test_masks_of_many_size_one_axes():
 def test_membership_shapes_and_value_devices():
     x = T.arange(6).reshape(2, 3)
     assert 4 in x and 7 not in x
-    with pytest.raises(TypeError, match=r"broadcast_to: shape must be a sequence of integers, got \(2.5, 3\)"):
+    with pytest.raises(TypeError, match=r"broadcast_to: shape must be a sequence of integers"):
         T.broadcast_to(T.arange(3.0), (2.5, 3))
     assert T.broadcast_to(T.arange(3.0), 3).shape == (3,)
     assert T.broadcast_to(T.arange(3.0), (np.int64(2), 3)).shape == (2, 3)

@@ -453,3 +453,26 @@ def test_large_matrices_on_cuda_run_the_cpu_kernels_on_a_host_copy(monkeypatch):
     np.testing.assert_allclose(results[0][0], np.linalg.eigvalsh(a), rtol=1e-12, atol=1e-10)
     for x, y in zip(*results):
         np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-9)
+
+
+def test_edge_inputs_as_numpy():
+    """Zero, empty and NaN matrices (a differential hunt against NumPy found these); the CPU's
+    SVD and eigh meet a NaN as the CUDA kernels do."""
+    LA = T.linalg
+    for p in (None, 2, -2):            # 0 / 0 is inf, as NumPy's
+        assert LA.cond(T.zeros((2, 2)), p).item() == np.linalg.cond(np.zeros((2, 2)), p) == math.inf
+    assert LA.cond(T.asarray([[1.0, 0.0], [0.0, 0.0]]), -2).item() == 0.0
+    with pytest.raises(LA.LinAlgError, match="linalg.cond: not defined on empty matrices"):
+        LA.cond(T.zeros((2, 0, 0)))
+    for shape, ord in (((3, 0), 2), ((3, 0), 1), ((0, 3), math.inf)):
+        assert LA.norm(T.zeros(shape), ord).item() == np.linalg.norm(np.zeros(shape), ord) == 0.0
+    assert LA.matrix_norm(T.zeros((2, 0, 0)), ord=1, keepdims=True).numpy().tolist() == [[[0.0]], [[0.0]]]
+    nan = T.asarray([[math.nan, 1.0], [1.0, 1.0]])
+    for f in (LA.pinv, LA.matrix_rank, LA.svdvals, LA.cond):   # NumPy: "SVD did not converge"
+        with pytest.raises(LA.LinAlgError, match="failed to converge"):
+            f(nan)       # (they had dropped the NaN singular value: rank 0, a zero pinv)
+    assert np.isnan(LA.eigvalsh(nan).numpy()).all() and np.isnan(LA.eigh(nan)[1].numpy()).all()
+    with pytest.raises(TypeError, match="roll: shift must be an int or a tuple of ints, got 1.5"):
+        T.roll(T.arange(3), 1.5)
+    with pytest.raises(ZeroDivisionError, match="fftfreq: the sample spacing d must not be 0"):
+        T.fft.fftfreq(3, d=0)

@@ -259,7 +259,7 @@ def pinv(x, /, *, rtol=None, atol=None, hermitian: bool = False, rcond=None) -> 
         rtol = rcond
     m, n = A.shape[-2:]
     U, S, Vh = svd(A, full_matrices=False)
-    keep = S > _tol(S, m, n, rtol, atol)
+    keep = ~(S <= _tol(S, m, n, rtol, atol))     # (NaN stays: a NaN input gives NaN, not 0)
     sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
     return T.matmul(Vh.mT.conj() * T.expand_dims(sinv, -2).astype(Vh.dtype), U.mT.conj())
 
@@ -309,8 +309,13 @@ def cond(x, p=None) -> Tensor:
     A = as_matrix(x, "cond")
     if p in (None, 2, -2):
         S = svdvals(A)
-        r = S[..., 0] / S[..., -1]
-        return r if p != -2 else 1 / r
+        if S.shape[-1] == 0:
+            raise LinAlgError(f"linalg.cond: not defined on empty matrices (shape "
+                              f"{tuple(A.shape)})")
+        big, small = S[..., 0], S[..., -1]
+        r = big / small if p != -2 else small / big
+        # 0 / 0 (a zero matrix) is inf, as NumPy's; a NaN of the input stays NaN
+        return T.where(T.isnan(r) & ~T.isnan(big), math.inf, r)
     A = as_matrix(x, "cond", square=True)
     # a singular matrix (a zero pivot) has cond inf, as NumPy's and PyTorch's: its inverse
     # is taken of the identity instead, and the result replaced
@@ -340,6 +345,8 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
         A = A.astype(C.result_dtype(A.dtype))
     if ord == "fro":
         r = vector_norm(A, axis=(-2, -1), keepdims=keepdims)
+    elif min(A.shape[-2:]) == 0 and ord in (2, 1, math.inf):
+        r = vector_norm(A, axis=(-2, -1), keepdims=keepdims)   # the largest of no sums: 0
     elif ord in ("nuc", 2, -2):
         S = svdvals(A)
         r = T.sum(S, axis=-1) if ord == "nuc" else (T.max if ord == 2 else T.min)(S, axis=-1)

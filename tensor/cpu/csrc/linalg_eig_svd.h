@@ -185,13 +185,25 @@ static int le_svd1(le_t *a, int64_t lda, int64_t m, int64_t n, double *s, le_t *
     void *gkw = nrm + k;
     le_t *x = pre ? q : g;   /* the columns of X, as rows */
     double amax = 0;
+    int finite = 1;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             le_t v = a[i * lda + j];
-            amax = le_fmax(amax, le_abs1(v));
+            const double av = le_abs1(v);
+            finite &= av <= DBL_MAX;
+            amax = le_fmax(amax, av);
             if (wide) x[i * L + j] = le_conj(v);
             else x[j * L + i] = v;
         }
+    if (!finite) {   /* NaN results, info 1 (NumPy: "SVD did not converge"), as on CUDA */
+        const le_t nan = le_mk(NAN, LE_CPLX ? NAN : 0.0);
+        for (int64_t j = 0; j < k; j++) s[j] = NAN;
+        for (int64_t i = 0; vec && i < m; i++)
+            for (int64_t j = 0; j < ku; j++) u[i * ldu + j] = nan;
+        for (int64_t i = 0; vec && i < kv; i++)
+            for (int64_t j = 0; j < n; j++) vh[i * ldv + j] = nan;
+        return 1;
+    }
     const double sc = le_range_scale(amax);
     if (sc != 1.0)
         for (int64_t i = 0; i < k * L; i++) x[i] = le_rmul(sc, x[i]);
