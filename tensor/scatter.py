@@ -55,11 +55,11 @@ def _value_for(x: Tensor, value, shape: tuple, op: str = "setitem", accumulate: 
     """value cast to x's dtype, broadcast to shape (leading size-1 dims dropped, as NumPy).
     Complex values into a real x raise, as in a basic setitem; an accumulation casts only
     within a kind ('same_kind', as np.add.at and x[key] += value)."""
+    host = not isinstance(value, Tensor)  # a scalar, list or NumPy array: copied to x's device
     value = ew.as_operand(value)
-    # host values (scalars, lists, NumPy arrays, CPU tensors) are copied to x's device, as a
-    # basic setitem copies them
     if isinstance(value, Tensor) and value.device != x.device:
-        if value.device.type != "cpu":
+        # a tensor on another device moves only when 0-d, as PyTorch's index_put_
+        if value.device.type != "cpu" or not (host or value.ndim == 0):
             raise ValueError(f"setitem: the value is on {value.device} but the tensor is on {x.device}; "
                              f"move it with .to({str(x.device)!r})")
         value = value.to(x.device)

@@ -542,11 +542,6 @@ def test_membership_shapes_and_value_devices():
     assert all(type(n) is int for n in T.broadcast_to(T.arange(3.0), (np.int64(2), 3)).shape)
     with pytest.raises(TypeError, match="masked_fill: the mask must be a bool tensor, got float64"):
         T.zeros(3).masked_fill(T.tensor([0.5, 0.0, 1.0]), 1.0)
-    # host values go to the tensor's device, in a basic and an advanced setitem alike
-    z = T.zeros(3)
-    z[T.tensor([0, 2])] = T.tensor([1.0, 2.0], device="cpu")
-    z[1:2] = T.tensor([5.0], device="cpu")
-    assert to_np(z).tolist() == [1.0, 5.0, 2.0]
     f = T.zeros(3).masked_fill(T.tensor([True, False, True]), T.tensor(3.0, device="cpu"))
     assert to_np(f).tolist() == [3.0, 0.0, 3.0]
     with pytest.raises(ValueError, match="imaginary part of a real tensor"):

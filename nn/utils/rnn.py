@@ -51,7 +51,7 @@ class PackedSequence(NamedTuple):
 
     @property
     def is_cuda(self) -> bool:
-        return self.data.device.type == "cuda"
+        return self.data.is_cuda
 
     def cpu(self) -> PackedSequence:
         return self.to("cpu")
