@@ -1,0 +1,128 @@
+"""Run a module with other tensors in place of its parameters and buffers, as
+torch.func.functional_call (and torch.nn.utils.stateless.functional_call).
+
+The named tensors are swapped in, the module is called, and its own tensors are put back
+afterwards, also when the call raises: the module is left as it was. Gradients flow to the
+tensors passed in, which makes a module a function of its parameters (meta-learning,
+per-sample gradients, ensembles).
+
+>>> import tensor as T
+>>> from nn.linear import Linear
+>>> m = Linear(2, 1)
+>>> w = T.tensor([[1.0, 2.0]], dtype=T.float32)
+>>> functional_call(m, {"weight": w, "bias": T.zeros(1, dtype=T.float32)},
+...                 (T.ones((1, 2), dtype=T.float32),)).tolist()
+[[3.0]]
+>>> m.weight is w
+False
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from tensor import Tensor
+
+from ..module import Module
+from .parametrize import is_parametrized
+
+_MISSING = object()
+
+
+def _named_tensors(module: Module) -> dict[str, Tensor]:
+    out = dict(module.named_parameters(remove_duplicate=False))
+    out.update(module.named_buffers(remove_duplicate=False))
+    return out
+
+
+def _untie(module: Module, given: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """Give every name tied to a given name (the same tensor under several names) its value;
+    several different values for one tied group are an error."""
+    groups: dict[int, set] = {}
+    for name, t in _named_tensors(module).items():
+        groups.setdefault(id(t), set()).add(name)
+    tied = {n: g for g in groups.values() if len(g) > 1 for n in g}
+    out = dict(given)
+    for name in given:
+        if name in tied:
+            names = tied[name]
+            values = {id(given[n]) for n in names if n in given}
+            if len(values) > 1:
+                raise ValueError(f"functional_call: got several values for keys {sorted(names)}, "
+                                 "which are tied; pass tie_weights=False to set them apart")
+            for n in names:
+                out[n] = given[name]
+    return out
+
+
+def _swap(module: Module, name: str, value):
+    """Put value at module's dotted name; returns what was there (_MISSING if nothing)."""
+    path, _, attr = name.rpartition(".")
+    m = module.get_submodule(path)
+    if is_parametrized(m, attr):
+        raise ValueError(f"functional_call: {name!r} is parametrized; pass its original "
+                         f"({path + '.' if path else ''}parametrizations.{attr}.original) instead")
+    for d in (m._parameters, m._buffers):
+        if attr in d:
+            old = d[attr]
+            if value is _MISSING:
+                del d[attr]
+            else:
+                d[attr] = value
+            return old
+    old = m.__dict__.get(attr, _MISSING)
+    if value is _MISSING:
+        m.__dict__.pop(attr, None)
+    else:
+        m.__dict__[attr] = value
+    return old
+
+
+@contextmanager
+def _reparametrize_module(module: Module, tensors: Mapping[str, Tensor], tie_weights: bool = True,
+                          strict: bool = False):
+    if tie_weights:
+        tensors = _untie(module, tensors)
+    if strict:
+        own = _named_tensors(module)
+        unexpected = [k for k in tensors if k not in own]
+        missing = [k for k in own if k not in tensors]
+        msgs = ([f"Unexpected key(s): {', '.join(map(repr, unexpected))}."] if unexpected else []) \
+            + ([f"Missing key(s): {', '.join(map(repr, missing))}."] if missing else [])
+        if msgs:
+            raise RuntimeError(f"functional_call: error(s) in reparametrizing for "
+                               f"{module._get_name()}:\n\t" + "\n\t".join(msgs))
+    saved: list[tuple[str, Any]] = []
+    try:
+        for name, value in tensors.items():
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"functional_call: {name!r} must be a Tensor or None, got "
+                                f"{type(value).__name__}")
+            saved.append((name, _swap(module, name, value)))
+        yield
+    finally:
+        for name, old in reversed(saved):
+            _swap(module, name, old)
+
+
+def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor],
+                    args: Any = None, kwargs: dict[str, Any] | None = None, *,
+                    tie_weights: bool = True, strict: bool = False) -> Any:
+    """module(*args, **kwargs) with the tensors of parameters_and_buffers (keyed by qualified
+    name, as in state_dict) in place of the module's own, restored afterwards.
+
+    args: a tuple of positional arguments, or one argument. tie_weights=True: a tensor the
+    module holds under several names (tied weights) takes the given value under all of them.
+    strict=True: the keys must be exactly the module's parameters and buffers."""
+    if not isinstance(module, Module):
+        raise TypeError(f"functional_call: expected a Module, got {type(module).__name__}")
+    if not isinstance(parameters_and_buffers, Mapping):
+        raise TypeError("functional_call: parameters_and_buffers must be a mapping of names to "
+                        f"tensors, got {type(parameters_and_buffers).__name__}")
+    args = () if args is None else args if isinstance(args, tuple) else (args,)
+    with _reparametrize_module(module, parameters_and_buffers, tie_weights, strict):
+        return module(*args, **(kwargs or {}))
+
+
+__all__ = ["functional_call"]
