@@ -34,6 +34,7 @@ from .activation import (
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .ctc import CTCLoss
 from .dropout import Dropout
 from .embedding import Embedding
 from .layers_extra import (
@@ -56,6 +57,30 @@ from .layers_extra import (
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+from .layers_more import (
+    AdaptiveMaxPool3d,
+    CosineSimilarity,
+    Dropout3d,
+    EmbeddingBag,
+    FeatureAlphaDropout,
+    Hardshrink,
+    LocalResponseNorm,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PairwiseDistance,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Threshold,
+    TripletMarginWithDistanceLoss,
+)
 from .linear import Flatten, Identity, Linear
 from .loss import (
     BCELoss,
@@ -77,6 +102,23 @@ from .loss import (
 )
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,

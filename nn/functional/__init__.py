@@ -1,9 +1,9 @@
 """torch.nn.functional for tensor: activations, linear, normalization, dropout, losses,
-distances, convolution, pooling, embedding and attention, as functions.
+distances, convolution, pooling (unpooling included), embedding and attention, as functions.
 
-Each family lives beside its layers (nn/_functional.py and nn/_functional_extra.py for the
-activations and losses, nn/conv.py, nn/pooling.py, ...); this package only gathers them under
-torch's names.
+Each family lives beside its layers (nn/_functional.py, nn/_functional_extra.py and
+nn/_functional_more.py for the activations and losses, nn/conv.py, nn/pooling.py, ...); this
+package only gathers them under torch's names.
 
 >>> import tensor as T
 >>> from nn import functional as F
@@ -74,9 +74,37 @@ from .._functional_layers import (
                            pixel_unshuffle,
                            rms_norm,
 )
+from .._functional_more import (
+                           dropout3d,
+                           feature_alpha_dropout,
+                           gumbel_softmax,
+                           hardshrink,
+                           multi_margin_loss,
+                           multilabel_margin_loss,
+                           multilabel_soft_margin_loss,
+                           normalize,
+                           pdist,
+                           rrelu,
+                           softshrink,
+                           threshold,
+                           triplet_margin_with_distance_loss,
+)
+from .._functional_more_pool import (
+                           adaptive_max_pool3d,
+                           embedding_bag,
+                           local_response_norm,
+                           lp_pool1d,
+                           lp_pool2d,
+                           lp_pool3d,
+                           max_unpool1d,
+                           max_unpool2d,
+                           max_unpool3d,
+)
 from ..attention import multi_head_attention_forward
 from ..conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
+from ..ctc import ctc_loss
 from ..embedding import embedding
+from ..grid import affine_grid, grid_sample
 from ..normalization import batch_norm, group_norm
 from ..pooling import (
                            adaptive_avg_pool1d,
@@ -107,4 +135,10 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "cosine_embedding_loss", "triplet_margin_loss", "pairwise_distance",
            "cosine_similarity", "pad", "interpolate", "rms_norm", "instance_norm",
            "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "bilinear", "alpha_dropout"]
+           "adaptive_max_pool2d", "bilinear", "alpha_dropout",
+           "threshold", "hardshrink", "softshrink", "rrelu", "dropout3d", "feature_alpha_dropout",
+           "normalize", "pdist", "gumbel_softmax", "multi_margin_loss", "multilabel_margin_loss",
+           "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss", "lp_pool1d",
+           "lp_pool2d", "lp_pool3d", "local_response_norm", "adaptive_max_pool3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "embedding_bag", "grid_sample",
+           "affine_grid", "ctc_loss"]
