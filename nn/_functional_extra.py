@@ -6,7 +6,7 @@ pairwise_distance.
 
 All are compositions of public tensor ops, so autograd differentiates them in both modes. Where
 PyTorch's derivative at a kink is a convention (hardtanh's 0 at its bounds, elu's alpha at 0,
-a clamp_min passing the gradient at 0), the branch conditions are PyTorch's, and branches that
+a clamp_min's 0 at its bound), the branch conditions are PyTorch's, and branches that
 would overflow read masked inputs, so an unused branch never sends inf or NaN into a gradient.
 
 >>> import tensor as T
@@ -75,8 +75,9 @@ def _clamp_min_value(t: Tensor, lo: float) -> Tensor:
 
 
 def _relu_min(z: Tensor) -> Tensor:
-    """z.clamp_min(0) as PyTorch's: the gradient passes at z == 0, NaN stays NaN."""
-    return T.where(z < 0, 0.0, z)
+    """z.clamp_min(0) as PyTorch's (2.14): no gradient at z == 0 (earlier versions passed it
+    there), NaN stays NaN."""
+    return T.where(z <= 0, 0.0, z)
 
 
 # ---------------------------------------------------------------- activations
