@@ -247,9 +247,8 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
 # ---------------------------------------------------------------- margin losses
 
 
-def _class_targets(input: Tensor, target, op: str) -> tuple:
-    """(input as (N, C), integer target as (N, 1) int64, whether input was 1-D), checked:
-    target has one class index in [0, C) per row."""
+def _scores_and_classes(input: Tensor, target, op: str) -> None:
+    """Float scores (C,) or (N, C), C > 0, and an integer tensor of class indices."""
     _float(input, op)
     _tensor(target, op)
     if target.dtype.kind not in "iu":
@@ -258,6 +257,12 @@ def _class_targets(input: Tensor, target, op: str) -> tuple:
     if input.ndim not in (1, 2) or input.shape[-1] == 0:
         raise ValueError(f"{op}: expected a non-empty (C,) or (N, C) input, got shape "
                          f"{tuple(input.shape)}")
+
+
+def _class_targets(input: Tensor, target, op: str) -> tuple:
+    """(input as (N, C), integer target as (N, 1) int64, whether input was 1-D), checked:
+    target has one class index in [0, C) per row."""
+    _scores_and_classes(input, target, op)
     n = 1 if input.ndim == 1 else input.shape[0]
     if target.ndim > 1 or target.numel() != n:
         raise ValueError(f"{op}: target shape {tuple(target.shape)} does not fit input shape "
@@ -307,14 +312,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
     0.85
     """
     op = "multilabel_margin_loss"
-    _float(input, op)
-    _tensor(target, op)
-    if target.dtype.kind not in "iu":
-        raise TypeError(f"{op}: target must be an integer tensor of class indices, got "
-                        f"{target.dtype.name}")
-    if input.ndim not in (1, 2) or input.shape[-1] == 0:
-        raise ValueError(f"{op}: expected a non-empty (C,) or (N, C) input, got shape "
-                         f"{tuple(input.shape)}")
+    _scores_and_classes(input, target, op)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"{op}: target shape {tuple(target.shape)} != input shape "
                          f"{tuple(input.shape)}")

@@ -29,7 +29,7 @@ from tensor import Tensor
 from ._functional import _float, _tensor, relu
 from ._functional_layers import _spatial, _windows
 from .conv import ntuple
-from .embedding import _check_indices, _renorm_
+from .embedding import _renorm_, check_lookup
 from .pooling import _avg_pool
 
 # ---------------------------------------------------------------- lp pooling
@@ -324,16 +324,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if scale_grad_by_freq or sparse:
         raise NotImplementedError(f"{op}: scale_grad_by_freq and sparse are not supported")
     _float(weight, op)
-    if weight.ndim != 2:
-        raise ValueError(f"{op}: weight must be 2-d (num_embeddings, embedding_dim), got shape "
-                         f"{tuple(weight.shape)}")
-    num = weight.shape[0]
-    input = _check_indices(input, num, op)
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise ValueError(f"{op}: padding_idx {padding_idx} must be within num_embeddings "
-                             f"({num})")
-        padding_idx %= num
+    input, padding_idx = check_lookup(weight, input, padding_idx, op)
     ids, seg, bags, used = _bags(input, offsets, include_last_offset, op)
     if per_sample_weights is not None:
         _tensor(per_sample_weights, op)

@@ -71,10 +71,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                    "embedding")
 
 
-def _lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, op):
-    """embedding() whose errors name `op` (the module's name for nn.Embedding)."""
-    if scale_grad_by_freq:
-        raise NotImplementedError(f"{op}: scale_grad_by_freq is not supported")
+def check_lookup(weight, input, padding_idx, op):
+    """(input checked as ids into the 2-D table weight, padding_idx made non-negative)."""
     if weight.ndim != 2:
         raise ValueError(f"{op}: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{tuple(weight.shape)}")
@@ -85,6 +83,14 @@ def _lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
             raise ValueError(f"{op}: padding_idx {padding_idx} must be within num_embeddings "
                              f"({num})")
         padding_idx %= num
+    return input, padding_idx
+
+
+def _lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, op):
+    """embedding() whose errors name `op` (the module's name for nn.Embedding)."""
+    if scale_grad_by_freq:
+        raise NotImplementedError(f"{op}: scale_grad_by_freq is not supported")
+    input, padding_idx = check_lookup(weight, input, padding_idx, op)
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     if sparse and weight.requires_grad and weight.grad_fn is None and is_grad_enabled():
