@@ -187,6 +187,34 @@ def _cubic_taps(n: int, o: int, scale, align_corners: bool):
     return idx, w
 
 
+def _antialias_taps(n: int, o: int, scale, align_corners: bool, cubic: bool):
+    """([index arrays], (taps, o) weights): PyTorch's (and PIL's) antialiased resampling: the
+    triangle (bilinear) or cubic (A = -0.5) filter stretched by the downscale factor, so every
+    input pixel under an output pixel contributes; the weights of each output sum to 1."""
+    if align_corners:
+        s = (n - 1) / (o - 1) if o > 1 else 0.0
+    else:
+        s = n / o if scale is None else 1.0 / scale
+    half = 2.0 if cubic else 1.0
+    support, inv = (half * s, 1.0 / s) if s >= 1.0 else (half, 1.0)
+
+    def filt(x):
+        x = np.abs(x)
+        if not cubic:
+            return np.maximum(1.0 - x, 0.0)
+        a = -0.5
+        return np.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    center = s * (np.arange(o) + 0.5)
+    lo = np.maximum(np.trunc(center - support + 0.5), 0).astype(np.int64)
+    hi = np.minimum(np.trunc(center + support + 0.5), n).astype(np.int64)
+    taps = int((hi - lo).max())
+    k = np.arange(taps)[:, None]
+    w = np.where(k < hi - lo, filt((k + lo - center + 0.5) * inv), 0.0)
+    w = w / w.sum(axis=0, keepdims=True)
+    return [np.minimum(lo + j, n - 1) for j in range(taps)], w
+
+
 def _area_taps(n: int, o: int):
     """([index arrays], (taps, o) weights): output j averages inputs floor(j n / o) up to
     ceil((j + 1) n / o), as adaptive average pooling (unused taps weigh 0)."""
@@ -217,6 +245,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     torch.nn.functional.interpolate. Modes: nearest and nearest-exact (1-3 spatial dims),
     linear (N, C, L), bilinear and bicubic (N, C, H, W), trilinear (N, C, D, H, W), with
     align_corners for these, and area (adaptive average pooling, 1-3 spatial dims).
+    antialias=True (bilinear, bicubic): the filter widens with the downscale factor, as
+    PyTorch's (PIL's) antialiased resize.
 
     >>> import tensor as T
     >>> interpolate(T.tensor([[[0.0, 1.0]]]), size=3, mode="linear", align_corners=True).tolist()
@@ -227,8 +257,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode not in _INTERP_DIMS:
         raise NotImplementedError(f"{op}: mode {mode!r} is not supported; use one of "
                                   f"{', '.join(_INTERP_DIMS)}")
-    if antialias:
-        raise NotImplementedError(f"{op}: antialias=True is not supported")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError(f"{op}: antialias=True applies to the bilinear and bicubic modes, not "
+                         f"{mode!r}")
     nd = input.ndim - 2
     if nd not in _INTERP_DIMS[mode]:
         raise ValueError(f"{op}: got a {input.ndim}-d input, but mode {mode!r} needs "
@@ -244,6 +275,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         F._float(x, op)
     for d, (n, o, s) in enumerate(zip(input.shape[2:], outs, scales)):
         a = 2 + d
+        if antialias:
+            x = _weighted_taps(x, a, *_antialias_taps(n, o, s, bool(align_corners),
+                                                      mode == "bicubic"))
+            continue
         if mode == "bicubic":
             x = _weighted_taps(x, a, *_cubic_taps(n, o, s, bool(align_corners)))
             continue

@@ -140,6 +140,26 @@ def test_interpolate_bicubic_area_trilinear_by_hand():
     close(mid, 3.5)
 
 
+def test_interpolate_antialias_by_hand():
+    # 4 -> 2, bilinear: the triangle widened to 2 pixels around centres 1 and 3 weighs pixels
+    # (0, 1, 2) by (0.75, 0.75, 0.25) / 1.75 and (1, 2, 3) by (0.25, 0.75, 0.75) / 1.75
+    x = T.tensor([[[[1.0, 2.0, 4.0, 8.0]]]], dtype=F64)
+    y = F.interpolate(x, size=(1, 2), mode="bilinear", antialias=True)
+    close(y, [[[[(0.75 * 1 + 0.75 * 2 + 0.25 * 4) / 1.75, (0.25 * 2 + 0.75 * 4 + 0.75 * 8) / 1.75]]]])
+    img = rnd(1, 2, 9, 12, grad=False)
+    for mode in ("bilinear", "bicubic"):       # the weights of each output sum to 1
+        flat = F.interpolate(T.ones((1, 1, 9, 12), dtype=F64), size=(4, 5), mode=mode,
+                             antialias=True)
+        close(flat, np.ones((1, 1, 4, 5)))
+    # upsampling: the filter does not widen, so bilinear is the plain one
+    close(F.interpolate(img, size=(13, 17), mode="bilinear", antialias=True),
+          F.interpolate(img, size=(13, 17), mode="bilinear").numpy())
+    for kw in (dict(size=(2, 3), mode="bilinear"), dict(scale_factor=0.4, mode="bicubic",
+                                                        align_corners=True)):
+        assert ag.gradcheck(lambda a, kw=kw: F.interpolate(a, antialias=True, **kw),
+                            [rnd(1, 1, 5, 7)])
+
+
 def test_interpolate_gradients():
     x = T.tensor([[[1.0, 2.0, 3.0]]], dtype=F64).requires_grad_()
     g = ag.grad(F.interpolate(x, size=5, mode="linear", align_corners=True).sum(), [x])[0]
@@ -166,8 +186,8 @@ def test_interpolate_errors():
         F.interpolate(x, size=2, mode="bilinear")
     with pytest.raises(NotImplementedError, match="mode 'lanczos' is not supported"):
         F.interpolate(T.ones((1, 1, 2, 2)), size=2, mode="lanczos")
-    with pytest.raises(NotImplementedError, match="antialias=True"):
-        F.interpolate(T.ones((1, 1, 2, 2)), size=2, mode="bicubic", antialias=True)
+    with pytest.raises(ValueError, match="antialias=True applies to the bilinear and bicubic"):
+        F.interpolate(T.ones((1, 1, 2, 2)), size=2, mode="nearest", antialias=True)
     with pytest.raises(ValueError, match="mode 'bicubic' needs 4-d"):
         F.interpolate(x, size=2, mode="bicubic")
     with pytest.raises(ValueError, match="align_corners can only be set"):
@@ -456,7 +476,10 @@ INTERP = [((2, 3, 5), dict(size=8, mode="nearest")), ((2, 3, 5), dict(scale_fact
           ((1, 2, 9, 10), dict(size=(4, 3), mode="area")),
           ((1, 1, 5, 6, 7), dict(size=(3, 2, 9), mode="area")),
           ((1, 2, 3, 4, 5), dict(scale_factor=2, mode="trilinear")),
-          ((1, 1, 3, 4, 5), dict(size=(2, 7, 3), mode="trilinear", align_corners=True))]
+          ((1, 1, 3, 4, 5), dict(size=(2, 7, 3), mode="trilinear", align_corners=True)),
+          ((2, 2, 9, 11), dict(size=(4, 3), mode="bilinear", antialias=True)),
+          ((1, 2, 8, 7), dict(scale_factor=(0.3, 1.6), mode="bicubic", antialias=True)),
+          ((1, 2, 8, 7), dict(size=(3, 5), mode="bicubic", antialias=True, align_corners=True))]
 
 
 @pytest.mark.parametrize("dn", ["float32", "float64"])
