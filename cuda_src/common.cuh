@@ -59,17 +59,22 @@ struct sx_b8 {
     SX_DEV C lo() { return LO_b8; }
     SX_DEV C hi() { return HI_b8; }
 };
+/* the float a 16-bit store rounds from: a float as it is, a wider value (double, integers)
+ * rounded to odd, so that the store rounds once (as the CPU's ST_f16 / ST_bf16) */
+SX_DEV float sx_st16_src(float x) { return x; }
+template <class X> SX_DEV float sx_st16_src(X x) { return sx_d2f_odd((double)x); }
+
 struct sx_f16 {
     typedef uint16_t T; typedef float C;
     SX_DEV C ld(T x) { return sx_h2f(x); }
-    template <class X> SX_DEV T st(X x) { return sx_f2h((float)x); }
+    template <class X> SX_DEV T st(X x) { return sx_f2h(sx_st16_src(x)); }
     SX_DEV C lo() { return LO_f16; }
     SX_DEV C hi() { return HI_f16; }
 };
 struct sx_bf16 {
     typedef uint16_t T; typedef float C;
     SX_DEV C ld(T x) { return sx_bf2f(x); }
-    template <class X> SX_DEV T st(X x) { return sx_f2bf((float)x); }
+    template <class X> SX_DEV T st(X x) { return sx_f2bf(sx_st16_src(x)); }
     SX_DEV C lo() { return LO_bf16; }
     SX_DEV C hi() { return HI_bf16; }
 };

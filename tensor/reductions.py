@@ -141,9 +141,13 @@ def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tenso
     x = ew.as_tensor(x)
     axes = norm_axes(axis_arg(axis, dim), x.ndim, "mean")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
+    n = _count(x, axes)
+    if od.kind in "iub":    # NumPy's: the sum in od (wrapping), the quotient cast to od
+        s = _int_sum(x, axes, od)
+        r = ew.binary("true_divide", s, n if n else float("nan")).astype(od)
+        return _keep(r, x, axes, keepdims)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     s = _run("sum", x.astype(acc, copy=False), axes, acc)
-    n = _count(x, axes)
     r = ew.binary("true_divide", s, n if n else float("nan"))
     if r.dtype is not od:
         r = r.astype(od)
@@ -159,15 +163,20 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
         ddof = correction
     axes = norm_axes(axis_arg(axis, dim), x.ndim, "var")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
+    if od.kind in "iub":
+        return _keep(_int_var(x, axes, ddof, od).astype(od), x, axes, keepdims)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     xa = x.astype(acc, copy=False)
     m = _keep(_run("sum", xa, axes, acc), x, axes, True)
     n = _count(x, axes)
     m = ew.binary("true_divide", m, n if n else float("nan"))
     dev = ew.binary("subtract", xa, m)
-    if acc.kind == "c":
-        dev, acc, od = ew.unary("abs", dev), dt.real_of(acc), dt.real_of(od)
-    ss = _run("sum", ew.unary("square", dev), axes, acc)
+    if acc.kind == "c":     # |d|^2 as re^2 + im^2 (squaring abs(d) rounded twice)
+        parts = ew.unary("square", views.view_as_real(dev))
+        ss = _run("sum", parts, axes + (parts.ndim - 1,), dt.real_of(acc))
+        od = dt.real_of(od)
+    else:
+        ss = _run("sum", ew.unary("square", dev), axes, acc)
     denom = n - ddof
     # n <= ddof divides by zero: inf (nan where ss is 0), as NumPy and PyTorch
     r = ew.binary("true_divide", ss, float(denom if denom > 0 else 0))
@@ -176,10 +185,35 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
     return _keep(r, x, axes, keepdims)
 
 
+def _int_sum(x: Tensor, axes: tuple, od: dt.DType) -> Tensor:
+    """The sum of x cast to the integer dtype od, as NumPy's sum with dtype=od accumulates it:
+    wrapping in od (the int64 / uint64 sum cast to od). A bool od is int64's."""
+    x = x.astype(od, copy=False)
+    s = _run("sum", x, axes, RED["sum"].out_dtype(x.dtype))
+    return s if od.kind == "b" else s.astype(od, copy=False)
+
+
+def _int_var(x: Tensor, axes: tuple, ddof, od: dt.DType) -> Tensor:
+    """NumPy's var with an integer dtype od: the mean (sum in od) truncated to od, x's
+    deviations from it in their promoted dtype, squared, cast to od and summed in od; the
+    quotient (float64) is the caller's to cast."""
+    n = _count(x, axes)
+    s = _int_sum(x, axes, od)
+    m = _keep(ew.binary("true_divide", s, n if n else float("nan")).astype(s.dtype), x, axes,
+              True)
+    dev = ew.binary("subtract", x, m)
+    ss = _int_sum(ew.binary("multiply", dev, dev), axes, od)
+    denom = n - ddof
+    return ew.binary("true_divide", ss, float(denom if denom > 0 else 0))
+
+
 def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
         dim=None) -> Tensor:
     x = ew.as_tensor(x)
     norm_axes(axis_arg(axis, dim), x.ndim, "std")  # so a bad axis is reported for std, not var
+    if dtype is not None and dt.dtype(dtype).kind in "iub":
+        raise TypeError(f"std: dtype must be a floating or complex type (the square root is not "
+                        f"an integer), got {dt.dtype(dtype).name}")
     v = var(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
     return ew.unary("sqrt", v)
 

@@ -7,7 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from helpers import ALL_DTYPES, DTYPE_NAMES, NP_DTYPES
+from helpers import ALL_DTYPES, DTYPE_NAMES, NP_DTYPES, to_np
 
 import tensor as T
 from tensor import dtypes as dt
@@ -206,3 +206,32 @@ def test_float_to_integer_casts_are_defined_everywhere(src):
         assert np.array_equal(got, np.tile(i64.astype(np.dtype(d)), 5)), d
     got = x.astype("uint64").numpy()[:len(vals)]
     assert got[3] == 2 ** 63 and got[0] == 2 ** 64 - 3 and got[6] == 3
+
+
+def _round_16(v: float, mant: int) -> float:
+    """v rounded to nearest-even with `mant` fraction bits (normal range): exact arithmetic."""
+    from fractions import Fraction
+    e = Fraction(v).numerator.bit_length() - Fraction(v).denominator.bit_length()
+    while Fraction(2) ** e > abs(Fraction(v)):
+        e -= 1
+    while Fraction(2) ** (e + 1) <= abs(Fraction(v)):
+        e += 1
+    q = Fraction(v) / Fraction(2) ** (e - mant)
+    fl = q.numerator // q.denominator
+    r = q - fl
+    n = fl + (1 if r > Fraction(1, 2) or (r == Fraction(1, 2) and fl % 2) else 0)
+    return float(n * Fraction(2) ** (e - mant))
+
+
+def test_16_bit_casts_round_once():
+    """float64 (and int64) to float16 / bfloat16 round once, to nearest even: through float32
+    they rounded twice (1 + 2^-11 + 2^-40 became 1.0 in float16)."""
+    vals = [1 + 2**-11 + 2**-40, 1 + 3 * 2**-11 - 2**-40, -(1 + 2**-11 + 2**-45), 1 + 2**-11,
+            1 + 2**-8 + 2**-40, 1 + 3 * 2**-8 - 2**-40, -(1 + 2**-8 + 2**-45), 3.14159, 1e-3]
+    x = T.asarray(np.array(vals))
+    np.testing.assert_array_equal(to_np(x.astype("float16")), np.array(vals).astype(np.float16))
+    got = to_np(x.astype("bfloat16").astype("float64"))
+    np.testing.assert_array_equal(got, [_round_16(v, 7) for v in vals])
+    big = [2**24 + 2**16 + 1, -(2**30 + 2**22 + 3)]            # past float32's 24 bits
+    got = to_np(T.asarray(np.array(big)).astype("bfloat16").astype("float64"))
+    np.testing.assert_array_equal(got, [_round_16(float(v), 7) for v in big])

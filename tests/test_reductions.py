@@ -235,6 +235,24 @@ def test_var_correction_is_ddof():
     assert r.dtype == T.float64 and r.item() == pytest.approx(7 / 3)
 
 
+def test_mean_var_with_an_integer_dtype_as_numpy():
+    """NumPy's algorithm (the sum wrapping in the dtype, the mean truncated, the squared
+    deviations summed in it); it had written an int64 result into a smaller buffer."""
+    rng = np.random.default_rng(3)
+    for src in ("int8", "uint8", "int64", "float64"):
+        a = rng.integers(0 if src == "uint8" else -100, 100, (7, 5)).astype(src) * (
+            1.37 if src == "float64" else 1)
+        for d in ("int64", "int32", "int8", "uint8"):
+            for f in ("mean", "var"):
+                for axis, keep in ((0, False), (1, True), (None, False)):
+                    want = np.asarray(getattr(np, f)(a, axis=axis, dtype=d, keepdims=keep))
+                    got = np_of(getattr(T, f)(T.asarray(a), axis=axis, dtype=d, keepdims=keep))
+                    assert got.dtype == want.dtype and got.shape == want.shape, (src, d, f, axis)
+                    np.testing.assert_array_equal(got, want, err_msg=f"{src} {d} {f} {axis}")
+    with pytest.raises(TypeError, match="std: dtype must be a floating or complex type"):
+        T.std(T.arange(4), dtype="int64")
+
+
 def test_mean_float16_accumulates_in_float32():
     # 4096 * 1.0 + small values: a float16 accumulator would stall at 2048
     t = T.ones(4096, dtype="float16")

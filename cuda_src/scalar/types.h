@@ -9,6 +9,7 @@
  *                  a template over T finds the right instance
  *   the fixed-width integer types (NVRTC has no system headers)
  *   SX_INF_F / SX_INF_D (float and double infinity), sx_as_float / sx_as_uint bit casts, sx_h2f / sx_f2h (IEEE half), sx_bf2f / sx_f2bf
+ *   sx_d2f_odd: double -> float rounded to odd (for a single rounding on to 16 bits)
  *   sx_f2i64 / sx_f2u64: float to integer, defined for NaN and out-of-range values */
 #ifndef STRIDEX_SCALAR_TYPES_H
 #define STRIDEX_SCALAR_TYPES_H
@@ -75,6 +76,21 @@ SX_SCALAR_FN uint16_t sx_f2bf(float f) {
     uint32_t u = sx_as_uint(f);
     uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? ((u >> 16) | 0x40u) : rnd);
+}
+
+/* double -> float rounded to odd: the float next toward zero, its last bit set, when the
+ * conversion is inexact. A float -> half / bfloat16 rounding to nearest after it is then the
+ * correct rounding of the double (float keeps more than two bits past either), where a plain
+ * double -> float -> 16-bit path rounds twice (1 + 2^-11 + 2^-40 became 1 in half). */
+SX_SCALAR_FN float sx_d2f_odd(double d) {
+    float f = (float)d;
+    uint32_t u = sx_as_uint(f);
+    if ((double)f != d && (u & 0x7f800000u) != 0x7f800000u) {   /* inexact and finite */
+        if (d > 0 ? (double)f > d : (double)f < d)
+            u -= 1u;                                   /* rounded away from zero: step back */
+        u |= 1u;
+    }
+    return sx_as_float(u);
 }
 
 /* Float -> integer conversions defined for every value (C leaves NaN and out-of-range values

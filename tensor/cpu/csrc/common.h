@@ -77,8 +77,11 @@
 #define ST_u64(x) ((uint64_t)(x))
 #define ST_f32(x) ((float)(x))
 #define ST_f64(x) ((double)(x))
-#define ST_f16(x) sx_f2h((float)(x))
-#define ST_bf16(x) sx_f2bf((float)(x))
+/* a float rounds once to 16 bits; wider values (double, integers) through sx_d2f_odd, so that
+ * they too round once */
+#define ST_f16(x) _Generic((x), float: sx_f2h((float)(x)), default: sx_f2h(sx_d2f_odd((double)(x))))
+#define ST_bf16(x) _Generic((x), float: sx_f2bf((float)(x)), \
+                            default: sx_f2bf(sx_d2f_odd((double)(x))))
 /* complex64 / complex128: the structs of scalar/complex.h (stored as computed); the
  * casts to and from them are explicit expressions (tensor/cpu/kernels.py) */
 #include "scalar/complex.h"
