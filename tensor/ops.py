@@ -64,6 +64,10 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
         return ew.unary("rint", x, out=out)
     if x.dtype.kind == "b":
         raise TypeError("round: decimals != 0 is not supported for bool tensors (as NumPy)")
+    if x.dtype.kind == "c":   # the parts one by one (a complex product by 10**d made inf * 0)
+        from .views import view_as_complex, view_as_real
+        r = view_as_complex(round(view_as_real(x), decimals))
+        return r if out is None else ew._finish("round", r, out)
     if decimals > 308:   # 10**decimals is past float64: every float is already rounded there
         return x.copy() if out is None else ew._finish("round", x, out)
     if decimals < -308:  # every finite value rounds to (signed) zero (NumPy: NaN, from inf / inf)

@@ -271,3 +271,14 @@ def test_sorting_is_lexicographic():
     np.testing.assert_array_equal(T.argsort(x).numpy(), np.argsort(a, stable=True))
     np.testing.assert_array_equal(T.unique_values(x).numpy(), np.unique(a))
     np.testing.assert_array_equal(T.sort(x, descending=True).numpy()[1:], np.sort(a)[::-1][1:])
+
+
+def test_round_with_decimals_rounds_the_parts():
+    """NumPy rounds a complex number's parts one by one: inf + 0j stays inf + 0j (a complex
+    product by 10**decimals had made its imaginary part inf * 0 = NaN)."""
+    a = np.array([[np.inf + 0j, 1.25 + 2.35j], [np.nan + 1j, -0.15 - 0.25j]])
+    for dtype in (np.complex64, np.complex128):
+        for d in (1, -1, 2):
+            got = T.round(T.asarray(a.astype(dtype)).T, d)
+            assert got.dtype.name == np.dtype(dtype).name
+            np.testing.assert_array_equal(np.asarray(got.to("cpu")), np.round(a.astype(dtype).T, d))
