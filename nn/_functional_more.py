@@ -32,6 +32,7 @@ from tensor import random as _random
 from ._functional import _float, _reduce, _result, _tensor, check_reduction, softmax
 from ._functional_extra import _axis, _like, _softplus, pairwise_distance
 from ._functional_layers import _SELU_NEG, _check_p, _feature_dropout
+from .embedding import checked_ids
 
 
 def _hinge(z: Tensor) -> Tensor:
@@ -268,9 +269,8 @@ def _class_targets(input: Tensor, target, op: str) -> tuple:
         raise ValueError(f"{op}: target shape {tuple(target.shape)} does not fit input shape "
                          f"{tuple(input.shape)} (expected {n} class index(es))")
     c = input.shape[-1]
-    with no_grad():
-        if n and bool(((target < 0) | (target >= c)).any()):
-            raise IndexError(f"{op}: target holds a class index out of range [0, {c})")
+    target = checked_ids(target, 0, c, lambda v, i: (
+        f"{op}: target holds the class index {v}, out of range [0, {c}) (at position {i})"))
     return input.reshape(n, c), target.reshape(n, 1).astype(T.int64), input.ndim == 1
 
 
@@ -319,9 +319,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
     check_reduction(reduction, op)
     c = input.shape[-1]
     x, t = input.reshape(-1, c), target.reshape(-1, c).astype(T.int64)
+    t = checked_ids(t, -1, c, lambda v, i: (
+        f"{op}: target holds the class index {v}, out of range [-1, {c}) (at position {i})"))
     with no_grad():
-        if t.numel() and bool(((t < -1) | (t >= c)).any()):
-            raise IndexError(f"{op}: target holds a class index out of range [-1, {c})")
         listed = T.cumprod((t != -1).astype(T.int64), axis=1) > 0        # before the first -1
         tj = T.where(listed, t, 0)
         classes = T.arange(c, device=x.device)

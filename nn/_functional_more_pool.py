@@ -29,7 +29,7 @@ from tensor import Tensor
 from ._functional import _float, _tensor, relu
 from ._functional_layers import _spatial, _windows
 from .conv import ntuple
-from .embedding import _renorm_, check_lookup
+from .embedding import _renorm_, check_lookup, checked_ids
 from .pooling import _avg_pool
 
 # ---------------------------------------------------------------- lp pooling
@@ -213,11 +213,9 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size, o
                          f"{p} non-negative")
     size = _unpool_size(input, k, s, p, output_size, op)
     total, lead = math.prod(size), tuple(input.shape[:-nd])
-    idx = indices.reshape(lead + (-1,)).astype(T.int64)
-    with no_grad():
-        if idx.numel() and bool(((idx < 0) | (idx >= total)).any()):
-            raise IndexError(f"{op}: indices hold a position out of range [0, {total}) for "
-                             f"the output size {size}")
+    idx = checked_ids(indices.reshape(lead + (-1,)).astype(T.int64), 0, total, lambda v, i: (
+        f"{op}: indices hold the position {v}, out of range [0, {total}) for the output size "
+        f"{size} (at position {i})"))
     y = _Unpool.apply(input.reshape(lead + (-1,)), idx, total)
     return y.reshape(lead + size)
 

@@ -31,19 +31,27 @@ def _check_indices(input, num: int, op: str) -> Tensor:
     if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
         what = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
         raise TypeError(f"{op}: expected an integer index tensor, got {what}")
-    if capturing():   # a captured step checks in its program: a negative index becomes one past
-        return T.where(input < 0, num, input)   # the end, which the lookup's check reports
-    if not input.numel():
-        return input
-    flat = ew.contiguous(input.astype(T.int64, copy=False)).reshape(-1)
+    return checked_ids(input, 0, num, lambda v, i: (
+        f"{op}: index {v} is out of range for a table of {num} rows (at position {i} of the "
+        f"flattened indices of shape {tuple(input.shape)})"))
+
+
+def checked_ids(ids: Tensor, lo: int, hi: int, message) -> Tensor:
+    """ids (an integer tensor), with a check that each lies in [lo, hi): an IndexError saying
+    message(value, flat position), where the ids are (on a GPU at the next synchronization,
+    DESIGN.md, Errors). In a capture an id below lo becomes hi, for the consumer's own bounds
+    check to report (a captured step checks in its program)."""
+    if capturing():
+        return T.where(ids < lo, hi, ids)
+    if not ids.numel():
+        return ids
+    flat = ew.contiguous(ids.astype(T.int64, copy=False)).reshape(-1)
 
     def raise_bad(i: int):
-        raise IndexError(f"{op}: index {int(flat[i].item())} is out of range for a table of "
-                         f"{num} rows (at position {i} of the flattened indices of shape "
-                         f"{tuple(input.shape)})")
-    report(backend_for(flat.device).check_range(flat.device, flat.numel(), flat.data_ptr(), 0, num),
+        raise IndexError(message(int(flat[i].item()), i))
+    report(backend_for(flat.device).check_range(flat.device, flat.numel(), flat.data_ptr(), lo, hi),
            raise_bad)
-    return input
+    return ids
 
 
 def _renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float) -> None:

@@ -218,3 +218,16 @@ def test_compiled_replay_reports_at_the_next_synchronization():
     with _late(r"tensor.compile: .*a replayed \w+ found an index out of range \(at position 1\)"):
         y.tolist()
     assert cf(x, T.asarray([1, 2], device=DEV)).tolist() == [2.0, 4.0]   # still usable
+
+
+def test_class_index_losses_and_unpooling_check_on_the_device():
+    """multi_margin_loss / multilabel_margin_loss targets and max_unpool's indices are checked
+    where they are (no host read of them), raising at the next synchronization."""
+    x = T.asarray(np.zeros((2, 3)), device=DEV)
+    loss = F.multi_margin_loss(x, T.asarray([0, 3], device=DEV))
+    with _late(r"multi_margin_loss: target holds the class index 3, out of range \[0, 3\)"):
+        loss.item()
+    y = F.max_unpool1d(T.asarray(np.ones((1, 1, 2)), device=DEV),
+                       T.asarray(np.array([[[0, -1]]]), device=DEV), 2)
+    with _late(r"max_unpool1d: indices hold the position -1, out of range \[0, 4\)"):
+        y.numpy()
