@@ -41,6 +41,18 @@ for _d, _name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_eq
     setattr(Tensor, f"__{_d}__", _binop(PUB[_name]))
 
 
+def _none_is_other(fn):
+    """x == None is False and x != None True (Python's identity fallback, as PyTorch's), so
+    `x in (None, ...)` and `x == None` checks work; the functions (T.equal) still refuse None."""
+    def op(self, other):
+        return NotImplemented if other is None else fn(self, other)
+    return op
+
+
+Tensor.__eq__ = _none_is_other(Tensor.__eq__)
+Tensor.__ne__ = _none_is_other(Tensor.__ne__)
+
+
 def _imatmul(self, other):
     """x @= y: the product written into x, which must already have the product's shape."""
     r = PUB["matmul"](self, other)

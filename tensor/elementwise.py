@@ -230,9 +230,9 @@ def as_operand(x, op: str = "asarray"):
     op names the caller in the errors of operands no tensor can hold (text)."""
     if isinstance(x, Tensor) or dt.scalar_kind(x) is not None and not isinstance(x, np.generic):
         return x
-    if isinstance(x, str | bytes):
+    if isinstance(x, str | bytes) or x is None:
         raise TypeError(f"{op}: operands must be numbers, sequences of numbers, arrays or tensors, "
-                        f"got a {type(x).__name__} ({x!r:.40})")
+                        f"got {'None' if x is None else f'a {type(x).__name__} ({x!r:.40})'}")
     if isinstance(x, np.ndarray | np.generic):  # a dtype we lack: converted or refused, naming op
         conv = _convertible(np.asarray(x), None, op)
         if conv.dtype != x.dtype:
@@ -466,7 +466,8 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         a = a != 0.0 if type(a) is float else a
         b = b != 0.0 if type(b) is float else b
     # fast path: contiguous tensors of one dtype and shape, or a tensor and a Python scalar
-    if out is None and type(a) is Tensor and a.is_contiguous():
+    # (b None is _fast's unary call: a binary op's None operand goes the checked way)
+    if out is None and type(a) is Tensor and b is not None and a.is_contiguous():
         r = _fast(name, a, b)
         if r is not None:
             return r

@@ -221,6 +221,24 @@ def _extreme(greater: bool) -> Grad:
     return d2(lambda a, b, y: w(a, b), lambda a, b, y: 1.0 - w(a, b), 0, 1)
 
 
+def _pow_da(a, b, y):
+    """b a^(b - 1), and 0 where b == 0 (PyTorch's: a^-1 is inf at a == 0, and 0 * inf NaN);
+    the base read there is 1, so no derivative of this one meets the infinity either."""
+    if not hasattr(b, "dtype"):
+        return T.where(T.isfinite(a), a, 0.0) * 0.0 if b == 0 else b * a ** (b - 1)
+    zero = b == 0
+    return T.where(zero, 0.0, b * T.where(zero, 1.0, a) ** (b - 1))
+
+
+def _atan2_grads() -> Grad:
+    """d/da b / (a^2 + b^2), d/db -a / (a^2 + b^2); both 0 at (0, 0) (PyTorch's), where the
+    quotient was 0 / 0."""
+    def den(a, b):
+        d = a * a + b * b
+        return T.where(d == 0, 1.0, d)
+    return d2(lambda a, b, y: b / den(a, b), lambda a, b, y: -a / den(a, b), 0, 1)
+
+
 def _pow_db(a, b, y):
     """y log a, taken as 0 at a == 0 (where log a is -inf); log in the dtype the power ran in
     (a real negative base with a complex exponent: log|a| + i pi, not NaN)."""
@@ -251,13 +269,13 @@ BINARY = [
        aliases=("mod",), grad=d2(1.0, lambda a, b, y: -T.floor_divide(a, b), 0, 1)),
     Op("power", 2, "iufc", {"c": "sx_cpow(a, b)", "f": "SX_F2(pow, a, b)", "u": "sx_upow(a, b)",
                             "*": "sx_ipow(a, b)"}, np.power, domain="power", aliases=("pow",),
-       grad=d2(lambda a, b, y: b * a ** (b - 1), _pow_db, 0, 1, OUT)),
+       grad=d2(_pow_da, _pow_db, 0, 1, OUT)),
     Op("maximum", 2, "biuf", {"f": "((a > b || a != a) ? a : b)", "*": "(a > b ? a : b)"},
        np.maximum, grad=_extreme(True)),
     Op("minimum", 2, "biuf", {"f": "((a < b || a != a) ? a : b)", "*": "(a < b ? a : b)"},
        np.minimum, grad=_extreme(False)),
     Op("arctan2", 2, "f", {"f": "SX_F2(atan2, a, b)"}, np.arctan2, aliases=("atan2",),
-       grad=d2(lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b), 0, 1)),
+       grad=_atan2_grads()),
     # d/da: the signs' agreement; out carries b's sign bit (b may be a Python scalar)
     Op("copysign", 2, "f", {"f": "SX_F2(copysign, a, b)"}, np.copysign,
        grad=d2(lambda a, b, y: T.copysign(1.0, a) * T.copysign(1.0, y), 0.0, 0, OUT)),

@@ -86,6 +86,28 @@ def test_jvp_rules_match_directional_finite_differences(op):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+def test_power_and_arctan2_derivatives_at_zero_are_pytorchs():
+    """x ** 0 has derivative 0 at x == 0 (the rule's 0 * 0^-1 had made NaN), to every order and
+    in forward mode; arctan2's at (0, 0) is 0 for both operands (not 0 / 0)."""
+    x = leaf(np.array([0.0, 1.5, -2.0]))
+    for b in (0, 0.0, T.zeros(3)):
+        assert autograd.grad((x ** b).sum(), [x])[0].tolist() == [0.0, 0.0, 0.0]
+    g = x
+    for order, want in ((1, [0.0, 3.0, -4.0]), (2, [2.0, 2.0, 2.0]), (3, [0.0, 0.0, 0.0])):
+        g = autograd.grad((g if order > 1 else x ** 2).sum(), [x], create_graph=True)[0]
+        assert g.tolist() == want, order
+    g1 = autograd.grad((x ** 1).sum(), [x], create_graph=True)[0]
+    g2 = autograd.grad(g1.sum(), [x], allow_unused=True)[0]
+    assert g2 is None or g2.tolist() == [0.0, 0.0, 0.0]
+    _, tan = autograd.forward.jvp(lambda v: v ** 0.0, (T.asarray(np.zeros(2)),),
+                                  (T.asarray(np.ones(2)),))
+    assert tan.tolist() == [0.0, 0.0]
+    a, b = leaf(np.array([0.0, 1.0])), leaf(np.array([0.0, 2.0]))
+    ga, gb = autograd.grad(T.arctan2(a, b).sum(), [a, b])
+    np.testing.assert_allclose(ga.numpy(), [0.0, 0.4])
+    np.testing.assert_allclose(gb.numpy(), [0.0, -0.2])
+
+
 def test_adjoints_of_a_reused_tensor_are_summed():
     x = leaf([1.0, 2.0, 3.0])
     y = x * x + 3.0 * x + x

@@ -652,3 +652,16 @@ def test_two_python_scalars_give_a_tensor_on_the_default_device(device):
     r = T.add(1.0, 1.7)
     assert r.device == T.device(device) and r.shape == () and r.item() == 2.7
     assert T.maximum(2, 3).device == T.device(device) and T.maximum(2, 3).item() == 3
+
+
+def test_none_operands_raise_or_compare_by_identity():
+    """A None operand took the fast path's unary call: a CUDA launch with a missing argument
+    (a crash) and a wrong-arity C call. Now arithmetic names the op; == / != compare by
+    identity (False / True), as PyTorch's, so `x in (None, ...)` works."""
+    x = T.arange(3.0)
+    for f, name in ((lambda: x + None, "add"), (lambda: None * x, "multiply"),
+                    (lambda: x < None, "less"), (lambda: T.maximum(x, None), "maximum")):
+        with pytest.raises(TypeError, match=f"{name}: operands must be .* got None"):
+            f()
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    assert x not in (None,) and 2.0 in x
