@@ -33,6 +33,17 @@ class _FnCtx(Ctx):
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
 
+    def mark_non_differentiable(self, *tensors) -> None:
+        """PyTorch's: these outputs (indices, masks) get no gradient and no history; backward
+        still receives a gradient slot for them (zeros, or None)."""
+        self.non_differentiable = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors) -> None:
+        """PyTorch's: forward modified these inputs in place and returns them; the returned
+        tensor is the input itself, its history now this function (a leaf that requires grad
+        may not be modified so)."""
+        self.dirty = {id(t) for t in tensors}
+
     def set_materialize_grads(self, value: bool) -> None:
         """PyTorch's: True (the default) passes backward zeros for the gradient of an output
         nothing used; False passes None."""
@@ -78,15 +89,22 @@ class Function:
         # graph of every other use of it
         seen = {id(t) for t in tensors} | {id(t) for t in flat_tensors(tuple(kwargs.values()))}
         outs = list(outs)
+        frozen = getattr(ctx, "non_differentiable", ())
+        dirty = getattr(ctx, "dirty", ())
         for i, o in enumerate(outs):
-            if type(o) is Tensor and o.dtype.kind in "fc":
-                if id(o) in seen or o._requires_grad or o.grad_fn is not None:
-                    o = outs[i] = o._view(o._shape, o._strides)
-                seen.add(id(o))
-                o._requires_grad = True
-                o.grad_fn = node
-                if i:
-                    meta_of(o).output_nr = i
+            if type(o) is not Tensor or o.dtype.kind not in "fc" or id(o) in frozen:
+                continue        # (a non-differentiable output keeps what it is: no history)
+            if id(o) in dirty:
+                if o._requires_grad and o.grad_fn is None:
+                    raise RuntimeError(f"{cls.__name__}: a leaf tensor that requires grad was "
+                                       f"modified in place (mark_dirty)")
+            elif id(o) in seen or o._requires_grad or o.grad_fn is not None:
+                o = outs[i] = o._view(o._shape, o._strides)
+            seen.add(id(o))
+            o._requires_grad = True
+            o.grad_fn = node
+            if i or id(o) in dirty:
+                meta_of(o).output_nr = i
         ctx.out_meta = tuple((o.shape, o.dtype, o.device) if type(o) is Tensor and o.grad_fn is node
                              else None for o in outs)
         return tuple(outs) if isinstance(out, tuple) else outs[0]

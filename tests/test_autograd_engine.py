@@ -406,3 +406,46 @@ def test_rules_bind_matches_inspect():
                                   (f, (1,), {}, "missing")]:
         with pytest.raises(TypeError, match=msg):
             bind(inspect.signature(fn), args, kwargs)
+
+
+def test_function_mark_non_differentiable_and_mark_dirty():
+    class SortWithIndices(Function):
+        @staticmethod
+        def forward(ctx, x):
+            i = T.argsort(x)
+            ctx.mark_non_differentiable(i)
+            ctx.save_for_backward(i)
+            return x[i], i
+
+        @staticmethod
+        def backward(ctx, gv, gi):
+            (i,) = ctx.saved_tensors
+            g = T.zeros_like(gv)
+            g[i] = gv
+            return g
+
+    x = leaf(np.array([3.0, 1.0, 2.0]))
+    v, i = SortWithIndices.apply(x)
+    assert v.requires_grad and not i.requires_grad and i.grad_fn is None
+    (v * T.asarray(np.array([1.0, 2.0, 3.0]))).sum().backward()
+    assert x.grad.tolist() == [3.0, 1.0, 2.0]
+
+    class Double_(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2.0)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    a = leaf(np.array([1.0, 2.0]))
+    b = a * 1.0
+    c = Double_.apply(b)
+    assert c is b and b.tolist() == [2.0, 4.0] and type(b.grad_fn).__name__ != "NoneType"
+    (c * c).sum().backward()
+    assert a.grad.tolist() == [8.0, 16.0]                  # d/da (2a)^2
+    with pytest.raises(RuntimeError, match="Double_: a leaf tensor that requires grad was modified"):
+        Double_.apply(leaf(np.array([1.0])))
