@@ -106,3 +106,15 @@ def geqrf(A: Tensor) -> tuple[Tensor, Tensor]:
 
 __all__ = ["geqrf", "householder_product", "matrix_exp", "norm_except_dim", "normalize",
            "power_iteration_", "weight_norm_fn", "weight_to_matrix"]
+
+
+def remove_hook(module, hook_type, name: str, fn: str, what: str):
+    """Take off the forward pre-hook of type hook_type that reparametrizes module.<name> (it
+    restores the plain parameter); ValueError naming fn when there is none."""
+    for k, hook in list(module._forward_pre_hooks.items()):
+        if isinstance(hook, hook_type) and hook.name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[k]
+            return module
+    raise ValueError(f"{fn}: {what} of {name!r} not found in {module._get_name()}")
+

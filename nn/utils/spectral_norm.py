@@ -23,7 +23,7 @@ from autograd import no_grad
 from tensor import Tensor
 
 from ..module import Module, Parameter
-from ._weight_ops import normalize, power_iteration_, weight_to_matrix
+from ._weight_ops import normalize, power_iteration_, remove_hook, weight_to_matrix
 from .parametrizations import _default_dim
 
 
@@ -100,13 +100,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo spectral_norm: module.<name> is a parameter again, holding weight_orig / sigma
     (sigma from the current u, v: no further power iteration)."""
-    for k, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"remove_spectral_norm: spectral_norm of {name!r} not found in "
-                     f"{module._get_name()}")
+    return remove_hook(module, SpectralNorm, name, "remove_spectral_norm", "spectral_norm")
 
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]

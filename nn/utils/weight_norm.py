@@ -22,7 +22,7 @@ from typing import Any
 from autograd import no_grad
 
 from ..module import Module, Parameter
-from ._weight_ops import norm_except_dim, weight_norm_fn
+from ._weight_ops import norm_except_dim, remove_hook, weight_norm_fn
 
 
 class WeightNorm:
@@ -77,13 +77,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo weight_norm: module.<name> is a parameter again, holding g * v / ||v||."""
-    for k, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"remove_weight_norm: weight_norm of {name!r} not found in "
-                     f"{module._get_name()}")
+    return remove_hook(module, WeightNorm, name, "remove_weight_norm", "weight_norm")
 
 
 __all__ = ["WeightNorm", "remove_weight_norm", "weight_norm"]
