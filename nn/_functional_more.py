@@ -209,6 +209,26 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     return T.linalg.vector_norm(a - b, ord=float(p), axis=-1)
 
 
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of x1 (*, P, M) and of x2 (*, R, M) (batch dims
+    broadcast): (*, P, R), as torch.cdist.
+
+    >>> import tensor as T
+    >>> cdist(T.tensor([[0.0, 0.0]]), T.tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
+    [[5.0, 1.0]]
+    """
+    op = "cdist"
+    _float(x1, op)
+    _float(x2, op)
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"{op}: expected x1 (*, P, M) and x2 (*, R, M) with one M, got shapes "
+                         f"{tuple(x1.shape)} and {tuple(x2.shape)}")
+    if not isinstance(p, numbers.Real) or not p >= 0:
+        raise ValueError(f"{op}: p must be a non-negative number, got {p!r}")
+    diff = T.expand_dims(x1, -2) - T.expand_dims(x2, -3)          # (*, P, R, M)
+    return T.linalg.vector_norm(diff, ord=float(p), axis=-1)
+
+
 # ---------------------------------------------------------------- gumbel softmax
 
 

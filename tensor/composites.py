@@ -14,6 +14,7 @@ needs no derivative rule of its own (public.py's COMPOSITE).
 """
 from __future__ import annotations
 
+import math
 import operator
 
 from . import dtypes as dt
@@ -195,5 +196,53 @@ def imag(x, /) -> Tensor:
     return full(x.shape, 0, dtype=x.dtype, device=x.device)
 
 
+# ---------------------------------------------------------------- NumPy's and PyTorch's
+
+def kron(a, b, /) -> Tensor:
+    """The Kronecker product, as NumPy's kron: the blocks a[i, j, ...] * b, the shorter shape
+    padded with leading ones.
+
+    >>> import tensor as T
+    >>> T.kron(T.tensor([1, 10]), T.tensor([1, 2, 3])).tolist()
+    [1, 2, 3, 10, 20, 30]
+    """
+    a = _arr(a)
+    b = _arr(b, device=a.device)
+    nd = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+    a2 = P.reshape(a, tuple(v for n in sa for v in (n, 1)))
+    b2 = P.reshape(b, tuple(v for n in sb for v in (1, n)))
+    return P.reshape(P.multiply(a2, b2), tuple(m * n for m, n in zip(sa, sb)))
+
+
+def lerp(start, end, weight, /) -> Tensor:
+    """start + weight (end - start), as PyTorch's lerp: end - (end - start)(1 - weight) where
+    |weight| >= 1/2, so that weight 1 gives end exactly."""
+    s = _arr(start)
+    e = _arr(end, device=s.device)
+    d = P.subtract(e, s)
+    lo = P.add(s, P.multiply(weight, d))
+    hi = P.subtract(e, P.multiply(d, P.subtract(1, weight)))
+    if not isinstance(weight, Tensor):
+        return lo if abs(weight) < 0.5 else hi
+    return P.where(P.less(P.abs(weight), 0.5), lo, hi)
+
+
+def sinc(x, /) -> Tensor:
+    """sin(pi x) / (pi x), and 1 at x == 0, as NumPy's sinc (integers give the default float).
+
+    >>> import tensor as T
+    >>> T.sinc(T.tensor([0.0, 0.5, 1.0])).tolist()[:2]
+    [1.0, 0.6366197723675814]
+    """
+    x = _arr(x)
+    if x.dtype.kind not in "fc":
+        x = P.astype(x, dt.get_default_dtype())
+    zero = P.equal(x, 0)
+    y = P.multiply(P.where(zero, 1.0, x), math.pi)
+    return P.where(zero, 1.0, P.true_divide(P.sin(y), y))
+
+
 FUNCS = {f.__name__: f for f in (permute_dims, unstack, broadcast_arrays, meshgrid, diff,
-                                  cumulative_sum, cumulative_prod, vecdot, real, imag)}
+                                  cumulative_sum, cumulative_prod, vecdot, real, imag, kron, lerp,
+                                  sinc)}

@@ -75,6 +75,7 @@ from .._functional_layers import (
                            rms_norm,
 )
 from .._functional_more import (
+                           cdist,
                            dropout3d,
                            feature_alpha_dropout,
                            gumbel_softmax,
@@ -141,4 +142,4 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss", "lp_pool1d",
            "lp_pool2d", "lp_pool3d", "local_response_norm", "adaptive_max_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "embedding_bag", "grid_sample",
-           "affine_grid", "ctc_loss"]
+           "affine_grid", "ctc_loss", "cdist"]
