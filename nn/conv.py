@@ -391,17 +391,17 @@ def _conv_transpose3d(x, weight, stride, pad, opad, groups, dilation, size, op):
     x2 = T.reshape(T.swapaxes(x, 1, 2), (n * d, cin, h, w))
     w2 = T.reshape(weight, (cin, og * kd) + tuple(weight.shape[3:]))
     y = _conv_transpose(x2, w2, None, tuple(s2), tuple(p2), tuple(q2), groups, tuple(d2), 2, op)
-    oh, ow = y.shape[2:]
-    y = T.reshape(y, (n, d, groups * og, kd, oh, ow))
+    o, (oh, ow) = groups * og, y.shape[2:]
+    y = T.permute(T.reshape(y, (n, d, o, kd, oh, ow)), (0, 2, 3, 1, 4, 5))  # (N, O, KD, D, ..)
+    if sd > 1:      # i * sd: each depth slice followed by sd - 1 zero slices, for all taps
+        gap = T.zeros((n, o, kd, d, sd - 1, oh, ow), dtype=y.dtype, device=y.device)
+        y = T.reshape(T.concat([T.expand_dims(y, 4), gap], axis=4),
+                      (n, o, kd, d * sd, oh, ow))[:, :, :, :(d - 1) * sd + 1]
     full = (d - 1) * sd + dd * (kd - 1) + 1 + qd     # every tap's depths, and output_padding
     out = None
     for k in range(kd):
-        yk = T.swapaxes(y[:, :, :, k], 1, 2)                             # (N, O, D, OH, OW)
-        if sd > 1:      # i * sd: each slice followed by sd - 1 zero slices
-            gap = T.zeros((n, groups * og, d, sd - 1, oh, ow), dtype=yk.dtype, device=yk.device)
-            yk = T.reshape(T.concat([T.expand_dims(yk, 3), gap], axis=3),
-                           (n, groups * og, d * sd, oh, ow))[:, :, :(d - 1) * sd + 1]
-        yk = T.pad(yk, ((0, 0), (0, 0), (k * dd, full - k * dd - yk.shape[2]), (0, 0), (0, 0)))
+        yk = T.pad(y[:, :, k], ((0, 0), (0, 0), (k * dd, full - k * dd - y.shape[3]), (0, 0),
+                                (0, 0)))
         out = yk if out is None else out + yk
     return out[:, :, pd:pd + size[0]]
 

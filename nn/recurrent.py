@@ -21,6 +21,7 @@ backward is the time loop's reverse). Dropout (training mode) acts between layer
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import tensor as T
@@ -29,7 +30,7 @@ from tensor import Tensor
 from . import _functional as F
 from . import init
 from .module import Module, Parameter
-from .utils.rnn import PackedSequence
+from .utils.rnn import PackedSequence, batch_sizes_of
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -151,7 +152,8 @@ class RNNBase(Module):
                              f"{tuple(data.shape)}")
         if data.dtype.kind != "f":
             raise TypeError(f"{name}: expected a floating-point input, got {data.dtype.name}")
-        n = int(x.batch_sizes[0]) if x.batch_sizes.shape[0] else 0
+        sizes = batch_sizes_of(x)
+        n = sizes[0] if sizes else 0
         h0, c0 = self._states(hx, n, data.dtype, data.device, False, name)
         if x.sorted_indices is not None and hx is not None:   # hx is in the caller's order
             h0 = h0[:, x.sorted_indices]
@@ -184,38 +186,32 @@ class RNNBase(Module):
         """One layer and direction over the projected inputs gx: (L, N, gates * H) for a padded
         batch (sizes None), else packed rows (sum(sizes), gates * H). Returns (output, h, c):
         output (L, N, H_out), or packed rows; a packed sequence's h and c stop at its end."""
-        if sizes is None:
-            seq = [None] * gx.shape[0]
-            for t in (range(gx.shape[0] - 1, -1, -1) if reverse else range(gx.shape[0])):
-                h, c = _step(self.mode, gx[t], h, c, w["weight_hh"], w["bias_hh"], w["weight_hr"])
-                seq[t] = h
-            if not seq:
-                return T.zeros((0,) + tuple(h.shape), dtype=gx.dtype, device=gx.device), h, c
-            return T.stack(seq), h, c
-        starts = [0]
-        for b in sizes:
-            starts.append(starts[-1] + b)
-        seq = [None] * len(sizes)
-        for t in (range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))):
-            b = sizes[t]    # the b longest sequences run at step t (a prefix of the batch)
-            hb, cb = _step(self.mode, gx[starts[t]:starts[t + 1]], h[:b],
-                           None if c is None else c[:b], w["weight_hh"], w["bias_hh"],
+        steps = gx.shape[0] if sizes is None else len(sizes)
+        starts = None if sizes is None else [0, *itertools.accumulate(sizes)]
+        seq = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            g = gx[t] if sizes is None else gx[starts[t]:starts[t + 1]]
+            b = g.shape[0]  # a packed step runs the b longest sequences (a prefix of the batch)
+            full = b == h.shape[0]
+            hb, cb = _step(self.mode, g, h if full else h[:b],
+                           c if full or c is None else c[:b], w["weight_hh"], w["bias_hh"],
                            w["weight_hr"])
             seq[t] = hb
-            if b == h.shape[0]:
+            if full:
                 h, c = hb, cb
             else:           # the rest keep their state: ended (forward) or not begun (reverse)
                 h = T.concat([hb, h[b:]])
                 c = None if c is None else T.concat([cb, c[b:]])
         if not seq:
-            return gx[:, :h.shape[-1]], h, c
-        return T.concat(seq), h, c
+            shape = (0,) + tuple(h.shape if sizes is None else h.shape[1:])
+            return T.zeros(shape, dtype=gx.dtype, device=gx.device), h, c
+        return (T.stack(seq) if sizes is None else T.concat(seq)), h, c
 
     def forward(self, input, hx=None):
         name = type(self).__name__
         x, h0, c0, unbatched = self._check(input, hx, name)
         packed = input if isinstance(input, PackedSequence) else None
-        sizes = None if packed is None else [int(b) for b in packed.batch_sizes.tolist()]
+        sizes = None if packed is None else batch_sizes_of(packed)
         dirs = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):

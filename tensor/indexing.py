@@ -307,11 +307,12 @@ def _fill_nonzero(m: Tensor, mode: int, coords=(), off=None, st=(), toff=None) -
     backends' dimension limit."""
     keep = [d for d, n in enumerate(m.shape) if n != 1] or [m.ndim - 1]   # the kernels want one
     if len(keep) < m.ndim:
-        for d in range(m.ndim):
-            if mode == 0 and d not in keep:
+        if mode == 0:
+            for d in set(range(m.ndim)) - set(keep):
                 coords[d].fill_(0)
-        coords = [coords[d] for d in keep] if mode == 0 else coords
-        st = [st[d] for d in keep] if mode == 1 else st
+            coords = [coords[d] for d in keep]
+        else:
+            st = [st[d] for d in keep]
         m = reshape(m, tuple(m.shape[d] for d in keep))
     _be(m).nonzero_fill(m, mode, coords=coords, off=off, st=st, toff=toff)
 

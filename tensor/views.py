@@ -80,12 +80,7 @@ def broadcast_to(x: Tensor, shape, op: str = "broadcast_to") -> Tensor:
     """x viewed as `shape` (stride 0 on the broadcast axes); x itself when the shape is x's.
     A view that repeats elements is read-only, as NumPy's (a write would land in one memory
     location several times)."""
-    if isinstance(shape, int) or hasattr(shape, "__index__"):
-        shape = (shape,)
-    try:
-        shape = tuple(s if type(s) is int else operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r}") from None
+    shape = _shape_arg((shape,), op)   # an int, or a sequence of them
     if shape == x._shape:
         return x
     nd, xd = len(shape), x.ndim

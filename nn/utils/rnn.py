@@ -66,7 +66,8 @@ class PackedSequence(NamedTuple):
         return self.to(T.float64)
 
 
-def _sizes(packed: PackedSequence) -> list[int]:
+def batch_sizes_of(packed: PackedSequence) -> list[int]:
+    """The packed batch's sizes per time step, as Python ints."""
     return [int(b) for b in packed.batch_sizes.tolist()]
 
 
@@ -133,7 +134,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     op = "pad_packed_sequence"
     if not isinstance(sequence, PackedSequence):
         raise TypeError(f"{op}: expected a PackedSequence, got {type(sequence).__name__}")
-    sizes = _sizes(sequence)
+    sizes = batch_sizes_of(sequence)
     n, steps = (sizes[0] if sizes else 0), len(sizes)
     if total_length is not None:
         if total_length < steps:

@@ -89,8 +89,6 @@ def _raise(raise_bad, code: int) -> None:
     """raise_bad(code)'s error, saying where it comes from when it is reported late."""
     before, _tls.raising = getattr(_tls, "raising", False), True
     try:
-        if _sync:
-            raise_bad(code)
         raise_bad(code)
     except IndexError as e:
         if _sync:

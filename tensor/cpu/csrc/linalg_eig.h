@@ -448,18 +448,6 @@ static void le_tridiag(le_t *W, int64_t n, double *d, double *e, le_t *tau, le_t
 
 /* One Hermitian matrix: a (lower triangle read), w its eigenvalues ascending, the vectors
  * into a when vec. work: see le_eigh_ws. */
-/* Whether the lower triangle (diagonal's real parts included) holds a NaN or an infinity:
- * le_fmax passes NaN over, so the scale alone does not tell. */
-static int le_nonfinite_tri(const le_t *a, int64_t lda, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j <= i; j++) {
-            const le_t x = a[i * lda + j];
-            const double v = j == i ? fabs(le_re(x)) : le_abs1(x);
-            if (!(v <= DBL_MAX)) return 1;
-        }
-    return 0;
-}
-
 static int le_eigh1(le_t *a, int64_t lda, int64_t n, double *w, int vec, void *work, int nti) {
     /* zt's rows padded off multiples of 4 KiB: its rotations walk down columns */
     const int64_t ldz = n >= 64 && n % 32 == 0 ? n + 8 : n;
@@ -467,16 +455,21 @@ static int le_eigh1(le_t *a, int64_t lda, int64_t n, double *w, int vec, void *w
     double *e = (double *)(vt + (vec && LE_CPLX ? n * n : 0)), *cs = e + n;
     double *zt = vec ? cs + 2 * n : NULL;
     double amax = 0;
+    int finite = 1;   /* (le_fmax passes NaN over: amax alone does not tell) */
     for (int64_t i = 0; i < n; i++) {
         for (int64_t j = 0; j < i; j++) {
             le_t x = a[i * lda + j];
             W[i * n + j] = x;
-            amax = le_fmax(amax, le_abs1(x));
+            const double ax = le_abs1(x);
+            finite &= ax <= DBL_MAX;
+            amax = le_fmax(amax, ax);
         }
         W[i * n + i] = le_mk(le_re(a[i * lda + i]), 0.0);
-        amax = le_fmax(amax, fabs(le_re(a[i * lda + i])));
+        const double ad = fabs(le_re(a[i * lda + i]));
+        finite &= ad <= DBL_MAX;
+        amax = le_fmax(amax, ad);
     }
-    if (le_nonfinite_tri(a, lda, n)) {   /* NaN eigenvalues and vectors, info 0 (as on CUDA) */
+    if (!finite) {   /* NaN eigenvalues and vectors, info 0 (as on CUDA) */
         for (int64_t i = 0; i < n; i++) {
             w[i] = NAN;
             for (int64_t j = 0; vec && j < n; j++) a[i * lda + j] = le_mk(NAN, LE_CPLX ? NAN : 0.0);
