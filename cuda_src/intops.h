@@ -13,6 +13,8 @@
 #define SX_MOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : \
     ((a) % (b) + ((((a) % (b)) != 0 & ((((a) % (b)) < 0) != ((b) < 0))) ? (b) : 0)))
 #define SX_MOD_U(a, b) ((b) == 0 ? 0 : (a) % (b))
+/* C's truncating remainder (NumPy's fmod: the dividend's sign), 0 for a zero divisor */
+#define SX_FMOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
 #define SX_LSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) << (b)) : 0)
 #define SX_RSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) >> (b)) : ((a) < 0 ? -1 : 0))
 

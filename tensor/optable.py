@@ -267,6 +267,8 @@ BINARY = [
     Op("remainder", 2, "iuf", {"f": "SX_F2(sx_fmod_py, a, b)", "i": "SX_MOD_I(a, b)",
                                "u": "SX_MOD_U(a, b)"}, np.remainder, domain="nonzero_b",
        aliases=("mod",), grad=d2(1.0, lambda a, b, y: -T.floor_divide(a, b), 0, 1)),
+    Op("fmod", 2, "iuf", {"f": "SX_F2(fmod, a, b)", "i": "SX_FMOD_I(a, b)", "u": "SX_MOD_U(a, b)"},
+       np.fmod, domain="nonzero_b", grad=d2(1.0, lambda a, b, y: -T.trunc(a / b), 0, 1)),
     Op("power", 2, "iufc", {"c": "sx_cpow(a, b)", "f": "SX_F2(pow, a, b)", "u": "sx_upow(a, b)",
                             "*": "sx_ipow(a, b)"}, np.power, domain="power", aliases=("pow",),
        grad=d2(_pow_da, _pow_db, 0, 1, OUT)),

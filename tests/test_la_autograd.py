@@ -69,8 +69,10 @@ CASES = {
     "multi_dot": (lambda a, b: L.multi_dot([a, b, a.mT]), [(3, 4), (4, 4)]),
     "cross": (lambda a, b: L.cross(a, b), [(2, 3), (2, 3)]),
     "trace": (lambda a: L.trace(a), [(3, 3)]),
+    "matrix_exp": (lambda a: L.matrix_exp(a), [(2, 3, 3)]),
+    "matrix_exp_squared": (lambda a: L.matrix_exp(4 * a), [(3, 3)]),   # squarings on the path
 }
-SECOND = {"solve", "inv", "cholesky", "eigvalsh", "det", "svdvals", "vector_norm"}
+SECOND = {"solve", "inv", "cholesky", "eigvalsh", "det", "svdvals", "vector_norm", "matrix_exp"}
 
 
 def _inputs(rng, shapes, cplx):
@@ -119,6 +121,7 @@ def test_gradients_match_torch():
         (lambda x: L.svdvals(x).sum(), lambda x: torch.linalg.svdvals(x).sum()),
         (lambda x: L.inv(x), lambda x: torch.linalg.inv(x)),
         (lambda x: L.eigvals(x), lambda x: torch.linalg.eigvals(x)),
+        (lambda x: L.matrix_exp(x), lambda x: torch.linalg.matrix_exp(x)),
         (lambda x: L.cholesky(_pd(x)), lambda x: torch.linalg.cholesky(
             x @ x.mH + 3 * torch.eye(4, dtype=x.dtype))),
     ]:

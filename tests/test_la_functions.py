@@ -476,3 +476,65 @@ def test_edge_inputs_as_numpy():
         T.roll(T.arange(3), 1.5)
     with pytest.raises(ZeroDivisionError, match="fftfreq: the sample spacing d must not be 0"):
         T.fft.fftfreq(3, d=0)
+
+
+def _expm_ref(a: np.ndarray) -> np.ndarray:
+    """exp(a) in float64 / complex128, matrix by matrix: a 30-term Taylor series of m / 2**s
+    (||m / 2**s||_1 < 1/4), squared s times: the test's own reference (NumPy has none)."""
+    a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    out = np.empty_like(a)
+    for i in np.ndindex(a.shape[:-2]):
+        norm = np.abs(a[i]).sum(0).max()
+        s = max(0, math.ceil(math.log2(norm * 4))) if norm > 0.25 else 0
+        x = a[i] / 2.0 ** s
+        e = term = np.eye(a.shape[-1], dtype=a.dtype)
+        for k in range(1, 31):
+            term = term @ x / k
+            e = e + term
+        for _ in range(s):
+            e = e @ e
+        out[i] = e
+    return out
+
+
+@pytest.mark.parametrize("d", DTYPES)
+def test_matrix_exp(d):
+    """Padé 13 with per-matrix scaling: a batch mixing tiny and large norms (different numbers of
+    squarings), transposed input; exact on nilpotent and diagonal matrices."""
+    rng = np.random.default_rng(3)
+    scales = np.array([1e-3, 0.5, 3.0, 20.0])[:, None, None]
+    a = (_rand(rng, (4, 5, 5), d) * scales).astype(d)
+    for x in (a, np.swapaxes(a, -1, -2)):
+        ours = L.matrix_exp(T.asarray(a).mT if x is not a else T.asarray(a))
+        assert ours.dtype == T.asarray(a).dtype and ours.shape == a.shape
+        ref = _expm_ref(x)
+        scale = np.abs(ref).max(axis=(-2, -1), keepdims=True)
+        tol = 200 * _eps(d) * (1 + np.abs(x).sum(-2).max(-1)[:, None, None])
+        assert (np.abs(ours.numpy() - ref) <= tol * scale).all()
+    sym = _herm(rng, 4, np.float64)           # exp of a symmetric matrix through its eigenbasis
+    w, v = np.linalg.eigh(sym / 4)
+    np.testing.assert_allclose(L.matrix_exp(T.asarray(sym / 4)).numpy(), (v * np.exp(w)) @ v.T,
+                               rtol=1e-12)
+    np.testing.assert_array_equal(L.matrix_exp(T.asarray([[0.0, 1e30], [0.0, 0.0]])).numpy(),
+                                  [[1.0, 1e30], [0.0, 1.0]])
+    np.testing.assert_allclose(L.matrix_exp(T.asarray(np.diag([-40.0, 0.0, 30.0]))).numpy(),
+                               np.diag(np.exp([-40.0, 0.0, 30.0])), rtol=1e-13)
+
+
+def test_matrix_exp_dtypes_and_edges():
+    ints = L.matrix_exp(T.asarray([[1, 2], [3, 4]]))           # integers: float64, as det / inv
+    assert ints.dtype == T.float64
+    np.testing.assert_allclose(ints.numpy(), _expm_ref(np.array([[1.0, 2.0], [3.0, 4.0]])), rtol=1e-13)
+    half = L.matrix_exp(T.asarray([[0.0, 1.0], [-1.0, 0.0]], dtype=T.float16))
+    assert half.dtype == T.float16                               # computed in float32
+    np.testing.assert_allclose(half.numpy().astype(np.float64),
+                               [[math.cos(1), math.sin(1)], [-math.sin(1), math.cos(1)]], atol=1e-3)
+    assert L.matrix_exp(T.zeros((0, 0))).shape == (0, 0)
+    assert L.matrix_exp(T.zeros((3, 0, 2, 2))).shape == (3, 0, 2, 2)
+    both = L.matrix_exp(T.asarray([[[math.nan, 0.0], [0.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]]]))
+    assert np.isnan(both.numpy()[0]).all()                       # a NaN spoils its own matrix only
+    np.testing.assert_array_equal(both.numpy()[1], [[1.0, 1.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"linalg.matrix_exp: expected square matrices, got shape \(2, 3\)"):
+        L.matrix_exp(T.zeros((2, 3)))
+    with pytest.raises(ValueError, match="linalg.matrix_exp: expected a matrix"):
+        L.matrix_exp(T.zeros(3))

@@ -8,8 +8,6 @@ orthogonal parametrization: compositions of differentiable ops, so autograd diff
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 import tensor as T
@@ -61,23 +59,6 @@ def power_iteration_(w: Tensor, u: Tensor, v: Tensor, n: int, eps: float,
 
 
 # ---------------------------------------------------------------- orthogonal maps
-def matrix_exp(A: Tensor, degree: int = 16) -> Tensor:
-    """exp(A) of a (batch of) square matrix by scaling and squaring: a degree-16 Taylor
-    polynomial of A / 2**s with ||A / 2**s||_1 <= 1/2 (error below 1e-19), squared s times.
-    Built from matmuls, so it is differentiable. Reads ||A|| on the host once, to choose s."""
-    n = A.shape[-1]
-    norm = float(T.max(T.sum(T.abs(A.detach()), axis=-2))) if A.numel() else 0.0
-    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
-    X = A / float(2 ** s) if s else A
-    eye = T.eye(n, dtype=A.dtype, device=A.device)
-    E = eye + X / float(degree)
-    for k in range(degree - 1, 0, -1):
-        E = eye + (X @ E) / float(k)
-    for _ in range(s):
-        E = E @ E
-    return E
-
-
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """torch.linalg.householder_product: the first k columns of H_1 ... H_k, where
     H_i = I - tau_i v_i v_i^T and v_i is column i of A below the diagonal with a 1 on it."""
@@ -104,7 +85,7 @@ def geqrf(A: Tensor) -> tuple[Tensor, Tensor]:
             T.asarray(tau, dtype=A.dtype, device=A.device))
 
 
-__all__ = ["geqrf", "householder_product", "matrix_exp", "norm_except_dim", "normalize",
+__all__ = ["geqrf", "householder_product", "norm_except_dim", "normalize",
            "power_iteration_", "weight_norm_fn", "weight_to_matrix"]
 
 

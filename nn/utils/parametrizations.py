@@ -33,7 +33,6 @@ from . import parametrize
 from ._weight_ops import (
     geqrf,
     householder_product,
-    matrix_exp,
     norm_except_dim,
     normalize,
     power_iteration_,
@@ -173,7 +172,7 @@ class _Orthogonal(Module):
                                       device=X.device)], dim=-1)
             A = X - X.mT
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = matrix_exp(A)
+                Q = T.linalg.matrix_exp(A)
             else:
                 eye = _eye_like(n, n, A)
                 Q = T.linalg.solve(eye - 0.5 * A, eye + 0.5 * A)

@@ -42,6 +42,7 @@ from ._funcs import (
     lu,
     lu_factor,
     lu_solve,
+    matrix_exp,
     matrix_norm,
     matrix_power,
     matrix_rank,
@@ -69,7 +70,7 @@ def __getattr__(name):
 
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "inv", "lstsq", "lu", "lu_factor", "lu_solve", "matmul", "matrix_norm",
+           "eigvalsh", "inv", "lstsq", "lu", "lu_factor", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
            "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv",
            "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace",
            "vecdot", "vector_norm", "EigResult", "EighResult", "LstsqResult", "LUFactorResult",

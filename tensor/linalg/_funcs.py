@@ -411,6 +411,48 @@ def matrix_power(x, n: int, /) -> Tensor:
     return result
 
 
+# the degree-13 Pade approximant's coefficients b_k / b_0 (b_k = (26 - k)! 13! / (26! k! (13 - k)!)
+# times 26! / 13!), and the largest 1-norm it serves to double precision (Higham 2005)
+_PADE13 = tuple(c / 64764752532480000 for c in (
+    64764752532480000, 32382376266240000, 7771770303897600, 1187353796428800, 129060195264000,
+    10559470521600, 670442572800, 33522128640, 1323241920, 40840800, 960960, 16380, 182, 1))
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(x, /) -> Tensor:
+    """exp(x) of a (batch of) square matrices by scaling and squaring: each matrix is scaled by
+    its own 2**-s so that its 1-norm is at most theta_13, the degree-13 Pade approximant
+    (V - U)^-1 (V + U) is evaluated with 6 products and one solve, and squared s times.
+    Differentiable through those ops. One host read: the largest s (the number of squarings).
+    16-bit inputs compute in float32."""
+    A = as_matrix(x, "matrix_exp", square=True)
+    out = C.result_dtype(A.dtype)
+    wd = dt.float32 if out.itemsize < 4 else out
+    X = A if A.dtype == wd else T.astype(A, wd)
+    n = X.shape[-1]
+    if X.numel() == 0:
+        return T.astype(X, out, copy=True)
+    norm = T.max(T.sum(T.abs(X.detach()), axis=-2), axis=-1)
+    s = T.clip(T.ceil(T.log2(norm / _THETA13)), 0, 1100)
+    s = T.where(T.isfinite(s), s, T.zeros_like(s))   # NaN / inf entries: the result is NaN
+    squarings = int(T.max(s))
+    if squarings:
+        X = X * T.astype(T.pow(0.5, s), X.dtype)[..., None, None]
+    b = _PADE13
+    eye = T.eye(n, dtype=wd, device=X.device)
+    X2 = T.matmul(X, X)
+    X4 = T.matmul(X2, X2)
+    X6 = T.matmul(X4, X2)
+    U = T.matmul(X, T.matmul(X6, b[13] * X6 + b[11] * X4 + b[9] * X2)
+                 + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * eye)
+    V = T.matmul(X6, b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 \
+        + b[2] * X2 + b[0] * eye
+    E = solve(V - U, V + U)
+    for k in range(squarings):
+        E = T.where((s > k)[..., None, None], T.matmul(E, E), E)
+    return E if E.dtype == out else T.astype(E, out)
+
+
 def multi_dot(arrays, /) -> Tensor:
     """The product of a chain of matrices in the cheapest order (the first may be a row vector,
     the last a column vector, 1-D)."""
