@@ -34,17 +34,32 @@ def _clip_bounds(ctx, name):
 
 
 def _clip_masks(x, lo, hi):
-    """(x passes, min active, max active) for out = min(max(x, lo), hi): x passes where
-    lo <= x <= hi; lo where x < lo <= hi; hi where x > hi or lo > hi (then out is hi)."""
+    """The shares of g that (x, lower, upper) take in out = minimum(maximum(x, lo), hi), as
+    PyTorch 2.14's: a tensor bound is maximum's / minimum's operand (a tie splits g evenly), a
+    scalar bound is strict (x exactly on it gets 0, as relu at 0 and clip_ here)."""
     if lo is None and hi is None:   # no bounds: a copy
-        return T.full(x.shape, True, device=x.device), None, None
-    if lo is None:
-        return x <= hi, None, x > hi
+        return T.full(x.shape, 1.0, dtype=x.dtype, device=x.device), None, None
+    wx, wlo, m = 1.0, None, x
+    if lo is not None:
+        if isinstance(lo, T.Tensor):
+            wx = (x > lo) + 0.5 * (x == lo)
+            wlo = 1.0 - wx
+            m = T.maximum(x, lo)
+        else:
+            wx = x > lo
+            m = T.maximum(x, T.asarray(lo, dtype=x.dtype, device=x.device))
     if hi is None:
-        return x >= lo, x < lo, None
-    mlo = (x < lo) & (lo <= hi) if isinstance(lo, T.Tensor) else None
-    mhi = (x > hi) | (lo > hi) if isinstance(hi, T.Tensor) else None
-    return (x >= lo) & (x <= hi), mlo, mhi
+        return wx, wlo, None
+    if isinstance(hi, T.Tensor):
+        wm = (m < hi) + 0.5 * (m == hi)
+        return wx * wm, None if wlo is None else wlo * wm, 1.0 - wm
+    wm = m < hi
+    return wx * wm, None if wlo is None else wlo * wm, None
+
+
+def _share(w, v):
+    """v's share w of it (where w is 0, 0 even where v is inf or NaN)."""
+    return T.where(w != 0, v * w, 0.0)
 
 
 def _no_grad_kwargs(ctx, name):
@@ -63,7 +78,7 @@ def _clip_vjp(ctx, g):
     grads = [None] * len(ctx.args)
     for m, a, i in zip(_clip_masks(x, lo, hi), (x, lo, hi), at):
         if m is not None and i < len(grads) and need[i]:
-            grads[i] = fit(T.where(m, g, 0.0), a)
+            grads[i] = fit(_share(m, g), a)
     return tuple(grads)
 
 
@@ -73,7 +88,7 @@ def _clip_jvp(ctx, tans):
     for m, i in zip(_clip_masks(x, lo, hi), at):
         t = tans[i] if i < len(tans) else None
         if m is not None and t is not None:
-            term = T.where(m, t, 0.0)
+            term = _share(m, t)
             r = term if r is None else r + term
     if r is None:
         return None
@@ -82,7 +97,8 @@ def _clip_jvp(ctx, tans):
 
 def _clip_inplace_mask(ctx):
     """In place, only the clipped values are left: x passed where lo < out < hi (strictly, so
-    an x exactly on a bound gets 0 here, where out-of-place clip gives it 1)."""
+    an x exactly on a bound gets 0, as out of place with a scalar bound; a tensor bound's tie,
+    which out of place splits, cannot be told apart from a clipped value once x is gone)."""
     _, lo, hi, _ = _clip_bounds(ctx, "clip_")
     out = ctx.args[0]
     m = None if lo is None else out > lo

@@ -402,16 +402,26 @@ def test_clip_bounds_scalars_none_and_tensors():
 
 
 def test_clip_masks_exact():
+    """PyTorch 2.14's shares: tensor bounds are maximum / minimum operands (ties split g), a
+    scalar bound is strict (x on it gets 0)."""
     x = leaf([-2.0, -1.0, 0.0, 1.0, 2.0, 0.5])
     lo = leaf([-1.0, -1.0, -1.0, -1.0, -1.0, 3.0])  # the last pair has lo > hi: out is hi
     hi = leaf([1.0, 1.0, 1.0, 1.0, 1.0, 2.0])
     T.clip(x, lo, hi).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0, 1, 1, 1, 0, 0])  # bounds inclusive
-    np.testing.assert_array_equal(lo.grad.numpy(), [1, 0, 0, 0, 0, 0])
-    np.testing.assert_array_equal(hi.grad.numpy(), [0, 0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0.5, 1, 0.5, 0, 0])
+    np.testing.assert_array_equal(lo.grad.numpy(), [1, 0.5, 0, 0, 0, 0])
+    np.testing.assert_array_equal(hi.grad.numpy(), [0, 0, 0, 0.5, 1, 1])
     w = leaf([0.3])
     T.clip(leaf([[-1.0, 0.0, 1.0], [0.5, 0.2, 0.4]]), None, w).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [3.0])
+    for bounds, want in (((-1.0, 1.0), [0, 0, 1, 0, 0, 1]), ((1.0, -1.0), [0] * 6),
+                         ((-1.0, None), [0, 0, 1, 1, 1, 1]), ((None, 1.0), [1, 1, 1, 0, 0, 1])):
+        x = leaf([-2.0, -1.0, 0.0, 1.0, 2.0, 0.5])
+        T.clip(x, *bounds).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), want)
+    x = leaf([np.inf, 0.0, -np.inf])            # a clipped infinity passes no NaN
+    T.clip(x * 1.0, -1.0, 1.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
 
 
 def test_clip_inplace():
