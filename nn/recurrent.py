@@ -169,6 +169,8 @@ class RNNBase(Module):
             want.append((dirs * self.num_layers, n, self.hidden_size))
             if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
                 raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+        elif hx is not None and not isinstance(hx, Tensor):
+            raise TypeError(f"{name}: hx must be a tensor h_0, got {type(hx).__name__}")
         states = list(hx) if isinstance(hx, tuple) else [hx] * len(want)
         got = []
         for s, shape in zip(states, want):

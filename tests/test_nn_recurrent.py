@@ -118,6 +118,8 @@ def test_errors():
         m(T.ones((6, 2, 3)), (T.zeros((1, 3, 4)), T.zeros((1, 2, 4))))
     with pytest.raises(TypeError, match=r"LSTM: hx must be a tuple \(h_0, c_0\)"):
         m(T.ones((6, 2, 3)), T.zeros((1, 2, 4)))
+    with pytest.raises(TypeError, match="GRU: hx must be a tensor h_0, got tuple"):
+        nn.GRU(3, 4)(T.ones((6, 2, 3)), (T.zeros((1, 2, 4)),))
     with pytest.raises(TypeError, match="LSTM: expected a floating-point input, got int64"):
         m(T.ones((6, 2, 3), dtype=T.int64))
     with pytest.raises(TypeError, match="LSTM: expected a Tensor or a PackedSequence input, got list"):
