@@ -63,8 +63,17 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def _floating(tensor: Tensor, op: str) -> None:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(tensor).__name__}")
-    if tensor.dtype.kind != "f":
-        raise TypeError(f"{op}: tensor must be floating, got {tensor.dtype.name}")
+    if tensor.dtype.kind not in "fc":
+        raise TypeError(f"{op}: tensor must be floating or complex, got {tensor.dtype.name}")
+
+
+def _draw(tensor: Tensor, fill) -> Tensor:
+    """fill(shape, dtype) written into tensor; a complex tensor's real and imaginary parts are
+    drawn as a real (..., 2) tensor, as PyTorch draws them (independently)."""
+    if tensor.dtype.kind == "c":
+        real = T.dtypes.real_of(tensor.dtype)
+        return _write(tensor, T.view_as_complex(fill(tensor.shape + (2,), real)))
+    return _write(tensor, fill(tensor.shape, tensor.dtype))
 
 
 def _empty(tensor: Tensor, op: str) -> bool:
@@ -80,22 +89,21 @@ def _write(tensor: Tensor, values: Tensor) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: Generator | None = None) -> Tensor:
-    """Fill with U(a, b)."""
-    _floating(tensor, "uniform_")
-    if tensor.numel() == 0:
+    """Fill with U(a, b) (complex: both parts)."""
+    if _empty(tensor, "uniform_"):
         return tensor
     g = generator or default_generator
-    return _write(tensor, g.uniform(a, b, tensor.shape, dtype=tensor.dtype, device=tensor.device))
+    return _draw(tensor, lambda shape, d: g.uniform(a, b, shape, dtype=d, device=tensor.device))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
-    """Fill with N(mean, std^2)."""
-    _floating(tensor, "normal_")
-    if tensor.numel() == 0:
+    """Fill with N(mean, std^2) (complex: each part N(mean, std^2 / 2), as PyTorch)."""
+    if _empty(tensor, "normal_"):
         return tensor
     g = generator or default_generator
-    return _write(tensor, g.normal(mean, std, tensor.shape, dtype=tensor.dtype, device=tensor.device))
+    sd = std / math.sqrt(2.0) if tensor.dtype.kind == "c" else std
+    return _draw(tensor, lambda shape, d: g.normal(mean, sd, shape, dtype=d, device=tensor.device))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

@@ -412,6 +412,13 @@ def test_init_distributions_follow_torch_formulas():
     assert conv.dtype is T.float64
     with pytest.raises(ValueError, match="'fan_avg'"):
         init.kaiming_uniform_(w, mode="fan_avg")
+    c = T.empty(300, 300, dtype=T.complex128)   # PyTorch's: both parts drawn independently
+    z = init.uniform_(c, -1.0, 3.0).numpy()
+    assert min(z.real.min(), z.imag.min()) >= -1.0 and max(z.real.max(), z.imag.max()) < 3.0
+    assert abs(np.corrcoef(z.real.ravel(), z.imag.ravel())[0, 1]) < 0.02
+    z = init.normal_(c, 1.0, 2.0).numpy()        # each part N(mean, std^2 / 2)
+    for part in (z.real, z.imag):
+        assert abs(part.mean() - 1.0) < 0.02 and abs(part.std() - math.sqrt(2.0)) < 0.02
 
 
 def test_init_in_place_reproducible_and_checked():

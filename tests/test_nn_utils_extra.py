@@ -50,6 +50,10 @@ def npv(t) -> np.ndarray:
     return np.array(t.detach().cpu().numpy(), dtype=np.float64)   # (a copy)
 
 
+def cnp(t) -> np.ndarray:
+    return np.array(t.detach().cpu().numpy())   # (a copy, complex kept)
+
+
 def lin(n_in: int, n_out: int, seed: int = 0, device=None) -> Linear:
     """A float64 Linear with reproducible weights."""
     m = Linear(n_in, n_out, dtype=F64, device=device)
@@ -361,6 +365,48 @@ def test_orthogonal_keeps_an_orthogonal_weight_and_gradchecks():
     X = leaf(0.3 * np.random.default_rng(9).standard_normal((3, 3)))
     assert autograd.gradcheck(
         lambda o: functional_call(m, {"parametrizations.weight.original": o}, (x,)), (X,))
+
+
+@pytest.mark.parametrize("omap", ["matrix_exp", "cayley"])
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_complex_is_unitary_and_trains(shape, omap):
+    m = Linear(shape[1], shape[0], dtype=T.complex128)
+    parametrizations.orthogonal(m, orthogonal_map=omap)
+    for _ in range(2):   # unitary at initialisation and after a gradient step
+        Q = cnp(m.weight)
+        small = Q.conj().T @ Q if shape[0] >= shape[1] else Q @ Q.conj().T
+        np.testing.assert_allclose(small, np.eye(min(shape)), atol=1e-12)
+        m.zero_grad()
+        T.real(m.weight * (1 + 2j)).sum().backward()
+        assert cnp(m.parametrizations.weight.original.grad).dtype == np.complex128
+        SGD(m.parameters(), lr=0.1).step()
+    with pytest.raises(ValueError, match="householder map does not support complex"):
+        parametrizations.orthogonal(Linear(3, 3, dtype=T.complex128), orthogonal_map="householder")
+
+
+def test_geqrf_reflectors_rebuild_q():
+    """geqrf's compact form (our own Householder steps): householder_product(a, tau) @ R == A,
+    with LAPACK's conventions, so equal to torch.geqrf."""
+    from nn.utils._weight_ops import geqrf, householder_product
+    rng = np.random.default_rng(12)
+    for shape, cplx in (((5, 3), False), ((4, 4), False), ((2, 4, 3), True), ((3, 0), False)):
+        a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if cplx else 0)
+        h, tau = geqrf(T.asarray(a))
+        k = min(shape[-2:])
+        Q = cnp(householder_product(h, tau))
+        R = np.triu(cnp(h)[..., :k, :])
+        np.testing.assert_allclose(Q @ R, a, atol=1e-13)
+        eye = np.broadcast_to(np.eye(k), Q.shape[:-2] + (k, k))
+        np.testing.assert_allclose(np.swapaxes(Q.conj(), -1, -2) @ Q, eye, atol=1e-13)
+        t = cnp(tau)   # LAPACK's: 1 <= Re tau <= 2 and |tau - 1| <= 1, or 0
+        assert (((t.real >= 1 - 1e-12) & (t.real <= 2 + 1e-12) & (abs(t - 1) <= 1 + 1e-12))
+                | (t == 0)).all()
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((2, 4, 3)) + 1j * rng.standard_normal((2, 4, 3))
+    h, tau = geqrf(T.asarray(a))
+    th, ttau = torch.geqrf(torch.from_numpy(a))
+    np.testing.assert_allclose(cnp(h), th.numpy(), atol=1e-13)
+    np.testing.assert_allclose(cnp(tau), ttau.numpy(), atol=1e-13)
 
 
 def test_orthogonal_errors():

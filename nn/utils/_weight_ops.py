@@ -8,8 +8,6 @@ orthogonal parametrization: compositions of differentiable ops, so autograd diff
 """
 from __future__ import annotations
 
-import numpy as np
-
 import tensor as T
 from tensor import Tensor
 
@@ -61,28 +59,44 @@ def power_iteration_(w: Tensor, u: Tensor, v: Tensor, n: int, eps: float,
 # ---------------------------------------------------------------- orthogonal maps
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """torch.linalg.householder_product: the first k columns of H_1 ... H_k, where
-    H_i = I - tau_i v_i v_i^T and v_i is column i of A below the diagonal with a 1 on it."""
+    H_i = I - tau_i v_i v_i^H and v_i is column i of A below the diagonal with a 1 on it."""
     n, k = A.shape[-2], A.shape[-1]
     eye = T.eye(n, k, dtype=A.dtype, device=A.device)
     V = A.tril(-1) + eye
     Q = T.broadcast_to(eye, A.shape)
     for i in reversed(range(k)):
         v = V[..., :, i:i + 1]
-        Q = Q - tau[..., i:i + 1, None] * (v @ (v.mT @ Q))
+        Q = Q - tau[..., i:i + 1, None] * (v @ (v.mT.conj() @ Q))
     return Q
 
 
 def geqrf(A: Tensor) -> tuple[Tensor, Tensor]:
-    """torch.geqrf (LAPACK's compact Householder QR), through NumPy on the host: used once, at
-    initialisation, by orthogonal(..., use_trivialization=False)."""
-    a = np.asarray(A.detach().cpu().numpy())
-    h = np.empty_like(a)
-    tau = np.empty(a.shape[:-2] + (min(a.shape[-2:]),), dtype=a.dtype)
-    for idx in np.ndindex(*a.shape[:-2]):
-        hi, tau[idx] = np.linalg.qr(a[idx], mode="raw")
-        h[idx] = hi.T
-    return (T.asarray(h, dtype=A.dtype, device=A.device),
-            T.asarray(tau, dtype=A.dtype, device=A.device))
+    """torch.geqrf: LAPACK's compact Householder QR, (a, tau) with R on and above a's diagonal
+    and reflector i's vector below it (its 1 on the diagonal implicit), so that
+    householder_product(a, tau) is Q. Column by column with the public ops, on A's device; used
+    once, at initialisation, by orthogonal(..., use_trivialization=False)."""
+    a = A.detach().clone()
+    m, n = a.shape[-2:]
+    taus = []
+    for i in range(min(m, n)):
+        alpha, x = a[..., i, i], a[..., i + 1:, i]
+        xx = T.sum(T.real(x * x.conj()), axis=-1)
+        trivial = (xx == 0) & (T.imag(alpha) == 0) if a.dtype.kind == "c" else xx == 0
+        norm = T.sqrt(T.real(alpha * alpha.conj()) + xx)
+        beta = T.where(trivial, T.real(alpha), T.where(T.real(alpha) >= 0, -norm, norm))
+        tau = T.where(trivial, 0.0, (beta - alpha) / T.where(trivial, 1.0, beta))
+        v = x / T.where(trivial, 1.0, alpha - beta)[..., None]
+        a[..., i + 1:, i] = v
+        a[..., i, i] = beta
+        if i + 1 < n:   # apply H_i^H = I - conj(tau) v v^H to the columns on the right
+            vv = T.concat([T.ones(v.shape[:-1] + (1,), dtype=a.dtype, device=a.device), v], axis=-1)
+            rest = a[..., i:, i + 1:]
+            w = T.matmul(vv.conj()[..., None, :], rest)
+            a[..., i:, i + 1:] = rest - tau.conj()[..., None, None] * (vv[..., :, None] * w)
+        taus.append(tau)
+    if not taus:
+        return a, T.zeros(a.shape[:-2] + (0,), dtype=a.dtype, device=a.device)
+    return a, T.stack(taus, axis=-1)
 
 
 __all__ = ["geqrf", "householder_product", "norm_except_dim", "normalize",

@@ -140,11 +140,11 @@ def _is_orthogonal(Q: Tensor) -> bool:
     n, k = Q.shape[-2], Q.shape[-1]
     eye = _eye_like(k, k, Q)
     atol = 10.0 * n * float(T.finfo(Q.dtype).eps)
-    return bool(T.all(T.abs(Q.mT @ Q - eye) <= atol + 1e-5 * T.abs(eye)))
+    return bool(T.all(T.abs(Q.mT.conj() @ Q - eye) <= atol + 1e-5 * T.abs(eye)))
 
 
 def _make_orthogonal(A: Tensor) -> Tensor:
-    """The Q of A = QR (A tall) with R's diagonal made non-negative."""
+    """The Q of A = QR (A tall) with R's diagonal made non-negative (complex: real)."""
     Q, R = T.linalg.qr(A)
     return Q * T.sign(T.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
 
@@ -153,8 +153,8 @@ class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: _OrthMaps, *,
                  use_trivialization: bool = True) -> None:
         super().__init__()
-        if weight.dtype.kind == "c":
-            raise ValueError("orthogonal: complex tensors are not supported")
+        if weight.dtype.kind == "c" and orthogonal_map == _OrthMaps.householder:
+            raise ValueError("orthogonal: the householder map does not support complex tensors")
         self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
         if use_trivialization:
@@ -170,7 +170,7 @@ class _Orthogonal(Module):
             if n != k:
                 X = T.cat([X, T.zeros(X.shape[:-2] + (n, n - k), dtype=X.dtype,
                                       device=X.device)], dim=-1)
-            A = X - X.mT
+            A = X - X.mT.conj()   # skew-Hermitian: exp and Cayley give a unitary Q
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = T.linalg.matrix_exp(A)
             else:
