@@ -25,21 +25,21 @@ from . import (  # noqa: F401
                rules_views,
 )
 from .engine import backward, grad
-from .function import Function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .function import Function, once_differentiable
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import RULES, install
 
 install()
 
-__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "RULES"]
+__all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "RULES"]
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
 from .checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
 from .forward import jvp, vjp  # noqa: E402
-from .functional import hessian, hvp, jacobian  # noqa: E402
+from .functional import hessian, hvp, jacobian, vhp  # noqa: E402
 from . import functional  # noqa: E402
 
-__all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "checkpoint", "checkpoint_sequential",
+__all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "vhp", "checkpoint", "checkpoint_sequential",
             "functional"]

@@ -15,6 +15,7 @@ from tensor import _hook, amp
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
+from . import hooks
 from .grad_mode import is_grad_enabled, set_grad_enabled
 from .graph import AccumulateGrad, Meta, edge_of, flat_tensors, meta_of, refresh_stale
 
@@ -206,6 +207,8 @@ def _run_hooks(node, gs):
                     r = _call_hook(fn, g)
                     if r is not None:
                         gs[nr] = _hook_result(fn, r, g)
+    if node.retains:   # retain_grad: after the hooks, as PyTorch's
+        hooks.keep_retained(node, gs)
     return gs
 
 
@@ -263,14 +266,19 @@ def _accumulate(acc, g, create_graph):
             g = own_grad(g)
         elif not create_graph and not g.is_contiguous() and leaf.is_contiguous():
             g = g.contiguous()
+        elif not create_graph and (sys.getrefcount(g) > 3 or sys.getrefcount(g._storage) > 2):
+            # its memory is shared (a gradient the user passed, a tensor the graph still holds):
+            # later backwards add into .grad in place, so .grad owns its memory (PyTorch clones)
+            g = g.copy()
         leaf.grad = g if create_graph else g.detach()
     elif create_graph:
         leaf.grad = leaf.grad + g
     else:
         cur = leaf.grad
-        # in place when nothing else holds the .grad tensor (PyTorch's rule): no new memory per
-        # backward, and .grad keeps its storage, which a captured step (tensor/capture.py) writes
-        if (sys.getrefcount(cur) == 3 and cur.grad_fn is None and not cur._requires_grad
+        # in place (PyTorch's rule outside create_graph): no new memory per backward, a handle
+        # the user holds on .grad sees the sum, and .grad keeps its storage, which a captured
+        # step (tensor/capture.py) writes
+        if (cur.grad_fn is None and not cur._requires_grad
                 and cur.dtype is g.dtype and cur.shape == g.shape and cur.device == g.device
                 and cur.flags.writeable and cur._base is None):
             ew.binary("add", cur, g.detach(), out=cur)
@@ -380,8 +388,10 @@ def _link_saved_outputs(node):
         if i:
             meta_of(o).output_nr = i
     tan = getattr(node.ctx, "out_tangent", None)
-    if tan is not None and not isinstance(out, list):
-        meta_of(out).tangent = tan
+    if tan is not None:
+        for o, t in zip(outs, tan if isinstance(out, list) else [tan]):
+            if t is not None:
+                meta_of(o).tangent = t
     return outs
 
 
@@ -407,13 +417,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):
-    capture = {}
+    capture, slot = {}, []   # an input listed twice shares its edge's slot (and gets it twice)
     for i, t in enumerate(inputs):
         e = edge_of(t)
         if e is None:
             raise RuntimeError(f"grad: input {i} (shape {t.shape}) does not require grad")
-        capture[(id(e[0]), e[1])] = i
-    got = run(roots, retain_graph, create_graph, capture=capture, accumulate=False)
+        slot.append(capture.setdefault((id(e[0]), e[1]), len(capture)))
+    found = run(roots, retain_graph, create_graph, capture=capture, accumulate=False)
+    got = [found[k] for k in slot]
     for i, g in enumerate(got):
         if g is None and not allow_unused:
             raise RuntimeError(f"grad: input {i} (shape {inputs[i].shape}) is not part of the graph "

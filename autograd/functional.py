@@ -24,7 +24,7 @@ from .engine import grad
 from .forward import _alias, _as_tuple, _inputs, jvp
 from .grad_mode import enable_grad, no_grad
 
-__all__ = ["jacobian", "hessian", "hvp"]
+__all__ = ["jacobian", "hessian", "hvp", "vhp"]
 
 _STRATEGIES = ("reverse-mode", "forward-mode")
 
@@ -209,3 +209,9 @@ def hvp(f, inputs, v, create_graph: bool = False, strategy: str = "reverse-over-
     if not create_graph:
         y, hv = y.detach(), tuple(h.detach() for h in hv)
     return y, (hv[0] if single_in else tuple(hv))
+
+
+def vhp(f, inputs, v, create_graph: bool = False):
+    """(f(inputs), v^T H) for a scalar f (PyTorch's vhp): the double backward, which computes
+    exactly v^T H (equal to H v wherever f is twice continuously differentiable)."""
+    return hvp(f, inputs, v, create_graph=create_graph)

@@ -28,41 +28,94 @@ def is_grad_enabled() -> bool:
     return state.grad_enabled
 
 
-class set_grad_enabled:
-    """Enable or disable gradient recording (a function call, context manager or decorator)."""
+class _GradMode:
+    """A context manager and decorator that sets grad mode to `mode` while it is entered (on
+    entry, not construction: one instance may be entered again, or nested), restoring the mode
+    it found on exit."""
+    mode = False
 
-    def __init__(self, mode: bool):
-        self.prev = state.grad_enabled
-        self.mode = bool(mode)
-        state.grad_enabled = self.mode
+    def __new__(cls, *args, **kwargs):
+        # PyTorch's bare decorator: @no_grad (no parentheses) wraps the function directly
+        if cls is not set_grad_enabled and len(args) == 1 and not kwargs and callable(args[0]) \
+                and not isinstance(args[0], bool):
+            return cls()(args[0])
+        return super().__new__(cls)
+
+    def __init__(self):
+        self._prev = []
 
     def __enter__(self):
+        self._prev.append(state.grad_enabled)
+        state.grad_enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+        state.grad_enabled = self._prev.pop()
         return False
 
     def __call__(self, fn):
-        mode = self.mode
-        state.grad_enabled = self.prev  # used as a decorator: undo the eager switch
+        make = self.clone
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
+            with make():
                 return fn(*args, **kwargs)
         return wrapper
 
+    def clone(self):
+        return type(self)()
 
-class no_grad(set_grad_enabled):
+
+class no_grad(_GradMode):
     """Ops inside do not record a graph (inference, parameter updates)."""
-
-    def __init__(self):
-        super().__init__(False)
+    mode = False
 
 
-class enable_grad(set_grad_enabled):
+class enable_grad(_GradMode):
     """Re-enable recording inside a no_grad block."""
+    mode = True
 
-    def __init__(self):
-        super().__init__(True)
+
+class inference_mode(_GradMode):
+    """PyTorch's inference_mode(mode=True): here no_grad (mode=False: no change); tensors made
+    inside are ordinary tensors (no inference-tensor restrictions)."""
+
+    def __init__(self, mode: bool = True):
+        super().__init__()
+        self.mode = False if mode else None   # None: leave grad mode as it is
+
+    def __enter__(self):
+        self._prev.append(state.grad_enabled)
+        if self.mode is not None:
+            state.grad_enabled = self.mode
+        return self
+
+    def clone(self):
+        return inference_mode(self.mode is not None)
+
+
+class set_grad_enabled(_GradMode):
+    """Enable or disable gradient recording: as a function call it switches at once (PyTorch's);
+    as a context manager or decorator it restores the previous mode on exit."""
+
+    def __init__(self, mode: bool):
+        super().__init__()
+        self.mode = bool(mode)
+        self._prev.append(state.grad_enabled)
+        state.grad_enabled = self.mode
+
+    def __enter__(self):   # the switch happened at construction
+        return self
+
+    def __call__(self, fn):
+        state.grad_enabled = self._prev.pop()   # used as a decorator: undo the eager switch
+        return super().__call__(fn)
+
+    def clone(self):
+        return _Enter(self.mode)
+
+
+class _Enter(_GradMode):
+    def __init__(self, mode: bool):
+        super().__init__()
+        self.mode = mode

@@ -69,7 +69,7 @@ class Meta:
 class AGMeta:
     """Autograd state of one tensor (Tensor._ag): its leaf accumulator, hooks, tangent."""
 
-    __slots__ = ("acc", "hooks", "tangent", "output_nr", "retain", "is_view")
+    __slots__ = ("acc", "hooks", "tangent", "output_nr", "retain", "is_view", "nograd_view")
 
     def __init__(self):
         self.is_view = False  # shares memory with a tensor of the graph (in-place is refused)
@@ -78,6 +78,7 @@ class AGMeta:
         self.tangent = None
         self.output_nr = 0
         self.retain = False
+        self.nograd_view = False  # a view made under no_grad of a tensor that requires grad
 
 
 def meta_of(t: Tensor) -> AGMeta:
@@ -101,13 +102,14 @@ class Ctx:
 
 
 class Node:
-    __slots__ = ("name", "rule", "ctx", "next", "n_out", "multi", "hooks", "saved", "released",
-                 "seq", "__weakref__")
+    __slots__ = ("name", "rule", "ctx", "next", "n_out", "multi", "hooks", "retains", "saved",
+                 "released", "seq", "__weakref__")
 
     def __init__(self, name, rule, ctx, next_edges, n_out=1, multi=False):
         self.name, self.rule, self.ctx, self.next, self.n_out = name, rule, ctx, next_edges, n_out
         self.multi = multi or n_out > 1  # the rule takes a list of output gradients
         self.hooks = None      # output_nr -> [fn]: hooks of the non-leaf outputs
+        self.retains = None    # output_nr -> weakref of the output that keeps its .grad
         self.saved = []        # (tensor alias, storage, version) to check before backward
         self.released = False
         self.seq = next(_seq)  # creation order: later nodes run first
@@ -129,9 +131,25 @@ class Node:
                     f"{version}, now {storage.version}; avoid the in-place op or clone() first")
 
     def release(self):
+        """Free what backward saved (after a backward without retain_graph). A node that saved
+        no tensor keeps its ctx: a second backward through it is allowed, as in PyTorch."""
+        if not self.saved and _tensor_free(self.ctx):
+            return
         self.ctx = None
         self.saved = []
         self.released = True
+
+
+def _tensor_free(ctx) -> bool:
+    """ctx holds no tensor (its args are values and Meta, nothing saved on it)."""
+    if ctx is None:
+        return False
+    for v in vars(ctx).values():
+        if type(v) is Tensor:
+            return False
+        if isinstance(v, list | tuple) and any(type(x) is Tensor for x in v):
+            return False
+    return True
 
 
 LIVE_ACCS: weakref.WeakSet = weakref.WeakSet()   # every AccumulateGrad alive (tensor/capture.py)
@@ -140,7 +158,7 @@ LIVE_ACCS: weakref.WeakSet = weakref.WeakSet()   # every AccumulateGrad alive (t
 class AccumulateGrad:
     """The node of a leaf tensor: adds incoming gradients into leaf.grad."""
 
-    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "name", "__weakref__")
+    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "retains", "name", "__weakref__")
 
     def __init__(self, leaf: Tensor):
         LIVE_ACCS.add(self)
@@ -150,6 +168,7 @@ class AccumulateGrad:
         self.n_out = 1
         self.multi = False
         self.hooks = None
+        self.retains = None    # (a leaf keeps its .grad anyway)
         self.name = "AccumulateGrad"
 
     def __repr__(self):
@@ -221,10 +240,14 @@ def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
     save = rule.save if rule.reads is None else frozenset(
         i for j, r in enumerate(rule.reads) if j < len(needs) and needs[j] for i in r)
     node.ctx = Ctx(_saved_args(ctx_args or args, save, node), kwargs, ctx_out, needs)
-    if ctx_out is not None and type(out) is Tensor and out._ag is not None:
-        node.ctx.out_tangent = out._ag.tangent  # for forward-over-reverse through this node
+    if ctx_out is not None:   # the outputs' tangents, for forward-over-reverse through this node
+        tans = [o._ag.tangent if type(o) is Tensor and o._ag is not None else None for o in outs]
+        if any(t is not None for t in tans):
+            node.ctx.out_tangent = tans if isinstance(ctx_out, list) else tans[0]
     for i, o in enumerate(outs):
         if type(o) is Tensor:
+            if o._ag is not None and o._ag.retain:   # written in place: its .grad is the new one's
+                move_retain(o, node, i)
             o._requires_grad = True
             o.grad_fn = node
             if i:
@@ -232,6 +255,19 @@ def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
             if name not in _WRITES and any(o._storage is t._storage for t in tensors):
                 meta_of(o).is_view = True
     return node
+
+
+def move_retain(t: Tensor, node, nr: int) -> None:
+    """retain_grad: t keeps the gradient of output nr of node (from now on; its old node's no
+    longer reaches it), as PyTorch's retains_grad follows a tensor through in-place writes."""
+    old = t.grad_fn
+    if old is not None and old.retains:
+        ref = old.retains.get(t._ag.output_nr)
+        if ref is not None and ref() is t:
+            del old.retains[t._ag.output_nr]
+    if node.retains is None:
+        node.retains = {}
+    node.retains[nr] = weakref.ref(t)
 
 
 def _own_outputs(out, tensors) -> None:
@@ -410,6 +446,12 @@ def record(name, fn, args, kwargs):
                     break
         if st.fw_level:
             need_tan = any(t._ag is not None and t._ag.tangent is not None for t in tensors)
+    if st.grad_enabled and name in INPLACE and args and type(args[0]) is Tensor \
+            and args[0]._ag is not None and args[0]._ag.nograd_view:
+        raise RuntimeError(f"{name}: this view (shape {args[0].shape}) was made under no_grad of "
+                           "a tensor that requires grad; writing into it with grad mode on would "
+                           "change that tensor behind its graph (PyTorch refuses it too): write "
+                           "under autograd.no_grad(), or make the view outside it")
     if not (need_grad or need_tan):
         return fn(*args, **kwargs)
     if kwargs:  # move them to their positions (rules read ctx.args), in order
@@ -483,8 +525,16 @@ def _record_tail(name, rule, args, kwargs, out, tensors):
     return out
 
 
+def _nograd_view(view: Tensor, src: Tensor) -> None:
+    """tensor's _view under no_grad: a view of a tensor that requires grad (or of such a view)
+    is marked, so that a later in-place write into it with grad mode on is refused."""
+    if src._requires_grad or (src._ag is not None and src._ag.nograd_view):
+        meta_of(view).nograd_view = True
+
+
 def install():
     _hook.grad_state = state
+    _hook.nograd_view = _nograd_view
     _hook.fast_graph = (state, Node, Ctx, Meta, AGMeta, RULES, _seq, edge_of, frozenset(INPLACE),
                         frozenset(_WRITES), meta_of, _record_tail)
     _hook.set_record(record)

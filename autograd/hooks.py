@@ -1,9 +1,7 @@
 """Tensor hooks: register_hook and retain_grad."""
 from __future__ import annotations
 
-import weakref
-
-from .graph import edge_of
+from .graph import edge_of, meta_of, move_retain, refresh_stale
 
 
 class RemovableHandle:
@@ -19,6 +17,7 @@ def register_hook(t, fn):
     if not t.requires_grad:
         raise RuntimeError("register_hook: cannot register a hook on a tensor that does not "
                            "require grad")
+    refresh_stale([t])   # a view whose base was written since: its current node
     node, nr = edge_of(t)
     if node.hooks is None:
         node.hooks = {}
@@ -28,13 +27,27 @@ def register_hook(t, fn):
 
 
 def retain_grad(t):
+    """Keep .grad on a non-leaf tensor after backward, as PyTorch's: once per tensor (a second
+    call does nothing), after every hook on it, and following it through in-place writes."""
     if t.grad_fn is None:
         return  # leaves keep .grad anyway
-    ref = weakref.ref(t)
+    refresh_stale([t])
+    m = meta_of(t)
+    if m.retain:
+        return
+    m.retain = True
+    node, nr = edge_of(t)
+    move_retain(t, node, nr)
 
-    def keep(g):
-        x = ref()
-        if x is not None:
+
+def retains_grad(t) -> bool:
+    return t.grad_fn is not None and t._ag is not None and t._ag.retain
+
+
+def keep_retained(node, gs) -> None:
+    """After node's hooks ran on gs: the outputs that retain their gradient store it."""
+    for nr, ref in node.retains.items():
+        x, g = ref(), gs[nr]
+        if x is not None and g is not None:
             g = g.detach()
             x.grad = (g if g.flags.writeable else g.copy()) if x.grad is None else x.grad + g
-    register_hook(t, keep)

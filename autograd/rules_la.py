@@ -278,7 +278,7 @@ _register("linalg_qr", _qr_vjp, _qr_jvp, (0, "out"))
 
 # ---------------------------------------------------------------- eigh
 # A = V diag(w) V^H. X = V^H dA V: dw = Re diag(X), dV = V (F o X), F = _gap(w).
-# gA = V (diag(gw) + F o (V^H gV)) V^H.
+# gA = V (diag(gw) + F o skew(V^H gV)) V^H, skew(E) = (E - E^H) / 2.
 
 def _eigh_vjp(ctx, gs):
     A = ctx.args[0]
@@ -289,7 +289,9 @@ def _eigh_vjp(ctx, gs):
         E = T.matmul(_H(V), gV)
         if E.dtype.kind == "c":
             _check_gauge("eigh", T.imag(_dg(E)), E)
-        M = _gap(w).astype(V.dtype) * E
+        # only E's skew-Hermitian part moves an orthonormal V: the gradient of a Hermitian A is
+        # Hermitian (PyTorch's), so second derivatives along Hermitian directions are right
+        M = _gap(w).astype(V.dtype) * ((E - _H(E)) / 2)
     if gw is not None:
         M = M + _diag(gw.astype(V.dtype))
     if isinstance(M, int):

@@ -161,6 +161,11 @@ class _Unpool(Function):
     @staticmethod
     def forward(ctx, x, idx, total):
         ctx.save_for_backward(idx)
+        ctx.total = total
+        return _Unpool._scatter(x, idx, total)
+
+    @staticmethod
+    def _scatter(x, idx, total):
         out = T.zeros(tuple(x.shape[:-1]) + (total,), dtype=x.dtype, device=x.device)
         with no_grad():
             T.put_along_axis(out, idx, x.detach(), -1)
@@ -170,6 +175,11 @@ class _Unpool(Function):
     def backward(ctx, g):
         (idx,) = ctx.saved_tensors
         return T.take_along_axis(g, idx, axis=-1), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):   # the tangent unpooled as the values
+        (idx,) = ctx.saved_tensors
+        return _Unpool._scatter(t, idx, ctx.total)
 
 
 def _unpool_size(x, k, s, p, output_size, op) -> tuple:

@@ -23,6 +23,9 @@ capture = None
 # INPLACE, _WRITES, meta_of, _record_tail)
 fast_graph = None
 grad_state = None  # set by autograd: its thread-local grad mode (views made in no_grad stay untracked)
+# set by autograd: (view, source) -> None, called for a view made under no_grad of a tensor
+# autograd knows (so that an in-place write into it with grad mode on can be refused)
+nograd_view = None
 # set by tensor.amp while an autocast region is enabled in some thread: (name, run, args,
 # kwargs) -> the op's result, its inputs cast as the autocast table says
 amp = None

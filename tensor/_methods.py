@@ -218,11 +218,14 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 def _detach(self):
     """The same data without history (shares memory; read-only when self is)."""
     t = self._view(self._shape, self._strides)
-    t._base = None  # no link back into the graph either
+    t._base = t._ag = None  # no link back into the graph either (nor a no_grad view's mark)
     return t
 
 
 def _detach_(self):
+    if self._base is not None:
+        raise RuntimeError(f"detach_: cannot detach a view (shape {self.shape}) in place; use "
+                           "detach(), as in PyTorch")
     self.grad_fn = None
     self._requires_grad = False
     return self
@@ -244,6 +247,8 @@ Tensor.detach = _detach
 Tensor.detach_ = _detach_
 Tensor.register_hook = _register_hook
 Tensor.retain_grad = _retain_grad
+Tensor.retains_grad = property(lambda self: self._ag is not None and self.grad_fn is not None
+                               and _hook.autograd().hooks.retains_grad(self))
 
 
 # --- copy and pickle: a tensor travels as its values (a detached copy) ---

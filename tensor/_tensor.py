@@ -124,6 +124,8 @@ class Tensor:
         if g is None or g.grad_enabled or g.fw_level:
             b = self._base
             t._base = b if b is not None else (self, self._storage.version)
+        elif self._requires_grad or self._ag is not None:
+            _hook.nograd_view(t, self)
         return t
 
     # --- basic properties ---

@@ -5,9 +5,10 @@
  * reads it when an operand takes part in autograd, and hands the call to Python where record
  * would do more than put one node on the graph (forward mode, a view to refresh). */
 
-enum { N_NAME, N_RULE, N_CTX, N_NEXT, N_NOUT, N_MULTI, N_HOOKS, N_SAVED, N_RELEASED, N_SEQ, N_N };
+enum { N_NAME, N_RULE, N_CTX, N_NEXT, N_NOUT, N_MULTI, N_HOOKS, N_RETAINS, N_SAVED, N_RELEASED,
+       N_SEQ, N_N };
 static const char *N_NAMES[N_N] = {"name", "rule", "ctx", "next", "n_out", "multi", "hooks",
-                                   "saved", "released", "seq"};
+                                   "retains", "saved", "released", "seq"};
 enum { M_SHAPE, M_DTYPE, M_DEVICE, M_N };
 static const char *M_NAMES[M_N] = {"shape", "dtype", "device"};
 enum { A_ACC, A_OUTPUT_NR, A_N };
@@ -222,7 +223,8 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
     }
     if (!(node = Node_t->tp_alloc(Node_t, 0)))
         goto fail;
-    PyObject *nv[N_N] = {name, rule, ctx, edges, NULL, Py_False, Py_None, saved, Py_False, seq};
+    PyObject *nv[N_N] = {name, rule, ctx, edges, NULL, Py_False, Py_None, Py_None, saved, Py_False,
+                         seq};
     for (int i = 0; i < N_N; i++) {
         PyObject *v = i == N_NOUT ? PyLong_FromLong(1) : (Py_INCREF(nv[i]), nv[i]);
         SLOT(node, noff[i]) = v;
@@ -327,11 +329,15 @@ static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         }
         need |= SLOT(x, toff[T_RG]) == Py_True;
     }
-    if (!need)
-        return call_fn(fn, args, NULL);
     int inplace = PySet_Contains(g_inplace, name);
     if (inplace < 0)
         return NULL;
+    if (!need) {   /* a write into a tensor autograd knows (a view made under no_grad): Python's */
+        if (inplace && nargs && Py_IS_TYPE(PyTuple_GET_ITEM(args, 0), Tensor_t) &&
+            SLOT(PyTuple_GET_ITEM(args, 0), toff[T_AG]) != Py_None)
+            goto python;
+        return call_fn(fn, args, NULL);
+    }
     PyObject *rule = PyDict_GetItemWithError(g_rules, name);
     if (inplace || !rule) {
         if (PyErr_Occurred())
