@@ -3,7 +3,7 @@
 the same node."""
 from __future__ import annotations
 
-from . import _hook, interop
+from . import _hook, _numpy_protocol, array_extra, interop, math_extra, numpy_extra, torch_extra
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .convert import from_numpy
@@ -86,9 +86,13 @@ _NOT_METHODS = {"where", "getitem", "setitem", "concatenate", "cat", "stack", "h
                 # NumPy's ndarray.sort sorts in place, PyTorch's returns (values, indices):
                 # no method rather than one that surprises half its users
                 "sort"}
+for _m in (array_extra, math_extra, numpy_extra, torch_extra):
+    _NOT_METHODS |= _m.NOT_METHODS
 for _n, _f in PUB.items():
     if _n not in _NOT_METHODS:
         setattr(Tensor, _n, _f)
+for _n, _f in torch_extra.METHODS.items():   # PyTorch's methods that are no T.function
+    setattr(Tensor, _n, _f)
 Tensor.T = property(lambda self: PUB["transpose"](self))
 Tensor.mT = property(lambda self: PUB["matrix_transpose"](self))
 # attributes, as NumPy's and PyTorch's: views of a complex tensor's parts
@@ -174,6 +178,8 @@ Tensor.__dlpack_device__ = interop.dlpack_device
 Tensor.__float__ = lambda self: float(interop.item(self))
 Tensor.__int__ = lambda self: int(interop.item(self))
 Tensor.__complex__ = lambda self: complex(interop.item(self))
+Tensor.__array_ufunc__ = _numpy_protocol.array_ufunc
+Tensor.__format__ = _numpy_protocol.format_spec
 
 
 def _index(self):
@@ -251,8 +257,8 @@ Tensor.retains_grad = property(lambda self: self._ag is not None and self.grad_f
                                and _hook.autograd().hooks.retains_grad(self))
 
 
-# --- copy and pickle: a tensor travels as its values (a detached copy) ---
-def _rebuild(raw: bytes, dtype: str, shape: tuple, requires_grad: bool):
+# --- copy and pickle: a tensor travels as its values (a detached copy) and its device ---
+def _rebuild(raw: bytes, dtype: str, shape: tuple, requires_grad: bool, device: str = "cpu"):
     from .dtypes import dtype as to_dtype
     d = to_dtype(dtype)
     import numpy as np
@@ -260,6 +266,8 @@ def _rebuild(raw: bytes, dtype: str, shape: tuple, requires_grad: bool):
     t = from_numpy(a.copy())
     if d.np is None:  # bfloat16 travels as its raw 16-bit words
         t = Tensor._make(t._storage, t._shape, t._strides, t._offset, d)
+    if device != "cpu":
+        t = PUB["to_device"](t, device)
     return t.requires_grad_() if requires_grad else t
 
 
@@ -268,12 +276,26 @@ def _reduce(self):
     words = c if c.dtype.np is not None else Tensor._make(c._storage, c._shape, c._strides,
                                                           c._offset, _dt.int16)
     return (_rebuild, (words.numpy().tobytes(), self.dtype.name, self.shape,
-                       self.requires_grad and self.is_leaf))
+                       self.requires_grad and self.is_leaf, str(self.device)))
+
+
+def _copy(self, memo=None):
+    """A copy on the same device (requires_grad kept for a leaf, as PyTorch's deepcopy); a
+    deep copy copies .grad too."""
+    t = PUB["copy"](self.detach())
+    if self.requires_grad and self.is_leaf:
+        t.requires_grad_()
+    if memo is not None:
+        memo[id(self)] = t
+        if self.grad is not None:
+            import copy
+            t.grad = copy.deepcopy(self.grad, memo)
+    return t
 
 
 Tensor.__reduce__ = _reduce
-Tensor.__copy__ = lambda self: _rebuild(*_reduce(self)[1])  # as NumPy: copy.copy copies data
-Tensor.__deepcopy__ = lambda self, memo: _rebuild(*_reduce(self)[1])
+Tensor.__copy__ = _copy   # as NumPy: copy.copy copies data
+Tensor.__deepcopy__ = _copy
 
 
 # --- PyTorch's dtype shorthands: x.float(), x.long(), ... (recorded as astype) ---

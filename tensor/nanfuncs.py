@@ -149,7 +149,9 @@ def nanstd(x, axis=None, dtype=None, ddof=0, keepdims: bool = False, *, correcti
     1.0
     """
     _prep(x, axis, dim, "nanstd")   # so a bad argument is reported for nanstd, not nanvar
-    return P.sqrt(nanvar(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim))
+    v = nanvar(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
+    zero = v == 0   # a constant slice: 0 with a zero gradient (as std's), not sqrt's 0 * inf
+    return P.where(zero, 0.0, P.sqrt(P.where(zero, 1.0, v)))
 
 
 # ---------------------------------------------------------------- nanmax, nanmin, nanarg*
@@ -400,12 +402,15 @@ def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: boo
 
 
 def _rows_of(m, dtype: dt.DType, rowvar: bool, op: str, what: str) -> Tensor:
-    """m as the 2-d (variables, observations) tensor NumPy's cov makes of it."""
+    """m as the 2-d (variables, observations) tensor NumPy 2's cov makes of it: with
+    rowvar=False a 2-d m is transposed (a single row too: one observation of each column's
+    variable), y as NumPy still does it (unless it is one row)."""
     x = P.astype(m, dtype)
     if x.ndim > 2:
         raise ValueError(f"{op}: {what} has more than 2 dimensions (shape {x.shape})")
+    flip = x.ndim == 2 if what == "m" else x.ndim < 2 or x.shape[0] != 1
     x = P.atleast_2d(x) if x.ndim < 2 else x
-    return P.matrix_transpose(x) if not rowvar and x.shape[0] != 1 else x
+    return P.matrix_transpose(x) if not rowvar and flip else x
 
 
 def _check_weights(w, n: int, op: str, what: str, integral: bool) -> Tensor:
@@ -467,6 +472,8 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
         scale = 1.0 / fact if fact > 0 else math.inf
     else:
         w_sum = w_sum[0]
+        if w_sum.dtype.kind == "c":   # (the weights are real; average returns x's dtype)
+            w_sum = P.real(w_sum)
         if ddof == 0:
             fact = w_sum
         elif aw is None:

@@ -145,6 +145,16 @@ for _n, _f in composites.FUNCS.items():
     _composite(_n, _f)
 # einsum.py: permutes, diagonals, sums and matmuls of the public functions
 _composite("einsum", einsum.einsum)
+# array_extra.py, math_extra.py, numpy_extra.py, torch_extra.py: NumPy's and PyTorch's
+# remaining functions, compositions of the public ones (each module's COMPOSITES; its
+# NOT_METHODS have no Tensor method)
+from . import array_extra, math_extra, numpy_extra, torch_extra  # noqa: E402
+
+for _m in (array_extra, math_extra, numpy_extra, torch_extra):
+    for _n, _f in _m.COMPOSITES.items():
+        if _n in PUB:
+            raise RuntimeError(f"tensor.public: {_m.__name__} publishes {_n!r}, which exists")
+        _composite(_n, _f)
 # segment.py: scatter_reduce, segment_sum/prod/max/min/mean, gather: public ops around one
 # recorded op, segment.segment_reduce (autograd/rules_segment.py)
 from . import segment as _segment  # noqa: E402
