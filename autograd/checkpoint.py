@@ -158,6 +158,7 @@ def _strip(node: Node, rec: _Record, i: int):
             if type(x) is Tensor or isinstance(x, Meta):
                 metas.append(Meta(x) if type(x) is Tensor else x)
     node.ctx = Ctx(tuple(metas), {}, None, None)
+    node.ctx.keeps = True   # released after a backward (the recomputation's inputs)
     node.saved = []
     node.rule = Rule(node.name, _replayed(rec, i), None, ())
 

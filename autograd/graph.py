@@ -141,8 +141,9 @@ class Node:
 
 
 def _tensor_free(ctx) -> bool:
-    """ctx holds no tensor (its args are values and Meta, nothing saved on it)."""
-    if ctx is None:
+    """ctx holds no tensor (its args are values and Meta, nothing saved on it; a checkpointed
+    node's ctx says `keeps`: its rule holds the inputs of the recomputation)."""
+    if ctx is None or getattr(ctx, "keeps", False):
         return False
     for v in vars(ctx).values():
         if type(v) is Tensor:
@@ -399,7 +400,7 @@ def rebase(x: Tensor, need_grad: bool, need_tan: bool) -> None:
 def _before_write(rule, args) -> dict | None:
     """Copies, taken before an in-place op writes args[0], of what its rule reads afterwards:
     saved operands that overlap args[0] (`y *= y`), and under "old" args[0] itself when the
-    rule needs it (`y *= w` with w tracked)."""
+    rule needs it (`y *= w` with w tracked; "old0": x.sin_() with x tracked)."""
     x, pre = args[0], {}
     if type(x) is not Tensor:
         return None
@@ -407,6 +408,8 @@ def _before_write(rule, args) -> dict | None:
         if type(i) is int and 0 < i < len(args) and type(args[i]) is Tensor and may_overlap(args[i], x):
             pre[i] = T.clone(args[i])
     if "old" in rule.save and len(args) > 1 and type(args[1]) is Tensor and _tracked(args[1]):
+        pre["old"] = T.clone(x)
+    elif "old0" in rule.save and _tracked(x):   # (autograd/rules_elementwise.py: _inplace_rule)
         pre["old"] = T.clone(x)
     return pre
 

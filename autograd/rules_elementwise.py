@@ -12,7 +12,7 @@ from __future__ import annotations
 import tensor as T
 from tensor.optable import BINARY, NO_RULE, NONE, UNARY, ZERO
 
-from .graph import RULES, Rule
+from .graph import RULES, Ctx, Rule
 from .rules_util import fit
 
 
@@ -198,3 +198,27 @@ RULES["conjugate"] = RULES["conjugate_"] = Rule("conjugate", _conj_vjp, _conj_jv
 RULES["abs"] = Rule("abs", RULES["abs"].vjp, _abs_jvp, (0,), conj=False)
 RULES["sign"] = Rule("sign", _sign_vjp, _sign_jvp, (0, "out"), conj=False)
 RULES["angle"] = Rule("angle", _angle_vjp, _angle_jvp, (0,), conj=False)
+
+
+# ---------------------------------------------------------------- the in-place forms
+# op_ of every differentiable table op, after the rules above: one that reads only the output or
+# the other operand shares op's rule (the output saved is x after the write, version-checked);
+# one whose partials read x's old value makes record() keep a copy of x first ("old0" in save:
+# ctx.old), and runs op's rule on it, as PyTorch saves self's original value.
+
+def _inplace_rule(name, base):
+    if 0 not in base.save:
+        return base
+
+    def swap(ctx):
+        return Ctx((ctx.old,) + tuple(ctx.args[1:]), ctx.kwargs, ctx.out, ctx.needs)
+    reads = None if base.reads is None else tuple(
+        tuple("old0" if i == 0 else i for i in r) for r in base.reads)
+    return Rule(name, lambda ctx, g: base.vjp(swap(ctx), g),
+                lambda ctx, tans: base.jvp(swap(ctx), tans),
+                (base.save - {0}) | {"old0"}, base.conj, reads)
+
+
+for _op in UNARY + BINARY:
+    if _op.name in RULES and _op.name + "_" not in RULES:
+        RULES[_op.name + "_"] = _inplace_rule(_op.name + "_", RULES[_op.name])

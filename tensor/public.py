@@ -32,7 +32,7 @@ from . import (
 )
 from . import elementwise as ew
 from ._hook import differentiable
-from .optable import BINARY, NO_RULE, NONE, UNARY, Grad
+from .optable import BINARY, NO_RULE, NONE, UNARY
 from .redtable import REDUCTIONS
 
 PUB: dict = {}
@@ -73,7 +73,7 @@ for _op in UNARY + BINARY:
     _inplace = (_unary_inplace if _op.arity == 1 else _binary_inplace)(_op.name)
     _add(_op.name, ops.FUNCS[_op.name], *_op.aliases, grad=_op.grad not in (NONE, NO_RULE))
     _add(_op.name + "_", _inplace, *(a + "_" for a in _op.aliases),
-         grad=isinstance(_op.grad, Grad) and bool(_op.grad.inplace))
+         grad=_op.grad not in (NONE, NO_RULE))   # autograd/rules_elementwise.py: _inplace_rule
 for _r in REDUCTIONS:
     _add(_r.name, reductions.FUNCS[_r.name], *_r.aliases, grad=_r.grad)
 

@@ -245,3 +245,35 @@ def test_second_backward_through_nodes_that_saved_nothing():
     y.backward()
     with pytest.raises(RuntimeError, match="second time"):
         y.backward()
+
+
+def _table_ops():
+    from tensor.optable import BINARY, NO_RULE, NONE, UNARY
+    return [op for op in UNARY + BINARY if op.grad not in (NONE, NO_RULE) and "f" in op.kinds]
+
+
+@pytest.mark.parametrize("op", _table_ops(), ids=lambda o: o.name)
+def test_in_place_forms_differentiate_as_the_out_of_place_op(op):
+    """x.op_(...) on a non-leaf (x.sin_(), y.pow_(w), z.atan2_(w)...) has op's gradient and
+    tangent at x's old value (kept before the write when op's partials read it)."""
+    rng = np.random.default_rng(abs(hash(op.name)) % 1000)
+    a = rng.uniform(0.2, 0.8, (2, 3))
+    b = rng.uniform(0.5, 1.5, (3,))
+    inputs = (a,) if op.arity == 1 else (a, b)
+    from tensor.public import PUB
+    fn, fn_ = PUB[op.name], PUB[op.name + "_"]
+
+    def run(in_place):
+        xs = [leaf(v) for v in inputs]
+        y = fn_(xs[0] * 1.0, *xs[1:]) if in_place else fn(*xs)
+        (y * T.asarray(np.arange(6.0).reshape(2, 3))).sum().backward()
+        return y.detach().numpy(), [x.grad.numpy() for x in xs]
+    (y0, g0), (y1, g1) = run(False), run(True)
+    np.testing.assert_array_equal(y1, y0)
+    for u, v in zip(g1, g0):
+        np.testing.assert_allclose(u, v, rtol=1e-13, atol=1e-15)
+    tans = [T.asarray(rng.normal(size=np.shape(v))) for v in inputs]
+    _, t0 = autograd.jvp(fn, tuple(T.asarray(v) for v in inputs), tuple(tans))
+    _, t1 = autograd.jvp(lambda *xs: fn_(xs[0] * 1.0, *xs[1:]), tuple(T.asarray(v) for v in inputs),
+                         tuple(tans))
+    np.testing.assert_allclose(t1.numpy(), t0.numpy(), rtol=1e-13, atol=1e-15)
