@@ -44,6 +44,20 @@ globals().update(_MEMSTATS)
 index_add_ = _PUB["index_add_"]
 scatter_add_ = _PUB["scatter_add_"]
 index_put_ = _PUB["index_put_"]
+
+
+class _ScatterModule(type(_sys)):
+    """tensor.scatter: the module of index writes (tensor/scatter.py) that, called, is PyTorch's
+    scatter (tensor/torch_index.py), so `T.scatter(x, dim, index, src)` and
+    `from tensor import scatter` both keep working."""
+
+    def __call__(self, *args, **kwargs):
+        return _scatter_fn(*args, **kwargs)
+
+
+_scatter_fn = _PUB["scatter"]
+_sys.modules[__name__ + ".scatter"].__class__ = _ScatterModule
+scatter = _sys.modules[__name__ + ".scatter"]
 _where3, _NO = _PUB["where"], object()
 
 

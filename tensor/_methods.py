@@ -3,7 +3,7 @@
 the same node."""
 from __future__ import annotations
 
-from . import _hook, _numpy_protocol, array_extra, interop, math_extra, numpy_extra, torch_extra
+from . import _hook, _numpy_protocol, array_extra, interop, math_extra, numpy_extra, torch_extra, torch_index
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .convert import from_numpy
@@ -92,6 +92,8 @@ for _n, _f in PUB.items():
     if _n not in _NOT_METHODS:
         setattr(Tensor, _n, _f)
 for _n, _f in torch_extra.METHODS.items():   # PyTorch's methods that are no T.function
+    setattr(Tensor, _n, _f)
+for _n, _f in torch_index.METHODS.items():   # Tensor.unfold (not nn.functional.unfold)
     setattr(Tensor, _n, _f)
 Tensor.T = property(lambda self: PUB["transpose"](self))
 Tensor.mT = property(lambda self: PUB["matrix_transpose"](self))

@@ -155,6 +155,14 @@ for _m in (array_extra, math_extra, numpy_extra, torch_extra):
         if _n in PUB:
             raise RuntimeError(f"tensor.public: {_m.__name__} publishes {_n!r}, which exists")
         _composite(_n, _f)
+# torch_index.py: PyTorch's index_select, scatter_, index_copy_, put_, *_scatter...: setitem,
+# index_put_, take, scatter_reduce... with keys built from the index
+from . import torch_index  # noqa: E402
+
+for _n, _f in torch_index.COMPOSITES.items():
+    if _n in PUB:
+        raise RuntimeError(f"tensor.public: torch_index publishes {_n!r}, which exists")
+    _composite(_n, _f)
 # segment.py: scatter_reduce, segment_sum/prod/max/min/mean, gather: public ops around one
 # recorded op, segment.segment_reduce (autograd/rules_segment.py)
 from . import segment as _segment  # noqa: E402
