@@ -44,6 +44,7 @@ globals().update(_MEMSTATS)
 index_add_ = _PUB["index_add_"]
 scatter_add_ = _PUB["scatter_add_"]
 index_put_ = _PUB["index_put_"]
+ix_ = _PUB["ix_"]   # (NumPy's name ends in _, which the update above leaves out)
 
 
 class _ScatterModule(type(_sys)):
