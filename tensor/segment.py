@@ -250,7 +250,9 @@ def scatter_reduce_(input, dim: int, index, src, reduce: str, *, include_self: b
     """scatter_reduce written into input (returned)."""
     x = _tensor(input, "input", "scatter_reduce_")
     check_writable(x, "scatter_reduce_")
-    r = scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
+    # reduced from a copy when autograd tracks x: the reduction saves x, which copy_ overwrites
+    r = scatter_reduce(_pub("copy")(x) if x.requires_grad else x, dim, index, src, reduce,
+                       include_self=include_self)
     return _pub("copy_")(x, r)
 
 

@@ -349,3 +349,20 @@ def test_errors():
         T.gather(x, 1, T.tensor([[5]]))
     with pytest.raises(ValueError, match="gather: index of shape .* is larger than input"):
         T.gather(x, 1, T.zeros((4, 1), dtype="int64"))
+
+
+def test_scatter_reduce_in_place_on_a_tracked_tensor_has_the_out_of_place_gradient():
+    """scatter_reduce_ into a non-leaf (its reduction had saved x, which the write then changed:
+    backward raised a version error)."""
+    w = T.asarray([1.0, 2.0, 3.0])
+    for red in ("amax", "sum", "prod", "mean"):
+        grads = []
+        for in_place in (True, False):
+            x = T.ones(3, dtype=T.float64, requires_grad=True)
+            s = T.asarray([2.0, 3.0]).requires_grad_()
+            y = x * w
+            idx = T.asarray([0, 0])
+            y = y.scatter_reduce_(0, idx, s, red) if in_place else T.scatter_reduce(y, 0, idx, s, red)
+            grads.append(autograd.grad((y * w).sum(), [x, s]))
+        for a, b in zip(*grads):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-15)
