@@ -198,7 +198,7 @@ SX_DEF_F1(tan) SX_DEF_F1(asin) SX_DEF_F1(acos) SX_DEF_F1(atan) SX_DEF_F1(sinh)
 SX_DEF_F1(cosh) SX_DEF_F1(tanh) SX_DEF_F1(erf) SX_DEF_F1(floor) SX_DEF_F1(ceil)
 SX_DEF_F1(trunc) SX_DEF_F1(rint) SX_DEF_F1(acosh) SX_DEF_F1(asinh) SX_DEF_F1(atanh)
 SX_DEF_F2(pow) SX_DEF_F2(atan2) SX_DEF_F2(fmod) SX_DEF_F2(copysign) SX_DEF_F2(hypot)
-SX_DEF_F2(nextafter)
+SX_DEF_F2(nextafter) SX_DEF_F1(cbrt) SX_DEF_F1(exp2) SX_DEF_F1(erfc) SX_DEF_F1(lgamma)
 #undef SX_DEF_F1
 #undef SX_DEF_F2
 
@@ -227,6 +227,7 @@ SX_DEV float sx2_sx_floordiv(float a, float b) { return sx_floordiv_t<float>(a, 
 SX_DEV double sx2_sx_floordiv(double a, double b) { return sx_floordiv_t<double>(a, b); }
 
 #include "scalar/float_ops.h"   /* logaddexp, the 16-bit nextafter (the CPU's too) */
+#include "scalar/special.h"     /* erfinv, digamma, i0 (the CPU's too) */
 
 SX_DEV float sx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 SX_DEV double sx_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }

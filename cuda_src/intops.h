@@ -32,4 +32,26 @@ SX_FN uint64_t sx_upow(uint64_t a, uint64_t b) {
     return r;
 }
 
+/* gcd / lcm on magnitudes, as NumPy's npy_gcd / npy_lcm: |a| as a uint64 (|INT64_MIN| = 2^63
+ * too); the result wraps into the operands' type when the includer stores it (lcm(-128, 127)
+ * of int8 is -128, gcd(INT64_MIN, 0) is INT64_MIN), as NumPy's */
+#define SX_UABS(a) ((a) < 0 ? (uint64_t)0 - (uint64_t)(a) : (uint64_t)(a))
+SX_FN uint64_t sx_gcd_u(uint64_t a, uint64_t b) {
+    while (b) { uint64_t t = a % b; a = b; b = t; }
+    return a;
+}
+SX_FN uint64_t sx_lcm_u(uint64_t a, uint64_t b) {
+    uint64_t g = sx_gcd_u(a, b);
+    return g == 0 ? 0 : a / g * b;
+}
+#define SX_GCD(a, b) sx_gcd_u(SX_UABS(a), SX_UABS(b))
+#define SX_LCM(a, b) sx_lcm_u(SX_UABS(a), SX_UABS(b))
+/* the 1 bits of |a| (NumPy 2's bitwise_count), by the same bit arithmetic on both devices */
+SX_FN int sx_popcount(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
 #endif

@@ -14,112 +14,30 @@ here is built, differentiated and tested everywhere.
 from __future__ import annotations
 
 import cmath
-import math
-from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
 from . import dtypes as dt
-
-
-class _Public:
-    """tensor's public (recorded) functions, looked up when a derivative runs, so a backward
-    pass is itself on the graph. tensor/public.py binds them once it has built them (the table
-    is read first, by the kernel generators: importing the public functions here would be an
-    import circle)."""
-    _fns: dict = {}
-
-    def bind(self, fns: dict) -> None:
-        _Public._fns = fns
-
-    def __getattr__(self, name):
-        try:
-            return self._fns[name]
-        except KeyError:   # AttributeError, as getattr/hasattr/doctest's finder expect
-            raise AttributeError(f"tensor has no public function {name!r}") from None
-
-
-T = _Public()
-
-
-@dataclass(frozen=True)
-class Grad:
-    """An op's derivative as data: tensor does not import autograd, which turns this into vjp
-    (g * partial, summed to each operand's shape) and jvp (sum of tangent * partial) rules.
-
-    d: one partial per operand: a constant, or f(x, out) (unary) / f(a, b, out) (binary) written
-    with the public functions (T.cos...), so a backward pass is itself recorded (create_graph);
-    a binary partial runs only for a tensor operand that needs it. save: what the partials read
-    (operand indices, "out"). inplace, the in-place form op_: True shares the rule (sound only
-    when it reads neither operand nor out: op_ overwrites them); OWN has a rule of its own in
-    autograd; False has none (record() refuses it before writing when a gradient is needed).
-    reads (binary): per operand, which of `save` its partial reads: then only what the partials
-    of the operands needing a gradient read is kept (x * 2.0 keeps nothing, so a later write
-    into x does not break backward, as in PyTorch)."""
-    d: tuple
-    save: tuple = ()
-    inplace: bool | str = False
-    reads: tuple | None = None
-
-
-ZERO = "zero"  # unary, piecewise constant: zero gradient (PyTorch's floor, sign, round...)
-NONE = "none"  # no float output (comparisons, predicates, bitwise): nothing to differentiate
-# a float output without a derivative (PyTorch's not_implemented: nextafter): public.py declares
-# it in NO_GRAD, so autograd raises where a gradient or tangent would pass through it
-NO_RULE = "no rule"
-OWN = "own"    # Grad.inplace: autograd writes op_'s rule by hand
-X, OUT = 0, "out"
-
-
-def d1(f, *save, inplace=False) -> Grad:
-    return Grad((f,), save, inplace)
-
-
-def d2(fa, fb, *save, inplace=False, reads=None) -> Grad:
-    return Grad((fa, fb), save, inplace, reads)
-
-
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
-_2_SQRTPI = 2.0 / math.sqrt(math.pi)
-
-
-@dataclass(frozen=True)
-class Op:
-    name: str
-    arity: int
-    kinds: str                      # loop kinds: subset of "biufc"
-    c: dict                         # kind (or dtype suffix) -> C expression; "*": fallback
-    ref: object = None              # NumPy reference (for tests)
-    out_bool: bool = False          # output dtype is bool (comparisons, predicates)
-    real_out: bool = False          # a complex loop gives its parts' real dtype (abs)
-    no_bool: bool = False           # a bool input is an error (NumPy's negative, subtract)
-    int_to: dt.DType | None = None  # integer/bool inputs compute in this dtype (true_divide)
-    bool_to: dt.DType | None = None  # bool inputs compute in this dtype
-    domain: str = "any"             # test-input hint: any, positive, unit, gt_m1, nonzero_b, small_b
-    aliases: tuple = field(default=())
-    grad: Grad | str | None = None  # Grad, ZERO or NONE; None: undeclared (a test fails)
-
-    def out_dtype(self, ld: dt.DType) -> dt.DType:
-        """The output dtype of the loop over dtype ld."""
-        if self.out_bool:
-            return dt.bool_
-        return dt.real_of(ld) if self.real_out else ld
-
-    def expr(self, kind: str, sfx: str = "") -> str:
-        """The C expression of the loop over dtype suffix sfx, of kind `kind`."""
-        return self.c.get(sfx) or self.c.get(kind, self.c.get("*"))
-
-
-def _f(name, cx=None):  # libm function over the compute type (float or double), and complex's
-    return {"f": f"SX_F1({name}, a)", "c": cx} if cx else {"f": f"SX_F1({name}, a)"}
-
-
-_vec_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def _float_loop(x):  # the float dtype NumPy's float-only ufuncs use for x (int8 -> float16)
-    return np.sin(np.zeros(0, x.dtype)).dtype
+from .opdefs import (  # noqa: F401  (re-exported: the table's users import them from here)
+    _2_SQRTPI,
+    _LN2,
+    _LN10,
+    NO_RULE,
+    NONE,
+    OUT,
+    OWN,
+    ZERO,
+    Grad,
+    Op,
+    T,
+    X,
+    _f,
+    _float_loop,
+    _vec_erf,
+    d1,
+    d2,
+)
 
 
 def _erf_ref(x):
@@ -143,7 +61,8 @@ UNARY = [
                            "*": "a"}, np.abs, aliases=("absolute",), real_out=True,
        grad=d1(lambda x, y: T.sign(x), X)),
     Op("sign", 1, "iufc", {"c": "sx_csign(a)", "f": "((a != a) ? a : (a > 0) - (a < 0))",
-                           "*": "(a > 0) - (a < 0)"}, np.sign, no_bool=True, grad=ZERO),
+                           "*": "(a > 0) - (a < 0)"}, np.sign, no_bool=True, aliases=("sgn",),
+       grad=ZERO),
     Op("exp", 1, "fc", {"c": "sx_cexp(a)", "f": "SX_EXP(a)"}, np.exp, domain="exp",
        grad=d1(lambda x, y: y, OUT)),
     Op("expm1", 1, "fc", _f("expm1", "sx_cexpm1(a)"), np.expm1, domain="exp",
@@ -187,7 +106,7 @@ UNARY = [
        grad=d1(lambda x, y: y * (1.0 - y), OUT)),
     Op("floor", 1, "biuf", {"f": "SX_F1(floor, a)", "*": "a"}, np.floor, grad=ZERO),
     Op("ceil", 1, "biuf", {"f": "SX_F1(ceil, a)", "*": "a"}, np.ceil, grad=ZERO),
-    Op("trunc", 1, "biuf", {"f": "SX_F1(trunc, a)", "*": "a"}, np.trunc, grad=ZERO),
+    Op("trunc", 1, "biuf", {"f": "SX_F1(trunc, a)", "*": "a"}, np.trunc, aliases=("fix",), grad=ZERO),
     # NumPy: ints go to the float loop (int8 -> float16)
     Op("rint", 1, "fc", _f("rint", "sx_crint(a)"), np.rint, grad=ZERO),
     Op("logical_not", 1, "biufc", {"c": "!sx_cnonzero(a)", "*": "a == 0"}, np.logical_not, out_bool=True,
@@ -284,7 +203,8 @@ BINARY = [
     Op("hypot", 2, "f", {"f": "SX_F2(hypot, a, b)"}, np.hypot,
        grad=d2(lambda a, b, y: a / y, lambda a, b, y: b / y, 0, 1, OUT)),
     Op("logaddexp", 2, "f", {"f": "SX_LOGADDEXP(a, b)"}, np.logaddexp,
-       grad=d2(lambda a, b, y: T.exp(a - y), lambda a, b, y: T.exp(b - y), 0, 1, OUT)),
+       # exp(a - y) as sigmoid(a - b): 1 and 0 (not exp(inf - inf)) where a or b is +inf
+       grad=d2(lambda a, b, y: T.sigmoid(a - b), lambda a, b, y: T.sigmoid(b - a), 0, 1)),
     # float32/64 step with libm's (CUDA's) nextafter; the 16-bit floats on their own bits
     Op("nextafter", 2, "f", {"f": "SX_F2(nextafter, a, b)", "f16": "sx_nextafter_f16(a, b)",
                              "bf16": "sx_nextafter_bf16(a, b)"}, np.nextafter, grad=NO_RULE),
@@ -314,6 +234,12 @@ BINARY = [
        np.logical_xor, out_bool=True, grad=NONE),
 ]
 
+# special functions, NaN-ignoring extremes, gcd / lcm ...: entries of the same kind, kept in
+# their own module for the file's length
+from . import optable_math as _math  # noqa: E402  (it builds its entries with Op, d1, d2 above)
+
+UNARY += _math.UNARY
+BINARY += _math.BINARY
 OPS = {op.name: op for op in UNARY + BINARY}
 
 

@@ -374,12 +374,23 @@ def result_dtype_unary(op, d: dt.DType) -> dt.DType:
     return dt.bool_ if op.out_bool else ld
 
 
+def _bf16_spacing(v: np.ndarray) -> np.ndarray:
+    """spacing over bfloat16 values (in float32): the next bfloat16 away from zero (+-0 step
+    up to the smallest subnormal, as NumPy's spacing), minus the value; NaN at +-inf."""
+    b = v.view(np.uint32) >> 16
+    nxt = np.where((b & 0x7FFF) == 0, 1, b + 1).astype(np.uint32) << 16
+    with np.errstate(invalid="ignore"):
+        return nxt.view(np.float32) - v
+
+
 def ref_unary(op, a, d: dt.DType):
     """(expected values, expected dtype name) of op over values a of dtype d.
 
     NumPy dtypes: op.ref on the NumPy array itself, so NumPy's own loop choice decides the
     dtype. bfloat16: op.ref in float32 over the (exactly representable) bfloat16 values."""
     if d is dt.bfloat16:
+        if op.name == "spacing":   # the step of bfloat16 itself, which float32's spacing is not
+            return _bf16_spacing(np.asarray(a, np.float32)), "bfloat16"
         return np_quiet(op.ref, np.asarray(a, np.float32)), result_dtype_unary(op, d).name
     r = np.asarray(np_quiet(op.ref, np.asarray(a, d.np)))
     return r, r.dtype.name

@@ -390,7 +390,8 @@ class Program(RuleBasedStateMachine):
             ao, ar = a.ours, a.ref
         forms = ["call"] + (["operator"] if op.name in BINARY_DUNDER else [])
         if isinstance(ao, T.Tensor):
-            forms += ["out"] + (["inplace"] if op.name in INPLACE_DUNDER else [])
+            forms += (["out"] if isinstance(op.ref, np.ufunc) else []) + (   # xlogy: not a ufunc
+                ["inplace"] if op.name in INPLACE_DUNDER else [])
         form = data.draw(st.sampled_from(forms), label="form")
         what = f"{op.name} {form} {getattr(ar, 'dtype', type(ar).__name__)}, {getattr(br, 'dtype', br)}"
         if form == "call":

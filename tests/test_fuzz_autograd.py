@@ -34,7 +34,10 @@ from tensor.optable import BINARY, NO_RULE, UNARY
 pytestmark = pytest.mark.usefixtures("device")
 
 # copysign(x, y) jumps where y crosses 0, and `x - x` puts y there
-_KINKED = {"abs", "sign", "floor", "ceil", "trunc", "rint", "remainder", "floor_divide", "copysign"}
+_KINKED = {"abs", "sign", "floor", "ceil", "trunc", "rint", "remainder", "floor_divide", "copysign",
+           # jumps at 0 / integers / powers of 2; cbrt's slope is infinite at 0; fmax / fmin give
+           # a tie wholly to one operand (PyTorch's), where a central difference splits it
+           "heaviside", "frac", "spacing", "cbrt", "fmax", "fmin"}
 # every float op of the table but the kinked ones and those declared without a derivative
 # (NO_RULE); an op missing its rule otherwise fails the fuzzer
 SMOOTH_UNARY = [op for op in UNARY if "f" in op.kinds and not op.out_bool
@@ -104,7 +107,7 @@ class Program:
         dom_a = "positive" if op.name == "power" else "any"
         # atan2's and hypot's derivatives do not exist at the origin, where `x - x` puts both
         dom_b = {"true_divide": "positive", "power": "exp", "arctan2": "positive",
-                 "hypot": "positive"}.get(op.name, "any")
+                 "hypot": "positive", "xlogy": "positive"}.get(op.name, "any")
         if self.draw(st.booleans(), "scalar operand"):
             c = self.draw(st.sampled_from([0.5, -1.5, 2.0, 3.0]))
             if self.draw(st.booleans(), "scalar first"):
@@ -349,7 +352,7 @@ def _scalar_in(c, name, pos):
     """A Python scalar operand kept in the op's domain."""
     if name == "power":
         return abs(c) + 0.5 if pos == 0 else c
-    if name == "true_divide" and pos == 1:
+    if name in ("true_divide", "xlogy") and pos == 1:
         return abs(c) + 0.5
     return c
 

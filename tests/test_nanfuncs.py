@@ -544,3 +544,16 @@ def test_nanstd_of_a_constant_slice_has_zero_gradient():
     _, tan = autograd.jvp(lambda t: T.nanstd(t, axis=1), T.asarray(np.ones((2, 3))),
                           T.asarray(np.arange(6.0).reshape(2, 3)))
     np.testing.assert_array_equal(to_np(tan), [0.0, 0.0])
+
+
+def test_logaddexp_gradients_at_infinity():
+    """d logaddexp(a, b) / da is sigmoid(a - b): 1 and 0 where a = +inf (exp(a - y) was
+    exp(inf - inf)), so logcumsumexp past an infinity passes gradients (torch: NaN, then 0)."""
+    x = T.asarray(np.array([1.0, np.inf, 1.0])).requires_grad_()
+    T.logcumsumexp(x, 0).sum().backward()
+    np.testing.assert_array_equal(to_np(x.grad), [1.0, 2.0, 0.0])
+    for f in (T.logaddexp, T.logaddexp2):
+        a, b = T.asarray([np.inf, 2.0]).requires_grad_(), T.asarray([1.0, 2.0]).requires_grad_()
+        f(a, b).sum().backward()
+        np.testing.assert_array_equal(to_np(a.grad), [1.0, 0.5])
+        np.testing.assert_array_equal(to_np(b.grad), [0.0, 0.5])

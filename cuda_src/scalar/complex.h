@@ -11,7 +11,7 @@
  *                           with the plain name
  *
  * complex result: sx_cadd sx_csub sx_cmul sx_cdiv sx_cpow (binary), sx_cneg sx_cconj
- *   sx_csquare sx_crecip sx_csign sx_csqrt sx_cexp sx_cexpm1 sx_clog sx_clog1p sx_clog2
+ *   sx_csquare sx_crecip sx_csign sx_csqrt sx_crsqrt sx_cexp sx_cexp2 sx_cexpm1 sx_clog sx_clog1p sx_clog2
  *   sx_clog10 sx_csin sx_ccos sx_ctan sx_csinh sx_ccosh sx_ctanh sx_casin sx_cacos sx_catan
  *   sx_casinh sx_cacosh sx_catanh sx_crint
  * real result (float for sx_cf, double for sx_cd): sx_cabs sx_carg
@@ -113,6 +113,8 @@ typedef struct sx_cd { double re, im; } sx_cd;
 #define sx_csqrt(a) SX_CX_G1(sx_csqrt, a)
 #define sx_cexp(a) SX_CX_G1(sx_cexp, a)
 #define sx_cexpm1(a) SX_CX_G1(sx_cexpm1, a)
+#define sx_cexp2(a) SX_CX_G1(sx_cexp2, a)
+#define sx_crsqrt(a) SX_CX_G1(sx_crsqrt, a)
 #define sx_clog(a) SX_CX_G1(sx_clog, a)
 #define sx_clog1p(a) SX_CX_G1(sx_clog1p, a)
 #define sx_clog2(a) SX_CX_G1(sx_clog2, a)

@@ -448,6 +448,12 @@ SX_SCALAR_FN SXC SXN(sx_cpow)(SXC a, SXC b) {
 }
 #undef SX_CX_MULRN_
 
+/* 2^z = e^(z ln 2) (NumPy's complex exp2), and 1 / sqrt(z) (PyTorch's rsqrt) */
+SX_SCALAR_FN SXC SXN(sx_cexp2)(SXC z) {
+    return SXN(sx_cexp)(SX_CX_MAKE(z.re * SX_CX_LN2, z.im * SX_CX_LN2));
+}
+SX_SCALAR_FN SXC SXN(sx_crsqrt)(SXC z) { return SXN(sx_crecip)(SXN(sx_csqrt)(z)); }
+
 /* this instance's parameters: the next one defines its own */
 #undef SXR
 #undef SXC

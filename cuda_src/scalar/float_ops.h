@@ -6,6 +6,9 @@
  *
  *   SX_LOGADDEXP(a, b)        NumPy's npy_logaddexp, float and double
  *   SX_SIGNBIT(a)             signbit as an int 0/1, float and double
+ *   SX_LOGADDEXP2(a, b)       NumPy's npy_logaddexp2
+ *   SX_DEG2RAD(a), SX_RAD2DEG(a)  NumPy's: a times the constant rounded to a's type
+ *   SX_SPACING(a)             NumPy's spacing (the 16-bit floats: sx_spacing_f16 / _bf16)
  *   sx_nextafter_f16(a, b)    nextafter stepping one float16 / bfloat16 ulp (the operands
  *   sx_nextafter_bf16(a, b)   are 16-bit values carried in float; so is the result) */
 #ifndef STRIDEX_SCALAR_FLOAT_OPS_H
@@ -27,6 +30,31 @@ SX_SCALAR_FN T SX_TNAME(sx_logaddexp, S)(T a, T b) {                            
  * error vectorising the signbit macro over float16 loads. */
 #define SX_DEF_SIGNBIT(S, T, SUF)                                                         \
 SX_SCALAR_FN int SX_TNAME(sx_signbit, S)(T a) { return copysign##SUF((T)1, a) < 0; }
+#define SX_DEF_LOGADDEXP2(S, T, SUF)                                                      \
+SX_SCALAR_FN T SX_TNAME(sx_logaddexp2, S)(T a, T b) {                                     \
+    const T log2e = (T)1.44269504088896340735992468100189214##SUF;                        \
+    if (a == b) return a + 1;                                                             \
+    T d = a - b;                                                                          \
+    if (d > 0) return a + log2e * log1p##SUF(exp2##SUF(-d));                              \
+    if (d <= 0) return b + log2e * log1p##SUF(exp2##SUF(d));                              \
+    return d;                                                                             \
+}
+/* NumPy's deg2rad / rad2deg: one product with pi / 180 (180 / pi) rounded to T; spacing: the
+ * step to the next T away from zero (+0 and -0 both step up, as NumPy's), NaN at +-inf */
+#define SX_DEF_ANGLES(S, T, SUF, INF)                                                        \
+SX_SCALAR_FN T SX_TNAME(sx_deg2rad, S)(T a) {                                             \
+    return a * (T)(3.14159265358979323846264338327950288##SUF / (T)180); }                \
+SX_SCALAR_FN T SX_TNAME(sx_rad2deg, S)(T a) {                                             \
+    return a * (T)((T)180 / 3.14159265358979323846264338327950288##SUF); }                \
+SX_SCALAR_FN T SX_TNAME(sx_spacing, S)(T a) {                                             \
+    T inf = INF;                                                                          \
+    return a >= 0 ? nextafter##SUF(a, inf) - a : nextafter##SUF(a, -inf) - a; }
+SX_DEF_LOGADDEXP2(f32, float, f)
+SX_DEF_LOGADDEXP2(f64, double, )
+SX_DEF_ANGLES(f32, float, f, SX_INF_F)
+SX_DEF_ANGLES(f64, double, , SX_INF_D)
+#undef SX_DEF_LOGADDEXP2
+#undef SX_DEF_ANGLES
 SX_DEF_LOGADDEXP(f32, float, f)
 SX_DEF_LOGADDEXP(f64, double, )
 SX_DEF_SIGNBIT(f32, float, f)
@@ -37,9 +65,17 @@ SX_DEF_SIGNBIT(f64, double, )
 #ifdef __cplusplus
 #define SX_LOGADDEXP(a, b) sx_logaddexp(a, b)
 #define SX_SIGNBIT(a) sx_signbit(a)
+#define SX_LOGADDEXP2(a, b) sx_logaddexp2(a, b)
+#define SX_DEG2RAD(a) sx_deg2rad(a)
+#define SX_RAD2DEG(a) sx_rad2deg(a)
+#define SX_SPACING(a) sx_spacing(a)
 #else
 #define SX_LOGADDEXP(a, b) _Generic((a), float: sx_logaddexp_f32, default: sx_logaddexp_f64)(a, b)
 #define SX_SIGNBIT(a) _Generic((a), float: sx_signbit_f32, default: sx_signbit_f64)(a)
+#define SX_LOGADDEXP2(a, b) _Generic((a), float: sx_logaddexp2_f32, default: sx_logaddexp2_f64)(a, b)
+#define SX_DEG2RAD(a) _Generic((a), float: sx_deg2rad_f32, default: sx_deg2rad_f64)(a)
+#define SX_RAD2DEG(a) _Generic((a), float: sx_rad2deg_f32, default: sx_rad2deg_f64)(a)
+#define SX_SPACING(a) _Generic((a), float: sx_spacing_f32, default: sx_spacing_f64)(a)
 #endif
 
 /* nextafter on the bits of a 16-bit float (float16 and bfloat16 alike: sign bit 15, and the
@@ -59,6 +95,14 @@ SX_SCALAR_FN float sx_nextafter_f16(float a, float b) {
 }
 SX_SCALAR_FN float sx_nextafter_bf16(float a, float b) {
     return sx_bf2f(sx_nextafter_bits16(sx_f2bf(a), sx_f2bf(b), a, b, 0x7fc0u));
+}
+SX_SCALAR_FN float sx_spacing_f16(float a) {
+    float inf = SX_INF_F;
+    return a >= 0 ? sx_nextafter_f16(a, inf) - a : sx_nextafter_f16(a, -inf) - a;
+}
+SX_SCALAR_FN float sx_spacing_bf16(float a) {
+    float inf = SX_INF_F;
+    return a >= 0 ? sx_nextafter_bf16(a, inf) - a : sx_nextafter_bf16(a, -inf) - a;
 }
 
 #endif

@@ -212,6 +212,7 @@ SX_DEF_FDIVMOD(double, )
 
 /* logaddexp and the 16-bit nextafter: the CUDA kernels' own (one header for both devices) */
 #include "scalar/float_ops.h"
+#include "scalar/special.h"   /* erfinv, digamma, i0: the CUDA kernels' own */
 
 /* Vectorisable exp/log/tanh/sigmoid (vmath.h): libm's are scalar calls that stop the
  * compiler from vectorising a loop; these are select-based and accurate to ~1 ulp. */

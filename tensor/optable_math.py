@@ -1,0 +1,190 @@
+"""The op table's special and NaN-aware math (NumPy's and PyTorch's): exp2, cbrt, erfc, erfinv,
+lgamma, digamma, i0, rsqrt, frac, spacing, deg2rad / rad2deg, bitwise_count; gcd, lcm, fmax,
+fmin, heaviside, logaddexp2, xlogy. Entries as tensor/optable.py's (which appends these to
+UNARY / BINARY); the C helpers they call are cuda_src/scalar/special.h (erfinv, digamma, i0),
+scalar/float_ops.h and intops.h, shared by both devices. Where NumPy has no function, `ref`
+is this module's own, in float64 from NumPy and Python's math module, rounded to the float
+dtype NumPy's float-only ufuncs would use.
+
+>>> import tensor as T
+>>> T.gcd(T.asarray([12, -18, 0]), 8).tolist()
+[4, 2, 8]
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as dt
+from .opdefs import _2_SQRTPI, _LN2, NO_RULE, NONE, OUT, ZERO, Op, T, X, _f, _float_loop, d1, d2
+
+_SQRTPI_2 = math.sqrt(math.pi) / 2
+
+
+def _in_float64(fn):
+    """A unary reference: fn over float64 values, rounded to x's float loop dtype."""
+    def ref(x):
+        x = np.asarray(x)
+        ft = _float_loop(x)
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x.astype(ft).astype(np.float64))).astype(ft).reshape(x.shape)
+    return ref
+
+
+def _lgamma64(v):
+    return np.vectorize(lambda t: math.inf if t <= 0 and t == math.floor(t) else math.lgamma(t),
+                        otypes=[np.float64])(v)
+
+
+def _digamma64(x):
+    """psi by a route of its own: reflection through sin / cos, recurrence to x >= 20, five
+    terms of the asymptotic series."""
+    x = np.array(x, np.float64, ndmin=1)
+    out = np.full(x.shape, np.nan)
+    r = np.zeros(x.shape)
+    neg = x < 0
+    pole = neg & (x == np.floor(x))
+    fl = x - np.round(x)
+    with np.errstate(all="ignore"):
+        r = np.where(neg & ~pole, -np.pi * np.cos(np.pi * fl) / np.sin(np.pi * fl), r)
+    y = np.where(neg, 1.0 - x, x)
+    for _ in range(25):
+        small = y < 20
+        r = np.where(small, r - 1.0 / np.where(small, y, 1.0), r)
+        y = np.where(small, y + 1.0, y)
+    with np.errstate(all="ignore"):
+        z = 1.0 / (y * y)
+    s = z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z / 132))))
+    ok = np.isfinite(x) & ~pole & (x != 0)
+    out[ok] = (r + np.log(y) - 0.5 / y - s)[ok]
+    out[x == np.inf] = np.inf
+    out[x == 0] = np.where(np.signbit(x[x == 0]), np.inf, -np.inf)
+    return out
+
+
+def _erfinv64(y):
+    """Newton's method from Winitzki's approximation, on erf (|y| <= 1/2) or erfc."""
+    y = np.array(y, np.float64, ndmin=1)
+    ay = np.abs(y)
+    a = 0.147
+    ln = np.log1p(-np.minimum(ay, 0.999999) ** 2)
+    x = np.sqrt(np.sqrt((2 / (np.pi * a) + ln / 2) ** 2 - ln / a) - (2 / (np.pi * a) + ln / 2))
+    erf, erfc = (np.vectorize(f, otypes=[np.float64]) for f in (math.erf, math.erfc))
+    t = 1.0 - ay
+    for _ in range(60):
+        f = np.where(ay <= 0.5, erf(x) - ay, t - erfc(x))
+        x = x - f / (_2_SQRTPI * np.exp(-x * x))
+    x = np.where(ay == 1, np.inf, np.where(ay > 1, np.nan, x))
+    return np.where(np.isnan(y), y, np.where(y == 0, y, np.copysign(x, y)))
+
+
+def _i0_ref(x):
+    """np.i0 in float64, in NumPy's result dtype, infinite at +-inf (NumPy's gives NaN)."""
+    x = np.asarray(x)
+    want = np.i0(np.zeros(1, x.dtype)).dtype
+    with np.errstate(all="ignore"):
+        r = np.i0(x.astype(np.float64))
+    return np.where(np.isinf(x), np.inf, r).astype(want)
+
+
+def _rsqrt_ref(x):
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return 1 / np.sqrt(x)
+    return _in_float64(lambda v: 1 / np.sqrt(v))(x)
+
+
+def _xlogy_ref(a, b):
+    with np.errstate(all="ignore"):
+        ft = np.arctan2(a, b).dtype   # a float-only binary ufunc's loop (NEP 50 scalars included)
+        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        r = np.where(np.isnan(b64), b64, np.where(a64 == 0, 0.0, a64 * np.log(b64)))
+    return r.astype(ft)
+
+
+def _xlogy_da(a, b, y):
+    """log b, and 0 where a == 0 and b <= 0 (PyTorch's: xlogy(g, b) masked there); b is read
+    as 1 under the mask, so no derivative of this one meets log 0 either."""
+    if not hasattr(b, "dtype"):
+        from .convert import asarray
+        b = asarray(b, dtype=a.dtype, device=a.device)
+    mask = T.logical_and(a == 0, b <= 0)
+    return T.where(mask, 0.0, T.log(T.where(mask, 1.0, b)))
+
+
+def _spacing_ref(x):
+    """np.spacing, but float16 as float32 / float64: the step away from zero (NumPy's float16
+    loop gives +2**-11 for -1.0, the step below |x| with a positive sign)."""
+    x = np.asarray(x)
+    x = x.astype(_float_loop(x))
+    if x.dtype != np.float16:
+        return np.spacing(x)
+    inf = np.float16(np.inf)
+    return np.where(x >= 0, np.nextafter(x, inf) - x, np.nextafter(x, -inf) - x)
+
+
+def _is_nan(v):
+    return T.isnan(v) if hasattr(v, "dtype") else math.isnan(v)
+
+
+def _nan_max(greater: bool):
+    """fmax / fmin (PyTorch's): a takes g where it is picked or ties (a >= b) or b is NaN; b
+    takes it elsewhere."""
+    def w(a, b):
+        return T.logical_or(a >= b if greater else a <= b, _is_nan(b)) * 1.0
+    return d2(lambda a, b, y: w(a, b), lambda a, b, y: 1.0 - w(a, b), 0, 1)
+
+
+def _at_zero(a):
+    return float(a == 0) if not hasattr(a, "dtype") else (a == 0) * 1.0
+
+
+UNARY = [
+    Op("exp2", 1, "fc", _f("exp2", "sx_cexp2(a)"), np.exp2, grad=d1(lambda x, y: y * _LN2, OUT)),
+    Op("cbrt", 1, "f", _f("cbrt"), np.cbrt, grad=d1(lambda x, y: 1.0 / (3.0 * (y * y)), OUT)),
+    Op("deg2rad", 1, "f", {"f": "SX_DEG2RAD(a)"}, np.deg2rad, aliases=("radians",),
+       grad=d1(math.pi / 180, inplace=True)),
+    Op("rad2deg", 1, "f", {"f": "SX_RAD2DEG(a)"}, np.rad2deg, aliases=("degrees",),
+       grad=d1(180 / math.pi, inplace=True)),
+    Op("erfc", 1, "f", _f("erfc"), _in_float64(np.vectorize(math.erfc, otypes=[np.float64])),
+       grad=d1(lambda x, y: -_2_SQRTPI * T.exp(-(x * x)), X)),
+    Op("erfinv", 1, "f", {"f": "SX_ERFINV(a)"}, _in_float64(_erfinv64), domain="unit",
+       grad=d1(lambda x, y: _SQRTPI_2 * T.exp(y * y), OUT)),
+    Op("lgamma", 1, "f", _f("lgamma"), _in_float64(_lgamma64), domain="positive",
+       grad=d1(lambda x, y: T.digamma(x), X)),
+    # its derivative, trigamma (PyTorch's polygamma(1, x)), is not implemented
+    Op("digamma", 1, "f", {"f": "SX_DIGAMMA(a)"}, _in_float64(_digamma64), domain="positive",
+       grad=NO_RULE),
+    # NumPy's i0 takes integers to float64; its derivative, I1, is not implemented
+    Op("i0", 1, "f", {"f": "SX_I0(a)"}, _i0_ref, int_to=dt.float64, grad=NO_RULE),
+    Op("rsqrt", 1, "fc", {"c": "sx_crsqrt(a)", "f": "1 / SX_F1(sqrt, a)"}, _rsqrt_ref,
+       domain="positive", grad=d1(lambda x, y: -0.5 * (y * y * y), OUT)),
+    # PyTorch's: x - trunc(x), NaN at +-inf
+    Op("frac", 1, "f", {"f": "a - SX_F1(trunc, a)"}, _in_float64(lambda v: v - np.trunc(v)),
+       grad=d1(1.0, inplace=True)),
+    Op("spacing", 1, "f", {"f": "SX_SPACING(a)", "f16": "sx_spacing_f16(a)",
+                           "bf16": "sx_spacing_bf16(a)"}, _spacing_ref, grad=ZERO),
+    # NumPy 2's: the 1 bits of |x|, as uint8
+    Op("bitwise_count", 1, "biu", {"b": "a", "i": "sx_popcount(SX_UABS(a))", "*": "sx_popcount(a)"},
+       np.bitwise_count, out_to=dt.uint8, grad=NONE),
+]
+
+BINARY = [
+    Op("gcd", 2, "iu", {"*": "SX_GCD(a, b)"}, np.gcd, no_bool=True, grad=NONE),
+    Op("lcm", 2, "iu", {"*": "SX_LCM(a, b)"}, np.lcm, no_bool=True, grad=NONE),
+    # NumPy's NaN-ignoring extremes: the other operand where one is NaN
+    Op("fmax", 2, "biuf", {"f": "((a >= b || b != b) ? a : b)", "*": "(a > b ? a : b)"}, np.fmax,
+       grad=_nan_max(True)),
+    Op("fmin", 2, "biuf", {"f": "((a <= b || b != b) ? a : b)", "*": "(a < b ? a : b)"}, np.fmin,
+       grad=_nan_max(False)),
+    # b where a == 0: its partial there is 1 (PyTorch has no derivative for heaviside)
+    Op("heaviside", 2, "f", {"f": "(a != a ? a : (a == 0 ? b : (a > 0 ? 1 : 0)))"}, np.heaviside,
+       grad=d2(0.0, lambda a, b, y: _at_zero(a), 0)),
+    Op("logaddexp2", 2, "f", {"f": "SX_LOGADDEXP2(a, b)"}, np.logaddexp2,
+       grad=d2(lambda a, b, y: T.sigmoid((a - b) * _LN2), lambda a, b, y: T.sigmoid((b - a) * _LN2),
+               0, 1)),
+    # PyTorch's: 0 where a == 0 (b 0 or inf too), NaN where b is
+    Op("xlogy", 2, "f", {"f": "(b != b ? b : (a == 0 ? 0 : a * SX_F1(log, b)))"}, _xlogy_ref,
+       grad=d2(_xlogy_da, lambda a, b, y: a / b, 0, 1)),
+]
