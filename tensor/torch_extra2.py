@@ -523,17 +523,6 @@ def bartlett_window(window_length, periodic: bool = True, *, dtype=None, device=
                    lambda n, m: P.subtract(1.0, P.abs(P.subtract(P.multiply(n, 2.0 / m), 1.0))))
 
 
-def _i0(x: Tensor, xmax: float) -> Tensor:
-    """The modified Bessel function I0 of x >= 0 (float64) from its power series sum_k (x^2 / 4)^k / (k!)^2,
-    with enough terms for arguments up to xmax."""
-    q = P.multiply(P.multiply(x, x), 0.25)
-    term = total = P.add(P.multiply(q, 0.0), 1.0)
-    for k in range(1, int(xmax / 2 + 8 * math.sqrt(xmax / 2 + 1) + 25)):
-        term = P.multiply(term, P.divide(q, float(k * k)))
-        total = P.add(total, term)
-    return total
-
-
 @_pub("kaiser_window", method=False)
 def kaiser_window(window_length, periodic: bool = True, beta: float = 12.0, *, dtype=None,
                   device=None, requires_grad: bool = False):
@@ -545,8 +534,7 @@ def kaiser_window(window_length, periodic: bool = True, beta: float = 12.0, *, d
     def kaiser(n, m):
         r = P.subtract(P.multiply(n, 2.0 / m), 1.0)
         arg = P.multiply(P.sqrt(P.maximum(P.subtract(1.0, P.multiply(r, r)), 0.0)), beta)
-        both = _i0(P.concatenate([arg, asarray([beta], dtype=dt.float64, device=n.device)]), beta)
-        return P.divide(both[:-1], both[-1:])
+        return P.divide(P.i0(arg), P.i0(asarray(beta, dtype=dt.float64, device=n.device)))
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, kaiser)
 
 
