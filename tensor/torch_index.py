@@ -590,14 +590,20 @@ def index_reduce(input, dim: int, index, source, reduce: str, *,  # noqa: A002
 
 # ---------------------------------------------------------------- *_scatter (out of place)
 
-def _embed(x: Tensor, src, key, view: Tensor, op: str) -> Tensor:
-    """A copy of x with src (its shape exactly that of x[key], cast) written at key."""
+def _fitting_src(x: Tensor, src, view: Tensor, op: str, what: str) -> Tensor:
+    """src as a tensor of exactly the shape of view (x's slice, diagonal...), writable into x."""
     src = _tensor(src, "src", op)
     if src.shape != view.shape:
         raise ValueError(f"{op}: src of shape {src.shape} must have the shape {view.shape} of "
-                         f"the slice of input {x.shape}")
+                         f"the {what} of input {x.shape}")
     if src.dtype.kind == "c" and x.dtype.kind != "c":
         raise TypeError(f"{op}: cannot write {src.dtype.name} src into a {x.dtype.name} tensor")
+    return src
+
+
+def _embed(x: Tensor, src, key, view: Tensor, op: str) -> Tensor:
+    """A copy of x with src (its shape exactly that of x[key], cast) written at key."""
+    src = _fitting_src(x, src, view, op, "slice")
     y = P.copy(x)
     P.setitem(y, key, src)
     return y
@@ -613,13 +619,7 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     """
     op = "diagonal_scatter"
     x = _tensor(input, "input", op)
-    src = _tensor(src, "src", op)
-    d = P.diagonal(x, offset, dim1, dim2)
-    if src.shape != d.shape:
-        raise ValueError(f"{op}: src of shape {src.shape} must have the diagonal's shape "
-                         f"{d.shape}")
-    if src.dtype.kind == "c" and x.dtype.kind != "c":
-        raise TypeError(f"{op}: cannot write {src.dtype.name} src into a {x.dtype.name} tensor")
+    src = _fitting_src(x, src, P.diagonal(x, offset, dim1, dim2), op, "diagonal")
     y = P.copy(x)
     P.copy_(P.diagonal(y, offset, dim1, dim2), src)
     return y
