@@ -278,7 +278,7 @@ def _accumulate(acc, g, create_graph):
         # in place (PyTorch's rule outside create_graph): no new memory per backward, a handle
         # the user holds on .grad sees the sum, and .grad keeps its storage, which a captured
         # step (tensor/capture.py) writes
-        if (cur.grad_fn is None and not cur._requires_grad
+        if (type(cur) is Tensor and cur.grad_fn is None and not cur._requires_grad
                 and cur.dtype is g.dtype and cur.shape == g.shape and cur.device == g.device
                 and cur.flags.writeable and cur._base is None):
             ew.binary("add", cur, g.detach(), out=cur)

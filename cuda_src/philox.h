@@ -78,10 +78,11 @@
  *
  *   bounded integers in [low, high) (64-bit range R = high - low, computed
  *   as uint64, 1 <= R <= 2^64-1):  value = low + (u64 % R), in wrapping 64-bit
- *   arithmetic (uint64 ranges are the same bits).  Modulo reduction of a full
- *   64-bit word: the bias is at most R / 2^64 (< 2^-32 for R < 2^32),
- *   negligible for all practical ranges.  R = 2^64 (the whole int64 or uint64
- *   range) is passed as 0: value = low + u64, uniform bits.
+ *   arithmetic (uint64 ranges are the same bits), unbiased: a word below
+ *   2^64 mod R is redrawn from counters outside the stream (the rule and its
+ *   bound are in scalar/random_xform.h), so a range under 2^32 almost never
+ *   redraws.  R = 2^64 (the whole int64 or uint64 range) is passed as 0:
+ *   value = low + u64, uniform bits.
  *
  *   randperm(n): Fisher-Yates, sequential.  For i = n-1 down to 1, step i
  *   swaps p[i] with p[j], j = u64_i % (i+1), where u64_i is value i of the

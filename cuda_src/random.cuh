@@ -9,8 +9,8 @@
  * (seed, offset, index), so results do not depend on the launch shape.
  *
  * Bit-exactness with the CPU: raw bits, uniforms (explicit fma + nextafter), int64 (same
- * u64 % range), randperm and normals (our own log/sin/cos, scalar/random_xform.h) are bitwise
- * identical.
+ * u64 % range and rejection), randperm and normals (our own log/sin/cos,
+ * scalar/random_xform.h) are bitwise identical.
  *
  * randperm: the CPU runs Fisher-Yates sequentially (i = n-1 .. 1 swaps p[i] and p[H[i]],
  * H[i] = u64_i % (i+1)). The GPU runs the *same* swaps with deterministic reservations
@@ -121,16 +121,19 @@ SX_DEV void sx_rand_normal_f64(double *o, int64_t n, uint64_t seed, uint64_t off
     }
 }
 
-/* [low, low + range): low + (u64 % range), wrapping; range 0 means 2^64 (the raw words). */
+/* [low, low + range): low + (u64 % range), wrapping, with the CPU's rejection of the biased
+ * low run (philox_bounded_i64_p); range 0 means 2^64 (the raw words). */
 SX_DEV void sx_rand_int64(int64_t *o, int64_t n, uint64_t seed, uint64_t offset,
                           int64_t low, uint64_t range) {
     const philox4x32_key_t key = philox_key_from_seed(seed);
     const int64_t nb = (int64_t)philox_blocks_64(n);
+    const uint64_t t = philox_bounded_threshold(range);
     SX_GRID_LOOP(b, nb) {
         int64_t i = 2 * b;
-        philox4x32_ctr_t r = philox_block_k(key, offset + (uint64_t)b);
-        o[i] = philox_bounded_i64_p(philox_u64(r, 0), low, range);
-        if (i + 1 < n) o[i + 1] = philox_bounded_i64_p(philox_u64(r, 1), low, range);
+        uint64_t j = offset + (uint64_t)b;
+        philox4x32_ctr_t r = philox_block_k(key, j);
+        o[i] = philox_bounded_i64_p(key, j, 0, philox_u64(r, 0), low, range, t);
+        if (i + 1 < n) o[i + 1] = philox_bounded_i64_p(key, j, 1, philox_u64(r, 1), low, range, t);
     }
 }
 

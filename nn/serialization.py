@@ -77,6 +77,17 @@ def _encode(obj: Any, path: list, arrays: dict) -> Any:
                     "tensors, dicts, lists, tuples, numbers, strings and None are supported")
 
 
+def _write_npz(f, arrays: dict, compress: bool) -> None:
+    """What np.savez(f, **arrays) writes (an entry `name.npy` per array), without passing the
+    names as keyword arguments: np.savez's own parameters (`file`, `allow_pickle`) would take
+    an array of that name, or clash with it."""
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(f, "w", compression=method, allowZip64=True) as z:
+        for name, a in arrays.items():
+            with z.open(name + ".npy", "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, np.asanyarray(a), allow_pickle=False)
+
+
 def save(obj: Mapping, path: str | os.PathLike, compress: bool = False) -> None:
     """Write a (nested) dict of tensors and plain values to `path` as .npz (atomically)."""
     if not isinstance(obj, Mapping):
@@ -89,7 +100,7 @@ def save(obj: Mapping, path: str | os.PathLike, compress: bool = False) -> None:
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".npz")
     try:
         with os.fdopen(fd, "wb") as f:
-            (np.savez_compressed if compress else np.savez)(f, **arrays)
+            _write_npz(f, arrays, compress)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

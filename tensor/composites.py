@@ -69,11 +69,15 @@ def meshgrid(*arrays, indexing: str = "xy") -> list:
     indexing="xy" swaps the first two output axes (Cartesian), "ij" keeps them (matrix)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    ts = [_arr(a) for a in arrays]
+    dev = next((a.device for a in arrays if isinstance(a, Tensor)), None)   # array-likes join it
+    ts = [_arr(a, dev) for a in arrays]
     for i, t in enumerate(ts):
         if t.ndim != 1:
             raise ValueError(f"meshgrid: every input must be 1-d, but input {i} has shape "
                              f"{t.shape}")
+        if t.device != ts[0].device:   # as PyTorch's (and every op here): no mixed-device grids
+            raise ValueError(f"meshgrid: all inputs must be on one device, but input 0 is on "
+                             f"{ts[0].device} and input {i} on {t.device}")
     n = len(ts)
     where = list(range(n))            # output axis of each input
     if indexing == "xy" and n >= 2:

@@ -88,7 +88,8 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
     if isinstance(data, str | bytes):
         raise TypeError(f"{op}: cannot make a tensor from a {type(data).__name__} ({data!r:.40}); "
                         "expected numbers, nested sequences of numbers, arrays or tensors")
-    target = None if d is None else (np.dtype(np.float32) if d is dt.bfloat16 else d.np)
+    # bfloat16: read as float64, so astype rounds each value once (through float32: twice)
+    target = None if d is None else (np.dtype(np.float64) if d is dt.bfloat16 else d.np)
     if target is not None and d.kind != "c" and _holds_complex(data):  # NumPy would drop the imaginary parts
         raise TypeError(f"{op}: cannot convert complex values to {d.name}; use a complex dtype "
                         "(complex64, complex128)")
@@ -103,7 +104,9 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
         if any(isinstance(x, complex | np.complexfloating) for x in _leaves(data)):
             raise TypeError(f"{op}: cannot convert complex values to {d.name}; use a complex "
                             "dtype (complex64, complex128)") from None
-        raise TypeError(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
+        # NumPy's type: ValueError for ragged data or NaN into an int dtype (as PyTorch), TypeError
+        # for an object that is no number
+        raise type(e)(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
     if a.dtype == object:  # Python ints past uint64 (NumPy: object), or ragged / mixed data
         bad = next((x for x in _leaves(data) if type(x) is int and not -2**63 <= x < 2**64), None)
         if bad is not None:
@@ -187,7 +190,10 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
     Python ints read as NumPy 2 reads them: int64, uint64 when every one is past int64 (and
     within uint64), float64 when such ints mix with int64 ones ([0, 2**63]); past uint64 or
     below int64 an OverflowError naming the int (NumPy gives object); Python complex values
-    give complex128; strings, and complex values asked to fit a real dtype, raise TypeError. A
+    give complex128; strings, and complex values asked to fit a real dtype, raise TypeError;
+    ragged lists, and NaN into an int dtype, ValueError (NumPy's types). Under
+    set_default_dtype, Python floats give the default float and complex values its complex
+    (float32: complex64, PyTorch's rule), while ints that read as float64 stay float64. A
     NumPy array of a dtype this library lacks converts by value (a copy): long double to
     float64, long double complex to complex128; string and date arrays raise TypeError. from_numpy, which
     never copies, refuses them all.
@@ -243,8 +249,47 @@ def array(obj, dtype=None, copy: bool = True) -> Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of data (nested lists, scalars, arrays or tensors); data no
-    dtype here holds raises as asarray documents."""
+    dtype here holds raises as asarray documents. Without device=, a tensor's copy stays on its
+    device (PyTorch's rule), as does a list of tensors all on one device; other data goes to
+    the default device.
+
+    >>> import tensor as T
+    >>> T.tensor(T.ones(2, device="cpu")).device.type
+    'cpu'
+    """
     return _tensor_from(data, _dtype_or(dtype, None), device, "tensor", requires_grad)
+
+
+def _default_for(a: np.ndarray, data):
+    """The dtype Python data that NumPy read as `a` takes under set_default_dtype (None: a's):
+    float64 from Python floats is the default float, complex128 its complex (PyTorch's rule);
+    float64 from ints alone (int64 ones mixed with ones past int64) stays float64, NumPy's
+    reading (PyTorch refuses such ints), which the default float could not hold exactly."""
+    if a.dtype == np.complex128:
+        return dt.complex_of(dt.get_default_dtype())
+    if a.dtype != np.float64:
+        return None
+    first = _first_leaf(data)
+    if isinstance(first, int) and not any(isinstance(x, float | np.floating) for x in _leaves(data)):
+        return None
+    return dt.get_default_dtype()
+
+
+def _first_leaf(data):
+    while isinstance(data, list | tuple) and data:
+        data = data[0]
+    return data
+
+
+def _data_device(data):
+    """The device of a tensor, or of the tensors in a list that holds them (all on one
+    device); None for other data (the default device)."""
+    if isinstance(data, Tensor):
+        return data.device
+    if not isinstance(_first_leaf(data), Tensor):   # (a list of numbers: no walk)
+        return None
+    devs = {x.device for x in _leaves(data) if isinstance(x, Tensor)}
+    return devs.pop() if len(devs) == 1 else None
 
 
 def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tensor:
@@ -252,11 +297,12 @@ def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tenso
         out = data.astype(d or data.dtype)
     else:
         a = _convertible(data, d, op) if isinstance(data, np.ndarray) else _np_from_data(data, d, op)
-        if a.dtype.kind == "f" and d is None and a.dtype == np.float64 and not isinstance(data, np.ndarray):
-            d = dt.get_default_dtype()
+        if d is None and not isinstance(data, np.ndarray):
+            d = _default_for(a, data)
         src = asarray(a, device=CPU)
         out = src.astype(d or src.dtype)   # a new tensor (the array may be the caller's)
-    dev = parse_device(device)
+    dev = parse_device(device) if device is not None else _data_device(data)
+    dev = parse_device(None) if dev is None else dev
     if dev != out.device:
         out = out.to(dev)
     if requires_grad:

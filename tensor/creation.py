@@ -15,7 +15,7 @@ from . import dtypes as dt
 from ._tensor import Tensor
 from .aliasing import check_writable
 from .backend import backend_for
-from .convert import _dtype_or, _fill_scalar
+from .convert import _dtype_or, _fill_scalar, asarray
 from .device import device as parse_device
 from .elementwise import _scalar_operand, copy_into, empty_tensor, run
 
@@ -93,19 +93,29 @@ def ones(shape=None, *size, dtype=None, device=None, requires_grad: bool = False
                  requires_grad, "ones")
 
 
-def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
-    return empty_tensor(x.shape, _dtype_or(dtype, x.dtype), parse_device(device) if device else x.device)
+def _arr(x) -> Tensor:
+    """A tensor from an array-like (lists, NumPy arrays: NumPy's *_like and tril take them)."""
+    return x if isinstance(x, Tensor) else asarray(x)
+
+
+def empty_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    x = _arr(x)
+    dev = parse_device(device) if device else x.device
+    return _grad(empty_tensor(x.shape, _dtype_or(dtype, x.dtype), dev), requires_grad)
 
 
 def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    x = _arr(x)
     return full(x.shape, 0, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
 def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    x = _arr(x)
     return full(x.shape, 1, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
 def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    x = _arr(x)
     return full(x.shape, fill_value, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
@@ -118,8 +128,9 @@ def _iota(n: int, d: dt.DType, start, step, device=None, op: str = "arange") -> 
     return out
 
 
-def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-    """Values from start (inclusive) to stop (exclusive) by step, as NumPy's arange.
+def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Values from start (inclusive) to stop (exclusive) by step, as NumPy's arange (bool: at
+    most 2 values, as NumPy; a longer bool range has no meaning).
 
     >>> import tensor as T
     >>> T.arange(2**63, 2**63 + 3, dtype=T.uint64).tolist()
@@ -136,9 +147,16 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     if d is dt.bool_ and dtype is None:
         d = dt.int64
     n = max(0, math.ceil((stop - start) / step))
+    if d is dt.bool_ and n > 2:
+        raise TypeError(f"arange: a bool range has at most 2 values (NumPy's rule); start={start}, "
+                        f"stop={stop}, step={step} give {n}")
+    return _grad(_arange(start, step, n, d, dtype is None, parse_device(device)), requires_grad)
+
+
+def _arange(start, step, n: int, d: dt.DType, inferred: bool, device) -> Tensor:
     ints = not any(isinstance(v, float | np.floating) for v in (start, step))
     if ints and d.kind in "iu":
-        return _int_range(d, int(start), int(step), n, dtype is None, parse_device(device))
+        return _int_range(d, int(start), int(step), n, inferred, device)
     compute = dt.float64 if d.kind == "f" or not ints else dt.int64
     if compute is dt.int64 and n:   # bool: drawn in int64, then cast
         lo, hi = dt.iinfo_bounds(dt.int64)
@@ -146,7 +164,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
             if not lo <= v <= hi:
                 raise OverflowError(f"arange: {dt.show_int(v)} is out of bounds for int64, in which "
                                     f"{d.name} ranges of integers are computed")
-    t = _iota(n, compute, start, step if n > 1 else 1, parse_device(device))
+    t = _iota(n, compute, start, step if n > 1 else 1, device)
     return t if compute is d else t.astype(d)
 
 
@@ -173,7 +191,8 @@ def _int_range(d: dt.DType, start: int, step: int, n: int, inferred: bool, devic
     return _iota(n, d, bits(start), bits(step) if n > 1 else 1, device)
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None) -> Tensor:
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     div = (num - 1) if endpoint else num
@@ -192,13 +211,14 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     if d.kind in "iu":  # NumPy 2 floors toward -inf before an integer cast (a cast truncates)
         from .elementwise import unary
         unary("floor", t, out=t)
-    return t if d is t.dtype else t.astype(d)
+    return _grad(t if d is t.dtype else t.astype(d), requires_grad)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None) -> Tensor:
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
     out = zeros((N, N if M is None else M), dtype=dtype, device=device)
     fill_(out.diagonal(k), 1)
-    return out
+    return _grad(out, requires_grad)
 
 
 def _tri_mask(shape, k, lower: bool, device=None) -> Tensor:
@@ -212,6 +232,7 @@ def _tri_mask(shape, k, lower: bool, device=None) -> Tensor:
 def tril(x: Tensor, k: int = 0) -> Tensor:
     """Lower triangle of the last two axes (elements above the k-th diagonal zeroed)."""
     from .elementwise import where
+    x = _arr(x)
     if x.ndim < 2:
         raise ValueError(f"tril: needs a tensor of rank >= 2, got shape {x.shape}")
     return where(_tri_mask(x.shape, k, True, x.device), x, zeros_like(x, dtype=x.dtype))
@@ -220,6 +241,7 @@ def tril(x: Tensor, k: int = 0) -> Tensor:
 def triu(x: Tensor, k: int = 0) -> Tensor:
     """Upper triangle of the last two axes (elements below the k-th diagonal zeroed)."""
     from .elementwise import where
+    x = _arr(x)
     if x.ndim < 2:
         raise ValueError(f"triu: needs a tensor of rank >= 2, got shape {x.shape}")
     return where(_tri_mask(x.shape, k, False, x.device), x, zeros_like(x, dtype=x.dtype))

@@ -219,6 +219,11 @@ def result_type(*args) -> DType:
     for a in args:
         if isinstance(a, DType):
             d = a
+        elif isinstance(a, str | np.dtype | type):   # a dtype's name or NumPy's (NumPy takes them)
+            try:
+                d = dtype(a)
+            except TypeError as e:
+                raise TypeError(f"result_type: {e}") from None
         elif hasattr(a, "dtype") and not isinstance(a, np.generic):
             d = dtype(a.dtype)
         else:

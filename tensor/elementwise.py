@@ -44,9 +44,18 @@ def empty_tensor(shape: tuple, dtype: dt.DType, device=None, op: str = "empty") 
 
 
 def _bf16_bits(v: float) -> int:
-    u = struct.unpack("<I", struct.pack("<f", v))[0]
+    """v rounded once to bfloat16 (nearest, ties to even), as astype from float64: through a
+    float32 rounded to odd, whose last bit keeps what the first rounding dropped, so the second
+    rounding cannot land on a false tie (float64 -> float32 -> bfloat16 by nearest twice can)."""
+    try:
+        u = struct.unpack("<I", struct.pack("<f", v))[0]
+    except OverflowError:  # past float32's range, so past bfloat16's: inf
+        return 0x7F80 if v > 0 else 0xFF80
     if (u & 0x7FFFFFFF) > 0x7F800000:
         return (u >> 16) | 0x40
+    back = struct.unpack("<f", struct.pack("<I", u))[0]
+    if back != v and (u & 0x7FFFFFFF) != 0x7F800000:   # inexact: round to odd
+        u = (u - 1 if abs(back) > abs(v) else u) | 1
     return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
 
 
@@ -77,7 +86,7 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
             except OverflowError:  # past float32's range: inf, as NumPy (with its warning)
                 pass
         elif d is dt.bfloat16:
-            return struct.pack("<H", _bf16_bits(np.float32(v).item()))
+            return struct.pack("<H", _bf16_bits(v))
         return np.array(v, d.np).tobytes()  # NumPy's rounding (and its overflow warning)
     if d is dt.bool_:
         return b"\x01" if v else b"\x00"

@@ -84,6 +84,8 @@ def item(t: Tensor):
 def format_tensor(t: Tensor) -> str:
     v = t.astype(dt.float32) if t.dtype is dt.bfloat16 else t
     body = np.array2string(to_numpy(v), separator=", ", prefix="tensor(", threshold=1000)
+    if t.numel() == 0 and t.shape != (0,):   # "[]" alone hides the shape (NumPy prints it too)
+        body += f", shape={t.shape}"
     return f"tensor({body}, dtype={t.dtype.name}, device={t.device})"
 
 

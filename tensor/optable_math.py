@@ -98,7 +98,8 @@ def _rsqrt_ref(x):
 def _xlogy_ref(a, b):
     with np.errstate(all="ignore"):
         ft = np.arctan2(a, b).dtype   # a float-only binary ufunc's loop (NEP 50 scalars included)
-        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        # the operands in the loop's dtype first (a Python float too: 1e-149 is 0 in float16)
+        a64, b64 = (np.asarray(v, ft).astype(np.float64) for v in (a, b))
         r = np.where(np.isnan(b64), b64, np.where(a64 == 0, 0.0, a64 * np.log(b64)))
     return r.astype(ft)
 

@@ -12,6 +12,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import operator
 import os
 import struct
@@ -26,6 +27,8 @@ from .device import device as parse_device
 from .elementwise import empty_tensor
 
 _MASK64 = (1 << 64) - 1
+_F64_MAX = 1.7976931348623157e308
+_F32_MAX = 3.4028234663852886e38
 
 
 def _below16(x: float, d: dt.DType) -> float:
@@ -40,6 +43,17 @@ def _below16(x: float, d: dt.DType) -> float:
         if v < x:
             return v
         u = 0x8001 if u == 0 else (u - 1 if u < 0x8000 else u + 1)  # one bfloat16 ulp down
+
+
+def _finite_max(dtype) -> float:
+    """The largest finite value of the dtype a uniform draw is computed and stored in."""
+    d = dt.dtype(dtype) if dtype is not None else dt.get_default_dtype()
+    d = dt.real_of(d) if d.kind == "c" else d
+    if d is dt.float16:
+        return 65504.0
+    if d is dt.bfloat16:   # 0x7F7F: (2 - 2^-7) 2^127, just below float32's
+        return 3.3895313892515355e38
+    return _F64_MAX if d is dt.float64 else _F32_MAX
 
 
 def _size(size, op):
@@ -120,16 +134,26 @@ class Generator:
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None, device=None) -> Tensor:
         if not high >= low:
             raise ValueError(f"uniform: need low <= high, got low={low}, high={high}")
-        return self._fill(_size(size, "uniform"), dtype, "uniform", float(low), float(high), device)
+        low, high = float(low), float(high)
+        top = _finite_max(dtype)
+        if not (abs(low) <= top and abs(high) <= top and high - low <= top):
+            # the kernel's fma(high - low, u, low) would be inf or NaN for every sample (NumPy:
+            # OverflowError; PyTorch refuses too)
+            raise OverflowError(f"uniform: low={low}, high={high}: the bounds and high - low must be "
+                                f"finite in the sampled dtype (largest finite value {top:g})")
+        return self._fill(_size(size, "uniform"), dtype, "uniform", low, high, device)
 
     def randn(self, *size, dtype=None, device=None) -> Tensor:
         """Standard normal (Box-Muller)."""
         return self._fill(_size(size, "randn"), dtype, "normal", 0.0, 1.0, device)
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=None, device=None) -> Tensor:
-        if scale < 0:
+        loc, scale = float(loc), float(scale)
+        if not scale >= 0:
             raise ValueError(f"normal: scale must be non-negative, got {scale}")
-        return self._fill(_size(size, "normal"), dtype, "normal", float(loc), float(scale), device)
+        if not (math.isfinite(loc) and math.isfinite(scale)):   # every sample would be NaN or inf
+            raise ValueError(f"normal: loc and scale must be finite, got loc={loc}, scale={scale}")
+        return self._fill(_size(size, "normal"), dtype, "normal", loc, scale, device)
 
     def randint(self, low, high=None, size=None, dtype=None, device=None) -> Tensor:
         """Integers in [low, high) (NumPy's argument order; randint(n) is [0, n)). Ranges up to
@@ -146,9 +170,9 @@ class Generator:
         if high <= low:
             raise ValueError(f"randint: empty range [{low}, {high})")
         d = dt.dtype(dtype) if dtype is not None else dt.int64
-        lo, hi = dt.iinfo_bounds(d if d.kind in "iu" else dt.int64)
+        lo, hi = dt.iinfo_bounds(d if d.kind in "iub" else dt.int64)   # bool: [0, 1], as NumPy
         if low < lo or high - 1 > hi:
-            what = f"{d.name}'s [{lo}, {hi}]" if d.kind in "iu" else f"int64's [{lo}, {hi}], " \
+            what = f"{d.name}'s [{lo}, {hi}]" if d.kind in "iub" else f"int64's [{lo}, {hi}], " \
                 f"which {d.name} is drawn in"
             raise ValueError(f"randint: range [{dt.show_int(low)}, {dt.show_int(high)}) does not fit "
                              f"{what}")

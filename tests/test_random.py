@@ -264,7 +264,15 @@ def test_randint_whole_64bit_ranges_are_the_raw_words():
     i = g.randint(-2**63, 2**63, (5,), dtype=T.int64)
     assert i.dtype is T.int64 and i.tolist() == [w - 2**63 for w in u64_stream(seed, 3, 5)]
     top = g.randint(2**63 - 3, 2**64 - 1, (4,), dtype="uint64")   # past int64, not the whole range
-    assert top.tolist() == [2**63 - 3 + w % (2**63 + 2) for w in u64_stream(seed, 6, 4)]
+    ref = []   # words below 2**64 % R (here half of them) are redrawn from blocks {j, k, 0}
+    for i, w in enumerate(u64_stream(seed, 6, 4)):
+        j, h, k = 6 + i // 2, i % 2, 0
+        while w < 2**64 % (2**63 + 2):
+            k += 1
+            b = philox4x32_10((j & M32, j >> 32, k, 0), (seed & M32, seed >> 32))
+            w = b[2 * h] | (b[2 * h + 1] << 32)
+        ref.append(2**63 - 3 + w % (2**63 + 2))
+    assert top.tolist() == ref
     assert g.get_state() == (seed, 8)
     big = Generator(1).randint(0, 2**64, (4000,), dtype="uint64").numpy()
     assert big.dtype == np.uint64 and (big < 2**62).any() and (big >= 3 * 2**62).any()

@@ -111,19 +111,41 @@ SX_RANDOM_XFORMS(f32, float, uint32_t, 8, 5.9604644775390625e-08f, f)           
 SX_RANDOM_XFORMS(f64, double, uint64_t, 11, 1.1102230246251565404236316680908203125e-16, ) /* 2^-53 */
 #undef SX_RANDOM_XFORMS
 
-/* [low, high): low + (x mod (high-low)), range as uint64.  Requires high > low; if not,
- * returns low.  _p form: range = (uint64)high - (uint64)low precomputed, 0 meaning 2^64
- * (the whole 64-bit space: low + x, every word once). */
-PHILOX_FN int64_t philox_bounded_i64_p(uint64_t x, int64_t low, uint64_t range)
+/* Unbiased integers in [low, high): low + (x mod R), R = (uint64)high - (uint64)low, in
+ * wrapping 64-bit arithmetic (uint64 ranges are the same bits), where x is the value's stream
+ * word if it is >= t = 2^64 mod R, else a fresh word (rejection: the words >= t are a whole
+ * number of R-wide runs, so every result is as likely; plain x mod R favoured the low
+ * 2^64 mod R results, by up to 2:1 for R near 2^63). Retry k = 1, 2, ... of the value in
+ * 64-bit word h of stream block j reads word h of the block with counter {j, k, 0}, outside
+ * the stream (whose counters are {j, 0, 0}), so a value stays a pure function of (seed,
+ * offset, index) and a draw still takes ceil(n/2) blocks. A word is rejected with
+ * probability t / 2^64 < 1/2 (t < R, and t = 2^64 - R when R > 2^63), so a value takes
+ * fewer than 2 words on average, and an accepted first word gives what x mod R gave; after
+ * SX_RANDINT_TRIES rejections (probability < 2^-64) the last word is used as it is, so the
+ * loop is bounded. R = 0 stands for 2^64 (the whole 64-bit space): low + x, no rejection.
+ *   philox_bounded_threshold(R)          t, computed once per fill
+ *   philox_bounded_i64_p(key, j, h, x, low, R, t)  the value */
+#define SX_RANDINT_TRIES 64u
+
+PHILOX_FN uint64_t philox_bounded_threshold(uint64_t range)
 {
-    return (int64_t)((uint64_t)low + (range ? x % range : x));
+    return range ? (0u - range) % range : 0u;
 }
 
-PHILOX_FN int64_t philox_bounded_i64(uint64_t x, int64_t low, int64_t high)
+PHILOX_FN int64_t philox_bounded_i64_p(philox4x32_key_t key, uint64_t j, int h, uint64_t x,
+                                       int64_t low, uint64_t range, uint64_t t)
 {
-    if (high <= low)
-        return low;
-    return philox_bounded_i64_p(x, low, (uint64_t)high - (uint64_t)low);
+    if (range == 0u)
+        return (int64_t)((uint64_t)low + x);
+    for (uint32_t k = 1u; x < t && k <= SX_RANDINT_TRIES; k++) {
+        philox4x32_ctr_t c;
+        c.v[0] = (uint32_t)(j & 0xffffffffu);
+        c.v[1] = (uint32_t)(j >> 32);
+        c.v[2] = k;
+        c.v[3] = 0u;
+        x = philox_u64(philox4x32_10(c, key), h);
+    }
+    return (int64_t)((uint64_t)low + x % range);
 }
 
 #endif

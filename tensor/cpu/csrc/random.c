@@ -177,18 +177,22 @@ void rand_normal_f64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset,
     });
 }
 
-/* [low, low + range): low + (u64 mod range) in wrapping 64-bit arithmetic, range 0
- * meaning 2^64 (the raw words plus low): any int64 or uint64 range, the whole 64-bit
- * space included (uint64 values are the same bits as an int64 low). */
+/* [low, low + range): low + (u64 mod range) in wrapping 64-bit arithmetic, a word in the
+ * biased low run replaced by rejection (philox_bounded_i64_p), range 0 meaning 2^64 (the raw
+ * words plus low): any int64 or uint64 range, the whole 64-bit space included (uint64 values
+ * are the same bits as an int64 low). */
 void rand_int64(intptr_t out, int64_t n, uint64_t seed, uint64_t offset,
                 int64_t low, uint64_t range, int nthreads)
 {
     if (n <= 0) return;
     int64_t *o = (int64_t *)out;
+    const uint64_t t = philox_bounded_threshold(range);
     CHUNKED_FILL(uint64_t, 2, fill_words64, {
         int64_t *restrict p = o + i0;
+        const uint64_t j0 = offset + (uint64_t)b0;   /* value i0 + i: block j0 + i/2, word i%2 */
         for (int64_t i = 0; i < cnt; i++)
-            p[i] = philox_bounded_i64_p(buf[i], low, range);
+            p[i] = philox_bounded_i64_p(key, j0 + (uint64_t)(i / 2), (int)(i % 2), buf[i], low,
+                                        range, t);
     });
 }
 
