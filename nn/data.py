@@ -1,5 +1,6 @@
-"""Datasets and batching, as torch.utils.data: Dataset, TensorDataset, Subset, random_split,
-DataLoader, and DistributedSampler (each rank of a data-parallel job reads its share).
+"""Datasets and batching, as torch.utils.data: Dataset, IterableDataset, TensorDataset,
+ConcatDataset, ChainDataset, Subset, random_split, DataLoader, DistributedSampler (each rank of
+a data-parallel job reads its share) and the samplers of nn/data_samplers.py.
 
 >>> import tensor as T
 >>> x, y = T.arange(10.0).reshape(5, 2), T.arange(5)
@@ -10,9 +11,13 @@ DataLoader, and DistributedSampler (each rank of a data-parallel job reads its s
 """
 from __future__ import annotations
 
+import bisect
+import copy
+import math
 import numbers
 import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,15 +26,85 @@ import tensor as T
 from tensor import Tensor
 from tensor.random import Generator
 
+from .data_samplers import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
 
 class Dataset:
-    """A map-style dataset: subclass with __getitem__(i) and __len__()."""
+    """A map-style dataset: subclass with __getitem__(i) and __len__(); a + b concatenates."""
 
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: __getitem__ is not defined")
 
     def __len__(self) -> int:
         raise NotImplementedError(f"{type(self).__name__}: __len__ is not defined")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: subclass with __iter__() (a DataLoader batches it in order; it
+    takes no sampler or shuffle); a + b chains two."""
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError(f"{type(self).__name__}: __iter__ is not defined")
+
+    def __len__(self) -> int:   # a TypeError, as for an object without one (PyTorch's)
+        raise TypeError(f"{type(self).__name__}: this IterableDataset has no __len__")
+
+    def __add__(self, other: IterableDataset) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ConcatDataset(Dataset):
+    """The items of several map-style datasets, one after the other.
+
+    >>> d = ConcatDataset([TensorDataset(T.zeros(2)), TensorDataset(T.ones(3))])
+    >>> len(d), d[2][0].item(), d.cumulative_sizes
+    (5, 1.0, [2, 5])
+    """
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        if any(isinstance(d, IterableDataset) for d in self.datasets):
+            raise TypeError("ConcatDataset does not support IterableDataset (use ChainDataset)")
+        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]).tolist())
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        n, i = len(self), operator.index(index)
+        if not -n <= i < n:
+            raise IndexError(f"ConcatDataset: index {index} is out of range for length {n}")
+        i %= n
+        k = bisect.bisect_right(self.cumulative_sizes, i)
+        return self.datasets[k][i - (self.cumulative_sizes[k - 1] if k else 0)]
+
+
+class ChainDataset(IterableDataset):
+    """The samples of several iterable datasets, one stream after the other."""
+
+    def __init__(self, datasets: Iterable[IterableDataset]) -> None:
+        self.datasets = list(datasets)
+
+    def __iter__(self) -> Iterator:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self.datasets)
 
 
 class TensorDataset(Dataset):
@@ -61,6 +136,8 @@ class Subset(Dataset):
         self.dataset, self.indices = dataset, [operator.index(i) for i in indices]
 
     def __getitem__(self, index):
+        if isinstance(index, list):   # as PyTorch: a list of indices into the subset
+            return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
     def __len__(self) -> int:
@@ -69,22 +146,34 @@ class Subset(Dataset):
 
 def random_split(dataset: Dataset, lengths: Sequence[int | float],
                  generator: Generator | None = None) -> list[Subset]:
-    """Split into non-overlapping random subsets of the given lengths (or fractions summing
-    to 1, rounded down with the remainder handed out one by one, as PyTorch)."""
+    """Split into non-overlapping random subsets of the given lengths, or of fractions in
+    [0, 1] summing to 1 (each length rounded down, the remainder handed out one by one; an
+    empty split warns), as PyTorch's (which takes any lengths summing to 1 as fractions)."""
     n = len(dataset)
-    if lengths and all(isinstance(x, float) for x in lengths) and abs(sum(lengths) - 1) < 1e-9:
-        counts = [int(f * n) for f in lengths]
+    lengths = list(lengths)
+    if lengths and math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, f in enumerate(lengths):
+            if not 0 <= f <= 1:
+                raise ValueError(f"random_split: fraction at index {i} is not between 0 and 1: {f}")
+        counts = [math.floor(n * f) for f in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
+        for i, k in enumerate(counts):
+            if k == 0:
+                warnings.warn(f"random_split: length of split at index {i} is 0. This might "
+                              "result in an empty dataset.", UserWarning, stacklevel=2)
         lengths = counts
+    if any(isinstance(k, bool) or int(k) != k or k < 0 for k in lengths):
+        raise ValueError(f"random_split: lengths must be non-negative integers or fractions "
+                         f"summing to 1, got {lengths}")
     if sum(lengths) != n:
-        raise ValueError(f"random_split: lengths {list(lengths)} do not add up to the dataset's "
+        raise ValueError(f"random_split: lengths {lengths} do not add up to the dataset's "
                          f"length {n}")
     perm = T.random.permutation(n, generator=generator).tolist()
     out, start = [], 0
     for k in lengths:
-        out.append(Subset(dataset, perm[start:start + k]))
-        start += k
+        out.append(Subset(dataset, perm[start:start + int(k)]))
+        start += int(k)
     return out
 
 
@@ -148,7 +237,8 @@ class DistributedSampler:
 
 def default_collate(batch: list) -> Any:
     """Stack a list of samples into a batch: tensors (and NumPy arrays, numbers) are stacked
-    along a new first axis; tuples, lists and dicts are collated field by field."""
+    along a new first axis; tuples, lists and dicts are collated field by field, as PyTorch's:
+    a tuple or list sample gives a list, a namedtuple or a dict keeps its type."""
     first = batch[0]
     if isinstance(first, Tensor):
         return T.stack(batch)
@@ -159,42 +249,87 @@ def default_collate(batch: list) -> Any:
     if isinstance(first, str | bytes):
         return list(batch)
     if isinstance(first, Mapping):
-        return {k: default_collate([b[k] for b in batch]) for k in first}
+        out = {k: default_collate([b[k] for b in batch]) for k in first}
+        if isinstance(first, MutableMapping):   # as PyTorch: keep the mapping's type
+            try:
+                clone = copy.copy(first)
+                clone.update(out)
+                return clone
+            except TypeError:
+                pass
+        return out
     if isinstance(first, tuple | list):
         if any(len(b) != len(first) for b in batch):
             raise ValueError("default_collate: samples in a batch have different numbers of fields")
         cols = [default_collate(list(c)) for c in zip(*batch)]
-        return tuple(cols) if isinstance(first, tuple) else cols
+        if isinstance(first, tuple) and hasattr(first, "_fields"):   # a namedtuple stays one
+            return type(first)(*cols)
+        if type(first) not in (tuple, list):   # a list subclass: its clone, as PyTorch
+            try:
+                clone = copy.copy(first)
+                clone[:] = cols
+                return clone
+            except TypeError:
+                pass
+        return cols   # a plain tuple or list gives a list (PyTorch's rule)
     raise TypeError(f"default_collate: cannot batch samples of type {type(first).__name__}; "
                     "pass collate_fn=")
 
 
 class DataLoader:
-    """Batches of a dataset: shuffled each epoch (from `generator`, or tensor's default one,
-    so tensor.manual_seed makes the order reproducible) when shuffle=True; or in the order of
-    `sampler` (an iterable of indices with a length, such as DistributedSampler).
+    """Batches of a dataset, PyTorch's arguments: shuffled each epoch (from `generator`, or
+    tensor's default one, so tensor.manual_seed makes the order reproducible) when shuffle=True;
+    or in the order of `sampler` (an iterable of indices with a length: RandomSampler,
+    DistributedSampler, ...); or the index lists of `batch_sampler`. An IterableDataset is
+    batched in the order it yields.
+
+    Batches are built in the main process: num_workers must be 0, and the options of worker
+    processes and pinned memory (pin_memory, timeout, worker_init_fn, prefetch_factor,
+    persistent_workers, pin_memory_device) are validated as PyTorch does with num_workers=0 and
+    otherwise ignored (batches are never pinned).
 
     A TensorDataset with the default collate_fn takes a fast path: each batch is gathered with
-    one integer-array index per tensor (x[idx]) instead of item by item. Batches are copies."""
+    one integer-array index per tensor (x[idx]) instead of item by item; it is a list, as
+    default_collate makes. Batches are copies."""
 
-    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False,
-                 drop_last: bool = False, generator: Generator | None = None,
-                 collate_fn: Callable[[list], Any] | None = None, num_workers: int = 0,
-                 sampler=None) -> None:
+    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler=None, batch_sampler=None, num_workers: int = 0,
+                 collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0, worker_init_fn=None,
+                 multiprocessing_context=None, generator: Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "") -> None:
         if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"DataLoader: batch_size must be a positive int or None, got "
                              f"{batch_size!r}")
-        if num_workers:
-            raise NotImplementedError("DataLoader: num_workers > 0 is not supported (batches are "
-                                      "built in the main process)")
+        _check_workers(num_workers, timeout, prefetch_factor, persistent_workers,
+                       multiprocessing_context)
+        if isinstance(dataset, IterableDataset):
+            for name, v in (("shuffle", shuffle if shuffle else None), ("sampler", sampler),
+                            ("batch_sampler", batch_sampler)):
+                if v is not None:
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                     f"{name} option, but got {name}={v!r}")
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("DataLoader: batch_sampler option is mutually exclusive with "
+                                 "batch_size, shuffle, sampler, and drop_last")
+            batch_size = None
+        elif batch_size is None and drop_last:
+            raise ValueError("DataLoader: batch_size=None option disables auto-batching and is "
+                             "mutually exclusive with drop_last")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
-        self.sampler = sampler
+        self.sampler, self.batch_sampler = sampler, batch_sampler
         self.drop_last, self.generator = bool(drop_last), generator
-        self.collate_fn = collate_fn
+        self.collate_fn, self.num_workers, self.pin_memory = collate_fn, num_workers, pin_memory
+        self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
 
     def __len__(self) -> int:
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
         n = len(self.dataset) if self.sampler is None else len(self.sampler)
         if self.batch_size is None:
             return n
@@ -209,6 +344,10 @@ class DataLoader:
         return T.random.permutation(n, generator=self.generator)
 
     def __iter__(self) -> Iterator:
+        if isinstance(self.dataset, IterableDataset):
+            return self._stream_batches()
+        if self.batch_sampler is not None:
+            return self._sampled_batches()
         order = self._order(len(self.dataset))
         n = len(self.dataset) if order is None else order.shape[0]
         if self.batch_size is None:
@@ -217,18 +356,21 @@ class DataLoader:
         stops = range(self.batch_size, n + 1 if self.drop_last else n + self.batch_size,
                       self.batch_size)
         spans = [(s - self.batch_size, min(s, n)) for s in stops]
-        if type(self.dataset) is TensorDataset and self.collate_fn is None:
+        if self._fast():
             return self._tensor_batches(order, spans)
         return self._item_batches(order, spans)
 
-    def _tensor_batches(self, order, spans) -> Iterator[tuple]:
+    def _fast(self) -> bool:
+        return type(self.dataset) is TensorDataset and self.collate_fn is None
+
+    def _tensor_batches(self, order, spans) -> Iterator[list]:
         ts = self.dataset.tensors
         for a, b in spans:
             if order is None:
-                yield tuple(t[a:b].copy() for t in ts)
+                yield [t[a:b].copy() for t in ts]
             else:
                 idx = order[a:b]
-                yield tuple(t[idx] for t in ts)
+                yield [t[idx] for t in ts]
 
     def _item_batches(self, order, spans) -> Iterator:
         idx = list(range(len(self.dataset))) if order is None else order.tolist()
@@ -236,6 +378,50 @@ class DataLoader:
         for a, b in spans:
             yield collate([self.dataset[i] for i in idx[a:b]])
 
+    def _sampled_batches(self) -> Iterator:
+        collate = self.collate_fn or default_collate
+        for idx in self.batch_sampler:
+            if self._fast():
+                ix = T.asarray(np.asarray(list(idx), dtype=np.int64).reshape(-1))
+                yield [t[ix] for t in self.dataset.tensors]
+            else:
+                yield collate([self.dataset[i] for i in idx])
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "DistributedSampler",
-           "default_collate"]
+    def _stream_batches(self) -> Iterator:
+        if self.batch_size is None:
+            yield from self.dataset
+            return
+        collate, batch = self.collate_fn or default_collate, []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield collate(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield collate(batch)
+
+
+def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, mp_context) -> None:
+    """PyTorch's checks of the worker-process options; only num_workers=0 is supported."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+        raise ValueError("DataLoader: num_workers option should be a non-negative int; use "
+                         f"num_workers=0 to disable multiprocessing, got {num_workers!r}")
+    if num_workers:
+        raise NotImplementedError("DataLoader: num_workers > 0 is not supported (batches are "
+                                  "built in the main process)")
+    if timeout < 0:
+        raise ValueError(f"DataLoader: timeout option should be non-negative, got {timeout}")
+    if prefetch_factor is not None:
+        raise ValueError("DataLoader: prefetch_factor option could only be specified in "
+                         "multiprocessing (num_workers > 0); set prefetch_factor to None")
+    if persistent_workers:
+        raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+    if mp_context is not None:
+        raise ValueError("DataLoader: multiprocessing_context can only be used with "
+                         "multi-process loading (num_workers > 0), but got num_workers=0")
+
+
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
+           "random_split", "DataLoader", "DistributedSampler", "default_collate", "Sampler",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]

@@ -12,6 +12,9 @@ generator (tensor.manual_seed(s) makes it reproducible; or pass generator=).
 from __future__ import annotations
 
 import math
+import warnings
+
+import numpy as np
 
 import tensor as T
 from autograd import no_grad
@@ -53,11 +56,16 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
-def _fan(tensor: Tensor, mode: str) -> int:
-    if mode not in ("fan_in", "fan_out"):
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    """fan_in or fan_out of a weight, by `mode` (any case), as PyTorch's."""
+    m = mode.lower() if isinstance(mode, str) else mode
+    if m not in ("fan_in", "fan_out"):
         raise ValueError(f"init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return fan_in if mode == "fan_in" else fan_out
+    return fan_in if m == "fan_in" else fan_out
+
+
+_fan = _calculate_correct_fan
 
 
 def _floating(tensor: Tensor, op: str) -> None:
@@ -167,8 +175,121 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
+def _real(tensor: Tensor, op: str) -> bool:
+    """_empty, for the initialisers PyTorch allows on real tensors only."""
+    if _empty(tensor, op):
+        return True
+    if tensor.dtype.kind != "f":
+        raise TypeError(f"{op}: tensor must be a real floating tensor, got {tensor.dtype.name}")
+    return False
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """Fill with N(mean, std^2) truncated to [a, b] (absolute bounds, not in units of std), by
+    PyTorch's inverse-CDF sampling: U(2 cdf(a') - 1, 2 cdf(b') - 1) mapped through erfinv,
+    scaled, shifted and clamped to [a, b]. Warns when mean is more than 2 std outside [a, b].
+
+    >>> import tensor as T
+    >>> w = trunc_normal_(T.empty(1000), std=0.02, a=-0.04, b=0.04, generator=T.random.Generator(0))
+    >>> bool(abs(w).max() <= 0.04)
+    True
+    """
+    if _real(tensor, "trunc_normal_"):
+        return tensor
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("trunc_normal_: mean is more than 2 std from [a, b]; the distribution of "
+                      "values may be incorrect", stacklevel=2)
+    g = generator or default_generator
+    d = tensor.dtype if tensor.dtype in (T.float32, T.float64) else T.float32   # 16-bit: in float32
+
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = 2 * cdf((a - mean) / std) - 1, 2 * cdf((b - mean) / std) - 1
+    u = g.uniform(lo, hi, tensor.shape, dtype=d, device=tensor.device)
+    v = T.clip(T.erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
+    return _write(tensor, v)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """A (semi-)orthogonal matrix (Saxe et al.), times gain, as PyTorch's: the Q of the QR
+    decomposition of a standard normal (rows, numel / rows) matrix (transposed when wider than
+    tall), each column's sign fixed by R's diagonal so that Q is uniformly (Haar) distributed.
+    Dimensions past the second are flattened.
+
+    >>> import tensor as T
+    >>> q = orthogonal_(T.empty(4, 4, dtype=T.float64), generator=T.random.Generator(0))
+    >>> bool(abs(q @ q.T - T.eye(4, dtype=T.float64)).max() < 1e-12)
+    True
+    """
+    _floating(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
+                         f"got shape {tensor.shape}")
+    if tensor.numel() == 0:
+        return tensor
+    if tensor.dtype.kind != "f":
+        raise TypeError(f"orthogonal_: tensor must be a real floating tensor, got "
+                        f"{tensor.dtype.name}")
+    g = generator or default_generator
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    d = tensor.dtype if tensor.dtype in (T.float32, T.float64) else T.float32
+    flat = g.normal(0.0, 1.0, (rows, cols), dtype=d, device=tensor.device)
+    if rows < cols:
+        flat = flat.T
+    q, r = T.linalg.qr(flat)
+    q = q * T.sign(T.diagonal(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (q * gain).reshape(tensor.shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """A 2-D tensor drawn from N(0, std^2) with ceil(sparsity * rows) zeros in every column, at
+    random rows (Martens, 2010), as PyTorch's."""
+    _floating(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
+                         f"{tensor.shape}")
+    if tensor.numel() == 0:
+        return tensor
+    g = generator or default_generator
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    normal_(tensor, 0.0, std, g)
+    # each column's zero rows: the num_zeros smallest of iid uniforms, a uniform random subset
+    keys = g.uniform(0.0, 1.0, (rows, cols), dtype=T.float64, device=tensor.device)
+    rank = T.argsort(T.argsort(keys, axis=0), axis=0)
+    return _write(tensor, T.where(rank < num_zeros, T.zeros((), dtype=tensor.dtype,
+                                                             device=tensor.device), tensor))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The Dirac delta of a 3-, 4- or 5-D convolution weight (out, in, *kernel): a convolution
+    with it keeps its input's channels (the first min(out / groups, in) of each group), as
+    PyTorch's."""
+    _floating(tensor, "dirac_")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got "
+                         f"shape {tensor.shape}")
+    out_ch = tensor.shape[0]
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or out_ch % groups:
+        raise ValueError(f"dirac_: dim 0 ({out_ch}) must be divisible by groups ({groups!r})")
+    per = out_ch // groups
+    values = np.zeros(tensor.shape, dtype=np.float64)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for grp in range(groups):
+        for d in range(min(per, tensor.shape[1])):
+            values[(grp * per + d, d) + centre] = 1.0
+    return _write(tensor, T.asarray(values, dtype=tensor.dtype, device=tensor.device))
+
+
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+           "trunc_normal_", "orthogonal_", "sparse_", "dirac_"]
 
 
 def default_layer_init_(weight: Tensor, bias: Tensor | None) -> None:

@@ -36,7 +36,12 @@ from .backend import backend_for
 from .capture import island
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
-_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _f32(v: float) -> float:
+    """v rounded to float32 (inf past its range), as PyTorch's float32 scale tensor holds it."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(v))
 
 
 class GradScaler:
@@ -61,7 +66,7 @@ class GradScaler:
                                  f"{growth_interval!r}")
         self._device = device
         self._enabled = bool(enabled)
-        self._scale = float(init_scale)
+        self._scale = float(init_scale)   # as given until the first scale() (PyTorch's lazy init)
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
@@ -186,19 +191,23 @@ class GradScaler:
                                    "update (call step() or unscale_() first)")
             if any(self._found(st) for st in seen):
                 self._growth_tracker = 0
-                self._set_scale(self._scale * self._backoff_factor)
+                # PyTorch's float32 scale tensor: the product in double, rounded to float32
+                self._set_scale(_f32(_f32(self._scale) * self._backoff_factor))
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
                     self._growth_tracker = 0
-                    grown = self._scale * self._growth_factor
-                    if grown <= _F32_MAX:   # as PyTorch: never grow to inf
+                    grown = _f32(_f32(self._scale) * self._growth_factor)
+                    if math.isfinite(grown):   # as PyTorch: never grow to inf
                         self._set_scale(grown)
         self._per_opt = {}
 
     # ---- accessors and state ---------------------------------------------------------------
     def get_scale(self) -> float:
-        return float(np.float32(self._scale)) if self._enabled else 1.0
+        if not self._enabled:
+            return 1.0
+        # PyTorch: init_scale as given until scale() makes the float32 tensor
+        return _f32(self._scale) if self._scale_tensors else self._scale
 
     def get_growth_factor(self) -> float:
         return self._growth_factor

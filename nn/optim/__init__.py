@@ -4,10 +4,11 @@ ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestar
 OneCycleLR, ReduceLROnPlateau, SequentialLR, ChainedScheduler), with PyTorch 2.x's API,
 defaults, update formulas and state_dict layout.
 
-A float32/float64 parameter whose gradient and state are contiguous is updated by one fused
-kernel (tensor/cpu/csrc/optim.h on the CPU, cuda_src/optim.cuh on CUDA: reads p, grad and the
-state buffers once, writes them in place; no host round trip, no temporaries). Anything else
-(other dtypes, non-contiguous parameters) takes the same update written in tensor ops, as do
+A float32/float64 parameter whose gradient and state are contiguous, of its shape and of its
+dtype is updated by one fused kernel (tensor/cpu/csrc/optim.h on the CPU, cuda_src/optim.cuh on
+CUDA: reads p, grad and the state buffers once, writes them in place; no host round trip, no
+temporaries). Anything else (other dtypes, non-contiguous parameters, state left in another
+dtype by a parameter's dtype change) takes the same update written in tensor ops, as do
 Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) always.
 
 >>> import tensor as T

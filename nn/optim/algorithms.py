@@ -95,7 +95,10 @@ def _sgd_ops(p, g, buf, first, lr, mom, dampening, wd, nesterov, maximize):
         else:
             buf.multiply_(mom)
             buf.add_(d * (1 - dampening))
-        d = d + buf * mom if nesterov else buf
+        # a buffer of another dtype (p's changed since, e.g. by model.double()) keeps its
+        # dtype and is read in p's, as PyTorch's
+        b = buf if buf.dtype == p.dtype else buf.astype(p.dtype)
+        d = d + b * mom if nesterov else b
     p.add_(d * -lr)
 
 
@@ -127,6 +130,9 @@ class Adam(Optimizer):
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
                 raise ValueError(f"{name}: invalid beta parameter at index {i}: {b}")
+
+    def _refuses_mixed(self, group):
+        return True
 
     def _update(self, group, p, g, state):
         if not state:
@@ -240,6 +246,9 @@ class RMSprop(Optimizer):
                           ("momentum", "momentum value"), ("weight_decay", "weight_decay value"),
                           ("alpha", "alpha value")):
             _check_nonneg("RMSprop", g[key], what)
+
+    def _refuses_mixed(self, group):
+        return bool(group["centered"])   # PyTorch's lerp_ refuses it; the rest promotes
 
     def _update(self, group, p, g, state):
         mom = float(group["momentum"])

@@ -155,6 +155,9 @@ class Adamax(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       maximize=maximize, master_weights=master_weights))
 
+    def _refuses_mixed(self, group):
+        return True   # PyTorch's lerp_ refuses state of another dtype
+
     def _check_options(self, g):
         _check_nonneg("Adamax", g["lr"], "learning rate")
         _check_nonneg("Adamax", g["eps"], "epsilon value")
@@ -178,6 +181,9 @@ class Adamax(Optimizer):
 # ---- NAdam / RAdam --------------------------------------------------------------------------
 
 class _AdamFamily(Optimizer):
+    def _refuses_mixed(self, group):
+        return True   # PyTorch's lerp_ refuses state of another dtype
+
     def _check_options(self, g):
         name = type(self).__name__
         _check_nonneg(name, g["lr"], "learning rate")

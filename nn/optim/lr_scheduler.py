@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,12 @@ from tensor.capture import island
 from .optimizer import Optimizer
 
 # ---- learning-rate schedulers ---------------------------------------------------------------
+
+EPOCH_DEPRECATION_WARNING = (   # PyTorch's words
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available.")
 
 class LRScheduler:
     """Base scheduler: sets each group's lr from `get_lr()` on every `step()` (call it after
@@ -48,14 +55,17 @@ class LRScheduler:
         """The learning rates the last step() set."""
         return list(self._last_lr)
 
-    def step(self) -> None:
+    def step(self, epoch: int | None = None) -> None:
         """Set the next learning rates. Inside a step compiled with tensor.compile it is an
-        island (Python state: it runs on every replay)."""
-        island(self._step)
+        island (Python state: it runs on every replay). `epoch` (deprecated, as in PyTorch,
+        which warns the same way) jumps to that epoch: the closed form where there is one."""
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        island(self._step, epoch)
 
-    def _step(self) -> None:
+    def _step(self, epoch: int | None = None) -> None:
         self._step_count += 1
-        self._update_lr()
+        self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
         """Advance one epoch with get_lr(), or jump to `epoch` with the closed form where the
@@ -118,13 +128,14 @@ class LambdaLR(LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiply the lr by gamma every step_size epochs."""
+    """Multiply the lr by gamma every step_size epochs (a float step_size is kept as given,
+    as PyTorch: 2.5 decays at epochs 5, 10, ...)."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
-        self.step_size, self.gamma = int(step_size), gamma
-        if self.step_size < 1:
-            raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size}")
+        self.step_size, self.gamma = step_size, gamma
+        if not step_size > 0:
+            raise ValueError(f"StepLR: step_size must be positive, got {step_size}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -138,19 +149,20 @@ class StepLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Cosine from base_lr down to eta_min over T_max epochs (PyTorch's recursive form)."""
+    """Cosine from base_lr down to eta_min over T_max epochs (PyTorch's recursive form; a
+    float T_max is kept as given, as PyTorch's)."""
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
                  last_epoch: int = -1) -> None:
-        if int(T_max) < 1:
-            raise ValueError(f"CosineAnnealingLR: T_max must be a positive integer, got {T_max}")
-        self.T_max, self.eta_min = int(T_max), eta_min
+        if not T_max > 0:
+            raise ValueError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
+        self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         e, tm, lo = self.last_epoch, self.T_max, self.eta_min
         groups = self.optimizer.param_groups
-        if e == 0:
+        if self._is_initial:   # construction keeps the current lr, resumed or not (PyTorch 2.14)
             return [g["lr"] for g in groups]
         if self._step_count == 1 and e > 0:
             return [lo + (b - lo) * (1 + math.cos(e * math.pi / tm)) / 2 for b in self.base_lrs]

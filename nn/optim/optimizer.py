@@ -23,10 +23,27 @@ _MAXIMIZE, _NESTEROV, _FIRST, _MOMENTUM, _AMSGRAD, _DECOUPLED, _CENTERED, _WD = 
                              "centered", "wd"))   # the kernels' flag word (cuda_src/scalar/optim_step.h)
 
 
-def _fusable(p: Tensor, *bufs: Tensor | None) -> bool:
-    """The fused kernels need a float32/float64 parameter and contiguous operands on its device."""
-    return (p.dtype in (dt.float32, dt.float64)
-            and all(b is None or (b.is_contiguous() and b.device == p.device) for b in (p, *bufs)))
+def _fusable(p: Tensor, g: Tensor, *bufs: Tensor | None) -> bool:
+    """The fused kernels need a float32/float64 parameter, and a gradient and state buffers that
+    are contiguous, on its device and shaped like it (the kernels loop over p.size elements of
+    each); the state in p's dtype, the gradient too (or, in a master copy's gathered update, the
+    16-bit parameter's, which the multi-tensor kernel reads). (Private fields: this runs for
+    every parameter at every step.)"""
+    d = p._dtype
+    if (d is not dt.float32 and d is not dt.float64) or not p.is_contiguous():
+        return False
+    if g._dtype is not d and not (d is dt.float32 and g._dtype in _HALF
+                                  and getattr(_collect, "calls", None) is not None):
+        return False
+    shape, dev = p._shape, p._storage.device
+    for b in (g, *bufs):
+        if b is not None and (b._shape != shape or (b is not g and b._dtype is not d)
+                              or not b.is_contiguous() or not b._storage.device == dev):
+            return False
+    return True
+
+
+_HALF = (dt.float16, dt.bfloat16)
 
 
 _OPTIM_PTRS = {"sgd": 3, "adam": 5, "rmsprop": 5}   # leading address arguments of each kernel
@@ -93,13 +110,16 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"add_param_group: expected a dict, got {type(param_group).__name__}")
         group = dict(param_group)
-        params = group.get("params")
+        if "params" not in group:   # PyTorch's KeyError
+            raise KeyError(f"'params': a parameter group needs a 'params' entry, got the keys "
+                           f"{sorted(group)}")
+        params = group["params"]
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, "
                             "but the ordering of tensors in sets will change between runs; use a list")
-        group["params"] = params = list(params) if params is not None else []
+        group["params"] = params = list(params)
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
@@ -150,26 +170,69 @@ class Optimizer:
                 loss = closure()
         with autograd.no_grad():
             for group in self.param_groups:
+                todo = self._checked(group)   # every error raised before anything changes
                 masters, gathered = [], {}
-                for p in group["params"]:
-                    if p.grad is not None:
+                try:
+                    for p, g in todo:
                         state = self.state.get(p, {})
                         if p.dtype.kind == "c":
-                            state = _complex_update(self._update, group, p, self._grad(p), state)
+                            state = _complex_update(self._update, group, p, g, state)
                         elif _uses_master(group, p):
-                            masters.append((p, state))
+                            masters.append((p, g, state))
                         elif p.dtype is dt.float32:
-                            self._gather(gathered, group, p, p, state)
+                            self._gather(gathered, group, p, p, g, state)
                         else:
-                            self._update(group, p, self._grad(p), state)
+                            self._update(group, p, g, state)
                         if state:  # SGD without momentum keeps none, as in PyTorch
                             self.state[p] = state
+                finally:   # an update whose state advanced is applied, even after an error
+                    self._launch_gathered(gathered)
                 if masters:
-                    self._master_updates(group, masters, gathered)
-                self._launch_gathered(gathered)
+                    self._master_updates(group, masters)
         return loss
 
-    def _gather(self, gathered: dict, group: dict[str, Any], p: Tensor, m: Tensor,
+    def _checked(self, group: dict[str, Any]) -> list[tuple[Tensor, Any]]:
+        """(p, its gradient) for each p of the group with one, after checking all of them (the
+        gradient, that p is writable, the state's shapes and dtypes), so that a step that
+        raises has changed no parameter and no state."""
+        todo = []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = self._grad(p)
+            check_writable(p, f"{type(self).__name__}.step")
+            state = self.state.get(p)
+            if state:
+                self._check_state(group, p, state)
+            todo.append((p, g))
+        return todo
+
+    _scalar_state = frozenset({"step", "mu_product"})   # state entries that are not p-shaped
+
+    def _refuses_mixed(self, group: dict[str, Any]) -> bool:
+        """Whether state of another float dtype than its parameter's is an error (PyTorch's
+        Adam family raises) rather than used as it is (its SGD, Adagrad, Adadelta promote)."""
+        return False
+
+    def _check_state(self, group: dict[str, Any], p: Tensor, state: dict[str, Any]) -> None:
+        """Refuse state that is not shaped like p (the fused kernels would run past it), or,
+        where PyTorch refuses it, of another dtype (p's changed since, e.g. by model.double())."""
+        want = dt.float32 if _uses_master(group, p) else p.dtype
+        name = type(self).__name__
+        for k, v in state.items():
+            if not isinstance(v, Tensor) or k in self._scalar_state:
+                continue
+            if v._shape != p._shape:
+                raise ValueError(f"{name}.step: state {k!r} has shape {tuple(v.shape)}, its "
+                                 f"parameter {tuple(p.shape)}")
+            if v.dtype != want and self._refuses_mixed(group):
+                raise TypeError(
+                    f"{name}.step: state {k!r} is {v.dtype.name} but its parameter "
+                    f"{tuple(p.shape)} is {want.name} (its dtype changed after a step, e.g. by "
+                    "model.double(); PyTorch raises here too): cast the state with "
+                    "opt.load_state_dict(opt.state_dict()), or make a new optimizer")
+
+    def _gather(self, gathered: dict, group: dict[str, Any], p: Tensor, m: Tensor, g,
                 state: dict[str, Any]) -> bool:
         """Run the algorithm's update of p on m (p itself, or its float32 master) with its
         fused kernel call gathered into `gathered` (by kernel, dtype, device and scalars)
@@ -179,12 +242,11 @@ class Optimizer:
         foreach, bitwise the per-parameter kernel's."""
         _collect.calls = calls = []
         try:
-            self._update(group, m, self._grad(p), state)   # the algorithm's own
+            self._update(group, m, g, state)   # the algorithm's own
         finally:
             _collect.calls = None
         if not calls:
             return False
-        check_writable(p, f"{calls[0][0]} step")
         (name, args), k = calls[0], _OPTIM_PTRS[calls[0][0]]
         gathered.setdefault((name, p.dtype, p.device, args[k + 1:]), []).append((p, args))
         return True
@@ -199,27 +261,30 @@ class Optimizer:
             cols = [[a[j] for _, a in items] for j in range(_OPTIM_PTRS[name])]
             backend_for(device).optim_master(name, [p for p, _ in items], cols, rest[:-1],
                                              rest[-1])
+        gathered.clear()
 
-    def _master_updates(self, group: dict[str, Any], masters: list, gathered: dict) -> None:
+    def _master_updates(self, group: dict[str, Any], masters: list) -> None:
         """master_weights: the float32 copy of each 16-bit p (state "master", made at the first
         step, and again when p was written since the last step) takes the update with float32
         state, p the result rounded to its dtype. The algorithm's fused kernel calls are gathered
         (its _update runs on the master and the 16-bit gradient) and launched as multi-tensor
         kernels, one per (kernel, dtype, device, scalars): the backends' optim_master, which
         also writes p. An update the kernels cannot take ran as tensor ops; p is copied then."""
-        for p, state in masters:
-            m = state.pop("master", None)
-            if m is None or state.pop("_p_version", None) != p._storage.version:
-                m = p.astype(dt.float32).contiguous()
-            if not self._gather(gathered, group, p, m, state):
-                p.copy_(m)
-            state["master"] = m   # (after the update: a first step finds the state empty)
-        self._launch_gathered(gathered)
-        gathered.clear()
-        for p, state in masters:
+        gathered: dict = {}
+        try:
+            for p, g, state in masters:
+                m = state.pop("master", None)
+                if m is None or state.pop("_p_version", None) != p._storage.version:
+                    m = p.astype(dt.float32).contiguous()
+                if not self._gather(gathered, group, p, m, g, state):
+                    p.copy_(m)
+                state["master"] = m   # (after the update: a first step finds the state empty)
+                self.state[p] = state
+        finally:
+            self._launch_gathered(gathered)
+        for p, _, state in masters:
             p._storage.version += 1
             state["_p_version"] = p._storage.version
-            self.state[p] = state
 
     def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -283,7 +348,8 @@ class Optimizer:
                 continue
             # a master-weight parameter's state is float32 (its master copy included)
             d = dt.float32 if _uses_master(group, p) else p.dtype
-            self.state[p] = {k: _load_value(k, v, p, d) for k, v in st.items()}
+            self.state[p] = {k: _load_value(k, v, p, d, int(i), self._scalar_state)
+                             for k, v in st.items()}
             if "master" in self.state[p]:
                 self.state[p]["_p_version"] = p._storage.version
         self.param_groups = [{**saved, "params": mine["params"]}
@@ -325,12 +391,16 @@ def _complex_update(update, group: dict[str, Any], p: Tensor, g: Tensor, state: 
             for k, v in rstate.items()}
 
 
-def _load_value(key: str, v, p: Tensor, dtype):
+def _load_value(key: str, v, p: Tensor, dtype, index: int, scalar_keys=frozenset()):
     if key == "step":
         return int(float(v.item() if hasattr(v, "item") else v))
     if v is None:
         return None
     t = v if isinstance(v, Tensor) else T.asarray(v)
+    if key not in scalar_keys and tuple(t.shape) != tuple(p.shape):
+        # PyTorch fails at the next step; the fused kernels would run past the buffer
+        raise ValueError(f"load_state_dict: state {key!r} of parameter {index} has shape "
+                         f"{tuple(t.shape)}, the parameter {tuple(p.shape)}")
     return T.asarray(t, dtype=dtype, device=p.device).copy().contiguous()
 
 

@@ -6,6 +6,7 @@ ChainedScheduler."""
 from __future__ import annotations
 
 import math
+import warnings
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -13,7 +14,7 @@ from typing import Any
 
 from tensor.capture import island
 
-from .lr_scheduler import LambdaLR, LRScheduler
+from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LambdaLR, LRScheduler
 from .optimizer import Optimizer
 
 
@@ -170,8 +171,8 @@ class PolynomialLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
                  last_epoch: int = -1) -> None:
-        if int(total_iters) < 1:
-            raise ValueError(f"PolynomialLR: total_iters must be a positive integer, got {total_iters}")
+        if not total_iters > 0:
+            raise ValueError(f"PolynomialLR: total_iters must be positive, got {total_iters}")
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
@@ -493,13 +494,16 @@ class ReduceLROnPlateau(LRScheduler):
     def in_cooldown(self) -> bool:
         return self.cooldown_counter > 0
 
-    def step(self, metrics: float) -> None:  # type: ignore[override]
-        """Record one epoch's metric (a number or a one-element tensor)."""
-        island(self._step, metrics)
+    def step(self, metrics: float, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Record one epoch's metric (a number or a one-element tensor); `epoch` (deprecated,
+        PyTorch warns the same way) sets last_epoch."""
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        island(self._step, metrics, epoch)
 
-    def _step(self, metrics) -> None:  # type: ignore[override]
+    def _step(self, metrics, epoch=None) -> None:  # type: ignore[override]
         current = float(metrics)
-        self.last_epoch += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         if self._is_better(current, self.best):
             self.best, self.num_bad_epochs = current, 0
         else:

@@ -52,6 +52,12 @@ def _norm(g: Tensor, norm_type: float) -> Tensor:
     a = T.abs(g)   # (real: a complex gradient's norm is that of its entries' moduli)
     if norm_type == math.inf:
         return T.max(a) if g.numel() else T.zeros((), dtype=a.dtype, device=g.device)
+    if norm_type == -math.inf:   # PyTorch's vector_norm: the smallest magnitude
+        if not g.numel():
+            raise ValueError("clip_grad_norm_: norm_type -inf of an empty gradient (no minimum)")
+        return T.min(a)
+    if norm_type == 0.0:   # PyTorch's vector_norm: the count of non-zeros, in a's dtype
+        return T.sum((a != 0).astype(a.dtype))
     if norm_type == 2.0:
         return T.sqrt(T.sum(a * a))
     if norm_type == 1.0:
@@ -83,8 +89,8 @@ def _total_norm(tensors: _Params, norm_type: float) -> Tensor:
         tensors = [tensors]
     tensors = list(tensors)
     norm_type = float(norm_type)
-    if not (norm_type == math.inf or norm_type > 0):
-        raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {norm_type}")
+    if math.isnan(norm_type):
+        raise ValueError(f"clip_grad_norm_: norm_type must be a number or +-inf, got {norm_type}")
     if not tensors:
         return T.zeros((), dtype=T.float32)
     with no_grad():
