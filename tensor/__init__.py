@@ -38,7 +38,7 @@ bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None   # the standard's constants
 Tensor.__array_namespace__ = _namespace_method(_sys.modules[__name__])
 globals().update({k: v for k, v in _PUB.items() if not k.endswith("_") and k not in
-                  ("getitem", "setitem", "copy")})
+                  ("getitem", "setitem")})
 globals().update({k: v for k, v in random.FUNCS.items() if k != "seed"})
 globals().update(_MEMSTATS)
 index_add_ = _PUB["index_add_"]
