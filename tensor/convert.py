@@ -239,7 +239,7 @@ def asarray(obj, dtype=None, copy: bool | None = None, device=None) -> Tensor:
         return t
     if copy is False:
         raise ValueError(f"asarray: copy=False but converting a {type(obj).__name__} copies")
-    return _tensor_from(obj, d, None, "asarray")
+    return _tensor_from(obj, d, CPU, "asarray")   # (built on the host: moved above when asked)
 
 
 def array(obj, dtype=None, copy: bool = True) -> Tensor:

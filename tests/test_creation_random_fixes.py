@@ -347,3 +347,12 @@ def test_requires_grad_on_more_creation_functions(device):
     assert made[2].grad.tolist() == [1.0, 1.0, 0.0]
     with pytest.raises(RuntimeError, match="requires_grad"):
         T.arange(3, requires_grad=True)   # an int range cannot (PyTorch refuses too)
+
+
+@pytest.mark.usefixtures("device")
+def test_asarray_of_python_values_honours_device_cpu():
+    """asarray(list or scalar, device="cpu") is on the CPU whatever the default device (with
+    "cuda" the default, it had been built there)."""
+    for obj in (1.0, 3, [1.0, 2.0], [[True], [False]]):
+        assert T.asarray(obj, device="cpu").device == T.device("cpu")
+        assert T.asarray(obj).device == T.get_default_device()
