@@ -29,7 +29,7 @@ from .aliasing import may_overlap
 from .axes import norm_axis
 from .creation import arange, eye, full, ones, zeros
 from .device import device as parse_device
-from .numpy_extra2 import as_int, cast, is_scalar
+from .numpy_extra2 import as_int, cast, is_scalar, publisher
 from .optable import T as P  # tensor's public (recorded) functions
 from .sorting import tensor_arg
 from .views import broadcast_shapes
@@ -38,15 +38,7 @@ COMPOSITES: dict = {}   # name -> function, published by tensor/public.py as T.n
 NOT_METHODS: set = set()   # names that are functions only (no Tensor method), as NumPy / PyTorch
 
 
-def pub(method: bool = False):
-    """Publish the decorated function under its name; method=True makes it a Tensor method too
-    (only where NumPy's ndarray or PyTorch's Tensor has it with the same first argument)."""
-    def deco(fn):
-        COMPOSITES[fn.__name__] = fn
-        if not method:
-            NOT_METHODS.add(fn.__name__)
-        return fn
-    return deco
+pub = publisher(COMPOSITES, NOT_METHODS)
 
 
 def arg(x, op: str, device=None) -> Tensor:

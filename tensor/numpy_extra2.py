@@ -33,16 +33,22 @@ COMPOSITES: dict = {}   # name -> function, published by tensor/public.py as T.n
 NOT_METHODS: set = set()   # names that are functions only (no Tensor method), as NumPy / PyTorch
 
 
-def pub(method: bool = False):
-    """Publish the decorated function under its name; method=True makes it a Tensor method too
-    (only where NumPy's ndarray or PyTorch's Tensor has the method with the same first
-    argument)."""
-    def deco(fn):
-        COMPOSITES[fn.__name__] = fn
-        if not method:
-            NOT_METHODS.add(fn.__name__)
-        return fn
-    return deco
+def publisher(composites: dict, not_methods: set):
+    """A module's `pub` decorator over its registries (array_extra2 has its own)."""
+    def pub(method: bool = False):
+        """Publish the decorated function under its name; method=True makes it a Tensor method
+        too (only where NumPy's ndarray or PyTorch's Tensor has the method with the same first
+        argument)."""
+        def deco(fn):
+            composites[fn.__name__] = fn
+            if not method:
+                not_methods.add(fn.__name__)
+            return fn
+        return deco
+    return pub
+
+
+pub = publisher(COMPOSITES, NOT_METHODS)
 
 
 # ---------------------------------------------------------------- helpers (numpy_extra2 too)
