@@ -161,6 +161,10 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_hook_kwargs"] = set()      # ids of forward (pre-)hooks registered with_kwargs
+        d["_hook_always"] = set()      # ids of forward hooks registered always_call
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}: forward() is not defined")
@@ -168,18 +172,50 @@ class Module:
     def __call__(self, *args, **kwargs):
         if _hook.capture is not None:   # a captured step replays this mode: re-capture if it changes
             watch(self, "training")
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        d = self.__dict__
+        if not (self._forward_pre_hooks or self._forward_hooks or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
+        with_kw = d.get("_hook_kwargs", ())
+        for k, hook in list(self._forward_pre_hooks.items()):
+            if k in with_kw:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise TypeError("forward pre-hook with_kwargs must return None or a tuple "
+                                        f"(args, kwargs), got {type(r).__name__}")
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            from ._backward_hooks import call_with_backward_hooks
+            return call_with_backward_hooks(self, args, lambda a: self._forward_and_hooks(a, kwargs))
+        return self._forward_and_hooks(args, kwargs)
+
+    def _forward_and_hooks(self, args, kwargs):
+        always = self.__dict__.get("_hook_always", ())
+        try:
+            out = self.forward(*args, **kwargs)
+        except BaseException:
+            for k, hook in list(self._forward_hooks.items()):
+                if k in always:   # always_call: run on the way out of a failing forward too
+                    try:
+                        self._call_forward_hook(k, hook, args, kwargs, None)
+                    except Exception:
+                        pass
+            raise
+        for k, hook in list(self._forward_hooks.items()):
+            r = self._call_forward_hook(k, hook, args, kwargs, out)
             if r is not None:
                 out = r
         return out
+
+    def _call_forward_hook(self, k, hook, args, kwargs, out):
+        if k in self.__dict__.get("_hook_kwargs", ()):
+            return hook(self, args, kwargs, out)
+        return hook(self, args, out)
 
     # ---- registration
     def _check_name(self, name, what: str) -> None:
@@ -428,17 +464,48 @@ class Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 
     # ---- hooks
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """hook(module, args) runs before forward; a non-None result replaces args."""
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
+    def _add_hook(self, table: str, hook: Callable, prepend: bool) -> RemovableHandle:
+        d = self.__dict__
+        hooks = d.setdefault(table, OrderedDict())
+        h = RemovableHandle(hooks)
+        hooks[h.id] = hook
+        if prepend:
+            hooks.move_to_end(h.id, last=False)
         return h
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """hook(module, args, output) runs after forward; a non-None result replaces output."""
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """hook(module, args) runs before forward; a non-None result replaces args. With
+        with_kwargs: hook(module, args, kwargs), returning None or (args, kwargs). prepend:
+        before the hooks already there."""
+        h = self._add_hook("_forward_pre_hooks", hook, prepend)
+        if with_kwargs:
+            self.__dict__.setdefault("_hook_kwargs", set()).add(h.id)
         return h
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+        """hook(module, args, output) runs after forward; a non-None result replaces output.
+        with_kwargs: hook(module, args, kwargs, output); always_call: also when forward raises
+        (with output None); prepend: before the hooks already there."""
+        h = self._add_hook("_forward_hooks", hook, prepend)
+        if with_kwargs:
+            self.__dict__.setdefault("_hook_kwargs", set()).add(h.id)
+        if always_call:
+            self.__dict__.setdefault("_hook_always", set()).add(h.id)
+        return h
+
+    def register_full_backward_hook(self, hook: Callable, *, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) when the gradients of the module's tensor
+        inputs are computed (grad_input: one per positional tensor input, None where none
+        flows); a non-None result replaces grad_input, as PyTorch's."""
+        return self._add_hook("_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, *,
+                                        prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) before the module's gradients are computed; a non-None
+        result replaces grad_output, as PyTorch's."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
 
     # ---- state
     def state_dict(self, destination: dict | None = None, prefix: str = "",
