@@ -5,8 +5,9 @@ fftshift, ifftshift; and NumPy's two-axis forms fft2, ifft2, rfft2, irfft2.
 >>> import tensor as T
 >>> T.fft.fft(T.asarray([1.0, 0.0, 0.0, 0.0])).tolist()
 [(1+0j), (1+0j), (1+0j), (1+0j)]
->>> T.fft.irfft(T.fft.rfft(T.asarray([1.0, 2.0, 3.0]))).tolist()   # n = 2 (3 - 1) by default
-[1.5, 2.5]
+>>> x = T.fft.irfft(T.fft.rfft(T.asarray([1.0, 2.0, 3.0])), n=3)   # default n: 2 (2 bins - 1)
+>>> [round(v, 12) for v in x.tolist()]
+[1.0, 2.0, 3.0]
 
 One recorded op does the work, `fft_c2c`: a complex transform along the last axis (the
 backends' kernels, tensor/cpu/csrc/fft.h and cuda_src/fft.cuh: Stockham mixed radix with

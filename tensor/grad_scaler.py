@@ -14,7 +14,7 @@ in a row the scale grows.
 >>> w.grad.tolist()
 [8.0, 8.0]
 >>> scaler.step(opt); scaler.update()            # unscaled to 2w, stepped
->>> w.tolist(), scaler.get_scale()
+>>> [round(v, 6) for v in w.tolist()], scaler.get_scale()   # (float32 values)
 ([0.8, 0.8], 4.0)
 
 The unscale and inf/NaN check of all of an optimizer's gradients on one device and of one dtype

@@ -7,7 +7,7 @@ backend on the CPU emulator (tests on machines without a GPU).
 >>> import tensor as T
 >>> if T.cuda.is_available():
 ...     x = T.arange(4.0, device="cuda")
-...     print((x * 2).sum().item())
+...     assert (x * 2).sum().item() == 12.0
 """
 from __future__ import annotations
 

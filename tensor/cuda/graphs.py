@@ -8,7 +8,7 @@ torch.cuda.CUDAGraph and torch.cuda.graph).
 ...     g = T.cuda.CUDAGraph()
 ...     with T.cuda.graph(g):
 ...         y = T.exp(x) * 2                            # recorded, not run
-...     x.copy_(T.ones(1024, device="cuda")); g.replay()   # y now holds exp(1) * 2
+...     _ = x.copy_(T.ones(1024, device="cuda")); g.replay()   # y now holds exp(1) * 2
 
 While a capture records (on a side stream of its own, as the driver requires), the device's
 allocations come from a private pool that the graph keeps: the tensors made inside keep their

@@ -7,7 +7,7 @@ benchmark then starts without compile pauses:
 
 >>> import tensor as T
 >>> if T.cuda.is_available():
-...     T.cuda.precompile(ops=["add", "mul", "sum"], dtypes=["float16", "float32"])
+...     _ = T.cuda.precompile(ops=["add", "mul", "sum"], dtypes=["float16", "float32"])
 
 From a shell (e.g. to warm a GPU machine's cache, or for a GPU you will use later):
 ``python -m tensor.cuda.warm [--ops add,exp] [--dtypes float16] [--arch sm_90] [-j 16]``
@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from .. import dtypes as dt
+from ..optable import OPS
 from . import kernels as CK
 from . import nvrtc, toolchain
 from . import runtime as R
@@ -31,15 +32,18 @@ def select(ops=None, dtypes=None) -> list[tuple]:
     """The (family, dtype, kernel) triples `precompile(ops, dtypes)` builds.
 
     ops: family names ("ew", "red", "gemm", "index", "nn_rows", ...) or kernel names without
-    their dtype suffix ("add", "exp", "sum", "cast", "softmax_fwd", "gemm"); None: every kernel.
+    their dtype suffix ("add", "exp", "sum", "cast", "softmax_fwd", "gemm"; an op's alias, "mul",
+    names its op's); None: every kernel.
     dtypes: dtypes or their names; None: every dtype, and the dtype-free modules (random,
     indexing), which a dtype list leaves out unless `ops` names them."""
     want = None if dtypes is None else {dt.dtype(d) for d in dtypes}
     ops = None if ops is None else [ops] if isinstance(ops, str) else list(ops)
+    canon = {a: op.name for op in OPS.values() for a in op.aliases}   # "mul" -> "multiply"
     out, used = [], set()
     for fam, d, name in CK.all_kernels():
         if ops is not None:
-            hit = [o for o in ops if o == fam or name == o or name.startswith(o + "_")]
+            hit = [o for o in ops if o == fam or name == canon.get(o, o)
+                   or name.startswith(canon.get(o, o) + "_")]
             if not hit:
                 continue
             used.update(hit)
