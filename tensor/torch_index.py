@@ -83,7 +83,7 @@ def _check_range(idx: Tensor, size: int, op: str, dim=None, wrap: bool = False) 
     bad index raises naming the op before anything is written."""
     if idx.numel() == 0:
         return
-    lo, hi = int(P.min(idx).item()), int(P.max(idx).item())
+    lo, hi = (int(v) for v in P.stack([P.min(idx), P.max(idx)]).tolist())   # (one read)
     low = -size if wrap else 0
     if lo < low or hi >= size:
         where = f" for dimension {dim}" if dim is not None else ""
