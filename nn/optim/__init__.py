@@ -1,4 +1,5 @@
-"""Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam, Adagrad, Adadelta, Adamax, NAdam, RAdam)
+"""Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam, Adagrad, Adadelta, Adamax, NAdam, RAdam,
+LBFGS)
 and learning-rate schedulers (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, ExponentialLR,
 ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR,
 OneCycleLR, ReduceLROnPlateau, SequentialLR, ChainedScheduler), with PyTorch 2.x's API,
@@ -24,6 +25,7 @@ Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) always
 """
 from .algorithms import SGD, Adam, AdamW, RMSprop, SparseAdam
 from .algorithms_extra import Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
 from .optimizer import Optimizer
 from .schedulers_extra import (
@@ -42,7 +44,7 @@ from .schedulers_extra import (
 )
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "SparseAdam",
-           "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
            "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ExponentialLR", "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR",
            "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "ReduceLROnPlateau",

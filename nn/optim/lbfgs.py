@@ -1,0 +1,243 @@
+"""L-BFGS (PyTorch's torch.optim.LBFGS): a limited-memory quasi-Newton method over all the
+parameters as one flat vector, one `step(closure)` running up to max_iter iterations.
+
+The direction is the two-loop recursion over the last history_size pairs (s, y) of steps and
+gradient changes (a pair with y.s <= 1e-10 is skipped), scaled by y.s / y.y; the first step is
+lr * min(1, 1 / ||g||_1). With line_search_fn=None each iteration takes step lr; with
+"strong_wolfe" a line search (cubic interpolation, sufficient decrease c1 = 1e-4, curvature
+c2 = 0.9) picks it. Stops at max_iter iterations or max_eval closure calls, or when the largest
+gradient entry is <= tolerance_grad, or a step or loss change is <= tolerance_change.
+
+>>> import tensor as T
+>>> from nn.optim import LBFGS
+>>> w = T.tensor([3.0, -2.0], dtype=T.float64, requires_grad=True)
+>>> opt = LBFGS([w], lr=1.0, line_search_fn="strong_wolfe")
+>>> def closure():
+...     opt.zero_grad()
+...     loss = ((w - T.tensor([1.0, 2.0], dtype=T.float64)) ** 2).sum()
+...     loss.backward()
+...     return loss
+>>> _ = opt.step(closure)
+>>> [round(v, 6) for v in w.tolist()]
+[1.0, 2.0]
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+import tensor as T
+from autograd import enable_grad, no_grad
+
+from .optimizer import Optimizer
+
+
+def _cubic_min(x1, f1, g1, x2, f2, g2, lo, hi):
+    """The minimiser in [lo, hi] of the cubic through (x1, f1, g1) and (x2, f2, g2); the
+    interval's middle when the cubic has no real minimum."""
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    disc = d1 * d1 - g1 * g2
+    if disc < 0:
+        return (lo + hi) / 2
+    d2 = math.sqrt(disc)
+    if x1 <= x2:
+        x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(x, lo), hi)
+
+
+def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tol=1e-9, max_ls=25):
+    """A step t along d satisfying the strong Wolfe conditions: bracketing, then zoom by cubic
+    interpolation (moved inside the bracket when it keeps landing near an end). evaluate(t) ->
+    (loss, flat gradient) at x + t d. Returns (f, g, t, evaluations)."""
+    dmax = float(T.max(T.abs(d)))
+    f_new, g_new = evaluate(t)
+    gtd_new = float(T.vecdot(g_new, d))
+    evals = ls_iter = 0
+    evals += 1
+    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    bracket = None
+    while ls_iter < max_ls:
+        if f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= f_prev):
+            bracket = [(t_prev, f_prev, g_prev, gtd_prev), (t, f_new, g_new, gtd_new)]
+            break
+        if abs(gtd_new) <= -c2 * gtd:
+            return f_new, g_new, t, evals
+        if gtd_new >= 0:
+            bracket = [(t_prev, f_prev, g_prev, gtd_prev), (t, f_new, g_new, gtd_new)]
+            break
+        t_next = _cubic_min(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
+                            t + 0.01 * (t - t_prev), t * 10)
+        t_prev, f_prev, g_prev, gtd_prev = t, f_new, g_new, gtd_new
+        t = t_next
+        f_new, g_new = evaluate(t)
+        evals += 1
+        gtd_new = float(T.vecdot(g_new, d))
+        ls_iter += 1
+    if bracket is None:   # no bracket within max_ls: the better of the start and the last point
+        bracket = [(0.0, f, g, gtd), (t, f_new, g_new, gtd_new)]
+    insufficient = False
+    while ls_iter < max_ls:
+        (a, fa, _, da), (b, fb, _, db) = bracket
+        if abs(b - a) * dmax < tol:
+            break
+        lo, hi = min(a, b), max(a, b)
+        t = _cubic_min(a, fa, da, b, fb, db, lo, hi)
+        eps = 0.1 * (hi - lo)
+        if min(hi - t, t - lo) < eps:   # too close to an end: moved inside (PyTorch's rule)
+            if insufficient or t >= hi or t <= lo:
+                t = hi - eps if abs(t - hi) < abs(t - lo) else lo + eps
+                insufficient = False
+            else:
+                insufficient = True
+        else:
+            insufficient = False
+        f_new, g_new = evaluate(t)
+        evals += 1
+        gtd_new = float(T.vecdot(g_new, d))
+        ls_iter += 1
+        low = 0 if bracket[0][1] <= bracket[1][1] else 1   # the end with the lower loss
+        if f_new > f + c1 * t * gtd or f_new >= bracket[low][1]:
+            bracket[1 - low] = (t, f_new, g_new, gtd_new)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                return f_new, g_new, t, evals
+            if gtd_new * (bracket[1 - low][0] - bracket[low][0]) >= 0:
+                bracket[1 - low] = bracket[low]
+            bracket[low] = (t, f_new, g_new, gtd_new)
+    best = bracket[0] if bracket[0][1] <= bracket[1][1] else bracket[1]
+    return best[1], best[2], best[0], evals
+
+
+class LBFGS(Optimizer):
+    """PyTorch's LBFGS: lr=1, max_iter=20, max_eval=max_iter * 5 / 4, tolerance_grad=1e-7,
+    tolerance_change=1e-9, history_size=100, line_search_fn=None or "strong_wolfe". One
+    parameter group; step(closure) is required (the closure zeroes the gradients, computes the
+    loss, calls backward and returns the loss). Its state (the pairs) lives on the first
+    parameter, as PyTorch's."""
+
+    def __init__(self, params: Iterable, lr: float = 1.0, max_iter: int = 20,
+                 max_eval: int | None = None, tolerance_grad: float = 1e-7,
+                 tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn: str | None = None) -> None:
+        if not lr >= 0:
+            raise ValueError(f"LBFGS: invalid learning rate: {lr}")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+                             f"{line_search_fn!r}")
+        if max_eval is None:
+            max_eval = max_iter * 5 // 4
+        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
+                                      tolerance_grad=tolerance_grad,
+                                      tolerance_change=tolerance_change,
+                                      history_size=history_size, line_search_fn=line_search_fn))
+        if len(self.param_groups) != 1:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+
+    def _params(self):
+        return self.param_groups[0]["params"]
+
+    def _flat_grad(self):
+        parts = []
+        for p in self._params():
+            g = p.grad
+            parts.append(T.zeros(p.numel(), dtype=p.dtype, device=p.device) if g is None
+                         else T.reshape(g.detach(), (-1,)))
+        return T.concat(parts)
+
+    def _add(self, t: float, d) -> None:
+        with no_grad():
+            i = 0
+            for p in self._params():
+                n = p.numel()
+                p.add_(T.reshape(d[i:i + n], p.shape) * t)
+                i += n
+
+    def _values(self):
+        return [T.copy(p.detach()) for p in self._params()]
+
+    def _set(self, values) -> None:
+        with no_grad():
+            for p, v in zip(self._params(), values):
+                p.copy_(v)
+
+    def step(self, closure: Callable | None = None):
+        if closure is None:
+            raise TypeError("LBFGS.step: a closure that recomputes the loss is required")
+        group = self.param_groups[0]
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        state = self.state[self._params()[0]]
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
+        with enable_grad():
+            orig_loss = closure()
+        loss = float(orig_loss)
+        evals = 1
+        state["func_evals"] += 1
+        g = self._flat_grad()
+        if float(T.max(T.abs(g))) <= tol_grad:
+            return orig_loss
+        d, t = state.get("d"), state.get("t")
+        dirs, stps, ro = state.get("old_dirs", []), state.get("old_stps", []), state.get("ro", [])
+        h_diag, g_prev = state.get("H_diag", 1.0), state.get("prev_flat_grad")
+        n = 0
+        while n < max_iter:
+            n += 1
+            state["n_iter"] += 1
+            if state["n_iter"] == 1:
+                d, dirs, stps, ro, h_diag = -g, [], [], [], 1.0
+            else:
+                y, s = g - g_prev, d * t
+                ys = float(T.vecdot(y, s))
+                if ys > 1e-10:
+                    if len(dirs) == group["history_size"]:
+                        dirs.pop(0), stps.pop(0), ro.pop(0)
+                    dirs.append(y), stps.append(s), ro.append(1.0 / ys)
+                    h_diag = ys / float(T.vecdot(y, y))
+                q, al = -g, [0.0] * len(dirs)
+                for i in range(len(dirs) - 1, -1, -1):
+                    al[i] = float(T.vecdot(stps[i], q)) * ro[i]
+                    q = q - dirs[i] * al[i]
+                d = q * h_diag
+                for i in range(len(dirs)):
+                    be = float(T.vecdot(dirs[i], d)) * ro[i]
+                    d = d + stps[i] * (al[i] - be)
+            g_prev, prev_loss = T.copy(g), loss
+            t = min(1.0, 1.0 / float(T.sum(T.abs(g)))) * lr if state["n_iter"] == 1 else lr
+            gtd = float(T.vecdot(g, d))
+            if gtd > -tol_change:   # not a descent direction
+                break
+            ls_evals = 0
+            if group["line_search_fn"] == "strong_wolfe":
+                x0 = self._values()
+
+                def evaluate(step, x0=x0, d=d):
+                    self._set(x0)
+                    self._add(step, d)
+                    with enable_grad():
+                        f = float(closure())
+                    return f, self._flat_grad()
+                loss, g, t, ls_evals = _strong_wolfe(evaluate, t, d, loss, g, gtd,
+                                                     max_ls=max_eval - evals)
+                self._set(x0)
+                self._add(t, d)
+                opt_cond = float(T.max(T.abs(g))) <= tol_grad
+            else:
+                self._add(t, d)
+                opt_cond = False
+                if n != max_iter:
+                    with enable_grad():
+                        loss = float(closure())
+                    g = self._flat_grad()
+                    opt_cond = float(T.max(T.abs(g))) <= tol_grad
+                    ls_evals = 1
+            evals += ls_evals
+            state["func_evals"] += ls_evals
+            if (n == max_iter or evals >= max_eval or opt_cond
+                    or float(T.max(T.abs(d * t))) <= tol_change or abs(loss - prev_loss) < tol_change):
+                break
+        state.update(d=d, t=t, old_dirs=dirs, old_stps=stps, ro=ro, H_diag=h_diag,
+                     prev_flat_grad=g_prev, prev_loss=prev_loss)
+        return orig_loss
