@@ -92,3 +92,23 @@ def test_matches_torch():
             topt.step(closure)
         np.testing.assert_allclose(ours, tw.detach().numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=f"{ls} {f.__name__}")
+
+
+def test_state_dict_round_trip_continues_as_uninterrupted():
+    def steps(n, resume_at=None):
+        w = T.asarray(np.array([-1.2, 1.0, 0.5])).requires_grad_()
+        opt = LBFGS([w], max_iter=3, history_size=4, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = _rosen(w)
+            loss.backward()
+            return loss
+        for k in range(n):
+            if k == resume_at:
+                sd = opt.state_dict()
+                opt = LBFGS([w], max_iter=3, history_size=4, line_search_fn="strong_wolfe")
+                opt.load_state_dict(sd)
+            opt.step(closure)
+        return w.detach().numpy()
+    np.testing.assert_array_equal(steps(5, resume_at=2), steps(5))

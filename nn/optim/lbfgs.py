@@ -138,6 +138,34 @@ class LBFGS(Optimizer):
     def _params(self):
         return self.param_groups[0]["params"]
 
+    def state_dict(self) -> dict:
+        """PyTorch's layout; the pairs' lists are copied too (a snapshot)."""
+        sd = super().state_dict()
+        for st in sd["state"].values():
+            for k, v in st.items():
+                if isinstance(v, list):
+                    st[k] = [x.copy() if isinstance(x, T.Tensor) else x for x in v]
+        return sd
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Options and state (numbers, flat vectors over all parameters and lists of them:
+        copied onto the parameters' device, not shaped like a parameter)."""
+        groups = state_dict["param_groups"]
+        if len(groups) != 1 or len(groups[0]["params"]) != len(self._params()):
+            raise ValueError("LBFGS.load_state_dict: the saved state has another parameter list")
+        first = self._params()[0]
+
+        def load(v):
+            if isinstance(v, list):
+                return [load(x) for x in v]
+            if isinstance(v, T.Tensor):
+                return T.asarray(v, dtype=first.dtype, device=first.device).copy()
+            return v
+        saved = state_dict["state"].get(0, state_dict["state"].get("0", {}))
+        self.state = type(self.state)(dict)
+        self.state[first] = {k: load(v) for k, v in saved.items()}
+        self.param_groups = [{**groups[0], "params": self._params()}]
+
     def _flat_grad(self):
         parts = []
         for p in self._params():
