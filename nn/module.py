@@ -524,8 +524,11 @@ class Module:
                 m.state_dict(out, prefix + name + ".", keep_vars)
         return out
 
-    def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True) -> IncompatibleKeys:
-        """Copy tensors into the parameters and buffers of the same names (cast to their dtype).
+    def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
+        """Copy tensors into the parameters and buffers of the same names (cast to their dtype);
+        assign=True (PyTorch's) puts the given tensors themselves in their places instead (their
+        dtype and device; a parameter stays a Parameter with the module's requires_grad).
 
         Everything is checked before anything is copied: a shape mismatch always raises, and
         with strict=True so does a missing or unexpected key (StateDictError, a ValueError and a
@@ -556,8 +559,22 @@ class Module:
             for k, t in own.items():
                 if k in state_dict and state_dict[k] is not t:
                     v = state_dict[k]
-                    t.copy_(v if v.device == t.device else v.to(t.device))
+                    if assign:
+                        self._assign(k, t, v)
+                    else:
+                        t.copy_(v if v.device == t.device else v.to(t.device))
         return IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, key: str, old: Tensor, v: Tensor) -> None:
+        """load_state_dict(assign=True): v itself in the place of `key` (its module's parameter
+        or buffer)."""
+        path, _, name = key.rpartition(".")
+        mod = self.get_submodule(path) if path else self
+        if name in mod._parameters:
+            mod._parameters[name] = v if is_parameter(v) and v.requires_grad == old.requires_grad \
+                else Parameter(v.detach(), old.requires_grad)
+        else:
+            mod._buffers[name] = v
 
     def __deepcopy__(self, memo: dict) -> Module:
         """copy.deepcopy(model): parameters (still Parameters), their grads and buffers copied."""

@@ -620,3 +620,24 @@ def test_save_rejects_what_it_cannot_store(tmp_path):
     with pytest.raises(TypeError, match="expected a dict"):
         save([T.ones(1)], tmp_path / "x.npz")
     assert not list(tmp_path.iterdir())  # no partial files left behind
+
+
+def test_load_state_dict_assign_puts_the_tensors_themselves():
+    """assign=True (PyTorch's): the module's parameters and buffers become the given tensors
+    (their dtype; parameters keep being parameters with the module's requires_grad)."""
+    from nn.linear import Linear
+    from nn.normalization import BatchNorm1d
+    m = Linear(2, 3)
+    sd = {k: T.ones(v.shape, dtype=T.float64) for k, v in m.state_dict().items()}
+    m.load_state_dict(sd, assign=True)
+    assert m.weight.dtype is T.float64 and m.weight.requires_grad
+    assert T.shares_memory(m.weight, sd["weight"]) and m.weight.grad_fn is None
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+    assert m(T.ones((1, 2), dtype=T.float64)).tolist() == [[3.0, 3.0, 3.0]]
+    b = BatchNorm1d(2)
+    sd = b.state_dict()
+    sd["running_mean"] = T.full((2,), 5.0)
+    b.load_state_dict(sd, assign=True)
+    assert b.running_mean is sd["running_mean"]
+    with pytest.raises(ValueError, match="size mismatch for weight"):
+        m.load_state_dict({**m.state_dict(), "weight": T.ones((1, 1))}, assign=True)
