@@ -36,6 +36,7 @@ from .convert import asarray
 from .creation import arange, ones, zeros
 from .numpy_extra2 import as_int, cast, host, is_scalar
 from .optable import T as P  # tensor's public (recorded) functions
+from .reductions import axis_arg
 
 
 def _along(axis: int, s) -> tuple:
@@ -111,10 +112,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None, *,
     [0.0, 0.0, 1.0]
     """
     op = "cross"
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(f"{op}: give axis or dim, not both")
-        axis = dim
+    axis = axis_arg(axis, dim, op)
     if axis is not None:
         axisa = axisb = axisc = axis
     dev = dev_of(a, b)
@@ -567,10 +565,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1, spacing=None, dim=None
     """
     op = "gradient"
     f = arg(f, op)
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(f"{op}: give axis or dim, not both")
-        axis = dim
+    axis = axis_arg(axis, dim, op)
     if spacing is not None:
         if varargs:
             raise TypeError(f"{op}: give the spacing as varargs or as spacing=, not both")

@@ -405,19 +405,24 @@ def take(x: Tensor, indices, axis: int | None = None) -> Tensor:
 
 
 def _along_key(x: Tensor, idx: Tensor, axis: int, op: str) -> tuple:
-    from .creation import arange
     if idx.ndim != x.ndim:
         raise ValueError(f"{op}: indices and arr must have the same number of dimensions, got "
                          f"{idx.ndim} and {x.ndim}")
+    return grid_key(idx, axis, x.shape, x.device)
+
+
+def grid_key(idx: Tensor, axis: int, shape: tuple, device) -> tuple:
+    """The advanced key reading idx along axis and, on every other axis d, an arange over
+    shape[d] broadcast along d (take_along_axis's; PyTorch's scatter's over idx's shape)."""
+    from .creation import arange
     key = []
-    for d, n in enumerate(x.shape):
+    for d, n in enumerate(shape):
         if d == axis:
             key.append(idx)
         else:
-            shape = [1] * x.ndim
-            shape[d] = n
-            key.append(reshape(arange(n, device=x.device),
-                               tuple(shape)))
+            one = [1] * len(shape)
+            one[d] = n
+            key.append(reshape(arange(n, device=device), tuple(one)))
     return tuple(key)
 
 

@@ -42,6 +42,7 @@ from .numpy_extra2 import (  # noqa: F401  (public.py publishes them)
     ravel,
 )
 from .optable import T as P  # tensor's public (recorded) functions
+from .reductions import axis_arg
 from .sorting import tensor_arg
 from .views import broadcast_shapes
 
@@ -171,10 +172,7 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
                     ("return_counts", return_counts), ("equal_nan", equal_nan),
                     ("sorted", sorted)):
         flag(v, name, op)
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(f"{op}: give axis or dim, not both")
-        axis = dim
+    axis = axis_arg(axis, dim, op)
     x = tensor_arg(ar, op)
     if axis is None:
         rows, f = None, ravel(x)

@@ -90,6 +90,17 @@ def initial_seed() -> int:
     return R.default_generator.seed
 
 
+def _count(v, what: str, op: str) -> int:
+    """v as a non-negative int (a length, a count), else a TypeError / ValueError naming op."""
+    try:
+        v = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int, got {type(v).__name__}") from None
+    if v < 0:
+        raise ValueError(f"{op}: {what} must be non-negative, got {v}")
+    return v
+
+
 @_pub("randperm", method=False)
 def randperm(n, *, generator=None, dtype=dt.int64, device=None, requires_grad: bool = False):
     """A random permutation of 0 .. n-1 (int64 unless dtype says otherwise).
@@ -98,12 +109,7 @@ def randperm(n, *, generator=None, dtype=dt.int64, device=None, requires_grad: b
     >>> sorted(T.randperm(4).tolist())
     [0, 1, 2, 3]
     """
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"randperm: n must be an int, got {type(n).__name__}") from None
-    if n < 0:
-        raise ValueError(f"randperm: n must be non-negative, got {n}")
+    n = _count(n, "n", "randperm")
     d = dt.dtype(dtype)
     if d.kind in "iu" and n > 0 and n - 1 > dt.iinfo_bounds(d)[1]:
         raise ValueError(f"randperm: n={n} is too large for {d.name}")
@@ -467,12 +473,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
 # ---------------------------------------------------------------- windows
 
 def _window(name, L, periodic, dtype, device, requires_grad, fn):
-    try:
-        L = operator.index(L)
-    except TypeError:
-        raise TypeError(f"{name}: window_length must be an int, got {type(L).__name__}") from None
-    if L < 0:
-        raise ValueError(f"{name}: window_length must be non-negative, got {L}")
+    L = _count(L, "window_length", name)
     d, dev = _float_dtype(dtype, name), parse_device(device)
     if L <= 1:
         return _grad(ones((L,), dtype=d, device=dev), requires_grad)

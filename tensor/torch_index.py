@@ -26,7 +26,8 @@ from . import dtypes as dt
 from ._tensor import Tensor
 from .axes import norm_axis
 from .convert import asarray
-from .creation import arange, full
+from .creation import full
+from .indexing import grid_key
 from .optable import T as P  # tensor's public (recorded) functions
 from .views import broadcast_shapes
 
@@ -113,20 +114,6 @@ def _saved(x: Tensor, src: Tensor) -> Tensor:
 
 def _along(dim: int, k) -> tuple:
     return (slice(None),) * dim + (k,)
-
-
-def _grid_key(idx: Tensor, dim: int) -> tuple:
-    """The advanced key of PyTorch's scatter over idx's shape: idx on dim, arange grids (each
-    broadcast along its own axis) on the others."""
-    key = []
-    for d, n in enumerate(idx.shape):
-        if d == dim:
-            key.append(idx)
-        else:
-            shape = [1] * idx.ndim
-            shape[d] = n
-            key.append(P.reshape(arange(n, dtype=dt.int64, device=idx.device), tuple(shape)))
-    return tuple(key)
 
 
 def _flat1(x: Tensor) -> Tensor:
@@ -330,7 +317,7 @@ def _scatter(input, dim, index, src, value, reduce, op: str) -> Tensor:  # noqa:
     if is_src and v.shape != idx.shape:
         v = P.getitem(v, tuple(slice(0, n) for n in idx.shape))
     if reduce is None:
-        P.setitem(x, _grid_key(idx, dim), v)
+        P.setitem(x, grid_key(idx, dim, idx.shape, idx.device), v)
         return x
     if not isinstance(v, Tensor):
         v = full(idx.shape, v, dtype=x.dtype, device=x.device)
