@@ -24,13 +24,13 @@ import re
 
 import numpy as np
 import pytest
+from test_random import randint_ref  # (the stream's reference, with the rejection rule)
 
 import nn
 import tensor as T
 from tensor.random import Generator
 
 on_devices = pytest.mark.usefixtures("device")
-M32 = 0xFFFFFFFF
 
 
 # ---------------------------------------------------------------- #1 nn.save entry names
@@ -64,38 +64,6 @@ def test_load_reads_files_np_savez_wrote(tmp_path):
 
 # ---------------------------------------------------------------- #2 unbiased randint
 
-def _philox(ctr, key):
-    c0, c1, c2, c3 = ctr
-    k0, k1 = key
-    for r in range(10):
-        if r:
-            k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
-        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
-        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0) & M32, p1 & M32, ((p0 >> 32) ^ c3 ^ k1) & M32, p0 & M32
-    return c0, c1, c2, c3
-
-
-def _randint_ref(seed, offset, n, low, high):
-    """random_xform.h's rule: value i's word is 64-bit word i%2 of block offset + i//2; a word
-    below t = 2^64 mod R is replaced by the same word of block {j, k, 0} (k = 1, 2, ...)."""
-    r = high - low
-    t = 2**64 % r
-    key = (seed & M32, seed >> 32)
-    out, retried = [], 0
-    for i in range(n):
-        j, h = offset + i // 2, i % 2
-        k = 0
-        while True:
-            w = _philox((j & M32, j >> 32, k, 0), key)
-            x = w[2 * h] | (w[2 * h + 1] << 32)
-            if x >= t or k == 64:
-                break
-            k += 1
-        retried += k > 0
-        out.append(low + x % r)
-    return out, retried
-
-
 @pytest.mark.parametrize("low,high,dtype", [(0, 3 * 2**62, "uint64"), (-2**63, 2**62, "int64"),
                                             (5, 2**63 + 7, "uint64"), (-5, 1000, "int64")])
 def test_randint_is_the_rejection_rule(low, high, dtype):
@@ -103,7 +71,7 @@ def test_randint_is_the_rejection_rule(low, high, dtype):
     g = Generator(seed)
     g.set_state((seed, 3))
     got = g.randint(low, high, size=n, dtype=dtype).tolist()
-    ref, retried = _randint_ref(seed, 3, n, low, high)
+    ref, retried = randint_ref(seed, 3, n, low, high)
     assert got == ref
     assert g.get_state() == (seed, 3 + n // 2)   # retries take no stream blocks
     if high - low > 2**62:   # a third or more of the words are rejected: the rule was exercised
@@ -132,7 +100,7 @@ def test_randint_large_ranges_same_bits_on_both_devices(device):
         a = Generator(5).randint(low, high, size=1001, dtype=d, device="cpu")
         b = Generator(5).randint(low, high, size=1001, dtype=d, device=device)
         assert a.numpy().tobytes() == b.to("cpu").numpy().tobytes()
-        assert a.tolist() == _randint_ref(5, 0, 1001, low, high)[0]
+        assert a.tolist() == randint_ref(5, 0, 1001, low, high)[0]
 
 
 def test_randint_rejection_is_bounded_for_the_worst_range():

@@ -30,6 +30,27 @@ def philox4x32_10(ctr, key):
     return c0, c1, c2, c3
 
 
+def randint_ref(seed, offset, n, low, high):
+    """random_xform.h's rule: value i's word is 64-bit word i%2 of block offset + i//2; a word
+    below t = 2^64 mod R is replaced by the same word of block {j, k, 0} (k = 1, 2, ...)."""
+    r = high - low
+    t = 2**64 % r
+    key = (seed & M32, seed >> 32)
+    out, retried = [], 0
+    for i in range(n):
+        j, h = offset + i // 2, i % 2
+        k = 0
+        while True:
+            w = philox4x32_10((j & M32, j >> 32, k, 0), key)
+            x = w[2 * h] | (w[2 * h + 1] << 32)
+            if x >= t or k == 64:
+                break
+            k += 1
+        retried += k > 0
+        out.append(low + x % r)
+    return out, retried
+
+
 def block(seed: int, j: int):
     return philox4x32_10((j & M32, (j >> 32) & M32, 0, 0), (seed & M32, (seed >> 32) & M32))
 
@@ -264,15 +285,8 @@ def test_randint_whole_64bit_ranges_are_the_raw_words():
     i = g.randint(-2**63, 2**63, (5,), dtype=T.int64)
     assert i.dtype is T.int64 and i.tolist() == [w - 2**63 for w in u64_stream(seed, 3, 5)]
     top = g.randint(2**63 - 3, 2**64 - 1, (4,), dtype="uint64")   # past int64, not the whole range
-    ref = []   # words below 2**64 % R (here half of them) are redrawn from blocks {j, k, 0}
-    for i, w in enumerate(u64_stream(seed, 6, 4)):
-        j, h, k = 6 + i // 2, i % 2, 0
-        while w < 2**64 % (2**63 + 2):
-            k += 1
-            b = philox4x32_10((j & M32, j >> 32, k, 0), (seed & M32, seed >> 32))
-            w = b[2 * h] | (b[2 * h + 1] << 32)
-        ref.append(2**63 - 3 + w % (2**63 + 2))
-    assert top.tolist() == ref
+    # words below 2**64 % R (here half of them) are redrawn from blocks {j, k, 0}
+    assert top.tolist() == randint_ref(seed, 6, 4, 2**63 - 3, 2**64 - 1)[0]
     assert g.get_state() == (seed, 8)
     big = Generator(1).randint(0, 2**64, (4000,), dtype="uint64").numpy()
     assert big.dtype == np.uint64 and (big < 2**62).any() and (big >= 3 * 2**62).any()
