@@ -329,15 +329,20 @@ static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         }
         need |= SLOT(x, toff[T_RG]) == Py_True;
     }
+    if (!need) {   /* a write into a tensor autograd knows (a view made under no_grad): Python's */
+        if (nargs && Py_IS_TYPE(PyTuple_GET_ITEM(args, 0), Tensor_t) &&
+            SLOT(PyTuple_GET_ITEM(args, 0), toff[T_AG]) != Py_None) {
+            int w = PySet_Contains(g_inplace, name);
+            if (w < 0)
+                return NULL;
+            if (w)
+                goto python;
+        }
+        return call_fn(fn, args, NULL);
+    }
     int inplace = PySet_Contains(g_inplace, name);
     if (inplace < 0)
         return NULL;
-    if (!need) {   /* a write into a tensor autograd knows (a view made under no_grad): Python's */
-        if (inplace && nargs && Py_IS_TYPE(PyTuple_GET_ITEM(args, 0), Tensor_t) &&
-            SLOT(PyTuple_GET_ITEM(args, 0), toff[T_AG]) != Py_None)
-            goto python;
-        return call_fn(fn, args, NULL);
-    }
     PyObject *rule = PyDict_GetItemWithError(g_rules, name);
     if (inplace || !rule) {
         if (PyErr_Occurred())
