@@ -91,7 +91,7 @@ class Tensor:
     """An n-dimensional array of one dtype on one device (see the package docstring)."""
 
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_contig", "_ro",
-                 "_requires_grad", "grad", "grad_fn", "_ag", "_base", "__weakref__")
+                 "_requires_grad", "_grad", "grad_fn", "_ag", "_base", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to our reflected operators
 
     def __init__(self, *args, **kwargs):
@@ -105,7 +105,7 @@ class Tensor:
         t._storage, t._shape, t._strides, t._offset, t._dtype = storage, shape, strides, offset, dtype
         t._contig = t._ro = None
         t._requires_grad = False
-        t.grad = t.grad_fn = t._ag = t._base = None
+        t._grad = t.grad_fn = t._ag = t._base = None
         return t
 
     def _view(self, shape, strides, offset=None) -> Tensor:
@@ -221,6 +221,17 @@ class Tensor:
         return Flags(self)
 
     @property
+    def grad(self):
+        """The gradient backward accumulated into this leaf (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, g) -> None:
+        if g is not None:
+            _check_grad(self, g)
+        self._grad = g
+
+    @property
     def requires_grad(self) -> bool:
         return self._requires_grad
 
@@ -334,3 +345,19 @@ class _Size(int):
         if dim is None:
             return t.shape
         return t.shape[norm_axis(dim, t.ndim, "size")]
+
+
+def _check_grad(t: Tensor, g) -> None:
+    """PyTorch's rule for `t.grad = g`: a tensor (or sparse tensor) of t's shape, dtype and device."""
+    if not isinstance(g, Tensor) and not hasattr(g, "to_dense"):
+        raise TypeError(f"grad: assigned grad expected to be a Tensor or None but got grad of "
+                        f"type {type(g).__name__}")
+    if tuple(g.shape) != t._shape:
+        raise RuntimeError(f"grad: attempting to assign a gradient of shape {tuple(g.shape)} to a "
+                           f"tensor of shape {t._shape}")
+    if g.dtype != t._dtype:
+        raise RuntimeError(f"grad: attempting to assign a gradient of dtype {g.dtype.name} to a "
+                           f"tensor of dtype {t._dtype.name}")
+    if g.device != t.device:
+        raise RuntimeError(f"grad: attempting to assign a gradient on {g.device} to a tensor on "
+                           f"{t.device}")

@@ -277,3 +277,22 @@ def test_in_place_forms_differentiate_as_the_out_of_place_op(op):
     _, t1 = autograd.jvp(lambda *xs: fn_(xs[0] * 1.0, *xs[1:]), tuple(T.asarray(v) for v in inputs),
                          tuple(tans))
     np.testing.assert_allclose(t1.numpy(), t0.numpy(), rtol=1e-13, atol=1e-15)
+
+
+def test_grad_assignment_checks_type_shape_dtype_and_device():
+    # PyTorch's rule: .grad is None or a tensor of the leaf's shape, dtype and device
+    x = leaf([1.0, 2.0, 3.0])
+    x.grad = T.ones(3, dtype=T.float64)
+    for bad, kind, match in ((T.ones(4, dtype=T.float64), RuntimeError, r"shape \(4,\)"),
+                             (T.ones(3, dtype=T.float32), RuntimeError, "dtype float32"),
+                             ([1.0, 2.0, 3.0], TypeError, "got grad of type list")):
+        with pytest.raises(kind, match=match):
+            x.grad = bad
+        assert x.grad.tolist() == [1.0, 1.0, 1.0]   # the old gradient stays
+    other = "cpu" if x.device.type != "cpu" else ("cuda" if T.cuda.is_available() else None)
+    if other is not None:
+        with pytest.raises(RuntimeError, match="gradient on"):
+            x.grad = T.ones(3, dtype=T.float64, device=other)
+    x.grad = None
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]

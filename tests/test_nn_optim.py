@@ -303,7 +303,9 @@ def test_other_dtypes_take_the_tensor_op_path():
 
 def test_gradient_mismatch_is_an_error():
     w = T.zeros(3, dtype=T.float32).requires_grad_()
-    w.grad = T.zeros(3, dtype=T.float64)
+    with pytest.raises(RuntimeError, match="gradient of dtype float64 to a tensor of dtype float32"):
+        w.grad = T.zeros(3, dtype=T.float64)
+    w._grad = T.zeros(3, dtype=T.float64)   # behind the setter's back: the step checks again
     with pytest.raises(ValueError, match=r"SGD.step: gradient \(3,\) float64"):
         SGD([w], lr=0.1).step()
 

@@ -31,7 +31,7 @@
 enum { T_STORAGE, T_SHAPE, T_STRIDES, T_OFFSET, T_DTYPE, T_CONTIG, T_RO, T_RG, T_GRAD, T_GRADFN,
        T_AG, T_BASE, T_N };
 static const char *T_NAMES[T_N] = {"_storage", "_shape", "_strides", "_offset", "_dtype", "_contig",
-                                   "_ro", "_requires_grad", "grad", "grad_fn", "_ag", "_base"};
+                                   "_ro", "_requires_grad", "_grad", "grad_fn", "_ag", "_base"};
 enum { S_PTR, S_NBYTES, S_DEVICE, S_BLOCK, S_ALLOC, S_OWNER, S_RELEASE, S_VERSION, S_STREAMS,
        S_READONLY, S_N };
 static const char *S_NAMES[S_N] = {"ptr", "nbytes", "device", "_block", "_alloc", "owner",
