@@ -91,8 +91,8 @@ for _m in (array_extra, math_extra, numpy_extra, torch_extra):
 for _n, _f in PUB.items():
     if _n not in _NOT_METHODS:
         setattr(Tensor, _n, _f)
-for _n, _f in torch_extra.METHODS.items():   # PyTorch's methods that are no T.function
-    setattr(Tensor, _n, _f)
+for _n, _f in {**torch_extra.METHODS, **math_extra.METHODS}.items():   # PyTorch's methods that
+    setattr(Tensor, _n, _f)                                           # are no T.function
 for _n, _f in torch_index.METHODS.items():   # Tensor.unfold (not nn.functional.unfold)
     setattr(Tensor, _n, _f)
 Tensor.T = property(lambda self: PUB["transpose"](self))

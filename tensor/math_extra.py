@@ -11,6 +11,9 @@ PyTorch's logit. (The table's sgn, fix, degrees and radians are aliases: tensor/
 """
 from __future__ import annotations
 
+import math
+import operator
+
 from . import dtypes as dt
 from ._tensor import Tensor
 from .array_api import finfo
@@ -158,7 +161,31 @@ def frexp(x) -> tuple[Tensor, Tensor]:
     return (mant if mant.dtype is x.dtype else P.astype(mant, x.dtype)), P.astype(e, dt.int32)
 
 
+def polygamma(n: int, x) -> Tensor:
+    """PyTorch's polygamma: the n-th derivative of digamma, (-1)^(n+1) n! zeta(n + 1, x) for
+    n >= 1 (differentiable in x through zeta); digamma for n = 0.
+
+    >>> import tensor as T
+    >>> round(T.polygamma(1, T.asarray([1.0])).item(), 12)   # pi^2 / 6
+    1.644934066848
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError(f"polygamma: n must be an integer, got {type(n).__name__}") from None
+    if n < 0:
+        raise ValueError(f"polygamma: n must be non-negative, got {n}")
+    x = _real_float(_t(x), "polygamma")
+    if n == 0:
+        return P.digamma(x)
+    return P.zeta(float(n + 1), x) * float((-1) ** (n + 1) * math.factorial(n))
+
+
 COMPOSITES: dict = {f.__name__: f for f in (
-    ldexp, float_power, logit, isneginf, isposinf, isreal, iscomplex, nan_to_num, modf, frexp)}
-# functions only: NumPy has no ndarray.modf / iscomplex, PyTorch no Tensor.modf / iscomplex
-NOT_METHODS: set = {"modf", "iscomplex"}
+    ldexp, float_power, logit, isneginf, isposinf, isreal, iscomplex, nan_to_num, modf, frexp,
+    polygamma)}
+# functions only: NumPy has no ndarray.modf / iscomplex, PyTorch no Tensor.modf / iscomplex;
+# Tensor.polygamma(n) takes n after self (METHODS)
+NOT_METHODS: set = {"modf", "iscomplex", "polygamma"}
+METHODS: dict = {"polygamma": lambda self, n: polygamma(n, self)}

@@ -1,10 +1,11 @@
 """The op table's special and NaN-aware math (NumPy's and PyTorch's): exp2, cbrt, erfc, erfinv,
-lgamma, digamma, i0, rsqrt, frac, spacing, deg2rad / rad2deg, bitwise_count; gcd, lcm, fmax,
-fmin, heaviside, logaddexp2, xlogy. Entries as tensor/optable.py's (which appends these to
-UNARY / BINARY); the C helpers they call are cuda_src/scalar/special.h (erfinv, digamma, i0),
-scalar/float_ops.h and intops.h, shared by both devices. Where NumPy has no function, `ref`
-is this module's own, in float64 from NumPy and Python's math module, rounded to the float
-dtype NumPy's float-only ufuncs would use.
+lgamma, digamma, the modified Bessel functions i0, i0e, i1, i1e, rsqrt, frac, spacing,
+deg2rad / rad2deg, bitwise_count; zeta, gcd, lcm, fmax, fmin, heaviside, logaddexp2, xlogy.
+Entries as tensor/optable.py's (which appends these to UNARY / BINARY); the C helpers they call
+are cuda_src/scalar/special.h (erfinv, digamma, the Bessel functions, zeta), scalar/float_ops.h
+and intops.h, shared by both devices. Where NumPy has no function, `ref` is this module's own,
+in float64 from NumPy and Python's math module, rounded to the float dtype NumPy's float-only
+ufuncs would use.
 
 >>> import tensor as T
 >>> T.gcd(T.asarray([12, -18, 0]), 8).tolist()
@@ -17,7 +18,7 @@ import math
 import numpy as np
 
 from . import dtypes as dt
-from .opdefs import _2_SQRTPI, _LN2, NO_RULE, NONE, OUT, ZERO, Op, T, X, _f, _float_loop, d1, d2
+from .opdefs import _2_SQRTPI, _LN2, NONE, OUT, ZERO, Op, T, X, _f, _float_loop, d1, d2
 
 _SQRTPI_2 = math.sqrt(math.pi) / 2
 
@@ -88,6 +89,92 @@ def _i0_ref(x):
     return np.where(np.isinf(x), np.inf, r).astype(want)
 
 
+def _bessel_ie64(n: int, x: float) -> float:
+    """I_n(x) e^-|x| (n = 0, 1) by a route of their own: the power series below |x| = 1, the
+    trapezoidal rule on (1/pi) int_0^pi e^(|x| (cos t - 1)) cos(n t) dt above (periodic and
+    analytic: it converges geometrically)."""
+    ax = abs(x)
+    if math.isnan(x) or math.isinf(x):
+        return x if math.isnan(x) else 0.0
+    if ax < 1.0:
+        h, s, t = ax / 2, 0.0, (ax / 2) ** n / math.factorial(n)
+        for k in range(1, 40):
+            s += t
+            t *= h * h / (k * (k + n))
+        r = s * math.exp(-ax)
+    else:
+        m = 48 + int(2 * ax)
+        th = np.linspace(0.0, math.pi, m + 1)
+        f = np.exp(ax * (np.cos(th) - 1.0)) * np.cos(n * th)
+        r = float((f.sum() - 0.5 * (f[0] + f[-1])) / m)
+    return -r if n == 1 and x < 0 else r
+
+
+def _bessel_ref(n: int, scaled: bool):
+    """A reference for i0e / i1 / i1e: NumPy's result dtype of np.i0 (integers: float64)."""
+    def ref(x):
+        x = np.asarray(x)
+        want = np.i0(np.zeros(1, x.dtype)).dtype
+        v = x.astype(want).astype(np.float64).ravel()
+        out = np.empty(v.shape)
+        for i, t in enumerate(v.tolist()):
+            r = _bessel_ie64(n, t)
+            if not scaled:
+                r = t if math.isinf(t) and n == 1 else (math.inf if math.isinf(t) else
+                                                       r * math.exp(min(abs(t), 1e3)))
+            out[i] = r
+        with np.errstate(all="ignore"):
+            return out.astype(want).reshape(x.shape)
+    return ref
+
+
+_BERN = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)   # B_2 .. B_14
+
+
+def _zeta64(s: float, q: float) -> float:
+    """Hurwitz zeta by a route of its own: terms summed to q + k >= 60, then seven terms of
+    Euler-Maclaurin's tail (Cephes' and PyTorch's domain: see SX_ZETA)."""
+    if math.isnan(s) or math.isnan(q):
+        return math.nan
+    if s == 1:
+        return math.inf
+    if s < 1 or (q <= 0 and q != np.floor(q) and s != np.floor(s)):
+        return math.nan
+    if q <= 0 and q == np.floor(q):   # the poles, and -inf
+        return math.inf
+    if math.isinf(q):
+        return 0.0
+    total, a, s = 0.0, np.float64(q), np.float64(s)   # NumPy's powers overflow to inf
+    while a < 60:
+        total += a ** -s
+        a += 1.0
+    total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    f = s * a ** (-s - 1)
+    for j, b in enumerate(_BERN):
+        total += b / math.factorial(2 * j + 2) * f
+        f *= (s + 2 * j + 1) * (s + 2 * j + 2) / (a * a)
+    return total
+
+
+def _zeta_ref(a, b):
+    with np.errstate(all="ignore"):
+        ft = np.arctan2(a, b).dtype
+    av, bv = (np.broadcast_to(np.asarray(v, ft).astype(np.float64), np.broadcast_shapes(
+        np.shape(a), np.shape(b))) for v in (a, b))
+    with np.errstate(all="ignore"):
+        out = np.array([_zeta64(x, y) for x, y in zip(av.ravel().tolist(), bv.ravel().tolist())])
+        return out.reshape(av.shape).astype(ft)
+
+
+def _zeta_ds(a, b, y):
+    raise NotImplementedError("zeta: the derivative with respect to x (the exponent) is not "
+                              "implemented (nor is it in PyTorch); q's is")
+
+
+def _safe(x):   # x, with 1 where x == 0 (a division there stays finite; the caller masks it)
+    return T.where(x == 0, 1.0, x)
+
+
 def _rsqrt_ref(x):
     x = np.asarray(x)
     if x.dtype.kind == "c":
@@ -154,11 +241,20 @@ UNARY = [
        grad=d1(lambda x, y: _SQRTPI_2 * T.exp(y * y), OUT)),
     Op("lgamma", 1, "f", _f("lgamma"), _in_float64(_lgamma64), domain="positive",
        grad=d1(lambda x, y: T.digamma(x), X)),
-    # its derivative, trigamma (PyTorch's polygamma(1, x)), is not implemented
+    # its derivative, trigamma: polygamma(1, x) = zeta(2, x)
     Op("digamma", 1, "f", {"f": "SX_DIGAMMA(a)"}, _in_float64(_digamma64), domain="positive",
-       grad=NO_RULE),
-    # NumPy's i0 takes integers to float64; its derivative, I1, is not implemented
-    Op("i0", 1, "f", {"f": "SX_I0(a)"}, _i0_ref, int_to=dt.float64, grad=NO_RULE),
+       grad=d1(lambda x, y: T.zeta(2.0, x), X)),
+    # the modified Bessel functions (NumPy's i0 takes integers to float64, and so do the others);
+    # i0e, i1e are PyTorch's scaled ones, I(x) e^-|x|. I1' = I0 - I1 / x, 1/2 at 0
+    Op("i0", 1, "f", {"f": "SX_I0(a)"}, _i0_ref, int_to=dt.float64,
+       grad=d1(lambda x, y: T.i1(x), X)),
+    Op("i0e", 1, "f", {"f": "SX_I0E(a)"}, _bessel_ref(0, True), int_to=dt.float64,
+       grad=d1(lambda x, y: T.i1e(x) - T.sign(x) * y, X, OUT)),
+    Op("i1", 1, "f", {"f": "SX_I1(a)"}, _bessel_ref(1, False), int_to=dt.float64,
+       grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0(x) - y / _safe(x)), X, OUT)),
+    Op("i1e", 1, "f", {"f": "SX_I1E(a)"}, _bessel_ref(1, True), int_to=dt.float64,
+       grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0e(x) - y * (T.sign(x) + 1.0 / _safe(x))),
+               X, OUT)),
     Op("rsqrt", 1, "fc", {"c": "sx_crsqrt(a)", "f": "1 / SX_F1(sqrt, a)"}, _rsqrt_ref,
        domain="positive", grad=d1(lambda x, y: -0.5 * (y * y * y), OUT)),
     # PyTorch's: x - trunc(x), NaN at +-inf
@@ -172,6 +268,9 @@ UNARY = [
 ]
 
 BINARY = [
+    # Hurwitz's: d/dq zeta(s, q) = -s zeta(s + 1, q); none in s
+    Op("zeta", 2, "f", {"f": "SX_ZETA(a, b)"}, _zeta_ref, domain="ge1",
+       grad=d2(_zeta_ds, lambda a, b, y: -a * T.zeta(a + 1.0, b), 0, 1)),
     Op("gcd", 2, "iu", {"*": "SX_GCD(a, b)"}, np.gcd, no_bool=True, grad=NONE),
     Op("lcm", 2, "iu", {"*": "SX_LCM(a, b)"}, np.lcm, no_bool=True, grad=NONE),
     # NumPy's NaN-ignoring extremes: the other operand where one is NaN

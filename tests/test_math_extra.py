@@ -251,9 +251,80 @@ def test_gradients_at_special_points():
     p = _leaf([0.0, 0.5, 1e-7])
     gp = autograd.grad(T.logit(p, eps=1e-6).sum(), [p])[0].numpy()
     assert gp[0] == 0.0 and gp[1] == 4.0 and gp[2] == 0.0
-    for name in ("digamma", "i0"):           # declared without a derivative: refused, not wrong
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(T, name)(_leaf([1.5]))
+    s = _leaf([2.0, 3.0])   # zeta has no derivative in its exponent (nor has PyTorch's)
+    with pytest.raises(NotImplementedError, match="zeta: the derivative with respect to x"):
+        autograd.grad(T.zeta(s, _leaf([0.5, 2.0])).sum(), [s])
+
+
+# ---------------------------------------------------------------- Bessel, zeta, polygamma
+
+def _zeta_direct(s, q, n=200000):
+    """sum_k (q + k)^-s by brute force plus the integral of the rest (the check's own route)."""
+    k = np.arange(n, dtype=np.float64)
+    return float(np.sum((q + k) ** -s) + (q + n) ** (1 - s) / (s - 1) + 0.5 * (q + n) ** -s)
+
+
+def test_zeta_and_polygamma_values():
+    s = [2.0, 3.0, 1.5, 4.0, 2.0, 3.0]
+    q = [1.0, 0.25, 2.0, 7.5, -2.5, -0.5]
+    want = [math.pi ** 2 / 6, 64.0 + 1.25 ** -3 + 2.25 ** -3 + _zeta_direct(3.0, 3.25)]
+    want += [_zeta_direct(v, w) for v, w in zip(s[2:4], q[2:4])]
+    want += [1 / 6.25 + 1 / 2.25 + 1 / 0.25 + 1 / 0.25 + _zeta_direct(2.0, 1.5),
+             -8.0 + 8.0 + _zeta_direct(3.0, 1.5)]
+    _close(T.zeta(T.asarray(s), T.asarray(q)), want, rtol=1e-12)
+    _eq(T.zeta(T.asarray([1.0, 0.5, 2.0, 2.5, NAN]), T.asarray([2.0, 2.0, -3.0, -1.5, 1.0])),
+        [INF, NAN, INF, NAN, NAN])
+    x = T.asarray([0.5, 1.0, 3.7])
+    _close(T.polygamma(0, x), T.digamma(x).numpy(), rtol=0)
+    _close(T.polygamma(1, x), [math.pi ** 2 / 2, math.pi ** 2 / 6, _zeta_direct(2.0, 3.7)],
+           rtol=1e-12)
+    _close(T.polygamma(2, x), [-2 * _zeta_direct(3.0, v) for v in (0.5, 1.0, 3.7)], rtol=1e-12)
+    _close(x.polygamma(3), [6 * _zeta_direct(4.0, v) for v in (0.5, 1.0, 3.7)], rtol=1e-12)
+    assert T.polygamma(1, T.asarray([2], dtype=T.int32)).dtype is T.float64
+    for bad, kind in ((-1, ValueError), (1.5, TypeError)):
+        with pytest.raises(kind, match="polygamma: n must be"):
+            T.polygamma(bad, x)
+
+
+def _bessel_quad(n, x, m=4000):
+    """(1/pi) int_0^pi e^(x cos t) cos(n t) dt by the midpoint rule."""
+    t = (np.arange(m) + 0.5) * (np.pi / m)
+    return float(np.mean(np.exp(x * np.cos(t)) * np.cos(n * t)))
+
+
+def test_bessel_values():
+    x = [0.0, -0.3, 1.0, 7.9, -12.0, 24.9, 25.1, 60.0]
+    i0 = [_bessel_quad(0, v) for v in x]
+    i1 = [_bessel_quad(1, v) for v in x]
+    ex = np.exp(-np.abs(x))
+    _close(T.i1(T.asarray(x)), i1, rtol=1e-13, atol=1e-15)
+    _close(T.i0e(T.asarray(x)), np.multiply(i0, ex), rtol=1e-13)
+    _close(T.i1e(T.asarray(x)), np.multiply(i1, ex), rtol=1e-13, atol=1e-15)
+    big = T.asarray([800.0, -1e5, INF, -INF, NAN])   # the scaled ones stay finite
+    r = [1 / math.sqrt(2 * math.pi * v) for v in (800.0, 1e5)]   # Hankel's first terms
+    _close(T.i0e(big), [r[0] * (1 + 1 / 6400 + 9 / 2 / 6400 ** 2), r[1] * (1 + 1 / 8e5), 0.0,
+                        0.0, NAN], rtol=1e-9)
+    _close(T.i1e(big), [r[0] * (1 - 3 / 6400 - 15 / 2 / 6400 ** 2), -r[1] * (1 - 3 / 8e5), 0.0,
+                        -0.0, NAN], rtol=1e-9)
+    _eq(T.i1(T.asarray([INF, -INF, NAN])), [INF, -INF, NAN])
+    for f in (T.i0e, T.i1, T.i1e):
+        assert f(T.asarray([1, 2])).dtype is T.float64
+        assert f(T.asarray([1.0], dtype=T.float32)).dtype is T.float32
+
+
+def test_special_function_gradients():
+    """digamma' = polygamma(1); I0' = I1, I1' = I0 - I1 / x (1/2 at 0); the scaled ones'; zeta's
+    in q, -s zeta(s + 1, q); each checked against finite differences, twice."""
+    for fn, vals in ((T.digamma, [0.4, 2.5, -1.5]), (T.i0, [-2.0, 0.0, 3.0]),
+                     (T.i1, [-2.0, 0.3, 3.0]), (T.i0e, [-2.0, 0.4, 3.0]),
+                     (T.i1e, [-2.0, 0.3, 3.0]), (lambda t: T.polygamma(2, t), [0.7, 3.2])):
+        assert gradcheck(fn, (_leaf(vals),))
+        assert gradgradcheck(fn, (_leaf(vals),))
+    z = _leaf([0.0])
+    for f, want in ((T.i1, 0.5), (T.i1e, 0.5), (T.i0, 0.0)):
+        assert autograd.grad(f(z).sum(), [z])[0].tolist() == [want]
+    assert gradcheck(lambda q: T.zeta(T.asarray([2.0, 3.5]), q), (_leaf([0.6, 4.0]),))
+    assert gradcheck(lambda q: T.zeta(3.0, q), (_leaf([-1.5, 2.0]),))
 
 
 # ---------------------------------------------------------------- PyTorch as a second reference

@@ -12,7 +12,10 @@
  *                   asymptotic series; PyTorch's special values (psi(+-0) = -+inf, NaN at the
  *                   negative integers and -inf)
  *   SX_I0(a)        the modified Bessel function I0: Cephes' Chebyshev series (NumPy's
- *                   np.i0 coefficients); I0(+-inf) = inf (PyTorch's; NumPy's gives NaN) */
+ *                   np.i0 coefficients); I0(+-inf) = inf (PyTorch's; NumPy's gives NaN)
+ *   SX_I0E(a)       I0(x) e^-|x| from the same series, finite everywhere
+ *   SX_I1(a), SX_I1E(a)  I1 and I1(x) e^-|x|: power series, then Hankel's expansion
+ *   SX_ZETA(s, q)   the Hurwitz zeta function (PyTorch's polygamma is built on it) */
 #ifndef STRIDEX_SCALAR_SPECIAL_H
 #define STRIDEX_SCALAR_SPECIAL_H
 #include "scalar/types.h"
@@ -83,9 +86,10 @@ SX_SCALAR_FN float SX_TNAME(sx_digamma, f32)(float x) {
 
 /* one step of Cephes' chbevl (Clenshaw's recurrence for a Chebyshev series) */
 #define SX_CHB(c) b2 = b1; b1 = b0; b0 = y * b1 - b2 + (c);
-SX_SCALAR_FN double SX_TNAME(sx_i0, f64)(double x) {
+SX_SCALAR_FN double SX_TNAME(sx_i0e, f64)(double x) {   /* I0(x) e^-|x| */
     x = fabs(x);
-    if (x == SX_INF_D || x != x) return x;
+    if (x == SX_INF_D) return 0.0;
+    if (x != x) return x;
     double b0, b1 = 0.0, b2 = 0.0, y;
     if (x <= 8.0) {
         y = x / 2.0 - 2.0;
@@ -105,7 +109,7 @@ SX_SCALAR_FN double SX_TNAME(sx_i0, f64)(double x) {
         SX_CHB(0.04930528423967071) SX_CHB(-0.09490109704804764)
         SX_CHB(0.17162090152220877) SX_CHB(-0.3046826723431984)
         SX_CHB(0.6767952744094761)
-        return exp(x) * (0.5 * (b0 - b2));
+        return 0.5 * (b0 - b2);
     }
     y = 32.0 / x - 2.0;
     b0 = -7.233180487874754e-18;
@@ -121,11 +125,98 @@ SX_SCALAR_FN double SX_TNAME(sx_i0, f64)(double x) {
     SX_CHB(2.266668990498178e-08) SX_CHB(2.0489185894690638e-07)
     SX_CHB(2.8913705208347567e-06) SX_CHB(6.889758346916825e-05)
     SX_CHB(0.0033691164782556943) SX_CHB(0.8044904110141088)
-    double h = exp(0.5 * x);   /* e^x in two halves: finite as long as the result is */
-    return h * (0.5 * (b0 - b2) / sqrt(x)) * h;
+    return 0.5 * (b0 - b2) / sqrt(x);
 }
 #undef SX_CHB
-SX_SCALAR_FN float SX_TNAME(sx_i0, f32)(float x) { return (float)SX_TNAME(sx_i0, f64)((double)x); }
+SX_SCALAR_FN double SX_TNAME(sx_i0, f64)(double x) {
+    x = fabs(x);
+    if (x == SX_INF_D || x != x) return x;
+    double h = exp(0.5 * x);   /* e^x in two halves: finite as long as the result is */
+    return h * SX_TNAME(sx_i0e, f64)(x) * h;
+}
+
+/* I1(x) e^-|x|, odd: the power series sum (x/2)^(2k+1) / (k! (k+1)!) below 25 (positive terms,
+ * no cancellation), Hankel's asymptotic expansion e^x / sqrt(2 pi x) sum_k a_k(1) / x^k above
+ * (its terms shrink until k ~ 2x, far past double precision there) */
+SX_SCALAR_FN double SX_TNAME(sx_i1e, f64)(double x) {
+    double ax = fabs(x), s;
+    if (ax != ax) return x;
+    if (ax == SX_INF_D) return x > 0 ? 0.0 : -0.0;
+    if (ax < 25.0) {
+        double h = 0.5 * ax, h2 = h * h, t = h;
+        s = t;
+        for (int k = 1; k < 100 && t > 1e-18 * s; k++) {
+            t *= h2 / ((double)k * (double)(k + 1));
+            s += t;
+        }
+        s *= exp(-ax);
+    } else {
+        double t = 1.0, z = 8.0 * ax;
+        s = 1.0;
+        for (int k = 1; k < 60 && fabs(t) > 1e-18 * fabs(s); k++) {
+            double m = 2.0 * k - 1.0;
+            t *= (m * m - 4.0) / ((double)k * z);   /* -(4 nu^2 - m^2) / (k 8x), nu = 1 */
+            s += t;
+        }
+        s /= sqrt(2.0 * SX_SP_PI * ax);
+    }
+    return x < 0 ? -s : s;
+}
+SX_SCALAR_FN double SX_TNAME(sx_i1, f64)(double x) {
+    double ax = fabs(x);
+    if (ax == SX_INF_D || ax != ax) return x;
+    double h = exp(0.5 * ax);
+    return h * SX_TNAME(sx_i1e, f64)(x) * h;
+}
+
+/* the Hurwitz zeta function sum_k (q + k)^-s (PyTorch's special.zeta, Cephes' domain): the terms
+ * summed while q + k < 10 (or k < 9), then Euler-Maclaurin's tail at a = q + k, a^(1-s) / (s-1)
+ * + a^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) a^(-s-2j+1), cut where it stops
+ * mattering. inf at s == 1 and at the poles q = 0, -1, ...; NaN for s < 1, and for q < 0 with a
+ * non-integer s (the power is not real) */
+SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
+    /* B_2j / (2j)!, j = 1..12 */
+    const double bf[12] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+                           -691.0 / 1307674368000.0, 1.0 / 74724249600.0,
+                           -3617.0 / 10670622842880000.0, 43867.0 / 5109094217170944000.0,
+                           -174611.0 / 802857662698291200000.0,
+                           77683.0 / 14101100039391805440000.0,
+                           -236364091.0 / 1693824136731743669452800000.0};
+    if (s != s || q != q) return s + q;
+    if (s == 1.0) return SX_INF_D;
+    if (s < 1.0) return SX_INF_D - SX_INF_D;
+    if (q <= 0.0) {
+        if (q == floor(q)) return SX_INF_D;
+        if (s != floor(s)) return SX_INF_D - SX_INF_D;
+    }
+    if (q == SX_INF_D) return 0.0;
+    double sum = 0.0, a = q;
+    for (int k = 0; a < 10.0 || k < 9; k++, a += 1.0) {
+        double b = pow(a, -s);
+        sum += b;
+        if (fabs(b) < 1e-17 * fabs(sum)) return sum;
+    }
+    double ap = pow(a, -s);   /* a^-s */
+    sum += a * ap / (s - 1.0) + 0.5 * ap;
+    double f = s * ap / a, a2 = a * a;   /* s (s+1)...(s+2j-2) a^(-s-2j+1) */
+    for (int j = 0; j < 12; j++) {
+        double t = bf[j] * f;
+        sum += t;
+        if (fabs(t) < 1e-17 * fabs(sum)) break;
+        f *= (s + 2.0 * j + 1.0) * (s + 2.0 * j + 2.0) / a2;
+    }
+    return sum;
+}
+SX_SCALAR_FN float SX_TNAME(sx_zeta, f32)(float s, float q) {
+    return (float)SX_TNAME(sx_zeta, f64)((double)s, (double)q);
+}
+#define SX_SP_F32(name) \
+    SX_SCALAR_FN float SX_TNAME(name, f32)(float x) { return (float)SX_TNAME(name, f64)((double)x); }
+SX_SP_F32(sx_i0)
+SX_SP_F32(sx_i0e)
+SX_SP_F32(sx_i1)
+SX_SP_F32(sx_i1e)
+#undef SX_SP_F32
 
 #undef SX_SP_PI
 #undef SX_SP_2_SQRTPI
@@ -134,10 +225,18 @@ SX_SCALAR_FN float SX_TNAME(sx_i0, f32)(float x) { return (float)SX_TNAME(sx_i0,
 #define SX_ERFINV(a) sx_erfinv(a)
 #define SX_DIGAMMA(a) sx_digamma(a)
 #define SX_I0(a) sx_i0(a)
+#define SX_I0E(a) sx_i0e(a)
+#define SX_I1(a) sx_i1(a)
+#define SX_I1E(a) sx_i1e(a)
+#define SX_ZETA(a, b) sx_zeta(a, b)
 #else
 #define SX_ERFINV(a) _Generic((a), float: sx_erfinv_f32, default: sx_erfinv_f64)(a)
 #define SX_DIGAMMA(a) _Generic((a), float: sx_digamma_f32, default: sx_digamma_f64)(a)
 #define SX_I0(a) _Generic((a), float: sx_i0_f32, default: sx_i0_f64)(a)
+#define SX_I0E(a) _Generic((a), float: sx_i0e_f32, default: sx_i0e_f64)(a)
+#define SX_I1(a) _Generic((a), float: sx_i1_f32, default: sx_i1_f64)(a)
+#define SX_I1E(a) _Generic((a), float: sx_i1e_f32, default: sx_i1e_f64)(a)
+#define SX_ZETA(a, b) _Generic((a), float: sx_zeta_f32, default: sx_zeta_f64)(a, b)
 #endif
 
 #endif
