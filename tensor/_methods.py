@@ -249,7 +249,23 @@ def _retain_grad(self):
     _hook.autograd().hooks.retain_grad(self)
 
 
+def _set_data(self, new) -> None:
+    """`t.data = new` (PyTorch's): t takes new's memory, shape and dtype in place, keeping its
+    identity, requires_grad and hooks (an optimizer holding t sees the new values)."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"data: expected a Tensor, got {type(new).__name__}")
+    if self._requires_grad and new.dtype.kind not in "fc":
+        raise RuntimeError(f"data: a tensor that requires grad cannot take {new.dtype.name} data "
+                           "(only floating-point and complex tensors can require gradients)")
+    self._storage, self._shape, self._strides, self._offset = (new._storage, new._shape,
+                                                               new._strides, new._offset)
+    self._dtype, self._contig, self._ro = new._dtype, None, new._ro
+
+
 Tensor.requires_grad_ = _requires_grad_
+# PyTorch's t.data: the data without history, as detach() (a write through it bumps the shared
+# version counter, so autograd still sees it: stricter than PyTorch, never a silent wrong grad)
+Tensor.data = property(_detach, _set_data)
 Tensor.backward = _backward
 Tensor.detach = _detach
 Tensor.detach_ = _detach_

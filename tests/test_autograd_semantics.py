@@ -296,3 +296,27 @@ def test_grad_assignment_checks_type_shape_dtype_and_device():
     x.grad = None
     (x * x).sum().backward()
     assert x.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_data_attribute_is_detached_and_assignable():
+    p = leaf([1.0, 2.0, 3.0])
+    d = p.data
+    assert not d.requires_grad and d.grad_fn is None
+    d.mul_(2.0)                                  # shares p's memory
+    assert p.tolist() == [2.0, 4.0, 6.0] and p.requires_grad
+    held = p
+    p.data = T.zeros((2, 2), dtype=T.float64)   # in place: references see the new data
+    assert held.shape == (2, 2) and held.requires_grad
+    (held * held + 1.0).sum().backward()
+    assert held.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    with pytest.raises(RuntimeError, match="cannot take int64 data"):
+        p.data = T.ones(2, dtype=T.int64)
+    with pytest.raises(TypeError, match="expected a Tensor"):
+        p.data = [1.0]
+    assert held.shape == (2, 2)
+    # a write through .data is seen by autograd's version check (PyTorch's would pass silently)
+    y = leaf([1.0, 2.0])
+    z = y * y
+    y.data.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace|version"):
+        z.sum().backward()
