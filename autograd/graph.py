@@ -21,7 +21,7 @@ from tensor.public import INPLACE
 from .grad_mode import state
 
 RULES: dict = {}  # op name -> Rule (rules.py and friends register here)
-_WRITES = INPLACE | {"copy_slices"}  # ops whose output is their first input, written
+_WRITES = INPLACE | {"copy_slices", "copy_parts"}  # ops whose output is their first input, written
 _seq = itertools.count()
 
 
@@ -355,13 +355,23 @@ def _tracked(t) -> bool:
     return t._requires_grad or (m is not None and m.tangent is not None)
 
 
+def _pairs(shape, strides, offset):
+    """A complex layout's (Re, Im) pairs, in real units."""
+    return tuple(shape) + (2,), tuple(2 * s for s in strides) + (1,), 2 * offset
+
+
 def refresh(t: Tensor) -> None:
     """t's graph (and tangent) from its base's current ones, when its memory was written since
     t's were made."""
     root, _ = t._base
     if _tracked(root):
         lvl = state.fw_level
-        fresh = T.as_strided(root, t._shape, t._strides, t._offset)
+        if t._dtype is root._dtype:
+            fresh = T.as_strided(root, t._shape, t._strides, t._offset)
+        elif root._dtype.kind == "c":   # a real view of complex memory: offsets in real units
+            fresh = T.as_strided(T.view_as_real(root), t._shape, t._strides, t._offset)
+        else:                          # a complex view of real memory
+            fresh = T.view_as_complex(T.as_strided(root, *_pairs(t._shape, t._strides, t._offset)))
         t.grad_fn, t._requires_grad = fresh.grad_fn, fresh._requires_grad
         m = meta_of(t)
         m.output_nr = 0
@@ -384,16 +394,21 @@ def rebase(x: Tensor, need_grad: bool, need_tan: bool) -> None:
     """x, a view, was just written in place: its base now holds x's new values (and graph,
     and tangent) at x's elements."""
     root, _ = x._base
-    rule = RULES["copy_slices"]
+    name = "copy_slices"
     kwargs = {"base": (root._shape, root._strides, root._offset),
               "view": (x._shape, x._strides, x._offset)}
+    if x._dtype is not root._dtype:   # .real / .imag / view_as_real(_complex): in real units
+        name = "copy_parts"
+        kwargs["parts"] = "base" if root._dtype.kind == "c" else "view"
+        kwargs[kwargs["parts"]] = _pairs(*kwargs[kwargs["parts"]])
+    rule = RULES[name]
     args = (root, x)
     if need_tan:
         tan = rule.jvp(Ctx(args, kwargs, None), _tangents(args))
         meta_of(root).tangent = tan
         state.fw_tensors.append(weakref.ref(root))
     if need_grad:
-        _attach("copy_slices", rule, args, kwargs, root, [root, x])
+        _attach(name, rule, args, kwargs, root, [root, x])
     x._base = (root, x._storage.version)
 
 

@@ -12,6 +12,7 @@ import math
 
 import tensor as T
 from tensor.axes import norm_axes, norm_axis
+from tensor.dtypes import real_of
 from tensor.public import PUB
 
 from .graph import RULES, Rule
@@ -267,6 +268,49 @@ def _copy_slices_jvp(ctx, tans):
 
 
 RULES["copy_slices"] = Rule("copy_slices", _copy_slices_vjp, _copy_slices_jvp, ())
+
+
+# A view of the other kind of memory written in place: a real view of complex memory (x.real[...]
+# = v, x.imag *= w, view_as_real(z)[...] = u) or a complex view of real memory (view_as_complex).
+# autograd.graph.rebase gives both layouts in real units; kwargs["parts"] says which operand is
+# complex ("base" or "view"), whose gradient and tangent pass through their (Re, Im) pairs.
+# conj=False: the pairs' map is real-linear, not complex-linear.
+
+def _copy_parts_vjp(ctx, g):
+    cb = ctx.kwargs["parts"] == "base"
+    gr = T.view_as_real(g) if cb else g
+    vshape = tuple(ctx.kwargs["view"][0])
+    idx = _copy_slices_map(ctx)
+    if idx is None:
+        gb, gv = gr, T.zeros(vshape, dtype=gr.dtype, device=gr.device)
+    else:
+        flat = idx.reshape(-1)
+        gv = gr.reshape(-1)[flat].reshape(vshape)
+        inside = T.zeros((gr.numel(),), dtype=T.bool, device=gr.device)
+        inside[flat] = True
+        gb = T.where(inside.reshape(gr.shape), 0.0, gr)
+    gb = (_as_complex(gb) if cb else gb) if ctx.needs[0] else None
+    return gb, (gv if cb else _as_complex(gv))
+
+
+def _copy_parts_jvp(ctx, tans):
+    base = ctx.args[0]
+    cb = ctx.kwargs["parts"] == "base"
+    tb, tv = tans
+    bshape = tuple(ctx.kwargs["base"][0])
+    if tb is None:
+        new = T.zeros(bshape, dtype=real_of(base.dtype) if cb else base.dtype, device=base.device)
+    else:
+        new = T.clone(T.view_as_real(tb) if cb else tb)
+    new = new.reshape(-1)
+    idx = _copy_slices_map(ctx)
+    if idx is not None:
+        new[idx.reshape(-1)] = 0.0 if tv is None else (tv if cb else T.view_as_real(tv)).reshape(-1)
+    new = new.reshape(bshape)
+    return _as_complex(new) if cb else new
+
+
+RULES["copy_parts"] = Rule("copy_parts", _copy_parts_vjp, _copy_parts_jvp, (), conj=False)
 
 
 # ---------------------------------------------------------------- complex parts
