@@ -1,5 +1,5 @@
 """Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam, Adagrad, Adadelta, Adamax, NAdam, RAdam,
-LBFGS)
+Rprop, ASGD, Adafactor, LBFGS)
 and learning-rate schedulers (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, ExponentialLR,
 ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR,
 OneCycleLR, ReduceLROnPlateau, SequentialLR, ChainedScheduler), with PyTorch 2.x's API,
@@ -10,7 +10,8 @@ dtype is updated by one fused kernel (tensor/cpu/csrc/optim.h on the CPU, cuda_s
 CUDA: reads p, grad and the state buffers once, writes them in place; no host round trip, no
 temporaries). Anything else (other dtypes, non-contiguous parameters, state left in another
 dtype by a parameter's dtype change) takes the same update written in tensor ops, as do
-Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) always.
+Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) and Rprop, ASGD and
+Adafactor (nn/optim/algorithms_more.py) always.
 
 >>> import tensor as T
 >>> from nn.optim import SGD
@@ -25,6 +26,7 @@ Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) always
 """
 from .algorithms import SGD, Adam, AdamW, RMSprop, SparseAdam
 from .algorithms_extra import Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .algorithms_more import ASGD, Adafactor, Rprop
 from .lbfgs import LBFGS
 from .lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
 from .optimizer import Optimizer
@@ -44,7 +46,8 @@ from .schedulers_extra import (
 )
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "SparseAdam",
-           "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
+           "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor",
+           "LBFGS",
            "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ExponentialLR", "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR",
            "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "ReduceLROnPlateau",
