@@ -249,7 +249,18 @@ def _operands(operands: tuple) -> list:
     for t in ts[1:]:
         if t.device != dev:
             raise ValueError(f"einsum: tensors are on different devices: {dev} and {t.device}")
-    return [o if isinstance(o, Tensor) else asarray(o, device=dev) for o in operands]
+    return [o if isinstance(o, Tensor) else _array_like(o, i, dev) for i, o in enumerate(operands)]
+
+
+def _array_like(o, i: int, dev) -> Tensor:
+    """Operand i (not a Tensor) as one, or a TypeError naming einsum."""
+    if o is None:
+        raise TypeError(f"einsum: operand {i} is None (expected a Tensor or an array-like)")
+    try:
+        return asarray(o, device=dev)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"einsum: operand {i} is not a Tensor or an array-like "
+                        f"({type(o).__name__}: {e})") from None
 
 
 def einsum(subscripts: str, *operands, optimize=True) -> Tensor:

@@ -20,6 +20,7 @@ float32 (or 16 bits) give complex64, other reals and integers complex128, as Num
 from __future__ import annotations
 
 import math
+import operator
 
 from . import dtypes as dt
 from . import elementwise as ew
@@ -94,9 +95,16 @@ def _axis(x: Tensor, axis, op: str) -> int:
 
 def _points(n, default: int, op: str) -> int:
     n = default if n is None else n
-    if int(n) != n or n < 1:
-        raise ValueError(f"{op}: invalid number of data points ({n}) specified")
-    return int(n)
+    try:
+        if isinstance(n, bool) or getattr(n, "dtype", None) is dt.bool_:
+            raise TypeError
+        k = operator.index(n)   # an integer (NumPy's TypeError for a float or a bool)
+    except TypeError:
+        raise TypeError(f"{op}: the number of data points must be an integer, got "
+                        f"{type(n).__name__} {n!r}") from None
+    if k < 1:
+        raise ValueError(f"{op}: invalid number of data points ({k}) specified")
+    return k
 
 
 def _resize_last(x: Tensor, n: int) -> Tensor:
@@ -119,10 +127,13 @@ def _as_complex(x: Tensor) -> Tensor:
     return x if x.dtype.kind == "c" else x.astype(_complex_of(x.dtype))
 
 
+_COMPLEX_FORM = {"rfft": "fft", "rfftn": "fftn", "rfft2": "fft2", "ihfft": "ifft"}
+
+
 def _real_input(x: Tensor, op: str) -> Tensor:
     if x.dtype.kind == "c":
         raise TypeError(f"{op}: expects a real input, got {x.dtype.name} (take .real, or use "
-                        f"{op[1:] if op.startswith('r') else 'fft'})")
+                        f"{_COMPLEX_FORM.get(op, 'fft')})")
     return x
 
 
@@ -146,10 +157,14 @@ def ifft(x, n=None, axis: int = -1, norm=None) -> Tensor:
 
 def rfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
     """fft of a real input, keeping the n // 2 + 1 non-negative frequencies."""
-    x = _real_input(_tensor(x, "rfft"), "rfft")
-    ax = _axis(x, axis, "rfft")
-    n = _points(n, x.shape[ax], "rfft")
-    y = _c2c_along(_as_complex(x), n, ax, False, _norm(norm, "rfft"))
+    return _rfft(x, n, axis, norm, "rfft")
+
+
+def _rfft(x, n, axis, norm, op: str) -> Tensor:
+    x = _real_input(_tensor(x, op), op)
+    ax = _axis(x, axis, op)
+    n = _points(n, x.shape[ax], op)
+    y = _c2c_along(_as_complex(x), n, ax, False, _norm(norm, op))
     return y[(slice(None),) * ax + (slice(0, n // 2 + 1),)]
 
 
@@ -177,8 +192,7 @@ def hfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
 
 def ihfft(x, n=None, axis: int = -1, norm=None) -> Tensor:
     """The inverse of hfft: the first half of the Hermitian spectrum of the real x."""
-    x = _tensor(x, "ihfft")
-    return _pub("conj")(rfft(x, n, axis, _SWAP[_norm(norm, "ihfft")]))
+    return _pub("conj")(_rfft(x, n, axis, _SWAP[_norm(norm, "ihfft")], "ihfft"))
 
 
 # ---------------------------------------------------------------- several axes
@@ -202,10 +216,22 @@ def _shape_axes(x: Tensor, s, axes, op: str):
     return tuple(x.shape[a] if n == -1 else n for n, a in zip(s, axes)), axes
 
 
+def _some_axes(x: Tensor, s, axes, op: str):
+    """_shape_axes, refusing an empty axes (the real transforms need a last axis)."""
+    s, axes = _shape_axes(x, s, axes, op)
+    if not axes:
+        raise ValueError(f"{op}: needs at least one axis (its last one is the real axis), got "
+                         "axes=()")
+    return s, axes
+
+
 def _nd(x, s, axes, norm, op, inverse):
     x = _tensor(x, op)
     s, axes = _shape_axes(x, s, axes, op)
-    y, norm = _as_complex(x), _norm(norm, op)
+    norm = _norm(norm, op)
+    if not axes:   # no axis to transform: x itself, as NumPy
+        return x
+    y = _as_complex(x)
     for a, n in reversed(list(zip(axes, s))):
         y = _c2c_along(y, _points(n, None, op), a, inverse, norm)
     return y
@@ -224,7 +250,7 @@ def ifftn(x, s=None, axes=None, norm=None) -> Tensor:
 def rfftn(x, s=None, axes=None, norm=None) -> Tensor:
     """rfft over the last of axes, then fft over the others."""
     x = _real_input(_tensor(x, "rfftn"), "rfftn")
-    s, axes = _shape_axes(x, s, axes, "rfftn")
+    s, axes = _some_axes(x, s, axes, "rfftn")
     norm = _norm(norm, "rfftn")
     y = rfft(x, s[-1], axes[-1], norm)
     return fftn(y, s[:-1], axes[:-1], norm) if axes[:-1] else y
@@ -235,7 +261,7 @@ def irfftn(x, s=None, axes=None, norm=None) -> Tensor:
     (its length s[-1], by default 2 (m - 1))."""
     x = _tensor(x, "irfftn")
     given = s is not None   # (an entry -1 is the axis's length m, as NumPy's, not 2 (m - 1))
-    s, axes = _shape_axes(x, s, axes, "irfftn")
+    s, axes = _some_axes(x, s, axes, "irfftn")
     norm = _norm(norm, "irfftn")
     y = ifftn(x, s[:-1], axes[:-1], norm) if axes[:-1] else _as_complex(x)
     return irfft(y, s[-1] if given else None, axes[-1], norm)
@@ -272,7 +298,7 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
     n = _points(n, None, "fftfreq")
     if d == 0:
         raise ZeroDivisionError("fftfreq: the sample spacing d must not be 0")
-    k = arange(n, dtype=dtype or dt.get_default_dtype(), device=device)
+    k = arange(n, dtype=_freq_dtype(dtype, "fftfreq"), device=device)
     return _pub("where")(k < (n + 1) // 2, k, k - n) / (d * n)
 
 
@@ -282,13 +308,27 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
     n = _points(n, None, "rfftfreq")
     if d == 0:
         raise ZeroDivisionError("rfftfreq: the sample spacing d must not be 0")
-    return arange(n // 2 + 1, dtype=dtype or dt.get_default_dtype(), device=device) / (d * n)
+    return arange(n // 2 + 1, dtype=_freq_dtype(dtype, "rfftfreq"), device=device) / (d * n)
+
+
+def _freq_dtype(dtype, op: str) -> dt.DType:
+    """A floating dtype for the frequencies (the default one for None); others refused, as
+    PyTorch (the frequencies are fractions)."""
+    d = dt.get_default_dtype() if dtype is None else dt.dtype(dtype)
+    if d.kind != "f":
+        raise TypeError(f"{op}: dtype must be a floating-point dtype, got {d.name}")
+    return d
 
 
 def _shift(x, axes, op: str, sign: int) -> Tensor:
     x = _tensor(x, op)
-    axes = tuple(range(x.ndim)) if axes is None else \
-        (axes,) if isinstance(axes, int) else tuple(axes)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    else:
+        try:
+            axes = (operator.index(axes),)   # one axis: an int, a NumPy integer...
+        except TypeError:
+            axes = tuple(axes)
     axes = tuple(_axis(x, a, op) for a in axes)
     return _pub("roll")(x, tuple(sign * (x.shape[a] // 2) for a in axes), axes)
 

@@ -10,6 +10,8 @@ Transposed and strided operands are read through their strides by the blocked ke
 """
 from __future__ import annotations
 
+import operator
+
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
@@ -29,6 +31,8 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
             res = ew.empty_tensor((a._shape[0], b._shape[1]), a._dtype, dev)
             (dev._be or backend_for(dev)).gemm(a, b, res)
             return res
+    if getattr(a, "_tensor_defers", False) or getattr(b, "_tensor_defers", False):
+        return _sparse_matmul(a, b, out)
     a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes "
@@ -63,6 +67,27 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
     return res
 
 
+def _sparse_matmul(a, b, out):
+    """matmul with a tensor.sparse matrix on one side: A @ B (SpMM, differentiable in A's
+    values). T.matmul is recorded as a dense product, which sees no sparse operand: so a dense
+    operand that needs a gradient or carries a tangent is refused here, not silently cut."""
+    dense = b if getattr(a, "_tensor_defers", False) else a
+    if isinstance(dense, Tensor) and (dense.requires_grad or getattr(
+            getattr(dense, "_ag", None), "tangent", None) is not None):
+        raise TypeError("matmul: with a sparse operand, a dense operand that needs a gradient "
+                        "is not recorded through T.matmul; write A @ B (or T.sparse.mm(A, B)), "
+                        "which is differentiable in both")
+    if not isinstance(dense, Tensor):
+        raise TypeError(f"matmul: a sparse matrix multiplies a dense Tensor, got "
+                        f"{type(dense).__name__}")
+    res = a @ b
+    if out is not None:
+        ew._prepare_out("matmul", out, res.shape, res.dtype)
+        ew.copy_into(out, res)
+        return out
+    return res
+
+
 def _complex_gemm(a: Tensor, b: Tensor, res: Tensor) -> None:
     """res = a @ b for complex operands: four real products of the parts (strided views, which
     the gemm kernels read in place), (ar br - ai bi) + i (ar bi + ai br)."""
@@ -80,6 +105,14 @@ def _complex_gemm(a: Tensor, b: Tensor, res: Tensor) -> None:
 def tensordot(a, b, axes=2) -> Tensor:
     """Sum products over the given axes (NumPy's tensordot)."""
     a, b = ew.as_tensor(a), ew.as_tensor(b)
+    if not isinstance(axes, list | tuple):
+        try:   # one count: an int, a NumPy integer, a 0-d integer tensor (as PyTorch's dims)
+            axes = operator.index(axes)
+        except TypeError:   # a pair of axis lists as an array (NumPy's, PyTorch's)
+            axes = axes.tolist() if getattr(axes, "ndim", 0) else axes
+            if not isinstance(axes, list | tuple):
+                raise TypeError(f"tensordot: axes must be an integer or a pair of axis lists, "
+                                f"got {type(axes).__name__} {axes!r}") from None
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: axes={axes} is invalid for shapes {a.shape} and {b.shape}")
@@ -130,6 +163,9 @@ def inner(a, b) -> Tensor:
     a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         return ew.binary("multiply", a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: shapes {a.shape} and {b.shape}: the last dimensions differ "
+                         f"({a.shape[-1]} != {b.shape[-1]})")
     return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
 
 

@@ -29,6 +29,8 @@ Integer "mean" rounds down (floor division, as PyTorch).
 """
 from __future__ import annotations
 
+import operator
+
 from . import dtypes as dt
 from . import elementwise as ew
 from ._hook import differentiable
@@ -188,8 +190,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
                          f"shapes {idx.shape}, {x.shape} and {src.shape}")
     check_index_extent(idx, src, x, dim, op, "input")
     _check_range(idx, x.shape[dim], op, dim=dim)
-    if idx.numel() == 0:
-        return ew.copy(x)
+    if idx.numel() == 0:   # a recorded copy: gradients and tangents flow through to input
+        return _pub("copy")(x)
     if src.shape != idx.shape:
         src = _pub("getitem")(src, tuple(slice(0, n) for n in idx.shape))
     red = "sum" if reduce == "mean" else reduce
@@ -258,6 +260,22 @@ def scatter_reduce_(input, dim: int, index, src, reduce: str, *, include_self: b
 
 # ---------------------------------------------------------------- segments
 
+def _num_segments(k, op: str):
+    """None, or k as a non-negative int (an integer: not a bool, not a float)."""
+    if k is None:
+        return None
+    try:
+        if isinstance(k, bool) or getattr(k, "dtype", None) is dt.bool_:
+            raise TypeError
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"{op}: num_segments must be an integer, got {type(k).__name__} "
+                        f"{k!r}") from None
+    if k < 0:
+        raise ValueError(f"{op}: num_segments must be a non-negative integer, got {k}")
+    return k
+
+
 def _segment(data, segment_ids, num_segments, reduce: str, op: str) -> Tensor:
     from .creation import full
     data = _tensor(data, "data", op)
@@ -271,8 +289,15 @@ def _segment(data, segment_ids, num_segments, reduce: str, op: str) -> Tensor:
     if ids.device != data.device:
         raise ValueError(f"{op}: data and segment_ids must be on one device, got {data.device} and "
                          f"{ids.device}")
-    ids = ids.astype(dt.int64)
+    num_segments = _num_segments(num_segments, op)
     n = ids.shape[0]
+    if n and ids.dtype is dt.uint64:   # ids past int64's range, before the cast wraps them
+        hi = int(_pub("max")(ids).item())
+        if hi >= 2 ** 63:
+            raise IndexError(f"{op}: segment id {hi} is out of bounds" + (
+                f" with size {num_segments}" if num_segments is not None else
+                " (segment ids must be below 2**63)"))
+    ids = ids.astype(dt.int64)
     if n > 1 and bool(_pub("any")(ids[1:] < ids[:-1]).item()):
         raise ValueError(f"{op}: segment_ids must be sorted in ascending order")
     if num_segments is None:
@@ -280,9 +305,6 @@ def _segment(data, segment_ids, num_segments, reduce: str, op: str) -> Tensor:
         if n and int(ids[0].item()) < 0:
             raise IndexError(f"{op}: segment id {int(ids[0].item())} is negative")
     else:
-        if int(num_segments) != num_segments or num_segments < 0:
-            raise ValueError(f"{op}: num_segments must be a non-negative integer, got {num_segments!r}")
-        num_segments = int(num_segments)
         _check_range(ids, num_segments, op, "segment id")
     rest = data.shape[1:]
     inner = 1

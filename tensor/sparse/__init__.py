@@ -12,7 +12,10 @@ tensor/cpu/csrc/sparse.h, cuda_src/sparse.cuh), differentiable with respect to t
 
 Values are 1-D (one scalar per stored entry); indices int64. The index structure of a matrix
 is checked on the host when it is made (check_invariants=True), so a bad index raises naming
-the op before any kernel runs; matrices are immutable (ops return new ones). A COO matrix
+the op before any kernel runs; matrices are immutable (ops return new ones): a caller's index
+tensor is copied when it is made, and the index tensors a matrix holds are read-only, so what
+was checked is what the kernels read. With check_invariants=False nothing is checked: invalid
+indices are then undefined behaviour (the kernels may read out of bounds), as in PyTorch. A COO matrix
 multiplies through a CSR form of its pattern (a stable argsort by row, cached; duplicates are
 summed by the kernel in their original order). The kernels take float32 and float64.
 """
@@ -35,7 +38,21 @@ def _dev(device):
     return mkdev(device) if device is not None else None
 
 
+_FROZEN = ("it holds the indices of a sparse matrix, which were checked when it was made "
+           "(matrices are immutable)")
+
+
+def _freeze(t: Tensor) -> Tensor:
+    """t made read-only for good: the kernels and the cached patterns read it unchecked."""
+    if not isinstance(t._ro, str):
+        t._ro = _FROZEN
+    return t
+
+
 def _as_index(x, op: str, what: str, device) -> Tensor:
+    """x as an int64 tensor on device that no one else holds (a caller's tensor is copied, so a
+    later write to it cannot change what was checked)."""
+    given = x
     if not isinstance(x, Tensor):
         a = np.asarray(x)
         x = pub("asarray")(a.astype(np.int64) if a.dtype.kind in "iu" or a.size == 0 else a,
@@ -46,7 +63,7 @@ def _as_index(x, op: str, what: str, device) -> Tensor:
         x = x.astype(dt.int64)
     if device is not None and x.device != device:
         x = x.to_device(device)
-    return x
+    return x.copy() if x is given else x
 
 
 def _as_values(v, op: str, dtype, device) -> Tensor:
@@ -170,7 +187,7 @@ class SparseCOO(_Sparse):
     layout = "coo"
 
     def __init__(self, indices: Tensor, values: Tensor, shape, coalesced: bool):
-        self._indices, self._values, self._shape = indices, values, tuple(shape)
+        self._indices, self._values, self._shape = _freeze(indices), values, tuple(shape)
         self._coalesced = bool(coalesced)
         self._pattern = None   # (crow, col, perm, balanced): the CSR form of the pattern
 
@@ -186,12 +203,16 @@ class SparseCOO(_Sparse):
         if self._coalesced:
             return self
         m, n = self._shape
-        keys = self._indices[0] * n + self._indices[1]
-        uk, inv = pub("unique_inverse")(keys)
-        vals = pub("zeros")(uk.shape[0], dtype=self.dtype, device=self.device)
-        vals = pub("index_add")(vals, 0, inv, self._values)
-        idx = pub("stack")([uk // max(n, 1), uk % max(n, 1)])
-        return SparseCOO(idx, vals, self._shape, True)
+        if self.nnz == 0:
+            return SparseCOO(self._indices, self._values, self._shape, True)
+        order = _row_major_order(self._indices[0], self._indices[1], m, n)
+        r, c = self._indices[0][order], self._indices[1][order]
+        new = pub("concatenate")([pub("ones")(1, dtype=dt.bool_, device=self.device),
+                                  (r[1:] != r[:-1]) | (c[1:] != c[:-1])])
+        seg = pub("cumsum")(new.astype(dt.int64)) - 1
+        vals = pub("zeros")(int(seg[-1].item()) + 1, dtype=self.dtype, device=self.device)
+        vals = pub("index_add")(vals, 0, seg, self._values[order])
+        return SparseCOO(pub("stack")([r[new], c[new]]), vals, self._shape, True)
 
     def _csr_parts(self):
         if self._pattern is None:
@@ -253,7 +274,8 @@ class SparseCSR(_Sparse):
 
     def __init__(self, crow: Tensor, col: Tensor, values: Tensor, shape, sorted_cols=False,
                  balanced=None):
-        self._crow, self._col, self._values, self._shape = crow, col, values, tuple(shape)
+        self._crow, self._col = _freeze(crow), _freeze(col)
+        self._values, self._shape = values, tuple(shape)
         self._sorted_cols = bool(sorted_cols)
         self._balanced = balanced
 
@@ -327,6 +349,21 @@ def _concat(a: SparseCOO, b: SparseCOO, op: str) -> SparseCOO:
                      b.nnz == 0 and a._coalesced or a.nnz == 0 and b._coalesced)
 
 
+def _row_major_order(rows: Tensor, cols: Tensor, m: int, n: int) -> Tensor:
+    """The stable row-major order of the (row, col) pairs: one sort of row * n + col where that
+    fits in int64, else by col then (stably) by row, so no key overflows for any shape."""
+    argsort = pub("argsort")
+    if m * n < 2 ** 63:
+        return argsort(rows * n + cols, stable=True)
+    p = argsort(cols, stable=True)
+    return p[argsort(rows[p], stable=True)]
+
+
+def _increasing(r: np.ndarray, c: np.ndarray) -> bool:
+    """Whether the (r, c) pairs are strictly increasing row-major (no key, no overflow)."""
+    return bool(np.all((r[1:] > r[:-1]) | ((r[1:] == r[:-1]) & (c[1:] > c[:-1]))))
+
+
 def is_sparse(x) -> bool:
     return isinstance(x, SparseCOO | SparseCSR)
 
@@ -336,7 +373,10 @@ def is_sparse(x) -> bool:
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
                       check_invariants: bool = True) -> SparseCOO:
     """A COO matrix of int64 indices (2, nnz) and values (nnz,); size inferred (max + 1) when
-    None. check_invariants: check on the host that the indices fit (one read of them)."""
+    None. The indices are copied when given as a Tensor (the matrix holds them read-only).
+    check_invariants: check on the host that the indices fit (one read of them); with False
+    nothing is checked and invalid indices are undefined behaviour (as in PyTorch: the kernels
+    may read out of bounds), for indices known to be valid."""
     op = "sparse_coo_tensor"
     device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
     values = _as_values(values, op, dtype, device)
@@ -361,14 +401,17 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
                 raise IndexError(f"{op}: index {int(h[d].max())} out of range for dimension {d} "
                                  f"of size {size[d]}")
         if nnz > 1:
-            keys = h[0] * size[1] + h[1]
-            coalesced = bool(np.all(keys[1:] > keys[:-1]))
+            coalesced = _increasing(h[0], h[1])
     return SparseCOO(indices, values, size, coalesced)
 
 
 def sparse_csr_tensor(crow_indices, col_indices, values, size, *, dtype=None, device=None,
                       check_invariants: bool = True) -> SparseCSR:
-    """A CSR matrix: crow (m + 1,) from 0 non-decreasing to nnz, col (nnz,) in [0, n)."""
+    """A CSR matrix: crow (m + 1,) from 0 non-decreasing to nnz, col (nnz,) in [0, n). The
+    index tensors are copied when given as Tensors (the matrix holds them read-only).
+    check_invariants: check them on the host (one read); with False nothing is checked and
+    invalid indices are undefined behaviour (as in PyTorch: the kernels may read out of
+    bounds), for indices known to be valid."""
     op = "sparse_csr_tensor"
     device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
     values = _as_values(values, op, dtype, device)
@@ -398,9 +441,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size, *, dtype=None, de
             bad = int(k.min()) if k.min() < 0 else int(k.max())
             raise IndexError(f"{op}: column index {bad} out of range for {n} columns")
         if nnz > 1:
-            r = np.repeat(np.arange(m), np.diff(c))
-            keys = r * n + k
-            sorted_cols = bool(np.all(keys[1:] > keys[:-1]))
+            sorted_cols = _increasing(np.repeat(np.arange(m), np.diff(c)), k)
     return SparseCSR(crow, col, values, size, sorted_cols)
 
 
@@ -442,11 +483,11 @@ def to_scipy(s):
     """A SparseCOO as scipy.sparse.coo_matrix, a SparseCSR as csr_matrix (host copies)."""
     sps = _scipy("to_scipy")
     if isinstance(s, SparseCSR):
-        return sps.csr_matrix((s._values.detach().numpy(), s._col.numpy(), s._crow.numpy()),
-                              shape=s.shape)
+        return sps.csr_matrix((s._values.detach().numpy().copy(), s._col.numpy().copy(),
+                               s._crow.numpy().copy()), shape=s.shape)
     if isinstance(s, SparseCOO):
-        i = s._indices.numpy()
-        return sps.coo_matrix((s._values.detach().numpy(), (i[0], i[1])), shape=s.shape)
+        i = s._indices.numpy().copy()
+        return sps.coo_matrix((s._values.detach().numpy().copy(), (i[0], i[1])), shape=s.shape)
     raise TypeError(f"to_scipy: expects a SparseCOO or SparseCSR, got {type(s).__name__}")
 
 

@@ -30,7 +30,7 @@ def pub(name: str):
     if name == "asarray":
         from ..convert import asarray
         return asarray
-    if name in ("zeros", "arange"):
+    if name in ("zeros", "ones", "arange"):
         from .. import creation
         return getattr(creation, name)
     from ..public import PUB
@@ -100,8 +100,10 @@ _TRANSPOSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def transposed(crow: Tensor, col: Tensor, ncols: int):
     """(crowT, colT, perm, balanced) of the transposed pattern: A^T's values are A's [perm].
-    Cached per col storage (the patterns are immutable)."""
-    key = (crow._storage, crow._offset, col._offset, col.shape[0], ncols)
+    Cached per col storage: the patterns are immutable (a matrix's index tensors are its own,
+    read-only copies: tensor/sparse/__init__.py), and the key is the whole layout of both."""
+    key = (crow._storage, crow._offset, crow._strides, crow.shape[0], col._offset, col._strides,
+           col.shape[0], ncols)
     hit = _TRANSPOSED.get(col._storage)
     if hit is not None and hit[0] == key:
         return hit[1]
