@@ -40,6 +40,13 @@ from .checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
 from .forward import jvp, vjp  # noqa: E402
 from .functional import hessian, hvp, jacobian, vhp  # noqa: E402
 from . import functional  # noqa: E402
+from .anomaly import (  # noqa: E402
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 
 __all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "vhp", "checkpoint", "checkpoint_sequential",
-            "functional"]
+            "functional", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+            "is_anomaly_check_nan_enabled"]

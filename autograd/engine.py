@@ -16,8 +16,9 @@ from tensor import elementwise as ew
 from tensor._tensor import Tensor
 
 from . import hooks
+from .anomaly import anomaly_note, check_nan
 from .grad_mode import is_grad_enabled, set_grad_enabled
-from .graph import AccumulateGrad, Meta, edge_of, flat_tensors, meta_of, refresh_stale
+from .graph import AccumulateGrad, Meta, anomaly, edge_of, flat_tensors, meta_of, refresh_stale
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -343,6 +344,10 @@ def _call_rule(node, gs, retain_graph):
         grads = node.rule.vjp(node.ctx, g_in)
         if conj:
             grads = tuple(_conj(g) for g in grads) if isinstance(grads, tuple | list) else _conj(grads)
+    except Exception as e:
+        if anomaly.enabled:
+            e.add_note(anomaly_note(node))
+        raise
     finally:
         for o in outs:
             o._requires_grad, o.grad_fn = False, None
@@ -356,6 +361,8 @@ def _call_rule(node, gs, retain_graph):
         if e is not None and g is not None and g.shape != tuple(a.shape):
             raise RuntimeError(f"autograd: the rule of {node.name!r} returned a gradient of shape "
                                f"{g.shape} for an input of shape {a.shape}")
+    if anomaly.enabled and anomaly.check_nan:
+        check_nan(node, flat)
     if not retain_graph:
         node.release()
     return flat

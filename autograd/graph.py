@@ -101,9 +101,27 @@ class Ctx:
         self.saved_tensors = tensors
 
 
+class _Anomaly:
+    """autograd.anomaly's switches (global, as PyTorch's anomaly mode)."""
+    enabled = False
+    check_nan = True
+
+
+anomaly = _Anomaly()
+_HERE = __file__.rsplit("/", 1)[0]
+
+
+def _forward_trace() -> list:
+    """The Python stack of the op being recorded, autograd's and the hook's own frames left out."""
+    import traceback
+    frames = [f for f in traceback.extract_stack()[:-2]
+              if not f.filename.startswith(_HERE) and not f.filename.endswith("_hook.py")]
+    return traceback.format_list(frames)
+
+
 class Node:
     __slots__ = ("name", "rule", "ctx", "next", "n_out", "multi", "hooks", "retains", "saved",
-                 "released", "seq", "__weakref__")
+                 "released", "seq", "trace", "__weakref__")
 
     def __init__(self, name, rule, ctx, next_edges, n_out=1, multi=False):
         self.name, self.rule, self.ctx, self.next, self.n_out = name, rule, ctx, next_edges, n_out
@@ -113,6 +131,8 @@ class Node:
         self.saved = []        # (tensor alias, storage, version) to check before backward
         self.released = False
         self.seq = next(_seq)  # creation order: later nodes run first
+        # anomaly mode: where the forward op was called (C fast-path nodes leave it unset)
+        self.trace = _forward_trace() if anomaly.enabled else None
 
     def __repr__(self):
         return f"<{self.name}Backward>"
@@ -550,9 +570,25 @@ def _nograd_view(view: Tensor, src: Tensor) -> None:
         meta_of(view).nograd_view = True
 
 
+_FAST_GRAPH = None
+
+
+def use_fast_path(on: bool) -> None:
+    """Let a C fast path record nodes (on), or record every op here (anomaly mode: each node
+    keeps its forward trace)."""
+    global _FAST_GRAPH
+    if on:
+        if _FAST_GRAPH is None:   # one tuple: the C side re-reads its offsets when it changes
+            _FAST_GRAPH = (state, Node, Ctx, Meta, AGMeta, RULES, _seq, edge_of,
+                           frozenset(INPLACE), frozenset(_WRITES), meta_of, _record_tail)
+        _hook.fast_graph = _FAST_GRAPH
+        _hook.set_record(record)
+    else:
+        _hook.fast_graph = None
+        _hook.record = record
+
+
 def install():
     _hook.grad_state = state
     _hook.nograd_view = _nograd_view
-    _hook.fast_graph = (state, Node, Ctx, Meta, AGMeta, RULES, _seq, edge_of, frozenset(INPLACE),
-                        frozenset(_WRITES), meta_of, _record_tail)
-    _hook.set_record(record)
+    use_fast_path(not anomaly.enabled)
