@@ -19,19 +19,21 @@ from tensor import Tensor
 
 class _Boundary(Function):
     """Identity on its tensors; backward hands their gradients to on_grads, which returns the
-    gradients to pass on (forward mode: the tangents pass through)."""
+    gradients to pass on (forward mode: the tangents pass through). materialize=False keeps
+    an output's missing gradient None (PyTorch's grad_output) instead of zeros."""
 
     @staticmethod
-    def forward(ctx, on_grads, *xs):
+    def forward(ctx, on_grads, materialize, *xs):
         ctx.on_grads = on_grads
+        ctx.set_materialize_grads(materialize)
         return xs
 
     @staticmethod
     def backward(ctx, *gs):
-        return (None,) + tuple(ctx.on_grads(gs))
+        return (None, None) + tuple(ctx.on_grads(gs))
 
     @staticmethod
-    def jvp(ctx, _, *tans):
+    def jvp(ctx, _, __, *tans):
         return tans
 
 
@@ -42,14 +44,21 @@ def _checked(what: str, r, like: tuple) -> tuple:
     return r
 
 
+def _wrap(on_grads, materialize: bool, items: list, idx: list) -> None:
+    """Replace items[i] (i in idx) by its identity through one _Boundary."""
+    for i, w in zip(idx, _Boundary.apply(on_grads, materialize, *(items[i] for i in idx))):
+        items[i] = w
+
+
 def call_with_backward_hooks(module, args: tuple, run):
     """run(args) (the module's forward and forward hooks) with its tensor inputs and outputs
-    wrapped so that the module's backward hooks see grad_input and grad_output."""
+    wrapped so that the module's backward hooks see grad_input and grad_output: as PyTorch's,
+    one slot per positional argument / per element of the output tuple, None where it is not
+    a tensor or no gradient flows."""
     if not is_grad_enabled():
         return run(args)
     box: dict = {}
-    pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    live = [i for i in pos if args[i].requires_grad]
+    live = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
 
     def call_hooks(gin: tuple) -> tuple:
         for hook in list(module._backward_hooks.values()):
@@ -59,17 +68,15 @@ def call_with_backward_hooks(module, args: tuple, run):
         return gin
 
     def on_inputs(gs):
-        gin = [None] * len(pos)
+        gin = [None] * len(args)
         for k, g in zip(live, gs):
-            gin[pos.index(k)] = g
+            gin[k] = g
         gin = call_hooks(tuple(gin))
-        return [gin[pos.index(k)] for k in live]
+        return [gin[k] for k in live]
 
     if live:
-        wrapped = _Boundary.apply(on_inputs, *(args[i] for i in live))
         args = list(args)
-        for i, w in zip(live, wrapped):
-            args[i] = w
+        _wrap(on_inputs, True, args, live)
         args = tuple(args)
     out = run(args)
     single = isinstance(out, Tensor)
@@ -81,18 +88,19 @@ def call_with_backward_hooks(module, args: tuple, run):
         return out
 
     def on_outputs(gs):
-        gout = tuple(gs)
+        gout = [None] * len(outs)
+        for k, g in zip(idx, gs):
+            gout[k] = g
+        gout = tuple(gout)
         for hook in list(module._backward_pre_hooks.values()):
             r = hook(module, gout)
             if r is not None:
                 gout = _checked("register_full_backward_pre_hook: the hook", r, gout)
         box["gout"] = gout
         if not live:   # no input needs a gradient: the hooks run now, grad_input all None
-            call_hooks((None,) * len(pos))
-        return gout
+            call_hooks((None,) * len(args))
+        return [gout[k] for k in idx]
 
-    wrapped = _Boundary.apply(on_outputs, *(outs[i] for i in idx))
     outs = list(outs)
-    for i, w in zip(idx, wrapped):
-        outs[i] = w
+    _wrap(on_outputs, False, outs, idx)
     return outs[0] if single else tuple(outs)

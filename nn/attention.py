@@ -147,9 +147,15 @@ def multi_head_attention_forward(
     _check_shapes(query, key, value, e, op, _batch_first)
     if h < 1 or e % h:
         raise ValueError(f"{op}: embed_dim {e} must be divisible by num_heads {h}")
+    for what, t in (("query", query), ("key", key), ("value", value)):
+        if t.dtype.kind != "f":
+            raise TypeError(f"{op}: expected a floating-point {what}, got {t.dtype.name}")
     batched = query.ndim == 3
     bf = _batch_first and batched
     if not batched:
+        if key_padding_mask is not None and tuple(key_padding_mask.shape) != tuple(key.shape[:1]):
+            raise ValueError(f"{op}: key_padding_mask must have shape ({key.shape[0]},) for "
+                             f"unbatched input, got {tuple(key_padding_mask.shape)}")
         same = query is key, key is value
         query, key, value = (T.expand_dims(t, 1) for t in (query, key, value))
         key = query if same[0] else key      # self-attention stays recognisable
@@ -168,8 +174,7 @@ def multi_head_attention_forward(
     kpm = None
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (n, s):
-            raise ValueError(f"{op}: key_padding_mask must have shape ({n}, {s})"
-                             f"{'' if batched else f' or ({s},)'}, got "
+            raise ValueError(f"{op}: key_padding_mask must have shape ({n}, {s}), got "
                              f"{tuple(key_padding_mask.shape)}")
         kpm = _float_mask(key_padding_mask, dtype, op, "key_padding_mask")
     if bias_k is not None and bias_v is not None:

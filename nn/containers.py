@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -18,7 +19,7 @@ from .module import Module
 
 
 def _index(i, n: int, what: str) -> int:
-    i = i.__index__()
+    i = operator.index(i)   # TypeError for a str, as PyTorch
     if not -n <= i < n:
         raise IndexError(f"{what}: index {i} is out of range for length {n}")
     return i % n
@@ -83,6 +84,51 @@ class Sequential(Module):
             self.append(m)
         return self
 
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Put module at index (0..len, negative from the end), as PyTorch's: the entries
+        after it move up one number."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential.insert: expected a Module, got {type(module).__name__}")
+        if not all(k.isdigit() for k in self._modules):
+            raise ValueError("Sequential.insert: the entries are named, not numbered 0..n-1")
+        n = len(self)
+        index = operator.index(index)
+        if not -n <= index <= n:
+            raise IndexError(f"Sequential.insert: index {index} is out of range for length {n}")
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        self._modules.update((str(j), m) for j, m in enumerate(mods))
+        return self
+
+    def pop(self, key: int | slice):
+        """Remove and return the entry (or Sequential of entries) at key."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError("Sequential: + takes only another Sequential, got "
+                             f"{type(other).__name__}")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError("Sequential: += takes only another Sequential, got "
+                             f"{type(other).__name__}")
+        return self.extend(list(other))
+
+    def __mul__(self, other: int) -> Sequential:
+        """The same modules repeated (shared, not copied), as PyTorch's."""
+        if not isinstance(other, int) or isinstance(other, bool):
+            raise TypeError(f"Sequential: * takes an int, got {type(other).__name__}")
+        if other <= 0:
+            raise ValueError(f"Sequential: * takes a positive int, got {other}")
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
 
 class ModuleList(Module):
     """A list of modules, registered as children (indexable, iterable, appendable)."""
@@ -133,6 +179,15 @@ class ModuleList(Module):
         mods.insert(index, module)
         self._modules.clear()
         self.extend(mods)
+
+    def pop(self, key: int | slice):
+        """Remove and return the module (or ModuleList of modules) at key."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList([*self, *other])
 
 
 class ModuleDict(Module):
@@ -225,6 +280,7 @@ class ParameterList(Module):
         value = _as_parameter(value)
         from .module import is_parameter
         if is_parameter(value) or value is None:
+            self._remove_attr(str(i), self._parameters)   # it may hold a plain value now
             self.register_parameter(str(i), value)
         else:
             self._remove_attr(str(i), self._parameters)
@@ -288,14 +344,16 @@ class ParameterDict(Module):
     def __setitem__(self, key: str, value) -> None:
         if not isinstance(key, str):
             raise TypeError(f"ParameterDict: keys must be str, got {type(key).__name__}")
+        self._check_name(key, "ParameterDict entry")
+        if key not in self._keys:   # "keys", "_parameters", ...: KeyError, as PyTorch
+            self._check_free(key, self._parameters)
         value = _as_parameter(value)
         from .module import is_parameter
         self._keys[key] = None
+        self._remove_attr(key, self._parameters)   # a replaced entry may change kind
         if is_parameter(value) or value is None:
             self.register_parameter(key, value)
         else:
-            self._check_name(key, "ParameterDict entry")
-            self._remove_attr(key, self._parameters)
             self._parameters.pop(key, None)
             object.__setattr__(self, key, value)
 
@@ -334,9 +392,41 @@ class ParameterDict(Module):
             del self[k]
 
     def update(self, parameters: Mapping | Iterable) -> None:
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        pairs = parameters.items() if isinstance(parameters, Mapping | ParameterDict) else parameters
         for k, v in pairs:
             self[k] = v
+
+    def setdefault(self, key: str, default=None):
+        """self[key], first set to default (wrapped in Parameter if a tensor) if key is new."""
+        if key not in self._keys:
+            self[key] = default
+        return self[key]
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters (not copies of them)."""
+        return ParameterDict(self.items())
+
+    def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
+        """A new ParameterDict with every key set to default."""
+        return ParameterDict((k, default) for k in keys)
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        if not isinstance(other, ParameterDict):
+            return NotImplemented
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        if not isinstance(other, ParameterDict):
+            return NotImplemented
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other) -> ParameterDict:
+        self.update(other)
+        return self
 
     def extra_repr(self) -> str:
         return _entries_repr(self.items())

@@ -232,6 +232,7 @@ class Module:
         if param is not None and not is_parameter(param):
             raise TypeError(f"cannot assign a {type(param).__name__} as parameter {name!r} "
                             "(wrap it: Parameter(tensor))")
+        self._check_free(name, self._parameters)
         self._remove_attr(name, self._parameters)
         self._parameters[name] = param
 
@@ -241,8 +242,7 @@ class Module:
         self._check_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
-        if name not in self._buffers and hasattr(self, name):   # PyTorch's: a parameter stays one
-            raise KeyError(f"register_buffer: attribute {name!r} already exists")
+        self._check_free(name, self._buffers)   # PyTorch's: a parameter stays one
         self._remove_attr(name, self._buffers)
         self._buffers[name] = tensor
         (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
@@ -251,10 +251,18 @@ class Module:
         self._check_name(name, "module")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_free(name, self._modules)
         self._remove_attr(name, self._modules)
         self._modules[name] = module
 
     register_module = add_module
+
+    def _check_free(self, name: str, keep: dict) -> None:
+        """PyTorch's rule for register_*/add_module: a name that already is another attribute
+        (a method, a plain attribute, an entry of another kind) raises KeyError, module
+        untouched. Assignment (`m.name = value`) replaces instead."""
+        if name not in keep and hasattr(self, name):
+            raise KeyError(f"attribute {name!r} already exists")
 
     def _remove_attr(self, name: str, keep: dict) -> None:
         """Drop name from every namespace but `keep` (where a re-assignment keeps its place)."""
@@ -267,9 +275,13 @@ class Module:
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
         if is_parameter(value):
+            if "_parameters" in d and not hasattr(type(self), name):
+                self._remove_attr(name, self._parameters)   # assignment replaces, as PyTorch
             self.register_parameter(name, value)
         elif isinstance(value, Module):
-            self.add_module(name, value)
+            self._check_name(name, "module")
+            self._remove_attr(name, self._modules)
+            self._modules[name] = value
         elif "_parameters" in d and name in self._parameters:
             if value is not None:
                 raise TypeError(f"cannot assign a {type(value).__name__} to parameter {name!r} "

@@ -39,6 +39,19 @@ def _param(shape, dtype, device) -> Parameter:
     return Parameter(T.empty(shape, dtype=T.float32 if dtype is None else dtype, device=device))
 
 
+class RecurrentInputError(ValueError, RuntimeError):
+    """A recurrent module's input that PyTorch refuses too, a sequence of length 0 (a
+    ValueError, and a RuntimeError as PyTorch raises)."""
+
+
+def _check_float(name: str, x: Tensor) -> None:
+    """Integer and bool inputs are refused (PyTorch: no such weights). Float inputs of another
+    dtype than the weights' promote, as in Linear and the convolutions (a float64 input, NumPy's
+    default, into float32 weights gives float64 results); PyTorch raises instead."""
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
+
+
 def _positive(name: str, **sizes) -> None:
     for what, v in sizes.items():
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
@@ -125,6 +138,24 @@ class RNNBase(Module):
                 s += f", {k}={getattr(self, k)}"
         return s
 
+    def flatten_parameters(self) -> None:
+        """A no-op, for PyTorch code that calls it: PyTorch packs the weights into one cuDNN
+        buffer; here every step reads the parameters where they are."""
+
+    @property
+    def _flat_weights_names(self) -> list[str]:
+        return [n for names in self._names for n in names]
+
+    @property
+    def _flat_weights(self) -> list[Tensor]:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list[list[Tensor]]:
+        """The parameters per (layer, direction), in PyTorch's order: [w_ih, w_hh, b_ih, b_hh
+        (with bias), w_hr (with proj_size)]."""
+        return [[getattr(self, n) for n in names] for names in self._names]
+
     def _check(self, x, hx, name: str):
         """(input as (L, N, H_in) or packed data, h0, c0, unbatched): hx checked and defaulted
         to zeros (and put in the packed batch's order)."""
@@ -134,12 +165,14 @@ class RNNBase(Module):
             raise TypeError(f"{name}: expected a Tensor or a PackedSequence input, got "
                             f"{type(x).__name__}")
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: expected input of shape (L, N, {self.input_size}) "
-                             f"({'(N, L, ...)' if self.batch_first else ''} batch_first="
-                             f"{self.batch_first}) or unbatched (L, {self.input_size}), got "
-                             f"shape {tuple(x.shape)}")
-        if x.dtype.kind != "f":
-            raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
+            lay = "(N, L, {})" if self.batch_first else "(L, N, {})"
+            raise ValueError(f"{name}: expected input of shape {lay.format(self.input_size)} "
+                             f"(batch_first={self.batch_first}) or unbatched "
+                             f"(L, {self.input_size}), got shape {tuple(x.shape)}")
+        _check_float(name, x)
+        if x.shape[1 if self.batch_first and x.ndim == 3 else 0] == 0:
+            raise RecurrentInputError(f"{name}: expected sequence length to be larger than 0, "
+                                      f"got input of shape {tuple(x.shape)}")
         unbatched = x.ndim == 2
         x = T.expand_dims(x, 1) if unbatched else (T.swapaxes(x, 0, 1) if self.batch_first else x)
         h0, c0 = self._states(hx, x.shape[1], x.dtype, x.device, unbatched, name)
@@ -150,8 +183,7 @@ class RNNBase(Module):
         if data.ndim != 2 or data.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected packed data of shape (*, {self.input_size}), got "
                              f"{tuple(data.shape)}")
-        if data.dtype.kind != "f":
-            raise TypeError(f"{name}: expected a floating-point input, got {data.dtype.name}")
+        _check_float(name, data)
         sizes = batch_sizes_of(x)
         n = sizes[0] if sizes else 0
         h0, c0 = self._states(hx, n, data.dtype, data.device, False, name)
@@ -167,11 +199,11 @@ class RNNBase(Module):
         want = [(dirs * self.num_layers, n, out)]
         if self.mode == "LSTM":
             want.append((dirs * self.num_layers, n, self.hidden_size))
-            if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
+            if hx is not None and (not isinstance(hx, tuple | list) or len(hx) != 2):
                 raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
         elif hx is not None and not isinstance(hx, Tensor):
             raise TypeError(f"{name}: hx must be a tensor h_0, got {type(hx).__name__}")
-        states = list(hx) if isinstance(hx, tuple) else [hx] * len(want)
+        states = list(hx) if isinstance(hx, tuple | list) else [hx] * len(want)
         got = []
         for s, shape in zip(states, want):
             if s is None:
@@ -311,6 +343,7 @@ class RNNCellBase(Module):
             got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
             raise ValueError(f"{name}: expected input of shape (N, {self.input_size}) or "
                              f"({self.input_size},), got {got}")
+        _check_float(name, x)
         unbatched = x.ndim == 1
         if unbatched:
             x = T.expand_dims(x, 0)
@@ -356,7 +389,7 @@ class LSTMCell(RNNCellBase):
         super().__init__("LSTM", input_size, hidden_size, bias, device, dtype)
 
     def forward(self, input: Tensor, hx=None):
-        if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
+        if hx is not None and (not isinstance(hx, tuple | list) or len(hx) != 2):
             raise TypeError(f"LSTMCell: hx must be a tuple (h, c), got {type(hx).__name__}")
         return self._run(input, list(hx) if hx is not None else [None, None])
 

@@ -166,7 +166,8 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
                          f"shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     mdt = FA.compute_dtype(query.dtype) if fused else query.dtype
     mask = _mask(attn_mask, is_causal, out_bs, bs, L, S, mdt)
-    s = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    # E == 0: every score is an empty sum, 0, whatever the scale (PyTorch: the mask's softmax)
+    s = (1.0 / math.sqrt(E) if E else 1.0) if scale is None else float(scale)
     drop = _dropout(dropout_p, bs, L, S)
     causal = bool(is_causal)
     if fused:

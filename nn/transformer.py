@@ -6,7 +6,9 @@ Each layer is self-attention (and, in the decoder, attention over the encoder's 
 two-layer feed-forward block, each inside a residual connection with a LayerNorm after it
 (post-norm, the default) or before it (norm_first=True). Everything is composed from
 MultiheadAttention, Linear, LayerNorm and Dropout, so autograd differentiates it. PyTorch's
-fused inference fast path and nested tensors are not reproduced: the results are the same.
+fused inference fast path and nested tensors are not reproduced: the results are the same,
+except at padded positions (src_key_padding_mask True) in eval mode under no_grad, where
+PyTorch's nested tensor path returns 0 and these layers the values computed there.
 
 >>> import tensor as T
 >>> _ = T.manual_seed(0)

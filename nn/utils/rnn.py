@@ -95,8 +95,9 @@ def _batch_sizes(sorted_lengths: np.ndarray) -> np.ndarray:
 def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                          enforce_sorted: bool = True) -> PackedSequence:
     """Pack a padded batch (L, N, *) ((N, L, *) with batch_first) of sequences of the given
-    lengths. With enforce_sorted=True the lengths must be in decreasing order; otherwise the
-    batch is sorted here and the PackedSequence records the order (the recurrent layers and
+    lengths (integers: float lengths raise a TypeError, where PyTorch truncates them). With
+    enforce_sorted=True the lengths must be in decreasing order; otherwise the batch is sorted
+    here and the PackedSequence records the order (the recurrent layers and
     pad_packed_sequence put it back)."""
     op = "pack_padded_sequence"
     if not isinstance(input, Tensor) or input.ndim < 2:

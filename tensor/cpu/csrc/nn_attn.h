@@ -203,24 +203,27 @@ static void na_mask_t(const na_p *p, NA_A *st, const NA_A *mb, int64_t q0, int64
  * exp(s - m) (0 in a column whose scores so far are all -inf), m and l the running max and
  * sum per query, alpha the factor each query's accumulator must be scaled by first. */
 static void na_online_t(NA_A *st, int64_t nk, NA_A *m, NA_A *l, NA_A *alpha) {
-    NA_A mx[NA_BQ], sum[NA_BQ];
+    NA_A mx[NA_BQ], sh[NA_BQ], sum[NA_BQ];
+    int dead[NA_BQ];
     for (int i = 0; i < NA_BQ; i++) { mx[i] = m[i]; sum[i] = 0; }
     for (int64_t j = 0; j < nk; j++)   /* a NaN is skipped here but poisons the sum */
         for (int i = 0; i < NA_BQ; i++) mx[i] = st[j * NA_BQ + i] > mx[i] ? st[j * NA_BQ + i] : mx[i];
+    /* The dead flag is kept apart from the shift: a real maximum of +inf must give
+     * exp(inf - inf) = NaN (as the composed path and the CUDA kernel do), not a dead row. */
     for (int i = 0; i < NA_BQ; i++) {
-        int dead = mx[i] == NA_NEG_INF;
-        alpha[i] = dead ? (NA_A)1 : SX_EXP(m[i] - mx[i]);
-        mx[i] = dead ? NA_POS_INF : mx[i];   /* exp(s - inf) = 0 for the dead */
+        dead[i] = mx[i] == NA_NEG_INF;
+        alpha[i] = dead[i] ? (NA_A)1 : SX_EXP(m[i] - mx[i]);
+        sh[i] = dead[i] ? NA_POS_INF : mx[i];   /* exp(s - inf) = 0 for the dead */
     }
     for (int64_t j = 0; j < nk; j++)
         for (int i = 0; i < NA_BQ; i++) {
-            NA_A e = SX_EXP(st[j * NA_BQ + i] - mx[i]);
+            NA_A e = SX_EXP(st[j * NA_BQ + i] - sh[i]);
             st[j * NA_BQ + i] = e;
             sum[i] += e;
         }
     for (int i = 0; i < NA_BQ; i++) {
         l[i] = l[i] * alpha[i] + sum[i];
-        if (mx[i] != NA_POS_INF) m[i] = mx[i];
+        if (!dead[i]) m[i] = mx[i];
     }
 }
 
