@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 import tensor as T
 from autograd.grad_mode import is_grad_enabled, no_grad
 from tensor import Tensor
@@ -390,6 +392,20 @@ def _cross_entropy_probs(x, target, weight, reduction, eps):
 
 
 @autocast_op("binary_cross_entropy")
+def _loss_weight(weight, input, op: str, name: str = "weight") -> None:
+    """A loss's elementwise weight must broadcast to the input's shape (PyTorch's rule)."""
+    if weight is None:
+        return
+    _tensor(weight, op)
+    try:
+        ok = np.broadcast_shapes(tuple(weight.shape), tuple(input.shape)) == tuple(input.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{op}: {name} of shape {tuple(weight.shape)} does not broadcast to "
+                         f"the input's shape {tuple(input.shape)}")
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
     """-(t log(x) + (1 - t) log(1 - x)) for probabilities x in [0, 1], logs clamped at -100.
@@ -399,6 +415,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     0.6931
     """
     _same(input, target, "binary_cross_entropy")
+    _loss_weight(weight, input, "binary_cross_entropy")
     with no_grad():
         if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
             raise ValueError("binary_cross_entropy: all elements of input should be between 0 "
@@ -421,6 +438,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     0.6931
     """
     _same(input, target, "binary_cross_entropy_with_logits")
+    _loss_weight(weight, input, "binary_cross_entropy_with_logits")
+    _loss_weight(pos_weight, input, "binary_cross_entropy_with_logits", "pos_weight")
     softplus_neg = T.maximum(-input, 0) + T.log1p(T.exp(-T.abs(input)))  # -log(sigmoid(x))
     if pos_weight is not None:
         softplus_neg = softplus_neg * (1.0 + (pos_weight - 1.0) * target)

@@ -158,8 +158,11 @@ def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6; PyTorch's gradient: 0 for x <= -3, x / 3 + 1/2 inside, 1 from 3."""
     _float(x, "hardswish")
-    return _result(x, lambda v: T.where(v <= -3, 0.0, T.where(v < 3, v * (v + 3) / 6, v)),
-                   inplace)
+
+    def f(v):
+        m = T.where(T.abs(v) < 3, v, 0.0)   # masked: inf or NaN never reaches the quadratic
+        return T.where(v <= -3, 0.0, T.where(v < 3, m * (m + 3) / 6, v))
+    return _result(x, f, inplace)
 
 
 def logsigmoid(x: Tensor) -> Tensor:

@@ -27,6 +27,7 @@ from tensor import Tensor
 from tensor import random as _random
 
 from . import _functional as F
+from .pooling import adaptive_mean_axis, adaptive_size
 
 # ---------------------------------------------------------------- pad
 
@@ -136,18 +137,36 @@ def _interp_sizes(x, nd, size, scale_factor, recompute, op):
         outs, scales = _spatial(size, nd, "size", op, int), (None,) * nd
     else:
         sf = _spatial(scale_factor, nd, "scale_factor", op, float)
+        if not all(math.isfinite(s) and s > 0 for s in sf):
+            raise ValueError(f"{op}: scale_factor must be finite and positive, got {sf}")
         outs = tuple(int(math.floor(n * s)) for n, s in zip(ins, sf))
         scales = (None,) * nd if recompute else sf
     if min(outs) <= 0 or min(ins) <= 0:
         raise ValueError(f"{op}: input and output sizes should be greater than 0, got input "
                          f"{ins} and output {outs}")
+    numel = math.prod(x.shape[:2]) * math.prod(outs)
+    if numel > _MAX_NUMEL:      # refused before any index table is built
+        raise ValueError(f"{op}: output size {tuple(x.shape[:2]) + outs} ({numel} elements) "
+                         f"is too large (at most 2**{_MAX_NUMEL.bit_length() - 1} elements)")
     return outs, scales
 
 
-def _nearest_index(n: int, o: int, scale, exact: bool) -> np.ndarray:
-    s = np.float32(n / o if scale is None else 1.0 / scale)     # float32, as PyTorch's kernels
-    j = np.arange(o, dtype=np.float32) + np.float32(0.5 if exact else 0.0)
-    return np.minimum(np.floor(j * s).astype(np.int64), n - 1)
+_MAX_NUMEL = 2 ** 40
+
+
+def _nearest_index(n: int, o: int, scale, exact: bool, nd: int, dtype) -> np.ndarray:
+    """PyTorch's CPU kernels: 2-D nearest copies (o == n) or halves (o == 2n) indices, the
+    rest computes in float32; 1-D and 3-D float64 form the product in float64 and round it
+    to float32 before the floor (floorf)."""
+    if nd == 2 and not exact and o in (n, 2 * n):
+        return np.arange(o) // (o // n)
+    s = n / o if scale is None else 1.0 / scale
+    half = 0.5 if exact else 0.0
+    if nd != 2 and dtype == T.float64:
+        src = ((np.arange(o, dtype=np.float64) + half) * s).astype(np.float32)
+    else:
+        src = (np.arange(o, dtype=np.float32) + np.float32(half)) * np.float32(s)
+    return np.minimum(np.floor(src).astype(np.int64), n - 1)
 
 
 def _linear_weights(n: int, o: int, scale, align_corners: bool):
@@ -215,18 +234,6 @@ def _antialias_taps(n: int, o: int, scale, align_corners: bool, cubic: bool):
     return [np.minimum(lo + j, n - 1) for j in range(taps)], w
 
 
-def _area_taps(n: int, o: int):
-    """([index arrays], (taps, o) weights): output j averages inputs floor(j n / o) up to
-    ceil((j + 1) n / o), as adaptive average pooling (unused taps weigh 0)."""
-    j = np.arange(o)
-    start, end = (j * n) // o, -((-(j + 1) * n) // o)
-    length = end - start
-    taps = int(length.max())
-    idx = [np.minimum(start + k, n - 1) for k in range(taps)]
-    w = np.stack([(k < length) / length for k in range(taps)])
-    return idx, w
-
-
 def _weighted_taps(x: Tensor, axis: int, idx, w: np.ndarray) -> Tensor:
     """sum_k w[k] * x.take(idx[k], axis): a resampling along one axis (w: (taps, out))."""
     shape = (w.shape[1],) + (1,) * (x.ndim - axis - 1)
@@ -275,6 +282,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         F._float(x, op)
     for d, (n, o, s) in enumerate(zip(input.shape[2:], outs, scales)):
         a = 2 + d
+        if o == n and (linear or antialias):    # PyTorch copies an axis whose size is kept
+            continue
         if antialias:
             x = _weighted_taps(x, a, *_antialias_taps(n, o, s, bool(align_corners),
                                                       mode == "bicubic"))
@@ -283,10 +292,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             x = _weighted_taps(x, a, *_cubic_taps(n, o, s, bool(align_corners)))
             continue
         if mode == "area":
-            x = _weighted_taps(x, a, *_area_taps(n, o))
+            x = adaptive_mean_axis(x, a, o)
             continue
         if not linear:
-            idx = _nearest_index(n, o, s, mode == "nearest-exact")
+            idx = _nearest_index(n, o, s, mode == "nearest-exact", nd, x.dtype)
             x = T.take(x, T.asarray(idx, device=x.device), axis=a)
             continue
         i0, i1, lam = _linear_weights(n, o, s, bool(align_corners))
@@ -537,6 +546,17 @@ def _windows(n: int, o: int) -> list:
     return [range((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
 
 
+def _empty_adaptive(x, size, unbatched: bool, return_indices: bool):
+    """The empty result of an adaptive pool to a size with a 0 (still on x's graph)."""
+    out = tuple(x.shape[:2]) + tuple(size)
+    none = T.asarray(np.zeros(0, dtype=np.int64), device=x.device)
+    y = T.take(x.reshape(-1), none, axis=0).reshape(out)
+    where = T.zeros(out, dtype=T.int64, device=x.device)
+    if unbatched:
+        y, where = y[0], where[0]
+    return (y, where) if return_indices else y
+
+
 def _adaptive_max(x, nd, output_size, return_indices, op):
     F._tensor(x, op)
     if x.ndim not in (nd + 1, nd + 2):
@@ -546,11 +566,9 @@ def _adaptive_max(x, nd, output_size, return_indices, op):
     if unbatched:
         x = x.reshape((1,) + tuple(x.shape))
     ins = tuple(x.shape[2:])
-    size = _spatial(output_size, nd, "output_size", op, lambda v: v)
-    size = tuple(n if o is None else int(o) for n, o in zip(ins, size))
-    if min(size) < 1 or min(ins) < 1:
-        raise ValueError(f"{op}: output_size {size} and input shape {tuple(x.shape)} must be "
-                         "positive")
+    size = adaptive_size(x, nd, output_size, op)
+    if 0 in size:
+        return _empty_adaptive(x, size, unbatched, return_indices)
     wins = [_windows(n, o) for n, o in zip(ins, size)]
     cells = []          # for each output cell, the flat input positions of its window
     if nd == 1:

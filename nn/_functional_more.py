@@ -56,7 +56,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     [-5.0, -5.0, 2.0]
     """
     _float(input, "threshold")
-    return _result(input, lambda v: T.where(v > threshold, v, value), inplace)
+    # PyTorch's x <= threshold ? value : x, so NaN passes through (and its gradient is 1)
+    return _result(input, lambda v: T.where(v <= threshold, value, v), inplace)
 
 
 def _check_lambd(lambd, op: str) -> float:
@@ -85,7 +86,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """
     _float(input, "softshrink")
     lambd = _check_lambd(lambd, "softshrink")
-    return T.where(input > lambd, input - lambd, T.where(input < -lambd, input + lambd, 0.0))
+    # the dead zone is tested, not the live ones, so NaN passes through (as PyTorch)
+    return T.where((input >= -lambd) & (input <= lambd), 0.0,
+                   T.where(input > lambd, input - lambd, input + lambd))
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,

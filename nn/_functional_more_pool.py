@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 
 import numpy as np
 
@@ -27,10 +28,10 @@ from autograd import Function, no_grad
 from tensor import Tensor
 
 from ._functional import _float, _tensor, relu
-from ._functional_layers import _spatial, _windows
+from ._functional_layers import _empty_adaptive, _windows
 from .conv import ntuple
 from .embedding import _renorm_, check_lookup, checked_ids
-from .pooling import _avg_pool
+from .pooling import MAX_NUMEL, _avg_pool, _max_pool, adaptive_size
 
 # ---------------------------------------------------------------- lp pooling
 
@@ -38,6 +39,12 @@ from .pooling import _avg_pool
 def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, op):
     _float(input, op)
     k = ntuple(kernel_size, nd, "kernel_size", op)
+    if norm_type == 0:
+        raise ValueError(f"{op}: norm_type must be a non-zero value, but got {norm_type}")
+    if norm_type in (math.inf, -math.inf):     # PyTorch: the max (min) of |x| per window
+        sign = 1.0 if norm_type > 0 else -1.0
+        y = _max_pool(T.abs(input) * sign, nd, k, stride, 0, 1, ceil_mode, False, op)
+        return y if sign > 0 else -y
     y = _avg_pool(T.power(input, norm_type), nd, k, stride, 0, ceil_mode, True, None, op)
     return T.power(T.sign(y) * relu(T.abs(y)) * math.prod(k), 1.0 / norm_type)
 
@@ -93,8 +100,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     if input.ndim < 3:
         raise ValueError(f"{op}: expected an input of 3 or more dims (N, C, *), got shape "
                          f"{tuple(input.shape)}")
-    if not isinstance(size, int) or size < 1:
+    if not isinstance(size, numbers.Integral) or isinstance(size, bool) or size < 1:
         raise ValueError(f"{op}: size must be a positive int, got {size!r}")
+    size = int(size)
     if input.numel() == 0:
         return input
     c = input.shape[1]
@@ -125,11 +133,9 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
         raise ValueError(f"{op}: expected 4-d or 5-d input, got shape {tuple(input.shape)}")
     x = input if input.ndim == 5 else input.reshape((1,) + tuple(input.shape))
     ins = tuple(x.shape[2:])
-    size = _spatial(output_size, 3, "output_size", op, lambda v: v)
-    size = tuple(n if o is None else int(o) for n, o in zip(ins, size))
-    if min(size) < 1 or min(ins) < 1:
-        raise ValueError(f"{op}: output_size {size} and input shape {tuple(input.shape)} must "
-                         "be positive")
+    size = adaptive_size(x, 3, output_size, op)
+    if 0 in size:
+        return _empty_adaptive(x, size, input.ndim == 4, return_indices)
     wins = [_windows(n, o) for n, o in zip(ins, size)]
     cells = [((np.asarray(wd)[:, None, None] * ins[1] + np.asarray(wh)[:, None]) * ins[2]
               + np.asarray(ww)).reshape(-1) for wd, wh, ww in itertools.product(*wins)]
@@ -223,6 +229,9 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size, o
                          f"{p} non-negative")
     size = _unpool_size(input, k, s, p, output_size, op)
     total, lead = math.prod(size), tuple(input.shape[:-nd])
+    if math.prod(lead) * total > MAX_NUMEL:
+        raise ValueError(f"{op}: output size {lead + size} is too large (more than "
+                         f"2**{MAX_NUMEL.bit_length() - 1} elements)")
     idx = checked_ids(indices.reshape(lead + (-1,)).astype(T.int64), 0, total, lambda v, i: (
         f"{op}: indices hold the position {v}, out of range [0, {total}) for the output size "
         f"{size} (at position {i})"))
@@ -304,7 +313,12 @@ def _bags(input, offsets, include_last_offset, op) -> tuple:
     if off.size and off[-1] > n:
         raise ValueError(f"{op}: offsets[-1] {off[-1]} cannot be greater than the input's "
                          f"length {n}")
-    used = int(off[-1]) if include_last_offset else n
+    if include_last_offset and off[-1] != n:
+        # PyTorch documents offsets[-1] == len(input); otherwise its bags depend on the dtype
+        # and mode (float64 sums run the last bag to the end, float32 ones stop at offsets[-1])
+        raise ValueError(f"{op}: with include_last_offset, offsets[-1] ({off[-1]}) must equal "
+                         f"the input's length {n}")
+    used = n
     bags = off.size - 1 if include_last_offset else off.size
     seg = np.searchsorted(off, np.arange(used), side="right") - 1
     return (input if used == n else input[:used]), seg.astype(np.int64), bags, used

@@ -19,6 +19,8 @@ permute; a transposed convolution is a matmul followed by col2im.
 """
 from __future__ import annotations
 
+import operator
+
 import tensor as T
 from autograd.graph import RULES, Rule
 from tensor import elementwise as ew
@@ -169,11 +171,23 @@ RULES["conv2d_g1"] = Rule("conv2d_g1", _conv2d_g1_vjp, _conv2d_g1_jvp, (0, 1))
 
 
 def ntuple(v, n: int, what: str, op: str) -> tuple:
-    """An int or an n-sequence of ints as an n-tuple."""
-    t = (v,) * n if isinstance(v, int) else tuple(v)
-    if len(t) != n or not all(isinstance(i, int) for i in t):
+    """An int or an n-sequence of ints as an n-tuple; NumPy integers (anything with
+    __index__) count as ints."""
+    try:
+        t = (operator.index(v),) * n if hasattr(v, "__index__") else \
+            tuple(operator.index(i) for i in v)
+    except TypeError:
+        t = ()
+    if len(t) != n:
         raise ValueError(f"{op}: {what} must be an int or {n} ints, got {v!r}")
     return t
+
+
+def check_bias(bias, out: int, weight, op: str) -> None:
+    """bias must be None or 1-D with one value per output channel (PyTorch's rule)."""
+    if bias is not None and tuple(bias.shape) != (out,):
+        raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} expects a 1-D bias of "
+                         f"{out} elements, got shape {tuple(bias.shape)}")
 
 
 def check_window(op: str, kernel, stride, dilation, pads, shape=None) -> None:
@@ -255,6 +269,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
                          f"{cg * groups} (and out_channels {o} divisible by groups)")
     if min(stride + dilation) < 1:
         raise ValueError(f"{op}: stride and dilation must be positive, got {stride}, {dilation}")
+    check_bias(bias, o, weight, op)
     pads = conv_padding(padding, kernel, stride, dilation, op)
     check_window(op, kernel, stride, dilation, pads, x.shape)
     if nd == 3:
@@ -355,6 +370,7 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
         raise ValueError(f"{op}: input of shape {tuple(x.shape)} has {x.shape[1]} channels, but "
                          f"weight of shape {tuple(weight.shape)} expects {cin} (divisible by "
                          f"groups={groups})")
+    check_bias(bias, og * groups, weight, op)
     check_window(op, kernel, stride, dilation, tuple((p, p) for p in pad))
     if any(p >= max(s, d) for p, s, d in zip(opad, stride, dilation)) or min(pad + opad) < 0:
         raise ValueError(f"{op}: output_padding {opad} must be smaller than stride {stride} or "
@@ -448,15 +464,15 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """Sliding windows of (N, C, H, W) as (N, C*KH*KW, L), as torch.nn.functional.unfold.
+    """Sliding windows of (N, C, H, W) as (N, C*KH*KW, L) (unbatched (C, H, W) as
+    (C*KH*KW, L)), as torch.nn.functional.unfold.
 
     >>> import tensor as T
     >>> unfold(T.ones((2, 3, 4, 4)), 2).shape
     (2, 12, 9)
     """
-    check_input(input, 2, None, "unfold")
-    if input.ndim != 4:
-        raise ValueError(f"unfold: expected input of shape (N, C, H, W), got {tuple(input.shape)}")
+    if not check_input(input, 2, None, "unfold"):
+        return unfold(T.expand_dims(input, 0), kernel_size, dilation, padding, stride)[0]
     k = ntuple(kernel_size, 2, "kernel_size", "unfold")
     pads = tuple((p, p) for p in ntuple(padding, 2, "padding", "unfold"))
     s, d = ntuple(stride, 2, "stride", "unfold"), ntuple(dilation, 2, "dilation", "unfold")
@@ -467,20 +483,25 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """Sum (N, C*KH*KW, L) windows back into (N, C, H, W), as torch.nn.functional.fold.
+    """Sum (N, C*KH*KW, L) windows back into (N, C, H, W) (unbatched (C*KH*KW, L) into
+    (C, H, W)), as torch.nn.functional.fold.
 
     >>> import tensor as T
     >>> fold(T.ones((1, 4, 4)), (3, 3), 2).reshape(-1).tolist()
     [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]
     """
+    if isinstance(input, Tensor) and input.ndim == 2:
+        return fold(T.expand_dims(input, 0), output_size, kernel_size, dilation, padding,
+                    stride)[0]
     size, k = ntuple(output_size, 2, "output_size", "fold"), ntuple(kernel_size, 2, "kernel_size", "fold")
     s, d = ntuple(stride, 2, "stride", "fold"), ntuple(dilation, 2, "dilation", "fold")
     p = ntuple(padding, 2, "padding", "fold")
     check_window("fold", k, s, d, tuple((q, q) for q in p), size)   # (the output's size)
     oh, ow = (_out_size(n, kk, ss, pp, pp, dd) for n, kk, ss, pp, dd in zip(size, k, s, p, d))
     if input.ndim != 3 or input.shape[1] % (k[0] * k[1]) or input.shape[2] != oh * ow:
-        raise ValueError(f"fold: expected input of shape (N, C*{k[0]}*{k[1]}, {oh}*{ow}) for "
-                         f"output_size {size}, got {tuple(input.shape)}")
+        raise ValueError(f"fold: expected input of shape (N, C*{k[0]}*{k[1]}, {oh}*{ow}) or "
+                         f"(C*{k[0]}*{k[1]}, {oh}*{ow}) for output_size {size}, got "
+                         f"{tuple(input.shape)}")
     n, ckk = input.shape[:2]
     cols = T.permute(input.reshape(n, ckk // (k[0] * k[1]), k[0], k[1], oh, ow), (1, 2, 3, 0, 4, 5))
     return col2im(T.contiguous(cols), size, s, tuple((q, q) for q in p), d)

@@ -17,6 +17,7 @@ input and the grid, as PyTorch does. affine_grid makes the grid of an affine map
 from __future__ import annotations
 
 import itertools
+import math
 
 import tensor as T
 from tensor import Tensor
@@ -47,7 +48,8 @@ def _pad_coords(x: Tensor, size: int, padding_mode: str, align_corners: bool) ->
         return x
     if padding_mode == "reflection":
         x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
-    return T.clip(x, 0, size - 1)
+    # PyTorch's clip_coordinates sends NaN (and the NaN that reflecting +-inf gives) to 0
+    return T.where(T.isnan(x), 0.0, T.clip(x, 0, size - 1))
 
 
 def _cubic(t: Tensor):
@@ -97,14 +99,15 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     align = bool(align_corners)
     n, c, *size = input.shape
     out = tuple(grid.shape[1:-1])
-    flat = T.reshape(input, (n, c, -1))
-    g = T.reshape(grid, (n, 1, -1, nd))
+    flat = T.reshape(input, (n, c, math.prod(size)))    # explicit sizes: n may be 0
+    g = T.reshape(grid, (n, 1, math.prod(out), nd))
     # pixel coordinates per spatial axis, outermost first (grid's last entry is the first axis)
     coords = [_unnormalize(g[..., nd - 1 - a], size[a], align) for a in range(nd)]
     if mode != "bicubic":
         coords = [_pad_coords(x, s, padding_mode, align) for x, s in zip(coords, size)]
     if mode == "nearest":
-        taps = [[(T.round(x), None)] for x in coords]
+        # weight 1 with a zero derivative, so grid.grad is zeros (as PyTorch), not None
+        taps = [[(T.round(x), T.where(T.isfinite(x), x, 0.0) * 0.0 + 1.0)] for x in coords]
     elif mode == "bilinear":
         taps = []
         for x in coords:
@@ -124,14 +127,14 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     for corner in itertools.product(*taps):
         index, weight, inside = None, None, None
         for (pos, w), s, stride in zip(corner, size, strides):
-            ok = (pos >= 0) & (pos <= s - 1)
+            ok = (pos >= 0) & (pos <= s - 1)        # False at NaN: never cast NaN to an index
             inside = ok if inside is None else inside & ok
-            k = T.clip(pos, 0, s - 1).astype(T.int64) * stride
+            k = T.where(ok, pos, 0.0).astype(T.int64) * stride
             index = k if index is None else index + k
-            weight = w if weight is None else (weight if w is None else weight * w)
-        part = T.take_along_axis(flat, index, axis=2)
-        w = inside.astype(input.dtype) if weight is None else T.where(inside, weight, 0.0)
-        part = part * w
+            weight = w if weight is None else weight * w
+        # the value, not the weight, is masked: a NaN weight (a non-finite coordinate) gives
+        # NaN in zeros padding, as PyTorch
+        part = T.where(inside, T.take_along_axis(flat, index, axis=2), 0.0) * weight
         y = part if y is None else y + part
     return T.reshape(y, (n, c) + out)
 

@@ -3,8 +3,8 @@
 Max and average pooling gather the windows with the convolutions' `im2col` primitive (padding
 with -inf for max), then reduce over the window axis: a sum for average pooling, a chain of
 elementwise where ops for max pooling, which sends each gradient to the first largest element
-of its window (as PyTorch). Adaptive average pooling is two small matmuls with averaging
-matrices built from PyTorch's start/end index formula.
+of its window (as PyTorch). Adaptive average pooling averages one axis at a time with a
+gather of PyTorch's start/end index table (adaptive_mean_axis).
 
 >>> import tensor as T
 >>> x = T.arange(16.0).reshape(1, 1, 4, 4)
@@ -14,6 +14,9 @@ matrices built from PyTorch's start/end index formula.
 from __future__ import annotations
 
 import math
+import operator
+
+import numpy as np
 
 import tensor as T
 from tensor._tensor import Tensor
@@ -26,7 +29,8 @@ def _geometry(x, nd, kernel_size, stride, padding, dilation, ceil_mode, op):
     """(kernel, stride, dilation, pads, out sizes) for pooling x's last nd axes, as PyTorch
     (ceil_mode: the last window must start inside the input or its left padding)."""
     k = ntuple(kernel_size, nd, "kernel_size", op)
-    s = k if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride", op)
+    empty = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    s = k if empty else ntuple(stride, nd, "stride", op)
     p, d = ntuple(padding, nd, "padding", op), ntuple(dilation, nd, "dilation", op)
     if min(k + s + d) < 1 or min(p) < 0:
         raise ValueError(f"{op}: kernel_size {k}, stride {s} and dilation {d} must be positive "
@@ -323,36 +327,64 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      "avg_pool1d")
 
 
-def _averaging(n: int, o: int, dtype, device=None) -> Tensor:
-    """(o, n) matrix whose row i averages x[floor(i*n/o) : ceil((i+1)*n/o)]."""
-    rows = []
-    for i in range(o):
-        lo, hi = (i * n) // o, -(-((i + 1) * n) // o)
-        rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(n)])
-    return T.tensor(rows, dtype=dtype, device=device).reshape(o, n)
+MAX_NUMEL = 2 ** 40     # larger outputs are refused before any table is built
+
+
+def adaptive_mean_axis(x: Tensor, axis: int, o: int) -> Tensor:
+    """x averaged to o bins along axis: bin i spans [floor(i*n/o), ceil((i+1)*n/o)), as
+    PyTorch's adaptive average pooling. One gather of an (o, taps) index table built with NumPy
+    (taps = the longest bin, so the table holds about n + 2*o entries), a masked sum over the
+    taps and a division by each bin's length.
+
+    >>> import tensor as T
+    >>> adaptive_mean_axis(T.tensor([1.0, 3.0, 2.0]), 0, 2).tolist()
+    [2.0, 2.5]
+    """
+    n = x.shape[axis]
+    j = np.arange(o, dtype=np.int64)
+    lo, hi = (j * n) // o, -((-(j + 1) * n) // o)
+    length = (hi - lo)[:, None]
+    taps = int(length.max()) if o else 1
+    k = np.arange(taps)
+    idx = np.minimum(lo[:, None] + k, n - 1).reshape(-1)
+    y = T.take(x, T.asarray(idx, device=x.device), axis=axis)
+    y = y.reshape(tuple(x.shape[:axis]) + (o, taps) + tuple(x.shape[axis + 1:]))
+    tail = (1,) * (x.ndim - axis - 1)
+    mask = T.asarray((k < length).reshape((o, taps) + tail), device=x.device).astype(x.dtype)
+    div = T.asarray(np.maximum(length, 1).reshape((o,) + tail), device=x.device)
+    return T.sum(y * mask, axis=axis + 1) / div.astype(x.dtype)
+
+
+def adaptive_size(x, nd: int, output_size, op: str) -> tuple:
+    """The checked output sizes of an adaptive pool (None keeps that input size; 0 gives an
+    empty output, as PyTorch)."""
+    if output_size is None or not isinstance(output_size, (list, tuple)):
+        output_size = (output_size,) * nd
+    if len(output_size) != nd:
+        raise ValueError(f"{op}: output_size must be an int or {nd} values, got {output_size!r}")
+    try:
+        size = tuple(n if o is None else operator.index(o)
+                     for n, o in zip(x.shape[-nd:], output_size))
+    except TypeError:
+        raise TypeError(f"{op}: output_size must hold ints or None, got {output_size!r}") from None
+    if min(size) < 0 or min(x.shape[-nd:]) < 1:
+        raise ValueError(f"{op}: output_size {size} must be non-negative and the input shape "
+                         f"{tuple(x.shape)} non-empty in its last {nd} dims")
+    numel = math.prod(x.shape[:-nd]) * math.prod(size)
+    if numel > MAX_NUMEL:
+        raise ValueError(f"{op}: output_size {size} gives {numel} elements, too many (at most "
+                         f"2**{MAX_NUMEL.bit_length() - 1})")
+    return size
 
 
 def _adaptive_avg(x, nd, output_size, op):
     check_input(x, nd, None, op)
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating input, got {x.dtype.name}")
-    size = (output_size,) * nd if isinstance(output_size, int) or output_size is None \
-        else tuple(output_size)
-    if len(size) != nd:
-        raise ValueError(f"{op}: output_size must be an int or {nd} values, got {output_size!r}")
-    size = tuple(n if o is None else o for n, o in zip(x.shape[-nd:], size))
-    if min(size) < 1 or min(x.shape[-nd:]) < 1:
-        raise ValueError(f"{op}: output_size {size} and input shape {tuple(x.shape)} must be "
-                         "positive")
-    y = T.matmul(x, T.matrix_transpose(_averaging(x.shape[-1], size[-1], x.dtype, x.device)))
-    if nd >= 2:
-        y = T.matmul(_averaging(x.shape[-2], size[-2], x.dtype, x.device), y)
-    if nd == 3:   # the depth axis: its (D, H * W) matrix
-        d, h, w = y.shape[-3:]
-        y = T.matmul(_averaging(d, size[0], x.dtype, x.device),
-                     y.reshape(y.shape[:-3] + (d, h * w)))
-        y = y.reshape(y.shape[:-2] + (size[0], h, w))
-    return y
+    size = adaptive_size(x, nd, output_size, op)
+    for a, o in zip(range(x.ndim - nd, x.ndim), size):
+        x = adaptive_mean_axis(x, a, o)
+    return x
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:

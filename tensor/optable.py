@@ -149,6 +149,17 @@ def _pow_da(a, b, y):
     return T.where(zero, 0.0, b * T.where(zero, 1.0, a) ** (b - 1))
 
 
+def _div_da(a, b, y):
+    """1 / b; a Python-scalar b divides with IEEE semantics (1 / 0.0 = inf, as PyTorch's
+    gradient of x / 0.0), never raising ZeroDivisionError."""
+    if hasattr(b, "dtype"):
+        return 1.0 / b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.complex128(1.0) / np.complex128(b) if isinstance(b, complex) \
+            else np.float64(1.0) / np.float64(b)
+    return complex(r) if isinstance(b, complex) else float(r)
+
+
 def _atan2_grads() -> Grad:
     """d/da b / (a^2 + b^2), d/db -a / (a^2 + b^2); both 0 at (0, 0) (PyTorch's), where the
     quotient was 0 / 0."""
@@ -178,7 +189,7 @@ BINARY = [
                                  reads=((1,), (0,)))),
     Op("true_divide", 2, "fc", {"c": "sx_cdiv(a, b)", "f": "a / b"}, np.true_divide, int_to=dt.float64,
        aliases=("divide", "div"),
-       grad=d2(lambda a, b, y: 1.0 / b, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),
+       grad=d2(_div_da, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),
     # piecewise constant, written as zero partials: g * 0 (NaN where g is not finite)
     Op("floor_divide", 2, "iuf", {"f": "SX_F2(sx_floordiv, a, b)", "i": "SX_FLOORDIV_I(a, b)",
                                   "u": "SX_FLOORDIV_U(a, b)"}, np.floor_divide, domain="nonzero_b",
