@@ -8,6 +8,17 @@ from __future__ import annotations
 import operator
 
 
+def as_int(v, name: str, op: str) -> int:
+    """v as a Python int: an int, a NumPy integer, a 0-d integer tensor; a bool (or bool
+    tensor), a float or anything else raises TypeError naming the op and the argument."""
+    try:
+        if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "name", None) == "bool":
+            raise TypeError
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an integer, got {type(v).__name__}") from None
+
+
 class AxisError(ValueError, IndexError):
     """An axis outside [-ndim, ndim) (a ValueError and an IndexError, as NumPy's)."""
 

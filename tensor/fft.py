@@ -26,6 +26,7 @@ from . import dtypes as dt
 from . import elementwise as ew
 from ._hook import differentiable
 from ._tensor import Tensor
+from .axes import as_int
 from .backend import backend_for
 
 _NORMS = ("backward", "ortho", "forward")
@@ -95,13 +96,7 @@ def _axis(x: Tensor, axis, op: str) -> int:
 
 def _points(n, default: int, op: str) -> int:
     n = default if n is None else n
-    try:
-        if isinstance(n, bool) or getattr(n, "dtype", None) is dt.bool_:
-            raise TypeError
-        k = operator.index(n)   # an integer (NumPy's TypeError for a float or a bool)
-    except TypeError:
-        raise TypeError(f"{op}: the number of data points must be an integer, got "
-                        f"{type(n).__name__} {n!r}") from None
+    k = as_int(n, "the number of data points", op)   # NumPy's TypeError for a float or bool
     if k < 1:
         raise ValueError(f"{op}: invalid number of data points ({k}) specified")
     return k

@@ -12,11 +12,11 @@ PyTorch's logit. (The table's sgn, fix, degrees and radians are aliases: tensor/
 from __future__ import annotations
 
 import math
-import operator
 
 from . import dtypes as dt
 from ._tensor import Tensor
 from .array_api import finfo
+from .axes import as_int
 from .convert import asarray
 from .creation import ones_like, zeros_like
 from .optable import OPS, loop_dtype
@@ -113,8 +113,11 @@ def _replace_nonfinite(x: Tensor, nan, posinf, neginf) -> Tensor:
     fi = finfo(x.dtype)
     hi = fi.max if posinf is None else posinf
     lo = fi.min if neginf is None else neginf
+    # Each where keeps a tensor of x's dtype as one branch: two Python-float branches would
+    # build a float64 tensor and promote the result.
     y = P.where(P.isnan(x), nan, x)
-    return P.where(P.isinf(x), P.where(P.signbit(x), lo, hi), y)
+    y = P.where(isposinf(x), hi, y)
+    return P.where(isneginf(x), lo, y)
 
 
 def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
@@ -169,11 +172,7 @@ def polygamma(n: int, x) -> Tensor:
     >>> round(T.polygamma(1, T.asarray([1.0])).item(), 12)   # pi^2 / 6
     1.644934066848
     """
-    if isinstance(n, bool) or not isinstance(n, int):
-        try:
-            n = operator.index(n)
-        except TypeError:
-            raise TypeError(f"polygamma: n must be an integer, got {type(n).__name__}") from None
+    n = as_int(n, "n", "polygamma")
     if n < 0:
         raise ValueError(f"polygamma: n must be non-negative, got {n}")
     x = _real_float(_t(x), "polygamma")

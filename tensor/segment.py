@@ -29,14 +29,12 @@ Integer "mean" rounds down (floor division, as PyTorch).
 """
 from __future__ import annotations
 
-import operator
-
 from . import dtypes as dt
 from . import elementwise as ew
 from ._hook import differentiable
 from ._tensor import Tensor
 from .aliasing import check_writable
-from .axes import norm_axis
+from .axes import as_int, norm_axis
 from .backend import backend_for
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
 from .scatter import check_index_extent
@@ -264,13 +262,7 @@ def _num_segments(k, op: str):
     """None, or k as a non-negative int (an integer: not a bool, not a float)."""
     if k is None:
         return None
-    try:
-        if isinstance(k, bool) or getattr(k, "dtype", None) is dt.bool_:
-            raise TypeError
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"{op}: num_segments must be an integer, got {type(k).__name__} "
-                        f"{k!r}") from None
+    k = as_int(k, "num_segments", op)
     if k < 0:
         raise ValueError(f"{op}: num_segments must be a non-negative integer, got {k}")
     return k
