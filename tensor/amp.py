@@ -81,11 +81,13 @@ def _cast(t, to: dt.DType, st: _State):
         return t.astype(to)
     g = _hook.grad_state
     key = (id(t), to, bool(g is not None and g.grad_enabled))
-    hit = st.cache.get(key)
+    cap = _hook.capture   # capturing (tensor.compile): the capture's own cache (capture.py)
+    cache = cap.casts if cap is not None and cap.mine() else st.cache
+    hit = cache.get(key)
     if hit is not None and hit[0] is t and hit[1] == t._storage.version:
         return hit[2]
     c = t.astype(to)
-    st.cache[key] = (t, t._storage.version, c)
+    cache[key] = (t, t._storage.version, c)
     return c
 
 
@@ -122,6 +124,7 @@ def autocast_op(name: str):
         def wrapper(*args, **kwargs):
             a = _hook.amp
             return fn(*args, **kwargs) if a is None else a(name, run, args, kwargs)
+        wrapper.__wrapped_op__ = name   # (as a recorded op's: the table's tests find it)
         return wrapper
     return deco
 

@@ -29,7 +29,8 @@ backward() included), memory the capture cannot account for, or an argument's me
 through another tensor. Guards checked before every replay re-capture when the Python state the
 program reads has changed: a tensor it reads was freed, a tensor it leaves in Python state (a
 parameter's .grad) was dropped or replaced, a leaf's .grad is not in the state the capture began
-with (None, or which tensor: grad_seen), a leaf it accumulated into stopped requiring grad.
+with (None, or which tensor: grad_seen), a leaf it accumulated into stopped requiring grad, a closure
+cell, global or module attribute it found a tensor in holds another one (identity_guards).
 Python values (shapes, scalars, a list turned into a tensor) are baked in when captured, as in
 any tracing compiler.
 
@@ -149,17 +150,25 @@ class _Capture:
         # .grad must be that tensor), or None (the step clears .grad itself: anything goes)
         self.grad_entry: dict = {}
         self.grad_guards: dict = {}
+        # autocast's cast cache while capturing (tensor/amp.py): casts made before the capture
+        # are not reused (the program must make its own, or its replays would read a stale
+        # one after the weight changed), and its casts (pool memory) die with the capture
+        self.casts: dict = {}
 
     # ---- hooks (tensor._hook.capture)
     def mine(self) -> bool:
         return self.failed is None and threading.get_ident() == self.thread
 
     def born(self, s: Storage) -> None:
-        self.new.add(id(s))
+        if threading.get_ident() == self.thread:   # (another thread's: not the step's)
+            self.new.add(id(s))
 
     def keep(self, s: Storage) -> bool:
         """A Storage is dying: if recorded calls may read its memory, the program takes it over
-        (a fresh Storage object owns the memory; s gives it up)."""
+        (a fresh Storage object owns the memory; s gives it up). Another thread's memory (a
+        loader's) is none of the step's: it goes as usual."""
+        made = id(s) in self.new
+        self.new.discard(id(s))   # (its id is free for another Storage now)
         if self.pooled_(s):   # pool memory: it goes back to the pool, reserved for the program
             rec = self.life.pop(id(s), None)
             if rec is not None:
@@ -167,12 +176,14 @@ class _Capture:
             return False
         if getattr(s, "_block", None) is None and getattr(s, "release", None) is None:
             return False   # owns nothing (an alias)
+        if not made and threading.get_ident() != self.thread:
+            return False
         heir = object.__new__(Storage)
         for f in ("ptr", "nbytes", "device", "_block", "_alloc", "owner", "release", "version",
                   "streams", "readonly"):
             setattr(heir, f, getattr(s, f, None))
         s._block = s.release = None
-        self.kept.append((heir, id(s) in self.new))
+        self.kept.append((heir, made))
         return True
 
     def saw(self, s: Storage) -> None:
@@ -341,6 +352,77 @@ def replayed(fn, *args, **kwargs):
     cap.calls.append([None, lambda a, kw: fn(*a, **kw), (a, kw)])
     with cap.pause():
         return fn(*args, **kwargs)
+
+
+def _weak(obj):
+    """A weak reference to obj, or None for an object that takes none."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
+
+
+def _module_places(m, seen: set, memo: dict, places: list) -> bool:
+    """Does m (a module: an object with _parameters, _buffers and _modules dicts, as nn's)
+    hold a tensor whose memory the step reads (seen: ids of those storages)? Each place in its
+    tree that holds one goes to places: (dict, key, weakref)."""
+    if id(m) in memo:
+        return memo[id(m)]
+    memo[id(m)] = False   # (a cycle)
+    d = getattr(m, "__dict__", None)
+    if not isinstance(d, dict) or not isinstance(d.get("_parameters"), dict):
+        return False
+    found = False
+    for name in ("_parameters", "_buffers"):
+        for k, t in (d.get(name) or {}).items():
+            if isinstance(t, Tensor) and id(t._storage) in seen:
+                places.append((d[name], k, weakref.ref(t)))
+                found = True
+    for k, sub in (d.get("_modules") or {}).items():
+        if sub is not None and _module_places(sub, seen, memo, places):
+            w = _weak(sub)
+            if w is not None:
+                places.append((d["_modules"], k, w))
+            found = True
+    memo[id(m)] = found
+    return found
+
+
+def identity_guards(fn, objs, seen: set) -> tuple[list, list]:
+    """Where the step found the tensors it reads (seen: ids of their storages) in Python state:
+    fn's closure cells, the globals its code names, and the parameters, buffers and submodules
+    of the modules reached from those, from fn's `self` and from objs (the arguments keyed by
+    identity). ([(cell, weakref)], [(dict, key, weakref)]): a replay re-captures when one of
+    those places holds another object (a tensor or layer rebound while the old one lives on).
+    Tensors reached another way (an attribute of a plain object, a helper's globals) are not
+    guarded."""
+    cells: list = []
+    places: list = []
+    memo: dict = {}
+
+    def reads(o) -> bool:
+        if isinstance(o, Tensor):
+            return id(o._storage) in seen
+        return _module_places(o, seen, memo, places)
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            o = cell.cell_contents
+        except ValueError:   # (an empty cell)
+            continue
+        w = _weak(o) if reads(o) else None
+        if w is not None:
+            cells.append((cell, w))
+    code, glob = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is not None and isinstance(glob, dict):
+        for name in code.co_names:
+            o = glob.get(name)
+            w = _weak(o) if o is not None and reads(o) else None
+            if w is not None:
+                places.append((glob, name, w))
+    for o in (getattr(fn, "__self__", None), fn, *objs):
+        if o is not None:
+            reads(o)
+    return cells, places
 
 
 def _walk(obj, fn, leaf=Tensor):

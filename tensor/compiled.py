@@ -2,10 +2,17 @@
 replayed after that (tensor/capture.py says how, and what a capture refuses).
 
 A signature is what a replay depends on: each tensor argument's shape, dtype, device, layout
-(contiguous or not) and requires_grad (a tensor that requires grad by its identity: it is
-read in place, not copied), and the value of every other argument (objects such as modules and
-optimizers by identity). At most `cache_size` signatures are kept (least recently used out);
-a function that keeps meeting new ones warns that it recompiles too often.
+(contiguous or not), writeability and requires_grad (a tensor that requires grad by its
+identity, storage and layout: it is read in place, not copied), the value of every other
+argument (objects such as modules and optimizers by identity, checked through a weak reference
+at each replay), grad mode, the autocast regions, the default dtype and device. At most
+`cache_size` signatures are kept (least recently used out); a function that keeps meeting new
+ones warns that it recompiles too often. Under forward mode (autograd.jvp) calls run eagerly.
+
+Python side effects of fn (appends, prints, counters) run at the eager and capture calls only;
+a replay re-runs the recorded kernels, not the Python. A tensor fn reads from a closure cell, a
+global its code names, or a module's parameters and buffers (modules reached from those or from
+the arguments) is guarded by identity: rebinding it re-captures (capture.identity_guards).
 
 >>> import tensor as T
 >>> step = T.compile(lambda x, y: ((x - y) ** 2).mean())
@@ -22,26 +29,35 @@ import warnings
 from collections import OrderedDict
 
 from . import _hook
+from . import dtypes as _dtypes
 from . import elementwise as ew
-from ._tensor import Tensor, new_storage
-from .capture import _Capture, _walk
-from .replay import Program, finish, seal
+from ._tensor import Tensor, new_storage, readonly_reason
+from .amp import _state as _amp_state
+from .capture import _Capture, _walk, _weak, identity_guards
+from .device import _DEFAULT as _DEFAULT_DEVICE
+from .replay import Program, _byte_span, copy_sharing, finish, seal
 from .views import distinct
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
 
-def _signature(obj, parts: list, ins: list) -> None:
-    """Append obj's signature to parts, and its tensors that do not require grad (their
-    distinct elements: what a replay reads) to ins, in the order _walk visits them."""
+def _signature(obj, parts: list, ins: list, refs: list) -> None:
+    """Append obj's signature to parts, its tensors that do not require grad (their distinct
+    elements: what a replay reads) to ins, in the order _walk visits them, and the objects
+    keyed by identity to refs (a replay checks they are the capture's: an id is reused once
+    its object dies)."""
     t = type(obj)
     if t is Tensor:
-        if obj._requires_grad:
-            parts.append(("grad", id(obj)))
+        if obj._requires_grad:   # read in place: its memory and layout, not only its id
+            parts.append(("grad", id(obj), id(obj._storage), obj._offset, obj._shape, obj._strides,
+                          id(obj._dtype)))
+            refs.append(obj)
         else:
             contig = obj.is_contiguous()
-            # dtypes and devices are singletons: their ids hash faster than their __hash__
-            parts.append((obj._shape, id(obj._dtype), id(obj._storage.device), contig or obj._strides))
+            # dtypes and devices are singletons: their ids hash faster than their __hash__;
+            # writeability: a read-only argument the step writes raises, as eagerly
+            parts.append((obj._shape, id(obj._dtype), id(obj._storage.device), contig or obj._strides,
+                          obj._ro is None and not obj._storage.readonly))
             ins.append(obj if contig else distinct(obj))
     elif t is float:   # by its bits: -0.0 and 0.0 differ, and a NaN equals itself
         parts.append((t, obj.hex()))
@@ -52,31 +68,28 @@ def _signature(obj, parts: list, ins: list) -> None:
     elif t is list or isinstance(obj, tuple):   # (named tuples too: _walk enters them)
         parts.append((t, len(obj)))
         for x in obj:
-            _signature(x, parts, ins)
+            _signature(x, parts, ins, refs)
     elif t is dict:
         parts.append((dict, tuple(obj)))
         for x in obj.values():
-            _signature(x, parts, ins)
+            _signature(x, parts, ins, refs)
     else:
         parts.append(("id", id(obj)))
+        refs.append(obj)
 
 
 def _modes() -> tuple:
-    """The thread's modes a step's ops depend on: grad mode (whether they record) and the
-    autocast regions (which dtypes they compute in). Part of every signature."""
-    from . import amp
+    """The thread's modes a step's ops depend on: grad mode (whether they record), the
+    autocast regions (which dtypes they compute in), the default float dtype and the default
+    device (what T.tensor(1.0), T.zeros(n) make). Part of every signature."""
     g = _hook.grad_state
-    return (g is None or bool(g.grad_enabled), tuple(sorted(amp._state.regions.items(),
-                                                            key=lambda kv: kv[0])))
+    r = _amp_state.regions
+    return (g is None or bool(g.grad_enabled), tuple(sorted(r.items(), key=_first)) if r else (),
+            id(_dtypes._default_float), id(_DEFAULT_DEVICE[0]))
 
 
-def _byte_span(t: Tensor) -> tuple[int, int]:
-    """[lo, hi) of the bytes t's elements occupy, from its storage's start (empty: (0, 0))."""
-    if 0 in t.shape:
-        return (0, 0)
-    lo = t._offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s < 0)
-    hi = t._offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s > 0) + 1
-    return lo * t.itemsize, hi * t.itemsize
+def _first(kv):
+    return kv[0]
 
 
 def _buffers(ts: list) -> list:
@@ -94,6 +107,8 @@ def _buffers(ts: list) -> list:
         buf = Tensor._make(store, t.shape, t.strides, (t._offset * isz - lo) // isz, t.dtype)
         dbuf = Tensor._make(store, d.shape, d.strides, (d._offset * isz - lo) // isz, d.dtype)
         ew.copy_into(dbuf, d)
+        if not t.flags.writeable:   # a write into it raises as into the argument, eagerly
+            buf._ro = dbuf._ro = readonly_reason(t)
         out.append((buf, dbuf))
     return out
 
@@ -123,6 +138,14 @@ def _write_back(statics: list, ins: list) -> None:
     for (buf, version), t in zip(statics, ins):
         if buf._storage.version != version and t.flags.writeable:
             ew.copy_into(t, buf)
+
+
+def _copies(result):
+    """result with fresh copies of its tensors, sharing memory where the step's do."""
+    ts: list = []
+    _walk(result, ts.append)
+    it = iter(copy_sharing(ts))
+    return _walk(result, lambda t: next(it))
 
 
 class Compiled:
@@ -159,7 +182,10 @@ class Compiled:
                                     for seg in e.segments or ()))
 
     def __call__(self, *args, **kwargs):
-        if _hook.capture is not None:   # inside another capture: its recorder sees our ops
+        g = _hook.grad_state
+        # inside another capture (its recorder sees our ops), or in forward mode (autograd.jvp:
+        # tangents ride on the tensors, and neither a capture's copies nor a replay's carry them)
+        if _hook.capture is not None or (g is not None and g.fw_level):
             return self._eager(args, kwargs)
         with self._lock:   # one call at a time: a replay writes the program's buffers
             return self._call(args, kwargs)
@@ -167,7 +193,8 @@ class Compiled:
     def _call(self, args, kwargs):
         parts: list = [_modes()]
         ins: list = []
-        _signature((args, kwargs), parts, ins)
+        refs: list = []
+        _signature((args, kwargs), parts, ins, refs)
         first: dict = {}   # which arguments share memory, and where (a write shows in the other)
         for i, t in enumerate(ins):
             j, b = first.setdefault(id(t._storage), (i, t._offset * t.itemsize))
@@ -181,11 +208,11 @@ class Compiled:
         if type(entry) is tuple:   # not capturable: eager
             return self._eager(args, kwargs)
         if entry != "seen":
-            res, stale = entry.run(ins)
+            res, stale = entry.run(ins, refs)
             if not stale:
                 self._stats["replays"] += 1
                 return res
-        return self._capture(key, args, kwargs, ins)
+        return self._capture(key, args, kwargs, ins, refs)
 
     def _eager(self, args, kwargs):
         self._stats["eager"] += 1
@@ -203,8 +230,9 @@ class Compiled:
                               "recapturing; raise cache_size or keep the arguments' shapes fixed",
                               RuntimeWarning, stacklevel=3)
 
-    def _capture(self, key, args, kwargs, ins: list):
-        """Capture a call; ins: its tensor arguments that do not require grad (_signature's)."""
+    def _capture(self, key, args, kwargs, ins: list, refs: list):
+        """Capture a call; ins: its tensor arguments that do not require grad, refs: those keyed
+        by identity (_signature's)."""
         self._stats["captures"] += 1
         cap = _Capture(self.label)
         cap.fuse = self.fuse
@@ -228,7 +256,9 @@ class Compiled:
             _write_back(statics, ins)
             return self._refused(key, why, result)
         prog._write_back(ins)   # the step wrote into these arguments: as eagerly
-        out = _walk(result, ew.copy)   # the caller gets fresh tensors, as from every replay
+        prog.refs = [_weak(o) for o in refs]
+        prog.cells, prog.places = identity_guards(self.fn, refs, set(cap.seen))
+        out = _copies(result)   # the caller gets fresh tensors, as from every replay
         statics.clear()
         del result, sargs, skw
         why = seal(prog, cap)

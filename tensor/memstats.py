@@ -57,8 +57,45 @@ def empty_cache(device=None) -> None:
     allocator(device).empty_cache()
 
 
+# PyTorch's names (torch.cuda.memory_stats) for ours, given alongside them
+_TORCH_KEYS = {
+    "allocated_bytes.all.current": "allocated_bytes.current",
+    "allocated_bytes.all.peak": "allocated_bytes.peak",
+    "active_bytes.all.current": "allocated_bytes.current",
+    "active_bytes.all.peak": "allocated_bytes.peak",
+    "requested_bytes.all.current": "requested_bytes.current",
+    "requested_bytes.all.peak": "requested_bytes.peak",
+    "reserved_bytes.all.current": "reserved_bytes.current",
+    "reserved_bytes.all.peak": "reserved_bytes.peak",
+    "active.all.current": "active_blocks", "active.all.peak": "active_blocks.peak",
+    "allocation.all.current": "active_blocks", "allocation.all.peak": "active_blocks.peak",
+    "allocation.all.allocated": "num_mallocs", "allocation.all.freed": "num_frees",
+    "segment.all.current": "segments", "segment.all.peak": "segments.peak",
+    "segment.all.allocated": "num_raw_alloc", "segment.all.freed": "num_raw_free",
+    "inactive_split.all.current": "inactive_split_blocks",
+    "inactive_split_bytes.all.current": "inactive_split_bytes",
+}
+
+
 def memory_stats(device=None) -> dict:
-    return allocator(device).memory_stats()
+    """The allocator's statistics (CachingAllocator.memory_stats) summed with its live pools'
+    (as memory_reserved() counts them; peaks summed: an upper bound), with PyTorch's key names
+    (`allocated_bytes.all.current`, `reserved_bytes.all.peak`, `segment.all.current`...)
+    alongside ours.
+
+    >>> import tensor as T
+    >>> s = T.memory_stats()
+    >>> s["allocated_bytes.all.current"] == s["allocated_bytes.current"] == T.memory_allocated()
+    True
+    """
+    main, *pools = _all(device)
+    stats = main.memory_stats()
+    for p in pools:
+        for k, v in p.memory_stats().items():
+            if k not in ("limit_bytes", "total_memory_bytes") and isinstance(v, int):
+                stats[k] += v
+    stats.update((torch, stats[ours]) for torch, ours in _TORCH_KEYS.items())
+    return stats
 
 
 def memory_summary(device=None) -> str:

@@ -25,6 +25,7 @@ from . import graph_replay
 from ._tensor import Storage, Tensor, new_storage
 from .backend import report
 from .capture import _CHECKED, _Capture, _walk
+from .dtypes import uint8
 from .fusion import plan
 
 _RANDOM = {"random_fill": 3, "randperm": 2}   # call -> index of its seed argument (offset next)
@@ -158,6 +159,12 @@ class Program:
         self.hold: list = []
         self.written_inputs: list = []
         self.watches: list = []     # (weakref, attribute, value) a replay needs unchanged
+        # identities a replay needs unchanged: the arguments keyed by id (weakrefs, None for an
+        # object that has none), and where the step found tensors it reads in Python state:
+        # (closure cell, weakref), (dict: globals, a module's parameters..., key, weakref)
+        self.refs: list = []
+        self.cells: list = []
+        self.places: list = []
         self.grad_guards: list = []  # (leaf weakref, None or weakref): its .grad at the start
         self.reset: list = []       # (generator, seed, offset) of generators the step seeds
         self.fused_calls = 0        # recorded calls that run inside fused kernels
@@ -168,6 +175,7 @@ class Program:
         self.copied: list = []
         self.out_rebind: list = []  # (outputs of one block, its [lo, hi), the steps using it)
         self.out_copied: list = []
+        self.out_groups: list = []  # out_copied by the storage they share (copied once each)
         # graphs (CUDA): the device and backend whose calls a graph may record, which steps
         # are such calls, and the segments the first replay makes of them:
         # [first, end, the graph's replay | None (to record) | "eager"]
@@ -175,10 +183,21 @@ class Program:
         self.graphable: list = []
         self.segments: list | None = None
 
-    def run(self, inputs):
+    def run(self, inputs, refs=()):
         """Replay: None when a guard fails (the caller captures again), else the result."""
         for w in self.guards:
             if w() is None:
+                return None, True
+        for w, o in zip(self.refs, refs):   # (an id is reused once its object dies)
+            if w is not None and w() is not o:
+                return None, True
+        for c, w in self.cells:
+            o = w()
+            if o is None or c.cell_contents is not o:
+                return None, True
+        for d, k, w in self.places:
+            o = w()
+            if o is None or d.get(k) is not o:
                 return None, True
         for w, attr, v in self.watches:
             o = w()
@@ -217,8 +236,12 @@ class Program:
             if s is not None:
                 s.version += 1
         self._write_back(inputs)
-        for i in self.out_copied:
-            res[i] = ew.copy(self.outs[i])
+        for g in self.out_groups:
+            if len(g) == 1:
+                res[g[0]] = ew.copy(self.outs[g[0]])
+            else:
+                for i, c in zip(g, copy_sharing([self.outs[i] for i in g])):
+                    res[i] = c
         return _unflatten(self.tree, res), False
 
     def _write_back(self, inputs) -> None:
@@ -261,6 +284,39 @@ class Program:
         return res
 
 
+def _byte_span(t: Tensor) -> tuple[int, int]:
+    """[lo, hi) of the bytes t's elements occupy, from its storage's start (empty: (0, 0))."""
+    if 0 in t.shape:
+        return (0, 0)
+    lo = t._offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s < 0)
+    hi = t._offset + sum((n - 1) * s for n, s in zip(t.shape, t.strides) if s > 0) + 1
+    return lo * t.itemsize, hi * t.itemsize
+
+
+def copy_sharing(ts: list) -> list:
+    """Fresh copies of ts that share memory as ts do (eager's results: (y, y[1:])): the bytes
+    the tensors of one storage span are copied once, each tensor a view at its place in them;
+    a tensor listed twice gives one copy."""
+    groups: dict = {}
+    for t in ts:
+        groups.setdefault(id(t._storage), {})[id(t)] = t
+    done: dict = {}
+    for g in groups.values():
+        full = [t for t in g.values() if 0 not in t._shape]
+        if len(full) < 2:
+            done.update((k, ew.copy(t)) for k, t in g.items())
+            continue
+        spans = [_byte_span(t) for t in full]
+        lo = min(a for a, _ in spans) // 16 * 16   # a multiple of every itemsize
+        raw = Tensor._make(full[0]._storage, (max(b for _, b in spans) - lo,), (1,), lo, uint8)
+        s = ew.copy(raw)._storage
+        for k, t in g.items():
+            isz = t.itemsize
+            done[k] = (Tensor._make(s, t._shape, t._strides, (t._offset * isz - lo) // isz, t._dtype)
+                       if 0 not in t._shape else ew.copy(t))
+    return [done[id(t)] for t in ts]
+
+
 def _unflatten(tree, outs):
     return _walk(tree, lambda s: outs[s.i], _Slot)
 
@@ -277,10 +333,13 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     if cap.failed:
         return None, cap.failed
     outs: list = []
+    slots: dict = {}   # id(tensor) -> its slot: a tensor returned twice is one object, as eagerly
 
     def slot(t):
-        outs.append(t)
-        return _Slot(len(outs) - 1)
+        if id(t) not in slots:
+            outs.append(t)
+            slots[id(t)] = _Slot(len(outs) - 1)
+        return slots[id(t)]
     tree = _walk(result, slot)
     if any(t.requires_grad for t in outs):
         return None, ("it returns a tensor that requires grad (compile the whole step, backward() "
@@ -361,6 +420,10 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
     else:
         _plan_rebinding(prog, statics)
         _plan_results(prog, prog.pools)
+    groups: dict = {}
+    for i in prog.out_copied:
+        groups.setdefault(id(prog.outs[i]._storage), []).append(i)
+    prog.out_groups = list(groups.values())
     prog.hold = list(mem.hold.values()) + keep
     prog.bump = [weakref.ref(s) for s, v in cap.seen.values() if s.version != v]
     prog.guards = [w for w, _ in mem.before.values()]
@@ -452,7 +515,11 @@ def seal(prog: Program, cap: _Capture) -> str | None:
     kept alive goes now. Memory from before the capture that died is what the program would
     read stale; the pool memory still alive is held by Python state (a parameter's .grad)
     that the program writes: a replay needs both as they are now (guards)."""
-    cap.calls = cap.seen = cap.kept = None
+    cap.calls = cap.seen = cap.kept = cap.casts = None
+    for p in prog.pools:   # the program reuses what the step freed (the sanitizer's pool)
+        sealed = getattr(p, "seal", None)
+        if sealed is not None:
+            sealed()
     if any(w() is None for w in prog.guards):
         return "it reads a tensor that no longer exists once the step is done"
     prog.guards += [weakref.ref(s) for s in cap.pooled]

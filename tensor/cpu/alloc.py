@@ -102,9 +102,18 @@ class PoisoningAllocator(CachingAllocator):
         return b
 
     def free(self, block: Block) -> None:
-        if isinstance(block, Block) and block.allocated:
+        if isinstance(block, Block) and block.allocated and not self._sealed:
             self._poison(block.ptr, block.size)
         super().free(block)
+
+    _sealed = False
+
+    def seal(self) -> None:
+        """A capture's pool once its program is made (tensor/replay.py seal()): the program's
+        replays reuse the blocks the step freed, so all of it is unpoisoned, now and after."""
+        self._sealed = True
+        for ptr, seg in list(self._segments.items()):
+            self._unpoison(ptr, seg.size)
 
 
 _CPU_ALLOCATOR: CachingAllocator | None = None
