@@ -31,7 +31,7 @@ from .array_extra2 import (  # noqa: F401  (public.py publishes them)
     dev_of,
     pub,
 )
-from .axes import norm_axis, norm_axis_tuple
+from .axes import AxisError, norm_axis, norm_axis_tuple
 from .convert import asarray
 from .creation import arange, ones, zeros
 from .numpy_extra2 import as_int, cast, host, is_scalar
@@ -178,7 +178,7 @@ def _flat_or_axis(arr, axis, op: str) -> tuple:
     if axis is None:
         return P.reshape(arr, (-1,)), 0
     if arr.ndim == 0:
-        raise ValueError(f"{op}: axis {axis} is out of bounds for a 0-d tensor")
+        raise AxisError(f"{op}: axis {axis} is out of bounds for a 0-d tensor")   # NumPy's
     return arr, norm_axis(axis, arr.ndim, op)
 
 

@@ -191,11 +191,12 @@ def _expand_masks(arrays, vaxes, xaxes):
 
 # ---------------------------------------------------------------- offsets
 
-def _offsets(p: _Plan) -> tuple[Tensor, object]:
+def _offsets(p: _Plan, op: str | None = None) -> tuple[Tensor, object]:
     """(flat int64 offsets into p.v over the index shape B, the verdict of their check). A bad
     index raises IndexError before anything is written: now on the CPU, at the next
     synchronization on a GPU (tensor.backend.report; meanwhile its offset is a valid one and a
-    scatter guarded by the verdict writes nothing)."""
+    scatter guarded by the verdict writes nothing). Its message names op where one is given
+    (index_add, scatter_add...; a plain x[key] has NumPy's message)."""
     v, bshape = p.v, p.bshape
     if p.mask is not None:
         m, (n,) = p.mask, bshape
@@ -212,7 +213,7 @@ def _offsets(p: _Plan) -> tuple[Tensor, object]:
     if not n:
         return off, -1
     sizes = [v.shape[a] for a in p.vaxes]
-    bad = _bad_index(arrs, bshape, p.xaxes, sizes)
+    bad = _bad_index(arrs, bshape, p.xaxes, sizes, op)
     if 0 in sizes:   # every index is out of range, and no offset is safe to read: raise now
         bad(sizes.index(0) * n)
     sh, sts = coalesce(bshape, [a.strides for a in arrs])
@@ -224,7 +225,7 @@ def _offsets(p: _Plan) -> tuple[Tensor, object]:
     return off, verdict
 
 
-def _bad_index(arrs, bshape, xaxes, sizes):
+def _bad_index(arrs, bshape, xaxes, sizes, op: str | None = None):
     """The raise of an index check over index arrays arrs (broadcast to bshape) into axes of
     the given sizes: its code j * n + p names array j at flat position p. It keeps only what
     the message needs (a deferred check holds it until the next synchronization)."""
@@ -236,7 +237,8 @@ def _bad_index(arrs, bshape, xaxes, sizes):
         j, lin = divmod(code, n)
         at = tuple(int(i) for i in np.unravel_index(lin, bshape))
         val = int(basic_index(arrs[j], at).item())
-        raise IndexError(f"index {val} is out of bounds for axis {xaxes[j]} with size {sizes[j]}")
+        raise IndexError(f"{op + ': ' if op else ''}index {val} is out of bounds for axis "
+                         f"{xaxes[j]} with size {sizes[j]}")
     return raise_bad
 
 

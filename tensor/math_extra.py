@@ -52,8 +52,9 @@ def ldexp(x1, x2) -> Tensor:
     TypeError). Exact but for results below the smallest normal float64, which may round
     twice (one ulp of a subnormal)."""
     x1, x2 = _t(x1), _t(x2)
-    if x2.dtype.kind not in "biu":
-        raise TypeError(f"ldexp: the exponent must be an integer tensor, got {x2.dtype.name}")
+    if x2.dtype.kind not in "biu" or x2.dtype is dt.uint64:   # NumPy: no safe cast to int64
+        raise TypeError(f"ldexp: the exponent must be an integer tensor (not uint64), got "
+                        f"{x2.dtype.name}")
     return _scale2(_real_float(x1, "ldexp"), x2)
 
 

@@ -25,7 +25,7 @@ import math
 
 from . import dtypes as dt
 from ._tensor import Tensor
-from .axes import norm_axis
+from .axes import AxisError, norm_axis
 from .convert import asarray
 from .creation import arange, full
 from .numpy_extra2 import (  # noqa: F401  (public.py publishes them)
@@ -161,7 +161,8 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     Positional order is NumPy's; PyTorch's keywords dim= (for axis), sorted=, return_inverse=
     and return_counts= are accepted (the result is sorted either way). equal_nan=True (NumPy's
     default) makes all NaNs one value (a complex value with a NaN part, as NumPy); along an
-    axis, slices holding NaN are each distinct, as NumPy's. -0.0 equals 0.0.
+    axis of an input of 2 or more dimensions, slices holding NaN are each distinct, as NumPy's
+    (a 1-d input with an axis is treated as axis=None, as NumPy's). -0.0 equals 0.0.
 
     >>> import tensor as T
     >>> [t.tolist() for t in T.unique(T.tensor([2, 1, 2]), return_index=True, return_counts=True)]
@@ -174,6 +175,9 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
         flag(v, name, op)
     axis = axis_arg(axis, dim, op)
     x = tensor_arg(ar, op)
+    if axis is not None and x.ndim == 1:   # NumPy 2: a 1-d input takes the flat path (equal_nan)
+        norm_axis(axis, x.ndim, op)
+        axis = None
     if axis is None:
         rows, f = None, ravel(x)
         perm = P.argsort(f)
@@ -232,6 +236,12 @@ def isin(element=None, test_elements=None, assume_unique: bool = False, invert: 
         raise ValueError(f"{op}: kind must be None, 'sort' or 'table', got {kind!r}")
     e, t = arrs(op, element, test_elements)
     d = dt.result_type(e, t)
+    # A signed int with uint64 promotes to float64, which merges values above 2**53; compare
+    # exactly in int64 instead: uint64 values past int64's range wrap negative, and a negative
+    # element (a real negative or a wrapped uint64) can only match values of the other kind.
+    exact = d.kind == "f" and e.dtype.kind in "iu" and t.dtype.kind in "iu"
+    if exact:
+        d = dt.int64
     tf = P.sort(ravel(cast(t, d)))
     ec = cast(e, d)
     if tf.shape[0] == 0:
@@ -239,6 +249,8 @@ def isin(element=None, test_elements=None, assume_unique: bool = False, invert: 
     else:
         at = P.clip(P.searchsorted(tf, ec), 0, tf.shape[0] - 1)
         found = P.equal(P.take(tf, at), ec)
+        if exact:
+            found = P.logical_and(found, P.greater_equal(ec, 0))
     return P.logical_not(found) if invert else found
 
 
@@ -362,7 +374,7 @@ def sort_complex(a) -> Tensor:
     """
     x = tensor_arg(a, "sort_complex")
     if x.ndim == 0:
-        raise ValueError("sort_complex: axis -1 is out of bounds for a 0-d tensor")
+        raise AxisError("sort_complex: axis -1 is out of bounds for a 0-d tensor")   # NumPy's
     s = P.sort(x)
     if x.dtype.kind == "c":
         return s
@@ -396,10 +408,13 @@ def digitize(x, bins, right: bool = False) -> Tensor:
     x = tensor_arg(x, op)
     b = _bins_1d(bins, x, op, "bins")
     side = "left" if right else "right"
-    if b.shape[0] > 1:
-        d = P.diff(b)
-        inc, dec = host(P.stack([P.all(P.greater_equal(d, 0)), P.all(P.less_equal(d, 0))]))
-        if not (inc or dec):
+    if b.shape[0] > 1:   # NumPy's test, where a comparison with NaN is False: [0, 1, nan] rises
+        lo, hi, ne = b[:-1], b[1:], P.not_equal(b[1:], b[0])
+        flat, rising, fall, rise = host(P.stack([
+            P.logical_not(P.any(ne)), P.less(b[0], P.take(hi, P.argmax(ne))),
+            P.any(P.greater(lo, hi)), P.any(P.less(lo, hi))]))
+        inc = flat or (rising and not fall)
+        if not inc and (rising or rise):
             raise ValueError(f"{op}: bins must be monotonically increasing or decreasing")
         if not inc:
             return P.rsub(P.searchsorted(P.flip(b, 0), x, side=side), b.shape[0])
@@ -497,6 +512,10 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     if len({t.device for t in (xv, xpv, fpv)}) > 1:
         raise ValueError(f"{op}: x, xp and fp are on different devices")
     left, right = _end_value(left, op, "left", dev), _end_value(right, op, "right", dev)
+    if period is None and fpv.dtype.kind != "c" and any(
+            isinstance(v, complex) or isinstance(v, Tensor) and v.dtype.kind == "c"
+            for v in (left, right)):   # NumPy's: a real fp takes real ends only
+        raise TypeError(f"{op}: left and right must be real numbers for a real fp")
     if period is not None:
         if isinstance(period, Tensor):
             period = period.item()
@@ -536,7 +555,7 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs) -> Tensor:
     if 0 in outer:
         raise ValueError(f"{op}: Cannot apply_along_axis when any iteration dimensions are 0 "
                          f"(shape {x.shape}, axis {a})")
-    flat = P.reshape(xm, (-1, xm.shape[-1]))
+    flat = P.reshape(xm, (math.prod(outer), xm.shape[-1]))   # -1 is ambiguous with a 0 axis
     res = [func1d(flat[i], *args, **kwargs) for i in range(flat.shape[0])]
     res = [r if isinstance(r, Tensor) else asarray(r, device=x.device) for r in res]
     if any(r.shape != res[0].shape for r in res):

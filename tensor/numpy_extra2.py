@@ -22,7 +22,7 @@ import operator
 
 from . import dtypes as dt
 from ._tensor import Tensor
-from .axes import norm_axis, norm_axis_tuple
+from .axes import as_int, norm_axis, norm_axis_tuple
 from .convert import asarray
 from .creation import arange, full, zeros
 from .optable import T as P  # tensor's public (recorded) functions
@@ -72,15 +72,6 @@ def arrs(op: str, *xs) -> list:
     return ts
 
 
-def as_int(v, name: str, op: str) -> int:
-    try:
-        if isinstance(v, bool):
-            raise TypeError
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"{op}: {name} must be an integer, got {type(v).__name__}") from None
-
-
 def flag(v, name: str, op: str) -> bool:
     if not isinstance(v, bool):
         raise TypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
@@ -120,6 +111,8 @@ def _shape(shape, op: str) -> tuple:
             from None
     if any(s < 0 for s in shape):
         raise ValueError(f"{op}: dimensions must be non-negative, got {shape}")
+    if math.prod(shape) > 2**63 - 1:   # flat indices are int64 (NumPy refuses these too)
+        raise ValueError(f"{op}: invalid dims {shape}: their size is past int64's maximum")
     return shape
 
 
@@ -439,7 +432,7 @@ def choose(a, choices, out=None, mode: str = "raise") -> Tensor:
     if not cs:
         raise ValueError(f"{op}: choices must be a non-empty sequence")
     idx, *cs = arrs(op, a, *cs)
-    if idx.dtype.kind not in "iu":
+    if idx.dtype.kind not in "biu":   # bool picks choice 0 or 1, as NumPy
         raise TypeError(f"{op}: a must hold integers, got {idx.dtype}")
     shape = broadcast_shapes(idx.shape, *(c.shape for c in cs), op=op)
     d = dt.result_type(*cs)

@@ -217,10 +217,11 @@ def _is_nan(v):
 
 
 def _nan_max(greater: bool):
-    """fmax / fmin (PyTorch's): a takes g where it is picked or ties (a >= b) or b is NaN; b
-    takes it elsewhere."""
+    """fmax / fmin: a takes g where it is picked (a > b, or b is NaN), half of it at a tie
+    (a == b, as maximum / minimum and PyTorch's fmax / fmin), b the rest. Where one operand is
+    NaN the other, picked, takes all of g (PyTorch gives g to both there)."""
     def w(a, b):
-        return T.logical_or(a >= b if greater else a <= b, _is_nan(b)) * 1.0
+        return (a > b if greater else a < b) * 1.0 + (a == b) * 0.5 + _is_nan(b) * 1.0
     return d2(lambda a, b, y: w(a, b), lambda a, b, y: 1.0 - w(a, b), 0, 1)
 
 

@@ -123,7 +123,7 @@ def _scatter(x: Tensor, key: tuple, value, accumulate: bool, op: str) -> None:
     nb = len(bshape)
     shape = tuple(rshape[:p.pos]) + tuple(bshape) + tuple(rshape[p.pos:])
     val = _value_for(x, value, shape, op, accumulate)  # a bad value shape is reported first, as NumPy
-    off, verdict = _offsets(p)
+    off, verdict = _offsets(p, None if op == "setitem" else op.rstrip("_"))  # x[k]: NumPy's words
     order = list(range(p.pos, p.pos + nb)) + list(range(p.pos)) + list(range(p.pos + nb, len(shape)))
     val = permute(val, order)
     if val.numel() == 0:
@@ -245,6 +245,9 @@ def index_add_(x: Tensor, axis: int, index, source, alpha=1) -> Tensor:
     if sshape != want:
         raise ValueError(f"index_add: source of shape {sshape} does not match {want} (x of shape "
                          f"{x.shape}, axis {axis}, {idx.shape[0]} indices)")
+    if x.dtype.kind in "biu" and not isinstance(alpha, int):   # (bool is an int)
+        raise TypeError(f"index_add: alpha must be an integer for an integer tensor "
+                        f"({x.dtype.name}), got {type(alpha).__name__} {alpha!r}")
     if not (isinstance(alpha, int | float) and alpha == 1):
         source = ew.binary("multiply", source, alpha)
     _scatter(x, (slice(None),) * axis + (idx,), source, True, "index_add_")

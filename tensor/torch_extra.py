@@ -21,6 +21,7 @@ from .convert import asarray
 from .creation import arange, empty, eye, full, zeros
 from .linalg import _funcs as LA  # not the package, whose __getattr__ reaches public.py
 from .optable import T as P  # tensor's public (recorded) functions
+from .torch_autocast import autocast_class as _autocast
 from .views import broadcast_shapes
 
 # one set of registries for both modules (public.py and _methods.py read these)
@@ -68,7 +69,7 @@ def _product(name, ranks, doc):
         return P.matmul(input, mat2)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
-    return _pub(name)(f)
+    return _pub(name)(_autocast(name != "mv")(f))
 
 
 mm = _product("mm", (2, 2), "The matrix product of two 2-d tensors (no broadcasting).")
@@ -77,8 +78,8 @@ mv = _product("mv", (2, 1), "The product of a 2-d matrix and a 1-d vector.")
 
 
 def _scaled_add(name, inp, prod, beta, alpha):
-    """beta * inp + alpha * prod, inp broadcast to prod's shape; beta = 0 ignores inp (its NaN and inf
-    included), as PyTorch's."""
+    """beta * inp + alpha * prod, inp broadcast to prod's shape; beta = 0 ignores inp and alpha = 0
+    ignores prod (their NaN and inf included; a zero gradient flows to them), as PyTorch's."""
     _t(inp, name)
     _same_device(name, inp, prod)
     if broadcast_shapes(inp.shape, prod.shape, op=name) != prod.shape:
@@ -88,38 +89,45 @@ def _scaled_add(name, inp, prod, beta, alpha):
         raise TypeError(f"{name}: input is {inp.dtype.name} but the product is {prod.dtype.name}")
     if prod.dtype.kind in "iub" and any(isinstance(s, float) for s in (beta, alpha)):
         raise TypeError(f"{name}: for integer tensors beta and alpha must be integers")
-    if alpha != 1:
-        prod = P.multiply(prod, alpha)
+    no = full((), False, dtype=dt.bool_, device=prod.device)   # where(no, t, ...) ignores t
+    prod = prod if alpha in (0, 1) else P.multiply(prod, alpha)
+    inp = inp if beta in (0, 1) else P.multiply(inp, beta)
     if beta == 0:
-        return prod
-    return P.add(inp if beta == 1 else P.multiply(inp, beta), prod)
+        zero = full((), 0, dtype=prod.dtype, device=prod.device)
+        return P.where(no, inp, prod if alpha else P.where(no, prod, zero))
+    return P.add(inp, prod) if alpha else P.where(no, prod, inp)
 
 
 @_pub("addmm")
+@_autocast(True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     return _scaled_add("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 @_pub("addmv")
+@_autocast(False)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
     return _scaled_add("addmv", input, mv(mat, vec), beta, alpha)
 
 
 @_pub("baddbmm")
+@_autocast(True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * bmm(batch1, batch2)."""
     return _scaled_add("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 @_pub("addbmm")
+@_autocast(True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (the sum over the batch of bmm(batch1, batch2))."""
     return _scaled_add("addbmm", input, P.sum(bmm(batch1, batch2), axis=0), beta, alpha)
 
 
 @_pub("addr")
+@_autocast(False)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)."""
     _mats("addr", (1, 1), vec1, vec2)
@@ -620,7 +628,8 @@ def _softmax_in(name, x, dim, dtype):
     if x.ndim == 0:
         return x, None, P.subtract(x, x)   # one element: softmax 1, log_softmax 0
     m = P.amax(x.detach(), a, keepdims=True) if x.shape[a] else x.detach()
-    m = P.where(P.isfinite(m), m, 0.0)
+    # an all -inf slice's max becomes 0; a +inf max gives inf - inf = NaN there, as PyTorch's
+    m = P.where(P.equal(m, -math.inf), 0.0, m)
     return x, a, P.subtract(x, P.astype(m, x.dtype, False))
 
 

@@ -111,7 +111,11 @@ def randperm(n, *, generator=None, dtype=dt.int64, device=None, requires_grad: b
     """
     n = _count(n, "n", "randperm")
     d = dt.dtype(dtype)
-    if d.kind in "iu" and n > 0 and n - 1 > dt.iinfo_bounds(d)[1]:
+    if d.kind not in "iuf":   # PyTorch's NotImplementedError for bool and complex
+        raise TypeError(f"randperm: dtype must be an integer or floating dtype, got {d.name}")
+    top = dt.iinfo_bounds(d)[1] if d.kind in "iu" else 2 ** {
+        "float16": 11, "bfloat16": 8, "float32": 24}.get(d.name, 53)   # its exact integers
+    if n > 0 and n - 1 > top:   # past a float's exact integers the values would repeat
         raise ValueError(f"randperm: n={n} is too large for {d.name}")
     r = _gen(generator).permutation(n, device=parse_device(device))
     return _grad(r if d is dt.int64 else P.astype(r, d), requires_grad)
@@ -176,7 +180,8 @@ def _check_probs(p: Tensor, name: str) -> None:
 def multinomial(input, num_samples, replacement: bool = False, *, generator=None):
     """num_samples category indices per row of the (unnormalised) probabilities input (1-d or
     2-d), int64. Without replacement the indices of a row are distinct (the exponential race:
-    the smallest Exp(1) / p_i, which picks successively in proportion to p).
+    the smallest Exp(1) / p_i, which picks successively in proportion to p), and each row needs
+    num_samples categories of non-zero probability (PyTorch's documented requirement).
 
     >>> import tensor as T
     >>> T.multinomial(T.tensor([0.0, 1.0, 0.0]), 2, replacement=True).tolist()
@@ -202,9 +207,11 @@ def multinomial(input, num_samples, replacement: bool = False, *, generator=None
     pos = P.greater(p2, 0)
     if _host_any(P.logical_not(P.any(pos, axis=-1))):
         raise ValueError("multinomial: a row of probabilities sums to zero")
-    if not replacement and _host_any(P.less(P.sum(pos, axis=-1), k)):
-        raise ValueError(f"multinomial: a row has fewer than num_samples={k} categories of "
-                         "non-zero probability (sampling without replacement)")
+    few = None if replacement else P.nonzero(P.less(P.sum(pos, axis=-1), k))[0]
+    if few is not None and few.shape[0]:   # PyTorch's documented requirement (it fills up
+        r = int(few[0].item())             # from the zeros in an unspecified order)
+        raise ValueError(f"multinomial: a row has fewer than num_samples={k} categories of non-zero "
+                         f"probability (row {r} has {int(P.sum(pos[r]).item())}; without replacement)")
     if replacement:
         cdf = P.cumsum(p2, axis=-1)
         cdf = P.divide(cdf, cdf[:, -1:])

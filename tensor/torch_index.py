@@ -180,7 +180,12 @@ def narrow(input, dim: int, start, length: int) -> Tensor:  # noqa: A002
     if x.ndim == 0:
         raise ValueError(f"{op}: cannot be applied to a 0-d tensor")
     dim = norm_axis(dim, x.ndim, op)
-    start = int(start.item()) if isinstance(start, Tensor) else operator.index(start)
+    if isinstance(start, Tensor):   # PyTorch's: a 0-d integer tensor only
+        if start.ndim or start.dtype.kind not in "iu":
+            raise TypeError(f"{op}: start must be an int or a 0-d integer tensor, got a "
+                            f"{start.dtype.name} tensor of shape {start.shape}")
+        start = int(start.item())
+    start = operator.index(start)
     length, n = operator.index(length), x.shape[dim]
     if not -n <= start <= n:
         raise IndexError(f"{op}: start {start} is out of range [{-n}, {n}] for dimension {dim} "

@@ -224,7 +224,8 @@ def test_binary_and_composite_gradients():
 
 def test_gradients_at_special_points():
     """PyTorch's conventions: xlogy's d/dx is 0 where x == 0 and y <= 0, log y elsewhere; fmax /
-    fmin give a tie to the first operand and a NaN's share to the other; nan_to_num passes
+    fmin split a tie in half (as maximum and PyTorch) and give a NaN's share to the other
+    operand (PyTorch gives g to both there); nan_to_num passes
     nothing back to what it replaced; heaviside's values take g where x == 0; lgamma's
     derivative is digamma; frac's is 1."""
     x, y = _leaf([0.0, 0.0, 2.0, 0.0, 0.0]), _leaf([0.0, 3.0, 4.0, -1.0, INF])
@@ -235,8 +236,8 @@ def test_gradients_at_special_points():
     a, b = _leaf([1.0, NAN, 2.0, NAN]), _leaf([1.0, 3.0, NAN, NAN])
     for fn in (T.fmax, T.fmin):
         ga, gb = autograd.grad(fn(a, b).sum(), [a, b])
-        np.testing.assert_array_equal(ga.numpy(), [1.0, 0.0, 1.0, 1.0])
-        np.testing.assert_array_equal(gb.numpy(), [0.0, 1.0, 0.0, 0.0])
+        np.testing.assert_array_equal(ga.numpy(), [0.5, 0.0, 1.0, 1.0])
+        np.testing.assert_array_equal(gb.numpy(), [0.5, 1.0, 0.0, 0.0])
     v = _leaf([NAN, INF, 1.0])
     np.testing.assert_array_equal(autograd.grad(T.nan_to_num(v).sum(), [v])[0].numpy(), [0.0, 0.0, 1.0])
     h, val = _leaf([0.0, 2.0, -1.0]), _leaf([0.5, 0.5, 0.5])
