@@ -236,26 +236,24 @@ def test_optimizer_errors(make, match):
         make([T.zeros(2).requires_grad_()])
 
 
-@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_against_torch(name, kw, dtype):
-    torch = pytest.importorskip("torch")
-    p0, grads = _data(dtype, steps=8)
-    tps = [torch.tensor(p0.copy(), requires_grad=True), torch.tensor(p0[::-1].copy(), requires_grad=True)]
-    groups = lambda ps: [{"params": [ps[0]]}, {"params": [ps[1]], "lr": kw["lr"] / 2}]  # noqa: E731
+def compare_with_torch(torch, name, kw, cls, p0, grads, rtol):
+    """torch.optim's `name` and our cls over the same parameters p0 (the first in a group of its
+    own, the rest in a second at half the lr) and per-step gradients: after 4 steps ours
+    continues from torch's state_dict; parameters, param groups and state agree at the end."""
+    groups = lambda ps: [{"params": ps[:1]}, {"params": ps[1:], "lr": kw["lr"] / 2}]  # noqa: E731
+    tps = [torch.tensor(x.copy(), requires_grad=True) for x in p0]
     topt = getattr(torch.optim, name)(groups(tps), foreach=False, **kw)
-    ps = [T.asarray(p0.copy()).requires_grad_(), T.asarray(p0[::-1].copy()).requires_grad_()]
-    opt = CLASSES[name](groups(ps), **kw)
-    for i, g in enumerate(grads):
-        for tp, p, gg in zip(tps, ps, (g, g[::-1])):
-            tp.grad, p.grad = torch.tensor(gg.copy()), T.asarray(gg.copy())
+    ps = [T.asarray(x.copy()).requires_grad_() for x in p0]
+    opt = cls(groups(ps), **kw)
+    for i, step in enumerate(grads):
+        for tp, p, g in zip(tps, ps, step):
+            tp.grad, p.grad = torch.tensor(g.copy()), T.asarray(g.copy())
         topt.step()
         opt.step()
         if i == 3:   # continue from torch's state_dict: its numbers map 1:1
             ps = [T.asarray(tp.detach().numpy().copy()).requires_grad_() for tp in tps]
-            opt = CLASSES[name](groups(ps), lr=123.0)
+            opt = cls(groups(ps), lr=123.0)
             opt.load_state_dict(topt.state_dict())
-    rtol = 1e-12 if dtype == np.float64 else 2e-6
     for tp, p in zip(tps, ps):
         np.testing.assert_allclose(np.asarray(p.detach()), tp.detach().numpy(), rtol=rtol, atol=rtol)
     tsd, osd = topt.state_dict(), opt.state_dict()
@@ -263,11 +261,21 @@ def test_against_torch(name, kw, dtype):
     for k, v in osd["param_groups"][1].items():
         if k in tsd["param_groups"][1]:
             assert tsd["param_groups"][1][k] == v, k
+    assert set(osd["state"]) == set(tsd["state"]) == set(range(len(p0)))
     for i, st in osd["state"].items():
         assert set(st) == set(tsd["state"][i])
         for k, v in st.items():
             np.testing.assert_allclose(np.asarray(v), tsd["state"][i][k].numpy(), rtol=rtol * 10,
-                                       atol=1e-12)
+                                       atol=1e-12, err_msg=k)
+
+
+@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_against_torch(name, kw, dtype):
+    torch = pytest.importorskip("torch")
+    p0, grads = _data(dtype, steps=8)
+    compare_with_torch(torch, name, kw, CLASSES[name], [p0, p0[::-1]],
+                       [[g, g[::-1]] for g in grads], 1e-12 if dtype == np.float64 else 2e-6)
 
 
 # ---- schedulers ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_nn_optim_extra import compare_with_torch
 
 import tensor as T
 from nn.optim import ASGD, Adafactor, Rprop
@@ -382,34 +383,8 @@ def test_against_torch(name, kw, dtype):
     rng = np.random.default_rng(4)
     p0 = [rng.standard_normal(s).astype(dtype) for s in shapes]
     grads = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(10)]
-    groups = lambda ps: [{"params": ps[:1]}, {"params": ps[1:], "lr": kw["lr"] / 2}]  # noqa: E731
-    tps = [torch.tensor(x.copy(), requires_grad=True) for x in p0]
-    topt = getattr(torch.optim, name)(groups(tps), foreach=False, **kw)
-    ps = [T.asarray(x.copy()).requires_grad_() for x in p0]
-    opt = CLASSES[name](groups(ps), **kw)
-    for i, step in enumerate(grads):
-        for tp, p, g in zip(tps, ps, step):
-            tp.grad, p.grad = torch.tensor(g.copy()), T.asarray(g.copy())
-        topt.step()
-        opt.step()
-        if i == 3:   # continue from torch's state_dict: its numbers map 1:1
-            ps = [T.asarray(tp.detach().numpy().copy()).requires_grad_() for tp in tps]
-            opt = CLASSES[name](groups(ps), lr=123.0)
-            opt.load_state_dict(topt.state_dict())
-    rtol = 1e-12 if dtype == np.float64 else 5e-6
-    for tp, p in zip(tps, ps):
-        np.testing.assert_allclose(_np(p), tp.detach().numpy(), rtol=rtol, atol=rtol)
-    tsd, osd = topt.state_dict(), opt.state_dict()
-    assert [g["params"] for g in tsd["param_groups"]] == [g["params"] for g in osd["param_groups"]]
-    for k, v in osd["param_groups"][1].items():
-        if k in tsd["param_groups"][1]:
-            assert tsd["param_groups"][1][k] == v, k
-    assert set(osd["state"]) == set(tsd["state"]) == set(range(len(shapes)))
-    for i, st in osd["state"].items():
-        assert set(st) == set(tsd["state"][i])
-        for k, v in st.items():
-            np.testing.assert_allclose(np.asarray(v), tsd["state"][i][k].numpy(), rtol=rtol * 10,
-                                       atol=1e-12, err_msg=k)
+    compare_with_torch(torch, name, kw, CLASSES[name], p0, grads,
+                       1e-12 if dtype == np.float64 else 5e-6)
 
 
 @pytest.mark.parametrize("name", ["Rprop", "ASGD"])
