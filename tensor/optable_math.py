@@ -148,6 +148,11 @@ def _zeta64(s: float, q: float) -> float:
         return math.inf
     if math.isinf(q):
         return 0.0
+    if q < 0:   # its n negative terms by symmetry: (-1)^s (zeta(s, r) - zeta(s, r + n))
+        n = math.floor(-q) + 1
+        r = -(q + (n - 1))
+        neg = _zeta64(s, r) - _zeta64(s, r + n)
+        return (neg if s % 2 == 0 else -neg) + _zeta64(s, q + n)
     total, a, s = 0.0, np.float64(q), np.float64(s)   # NumPy's powers overflow to inf
     while a < 60:
         total += a ** -s

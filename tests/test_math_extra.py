@@ -373,3 +373,13 @@ def test_values_and_gradients_match_torch():
         getattr(torch, name)(tx).sum().backward()
         np.testing.assert_allclose(autograd.grad(getattr(T, name)(x).sum(), [x])[0].numpy(),
                                    tx.grad.numpy(), rtol=1e-12, err_msg=name)
+
+
+def test_zeta_far_below_zero_is_bounded_work():
+    # n negative terms by symmetry, not summed one by one (1e14 of them would never finish)
+    got = T.zeta(T.asarray([2.0, 3.0]), T.asarray([-1e14 + 0.5, -50.5])).numpy()
+    # s = 2: every negative term pairs with a positive one (q + k = -(j + 1/2)), leaving
+    # 2 zeta(2, 1/2) = pi^2 up to the sum past 1e14, ~1e-14; s = 3: they cancel, leaving the
+    # terms from 51.5 on
+    np.testing.assert_allclose(got[0], math.pi ** 2, rtol=1e-13)
+    np.testing.assert_allclose(got[1], _zeta_direct(3.0, 51.5), rtol=1e-11)

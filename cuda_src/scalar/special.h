@@ -169,12 +169,14 @@ SX_SCALAR_FN double SX_TNAME(sx_i1, f64)(double x) {
     return h * SX_TNAME(sx_i1e, f64)(x) * h;
 }
 
-/* the Hurwitz zeta function sum_k (q + k)^-s (PyTorch's special.zeta, Cephes' domain): the terms
- * summed while q + k < 10 (or k < 9), then Euler-Maclaurin's tail at a = q + k, a^(1-s) / (s-1)
- * + a^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) a^(-s-2j+1), cut where it stops
- * mattering. inf at s == 1 and at the poles q = 0, -1, ...; NaN for s < 1, and for q < 0 with a
- * non-integer s (the power is not real) */
-SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
+/* the Hurwitz zeta function sum_k (q + k)^-s (PyTorch's special.zeta, Cephes' domain). For
+ * q > 0 (sx_zeta_pos): the terms summed while q + k < 10 (or k < 9), then Euler-Maclaurin's
+ * tail at a = q + k, a^(1-s) / (s-1) + a^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2)
+ * a^(-s-2j+1), cut where it stops mattering. inf at s == 1 and at the poles q = 0, -1, ...;
+ * NaN for s < 1, and for q < 0 with a non-integer s (the power is not real). A negative q
+ * takes its n negative terms as (-1)^s (zeta(s, r) - zeta(s, r + n)), r = -(q + n - 1) in
+ * (0, 1): a bounded amount of work however far below 0 q is */
+SX_SCALAR_FN double SX_TNAME(sx_zeta_pos, f64)(double s, double q) {
     /* B_2j / (2j)!, j = 1..12 */
     const double bf[12] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
                            -691.0 / 1307674368000.0, 1.0 / 74724249600.0,
@@ -182,13 +184,6 @@ SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
                            -174611.0 / 802857662698291200000.0,
                            77683.0 / 14101100039391805440000.0,
                            -236364091.0 / 1693824136731743669452800000.0};
-    if (s != s || q != q) return s + q;
-    if (s == 1.0) return SX_INF_D;
-    if (s < 1.0) return SX_INF_D - SX_INF_D;
-    if (q <= 0.0) {
-        if (q == floor(q)) return SX_INF_D;
-        if (s != floor(s)) return SX_INF_D - SX_INF_D;
-    }
     if (q == SX_INF_D) return 0.0;
     double sum = 0.0, a = q;
     for (int k = 0; a < 10.0 || k < 9; k++, a += 1.0) {
@@ -206,6 +201,17 @@ SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
         f *= (s + 2.0 * j + 1.0) * (s + 2.0 * j + 2.0) / a2;
     }
     return sum;
+}
+SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
+    if (s != s || q != q) return s + q;
+    if (s == 1.0) return SX_INF_D;
+    if (s < 1.0) return SX_INF_D - SX_INF_D;
+    if (q > 0.0) return SX_TNAME(sx_zeta_pos, f64)(s, q);
+    if (q == floor(q)) return SX_INF_D;                 /* the poles, and -inf */
+    if (s != floor(s)) return SX_INF_D - SX_INF_D;
+    double n = floor(-q) + 1.0, r = -(q + (n - 1.0));   /* q + n in (0, 1); both exact */
+    double neg = SX_TNAME(sx_zeta_pos, f64)(s, r) - SX_TNAME(sx_zeta_pos, f64)(s, r + n);
+    return (fmod(s, 2.0) == 0.0 ? neg : -neg) + SX_TNAME(sx_zeta_pos, f64)(s, q + n);
 }
 SX_SCALAR_FN float SX_TNAME(sx_zeta, f32)(float s, float q) {
     return (float)SX_TNAME(sx_zeta, f64)((double)s, (double)q);
