@@ -179,7 +179,11 @@ def polygamma(n: int, x) -> Tensor:
     x = _real_float(_t(x), "polygamma")
     if n == 0:
         return P.digamma(x)
-    return P.zeta(float(n + 1), x) * float((-1) ** (n + 1) * math.factorial(n))
+    try:
+        scale = float(math.factorial(n))
+    except OverflowError:   # n > 170: the values overflow too (as PyTorch's)
+        scale = math.inf
+    return P.zeta(float(n + 1), x) * (scale if n % 2 else -scale)
 
 
 COMPOSITES: dict = {f.__name__: f for f in (
