@@ -223,25 +223,33 @@ class _Run:
         return ref
 
 
+# operands (memory blocks and scalars) of one run at most: a kernel's argument list is bounded
+# (CUDA's fused kernels take 96), so a longer chain becomes several runs, not none
+MAX_RUN_OPERANDS = 64
+
+
 def _partition(calls: list) -> list:
     """Lists of (index, _as_ew) of consecutive fusable calls on one device over one size,
     whose operands' memory is either the same or disjoint (one call: a run only if a reduction
     follows or a matmul precedes)."""
-    groups, cur, keys, sig = [], [], [], None
+    groups, cur, keys, sig, scalars = [], [], [], None, 0
     for i, c in enumerate(calls):
         e = _as_ew(c[1], c[2]) if c[0] is not None and not c[3] else None
         if e is None:
             groups.append(cur)
-            cur, keys, sig = [], [], None
+            cur, keys, sig, scalars = [], [], None, 0
             continue
         _, _, out, ins, n = e
         ks = [_key(t) for t in [out] + [x for x in ins if type(x) is Tensor]]
         fits = all(k in keys or not any(_overlap(o, k) for o in keys) for k in ks)
-        if (n, out.device) != sig or not fits:
+        more = len(ins) - (len(ks) - 1)   # this call's scalar operands
+        wide = len(keys) + scalars + len(ks) + more > MAX_RUN_OPERANDS
+        if (n, out.device) != sig or not fits or wide:
             groups.append(cur)
-            cur, keys, sig = [], [], (n, out.device)
+            cur, keys, sig, scalars = [], [], (n, out.device), 0
         cur.append((i, e))
         keys.extend(k for k in ks if k not in keys)
+        scalars += more
     groups.append(cur)
     return [g for g in groups if g]
 

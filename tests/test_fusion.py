@@ -207,23 +207,21 @@ def test_fused_blocks_round_as_unfused(dtype, device):
     """Every float op of the table inside one fused run longer than the kernel's block (its
     vector loops and their remainders fall elsewhere than the unfused kernels'): bitwise the
     unfused results."""
-    every = [getattr(T, op.name) for op in UNARY if "f" in op.kinds and not op.out_bool
-             and op.grad != NONE]
+    fns = [getattr(T, op.name) for op in UNARY if "f" in op.kinds and not op.out_bool
+           and op.grad != NONE]
+
+    def g(a, b):
+        return tuple(fn(a * 0.5 + b) - b for fn in fns)
     rng = np.random.default_rng(1)
     x = T.asarray(rng.standard_normal(1201)).astype(dtype)
     y = T.asarray(rng.uniform(0.5, 1.5, 1201)).astype(dtype)
-    # in runs of at most 30 ops: one kernel takes at most 96 operands on CUDA (a longer run
-    # is not fused there at all)
-    for fns in (every[i:i + 30] for i in range(0, len(every), 30)):
-        def g(a, b, fns=fns):
-            return tuple(fn(a * 0.5 + b) - b for fn in fns)
-        cf = T.compile(g)
-        for _ in range(3):
-            got = _quiet(cf, x, y)
-        for fn, r, w in zip(fns, got, g(x, y)):
-            np.testing.assert_array_equal(r.astype(T.float64).numpy(),
-                                          w.astype(T.float64).numpy(), err_msg=fn.__name__)
-        assert cf.stats()["fused_calls"] >= 3 * len(fns)
+    cf = T.compile(g)
+    for _ in range(3):
+        got = _quiet(cf, x, y)
+    for fn, r, w in zip(fns, got, g(x, y)):
+        np.testing.assert_array_equal(r.astype(T.float64).numpy(), w.astype(T.float64).numpy(),
+                                      err_msg=fn.__name__)
+    assert cf.stats()["fused_calls"] >= 3 * len(fns)   # (in several runs: fusion.MAX_RUN_OPERANDS)
 
 
 def test_kernels_built_in_parallel_leave_stdout_alone(device, tmp_path, monkeypatch):
@@ -241,3 +239,20 @@ def test_kernels_built_in_parallel_leave_stdout_alone(device, tmp_path, monkeypa
         a, b, w = [x.astype(T.float32) for x in _data(seed, (5, cols), (5, cols), (cols,))]
         _same(_quiet(cf, a, b, w), f(a, b, w))
     assert cf.stats()["replay_launches"] == 3 and sys.stdout is before
+
+
+def test_a_chain_wider_than_a_kernel_is_fused_in_several_runs(device):
+    """60 results of one chain: more operands than one fused kernel takes (CUDA's: 96); the
+    planner splits the chain (it had been refused whole there), each part bitwise unfused."""
+    def g(a, b):
+        return tuple(T.exp(a * (0.01 * k) + b) - b for k in range(60))
+    rng = np.random.default_rng(3)
+    x = T.asarray(rng.standard_normal(257), device=device).astype(T.float32)
+    y = T.asarray(rng.uniform(0.5, 1.5, 257), device=device).astype(T.float32)
+    cf = T.compile(g)
+    for _ in range(3):
+        got = _quiet(cf, x, y)
+    for r, w in zip(got, g(x, y)):
+        np.testing.assert_array_equal(r.numpy(), w.numpy())
+    s = cf.stats()
+    assert s["fused_calls"] >= 3 * 60 and s["replay_launches"] < s["launches"] // 3, s
