@@ -246,7 +246,7 @@ def _copy_slices_map(ctx):
 def _copy_slices_vjp(ctx, g):
     idx = _copy_slices_map(ctx)
     if idx is None:
-        return (g, T.zeros(ctx.args[1].shape, dtype=g.dtype, device=g.device))
+        return (g, T.zeros(tuple(ctx.kwargs["view"][0]), dtype=g.dtype, device=g.device))
     flat = idx.reshape(-1)
     g_view = g.reshape(-1)[flat].reshape(idx.shape)
     if not ctx.needs[0]:
@@ -256,15 +256,17 @@ def _copy_slices_vjp(ctx, g):
     return (T.where(inside.reshape(g.shape), 0.0, g), g_view)
 
 
-def _copy_slices_jvp(ctx, tans):
-    base, view = ctx.args
+def _copy_slices_jvp(ctx, tans, dtype=None):
+    """The base's new tangent; dtype: the base's, or given (copy_parts: its real pairs')."""
+    base = ctx.args[0]
     tb, tv = tans
-    new = (T.zeros(base.shape, dtype=base.dtype, device=base.device) if tb is None
+    shape = tuple(ctx.kwargs["base"][0])
+    new = (T.zeros(shape, dtype=dtype or base.dtype, device=base.device) if tb is None
            else T.clone(tb)).reshape(-1)
     idx = _copy_slices_map(ctx)
     if idx is not None:
         new[idx.reshape(-1)] = 0.0 if tv is None else tv.reshape(-1)
-    return new.reshape(base.shape)
+    return new.reshape(shape)
 
 
 RULES["copy_slices"] = Rule("copy_slices", _copy_slices_vjp, _copy_slices_jvp, ())
@@ -273,41 +275,23 @@ RULES["copy_slices"] = Rule("copy_slices", _copy_slices_vjp, _copy_slices_jvp, (
 # A view of the other kind of memory written in place: a real view of complex memory (x.real[...]
 # = v, x.imag *= w, view_as_real(z)[...] = u) or a complex view of real memory (view_as_complex).
 # autograd.graph.rebase gives both layouts in real units; kwargs["parts"] says which operand is
-# complex ("base" or "view"), whose gradient and tangent pass through their (Re, Im) pairs.
+# complex ("base" or "view"): copy_slices' rules run on its (Re, Im) pairs.
 # conj=False: the pairs' map is real-linear, not complex-linear.
 
 def _copy_parts_vjp(ctx, g):
-    cb = ctx.kwargs["parts"] == "base"
-    gr = T.view_as_real(g) if cb else g
-    vshape = tuple(ctx.kwargs["view"][0])
-    idx = _copy_slices_map(ctx)
-    if idx is None:
-        gb, gv = gr, T.zeros(vshape, dtype=gr.dtype, device=gr.device)
-    else:
-        flat = idx.reshape(-1)
-        gv = gr.reshape(-1)[flat].reshape(vshape)
-        inside = T.zeros((gr.numel(),), dtype=T.bool, device=gr.device)
-        inside[flat] = True
-        gb = T.where(inside.reshape(gr.shape), 0.0, gr)
-    gb = (_as_complex(gb) if cb else gb) if ctx.needs[0] else None
-    return gb, (gv if cb else _as_complex(gv))
+    if ctx.kwargs["parts"] == "base":
+        gb, gv = _copy_slices_vjp(ctx, T.view_as_real(g))
+        return (None if gb is None else _as_complex(gb)), gv
+    gb, gv = _copy_slices_vjp(ctx, g)
+    return gb, _as_complex(gv)
 
 
 def _copy_parts_jvp(ctx, tans):
-    base = ctx.args[0]
-    cb = ctx.kwargs["parts"] == "base"
     tb, tv = tans
-    bshape = tuple(ctx.kwargs["base"][0])
-    if tb is None:
-        new = T.zeros(bshape, dtype=real_of(base.dtype) if cb else base.dtype, device=base.device)
-    else:
-        new = T.clone(T.view_as_real(tb) if cb else tb)
-    new = new.reshape(-1)
-    idx = _copy_slices_map(ctx)
-    if idx is not None:
-        new[idx.reshape(-1)] = 0.0 if tv is None else (tv if cb else T.view_as_real(tv)).reshape(-1)
-    new = new.reshape(bshape)
-    return _as_complex(new) if cb else new
+    if ctx.kwargs["parts"] == "base":
+        pairs = None if tb is None else T.view_as_real(tb)
+        return _as_complex(_copy_slices_jvp(ctx, (pairs, tv), real_of(ctx.args[0].dtype)))
+    return _copy_slices_jvp(ctx, (tb, None if tv is None else T.view_as_real(tv)))
 
 
 RULES["copy_parts"] = Rule("copy_parts", _copy_parts_vjp, _copy_parts_jvp, (), conj=False)
