@@ -26,7 +26,7 @@ from .axes import as_int, norm_axis, norm_axis_tuple
 from .convert import asarray
 from .creation import arange, full, zeros
 from .optable import T as P  # tensor's public (recorded) functions
-from .sorting import tensor_arg
+from .sorting import flag, tensor_arg
 from .views import broadcast_shapes
 
 COMPOSITES: dict = {}   # name -> function, published by tensor/public.py as T.name
@@ -70,12 +70,6 @@ def arrs(op: str, *xs) -> list:
     if len({t.device for t in ts}) > 1:
         raise ValueError(f"{op}: tensors on different devices: {[str(t.device) for t in ts]}")
     return ts
-
-
-def flag(v, name: str, op: str) -> bool:
-    if not isinstance(v, bool):
-        raise TypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
-    return v
 
 
 def cast(t: Tensor, d: dt.DType) -> Tensor:

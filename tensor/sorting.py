@@ -51,7 +51,8 @@ def ordered_arg(x, op: str) -> Tensor:
     return t
 
 
-def _flag(v, name: str, op: str) -> bool:
+def flag(v, name: str, op: str) -> bool:
+    """v, which must be a bool (not merely truthy), else a TypeError naming op."""
     if not isinstance(v, bool):
         raise TypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
     return v
@@ -60,8 +61,8 @@ def _flag(v, name: str, op: str) -> bool:
 def _sort(x, axis, descending, stable, op: str, values: bool):
     """(values or None, int64 indices) of x sorted stably along axis."""
     x = tensor_arg(x, op)
-    _flag(descending, "descending", op)
-    _flag(stable, "stable", op)   # every sort is stable: stable=False is allowed to be
+    flag(descending, "descending", op)
+    flag(stable, "stable", op)   # every sort is stable: stable=False is allowed to be
     a = norm_axis(axis, max(x.ndim, 1), op)   # a 0-d tensor sorts as one element
     xm = reshape(x, (1,)) if x.ndim == 0 else moveaxis(x, a, -1)
     xm = ew.contiguous(xm)
@@ -251,8 +252,8 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) ->
     [1, 3]
     """
     x = tensor_arg(x, "topk")
-    _flag(largest, "largest", "topk")
-    _flag(sorted, "sorted", "topk")
+    flag(largest, "largest", "topk")
+    flag(sorted, "sorted", "topk")
     a = norm_axis(dim, max(x.ndim, 1), "topk")
     k = check_k(k, 0, x, a, "topk")
     idx = P.argsort(x, axis=a, descending=largest)
