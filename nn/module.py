@@ -79,13 +79,6 @@ class Parameter(metaclass=_ParameterMeta):
         return t
 
 
-def _set_data(t: Tensor, new: Tensor) -> None:
-    """Point t at new's data in place (PyTorch's `param.data = new`): references held elsewhere,
-    by an optimizer for instance, stay valid."""
-    t._storage, t._shape, t._strides, t._offset = new._storage, new._shape, new._strides, new._offset
-    t._dtype, t._contig = new._dtype, None
-
-
 # --------------------------------------------------------------------------- hooks, errors
 class RemovableHandle:
     """Returned by register_*_hook: remove() unregisters the hook (also as a context manager)."""
@@ -437,7 +430,7 @@ class Module:
                         continue
                     new = fn(p)
                     if new is not p:
-                        _set_data(p, new)
+                        p.data = new
                         if p.grad is not None:
                             p.grad = fn(p.grad)
                 for k, b in m._buffers.items():

@@ -20,7 +20,7 @@ import tensor as T
 from nn.containers import Sequential
 from nn.conv import Conv2d, ConvTranspose2d
 from nn.linear import Linear
-from nn.module import Module, Parameter, _set_data
+from nn.module import Module, Parameter
 from nn.normalization import BatchNorm1d, BatchNorm2d
 from nn.optim import SGD
 from nn.utils import (
@@ -624,8 +624,8 @@ def test_hooks_and_fusion_match_torch():
         bn.running_var.uniform_(0.5, 2)
         bn.weight.uniform_(-1, 1)
     ours = Conv2d(2, 3, 3, dtype=F64).eval()
-    _set_data(ours.weight, T.asarray(conv.weight.detach().numpy()))
-    _set_data(ours.bias, T.asarray(conv.bias.detach().numpy()))
+    ours.weight.data = T.asarray(conv.weight.detach().numpy())
+    ours.bias.data = T.asarray(conv.bias.detach().numpy())
     ob = BatchNorm2d(3, dtype=F64).eval()
     ob.load_state_dict({k: T.asarray(v.numpy()) for k, v in bn.state_dict().items()})
     f, tf = fuse_conv_bn_eval(ours, ob), torch.nn.utils.fuse_conv_bn_eval(conv, bn)

@@ -18,8 +18,6 @@ import tensor as T
 from autograd import no_grad
 from tensor import Tensor
 
-from ..module import _set_data
-
 
 def _same_device(params: list[Tensor], what: str) -> None:
     devices = {str(p.device) for p in params}
@@ -65,7 +63,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         for p in params:
             n = p.numel()
             new = vec.detach()[pointer:pointer + n].reshape(p.shape)
-            _set_data(p, new if new.dtype == p.dtype else new.astype(p.dtype))
+            p.data = new if new.dtype == p.dtype else new.astype(p.dtype)
             pointer += n
 
 

@@ -32,7 +32,7 @@ from autograd import no_grad
 from tensor import Tensor
 
 from ..containers import ModuleDict, ModuleList
-from ..module import Module, Parameter, _set_data, is_parameter
+from ..module import Module, Parameter, is_parameter
 
 _cache_enabled = 0
 _cache: dict[tuple[int, str], Tensor] = {}
@@ -98,7 +98,7 @@ class ParametrizationList(ModuleList):
                                  f"{original.device} -> {new.dtype.name} on {new.device}")
             with no_grad():
                 if new is not original:
-                    _set_data(original, new)
+                    original.data = new
             _register(self, "original", original)
         else:
             for i, t in enumerate(new):
@@ -130,7 +130,7 @@ class ParametrizationList(ModuleList):
                 if value.dtype != self.original.dtype:
                     raise ValueError(f"right_inverse returned dtype {value.dtype.name}, while "
                                      f"original has dtype {self.original.dtype.name}")
-                _set_data(self.original, value)
+                self.original.data = value
                 return
             if not isinstance(value, Sequence) or len(value) != self.ntensors:
                 raise ValueError(f"right_inverse must return a sequence of {self.ntensors} "
@@ -140,7 +140,7 @@ class ParametrizationList(ModuleList):
                 if not isinstance(t, Tensor) or t.dtype != orig.dtype:
                     raise ValueError(f"right_inverse: element {i} must be a tensor of dtype "
                                      f"{orig.dtype.name}, got {getattr(t, 'dtype', type(t))}")
-                _set_data(orig, t)
+                orig.data = t
 
     def forward(self) -> Tensor:
         mods = list(self)
@@ -257,7 +257,7 @@ def remove_parametrizations(module: Module, tensor_name: str,
         original = plist.original
         if leave_parametrized:
             with no_grad():
-                _set_data(original, getattr(module, tensor_name).detach())
+                original.data = getattr(module, tensor_name).detach()
     else:
         if not leave_parametrized:
             raise ValueError("remove_parametrizations: cannot leave unparametrized "
