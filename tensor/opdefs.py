@@ -108,6 +108,12 @@ def _f(name, cx=None):  # libm function over the compute type (float or double),
     return {"f": f"SX_F1({name}, a)", "c": cx} if cx else {"f": f"SX_F1({name}, a)"}
 
 
+def one_at_zero(x):
+    """x with 1 where x == 0: a partial divides (or takes the log) there without a NaN or inf,
+    and masks the result itself."""
+    return T.where(x == 0, 1.0, x)
+
+
 _vec_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 

@@ -37,6 +37,7 @@ from .opdefs import (  # noqa: F401  (re-exported: the table's users import them
     _vec_erf,
     d1,
     d2,
+    one_at_zero,
 )
 
 
@@ -164,8 +165,7 @@ def _atan2_grads() -> Grad:
     """d/da b / (a^2 + b^2), d/db -a / (a^2 + b^2); both 0 at (0, 0) (PyTorch's), where the
     quotient was 0 / 0."""
     def den(a, b):
-        d = a * a + b * b
-        return T.where(d == 0, 1.0, d)
+        return one_at_zero(a * a + b * b)
     return d2(lambda a, b, y: b / den(a, b), lambda a, b, y: -a / den(a, b), 0, 1)
 
 
@@ -176,7 +176,7 @@ def _pow_db(a, b, y):
         return y * (cmath.log(a) if a != 0 else 0.0)
     if y.dtype.kind == "c" and a.dtype.kind != "c":
         a = T.astype(a, y.dtype)
-    return T.where(a == 0, 0.0, y * T.log(T.where(a == 0, 1.0, a)))
+    return T.where(a == 0, 0.0, y * T.log(one_at_zero(a)))
 
 
 BINARY = [

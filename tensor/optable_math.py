@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from . import dtypes as dt
-from .opdefs import _2_SQRTPI, _LN2, NONE, OUT, ZERO, Op, T, X, _f, _float_loop, d1, d2
+from .opdefs import _2_SQRTPI, _LN2, NONE, OUT, ZERO, Op, T, X, _f, _float_loop, d1, d2, one_at_zero
 
 _SQRTPI_2 = math.sqrt(math.pi) / 2
 
@@ -180,10 +180,6 @@ def _zeta_ds(a, b, y):
                               "implemented (nor is it in PyTorch); q's is")
 
 
-def _safe(x):   # x, with 1 where x == 0 (a division there stays finite; the caller masks it)
-    return T.where(x == 0, 1.0, x)
-
-
 def _rsqrt_ref(x):
     x = np.asarray(x)
     if x.dtype.kind == "c":
@@ -261,9 +257,9 @@ UNARY = [
     Op("i0e", 1, "f", {"f": "SX_I0E(a)"}, _bessel_ref(0, True), int_to=dt.float64,
        grad=d1(lambda x, y: T.i1e(x) - T.sign(x) * y, X, OUT)),
     Op("i1", 1, "f", {"f": "SX_I1(a)"}, _bessel_ref(1, False), int_to=dt.float64,
-       grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0(x) - y / _safe(x)), X, OUT)),
+       grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0(x) - y / one_at_zero(x)), X, OUT)),
     Op("i1e", 1, "f", {"f": "SX_I1E(a)"}, _bessel_ref(1, True), int_to=dt.float64,
-       grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0e(x) - y * (T.sign(x) + 1.0 / _safe(x))),
+       grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0e(x) - y * (T.sign(x) + 1.0 / one_at_zero(x))),
                X, OUT)),
     Op("rsqrt", 1, "fc", {"c": "sx_crsqrt(a)", "f": "1 / SX_F1(sqrt, a)"}, _rsqrt_ref,
        domain="positive", grad=d1(lambda x, y: -0.5 * (y * y * y), OUT)),
