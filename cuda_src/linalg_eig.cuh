@@ -12,7 +12,9 @@
  *            until a sweep makes none; eigenvalues ascending, vectors the accumulated rotations.
  *   le_svd   one-sided Jacobi (Hestenes) on the columns of A (of A^H when wide), one warp per
  *            column pair, same ordering, relative test with tolerance sqrt(M) eps (the dot
- *            products' rounding); s descending; the left basis is the normalised columns,
+ *            products' rounding), a sweep counting only when some pair's cosine was above
+ *            (M + 4) eps (below it a rotation is rounding noise: a pair sitting between the two
+ *            kept the sweeps going, as on the CPU, linalg_eig_svd.h); s descending; the left basis is the normalised columns,
  *            completed (zero singular values, full bases) with standard basis vectors
  *            orthogonalised twice (classical Gram-Schmidt).
  *   le_eig   complex general: Householder Hessenberg reduction, single-shift (Wilkinson) QR with
@@ -280,6 +282,7 @@ SX_DEV void le_svd(T *a, int64_t bs, int64_t lda, double *s, T *u, int64_t ubs, 
     const int64_t np = N + (N & 1), h = np / 2, tid = threadIdx.x, bd = blockDim.x;
     const int lane = (int)(tid & 31), warp = (int)(tid >> 5), nwarp = (int)(bd >> 5);
     const double tol = LE_EPS * sqrt((double)M);   /* the rounding of the dot products (xGESVJ's) */
+    const double conv = LE_EPS * (double)(M + 4);   /* the computed cosine's rounding floor */
     T *W = (T *)(work + (int64_t)blockIdx.x * wstride), *V = W + M * N, *Q = V + (vecs ? N * N : 0);
     T *dots = Q + M * kw;
     double *nrm = (double *)(dots + kw);
@@ -331,7 +334,7 @@ SX_DEV void le_svd(T *a, int64_t bs, int64_t lda, double *s, T *u, int64_t ubs, 
                     double c, sn;
                     T z;
                     if (!le_jacobi2(al, be, ga, &c, &sn, &z, (double *)0, tol)) continue;
-                    if (lane == 0) rot = sweep + 1;
+                    if (lane == 0 && le_abs(ga) > conv * sqrt(al) * sqrt(be)) rot = sweep + 1;
                     for (int64_t i = lane; i < M; i += 32) {
                         const T x = wp[i], y = le_mul(z, wq[i]);
                         wp[i] = le_sub(le_scal(x, c), le_scal(y, sn));

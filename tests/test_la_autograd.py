@@ -6,6 +6,7 @@ installed. Spectral functions are checked through gauge-invariant functions of t
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -93,7 +94,7 @@ def test_gradcheck_and_jvp(name, cplx):
     if cplx and name in ("cross",):
         pytest.skip("real-only case")
     fn, shapes = CASES[name]
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     vals = _inputs(rng, shapes, cplx)
     xs = [T.asarray(v).requires_grad_() for v in vals]
     assert autograd.gradcheck(fn, tuple(xs), atol=1e-6, rtol=1e-4)

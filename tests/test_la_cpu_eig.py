@@ -232,6 +232,21 @@ def test_svd_sparse(dt):
         check_svd(x)
 
 
+# Jacobi's cosine for one pair of this well-conditioned matrix sat between the rotation
+# threshold (sqrt(3) eps / 2) and its own rounding floor, so every sweep rotated it again and
+# the SVD reported no convergence after 80 sweeps (a CI failure of cond's gradcheck).
+STALLED = np.array([[2.511789949993381, 0.7341609239428352, 1.0834944517952902],
+                    [0.14891574213930556, 2.864723740919914, -0.37989046538801907],
+                    [0.23314779099292807, -0.6556411219223744, 3.3086185461238076]])
+
+
+def test_svd_converges_where_the_cosine_sits_at_rounding_level():
+    check_svd(STALLED[None])
+    rng = np.random.default_rng(5)   # many small well-conditioned ones, each near the floor
+    for n in (2, 3, 4, 5):
+        check_svd(rng.standard_normal((4000 // n, n, n)) + 3 * np.eye(n))
+
+
 @pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0)])
 def test_svd_empty(shape):
     m, n = shape

@@ -191,6 +191,16 @@ def test_svd_rank_deficient_graded_zero(cplx):
 
 
 @cuda
+def test_svd_converges_on_many_small_well_conditioned():
+    """Pairs whose computed cosine sits at its rounding floor must not keep the sweeps going
+    (the CPU's Jacobi reported no convergence for a 3 x 3 that way: test_la_cpu_eig.STALLED)."""
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 5):
+        a = rng.standard_normal((300 // n, n, n)) + 3 * np.eye(n)
+        _check_svd(a, *_svd(a, False))
+
+
+@cuda
 def test_svd_empty_spectrum_full_bases():
     for m, n in [(3, 0), (0, 4), (0, 0)]:
         a = np.zeros((2, m, n))

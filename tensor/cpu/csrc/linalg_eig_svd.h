@@ -5,7 +5,11 @@
  * kept as the rows of g; pairs in round-robin order so that a round's rotations are disjoint
  * (threads split a round without changing the result); column norms tracked through the
  * rotations and recomputed each sweep; convergence by the relative orthogonality test
- * |p^H q| <= sqrt(L) eps ||p|| ||q||; left vectors of zero columns completed by Gram-Schmidt.
+ * |p^H q| <= sqrt(L) eps ||p|| ||q|| (a pair above it is rotated), a sweep counting only when
+ * some pair was above (L + 4) eps, the rounding floor of the computed cosine: below it a
+ * rotation is noise, and a pair whose computed cosine sat between the two kept the sweeps
+ * going until the limit (info 1 for a well-conditioned 3 x 3); left vectors of zero columns
+ * completed by Gram-Schmidt.
  * Otherwise: Householder QR X = Q R when tall (the iteration then works on k x k), Golub-Kahan
  * (linalg_eig_bd.h) on R (or on X itself when square), left vectors Q U_R, and a full basis
  * from Q applied to the standard vectors past k. */
@@ -42,15 +46,17 @@ static void le_complete(le_t *g, int64_t L, int64_t r, int64_t kt, double *res) 
 }
 
 /* Rotate rows p, q of g (and of y, length k) to orthogonality unless they already are to
- * relative tolerance tol; np, nq: their squared norms, updated. Returns 1 when it rotated. */
+ * relative tolerance tol; np, nq: their squared norms, updated. Returns 1 when it rotated a
+ * pair whose cosine was above conv (a rotation that counts for convergence), else 0. */
 static int le_jacobi_pair(le_t *gp, le_t *gq, int64_t L, le_t *yp, le_t *yq, int64_t k,
-                          double *np, double *nq, double tol) {
+                          double *np, double *nq, double tol, double conv) {
     const double al = *np, be = *nq;
     /* columns under 1e-146 are zero: the range scaling keeps the largest entry above 1e-100 */
     if (al < LE_ZCOL2 || be < LE_ZCOL2) return 0;
     const le_t gm = le_dotc(L, gp, gq);
     const double gr = le_re(gm), gi = le_im(gm), ga = LE_CPLX ? le_hypot(gr, gi) : fabs(gr);
     if (!(ga > tol * sqrt(al) * sqrt(be))) return 0;
+    const int counts = ga > conv * sqrt(al) * sqrt(be);
     const double zeta = (be - al) / (2.0 * ga);
     const double t = copysign(1.0, zeta) / (fabs(zeta) + le_hypot(1.0, zeta));
     const double c = 1.0 / sqrt(1.0 + t * t), s = c * t;
@@ -78,18 +84,18 @@ static int le_jacobi_pair(le_t *gp, le_t *gq, int64_t L, le_t *yp, le_t *yq, int
     /* cancellation: recompute (the update lost the small norm's digits) */
     if (*np < 0.05 * al) *np = le_nrm2sq(L, gp);
     if (*nq < 0.05 * be) *nq = le_nrm2sq(L, gq);
-    return 1;
+    return counts;
 }
 
 /* Pair i of round rd of the round robin over K players (those >= k sit out). */
 static int le_round_pair(le_t *g, le_t *y, int64_t L, int64_t k, int64_t K, int64_t rd,
-                         int64_t i, double *nrm, double tol) {
+                         int64_t i, double *nrm, double tol, double conv) {
     int64_t p = i == 0 ? K - 1 : (rd + i) % (K - 1);
     int64_t q = (rd - i + K - 1) % (K - 1);
     if (p > q) { int64_t t = p; p = q; q = t; }
     if (q >= k) return 0;
     return le_jacobi_pair(g + p * L, g + q * L, L, y ? y + p * k : NULL, y ? y + q * k : NULL,
-                          k, nrm + p, nrm + q, tol);
+                          k, nrm + p, nrm + q, tol, conv);
 }
 
 /* One-sided Jacobi on the k rows of g (length L), rotations also on the rows of y (k x k, or
@@ -97,7 +103,7 @@ static int le_round_pair(le_t *g, le_t *y, int64_t L, int64_t k, int64_t K, int6
  * convergence). nrm: k scratch. */
 static int le_jacobi(le_t *g, int64_t L, int64_t k, le_t *y, double *s, double *nrm, int nti) {
     const int64_t K = k + (k & 1);
-    const double tol = LE_EPS * sqrt((double)L);
+    const double tol = LE_EPS * sqrt((double)L), conv = LE_EPS * (double)(L + 4);
     int info = k > 1;
     for (int sweep = 0; sweep < 80 && k > 1; sweep++) {
         for (int64_t j = 0; j < k; j++) nrm[j] = le_nrm2sq(L, g + j * L);
@@ -107,10 +113,10 @@ static int le_jacobi(le_t *g, int64_t L, int64_t k, le_t *y, double *s, double *
             if (nt > 1) {
                 _Pragma("omp parallel for num_threads(nt) schedule(static) reduction(+:rotated)")
                 for (int64_t i = 0; i < K / 2; i++)
-                    rotated += le_round_pair(g, y, L, k, K, rd, i, nrm, tol);
+                    rotated += le_round_pair(g, y, L, k, K, rd, i, nrm, tol, conv);
             } else {
                 for (int64_t i = 0; i < K / 2; i++)
-                    rotated += le_round_pair(g, y, L, k, K, rd, i, nrm, tol);
+                    rotated += le_round_pair(g, y, L, k, K, rd, i, nrm, tol, conv);
             }
         }
         if (!rotated) { info = 0; break; }
