@@ -109,7 +109,11 @@ def _write_jvp(ctx, tans, key, accumulate):
         if not accumulate:
             r[key] = 0
         return r
-    return T.index_put_(r, key, tv.astype(r.dtype, copy=False), accumulate)
+    tv = tv.astype(r.dtype, copy=False)
+    if not accumulate:   # the write's own broadcasting (a (1,) value into a 0-d slot, as NumPy)
+        r[key] = tv
+        return r
+    return T.index_put_(r, key, tv, accumulate)
 
 
 # ---------------------------------------------------------------- getitem / setitem / index_put_

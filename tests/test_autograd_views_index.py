@@ -239,6 +239,21 @@ def test_setitem_gradcheck(key, vshape):
     check(fn, (3, 4), vshape)
 
 
+@needs_setitem
+@pytest.mark.parametrize("shape,key", [((), Ellipsis), ((3,), 0), ((2, 3), (1, 2))])
+def test_setitem_of_a_one_element_value_into_a_scalar_slot_forward_mode(shape, key):
+    """The write strips the value's leading 1s (NumPy's setitem); forward mode had put the
+    tangent with index_put_'s stricter broadcasting and raised for a (1,) value."""
+    def fn(v):
+        y = T.zeros(shape, dtype=T.float64) * 1.0
+        y[key] = v
+        return y
+    out, tan = ag.jvp(fn, (T.asarray([2.0]),), (T.asarray([1.5]),))
+    want = np.zeros(shape)
+    want[key] = 1.5
+    assert out.numpy()[key] == 2.0 and np.array_equal(tan.numpy(), want)
+
+
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("axis,index,alpha", [(0, [0, 0, 2], 1), (1, [3, -1, 0, 3], 2.5),
                                              (-1, idx([1]), -1.0)])
