@@ -32,7 +32,7 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
             (dev._be or backend_for(dev)).gemm(a, b, res)
             return res
     if getattr(a, "_tensor_defers", False) or getattr(b, "_tensor_defers", False):
-        return _sparse_matmul(a, b, out)
+        return sparse_matmul(a, b, out)
     a, b = ew.as_tensor(a), ew.as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes "
@@ -67,16 +67,16 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
     return res
 
 
-def _sparse_matmul(a, b, out):
-    """matmul with a tensor.sparse matrix on one side: A @ B (SpMM, differentiable in A's
-    values). T.matmul is recorded as a dense product, which sees no sparse operand: so a dense
-    operand that needs a gradient or carries a tangent is refused here, not silently cut."""
+def sparse_matmul(a, b, out):
+    """matmul with a tensor.sparse matrix on one side: A @ B (SpMM), which tensor.sparse's ops
+    record (the public T.matmul sends such operands here before recording a dense product).
+    An out= is written outside the graph, so a dense operand that needs a gradient or carries a
+    tangent is refused with one, as PyTorch's out= arguments are."""
     dense = b if getattr(a, "_tensor_defers", False) else a
-    if isinstance(dense, Tensor) and (dense.requires_grad or getattr(
+    if out is not None and isinstance(dense, Tensor) and (dense.requires_grad or getattr(
             getattr(dense, "_ag", None), "tangent", None) is not None):
-        raise TypeError("matmul: with a sparse operand, a dense operand that needs a gradient "
-                        "is not recorded through T.matmul; write A @ B (or T.sparse.mm(A, B)), "
-                        "which is differentiable in both")
+        raise TypeError("matmul: out= does not support automatic differentiation (the dense "
+                        "operand needs a gradient); write out = A @ B")
     if not isinstance(dense, Tensor):
         raise TypeError(f"matmul: a sparse matrix multiplies a dense Tensor, got "
                         f"{type(dense).__name__}")

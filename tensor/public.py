@@ -120,6 +120,19 @@ _add("put_along_axis", scatter.put_along_axis, grad=False)
 # products.py (autograd/rules_linalg.py)
 for _n, _f in products.FUNCS.items():
     _add(_n, _f)
+_matmul_op = PUB["matmul"]
+
+
+def _matmul(a, b, out=None):
+    # a sparse operand: A @ B, recorded by tensor.sparse's own ops (a dense product's rule
+    # would not see the sparse matrix)
+    if getattr(a, "_tensor_defers", False) or getattr(b, "_tensor_defers", False):
+        return products.sparse_matmul(a, b, out)
+    return _matmul_op(a, b) if out is None else _matmul_op(a, b, out=out)
+
+
+_matmul.__doc__, _matmul.__wrapped_op__ = products.matmul.__doc__, "matmul"
+PUB["matmul"] = _matmul
 # manipulation.py (autograd/rules_manip.py)
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",
            "dstack", "fliplr", "flipud", "hsplit", "hstack", "pad", "repeat", "roll", "rot90",

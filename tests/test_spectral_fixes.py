@@ -227,10 +227,21 @@ def test_matmul_sparse_gradients():
     T.matmul(A, T.asarray([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
     assert v.grad.tolist() == [7.0, 3.0]
     B = T.ones((2, 2), dtype=T.float64).requires_grad_()
-    with pytest.raises(TypeError, match=r"^matmul: .*A @ B"):
-        T.matmul(A, B)
+    with pytest.raises(TypeError, match=r"^matmul: out= does not support automatic diff"):
+        T.matmul(A, B, out=T.zeros((2, 2), dtype=T.float64))
     (A @ B).sum().backward()                  # the operator is differentiable in both
     assert B.grad.tolist() == [[2.0, 2.0], [1.0, 1.0]]
+    # T.matmul too (it had refused a dense operand needing a gradient), either side, and in
+    # forward mode
+    B.grad = None
+    T.matmul(A, B).sum().backward()
+    assert B.grad.tolist() == [[2.0, 2.0], [1.0, 1.0]]
+    C = T.ones((3, 2), dtype=T.float64).requires_grad_()
+    T.matmul(C, A.to_sparse_csr()).sum().backward()
+    assert C.grad.tolist() == [[1.0, 2.0]] * 3
+    _, tan = autograd.jvp(lambda x: T.matmul(A, x), (T.ones((2, 2), dtype=T.float64),),
+                          (T.asarray([[1.0, 0.0], [0.0, 1.0]]),))
+    assert tan.tolist() == [[0.0, 1.0], [2.0, 0.0]]
 
 
 def test_inner_names_itself():
