@@ -140,8 +140,62 @@ class Subset(Dataset):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
+    def __getitems__(self, indices: list) -> list:
+        """The items at a batch of indices (the DataLoader's batched fetch): the dataset's own
+        __getitems__ when it has one, as PyTorch's."""
+        keys = [self.indices[i] for i in indices]
+        fetch = getattr(self.dataset, "__getitems__", None)
+        return list(fetch(keys)) if fetch else [self.dataset[k] for k in keys]
+
     def __len__(self) -> int:
         return len(self.indices)
+
+
+class StackDataset(Dataset):
+    """Several map-style datasets of one length side by side, as torch.utils.data.StackDataset:
+    item i is the tuple (d[i] for d in args) or, given keyword datasets, the dict
+    {name: d[i]}.
+
+    >>> s = StackDataset(img=[10, 11], label=[0, 1])
+    >>> len(s), s[1]
+    (2, {'img': 11, 'label': 1})
+    """
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset: pass the datasets either positionally (tuple items) "
+                             "or by keyword (dict items), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: at least one dataset should be passed")
+        self.datasets: tuple | dict = args if args else dict(kwargs)
+        parts = args if args else tuple(kwargs.values())
+        sizes = [len(d) for d in parts]
+        if len(set(sizes)) != 1:
+            raise ValueError(f"StackDataset: size mismatch between datasets: {sizes}")
+        self._length = sizes[0]
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """A batch of items, each dataset read with its own __getitems__ when it has one."""
+        named = isinstance(self.datasets, dict)
+        cols = {}
+        for k, d in (self.datasets.items() if named else enumerate(self.datasets)):
+            fetch = getattr(d, "__getitems__", None)
+            col = list(fetch(indices)) if fetch else [d[i] for i in indices]
+            if len(col) != len(indices):
+                raise ValueError(f"StackDataset: dataset {k!r} gave {len(col)} items for a batch "
+                                 f"of {len(indices)} indices")
+            cols[k] = col
+        if named:
+            return [{k: c[j] for k, c in cols.items()} for j in range(len(indices))]
+        return [tuple(c[j] for c in cols.values()) for j in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def random_split(dataset: Dataset, lengths: Sequence[int | float],
@@ -243,6 +297,9 @@ def default_collate(batch: list) -> Any:
     if isinstance(first, Tensor):
         return T.stack(batch)
     if isinstance(first, np.ndarray | np.generic):
+        if first.dtype.kind not in "biufc":   # strings, objects, dates: no tensor holds them
+            raise TypeError(f"default_collate: cannot batch NumPy arrays or scalars of dtype "
+                            f"{first.dtype}; pass collate_fn=")
         return T.asarray(np.stack(batch))
     if isinstance(first, bool | numbers.Number):
         return T.tensor(batch)
@@ -276,6 +333,44 @@ def default_collate(batch: list) -> Any:
                     "pass collate_fn=")
 
 
+def default_convert(data: Any) -> Any:
+    """A sample as a DataLoader without batching (batch_size=None) gives it, PyTorch's
+    default_convert: NumPy arrays and scalars of numbers become tensors (a scalar a 0-d one),
+    fields of dicts, namedtuples and lists are converted in place of their values, a tuple
+    becomes a list; anything else (tensors, Python numbers, strings) is left as it is."""
+    if isinstance(data, np.ndarray | np.generic):
+        if data.dtype.kind in "biufc":
+            return T.asarray(data)
+        return data
+    if isinstance(data, str | bytes | Tensor):
+        return data
+    if isinstance(data, Mapping):
+        out = {k: default_convert(v) for k, v in data.items()}
+        if isinstance(data, MutableMapping) and type(data) is not dict:
+            try:
+                clone = copy.copy(data)
+                clone.update(out)
+                return clone
+            except TypeError:
+                pass
+        return out
+    if isinstance(data, tuple):
+        if hasattr(data, "_fields"):
+            return type(data)(*(default_convert(v) for v in data))
+        return [default_convert(v) for v in data]
+    if isinstance(data, list):
+        out = [default_convert(v) for v in data]
+        if type(data) is not list:
+            try:
+                clone = copy.copy(data)
+                clone[:] = out
+                return clone
+            except TypeError:
+                pass
+        return out
+    return data
+
+
 class DataLoader:
     """Batches of a dataset, PyTorch's arguments: shuffled each epoch (from `generator`, or
     tensor's default one, so tensor.manual_seed makes the order reproducible) when shuffle=True;
@@ -287,6 +382,11 @@ class DataLoader:
     processes and pinned memory (pin_memory, timeout, worker_init_fn, prefetch_factor,
     persistent_workers, pin_memory_device) are validated as PyTorch does with num_workers=0 and
     otherwise ignored (batches are never pinned).
+
+    With batch_size=None (no batching) each sample goes through collate_fn, by default
+    default_convert (NumPy arrays to tensors, as PyTorch's). A sampler's indices are passed to
+    the dataset as they are (any keys its __getitem__ takes); a dataset with __getitems__ gets
+    each batch's indices at once.
 
     A TensorDataset with the default collate_fn takes a fast path: each batch is gathered with
     one integer-array index per tensor (x[idx]) instead of item by item; it is a list, as
@@ -335,13 +435,14 @@ class DataLoader:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
-    def _order(self, n: int) -> Tensor | None:
-        """The epoch's index order (int64 tensor), or None for 0..n-1."""
+    def _order(self, n: int) -> list | None:
+        """The epoch's dataset keys in order (the sampler's, whatever they are), or None for
+        0..n-1."""
         if self.sampler is not None:
-            return T.asarray(np.asarray(list(self.sampler), dtype=np.int64).reshape(-1))
+            return list(self.sampler)
         if not self.shuffle:
             return None
-        return T.random.permutation(n, generator=self.generator)
+        return T.random.permutation(n, generator=self.generator).tolist()
 
     def __iter__(self) -> Iterator:
         if isinstance(self.dataset, IterableDataset):
@@ -349,10 +450,10 @@ class DataLoader:
         if self.batch_sampler is not None:
             return self._sampled_batches()
         order = self._order(len(self.dataset))
-        n = len(self.dataset) if order is None else order.shape[0]
+        n = len(self.dataset) if order is None else len(order)
         if self.batch_size is None:
-            idx = range(n) if order is None else order.tolist()
-            return (self.dataset[i] for i in idx)
+            convert = self.collate_fn or default_convert
+            return (convert(self.dataset[i]) for i in (range(n) if order is None else order))
         stops = range(self.batch_size, n + 1 if self.drop_last else n + self.batch_size,
                       self.batch_size)
         spans = [(s - self.batch_size, min(s, n)) for s in stops]
@@ -369,27 +470,38 @@ class DataLoader:
             if order is None:
                 yield [t[a:b].copy() for t in ts]
             else:
-                idx = order[a:b]
-                yield [t[idx] for t in ts]
+                yield self._gather(order[a:b])
+
+    def _gather(self, keys) -> list:
+        """The fast path's batch: each tensor of the TensorDataset indexed by the keys (ints)."""
+        ix = np.asarray([operator.index(k) for k in keys], dtype=np.int64)
+        return [t[T.asarray(ix, device=t.device)] for t in self.dataset.tensors]
+
+    def _fetch(self, keys: list) -> list:
+        """The samples at keys: one call of the dataset's __getitems__ when it has one (as
+        PyTorch's batched fetch), else __getitem__ key by key."""
+        fetch = getattr(self.dataset, "__getitems__", None)
+        return list(fetch(keys)) if fetch else [self.dataset[k] for k in keys]
 
     def _item_batches(self, order, spans) -> Iterator:
-        idx = list(range(len(self.dataset))) if order is None else order.tolist()
+        idx = list(range(len(self.dataset))) if order is None else order
         collate = self.collate_fn or default_collate
         for a, b in spans:
-            yield collate([self.dataset[i] for i in idx[a:b]])
+            yield collate(self._fetch(idx[a:b]))
 
     def _sampled_batches(self) -> Iterator:
         collate = self.collate_fn or default_collate
         for idx in self.batch_sampler:
             if self._fast():
-                ix = T.asarray(np.asarray(list(idx), dtype=np.int64).reshape(-1))
-                yield [t[ix] for t in self.dataset.tensors]
+                yield self._gather(idx)
             else:
-                yield collate([self.dataset[i] for i in idx])
+                yield collate(self._fetch(list(idx)))
 
     def _stream_batches(self) -> Iterator:
         if self.batch_size is None:
-            yield from self.dataset
+            convert = self.collate_fn or default_convert
+            for item in self.dataset:
+                yield convert(item)
             return
         collate, batch = self.collate_fn or default_collate, []
         for item in self.dataset:
@@ -422,6 +534,7 @@ def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, mp
 
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
-           "random_split", "DataLoader", "DistributedSampler", "default_collate", "Sampler",
+           "StackDataset", "random_split", "DataLoader", "DistributedSampler", "default_collate",
+           "default_convert", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]

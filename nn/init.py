@@ -138,9 +138,10 @@ def eye_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
                     generator: Generator | None = None) -> Tensor:
     """Glorot: U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
+    _floating(tensor, "xavier_uniform_")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)   # (first, as PyTorch: 1-D raises)
     if _empty(tensor, "xavier_uniform_"):
         return tensor
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return uniform_(tensor, -a, a, generator)
 
@@ -148,9 +149,10 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
 def xavier_normal_(tensor: Tensor, gain: float = 1.0,
                    generator: Generator | None = None) -> Tensor:
     """Glorot: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
+    _floating(tensor, "xavier_normal_")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)   # (first, as PyTorch: 1-D raises)
     if _empty(tensor, "xavier_normal_"):
         return tensor
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
@@ -197,6 +199,10 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     """
     if _real(tensor, "trunc_normal_"):
         return tensor
+    if not std > 0:
+        raise ValueError(f"trunc_normal_: std must be positive, got {std}")
+    if not a <= b:
+        raise ValueError(f"trunc_normal_: the bounds need a <= b, got a={a}, b={b}")
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("trunc_normal_: mean is more than 2 std from [a, b]; the distribution of "
                       "values may be incorrect", stacklevel=2)

@@ -4,7 +4,9 @@ Tensors become arrays named by their path of keys joined with '/' (`layer.weight
 `state/0/momentum_buffer`); a JSON entry `__tree__` records the nesting (dicts, lists, tuples,
 int or str keys), the dtype of every tensor (bfloat16, which NumPy lacks, is stored as its raw
 uint16 bits) and the plain values (numbers, strings, None) such as an optimizer's learning rate.
-Files are read with allow_pickle=False, so loading one runs no code.
+Files are read with allow_pickle=False, so loading one runs no code. save and load take a path
+or a binary file object (io.BytesIO, an open file); load's map_location puts the tensors on a
+device, as torch.load's.
 
 >>> import os, tempfile, tensor as T
 >>> sd = {"w": T.ones(2, dtype=T.bfloat16), "opt": {"step": 3, "state": {0: T.zeros(1)}}}
@@ -29,6 +31,7 @@ import numpy as np
 
 import tensor as T
 from tensor import Tensor
+from tensor.device import Device
 
 _TREE = "__tree__"
 _FORMAT = "stridex-state-v1"
@@ -88,13 +91,28 @@ def _write_npz(f, arrays: dict, compress: bool) -> None:
                 np.lib.format.write_array(out, np.asanyarray(a), allow_pickle=False)
 
 
-def save(obj: Mapping, path: str | os.PathLike, compress: bool = False) -> None:
-    """Write a (nested) dict of tensors and plain values to `path` as .npz (atomically)."""
+def _is_file(f) -> bool:
+    return hasattr(f, "write") or hasattr(f, "read")
+
+
+def _name(f) -> str:
+    """How a path or file object is named in messages."""
+    return os.fspath(f) if not _is_file(f) else str(getattr(f, "name", type(f).__name__))
+
+
+def save(obj: Mapping, path, compress: bool = False) -> None:
+    """Write a (nested) dict of tensors and plain values to `path` as .npz (atomically), or into
+    a binary file object opened for writing (at its position)."""
     if not isinstance(obj, Mapping):
         raise TypeError(f"save: expected a dict (a state_dict), got {type(obj).__name__}")
     arrays: dict = {}
     tree = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
     arrays[_TREE] = np.array(json.dumps(tree))
+    if _is_file(path):
+        if not hasattr(path, "write"):
+            raise TypeError(f"save: the file object {_name(path)!r} is not open for writing")
+        _write_npz(path, arrays, compress)
+        return
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".npz")
@@ -161,53 +179,112 @@ def _why(e: BaseException) -> str:
     return msg if len(msg) <= 300 else msg[:300] + "..."
 
 
-def _check_directory(path: str, z: zipfile.ZipFile) -> None:
+def _tail(f) -> bytes:
+    """The last 22 + 0xFFFF bytes of an open binary file (where a zip's end record is)."""
+    f.seek(0, os.SEEK_END)
+    f.seek(max(0, f.tell() - (22 + 0xFFFF)))  # the end record: 22 bytes + a comment
+    return f.read()
+
+
+def _check_directory(path, z: zipfile.ZipFile) -> None:
     """zipfile half-reads a damaged central directory without complaint (a corrupted length
     can swallow the entries after it), and a checkpoint missing its tree would load as a plain
     .npz of fewer arrays: the entries listed must be as many as the end record declares."""
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - (22 + 0xFFFF)))  # the end record: 22 bytes + a comment
-        tail = f.read()
+    if _is_file(path):
+        at = path.tell()
+        try:
+            tail = _tail(path)
+        finally:
+            path.seek(at)
+    else:
+        with open(path, "rb") as f:
+            tail = _tail(f)
+    name = _name(path)
     i = tail.rfind(b"PK\x05\x06")
     if i < 0 or len(tail) - i < 22:
-        raise CheckpointError(f"load: {path!r} has no zip end record")
+        raise CheckpointError(f"load: {name!r} has no zip end record")
     declared = struct.unpack("<H", tail[i + 10:i + 12])[0]
     if declared != 0xFFFF and declared != len(z.infolist()):  # 0xFFFF: a ZIP64 count elsewhere
-        raise CheckpointError(f"load: {path!r} is damaged: its zip directory lists {len(z.infolist())} "
+        raise CheckpointError(f"load: {name!r} is damaged: its zip directory lists {len(z.infolist())} "
                               f"entries, its end record declares {declared}")
 
 
-def load(path: str | os.PathLike) -> dict:
-    """Read what save() wrote: the same nesting, with tensors on the CPU.
+def _placer(map_location):
+    """The function load applies to every tensor (read on the CPU) for map_location, as
+    torch.load's: None keeps it on the CPU; a device (or its name) moves it there; a dict maps
+    the location 'cpu' to a device; a callable f(tensor, 'cpu') returns the tensor to use (None:
+    keep it)."""
+    if map_location is None:
+        return None
+    if callable(map_location):
+        def place(t: Tensor) -> Tensor:
+            got = map_location(t, "cpu")
+            return t if got is None else got
+        return place
+    if isinstance(map_location, Mapping):
+        target = map_location.get("cpu")
+        return None if target is None else _placer(target)
+    if isinstance(map_location, str | Device):
+        dev = T.device(map_location)
+        return lambda t: t if str(t.device) == str(dev) else t.to(dev)
+    raise TypeError(f"load: map_location must be None, a device or its name, a dict or a "
+                    f"callable, got {type(map_location).__name__}")
+
+
+def _place(obj, place):
+    if isinstance(obj, Tensor):
+        return place(obj)
+    if isinstance(obj, dict):
+        return {k: _place(v, place) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_place(v, place) for v in obj)
+    return obj
+
+
+def load(path, map_location=None, *, weights_only: bool | None = None) -> dict:
+    """Read what save() wrote (from a path or a binary file object): the same nesting, with
+    tensors on the CPU, or where map_location says (a device or its name, a dict
+    {'cpu': device}, or a callable f(tensor, 'cpu'), as torch.load's).
+
+    weights_only is accepted for torch.load's sake: a checkpoint here never holds code or
+    arbitrary objects, so loading is always weights-only.
 
     A plain .npz of arrays (no `__tree__`) loads as a flat dict of tensors. A file that is not
     a checkpoint, or a damaged one, raises CheckpointError (a missing file FileNotFoundError)."""
+    if weights_only not in (None, True, False):
+        raise TypeError(f"load: weights_only must be a bool or None, got {weights_only!r}")
+    place = _placer(map_location)
+    out = _load(path)
+    return out if place is None else _place(out, place)
+
+
+def _load(path) -> dict:
+    name = _name(path)
     try:
-        arrays = np.load(os.fspath(path), allow_pickle=False)
+        arrays = np.load(path if _is_file(path) else os.fspath(path), allow_pickle=False)
     except FileNotFoundError:
         raise
     except _DAMAGED as e:
-        raise CheckpointError(f"load: {os.fspath(path)!r} is not a readable .npz file: {_why(e)}") from None
+        raise CheckpointError(f"load: {name!r} is not a readable .npz file: {_why(e)}") from None
     if not isinstance(arrays, np.lib.npyio.NpzFile):
-        raise CheckpointError(f"load: {os.fspath(path)!r} holds one array, not a state dict (.npz)")
+        raise CheckpointError(f"load: {name!r} holds one array, not a state dict (.npz)")
     with arrays:
         try:
-            _check_directory(os.fspath(path), arrays.zip)
+            _check_directory(path, arrays.zip)
             if _TREE not in arrays.files:
                 return {k: T.from_numpy(_native(arrays[k])) for k in arrays.files}
             tree = json.loads(str(arrays[_TREE]))
             if not isinstance(tree, dict) or tree.get("format") != _FORMAT:
-                raise CheckpointError(f"load: unknown checkpoint format in {os.fspath(path)!r}")
+                raise CheckpointError(f"load: unknown checkpoint format in {name!r}")
             used: set = set()
             out = _decode(tree["root"], arrays, used)
         except CheckpointError:
             raise
         except _DAMAGED as e:
-            raise CheckpointError(f"load: {os.fspath(path)!r} is damaged: {_why(e)}") from None
+            raise CheckpointError(f"load: {name!r} is damaged: {_why(e)}") from None
     extra = sorted(set(arrays.files) - used - {_TREE})
     if extra:
-        raise CheckpointError(f"load: entries {extra} of {os.fspath(path)!r} are not in its tree")
+        raise CheckpointError(f"load: entries {extra} of {name!r} are not in its tree")
     return out
 
 

@@ -95,7 +95,9 @@ def _total_norm(tensors: _Params, norm_type: float) -> Tensor:
         return T.zeros((), dtype=T.float32)
     with no_grad():
         norms = [_norm(g, norm_type) for g in tensors]
-        dtype = T.result_type(*norms)
+        dtype, device = T.result_type(*norms), norms[0].device
+        # (each norm on its tensor's device; the total on the first one's, as PyTorch's)
+        norms = [n if n.device == device else n.to(device) for n in norms]
         return _norm(T.stack([n.astype(dtype, copy=False) for n in norms]), norm_type)
 
 

@@ -35,15 +35,27 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
                          bn_eps: float, bn_w: Tensor | None, bn_b: Tensor | None,
                          transpose: bool = False) -> tuple[Tensor, Tensor]:
     """(fused weight, fused bias) as Parameters; transpose=True for a transposed convolution
-    (output channels on dim 1 of its weight)."""
+    (output channels on dim 1 of its weight, per group: grouped ones are fused too, where
+    PyTorch's raises)."""
     w_dtype = conv_w.dtype
     b_dtype = conv_b.dtype if conv_b is not None else w_dtype
     conv_b = T.zeros_like(bn_rm) if conv_b is None else conv_b
     bn_w = T.ones_like(bn_rm) if bn_w is None else bn_w
     bn_b = T.zeros_like(bn_rm) if bn_b is None else bn_b
     rsqrt = 1.0 / T.sqrt(bn_rv + bn_eps)
-    shape = ((1, -1) if transpose else (-1, 1)) + (1,) * (conv_w.ndim - 2)
-    w = (conv_w * (bn_w * rsqrt).reshape(shape)).astype(w_dtype, copy=False)
+    scale = bn_w * rsqrt
+    kernel = (1,) * (conv_w.ndim - 2)
+    if not transpose:
+        w = conv_w * scale.reshape((-1, 1) + kernel)
+    else:   # weight (in, out / groups, *k): input block g feeds output channels g * per + j
+        per, out = conv_w.shape[1], scale.shape[0]
+        groups = out // per if per and out % per == 0 else 0
+        if groups < 1 or conv_w.shape[0] % groups:
+            raise ValueError(f"fuse_conv_bn_weights: a transposed convolution weight of shape "
+                             f"{conv_w.shape} does not match a batch norm of {out} channels")
+        blocks = conv_w.reshape((groups, conv_w.shape[0] // groups) + conv_w.shape[1:])
+        w = (blocks * scale.reshape((groups, 1, per) + kernel)).reshape(conv_w.shape)
+    w = w.astype(w_dtype, copy=False)
     b = ((conv_b - bn_rm) * rsqrt * bn_w + bn_b).astype(b_dtype, copy=False)
     return Parameter(w, conv_w.requires_grad), Parameter(b, conv_b.requires_grad)
 

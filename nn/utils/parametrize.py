@@ -170,10 +170,29 @@ def _setattr(self, name: str, value) -> None:
     Module.__setattr__(self, name, value)
 
 
+def _deepcopy(self, memo: dict):
+    """copy.deepcopy of a parametrized module: the copy gets a Parametrized class of its own
+    (with the same properties), so that (un)registering a parametrization on one of the two
+    leaves the other's class alone."""
+    cls = type(self)
+    new = cls.__bases__[0].__deepcopy__(self, memo)
+    _own_class(new, cls)
+    return new
+
+
+def _own_class(module: Module, cls: type) -> None:
+    """Give module a fresh copy of the Parametrized class cls (its injected properties too)."""
+    namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+    module.__class__ = type(cls.__name__, cls.__bases__, namespace)
+
+
 def _inject_new_class(module: Module) -> None:
+    """Switch module to a new subclass Parametrized<Class> of its class, one per module (the
+    parametrized tensors are properties of that class)."""
     cls = type(module)
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,),
-                            {"__getstate__": _getstate, "__setattr__": _setattr})
+                            {"__getstate__": _getstate, "__setattr__": _setattr,
+                             "__deepcopy__": _deepcopy})
 
 
 def _inject_property(module: Module, name: str) -> None:

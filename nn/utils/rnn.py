@@ -71,16 +71,18 @@ def batch_sizes_of(packed: PackedSequence) -> list[int]:
     return [int(b) for b in packed.batch_sizes.tolist()]
 
 
-def _lengths(lengths, n: int, steps: int, op: str) -> np.ndarray:
-    """lengths as an int64 host array, checked against a batch of n sequences of steps steps."""
+def _lengths(lengths, n: int, steps: int, op: str, least: int = 1) -> np.ndarray:
+    """lengths as an int64 host array, checked against a batch of n sequences of steps steps
+    (each length at least `least`: a packed sequence may not be empty, a padded one may)."""
     host = np.asarray(lengths.tolist() if isinstance(lengths, Tensor) else lengths)
     if host.ndim != 1 or host.size and host.dtype.kind not in "iu":
         raise TypeError(f"{op}: lengths must be a 1-D sequence of integers, got {host!r}")
     host = host.astype(np.int64)
     if host.size != n:
         raise ValueError(f"{op}: expected {n} lengths (the batch size), got {host.size}")
-    if host.size and host.min() <= 0:
-        raise ValueError(f"{op}: every length must be greater than 0, got {host.tolist()}")
+    if host.size and host.min() < least:
+        bound = "greater than 0" if least == 1 else f"at least {least}"
+        raise ValueError(f"{op}: every length must be {bound}, got {host.tolist()}")
     if host.size and host.max() > steps:
         raise ValueError(f"{op}: a length of {host.max()} exceeds the input's {steps} time steps")
     return host
@@ -189,9 +191,10 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
 
 
 def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False) -> list:
-    """The list of sequences (L_i, *) in a right-padded batch: the inverse of pad_sequence."""
+    """The list of sequences (L_i, *) in a right-padded batch: the inverse of pad_sequence (a
+    length may be 0, for an empty sequence)."""
     x = padded_sequences if batch_first else T.swapaxes(padded_sequences, 0, 1)
-    host = _lengths(lengths, x.shape[0], x.shape[1], "unpad_sequence")
+    host = _lengths(lengths, x.shape[0], x.shape[1], "unpad_sequence", least=0)
     return [x[i, :int(k)] for i, k in enumerate(host)]
 
 

@@ -106,20 +106,37 @@ def _reparametrize_module(module: Module, tensors: Mapping[str, Tensor], tie_wei
             _swap(module, name, old)
 
 
+def _merged(given) -> Mapping[str, Tensor]:
+    """One mapping of names to tensors from a mapping or a tuple / list of them (as
+    torch.func.functional_call: a name may appear in only one of them)."""
+    if isinstance(given, Mapping):
+        return given
+    if not isinstance(given, tuple | list) or not all(isinstance(d, Mapping) for d in given):
+        raise TypeError("functional_call: parameters_and_buffers must be a mapping of names to "
+                        f"tensors or a tuple of them, got {type(given).__name__}")
+    out: dict[str, Tensor] = {}
+    for d in given:
+        twice = sorted(k for k in d if k in out)
+        if twice:
+            raise ValueError(f"functional_call: {twice} appeared in more than one of the "
+                             "dictionaries of parameters_and_buffers")
+        out.update(d)
+    return out
+
+
 def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor],
                     args: Any = None, kwargs: dict[str, Any] | None = None, *,
                     tie_weights: bool = True, strict: bool = False) -> Any:
     """module(*args, **kwargs) with the tensors of parameters_and_buffers (keyed by qualified
-    name, as in state_dict) in place of the module's own, restored afterwards.
+    name, as in state_dict; or a tuple of such dicts, merged) in place of the module's own,
+    restored afterwards.
 
     args: a tuple of positional arguments, or one argument. tie_weights=True: a tensor the
     module holds under several names (tied weights) takes the given value under all of them.
     strict=True: the keys must be exactly the module's parameters and buffers."""
     if not isinstance(module, Module):
         raise TypeError(f"functional_call: expected a Module, got {type(module).__name__}")
-    if not isinstance(parameters_and_buffers, Mapping):
-        raise TypeError("functional_call: parameters_and_buffers must be a mapping of names to "
-                        f"tensors, got {type(parameters_and_buffers).__name__}")
+    parameters_and_buffers = _merged(parameters_and_buffers)
     args = () if args is None else args if isinstance(args, tuple) else (args,)
     with _reparametrize_module(module, parameters_and_buffers, tie_weights, strict):
         return module(*args, **(kwargs or {}))
