@@ -8,7 +8,8 @@ an equal share) and the optimizers step identically.
 How (PyTorch's reducer, in Python):
 
 * at wrap: the ranks compare their parameters' names, shapes and dtypes (a mismatch raises the
-  same error on every rank), then rank 0's parameters and buffers are broadcast to the others;
+  same error on every rank), then rank 0's parameters (frozen ones too) and buffers are
+  broadcast to the others;
 * the parameters are laid out, in reverse order (roughly the order backward produces their
   gradients), in flat buckets of at most bucket_cap_mb, one dtype and device per bucket;
 * a hook on each parameter copies its gradient (added to the .grad it already has: gradient
@@ -51,6 +52,7 @@ from autograd.grad_mode import is_grad_enabled, no_grad
 from autograd.graph import AccumulateGrad, edge_of
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
+from tensor.distributed._group import resolve
 
 from ..module import Module
 
@@ -93,6 +95,7 @@ class DistributedDataParallel(Module):
         self.module = module
         g = process_group
         self.process_group = g
+        resolve(g, "DistributedDataParallel")    # initialised, and this process a member
         self.world_size = dist.get_world_size(g)
         self.src = 0 if g is None else g.ranks[0]   # the global rank whose state is copied
         self.broadcast_buffers = bool(broadcast_buffers)
@@ -104,6 +107,9 @@ class DistributedDataParallel(Module):
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._names = [n for n, _ in named]
         self._params = [p for _, p in named]
+        # frozen parameters (requires_grad=False): no gradient to average, but compared and
+        # broadcast at wrap like the buffers (as PyTorch), so the replicas start identical
+        self._frozen = [(n, p) for n, p in module.named_parameters() if not p.requires_grad]
         # where the small bookkeeping collectives run (NCCL needs device tensors)
         self._device = self._params[0].device if self._params else T.get_default_device()
         self._check_replicas(module)
@@ -125,6 +131,7 @@ class DistributedDataParallel(Module):
         the same DistributedError on every rank, naming the first difference."""
         what = "DistributedDataParallel"
         mine = [[n, list(p.shape), p.dtype.name] for n, p in zip(self._names, self._params)]
+        mine += [["frozen parameter " + n, list(p.shape), p.dtype.name] for n, p in self._frozen]
         mine += [["buffer " + n, list(b.shape), b.dtype.name] for n, b in module.named_buffers()]
         raw = json.dumps(mine).encode()
         g, w, dev = self.process_group, self.world_size, self._device
@@ -197,6 +204,8 @@ class DistributedDataParallel(Module):
                 dist.broadcast(b.buffer, self.src, group=self.process_group)
                 for i in b.members:
                     ew.copy_into(self._params[i], self._views[i])
+            for _, p in self._frozen:
+                dist.broadcast(p.detach(), self.src, group=self.process_group)
         self._broadcast_buffers()
 
     def _broadcast_buffers(self) -> None:
@@ -212,6 +221,9 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.world_size > 1:
             self._broadcast_buffers()
         out = self.module(*args, **kwargs)
+        # a reducing forward whose backward has not run yet (the module called twice, one
+        # backward of the summed losses): a parameter is unused only if no such forward used it
+        before = set(self._unused) if self._sync and not self._armed else None
         self._sync = self.require_backward_grad_sync and is_grad_enabled()
         if self._sync:
             self._reset()
@@ -219,7 +231,7 @@ class DistributedDataParallel(Module):
             for t in outs:   # arm at the start of backward, before any parameter's gradient
                 t.register_hook(self._arm_hook)
             if self.find_unused_parameters:
-                self._unused = self._unreached(outs)
+                self._unused = [i for i in self._unreached(outs) if before is None or i in before]
         return out
 
     def _unreached(self, outs) -> list:

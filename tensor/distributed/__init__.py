@@ -1,8 +1,9 @@
 """tensor.distributed: collectives over MPI (CPU processes, mpi4py with the mpich wheel) and
 NCCL (GPUs, nccl4py), with PyTorch's names: init_process_group, get_rank, get_world_size,
 new_group, barrier, all_reduce, broadcast, reduce, all_gather(_into_tensor),
-reduce_scatter(_tensor), all_to_all(_single), send / recv (isend / irecv), each with async_op=True
-returning a Work handle. No transport of our own: the engines move the bytes.
+reduce_scatter(_tensor), all_to_all(_single), gather, scatter, send / recv (isend / irecv), each
+with async_op=True returning a Work handle; all_gather_object and broadcast_object_list. No
+transport of our own: the engines move the bytes.
 
     mpiexec -n 2 python train.py            # or: python -m tensor.distributed.run -n 2 train.py
 
@@ -46,10 +47,20 @@ from ._group import (
     is_initialized,
     new_group,
 )
+from ._more import (
+    all_gather_object,
+    broadcast_object_list,
+    gather,
+    get_global_rank,
+    get_group_rank,
+    scatter,
+)
 from ._work import DistributedError, Work
 
 __all__ = ["DistributedError", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-           "all_gather_into_tensor", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast",
-           "destroy_process_group", "get_backend", "get_local_rank", "get_rank", "get_world_size",
-           "init_process_group", "irecv", "is_available", "is_initialized", "isend", "new_group",
-           "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "send"]
+           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
+           "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
+           "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
+           "get_local_rank", "get_rank", "get_world_size", "init_process_group", "irecv",
+           "is_available", "is_initialized", "isend", "new_group", "recv", "reduce",
+           "reduce_scatter", "reduce_scatter_tensor", "scatter", "send"]

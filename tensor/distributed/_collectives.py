@@ -10,10 +10,11 @@ import functools
 from .. import _hook
 from .. import dtypes as dt
 from .._tensor import Tensor
+from ..aliasing import check_writable
 from ..capture import replayed
 from ._group import resolve
 from ._mpi import pieces as _pieces
-from ._work import DistributedError, ReplayedWork, Work
+from ._work import DistributedError, Pending, ReplayedWork, Work
 
 
 class ReduceOp:
@@ -50,6 +51,33 @@ def _tensor(t, what: str, name: str = "tensor") -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{what}: {name} must be a Tensor, got {type(t).__name__}")
     return t
+
+
+def _out(t, what: str, name: str = "tensor") -> Tensor:
+    """A tensor the operation writes: refused up front (before any rank communicates) when it
+    is read-only or several of its elements share memory (a broadcast view)."""
+    check_writable(_tensor(t, what, name), what, f"the {name} (written in place)")
+    return t
+
+
+def _overlap(a: Tensor, b: Tensor) -> bool:
+    """Whether two contiguous staging buffers share bytes (an engine may not be handed a send
+    buffer that overlaps its receive buffer)."""
+    na, nb = a.numel() * a.dtype.itemsize, b.numel() * b.dtype.itemsize
+    if not na or not nb or a.device != b.device:
+        return False
+    pa, pb = a.data_ptr(), b.data_ptr()
+    return pa < pb + nb and pb < pa + na
+
+
+def _apart(be, src: Tensor, dst: Tensor) -> Tensor:
+    """src, or a copy of it when it overlaps dst (PyTorch's in-place all_gather /
+    reduce_scatter: the input is this rank's chunk of the output)."""
+    if not _overlap(src, dst):
+        return src
+    c = be.buffer(tuple(src.shape), src.dtype)
+    be.copy(c, src)
+    return c
 
 
 def _reduce_op(op, t: Tensor, what: str) -> str:
@@ -100,7 +128,7 @@ def _reducing(be, t: Tensor, op: str):
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce tensor across the group's ranks, in place on every rank."""
     what = "all_reduce"
-    t = _tensor(tensor, what)
+    t = _out(tensor, what)
     g = resolve(group, what)
     op = _reduce_op(op, t, what)
     be = g.backend
@@ -120,7 +148,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
 def broadcast(tensor, src: int, group=None, async_op: bool = False):
     """Copy the tensor of global rank src to every rank's tensor."""
     what = "broadcast"
-    t = _tensor(tensor, what)
+    t = _out(tensor, what)
     g = resolve(group, what)
     root = g.group_rank(int(src), what)
     be = g.backend
@@ -142,6 +170,8 @@ def reduce(tensor, dst: int, op=ReduceOp.SUM, group=None, async_op: bool = False
     op = _reduce_op(op, t, what)
     root = g.group_rank(int(dst), what)
     be = g.backend
+    if be.rank == root:
+        _out(t, what)
     buf, bop, back = _reducing(be, t, op)
     sig = _sig(what, t, dst=root, op=op)
 
@@ -165,7 +195,7 @@ def _stacked(be, n: int, like: Tensor, what: str):
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
     """output (world * n, ...) or (world, n, ...) = every rank's input, in rank order."""
     what = "all_gather_into_tensor"
-    out, inp = _tensor(output_tensor, what, "output"), _tensor(input_tensor, what, "input")
+    out, inp = _out(output_tensor, what, "output"), _tensor(input_tensor, what, "input")
     g = resolve(group, what)
     if out.numel() != g.size() * inp.numel() or out.dtype is not inp.dtype:
         raise ValueError(f"{what}: output {out.shape} {out.dtype} must hold {g.size()} inputs of "
@@ -173,6 +203,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     be = g.backend
     src, _ = be.stage(inp, None, read=True, write=False)
     dst, back = be.stage(out, None, read=False)
+    src = _apart(be, src, dst)
     sig = _sig(what, inp)
 
     def run():
@@ -188,6 +219,9 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     t = _tensor(tensor, what)
     g = resolve(group, what)
     outs = list(tensor_list)
+    for i, o in enumerate(outs):
+        if isinstance(o, Tensor):
+            _out(o, what, f"tensor_list[{i}]")
     if len(outs) != g.size() or any(not isinstance(o, Tensor) or o.shape != t.shape
                                     or o.dtype is not t.dtype for o in outs):
         raise ValueError(f"{what}: tensor_list must hold {g.size()} tensors of {t.shape} {t.dtype}")
@@ -204,7 +238,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A
     """output = the reduction over ranks of input's r-th block (r = this rank), blocks of
     output's size along the flattened input."""
     what = "reduce_scatter_tensor"
-    out, inp = _tensor(output, what, "output"), _tensor(input, what, "input")
+    out, inp = _out(output, what, "output"), _tensor(input, what, "input")
     g = resolve(group, what)
     op = _reduce_op(op, inp, what)
     if inp.numel() != g.size() * out.numel() or out.dtype is not inp.dtype:
@@ -213,6 +247,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A
     be = g.backend
     src, bop, _ = _reducing(be, inp, op)
     dst, _, back = _reducing(be, out, op)
+    src = _apart(be, src, dst)
     sig = _sig(what, out, op=op)
 
     def run():
@@ -228,7 +263,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """output = the reduction over ranks of their input_list[r] (r = this rank)."""
     what = "reduce_scatter"
-    out = _tensor(output, what, "output")
+    out = _out(output, what, "output")
     g = resolve(group, what)
     ins = list(input_list)
     if len(ins) != g.size() or any(not isinstance(i, Tensor) or i.shape != out.shape
@@ -267,7 +302,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
         raise ValueError(f"{what}: both lists must hold {g.size()} tensors (one per rank), got "
                          f"{len(outs)} outputs and {len(ins)} inputs")
     ins = [_tensor(x, what, f"input_tensor_list[{i}]") for i, x in enumerate(ins)]
-    outs = [_tensor(x, what, f"output_tensor_list[{i}]") for i, x in enumerate(outs)]
+    outs = [_out(x, what, f"output_tensor_list[{i}]") for i, x in enumerate(outs)]
     d = ins[0].dtype
     for x in ins + outs:
         if x.dtype is not d:
@@ -302,7 +337,7 @@ def all_to_all_single(output, input, output_split_sizes=None,  # noqa: A002 - Py
     order; equal parts when None) and send part j to rank j; output gets, in rank order, the
     parts the ranks sent here (output_split_sizes rows from each)."""
     what = "all_to_all_single"
-    out, inp = _tensor(output, what, "output"), _tensor(input, what, "input")
+    out, inp = _out(output, what, "output"), _tensor(input, what, "input")
     g = resolve(group, what)
     if out.dtype is not inp.dtype:
         raise TypeError(f"{what}: output {out.dtype} and input {inp.dtype} differ")
@@ -317,15 +352,33 @@ def all_to_all_single(output, input, output_split_sizes=None,  # noqa: A002 - Py
     be = g.backend
     src, _ = be.stage(inp, None, write=False)
     dst, back = be.stage(out, None, read=False)
+    src = _apart(be, src, dst)
     return _exchange(what, g, dst.reshape(-1), src.reshape(-1), send, recv, async_op, back)
 
 
 @_replayable
 def barrier(group=None, async_op: bool = False):
     """Wait until every rank of the group has reached it."""
-    g = resolve(group, "barrier")
+    what = "barrier"
+    g = resolve(group, what)
     be = g.backend
-    return _finish(be.submit("barrier", be.barrier, _inline(g, async_op)), g, async_op)
+
+    def run():
+        # checked like every collective: a rank in barrier() while another is in, say, an
+        # all_reduce raises on both, instead of the barrier pairing with that call's check
+        be.agree(what, (what,))
+        be.barrier()
+    return _finish(be.submit(what, run, _inline(g, async_op)), g, async_op)
+
+
+def _peer(g, rank, what: str, name: str) -> int:
+    """The group rank of the global rank a point-to-point operation names; not this process
+    (as PyTorch: a blocking send to oneself could never be received)."""
+    peer = g.group_rank(int(rank), what)
+    if peer == g.backend.rank:
+        raise ValueError(f"{what}: {name}={int(rank)} is this process's own rank: "
+                         "point-to-point operations need another rank")
+    return peer
 
 
 @_replayable
@@ -333,7 +386,7 @@ def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
     what = "send"
     t = _tensor(tensor, what)
     g = resolve(group, what)
-    peer = g.group_rank(int(dst), what)
+    peer = _peer(g, dst, what, "dst")
     buf, _ = g.backend.stage(t, None, write=False)
     w = g.backend.submit(what, lambda: g.backend.send(buf, peer, int(tag)))
     w.timeout = g.timeout
@@ -343,11 +396,16 @@ def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
 @_replayable
 def irecv(tensor, src: int | None = None, group=None, tag: int = 0) -> Work:
     what = "recv"
-    t = _tensor(tensor, what)
+    t = _out(tensor, what)
     g = resolve(group, what)
-    peer = None if src is None else g.group_rank(int(src), what)
-    buf, back = g.backend.stage(t, None, read=False)
-    w = g.backend.submit(what, lambda: g.ranks[g.backend.recv(buf, peer, int(tag))]).then(back)
+    peer = None if src is None else _peer(g, src, what, "src")
+    be = g.backend
+    buf, back = be.stage(t, None, read=False)
+
+    def run():
+        r = be.recv(buf, peer, int(tag))     # the sender's group rank, or a Pending of it
+        return r.map(g.ranks.__getitem__) if isinstance(r, Pending) else g.ranks[r]
+    w = be.submit(what, run).then(back)
     w.timeout = g.timeout
     return w
 

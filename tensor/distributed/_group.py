@@ -18,6 +18,7 @@ class ProcessGroup:
     def __init__(self, backend, ranks: list, timeout: float, local_rank: int = 0):
         self.backend, self.ranks, self.timeout = backend, list(ranks), timeout
         self.local_rank = local_rank
+        self.destroyed = False
 
     @property
     def member(self) -> bool:
@@ -37,7 +38,8 @@ class ProcessGroup:
                                    f"{self.ranks}") from None
 
     def __repr__(self):
-        name = self.backend.name if self.member else "not a member"
+        name = (self.backend.name if self.member else "destroyed" if self.destroyed
+                else "not a member")
         return f"ProcessGroup({name}, ranks={self.ranks})"
 
 
@@ -131,28 +133,37 @@ def world(what: str = "distributed") -> ProcessGroup:
     return g
 
 
-def resolve(group, what: str) -> ProcessGroup:
+def _group(group, what: str) -> ProcessGroup:
+    """The group (the world for None), which must exist and not be destroyed; this process
+    need not be a member."""
     g = world(what) if group is None else group
     if not isinstance(g, ProcessGroup):
         raise TypeError(f"{what}: group must be a ProcessGroup from new_group, got "
                         f"{type(g).__name__}")
+    if g.destroyed:
+        raise DistributedError(f"{what}: the group {g.ranks} was destroyed "
+                               "(destroy_process_group); make a new one with new_group")
+    return g
+
+
+def resolve(group, what: str) -> ProcessGroup:
+    g = _group(group, what)
     if g.backend is None:
         raise DistributedError(f"{what}: this process (rank {get_rank()}) is not a member of "
                                f"the group {g.ranks}")
-    if world(what) is None:
-        raise DistributedError(f"{what}: the process group was destroyed")
     return g
 
 
 def get_rank(group=None) -> int:
     """This process's rank in the group (the world by default); -1 if not a member."""
-    g = world("get_rank") if group is None else group
-    return g.rank()
+    return _group(group, "get_rank").rank()
 
 
 def get_world_size(group=None) -> int:
-    g = world("get_world_size") if group is None else group
-    return g.size()
+    """The number of ranks in the group (the world by default); -1 if this process is not a
+    member (as PyTorch)."""
+    g = _group(group, "get_world_size")
+    return g.size() if g.member else -1
 
 
 def get_backend(group=None) -> str:
@@ -188,10 +199,13 @@ def destroy_process_group(group=None) -> None:
         if group.backend is not None:
             group.backend.close()
             group.backend = None
+        group.destroyed = True
         return
     for g in _GROUPS + [_WORLD[0]]:
         if g is not None and g.backend is not None:
             g.backend.close()
             g.backend = None
+        if g is not None:
+            g.destroyed = True
     _GROUPS.clear()
     _WORLD[0] = None

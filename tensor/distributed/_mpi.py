@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 
 from .. import dtypes as dt
-from ._work import DistributedError, Work
+from ._work import DistributedError, Pending, Work
 
 
 def _nothing():
@@ -146,6 +146,9 @@ class MPIBackend:
         from ..device import CPU
         self._cpu = CPU
         self._q: queue.Queue = queue.Queue()
+        # posted point-to-point requests not finished yet: they hold their buffers (which the
+        # engine reads or writes until they complete) even when the caller drops the Work
+        self._inflight: set = set()
         self._broken: str | None = None
         self._lock = threading.Lock()       # guards _pending and runs of the inline path
         self._pending = 0                   # operations queued on the worker and not finished
@@ -166,7 +169,7 @@ class MPIBackend:
             try:
                 r, e = fn(), None
             except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
-                r, e = None, err
+                r, e = None, self._engine_error(work.what, err)
             # drop the operation's closure (its tensors) before the waiter wakes, not when the
             # next operation comes: a capture (tensor.compile) then sees them freed as eagerly
             fn = None
@@ -192,7 +195,7 @@ class MPIBackend:
                 try:
                     w._set_result(fn())
                 except BaseException as e:  # noqa: BLE001 - raised by the caller's wait()
-                    w._set_error(e)
+                    w._set_error(self._engine_error(what, e))
                 finally:
                     self._deadline = None
                 return w
@@ -214,6 +217,17 @@ class MPIBackend:
                        "ranks called different collectives")
                 self.mark_broken(why)
                 raise DistributedError(why)
+
+    def _engine_error(self, what: str, e: BaseException) -> BaseException:
+        """mpi4py's MPI.Exception (an MPI error code and MPICH's error stack) as a
+        DistributedError that names the operation; other errors as they are."""
+        if not isinstance(e, self.MPI.Exception):
+            return e
+        text = str(e).splitlines()[0].rstrip(", ") if str(e) else "unknown error"
+        err = DistributedError(f"{what}: the MPI library failed: {text} (MPI error class "
+                               f"{e.Get_error_class()})")
+        err.__cause__ = e
+        return err
 
     def mark_broken(self, why: str) -> None:
         self._broken = why
@@ -286,6 +300,10 @@ class MPIBackend:
         n = self.size
         if not self.check_signatures:
             return
+        # first the exchange every other operation's check makes (an Iallreduce): one rank in an
+        # all-to-all and another in, say, an all_reduce then both raise, instead of pairing an
+        # Iallgather with an Iallreduce (erroneous in MPI)
+        self.agree(what, sig)
         mine = np.array([_crc(sig)] + list(send) + list(recv), np.int64)
         every = np.empty((n, 2 * n + 1), np.int64)
         if n > 1:
@@ -336,14 +354,62 @@ class MPIBackend:
         self._complete(self.comm.Ialltoallv([host_view(inp), (send, _starts(send))],
                                             [host_view(out), (recv, _starts(recv))]))
 
-    def send(self, buf, peer: int, tag: int) -> None:
-        self.comm.Send(host_view(buf), dest=peer, tag=tag)
+    def send(self, buf, peer: int, tag: int) -> Pending:
+        """Post the send and return (the worker must not block in it: see Pending)."""
+        a = host_view(buf)
+        req = self.comm.Isend(a, dest=peer, tag=tag)
+        return self._posted(Pending(req.Test, _nothing, (buf, a, req)))
 
-    def recv(self, buf, peer, tag: int) -> int:
+    def recv(self, buf, peer, tag: int) -> Pending:
+        """Post the receive; its result, once complete, is the sender's rank. A message of
+        another size than buf raises (MPI would truncate a longer one with its own error and
+        half-fill buf with a shorter one, silently)."""
         st = self.MPI.Status()
         src = self.MPI.ANY_SOURCE if peer is None else peer
-        self.comm.Recv(host_view(buf), source=src, tag=tag, status=st)
-        return st.Get_source()
+        a = host_view(buf)
+        req = self.comm.Irecv(a, source=src, tag=tag)
+        want = a.nbytes
+        what = f"recv into a {tuple(buf.shape)} {buf.dtype.name} tensor ({want} bytes)"
+
+        def test():
+            try:
+                return req.Test(st)
+            except self.MPI.Exception as e:
+                if e.Get_error_class() == self.MPI.ERR_TRUNCATE:
+                    who = st.Get_source() if peer is None else peer
+                    raise DistributedError(
+                        f"{what}: the message from rank {who} is larger (the sender's tensor must "
+                        "have the receiver's number of bytes)") from None
+                raise self._engine_error("recv", e) from e
+
+        def finish():
+            got = st.Get_count(self.MPI.BYTE)
+            if got != want:
+                raise DistributedError(
+                    f"{what}: the message from rank {st.Get_source()} has {got} bytes (the "
+                    "sender's tensor must have the receiver's number of bytes)")
+            return st.Get_source()
+        return self._posted(Pending(test, finish, (buf, a, req)))
+
+    def _posted(self, p: Pending) -> Pending:
+        """Hold p (and so its buffers) until it is finished or failed."""
+        self._inflight.add(p)
+        test, finish = p._test, p._finish
+
+        def tested():
+            try:
+                return test()
+            except BaseException:
+                self._inflight.discard(p)
+                raise
+
+        def finished():
+            try:
+                return finish()
+            finally:
+                self._inflight.discard(p)
+        p._test, p._finish = tested, finished
+        return p
 
     def barrier(self) -> None:
         self._complete(self.comm.Ibarrier())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from ..capture import replayed
 
@@ -13,6 +14,30 @@ class DistributedError(RuntimeError):
 
 _DONE = threading.Event()
 _DONE.set()
+
+
+class Pending:
+    """A nonblocking request the worker posted and did not wait for (MPI's Isend / Irecv: a
+    point-to-point operation must not hold the worker, or an isend + irecv exchange of two
+    ranks would deadlock, each worker blocked in its send). test() polls it without blocking;
+    finish() (once it completed) gives the operation's result, or raises. `keep` holds the
+    buffers the engine reads or writes until then."""
+
+    def __init__(self, test, finish, keep=()):
+        self._test, self._finish, self.keep = test, finish, keep
+
+    def test(self) -> bool:
+        return self._test()
+
+    def finish(self):
+        self.keep = ()
+        return self._finish()
+
+    def map(self, fn) -> Pending:
+        """The same request, its result passed through fn."""
+        inner = self._finish
+        self._finish = lambda: fn(inner())
+        return self
 
 
 class Work:
@@ -32,6 +57,26 @@ class Work:
         self._result = r
         self._done.set()
 
+    def _settle(self, deadline: float | None) -> bool:
+        """Finish a Pending result: poll its request until it completes (True) or, with a
+        deadline (time.monotonic()), until then (False); its error becomes the Work's."""
+        p = self._result
+        if not isinstance(p, Pending):
+            return True
+        pause = 1e-5
+        while True:
+            try:
+                if p.test():
+                    self._result = p.finish()
+                    return True
+            except BaseException as e:  # noqa: BLE001 - raised by wait()
+                self._result, self._error = None, e
+                return True
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(pause)
+            pause = min(2 * pause, 1e-3)
+
     def _set_error(self, e) -> None:
         self._error = e
         self._done.set()
@@ -41,11 +86,14 @@ class Work:
         return self
 
     def is_completed(self) -> bool:
-        return self._done.is_set()
+        if not self._done.is_set():
+            return False
+        return self._settle(time.monotonic() - 1.0) if isinstance(self._result, Pending) else True
 
     def wait(self, timeout: float | None = None) -> bool:
         t = self.timeout if timeout is None else timeout
-        if not self._done.wait(t):
+        end = None if t is None else time.monotonic() + t
+        if not self._done.wait(t) or not self._settle(end):
             why = (f"{self.what} did not finish within {t:g} s: a rank may have died, or the "
                    "ranks called different collectives")
             self._backend.mark_broken(why)

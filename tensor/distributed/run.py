@@ -33,7 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tensor.distributed.run",
                                 description="Run a script on N MPI processes (one per GPU with "
                                             "the NCCL backend).")
-    p.add_argument("-n", "--nproc", type=int, required=True, help="number of processes")
+    p.add_argument("-n", "--nproc", "--nproc-per-node", "--nproc_per_node", dest="nproc",
+                   type=int, required=True, help="number of processes (torchrun's "
+                   "--nproc-per-node is accepted too)")
     p.add_argument("--mpiexec-args", default="", help="extra arguments for mpiexec (one string)")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
