@@ -318,25 +318,35 @@ def _capsule_destructor_impl(capsule_addr):
 
 _CAPSULE_DESTRUCTOR = _immortal(_CapsuleDestructor(_capsule_destructor_impl))
 _CAPSULE_DESTRUCTOR_ADDR = ctypes.cast(_CAPSULE_DESTRUCTOR, c_void_p).value
-_guarded_destructor: list = []   # [address of csrc/capsule.c's destructor, or the bare one]
+_guarded: list = []   # [(destructor address, deleter)]: csrc/capsule.c's guards, or the bare ones
 
 
-def _destructor_addr() -> int:
-    """The capsules' destructor: the Python body behind csrc/capsule.c's guard, which keeps a
-    consumer's pending exception (NumPy refusing a dtype or device) from being lost; the bare
-    ctypes callback if that C module cannot be built."""
-    if not _guarded_destructor:
-        addr = _CAPSULE_DESTRUCTOR_ADDR
+def _guards() -> tuple:
+    """The capsules' destructor (an address) and the managed tensors' deleter (a DLDeleter):
+    the Python bodies behind csrc/capsule.c's guards, which keep a consumer's pending exception
+    (NumPy refusing a dtype or device; an operation on a NumPy array or PyTorch tensor made
+    from our capsule raising while that temporary is freed) from being lost; the bare ctypes
+    callbacks if that C module cannot be built."""
+    if not _guarded:
+        addr, deleter = _CAPSULE_DESTRUCTOR_ADDR, _DELETER
         try:
             from .cpu import build
             lib = build.load("capsule", '#include "capsule.c"\n',
-                             "intptr_t sx_capsule_guard(intptr_t, intptr_t, intptr_t);")
-            addr = lib.sx_capsule_guard(addr, ctypes.cast(_api.PyErr_Fetch, c_void_p).value,
-                                        ctypes.cast(_api.PyErr_Restore, c_void_p).value)
+                             "intptr_t sx_capsule_guard(intptr_t, intptr_t, intptr_t);\n"
+                             "intptr_t sx_deleter_guard(intptr_t, intptr_t, intptr_t);")
+            fn = lambda f: ctypes.cast(f, c_void_p).value  # noqa: E731
+            guarded = lib.sx_capsule_guard(addr, fn(_api.PyErr_Fetch), fn(_api.PyErr_Restore))
+            deleter = _immortal(DLDeleter(lib.sx_deleter_guard(
+                fn(_DELETER), fn(_api.PyGILState_Ensure), fn(_api.PyGILState_Release))))
+            addr = guarded
         except Exception:   # pragma: no cover - no C compiler: NumPy then reports SystemError
-            pass
-        _guarded_destructor.append(addr)
-    return _guarded_destructor[0]
+            deleter = _DELETER
+        _guarded.append((addr, deleter))
+    return _guarded[0]
+
+
+def _destructor_addr() -> int:
+    return _guards()[0]
 
 
 def _c_contiguous_strides(shape):
@@ -427,7 +437,7 @@ def make_capsule(ptr: int, shape, strides, dtype_code: int, bits: int,
 
     addr = ctypes.addressof(mt)
     mt.manager_ctx = addr  # informational; the real context is _exports
-    mt.deleter = _DELETER
+    mt.deleter = _guards()[1]
 
     with _exports_lock:
         _exports[addr] = (mt, shape_arr, strides_arr, owner)

@@ -3,10 +3,15 @@
 the same node."""
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from . import _hook, _numpy_protocol, array_extra, interop, math_extra, numpy_extra, torch_extra, torch_index
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .convert import from_numpy
+from .elementwise import as_operand
 from .public import PUB
 
 _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
@@ -15,37 +20,69 @@ _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_
            "rshift": "right_shift", "matmul": "matmul"}
 
 
-def _binop(fn):
+_ARRAY_LIKE = (np.ndarray, np.generic, list, tuple)
+
+
+def _numpy_operand(self, other, name: str):
+    """A NumPy array or scalar, or a list, met by an operator: a tensor on self's device (the
+    device of the tensor it meets, as `ndarray op tensor` is through __array_ufunc__), not the
+    default one."""
+    o = as_operand(other, name)
+    return o if o.device == self.device else PUB["to_device"](o, self.device)
+
+
+def _binop(fn, name: str):
     def op(self, other):
-        if type(other) is not Tensor and getattr(other, "_tensor_defers", False):
-            return NotImplemented   # a sparse matrix: its reflected operator answers
+        if type(other) is not Tensor:
+            if getattr(other, "_tensor_defers", False):
+                return NotImplemented   # a sparse matrix: its reflected operator answers
+            if isinstance(other, _ARRAY_LIKE):
+                other = _numpy_operand(self, other, name)
         return fn(self, other)
     return op
 
 
-def _rbinop(fn):
+def _rbinop(fn, name: str):
     def op(self, other):
-        if type(other) is not Tensor and getattr(other, "_tensor_defers", False):
-            return NotImplemented
+        if type(other) is not Tensor:
+            if getattr(other, "_tensor_defers", False):
+                return NotImplemented
+            if isinstance(other, _ARRAY_LIKE):
+                other = _numpy_operand(self, other, name)
         return fn(other, self)
     return op
 
 
 for _d, _name in _DUNDER.items():
-    setattr(Tensor, f"__{_d}__", _binop(PUB[_name]))
-    setattr(Tensor, f"__r{_d}__", _rbinop(PUB[_name]))
+    setattr(Tensor, f"__{_d}__", _binop(PUB[_name], _name))
+    setattr(Tensor, f"__r{_d}__", _rbinop(PUB[_name], _name))
     if _name != "matmul":
-        setattr(Tensor, f"__i{_d}__", _binop(PUB[_name + "_"]))
+        setattr(Tensor, f"__i{_d}__", _binop(PUB[_name + "_"], _name))
 for _d, _name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
                   "gt": "greater", "ge": "greater_equal"}.items():
-    setattr(Tensor, f"__{_d}__", _binop(PUB[_name]))
+    setattr(Tensor, f"__{_d}__", _binop(PUB[_name], _name))
+
+
+def _foreign(other) -> bool:
+    """An object no tensor op reads as numbers: None, a string, a dict, an arbitrary object."""
+    if other is None or isinstance(other, str | bytes):
+        return True
+    if isinstance(other, Tensor | numbers.Number | np.ndarray | np.generic | list | tuple | range):
+        return False
+    tp = type(other)
+    return not any(hasattr(tp, a) for a in ("__array__", "__dlpack__", "__array_interface__",
+                                            "__float__", "__index__", "_tensor_defers"))
 
 
 def _none_is_other(fn):
     """x == None is False and x != None True (Python's identity fallback, as PyTorch's), so
-    `x in (None, ...)` and `x == None` checks work; the functions (T.equal) still refuse None."""
+    `x in (None, ...)` and `x == None` checks work; so do strings and other objects that hold
+    no numbers (`x == "auto"` is False, as PyTorch's); the functions (T.equal) still refuse
+    them."""
     def op(self, other):
-        return NotImplemented if other is None else fn(self, other)
+        if type(other) is not Tensor and _foreign(other):
+            return NotImplemented
+        return fn(self, other)
     return op
 
 
@@ -53,9 +90,40 @@ Tensor.__eq__ = _none_is_other(Tensor.__eq__)
 Tensor.__ne__ = _none_is_other(Tensor.__ne__)
 
 
+def _divmod(a, b):
+    """divmod(x, y): (x // y, x % y), as NumPy's divmod of arrays."""
+    return PUB["floor_divide"](a, b), PUB["remainder"](a, b)
+
+
+Tensor.__divmod__ = _binop(_divmod, "divmod")
+Tensor.__rdivmod__ = _rbinop(_divmod, "divmod")
+
+
+def _no_modulo(op):
+    """pow(x, y, mod): Python's own TypeError (NumPy's and PyTorch's arrays take no modulo)."""
+    def pow_(self, other, mod=None):
+        return op(self, other) if mod is None else NotImplemented
+    return pow_
+
+
+Tensor.__pow__ = _no_modulo(Tensor.__pow__)
+
+
 def _imatmul(self, other):
-    """x @= y: the product written into x, which must already have the product's shape."""
-    r = PUB["matmul"](self, other)
+    """x @= y: the product written into x, which must already have the product's shape. When
+    autograd records it, the product reads copies of x (and of y where it shares x's memory):
+    the graph keeps those, not x's memory, which the write then changes (PyTorch's @= is
+    differentiable)."""
+    if isinstance(other, _ARRAY_LIKE):
+        other = _numpy_operand(self, other, "matmul")
+    if self.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
+        a = PUB["copy"](self)
+        if isinstance(other, Tensor) and other._storage is self._storage:
+            other = a if other is self else PUB["copy"](other)
+        self_ = a
+    else:
+        self_ = self
+    r = PUB["matmul"](self_, other)
     if r.shape != self.shape:
         raise ValueError(f"matmul: in-place x @= y needs the product's shape {r.shape} to equal "
                          f"x's shape {self.shape}")
@@ -177,6 +245,7 @@ Tensor.__repr__ = interop.format_tensor
 Tensor.__str__ = interop.str_tensor
 Tensor.__dlpack__ = interop.dlpack
 Tensor.__dlpack_device__ = interop.dlpack_device
+Tensor.__cuda_array_interface__ = property(interop.cuda_array_interface)
 Tensor.__float__ = lambda self: float(interop.item(self))
 Tensor.__int__ = lambda self: int(interop.item(self))
 Tensor.__complex__ = lambda self: complex(interop.item(self))
@@ -297,23 +366,47 @@ def _reduce(self):
                        self.requires_grad and self.is_leaf, str(self.device)))
 
 
-def _copy(self, memo=None):
-    """A copy on the same device (requires_grad kept for a leaf, as PyTorch's deepcopy); a
-    deep copy copies .grad too."""
+def _copy(self):
+    """copy.copy(t): a compact copy of the values on the same device (NumPy's), requires_grad
+    kept for a leaf."""
     t = PUB["copy"](self.detach())
     if self.requires_grad and self.is_leaf:
         t.requires_grad_()
-    if memo is not None:
-        memo[id(self)] = t
-        if self.grad is not None:
-            import copy
-            t.grad = copy.deepcopy(self.grad, memo)
+    return t
+
+
+def _copied_storage(st, memo: dict):
+    """The copy of storage `st` made in this deepcopy (one per storage, so tensors that share
+    memory keep sharing it in the copy, as PyTorch's deepcopy)."""
+    new = memo.get(id(st))
+    if new is None:
+        raw = Tensor._make(st, (st.nbytes,), (1,), 0, _dt.uint8)
+        new = memo[id(st)] = PUB["copy"](raw)._storage
+        memo.setdefault(id(memo), []).append(st)   # (copy's rule: memo's ids must stay alive)
+    return new
+
+
+def _deepcopy(self, memo):
+    """copy.deepcopy(t): a copy on the same device with the same layout, whose memory is shared
+    with the other tensors of the same deepcopy that shared it (a view and its base in one
+    container stay a view and its base, as PyTorch's); requires_grad kept for a leaf, .grad
+    deep-copied too. A view brings its whole storage along (as PyTorch's)."""
+    import copy
+    t = Tensor._make(_copied_storage(self._storage, memo), self._shape, self._strides,
+                     self._offset, self._dtype)
+    if isinstance(self._ro, str):   # a read-only layout (broadcast_to) stays one
+        t._ro = self._ro
+    if self.requires_grad and self.is_leaf:
+        t.requires_grad_()
+    memo[id(self)] = t
+    if self.grad is not None:
+        t.grad = copy.deepcopy(self.grad, memo)
     return t
 
 
 Tensor.__reduce__ = _reduce
 Tensor.__copy__ = _copy   # as NumPy: copy.copy copies data
-Tensor.__deepcopy__ = _copy
+Tensor.__deepcopy__ = _deepcopy
 
 
 # --- PyTorch's dtype shorthands: x.float(), x.long(), ... (recorded as astype) ---

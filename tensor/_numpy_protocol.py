@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._tensor import Tensor
+from .aliasing import check_writable
 from .convert import asarray
 from .public import PUB
 
@@ -33,10 +34,26 @@ def array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     if method != "__call__" or fn is None or kwargs or outs:
         if any(isinstance(o, Tensor) for o in outs):
             return NotImplemented   # NumPy then raises: it cannot write into our memory
+        if method == "at" and inputs and isinstance(inputs[0], Tensor):
+            _check_at_target(ufunc, inputs[0])
         return getattr(ufunc, method)(*(_host(x) for x in inputs), **kwargs,
                                       **({"out": out} if out is not None else {}))
     device = next(x.device for x in inputs if isinstance(x, Tensor))
-    return fn(*(asarray(x, device=device) if isinstance(x, np.ndarray) else x for x in inputs))
+    # NumPy's arrays and scalars join the tensor's device (np.float64(2) * t on a GPU)
+    return fn(*(asarray(x, device=device) if isinstance(x, np.ndarray | np.generic) else x
+                for x in inputs))
+
+
+def _check_at_target(ufunc, t: Tensor) -> None:
+    """np.<ufunc>.at(t, ...) writes in place into the host view of t: refuse a read-only tensor
+    (NumPy's ufunc.at does not check the flag itself) and a tensor that host memory cannot
+    view (the write would reach a temporary copy and be lost silently)."""
+    op = f"{ufunc.__name__}.at"
+    check_writable(t, op, "output array")
+    if t.numel() and t.numpy().__array_interface__["data"][0] != t.data_ptr():
+        raise TypeError(f"{op}: cannot write into a tensor on {t.device} through NumPy (it would "
+                        "write into a host copy); use the tensor's index_add_ / index_put_("
+                        "accumulate=True) or scatter_reduce_")
 
 
 def format_spec(self, spec: str) -> str:

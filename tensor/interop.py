@@ -56,8 +56,15 @@ def to_numpy(t: Tensor) -> np.ndarray:
 
 
 def array_protocol(t: Tensor, dtype=None, copy=None):
+    """NumPy's __array__: a view of the tensor's memory where it can be one (CPU, a dtype NumPy
+    has, no conversion asked); copy=False raises where it cannot (NumPy 2's rule). A bfloat16
+    tensor asked for a NumPy dtype converts through float32 (exact) when NumPy has no bfloat16."""
     if t.device.type != "cpu" and copy is False:
         raise ValueError("__array__: copy=False but the tensor is not on the CPU")
+    if t.dtype is dt.bfloat16 and _BF16_NP is None and dtype is not None:
+        if copy is False:
+            raise ValueError("__array__: copy=False but a dtype conversion was asked for")
+        return to_numpy(t.astype(dt.float32)).astype(dtype)
     a = to_numpy(t)
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:
@@ -100,18 +107,40 @@ _DL_CODE = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}
 _DEVICE_TYPE = {"cpu": 1, "cuda": 2}
 
 
+def _dl_target(t: Tensor, dl_device, copy):
+    """The tensor a consumer's dl_device = (DLPack device type, index) asks for: t, or t copied
+    there (BufferError when copy=False forbids it or the device is none of ours)."""
+    from .device import device as parse_device
+    from .elementwise import to_device
+    try:
+        kind, index = (int(v) for v in dl_device)
+        want = {1: "cpu", 2: f"cuda:{index}"}[kind]
+        if kind == 1 and index != 0:
+            raise KeyError(kind)
+        want = parse_device(want)
+    except (TypeError, ValueError, KeyError, RuntimeError) as e:
+        raise BufferError(f"__dlpack__: cannot export to dl_device={tuple(dl_device)!r}: "
+                          f"{e if not isinstance(e, KeyError) else 'not a device of this library'} "
+                          "(it exports to DLPack device types 1, the CPU with index 0, and 2, "
+                          "CUDA)") from None
+    if want == t.device:
+        return t, copy
+    if copy is False:
+        raise BufferError(f"__dlpack__: the tensor is on {t.device}, dl_device asks for {want}, and "
+                          "copy=False forbids the copy")
+    return to_device(t, want), False
+
+
 def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
     from ._dlpack import make_capsule
     if _hook.capture is not None:
         _hook.capture.host_read("__dlpack__ (another library reading the memory)")
-    if t.device is not CPU:
-        if dl_device is not None and tuple(dl_device)[0] == 1:   # the consumer wants host memory
-            if copy is False:
-                raise BufferError(f"__dlpack__: the tensor is on {t.device} and copy=False")
-            from .elementwise import to_device
-            t, copy = to_device(t, CPU), False
-        else:   # queued work must be done before a consumer on another stream reads it
-            backend_for(t.device).synchronize(t.device)
+    moved = False
+    if dl_device is not None:
+        t2, copy = _dl_target(t, dl_device, copy)
+        moved, t = t2 is not t, t2
+    if t.device is not CPU:   # queued work must be done before a consumer on another stream reads it
+        backend_for(t.device).synchronize(t.device)
     if copy:
         t = t.copy()
     code = 4 if t.dtype is dt.bfloat16 else _DL_CODE[t.dtype.kind]
@@ -123,7 +152,29 @@ def dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
     dev = t.device
     return make_capsule(t.data_ptr(), t.shape, t.strides, code, t.dtype.bits,
                         _DEVICE_TYPE[dev.type], dev.index or 0, owner=t._storage,
-                        versioned=versioned, read_only=read_only)
+                        versioned=versioned, read_only=read_only,
+                        is_copied=versioned and bool(copy or moved))
+
+
+def cuda_array_interface(t: Tensor) -> dict:
+    """`__cuda_array_interface__` (version 3) of a CUDA tensor, for Numba, CuPy and others: the
+    tensor's own memory (no copy), after the device's queued work is done (so "stream" is None:
+    no synchronization left to the consumer). A tensor elsewhere has no such attribute
+    (AttributeError, so hasattr() is False), as PyTorch's CPU tensors."""
+    if t.device.type != "cuda":
+        raise AttributeError(f"__cuda_array_interface__: the tensor is on {t.device}, not a CUDA "
+                             "device (numpy() or __array__ give host memory)")
+    if t.dtype is dt.bfloat16:
+        raise TypeError("__cuda_array_interface__: bfloat16 has no typestr in the CUDA array "
+                        "interface; convert first (.astype('float32')) or use __dlpack__")
+    if _hook.capture is not None:
+        _hook.capture.host_read("__cuda_array_interface__ (another library reading the memory)")
+    backend_for(t.device).synchronize(t.device)
+    isz = t.itemsize
+    return {"shape": t.shape, "typestr": t.dtype.np.str,
+            "data": (t.data_ptr() if t.numel() else 0, not t.flags.writeable),
+            "strides": None if t.is_contiguous() else tuple(s * isz for s in t.strides),
+            "version": 3, "stream": None}
 
 
 def dlpack_device(t: Tensor):
