@@ -79,6 +79,27 @@ for _op in UNARY + BINARY:
         RULES[_op.name + "_"] = RULES[_op.name]
 
 
+def _overwritten(name):
+    """x.op_(...) of an op with no float output (x.eq_(y), x.logical_and_(y)) on a float x on
+    the graph: x then holds 0 / 1, constants, so every operand gets a zero gradient (as
+    PyTorch's) instead of a refusal."""
+    def zeros(t):
+        return T.zeros(t.shape, dtype=t.dtype, device=t.device)
+
+    def vjp(ctx, g):
+        return tuple(zeros(a) if isinstance(a, T.Tensor) and a.dtype.kind in "fc" else None
+                     for a in ctx.args)
+
+    def jvp(ctx, tans):
+        return zeros(ctx.out)
+    return Rule(name, vjp, jvp, ())
+
+
+for _op in UNARY + BINARY:
+    if _op.grad == NONE:
+        RULES.setdefault(_op.name + "_", _overwritten(_op.name + "_"))
+
+
 # ---------------------------------------------------------------- by hand
 # where is not a table op (a condition and two values); multiply_/true_divide_ (inplace=OWN in
 # the table) overwrite an operand their partials read, so they keep a copy of it first.

@@ -225,10 +225,12 @@ def lerp(start, end, weight, /) -> Tensor:
     s = _arr(start)
     e = _arr(end, device=s.device)
     d = P.subtract(e, s)
+    if not isinstance(weight, Tensor):   # a Python number: one branch, 1 - weight in Python (a
+        if abs(weight) < 0.5:            # tensor 1 - weight would be on the default device)
+            return P.add(s, P.multiply(weight, d))
+        return P.subtract(e, P.multiply(d, 1 - weight))
     lo = P.add(s, P.multiply(weight, d))
     hi = P.subtract(e, P.multiply(d, P.subtract(1, weight)))
-    if not isinstance(weight, Tensor):
-        return lo if abs(weight) < 0.5 else hi
     return P.where(P.less(P.abs(weight), 0.5), lo, hi)
 
 

@@ -72,8 +72,9 @@ def _binary_inplace(name):
 for _op in UNARY + BINARY:
     _inplace = (_unary_inplace if _op.arity == 1 else _binary_inplace)(_op.name)
     _add(_op.name, ops.FUNCS[_op.name], *_op.aliases, grad=_op.grad not in (NONE, NO_RULE))
-    _add(_op.name + "_", _inplace, *(a + "_" for a in _op.aliases),
-         grad=_op.grad not in (NONE, NO_RULE))   # autograd/rules_elementwise.py: _inplace_rule
+    # autograd/rules_elementwise.py: _inplace_rule; a NONE op's in-place form (x.eq_(y) on a
+    # float x) gives zero gradients: _overwritten
+    _add(_op.name + "_", _inplace, *(a + "_" for a in _op.aliases), grad=_op.grad != NO_RULE)
 for _r in REDUCTIONS:
     _add(_r.name, reductions.FUNCS[_r.name], *_r.aliases, grad=_r.grad)
 

@@ -175,9 +175,11 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     _value_dtype(x.dtype, op)
     if src.dtype is not x.dtype:
         raise TypeError(f"{op}: src ({src.dtype.name}) must have the dtype of input ({x.dtype.name})")
-    if src.device != x.device or idx.device != x.device:
-        raise ValueError(f"{op}: input, index and src must be on one device, got {x.device}, "
-                         f"{idx.device} and {src.device}")
+    if src.device != x.device:
+        raise ValueError(f"{op}: input and src must be on one device, got {x.device} and "
+                         f"{src.device}")
+    if idx.device != x.device:   # an index on another device moves (as scatter_add's does)
+        idx = ew.to_device(idx, x.device)
     if x.ndim == 0:   # PyTorch: a 0-d tensor behaves as one of shape (1,)
         r = scatter_reduce(_pub("reshape")(x, (1,)), dim, _pub("reshape")(idx, (-1,)),
                            _pub("reshape")(src, (-1,)), reduce, include_self=include_self)
