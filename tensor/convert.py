@@ -54,7 +54,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
     """A tensor sharing memory with a NumPy array (writes are seen by both). It never copies:
     a read-only array gives a read-only tensor, and an array whose memory a tensor cannot view
     (non-native byte order, misaligned data, strides that are not multiples of the itemsize)
-    raises ValueError, as PyTorch's.
+    raises ValueError, as PyTorch's; so does a bool array holding bytes other than 0 and 1.
 
     >>> import numpy as np, tensor as T
     >>> a = np.arange(3.0); a.flags.writeable = False
@@ -65,15 +65,31 @@ def from_numpy(a: np.ndarray) -> Tensor:
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
     dt.dtype(a.dtype)  # an unsupported dtype is the first thing to report (TypeError)
     why = _unshareable(a)
+    if why is None and _noncanonical_bools(a):
+        why = ("it holds bytes other than 0 and 1, which NumPy reads as True and the kernels "
+               "would not; make a canonical copy with a.view(np.uint8) != 0")
     if why is not None:
         raise ValueError(f"from_numpy: cannot share the memory of this {a.dtype} array of shape "
                          f"{a.shape}: {why}")
     return _wrap_numpy(a)
 
 
+def _noncanonical_bools(a: np.ndarray) -> bool:
+    """Whether a bool array holds bytes other than 0 and 1 (a uint8 buffer viewed as bool,
+    np.frombuffer(..., dtype=bool)): NumPy reads any nonzero byte as True, the kernels (which
+    load bool bytes as the integers 0 and 1) would not."""
+    return a.dtype == np.bool_ and a.size > 0 and int(a.view(np.uint8).max()) > 1
+
+
 def _numpy_tensor(a: np.ndarray, copy: bool | None) -> Tensor:
     """asarray's view of a NumPy array: shared when a tensor can view it (read-only arrays
-    stay read-only), else a native, aligned copy (an error with copy=False)."""
+    stay read-only), else a native, aligned copy (an error with copy=False). A bool array
+    with bytes other than 0 and 1 is copied with them made 1 (True, as NumPy reads them)."""
+    if _noncanonical_bools(a):
+        if copy is False:
+            raise ValueError("asarray: copy=False but this bool array holds bytes other than 0 and 1, "
+                             "which are copied as True")
+        a = a.view(np.uint8) != 0
     why = _unshareable(a)
     if why is not None:
         if copy is False:

@@ -59,6 +59,18 @@ def _bf16_bits(v: float) -> int:
     return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
 
 
+def _odd24(v: int) -> float:
+    """An int as the float with 24 significant bits toward zero, its last bit set when
+    inexact (rounded to odd, as the kernels' casts from int64): _bf16_bits then rounds it once,
+    where float(v) would round first (2**60 + 2**52 + 1 became the bfloat16 2**60)."""
+    a = abs(v)
+    sh = a.bit_length() - 24
+    if sh <= 0:
+        return float(v)
+    kept = (a >> sh) | int((a & ((1 << sh) - 1)) != 0)
+    return math.ldexp(kept, sh) * (-1 if v < 0 else 1)
+
+
 def scalar_bytes(v, d: dt.DType) -> bytes:
     """Encode a Python scalar as one element of dtype d (NumPy 2's conversion of a weak scalar:
     a float rounds, to inf past the dtype's range; an int that d cannot hold raises
@@ -74,6 +86,7 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
         raise TypeError(f"cannot use the complex value {v!r} as {d.name}: use a complex dtype "
                         "(complex64 or complex128)")
     if d.kind == "f":
+        iv = int(v) if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) else None
         try:
             v = float(v)
         except OverflowError:  # an int past float64's range
@@ -86,7 +99,7 @@ def scalar_bytes(v, d: dt.DType) -> bytes:
             except OverflowError:  # past float32's range: inf, as NumPy (with its warning)
                 pass
         elif d is dt.bfloat16:
-            return struct.pack("<H", _bf16_bits(v))
+            return struct.pack("<H", _bf16_bits(_odd24(iv) if isinstance(iv, int) else v))
         return np.array(v, d.np).tobytes()  # NumPy's rounding (and its overflow warning)
     if d is dt.bool_:
         return b"\x01" if v else b"\x00"

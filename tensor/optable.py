@@ -259,10 +259,15 @@ def cast_expr(s: dt.DType, t: dt.DType) -> str:
     stores with t's conversion: real to complex puts a zero imaginary part; complex to real
     keeps the real part (NumPy's cast, without its ComplexWarning) and to bool tests both;
     float to integer goes through sx_f2i64 / sx_f2u64 (cuda_src/scalar/types.h), so NaN and
-    out-of-range values convert alike on every device and at every position."""
+    out-of-range values convert alike on every device and at every position; a 64-bit integer
+    to float16 / bfloat16 through sx_i64_f_odd / sx_u64_f_odd, so that it rounds once."""
     if s.kind in "fc" and t.kind in "iu":   # defined for NaN and out-of-range values alike
         v = "a.re" if s.kind == "c" else "a"
         return f"sx_f2u64({v})" if t is dt.uint64 else f"sx_f2i64({v})"
+    if s.itemsize == 8 and s.kind in "iu" and t in (dt.float16, dt.bfloat16):
+        # through a float rounded to odd: the store's rounding is then the only one (a plain
+        # int64 -> double -> 16 bits rounded twice)
+        return f"sx_{s.kind}64_f_odd(a)"
     if s.kind != "c" and t.kind != "c":
         return "a"
     if t.kind == "c":

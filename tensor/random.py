@@ -158,7 +158,8 @@ class Generator:
     def randint(self, low, high=None, size=None, dtype=None, device=None) -> Tensor:
         """Integers in [low, high) (NumPy's argument order; randint(n) is [0, n)). Ranges up to
         a 64-bit dtype's whole range: [0, 2**64) for uint64, [-2**63, 2**63) for int64 (other
-        dtypes are drawn in int64 and cast) give uniform 64-bit words.
+        dtypes are drawn in int64 and cast) give uniform 64-bit words. A float dtype takes each
+        draw rounded to it; bounds past its largest finite value raise ValueError.
 
         >>> import tensor as T
         >>> T.randint(0, 2**64, (2,), dtype=T.uint64).dtype
@@ -176,6 +177,10 @@ class Generator:
                 f"which {d.name} is drawn in"
             raise ValueError(f"randint: range [{dt.show_int(low)}, {dt.show_int(high)}) does not fit "
                              f"{what}")
+        if d.kind in "fc" and max(-low, high - 1) > _finite_max(d):
+            # drawn in int64, the cast would store inf (PyTorch refuses these bounds too)
+            raise ValueError(f"randint: range [{dt.show_int(low)}, {dt.show_int(high)}) does not fit "
+                             f"{d.name}, whose largest finite value is {_finite_max(d):g}")
         # one kernel for both 64-bit dtypes: low + word % span in wrapping 64-bit arithmetic
         # (uint64 values are the bits of an int64 low), span 2**64 passed as 0 (the raw words)
         out = empty_tensor(_size(size, "randint"), dt.uint64 if d is dt.uint64 else dt.int64,

@@ -10,7 +10,8 @@
  *   the fixed-width integer types (NVRTC has no system headers)
  *   SX_INF_F / SX_INF_D (float and double infinity), sx_as_float / sx_as_uint bit casts, sx_h2f / sx_f2h (IEEE half), sx_bf2f / sx_f2bf
  *   sx_d2f_odd: double -> float rounded to odd (for a single rounding on to 16 bits)
- *   sx_f2i64 / sx_f2u64: float to integer, defined for NaN and out-of-range values */
+ *   sx_f2i64 / sx_f2u64: float to integer, defined for NaN and out-of-range values
+ *   sx_i64_f_odd / sx_u64_f_odd: 64-bit integer -> float rounded to odd (casts to 16 bits) */
 #ifndef STRIDEX_SCALAR_TYPES_H
 #define STRIDEX_SCALAR_TYPES_H
 
@@ -39,12 +40,14 @@ typedef unsigned short uint16_t;
 #endif
 
 #ifdef __cplusplus   /* the CUDA dialect (the emulator's shim provides the same intrinsics) */
+#define SX_CLZ64(u) __clzll((long long)(u))
 SX_SCALAR_FN float sx_as_float(uint32_t u) { return __uint_as_float(u); }
 SX_SCALAR_FN uint32_t sx_as_uint(float f) { return __float_as_uint(f); }
 #define SX_FADD_RN(a, b) __fadd_rn(a, b)
 #define SX_INF_F __int_as_float(0x7f800000)
 #define SX_INF_D __longlong_as_double(0x7ff0000000000000LL)
 #else
+#define SX_CLZ64(u) __builtin_clzll(u)
 SX_SCALAR_FN float sx_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 SX_SCALAR_FN uint32_t sx_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 #define SX_FADD_RN(a, b) ((a) + (b))
@@ -108,6 +111,24 @@ SX_SCALAR_FN uint64_t sx_f2u64(double x) {
            : x < 18446744073709551616.0
                ? (uint64_t)(int64_t)(x - 9223372036854775808.0) + 9223372036854775808ULL
                : 9223372036854775808ULL;
+}
+
+/* A 64-bit integer as the float toward zero, its last bit set when inexact (rounded to odd):
+ * the 24 leading bits and a sticky bit for the rest, so that a cast on to float16 / bfloat16
+ * rounds once. Through double the bits past 53 were lost first, and a value just above a
+ * midpoint of the 16-bit grid became the midpoint and rounded to even (2^60 + 2^52 + 1 gave
+ * the bfloat16 2^60, not 2^60 + 2^53). */
+SX_SCALAR_FN float sx_u64_f_odd(uint64_t u) {
+    if (u < 16777216u)                                  /* below 2^24: exact */
+        return (float)u;
+    int sh = 40 - SX_CLZ64(u);                          /* the bits past the leading 24 */
+    uint64_t kept = (u >> sh) | (uint64_t)((u & ((1ull << sh) - 1u)) != 0u);
+    return (float)kept * sx_as_float((uint32_t)(127 + sh) << 23);     /* both exact */
+}
+
+SX_SCALAR_FN float sx_i64_f_odd(int64_t v) {
+    float m = sx_u64_f_odd(v < 0 ? 0u - (uint64_t)v : (uint64_t)v);   /* odd rounding is symmetric */
+    return v < 0 ? -m : m;
 }
 
 #endif
