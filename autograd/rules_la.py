@@ -1,5 +1,6 @@
 """Derivative rules of tensor.linalg's recorded primitives (tensor/linalg/_core.py): solve,
-solve_triangular, lu_factor, cholesky, qr, eigh, svd, eig, and vector_norm (_norm.py).
+solve_triangular, lu_factor, cholesky, qr, eigh, svd, eig, vector_norm (_norm.py), det and
+pinv (_pinv_det.py).
 
 Written for complex numbers directly, in PyTorch's convention (the gradient of a real loss is
 its conjugate Wirtinger derivative), so every Rule has conj=False; for real inputs the formulas
@@ -13,6 +14,7 @@ import math
 
 import tensor as T
 from tensor.linalg import _core as C
+from tensor.linalg import _pinv_det as PD
 from tensor.linalg._norm import norm_axes
 
 from .graph import RULES, Rule
@@ -480,3 +482,65 @@ def _vn_jvp(ctx, tans):
 
 
 _register("linalg_vector_norm", _vn_vjp, _vn_jvp, (0, "out"))
+
+
+# ---------------------------------------------------------------- det
+# d det = tr(adj(A) dA): gA = g adj(A)^H, tangent sum(conj(adj(A)^H) * tA). adj(A)^H is
+# conj(det) A^-H where A is invertible, from the SVD where it is not (tensor/linalg/_pinv_det.py):
+# finite at singular matrices (the composition through lu_factor divided by the zero pivot).
+
+def _det_vjp(ctx, g):
+    A = ctx.args[0]
+    adjh = PD.adjugate_h(A, ctx.out)
+    return (fit(T.expand_dims(T.expand_dims(g, -1), -1).astype(adjh.dtype) * adjh, A),)
+
+
+def _det_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    adjh = PD.adjugate_h(ctx.args[0], ctx.out)
+    return T.sum(adjh.conj() * t.astype(adjh.dtype), axis=(-2, -1)).astype(ctx.out.dtype)
+
+
+_register("linalg_det", _det_vjp, _det_jvp, (0, "out"))
+
+
+# ---------------------------------------------------------------- pinv
+# P = A^+ (Golub & Pereyra, for a constant rank, as PyTorch's):
+# dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P; its adjoint
+# gA = -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A). Finite at repeated singular
+# values (the composition through the SVD's rule divided by their gaps).
+
+def _pinv_parts(A, P):
+    m, n = A.shape[-2:]
+    I_m = T.eye(m, dtype=P.dtype, device=P.device)
+    I_n = T.eye(n, dtype=P.dtype, device=P.device)
+    return I_m - T.matmul(A, P), I_n - T.matmul(P, A)
+
+
+def _pinv_vjp(ctx, g):
+    A, P = ctx.args[0], ctx.out
+    A = A.astype(P.dtype)
+    g = g.astype(P.dtype)
+    Ph, gh = _H(P), _H(g)
+    ra, rp = _pinv_parts(A, P)
+    gA = (-T.matmul(T.matmul(Ph, g), Ph) + T.matmul(T.matmul(ra, gh), T.matmul(P, Ph))
+          + T.matmul(T.matmul(Ph, P), T.matmul(gh, rp)))
+    return fit(gA, ctx.args[0]), None, None
+
+
+def _pinv_jvp(ctx, tans):
+    t = tans[0]
+    if t is None:
+        return None
+    A, P = ctx.args[0], ctx.out
+    A = A.astype(P.dtype)
+    t = t.astype(P.dtype)
+    th = _H(t)
+    ra, rp = _pinv_parts(A, P)
+    return (-T.matmul(T.matmul(P, t), P) + T.matmul(T.matmul(P, _H(P)), T.matmul(th, ra))
+            + T.matmul(T.matmul(rp, th), T.matmul(_H(P), P)))
+
+
+_register("linalg_pinv", _pinv_vjp, _pinv_jvp, (0, "out"))

@@ -292,12 +292,17 @@ SX_DEV void la_qr(T *a, T *q, T *r, int64_t *info, T *work, int64_t batch, int64
             T tj = la_mk<T>(0.0);
             double beta = la_re(alpha);
             if (ss != 0.0 || la_im(alpha) != 0.0) {
+                /* everything in units of s (tau and v do not depend on them): unscaled, a
+                 * column of subnormals had 1 / (alpha - beta) = inf (NaN in Q and R) or an
+                 * inexact tau (Q not orthogonal) */
                 const double ar = la_re(alpha) / s, ai = la_im(alpha) / s;
-                const double nrm = s * sqrt(ss + ar * ar + ai * ai);
-                beta = la_re(alpha) >= 0.0 ? -nrm : nrm;
-                tj = la_mk<T>((beta - la_re(alpha)) / beta, -la_im(alpha) / beta);
-                const T sc = la_div(la_mk<T>(1.0), la_sub(alpha, la_mk<T>(beta)));
-                for (int64_t i = j + 1 + tid; i < m; i += nt) A[i * lda + j] = la_mul(A[i * lda + j], sc);
+                const double nrm = sqrt(ss + ar * ar + ai * ai);    /* >= 1 */
+                const double bs = la_re(alpha) >= 0.0 ? -nrm : nrm;
+                tj = la_mk<T>((bs - ar) / bs, -ai / bs);
+                const T sc = la_div(la_mk<T>(1.0), la_mk<T>(ar - bs, ai));
+                for (int64_t i = j + 1 + tid; i < m; i += nt)
+                    A[i * lda + j] = la_mul(la_divr(A[i * lda + j], s), sc);
+                beta = s * bs;
             }
             __syncthreads();               /* alpha read by all, v scaled */
             if (tid == 0) { A[j * lda + j] = la_mk<T>(beta); tau[j] = tj; }

@@ -34,6 +34,10 @@
 #define LE_EPS 0x1p-53
 #define LE_TINY 0x1p-1000    /* below this an off-diagonal entry / column norm counts as 0 */
 #define LE_SMLNUM 0x1p-1000
+/* svd: a column of W (scaled to [0.5, 1)) shorter than this counts as zero: the Jacobi pairs
+ * leave it alone and its left vector is a completion (its dot products with the others would
+ * fall under LE_TINY: left unrotated, it would not be orthogonal to them) */
+#define LE_ZCOL 0x1p-450
 
 /* ---- real / complex scalar overloads ---- */
 SX_DEV double le_re(double x) { return x; }
@@ -331,6 +335,10 @@ SX_DEV void le_svd(T *a, int64_t bs, int64_t lda, double *s, T *u, int64_t ubs, 
                     al = le_warp_sum(al);
                     be = le_warp_sum(be);
                     ga = le_warp_sumc(ga);
+                    /* a column under LE_ZCOL counts as zero (as on the CPU): its squared
+                     * norm is subnormal or 0 (every test below then asked for a rotation
+                     * every sweep), its dot products with the others under LE_TINY */
+                    if (al < LE_ZCOL * LE_ZCOL || be < LE_ZCOL * LE_ZCOL) continue;
                     double c, sn;
                     T z;
                     if (!le_jacobi2(al, be, ga, &c, &sn, &z, (double *)0, tol)) continue;
@@ -362,7 +370,7 @@ SX_DEV void le_svd(T *a, int64_t bs, int64_t lda, double *s, T *u, int64_t ubs, 
         }
         __syncthreads();
         int64_t good = 0;   /* columns with a nonzero singular value (they sort first) */
-        for (int64_t j = 0; j < N; j++) good += nrm[j] > LE_TINY;
+        for (int64_t j = 0; j < N; j++) good += nrm[j] >= LE_ZCOL;
         for (int64_t j = tid; j < N; j += bd) {   /* rank in descending order, NaN first */
             const double sj = nrm[j];
             int64_t rk = 0;
@@ -485,17 +493,23 @@ SX_DEV void le_eig(sx_cd *a, int64_t bs, int64_t lda, sx_cd *w, sx_cd *v, int64_
         /* Householder reduction to upper Hessenberg: H <- P H P, P = I - 2 u u^H / u^H u */
         for (int64_t k = 0; k + 2 < n; k++) {
             if (tid == 0) {
+                /* u from the column scaled by a power of two near its largest entry: a
+                 * column of ~1e-155 has a subnormal u^H u (2 / u^H u overflows) */
+                double cm = 0.0;
+                for (int64_t i = k + 1; i < n; i++) cm = fmax(cm, le_abs1(H[i * n + k]));
+                int ce;
+                const double cs = le_scale_for(cm, &ce);
                 double xs = 0.0;
-                for (int64_t i = k + 2; i < n; i++) xs += le_abs2(H[i * n + k]);
+                for (int64_t i = k + 2; i < n; i++) xs += le_abs2(le_scal(H[i * n + k], cs));
                 double uu = 0.0;
                 if (xs > 0.0) {
-                    const T al = H[(k + 1) * n + k];
+                    const T al = le_scal(H[(k + 1) * n + k], cs);
                     const double aa = le_abs(al), nr = sqrt(aa * aa + xs);
                     const T ph = aa > 0.0 ? le_scal(al, 1.0 / aa) : le_real<T>(1.0);
                     uv[k + 1] = le_add(al, le_scal(ph, nr));
-                    for (int64_t i = k + 2; i < n; i++) uv[i] = H[i * n + k];
+                    for (int64_t i = k + 2; i < n; i++) uv[i] = le_scal(H[i * n + k], cs);
                     uu = le_abs2(uv[k + 1]) + xs;
-                    uv[k] = le_scal(ph, -nr);     /* beta: the new H[k + 1, k] */
+                    uv[k] = le_scal(ph, -nr / cs);     /* beta: the new H[k + 1, k] */
                 }
                 s_uu = uu;
             }
@@ -549,14 +563,22 @@ SX_DEV void le_eig(sx_cd *a, int64_t bs, int64_t lda, sx_cd *w, sx_cd *v, int64_
             if (its > 0 && its % 10 == 0) {
                 const int64_t e = its % 20 == 0 ? hi : l + 1;
                 mu = le_add(H[e * n + e], le_real<T>(0.75 * fabs(H[e * n + e - 1].re)));
-            } else {     /* Wilkinson: the eigenvalue of the trailing 2x2 nearer its corner */
-                const T a11 = H[(hi - 1) * n + hi - 1], a12 = H[(hi - 1) * n + hi];
-                const T a21 = H[hi * n + hi - 1], a22 = H[hi * n + hi];
+            } else {     /* Wilkinson: the eigenvalue of the trailing 2x2 nearer its corner,
+                          * from the block scaled by a power of two near its largest entry
+                          * (unscaled, hh^2 + bc of a ~1e-163 block underflows: a complex pair
+                          * then gets a real shift forever) */
+                T a11 = H[(hi - 1) * n + hi - 1], a12 = H[(hi - 1) * n + hi];
+                T a21 = H[hi * n + hi - 1], a22 = H[hi * n + hi];
+                int we;
+                const double ws = le_scale_for(fmax(fmax(le_abs1(a11), le_abs1(a12)),
+                                                    fmax(le_abs1(a21), le_abs1(a22))), &we);
+                a11 = le_scal(a11, ws); a12 = le_scal(a12, ws);
+                a21 = le_scal(a21, ws); a22 = le_scal(a22, ws);
                 const T hh = le_scal(le_sub(a11, a22), 0.5), bc = le_mul(a12, a21);
                 T dsc = le_csqrt(le_add(le_mul(hh, hh), bc));
                 if (hh.re * dsc.re + hh.im * dsc.im < 0.0) dsc = le_scal(dsc, -1.0);
                 const T den = le_add(hh, dsc);
-                mu = le_abs1(den) > 0.0 ? le_sub(a22, le_cdiv(bc, den)) : a22;
+                mu = le_scal(le_abs1(den) > 0.0 ? le_sub(a22, le_cdiv(bc, den)) : a22, 1.0 / ws);
             }
             __syncthreads();
             /* rows: G_k (from the shifted column k) on rows k, k+1, columns k+1..n-1 */

@@ -11,8 +11,9 @@ extras, on both devices, differentiable.
 The kernels are our own (tensor/cpu/csrc/linalg*.h, cuda_src/linalg*.cuh), computing in
 float64 / complex128: LU with partial pivoting, Cholesky, triangular solves, Householder QR,
 the Hermitian eigensolver, the SVD and the general eigensolver (DESIGN.md says which
-algorithms and how accurate). Eight primitives are recorded ops with derivative rules
-(autograd/rules_la.py); the rest (det, slogdet, inv, pinv, lstsq, norms, ...) are compositions.
+algorithms and how accurate). Eight primitives, and det and pinv, are recorded ops with
+derivative rules (autograd/rules_la.py); the rest (slogdet, inv, lstsq, norms, ...) are
+compositions.
 Errors follow PyTorch: LinAlgError for a singular or non-positive-definite input, naming the
 batch element.
 """

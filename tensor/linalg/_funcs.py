@@ -1,5 +1,6 @@
 """tensor.linalg's functions composed from the recorded primitives (tensor/linalg/_core.py) and
-the other public ops: every one is differentiable through them, with no rule of its own."""
+the other public ops: differentiable through them, with no rule of their own, except det and
+pinv (tensor/linalg/_pinv_det.py), whose rules stay finite where the compositions' were not."""
 from __future__ import annotations
 
 import math
@@ -11,8 +12,10 @@ from .. import dtypes as dt
 from .. import elementwise as ew
 from .._tensor import Tensor
 from . import _core as C
+from . import _pinv_det as _pd
 from ._core import LinAlgError, as_matrix
 from ._names import T
+from ._pinv_det import det_op, pinv_op
 
 
 class SlogdetResult(NamedTuple):
@@ -115,7 +118,8 @@ def _perm_matrix(pivots: Tensor, m: int, like: Tensor) -> Tensor:
     p = ew.astype(pivots, dt.int64, copy=False).to_device("cpu").numpy() - 1
     batch = p.shape[:-1]
     perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
-    flat_p, flat_perm = p.reshape(-1, p.shape[-1]), perm.reshape(-1, m)
+    nb = math.prod(batch)   # (explicit: reshape(-1, 0) of an empty pivots array is ambiguous)
+    flat_p, flat_perm = p.reshape(nb, p.shape[-1]), perm.reshape(nb, m)
     for b in range(flat_p.shape[0]):
         for i, j in enumerate(flat_p[b]):
             flat_perm[b, [i, j]] = flat_perm[b, [j, i]]
@@ -153,20 +157,13 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
 
 
 def det(x, /) -> Tensor:
-    """The determinant of each square matrix (through its LU factorization)."""
-    A = as_matrix(x, "det", square=True)
-    n = A.shape[-1]
-    if n == 0:
-        return T.ones(A.shape[:-2], dtype=C.result_dtype(A.dtype), device=A.device)
-    LU, piv = lu_factor(A)
-    d = T.prod(T.diagonal(LU, 0, -2, -1), axis=-1)
-    return d * _perm_sign(piv, LU.dtype)
+    """The determinant of each square matrix (through its LU factorization); its gradient is
+    the adjugate, singular matrices included (tensor/linalg/_pinv_det.py)."""
+    return det_op(x)
 
 
 def _perm_sign(piv: Tensor, d) -> Tensor:
-    n = piv.shape[-1]
-    swaps = T.sum(piv != T.arange(1, n + 1, dtype=piv.dtype, device=piv.device), axis=-1)
-    return (1 - 2 * (swaps % 2)).astype(d)
+    return _pd._perm_sign(piv, d)
 
 
 def slogdet(x, /) -> SlogdetResult:
@@ -233,35 +230,13 @@ def eigvals(A, /) -> Tensor:
 
 # ---------------------------------------------------------------- from the SVD
 
-def _tol(S: Tensor, m: int, n: int, rtol, atol, hermitian_eps=None) -> Tensor:
-    """The cutoff max(atol, rtol * largest singular value) (rtol default: max(m, n) * eps)."""
-    smax = T.max(S, axis=-1, keepdims=True) if S.shape[-1] else T.zeros(S.shape[:-1] + (1,),
-                                                                         dtype=S.dtype, device=S.device)
-    if rtol is None:
-        rtol = 0.0 if atol is not None and _positive(atol) else max(m, n) * T.finfo(S.dtype).eps
-    rt = rtol if not isinstance(rtol, Tensor) else T.expand_dims(rtol, -1)
-    cut = rt * smax
-    if atol is not None:
-        at = atol if not isinstance(atol, Tensor) else T.expand_dims(atol, -1)
-        cut = T.maximum(cut, T.zeros_like(cut) + at)
-    return cut
-
-
-def _positive(a) -> bool:
-    return bool(T.any(a > 0)) if isinstance(a, Tensor) else a > 0
-
-
 def pinv(x, /, *, rtol=None, atol=None, hermitian: bool = False, rcond=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse, singular values below max(atol, rtol * largest)
-    dropped (rtol default max(m, n) * eps; NumPy's rcond is rtol)."""
-    A = as_matrix(x, "pinv")
+    dropped (rtol default max(m, n) * eps; NumPy's rcond is rtol). Its gradient is the
+    closed form of Golub and Pereyra (finite at repeated singular values)."""
     if rcond is not None:
         rtol = rcond
-    m, n = A.shape[-2:]
-    U, S, Vh = svd(A, full_matrices=False)
-    keep = ~(S <= _tol(S, m, n, rtol, atol))     # (NaN stays: a NaN input gives NaN, not 0)
-    sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
-    return T.matmul(Vh.mT.conj() * T.expand_dims(sinv, -2).astype(Vh.dtype), U.mT.conj())
+    return pinv_op(x, rtol, atol)
 
 
 def matrix_rank(x, /, *, rtol=None, atol=None, hermitian: bool = False, tol=None) -> Tensor:
@@ -270,7 +245,7 @@ def matrix_rank(x, /, *, rtol=None, atol=None, hermitian: bool = False, tol=None
     if tol is not None:
         atol, rtol = tol, 0.0
     S = svdvals(A)
-    return T.sum(S > _tol(S, *A.shape[-2:], rtol, atol), axis=-1).astype(dt.int64)
+    return T.sum(S > _pd.tolerance(S, *A.shape[-2:], rtol, atol), axis=-1).astype(dt.int64)
 
 
 def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
@@ -285,18 +260,25 @@ def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
     if Bm.shape[-2] != m:
         raise ValueError(f"linalg.lstsq: shapes {A.shape} and {B.shape} do not match "
                          f"(b needs {m} rows)")
-    U, S, Vh = svd(A, full_matrices=False)
+    grad = _wants_grad(A, Bm)
+    if grad:   # x = pinv(A) B: pinv's rule is finite at repeated singular values, svd's is not
+        S = svdvals(A)
+    else:
+        U, S, Vh = svd(A, full_matrices=False)
     if rcond is None:
         rcond = max(m, n) * T.finfo(S.dtype).eps
     elif not isinstance(rcond, Tensor) and rcond < 0:   # NumPy's: machine precision
         rcond = T.finfo(S.dtype).eps
-    keep = S > _tol(S, m, n, rcond, None)
-    sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
-    d = dt.result_type(U, Bm)
-    x = T.matmul(Vh.mT.conj().astype(d), T.expand_dims(sinv, -1).astype(d)
-                 * T.matmul(U.mT.conj().astype(d), Bm.astype(d)))
+    keep = S.detach() > _pd.tolerance(S.detach(), m, n, rcond, None)
+    d = dt.result_type(C.result_dtype(A.dtype), Bm)
+    if grad:
+        x = T.matmul(pinv_op(A, rcond, None).astype(d), Bm.astype(d))
+    else:
+        sinv = T.where(keep, 1 / T.where(keep, S, T.ones_like(S)), T.zeros_like(S))
+        x = T.matmul(Vh.mT.conj().astype(d), T.expand_dims(sinv, -1).astype(d)
+                     * T.matmul(U.mT.conj().astype(d), Bm.astype(d)))
     rank = T.sum(keep, axis=-1).astype(dt.int64)
-    if m > n and A.ndim == 2 and int(rank) == n:
+    if m > n and bool(T.all(rank == n)):   # full column rank (every matrix of a batch)
         r = Bm.astype(d) - T.matmul(A.astype(d), x)
         res = T.sum(T.abs(r) ** 2, axis=-2)
     else:

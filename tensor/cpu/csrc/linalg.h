@@ -75,6 +75,16 @@ SX_INLINE la_t la_recip(la_t a) {
     double t = a.re / a.im, d = a.re * t + a.im;
     return la_mk(t / d, -1.0 / d);
 }
+/* a / b, Smith's scaling: for the divisors whose reciprocal overflows (la_recip_ok) */
+SX_INLINE la_t la_div(la_t a, la_t b) {
+    if (fabs(b.re) >= fabs(b.im)) {
+        double t = b.im / b.re, d = b.re + b.im * t;
+        return la_mk((a.re + a.im * t) / d, (a.im - a.re * t) / d);
+    }
+    double t = b.re / b.im, d = b.re * t + b.im;
+    return la_mk((a.re * t + a.im) / d, (a.im * t - a.re) / d);
+}
+SX_INLINE int la_recip_ok(la_t a) { return fmax(fabs(a.re), fabs(a.im)) >= 0x1p-1022; }
 /* y += al * x, x *= al over n elements (contiguous, not overlapping) */
 SX_INLINE void la_axpy(int64_t n, la_t al, const la_t *restrict x, la_t *restrict y) {
     const double ar = al.re, ai = al.im;
@@ -108,6 +118,8 @@ SX_INLINE la_t la_rscale(la_t a, double r) { return a * r; }
 SX_INLINE double la_abs1(la_t a) { return fabs(a); }
 SX_INLINE int la_iszero(la_t a) { return a == 0.0; }
 SX_INLINE la_t la_recip(la_t a) { return 1.0 / a; }
+SX_INLINE la_t la_div(la_t a, la_t b) { return a / b; }
+SX_INLINE int la_recip_ok(la_t a) { return fabs(a) >= 0x1p-1022; }
 SX_INLINE void la_axpy(int64_t n, la_t al, const la_t *restrict x, la_t *restrict y) {
     for (int64_t j = 0; j < n; j++) y[j] = LA_FMA(al, x[j], y[j]);
 }
@@ -115,6 +127,13 @@ SX_INLINE void la_scal(int64_t n, la_t al, la_t *restrict x) {
     for (int64_t j = 0; j < n; j++) x[j] *= al;
 }
 #endif
+
+/* Whether x / p may be taken as x * (1 / p) (p at least the smallest normal number): for a
+ * subnormal p, 1 / p overflows and 0 * inf is NaN, so each x is divided instead (LAPACK's
+ * sfmin test in getf2). la_dvp: x / p the one way or the other. */
+SX_INLINE la_t la_dvp(la_t x, la_t p) {
+    return la_recip_ok(p) ? la_mul(x, la_recip(p)) : la_div(x, p);
+}
 
 /* y -= al * x */
 SX_INLINE void la_axmy(int64_t n, la_t al, const la_t *restrict x, la_t *restrict y) {
@@ -193,10 +212,11 @@ static void la_lu_panel(la_t *a, int64_t m, int64_t n, int64_t lda, int64_t j0, 
             if (*info == 0) *info = j + 1;
             continue;
         }
-        const la_t r = la_recip(aj[j]);
+        const int rec = la_recip_ok(aj[j]);
+        const la_t r = rec ? la_recip(aj[j]) : aj[j];
         for (int64_t i = j + 1; i < m; i++) {
             la_t *ai = a + i * lda;
-            const la_t l = la_mul(ai[j], r);
+            const la_t l = rec ? la_mul(ai[j], r) : la_div(ai[j], aj[j]);
             ai[j] = l;
             for (int64_t c = j + 1; c < je; c++) ai[c] = la_sub(ai[c], la_mul(l, aj[c]));
         }
@@ -300,12 +320,12 @@ static void la_trsv1(const la_t *a, int64_t n, int64_t lda, la_t *x, int64_t ldx
             la_t acc = x[i * ldx];
             for (int64_t p = fwd ? 0 : i + 1, pe = fwd ? i : n; p < pe; p++)
                 acc = la_sub(acc, la_mul(ai[p], x[p * ldx]));
-            x[i * ldx] = unit ? acc : la_mul(acc, la_recip(ai[i]));
+            x[i * ldx] = unit ? acc : la_dvp(acc, ai[i]);
             continue;
         }
         la_t xi = x[i * ldx];
         if (!unit) {
-            xi = la_mul(xi, la_recip(trans == 2 ? la_conj(ai[i]) : ai[i]));
+            xi = la_dvp(xi, trans == 2 ? la_conj(ai[i]) : ai[i]);
             x[i * ldx] = xi;
         }
         for (int64_t r = fwd ? i + 1 : 0, re = fwd ? n : i; r < re; r++)
@@ -333,7 +353,11 @@ static void la_trsm1(const la_t *a, int64_t n, int64_t lda, la_t *b, int64_t ldb
             const la_t v = la_opa(a, lda, i, p, trans);
             if (!la_iszero(v)) la_axmy(w, v, b + p * ldb + c0, bi);
         }
-        if (!unit) la_scal(w, la_recip(la_opa(a, lda, i, i, trans)), bi);
+        if (!unit) {
+            const la_t d = la_opa(a, lda, i, i, trans);
+            if (la_recip_ok(d)) la_scal(w, la_recip(d), bi);
+            else for (int64_t c = 0; c < w; c++) bi[c] = la_div(bi[c], d);
+        }
     }
 }
 

@@ -191,6 +191,16 @@ static double le_range_scale(double amax) {
 /* Householder reflector (LAPACK's larfg): H = I - tau v v^H, v = (1, x / (alpha - beta)),
  * H^H (alpha, x) = (beta, 0) with beta real. x (length m) is overwritten with v[1:]. */
 static double le_larfg(le_t alpha, int64_t m, le_t *x, le_t *tau) {
+    /* (alpha, x) far from 1 in size: sum of squares under- or overflows (beta = 0 gives a
+     * NaN tau). Scaled by a power of two (v and tau do not change, beta scales back). */
+    double amax = le_abs1(alpha);
+    for (int64_t i = 0; i < m; i++) amax = le_fmax(amax, le_abs1(x[i]));
+    if (amax > 0 && (amax < 1e-140 || amax > 1e140) && isfinite(amax)) {
+        const int e = -ilogb(amax);
+        const double sc = ldexp(1.0, e < 1000 ? e : 1000);
+        for (int64_t i = 0; i < m; i++) x[i] = le_rmul(sc, x[i]);
+        return le_larfg(le_rmul(sc, alpha), m, x, tau) / sc;
+    }
     double xn = le_nrm2sq(m, x), ar = le_re(alpha), ai = le_im(alpha);
     if (xn == 0 && ai == 0) {
         *tau = LE_ZERO;

@@ -20,6 +20,24 @@ static le_t le_givens(le_t x, le_t y, double *c, le_t *s) {
     return le_rmul(r, ph);
 }
 
+/* The eigenvalue of [[a, b], [c, d]] nearer d (the Wilkinson shift), computed on the block
+ * scaled by the power of two nearest its largest entry: unscaled, hh^2 + bc of a block of
+ * about 1e-163 underflows, and a complex-conjugate pair then gets a real shift forever. */
+static le_t le_wilkinson(le_t a, le_t b, le_t c, le_t d) {
+    const double m = le_fmax(le_fmax(le_abs1(a), le_abs1(b)), le_fmax(le_abs1(c), le_abs1(d)));
+    if (!(m > 0) || !isfinite(m)) return d;
+    const int e = -ilogb(m);
+    const double s = ldexp(1.0, e < 1000 ? (e > -1000 ? e : -1000) : 1000);
+    a = le_rmul(s, a); b = le_rmul(s, b); c = le_rmul(s, c); d = le_rmul(s, d);
+    const le_t bc = le_mul(b, c), hh = le_rmul(0.5, le_sub(a, d));
+    const le_t r = sx_csqrt_cd(le_add(le_mul(hh, hh), bc));
+    le_t den = le_add(hh, r);
+    const le_t den2 = le_sub(hh, r);
+    if (le_abs1(den2) > le_abs1(den)) den = den2;
+    const le_t mu = le_abs1(den) == 0 ? d : le_sub(d, le_div(bc, den));
+    return le_rmul(1.0 / s, mu);
+}
+
 /* Schur form of the Hessenberg h (n x n, row-major) by single-shift QR; zt: the Schur
  * vectors as rows (rotated along) or NULL; w: the eigenvalues. 0, or i + 1 when the
  * eigenvalues i + 1 .. n-1 were found but not the rest. */
@@ -45,19 +63,12 @@ static int le_hqr(le_t *h, int64_t n, le_t *zt, le_t *w) {
             if (++total > itmax) return (int)ihi + 1;
             its++;
             le_t mu;
-            const le_t d = h[ihi * n + ihi];
-            if (its == 10) {
-                mu = le_add(le_mk(0.75 * fabs(h[(l + 1) * n + l].re), 0), h[l * n + l]);
-            } else if (its == 20) {
-                mu = le_add(le_mk(0.75 * fabs(h[ihi * n + ihi - 1].re), 0), d);
-            } else {   /* the eigenvalue of the trailing 2 x 2 nearer its last entry */
-                le_t a = h[(ihi - 1) * n + ihi - 1], bc = le_mul(h[(ihi - 1) * n + ihi],
-                                                                h[ihi * n + ihi - 1]);
-                le_t hh = le_rmul(0.5, le_sub(a, d));
-                le_t r = sx_csqrt_cd(le_add(le_mul(hh, hh), bc));
-                le_t den = le_add(hh, r), den2 = le_sub(hh, r);
-                if (le_abs1(den2) > le_abs1(den)) den = den2;
-                mu = le_abs1(den) == 0 ? d : le_sub(d, le_div(bc, den));
+            if (its % 10 == 0) {   /* exceptional shifts (every tenth step), as zlahqr's */
+                const int64_t e = its % 20 == 0 ? ihi : l + 1;
+                mu = le_add(le_mk(0.75 * fabs(h[e * n + e - 1].re), 0), h[e * n + e]);
+            } else {
+                mu = le_wilkinson(h[(ihi - 1) * n + ihi - 1], h[(ihi - 1) * n + ihi],
+                                  h[ihi * n + ihi - 1], h[ihi * n + ihi]);
             }
             if (!(isfinite(mu.re) && isfinite(mu.im))) return (int)ihi + 1;
             const int64_t j1 = full ? 0 : l, j2 = full ? n : ihi + 1;
