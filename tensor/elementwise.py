@@ -262,6 +262,18 @@ def as_operand(x, op: str = "asarray"):
     return asarray(x)
 
 
+def as_operands(op: str, *xs) -> list:
+    """as_operand of each; an operand made here (from a list, a NumPy array or scalar) goes to
+    the device of the operands that were tensors already (T.add(x, np.float64(1)) with x on a
+    GPU), not to the default device, as the operators' NumPy operands do."""
+    conv = [as_operand(x, op) for x in xs]
+    home = next((x.device for x in xs if isinstance(x, Tensor)), None)
+    if home is None:
+        return conv
+    return [c if c is x or not isinstance(c, Tensor) or c.device == home else to_device(c, home)
+            for c, x in zip(conv, xs)]
+
+
 def as_tensor(x, op: str = "asarray") -> Tensor:
     """as_operand, then a tensor also for a Python scalar (on the default device)."""
     x = as_operand(x, op)
@@ -494,7 +506,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         if r is not None:
             return r
     op = OPS[name]
-    a, b = as_operand(a, name), as_operand(b, name)
+    a, b = as_operands(name, a, b)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb and a.device != b.device:
         raise ValueError(f"{name}: tensors are on different devices: {a.device} and {b.device}")
@@ -559,7 +571,9 @@ def same_device(op: str, tensors) -> None:
 
 def where(cond, a, b) -> Tensor:
     """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
-    cond, a, b = as_tensor(cond, "where"), as_operand(a, "where"), as_operand(b, "where")
+    cond, a, b = as_operands("where", cond, a, b)
+    if not isinstance(cond, Tensor):   # a Python bool: on the values' device
+        cond = asarray(cond, device=next((x.device for x in (a, b) if isinstance(x, Tensor)), None))
     same_device("where", (cond, a, b))
     if cond._dtype is not dt.bool_:
         cond = astype(cond, dt.bool_)

@@ -63,3 +63,32 @@ def test_in_place_comparison_on_the_graph_gives_zero_gradients(device, name, arg
     assert tan.tolist() == [0.0, 0.0]
     with pytest.raises(NotImplementedError, match="nextafter_"):   # a float output: no rule
         (x * 1.0).nextafter_(T.asarray(3.0))
+
+
+def test_function_forms_put_numpy_operands_on_the_tensors_device(device):
+    """Caught: with the CPU as default device, T.add(x, np.float64(1)), x.add_(np.float64(1)),
+    T.where(c, x, np.float64(5)), T.maximum(x, np.array(...)), T.clip with NumPy bounds on a
+    CUDA x raised "tensors are on different devices" (the operators already moved them)."""
+    T.set_default_device("cpu")   # (the fixture restores it)
+    a = np.array([1.0, 2.0, 3.0])
+    x = T.asarray(a).to(device)
+    c = T.asarray([True, False, True]).to(device)
+    cases = [
+        (lambda: T.add(x, np.float64(1)), a + 1),
+        (lambda: T.subtract(np.float64(1), x), 1 - a),
+        (lambda: x.copy().add_(np.float64(1)), a + 1),
+        (lambda: T.maximum(x, np.array([2.0, 2.0, 2.0])), np.maximum(a, 2.0)),
+        (lambda: T.multiply(x, [1.0, 2.0, 3.0]), a * [1.0, 2.0, 3.0]),
+        (lambda: T.clip(x, np.float64(1.5), np.float64(2.5)), np.clip(a, 1.5, 2.5)),
+        (lambda: T.where(c, x, np.float64(5)), np.where([True, False, True], a, 5.0)),
+        (lambda: T.where(c, np.ones(3), x), np.where([True, False, True], 1.0, a)),
+        (lambda: T.where(True, x, 0.0), a),
+    ]
+    for fn, want in cases:
+        got = fn()
+        assert got.device == x.device
+        np.testing.assert_array_equal(got.numpy(), want)
+    y = T.asarray(a, device="cpu")
+    if device != "cpu":   # two tensors on two devices still raise
+        with pytest.raises(ValueError, match=r"^add: tensors are on different devices"):
+            T.add(x, y)
