@@ -30,6 +30,21 @@ def _same(ts: list, like: Tensor, what: str, name: str) -> list:
     return ts
 
 
+def _root_list(ts, like: Tensor, g, root: int, what: str, name: str, role: str, arg) -> list | None:
+    """The root's list of one tensor per rank (each of like's shape and dtype), checked; None
+    on the other ranks, where it must be None or empty. role / arg: how the root is named."""
+    w = g.size()
+    if g.backend.rank == root:
+        if ts is None or len(ts) != w:
+            raise ValueError(f"{what}: on the {role} rank {arg}, {name} must hold {w} tensors "
+                             f"(one per rank), got {'None' if ts is None else len(ts)}")
+        return _same(ts, like, what, name)
+    if ts:
+        raise ValueError(f"{what}: {name} must be None or empty on a rank other than the {role} "
+                         f"{arg} (this is rank {g.ranks[g.backend.rank]})")
+    return None
+
+
 @C._replayable
 def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = False):
     """gather_list[r] = rank r's tensor, on global rank dst only (gather_list: that many
@@ -40,16 +55,9 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
     root = g.group_rank(int(dst), what)
     be, n, w = g.backend, t.numel(), g.size()
     mine = be.rank == root
+    outs = _root_list(gather_list, t, g, root, what, "gather_list", "destination", dst)
     if mine:
-        if gather_list is None or len(gather_list) != w:
-            raise ValueError(f"{what}: on the destination rank {dst}, gather_list must hold "
-                             f"{w} tensors (one per rank), got "
-                             f"{'None' if gather_list is None else len(gather_list)}")
-        outs = [C._out(x, what, f"gather_list[{i}]")
-                for i, x in enumerate(_same(gather_list, t, what, "gather_list"))]
-    elif gather_list:
-        raise ValueError(f"{what}: gather_list must be None or empty on a rank other than the "
-                         f"destination {dst} (this is rank {g.ranks[be.rank]})")
+        outs = [C._out(x, what, f"gather_list[{i}]") for i, x in enumerate(outs)]
     src, _ = _flat(be, t, write=False)
     dst_buf = be.buffer(((w * n) if mine else 0,), t.dtype)
     send = [n if j == root else 0 for j in range(w)]
@@ -72,20 +80,10 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
     root = g.group_rank(int(src), what)
     be, n, w = g.backend, t.numel(), g.size()
     mine = be.rank == root
-    if mine:
-        if scatter_list is None or len(scatter_list) != w:
-            raise ValueError(f"{what}: on the source rank {src}, scatter_list must hold {w} "
-                             f"tensors (one per rank), got "
-                             f"{'None' if scatter_list is None else len(scatter_list)}")
-        ins = _same(scatter_list, t, what, "scatter_list")
-        sbuf = be.buffer((w * n,), t.dtype)
-        for i, x in enumerate(ins):
-            be.copy(sbuf[i * n:(i + 1) * n].reshape(x.shape), x)
-    else:
-        if scatter_list:
-            raise ValueError(f"{what}: scatter_list must be None or empty on a rank other than "
-                             f"the source {src}")
-        sbuf = be.buffer((0,), t.dtype)
+    ins = _root_list(scatter_list, t, g, root, what, "scatter_list", "source", src)
+    sbuf = be.buffer(((w * n) if mine else 0,), t.dtype)
+    for i, x in enumerate(ins or ()):
+        be.copy(sbuf[i * n:(i + 1) * n].reshape(x.shape), x)
     dbuf, back = _flat(be, t, write=True)
     send = [n if mine else 0] * w
     recv = [n if i == root else 0 for i in range(w)]
