@@ -582,14 +582,16 @@ class Module:
             mod._buffers[name] = v
 
     def __deepcopy__(self, memo: dict) -> Module:
-        """copy.deepcopy(model): parameters (still Parameters), their grads and buffers copied."""
+        """copy.deepcopy(model): parameters (still Parameters), their grads and buffers copied;
+        tensors that share memory (views of one flat buffer) share it in the copy too, as
+        Tensor's deepcopy keeps them (and PyTorch's)."""
         for m in self.modules():
             for t in itertools.chain(m._parameters.values(), m._buffers.values()):
                 if t is not None and id(t) not in memo:
-                    c = t.detach().copy()
+                    c = copy.deepcopy(t.detach(), memo)
                     if is_parameter(t):
                         c = Parameter(c, t.requires_grad)
-                        c.grad = None if t.grad is None else t.grad.detach().copy()
+                        c.grad = None if t.grad is None else copy.deepcopy(t.grad.detach(), memo)
                     memo[id(t)] = c
         new = object.__new__(type(self))
         memo[id(self)] = new

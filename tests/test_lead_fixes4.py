@@ -92,3 +92,22 @@ def test_function_forms_put_numpy_operands_on_the_tensors_device(device):
     if device != "cpu":   # two tensors on two devices still raise
         with pytest.raises(ValueError, match=r"^add: tensors are on different devices"):
             T.add(x, y)
+
+
+def test_module_deepcopy_keeps_parameters_sharing_one_buffer(device):
+    """Caught: deepcopy of a module whose parameters are views of one flat buffer gave
+    parameters with memory of their own (Tensor's deepcopy keeps such views sharing)."""
+    import copy
+
+    import nn
+    flat = T.arange(8.0)
+    m = nn.Linear(3, 2)
+    m.weight, m.bias = nn.Parameter(flat[:6].reshape(2, 3)), nn.Parameter(flat[6:])
+    m.weight.grad = T.ones((2, 3))
+    m2 = copy.deepcopy(m)
+    assert m2.weight._storage is m2.bias._storage is not m.weight._storage
+    assert m2.weight.tolist() == m.weight.tolist() and m2.bias.tolist() == [6.0, 7.0]
+    assert m2.weight.grad.tolist() == [[1.0] * 3] * 2 and m2.weight.requires_grad
+    with autograd.no_grad():
+        m2.bias.fill_(0.0)
+    assert m.bias.tolist() == [6.0, 7.0] and m2.weight.tolist()[1] == [3.0, 4.0, 5.0]
