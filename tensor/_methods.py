@@ -32,7 +32,11 @@ def _numpy_operand(self, other, name: str):
 
 
 def _binop(fn, name: str):
-    def op(self, other):
+    def op(self, other, mod=None):
+        # (mod: pow(x, y, m) reaches __pow__ with it; Python's own TypeError then, as NumPy's
+        # and PyTorch's arrays take no modulo)
+        if mod is not None:
+            return NotImplemented
         if type(other) is not Tensor:
             if getattr(other, "_tensor_defers", False):
                 return NotImplemented   # a sparse matrix: its reflected operator answers
@@ -97,16 +101,6 @@ def _divmod(a, b):
 
 Tensor.__divmod__ = _binop(_divmod, "divmod")
 Tensor.__rdivmod__ = _rbinop(_divmod, "divmod")
-
-
-def _no_modulo(op):
-    """pow(x, y, mod): Python's own TypeError (NumPy's and PyTorch's arrays take no modulo)."""
-    def pow_(self, other, mod=None):
-        return op(self, other) if mod is None else NotImplemented
-    return pow_
-
-
-Tensor.__pow__ = _no_modulo(Tensor.__pow__)
 
 
 def _imatmul(self, other):
