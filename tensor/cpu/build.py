@@ -76,12 +76,15 @@ def asan_loaded() -> bool:
 
 
 def cflags() -> list[str]:
-    """The C compiler's flags: CFLAGS, or a sanitizer build (-O0 -g -fsanitize=...)."""
+    """The C compiler's flags: CFLAGS, or a sanitizer build (-O0 -g -fsanitize=...). With
+    "undefined", float-cast-overflow too (gcc leaves it out of -fsanitize=undefined: a float
+    to integer conversion of NaN or of a value out of range is undefined behaviour in C)."""
     san = sanitizers()
     if not san:
         return CFLAGS
+    checks = san + (("float-cast-overflow",) if "undefined" in san else ())
     return [f for f in CFLAGS if f != "-O3"] + [
-        "-O0", "-g", f"-fsanitize={','.join(san)}", "-fno-omit-frame-pointer",
+        "-O0", "-g", f"-fsanitize={','.join(checks)}", "-fno-omit-frame-pointer",
         "-fno-sanitize-recover=all"]
 
 
