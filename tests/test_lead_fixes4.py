@@ -111,3 +111,15 @@ def test_module_deepcopy_keeps_parameters_sharing_one_buffer(device):
     with autograd.no_grad():
         m2.bias.fill_(0.0)
     assert m.bias.tolist() == [6.0, 7.0] and m2.weight.tolist()[1] == [3.0, 4.0, 5.0]
+
+
+def test_float32_sum_rounding_stays_near_numpys(device):
+    """Caught: the CPU's float32 sum folded 256 elements into each lane accumulator in a row,
+    so 10**6 x 0.1 came out 2.3e-6 off (NumPy's pairwise sum: 6e-8); blocks of 32 per lane
+    now (3.3e-7), contiguous and strided."""
+    n = 10**6
+    a = np.full(2 * n, 0.1, np.float32)
+    exact = n * float(np.float32(0.1))
+    x = T.asarray(a, device=device)
+    for got in (x[:n].sum(), x[::2].sum(), x.reshape(2, n).sum(axis=1)[0]):
+        assert abs(float(got.item()) - exact) / exact < 5e-7
