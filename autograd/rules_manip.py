@@ -15,6 +15,7 @@ import numpy as np
 
 import tensor as T
 from tensor import manipulation as _manip  # only its pure index helpers (_pairs, _pad_index)
+from tensor import pad_modes as _pad_modes  # and pad_modes' (odd_steps, ramp_weights, stat_lengths)
 from tensor._tensor import Tensor
 from tensor.axes import norm_axis
 from tensor.public import PUB
@@ -286,6 +287,8 @@ def _pad_vjp(ctx, g):
         raise NotImplementedError("autograd: pad with constant_values that require grad is not "
                                   "supported; pad with 0 and add the constants with where()")
     rest = (None,) * (len(ctx.args) - 1)
+    if mode in _pad_modes.EXTRA_MODES or p["reflect_type"] == "odd":
+        return (fit(_pad_extra_vjp(x, widths, p, g), x),) + rest
     if mode == "constant":
         key = tuple(slice(b, b + n) for (b, _), n in zip(widths, x.shape))
         return (fit(g[key], x),) + rest
@@ -308,12 +311,113 @@ def _pad_jvp(ctx, tans):
         raise NotImplementedError("autograd: pad with constant_values that carry a tangent is "
                                   "not supported")
     p = params("pad", ctx)
-    if p["mode"] == "constant":
+    mode = p["mode"]
+    if mode in ("constant", "empty"):
         return T.pad(t, p["pad_width"], "constant", 0)
-    return T.pad(t, p["pad_width"], p["mode"])
+    if mode in _SELECTING:
+        raise NotImplementedError(_selecting_message(mode))
+    if mode == "linear_ramp":   # the ramps towards the fixed end values: the tangent ramps to 0
+        return T.pad(t, p["pad_width"], mode, end_values=0)
+    if mode in _pad_modes.STAT_MODES:   # mean: linear
+        return T.pad(t, p["pad_width"], mode, stat_length=p["stat_length"])
+    return T.pad(t, p["pad_width"], mode, reflect_type=p["reflect_type"])
 
 
 register("pad", _pad_vjp, _pad_jvp)
+
+# The statistic, ramp and odd-reflection modes (tensor/pad_modes.py), axis by axis in reverse
+# of the forward's order. maximum, minimum and median would need x's values to know which
+# element each pad copies; pad does not save x (its other modes need only shapes), so they
+# refuse.
+_SELECTING = ("maximum", "minimum", "median")
+
+
+def _selecting_message(mode):
+    fn = {"maximum": "amax", "minimum": "amin"}.get(mode, mode)
+    return (f"autograd: pad mode {mode!r} is not differentiable (it would need the input's values, "
+            f"which pad does not keep); compute the statistic with T.{fn}(..., keepdims=True) and "
+            "join it with concatenate")
+
+
+def _at(g, a, start, stop):
+    return g[_along(a, slice(start, stop))]
+
+
+def _placed(v, a, before, after):
+    """v padded with zeros along axis a only."""
+    w = [(0, 0)] * v.ndim
+    w[a] = (before, after)
+    return T.pad(v, w)
+
+
+def _ramp_back(g, a, n, b, e):
+    gx = _at(g, a, b, b + n)
+    for width, left in ((b, True), (e, False)):
+        if width:
+            side = _at(g, a, 0, b) if left else _at(g, a, b + n, b + n + e)
+            w = _pad_modes.ramp_weights(width, left, a, g.ndim, g.device).astype(g.dtype)
+            share = T.sum(side * w, axis=a, keepdims=True)
+            gx = gx + (_placed(share, a, 0, n - 1) if left else _placed(share, a, n - 1, 0))
+    return gx
+
+
+def _mean_back(g, a, n, b, e, lengths):
+    gx = _at(g, a, b, b + n)
+    lb, le = _pad_modes.stat_lengths(lengths, n)
+    for width, k, left in ((b, lb, True), (e, le, False)):
+        if width and k:
+            side = _at(g, a, 0, b) if left else _at(g, a, b + n, b + n + e)
+            share = T.sum(side, axis=a, keepdims=True) / k
+            spread = T.broadcast_to(share, share.shape[:a] + (k,) + share.shape[a + 1:])
+            gx = gx + (_placed(spread, a, 0, n - k) if left else _placed(spread, a, n - k, 0))
+    return gx
+
+
+def _odd_back(g, a, n, b, e, include_edge):
+    if n == 1:   # the forward repeated the single value
+        idx = _manip._pad_index(1, b, e, "edge").to(g.device)
+        shape = g.shape[:a] + (1,) + g.shape[a + 1:]
+        return T.index_add(T.zeros(shape, dtype=g.dtype, device=g.device), a, idx, g)
+    steps, lengths, m = _pad_modes.odd_steps(n, b, e, include_edge), [], n
+    for before, after in steps:
+        lengths.append(m)
+        m += len(before) + len(after)
+    for (before, after), m in zip(reversed(steps), reversed(lengths)):
+        cb, ce = len(before), len(after)
+        gv = _at(g, a, cb, cb + m)
+        sides = ((before, _at(g, a, 0, cb), True), (after, _at(g, a, cb + m, cb + m + ce), False))
+        for idx, side, left in sides:
+            if idx:   # side = 2 * edge - take(v, idx)
+                gv = T.index_add(gv, a, T.asarray(idx, dtype=T.int64, device=g.device), -side)
+                twice = 2 * T.sum(side, axis=a, keepdims=True)
+                gv = gv + (_placed(twice, a, 0, m - 1) if left else _placed(twice, a, m - 1, 0))
+        g = gv
+    return g
+
+
+def _pad_extra_vjp(x, widths, p, g):
+    mode = p["mode"]
+    if mode in _SELECTING:
+        raise NotImplementedError(_selecting_message(mode))
+    if _numel(x.shape) == 0:
+        return T.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
+    lengths = None
+    if mode in _pad_modes.STAT_MODES:
+        lengths = _manip._pad_ends(mode, x.ndim, None, p["stat_length"])
+    for a in range(x.ndim - 1, -1, -1):
+        b, e = widths[a]
+        n = x.shape[a]
+        if not (b or e):
+            continue
+        if mode == "empty":
+            g = _at(g, a, b, b + n)
+        elif mode == "linear_ramp":
+            g = _ramp_back(g, a, n, b, e)
+        elif mode == "mean":
+            g = _mean_back(g, a, n, b, e, lengths[a])
+        else:
+            g = _odd_back(g, a, n, b, e, mode == "symmetric")
+    return g
 
 
 # ---------------------------------------------------------------- flips and rotations

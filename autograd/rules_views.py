@@ -101,8 +101,18 @@ register("matrix_transpose", _matrix_transpose_vjp)
 
 # ---------------------------------------------------------------- reshapes
 
-for _n in ("reshape", "flatten", "ravel", "squeeze", "expand_dims", "unsqueeze"):
+for _n in ("reshape", "flatten", "squeeze", "expand_dims", "unsqueeze"):
     register(_n, reshape_back)
+
+
+def _ravel_vjp(ctx, g):
+    x = ctx.args[0]
+    if params("ravel", ctx)["order"] == "F":   # the elements of x's transpose, in order
+        return (fit(T.transpose(g.reshape(tuple(x.shape)[::-1])), x),) + (None,) * (len(ctx.args) - 1)
+    return (fit(g.reshape(x.shape), x),) + (None,) * (len(ctx.args) - 1)
+
+
+register("ravel", _ravel_vjp)
 # view's jvp reshapes: the tangent's strides need not allow a view
 register("view", reshape_back, same_op_jvp("view", "reshape"))
 

@@ -98,25 +98,35 @@ def _arr(x) -> Tensor:
     return x if isinstance(x, Tensor) else asarray(x)
 
 
-def empty_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def _like_shape(x: Tensor, shape, op: str) -> tuple:
+    """x's shape, or NumPy's shape= override (an int or a sequence of ints)."""
+    return x.shape if shape is None else _shape(shape, op)
+
+
+def empty_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None) -> Tensor:
     x = _arr(x)
     dev = parse_device(device) if device else x.device
-    return _grad(empty_tensor(x.shape, _dtype_or(dtype, x.dtype), dev), requires_grad)
+    shape = _like_shape(x, shape, "empty_like")
+    return _grad(empty_tensor(shape, _dtype_or(dtype, x.dtype), dev), requires_grad)
 
 
-def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None) -> Tensor:
     x = _arr(x)
-    return full(x.shape, 0, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
+    shape = _like_shape(x, shape, "zeros_like")
+    return full(shape, 0, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
-def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None) -> Tensor:
     x = _arr(x)
-    return full(x.shape, 1, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
+    shape = _like_shape(x, shape, "ones_like")
+    return full(shape, 1, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
 
 
-def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False, *,
+              shape=None) -> Tensor:
     x = _arr(x)
-    return full(x.shape, fill_value, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
+    return full(_like_shape(x, shape, "full_like"), fill_value, _dtype_or(dtype, x.dtype), device or x.device,
+                requires_grad)
 
 
 # ---------------------------------------------------------------- ranges
@@ -157,6 +167,9 @@ def _arange(start, step, n: int, d: dt.DType, inferred: bool, device) -> Tensor:
     ints = not any(isinstance(v, float | np.floating) for v in (start, step))
     if ints and d.kind in "iu":
         return _int_range(d, int(start), int(step), n, inferred, device)
+    if d.kind in "iu":   # NumPy's: the first two values cast (toward 0), then their difference as the step
+        first = int(start)
+        return _int_range(d, first, int(start + step) - first if n > 1 else 1, n, False, device)
     compute = dt.float64 if d.kind == "f" or not ints else dt.int64
     if compute is dt.int64 and n:   # bool: drawn in int64, then cast
         lo, hi = dt.iinfo_bounds(dt.int64)
@@ -191,11 +204,69 @@ def _int_range(d: dt.DType, start: int, step: int, n: int, inferred: bool, devic
     return _iota(n, d, bits(start), bits(step) if n > 1 else 1, device)
 
 
+def _nd(v) -> bool:
+    """v is an array-like of rank >= 1 (a tensor, a NumPy array, a list)."""
+    return (v.ndim if isinstance(v, Tensor) else np.ndim(v)) > 0
+
+
+def _linspace_nd(start, stop, num, endpoint, dtype, device, axis) -> tuple:
+    """NumPy's linspace of array-like end points: broadcast, the values along `axis`; (values,
+    step) with step a tensor of the broadcast shape (NaN, a float, when there is no spacing)."""
+    from .axes import norm_axis
+    from .elementwise import binary, unary
+    from .views import basic_index, broadcast_shapes, broadcast_view, moveaxis, reshape
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    dev = parse_device(device) if device else next(
+        (v.device for v in (start, stop) if isinstance(v, Tensor)), None)
+    ts = [v if isinstance(v, Tensor) else asarray(v, device=dev) for v in (start, stop)]
+    if ts[0].device != ts[1].device or (dev is not None and ts[0].device != dev):
+        raise ValueError(f"linspace: start and stop on different devices: {ts[0].device}, {ts[1].device}")
+    # NumPy's dtype: Python numbers are weak (a float32 start and stop=3: float32)
+    fd = dt.result_type(*(v if isinstance(v, Tensor) or dt.scalar_kind(v) is not None else t
+                          for v, t in zip((start, stop), ts)))
+    fd = fd if fd.kind in "fc" else dt.float64
+    shape = broadcast_shapes(ts[0].shape, ts[1].shape)
+    s0, s1 = (broadcast_view(t.astype(fd, copy=False), shape) for t in ts)
+    delta = binary("subtract", s1, s0)
+    div = (num - 1) if endpoint else num
+    idx = reshape(_iota(num, fd if fd.kind == "f" else dt.real_of(fd), 0, 1, ts[0].device, "linspace"),
+                  (num,) + (1,) * len(shape))
+    step = binary("true_divide", delta, div) if div > 0 else float("nan")
+    y = binary("add", binary("multiply", idx, step if div > 0 else delta), s0)
+    if endpoint and num > 1:
+        copy_into(basic_index(y, (num - 1,)), s1)
+    if axis:
+        y = moveaxis(y, 0, norm_axis(axis, y.ndim, "linspace"))
+    d = _dtype_or(dtype, fd)
+    if d.kind in "iu":   # floored before the cast, as below
+        y = unary("floor", y)
+    return (y if d is y.dtype else y.astype(d)), step
+
+
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, *, retstep: bool = False, axis: int = 0):
+    """num evenly spaced numbers from start to stop (stop left out when endpoint=False), as
+    NumPy's: start and stop may also be tensors or array-likes (broadcast together; the
+    numbers run along `axis` of the result). retstep=True returns (values, step).
+
+    >>> import tensor as T
+    >>> T.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> T.linspace(T.tensor([0.0, 1.0]), 3.0, 3, axis=1).tolist()
+    [[0.0, 1.5, 3.0], [1.0, 2.0, 3.0]]
+    """
+    if _nd(start) or _nd(stop) or axis != 0:
+        t, step = _linspace_nd(start, stop, num, endpoint, dtype, device, axis)
+        t = _grad(t, requires_grad)
+        return (t, step) if retstep else t
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     div = (num - 1) if endpoint else num
+    if retstep:   # NumPy's: NaN when there is no spacing (num 1 with endpoint, or 0)
+        return (linspace(start, stop, num, endpoint, dtype, device, requires_grad),
+                (stop - start) / div if div > 0 else float("nan"))
     step = (stop - start) / div if div > 0 else 0.0
     from .elementwise import binary
     # NumPy's arange(num) * step + start: two roundings

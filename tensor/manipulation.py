@@ -421,11 +421,26 @@ def _pad_index(n: int, before: int, after: int, mode: str) -> Tensor:
 _PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric")
 
 
-def pad(x: Tensor, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
+def _pad_ends(mode: str, ndim: int, end_values, stat_length) -> list | None:
+    """Per axis: linear_ramp's end values, or a statistic mode's stat_length pair (None: all)."""
+    from . import pad_modes
+    if mode == "linear_ramp":
+        return _pairs(0 if end_values is None else end_values, ndim, "pad", False)
+    if mode not in pad_modes.STAT_MODES:
+        return None
+    if stat_length is None:
+        return [(None, None)] * ndim
+    pad_modes.check_stat_length(stat_length)
+    return _pairs(stat_length, ndim, "pad", True)
+
+
+def pad(x: Tensor, pad_width, mode: str = "constant", constant_values=0, *, end_values=None,
+        stat_length=None, reflect_type=None) -> Tensor:
     """Pad with constants or with values taken from x, as NumPy's pad.
 
-    pad_width: int, (before, after) or one pair per axis. Modes: constant, edge, wrap,
-    reflect, symmetric.
+    pad_width: int, (before, after), one pair per axis, or {axis: width}. Modes: constant,
+    edge, wrap, reflect, symmetric (reflect_type 'even' or 'odd'), and (tensor/pad_modes.py)
+    linear_ramp (end_values), maximum, mean, median, minimum (stat_length), empty.
 
     >>> import tensor as T
     >>> T.manipulation.pad(T.tensor([1, 2]), (1, 2)).tolist()
@@ -433,11 +448,16 @@ def pad(x: Tensor, pad_width, mode: str = "constant", constant_values=0) -> Tens
     >>> T.manipulation.pad(T.tensor([1, 2, 3]), 2, mode="reflect").tolist()
     [3, 2, 1, 2, 3, 2, 1]
     """
-    from . import indexing
+    from . import indexing, pad_modes
     x = _tensor(x)
-    if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode {mode!r} is not supported; use one of {', '.join(_PAD_MODES)}")
+    if mode not in _PAD_MODES + pad_modes.EXTRA_MODES:
+        raise ValueError(f"pad: mode {mode!r} is not supported; use one of "
+                         f"{', '.join(_PAD_MODES + pad_modes.EXTRA_MODES)}")
+    pad_modes.check_kwargs(mode, {"end_values": end_values, "stat_length": stat_length,
+                                  "reflect_type": reflect_type})
     widths = _pairs(pad_width, x.ndim, "pad", True)
+    if mode in pad_modes.EXTRA_MODES or pad_modes.check_reflect_type(reflect_type) == "odd":
+        return pad_modes.pad_extra(x, widths, mode, _pad_ends(mode, x.ndim, end_values, stat_length))
     if mode != "constant":
         for a, ((b, e), n) in enumerate(zip(widths, x.shape)):
             if (b or e) and n == 0:

@@ -258,6 +258,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if dim is None:
         x, dim = P.reshape(x, (-1,)), 0
     a = norm_axis(dim, max(x.ndim, 1), "repeat_interleave")
+    if x.ndim == 0:   # dim 0 (or -1) of a 0-d tensor: its one element
+        x = P.reshape(x, (1,))
     if isinstance(repeats, Tensor):
         if repeats.dtype.kind not in "iu" or repeats.ndim > 1:
             raise ValueError(f"repeat_interleave: repeats must be an int or a 0-d / 1-d integer "
@@ -312,6 +314,8 @@ def unflatten(input, dim: int, sizes):
     if not sizes or sizes.count(-1) > 1 or any(s < -1 for s in sizes) or (
             -1 not in sizes and known != x.shape[a]) or (-1 in sizes and (known == 0 or x.shape[a] % known)):
         raise ValueError(f"unflatten: sizes {sizes} do not unflatten dim {a} of size {x.shape[a]}")
+    if -1 in sizes:   # resolved within dim alone (a 0-size axis elsewhere leaves reshape unable to)
+        sizes = tuple(x.shape[a] // known if s == -1 else s for s in sizes)
     return P.reshape(x, x.shape[:a] + sizes + x.shape[a + 1:])
 
 

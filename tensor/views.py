@@ -264,15 +264,24 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, x._shape[:s] + (n,) + x._shape[e + 1:])
 
 
-def ravel(x: Tensor) -> Tensor:
+def ravel(x: Tensor, order: str = "C") -> Tensor:
     """A contiguous 1-D tensor of x's elements; a view when x is contiguous (NumPy's and
-    PyTorch's ravel; reshape(-1) keeps a strided 1-D view instead)."""
+    PyTorch's ravel; reshape(-1) keeps a strided 1-D view instead). order='F' reads them with
+    the first index changing fastest (NumPy's; 'A' and 'K', which follow the memory layout,
+    are not supported)."""
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel: order must be 'C' or 'F', got {order!r} ('A' and 'K', which "
+                         "follow the memory layout, are not supported)")
+    if order == "F":
+        x = transpose(x)
     return reshape(x, (-1,)).contiguous()
 
 
 def squeeze(x: Tensor, axis=None) -> Tensor:
     if axis is None:
         keep = [i for i, n in enumerate(x._shape) if n != 1]
+    elif x.ndim == 0 and hasattr(axis, "__index__") and axis.__index__() in (0, -1):
+        keep = []   # NumPy's and PyTorch's: axis 0 (or -1) of a 0-d tensor is the tensor itself
     else:
         axes = norm_axes(axis, x.ndim, "squeeze")
         for a in axes:
