@@ -271,7 +271,7 @@ def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
                 move_retain(o, node, i)
             o._requires_grad = True
             o.grad_fn = node
-            if i:
+            if i or o._ag is not None:   # (a written output of a multi-output op: now 0)
                 meta_of(o).output_nr = i
             if name not in _WRITES and any(o._storage is t._storage for t in tensors):
                 meta_of(o).is_view = True

@@ -123,3 +123,20 @@ def test_float32_sum_rounding_stays_near_numpys(device):
     x = T.asarray(a, device=device)
     for got in (x[:n].sum(), x[::2].sum(), x.reshape(2, n).sum(axis=1)[0]):
         assert abs(float(got.item()) - exact) / exact < 5e-7
+
+
+@pytest.mark.parametrize("name", ["split", "chunk", "unbind", "tensor_split"])
+def test_in_place_write_into_a_later_piece_of_a_multi_output_view(device, name):
+    """Caught: writing in place into any piece but the first of split / chunk / unbind /
+    tensor_split crashed backward with a bare IndexError (the piece kept its output number 1
+    under the in-place node, which has one output). The write reaches the base, as any view's."""
+    fns = {"split": lambda y: T.split(y, 2, axis=1), "chunk": lambda y: T.chunk(y, 2, 1),
+           "unbind": lambda y: T.unbind(y, 1), "tensor_split": lambda y: T.tensor_split(y, 2, 1)}
+    x = T.ones((3, 4), dtype=T.float64).requires_grad_()
+    y = x * 1
+    fns[name](y)[1].__imul__(4.0)
+    T.exp(y).sum().backward()
+    cols = [1] if name == "unbind" else [2, 3]
+    want = np.full((3, 4), np.e)
+    want[:, cols] = 4 * np.exp(4.0)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-14)
