@@ -24,13 +24,13 @@ import numbers
 import numpy as np
 
 import tensor as T
-from autograd import Function, no_grad
+from autograd import Function, is_grad_enabled, no_grad
 from tensor import Tensor
 
 from ._functional import _float, _tensor, relu
 from ._functional_layers import _empty_adaptive, _windows
 from .conv import ntuple
-from .embedding import _renorm_, check_lookup, checked_ids
+from .embedding import _inverse_frequency, _renorm_, _ScaleGrad, check_lookup, checked_ids
 from .pooling import MAX_NUMEL, _avg_pool, _max_pool, adaptive_size
 
 # ---------------------------------------------------------------- lp pooling
@@ -333,7 +333,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     user would keep: bags are the rows of a 2-d input, or the runs of a 1-d input that start
     at `offsets` (include_last_offset: the last offset ends the last bag). per_sample_weights
     (mode 'sum') scales each row; ids equal to padding_idx are left out of their bag (an empty
-    bag gives zeros). Output (number of bags, dim).
+    bag gives zeros); scale_grad_by_freq (modes 'sum' and 'mean') divides each row's gradient by
+    how often its id occurs in the input. Output (number of bags, dim).
 
     >>> import tensor as T
     >>> w = T.arange(6.0).reshape(3, 2)
@@ -343,8 +344,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     op = "embedding_bag"
     if mode not in _BAG_MODES:
         raise ValueError(f"{op}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(f"{op}: scale_grad_by_freq and sparse are not supported")
+    if sparse:
+        raise NotImplementedError(f"{op}: sparse is not supported")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError(f"{op}: mode='max' does not support scale_grad_by_freq (as PyTorch's)")
     _float(weight, op)
     input, padding_idx = check_lookup(weight, input, padding_idx, op)
     ids, seg, bags, used = _bags(input, offsets, include_last_offset, op)
@@ -362,6 +365,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if max_norm is not None:
         _renorm_(weight, ids, max_norm, norm_type)
     rows = T.take(weight, ids.astype(T.int64), axis=0)
+    if scale_grad_by_freq and weight.requires_grad and is_grad_enabled():
+        rows = _ScaleGrad.apply(rows, _inverse_frequency(ids, weight))
     if per_sample_weights is not None:
         rows = rows * T.expand_dims(per_sample_weights.reshape(-1)[:used], 1)
     seg = T.asarray(seg, device=weight.device)

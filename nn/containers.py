@@ -392,7 +392,15 @@ class ParameterDict(Module):
             del self[k]
 
     def update(self, parameters: Mapping | Iterable) -> None:
-        pairs = parameters.items() if isinstance(parameters, Mapping | ParameterDict) else parameters
+        """Add or replace entries: an OrderedDict or ParameterDict in its order, another mapping
+        (a plain dict) in sorted key order (PyTorch's rule, so that parameters() and the
+        optimizer's parameter indices match its), an iterable of (key, value) pairs in order."""
+        if isinstance(parameters, OrderedDict | ParameterDict):
+            pairs = parameters.items()
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items(), key=lambda kv: str(kv[0]))
+        else:
+            pairs = parameters
         for k, v in pairs:
             self[k] = v
 

@@ -2,7 +2,8 @@
 
 The lookup is weight[indices] (integer-array indexing), whose gradient accumulates into the
 rows that were read, once per occurrence; the padding_idx row is read through a detached
-alias, so it gets no gradient. sparse=True (for a leaf weight) makes weight.grad a
+alias, so it gets no gradient; scale_grad_by_freq divides each looked-up row's gradient by
+how often its id occurs in the input. sparse=True (for a leaf weight) makes weight.grad a
 tensor.sparse.SparseCOO instead (_SparseLookup: the looked-up ids' rows, uncoalesced, as
 PyTorch's), which nn.optim.SGD (without momentum / weight_decay) and nn.optim.SparseAdam apply
 at those rows only.
@@ -96,18 +97,42 @@ def check_lookup(weight, input, padding_idx, op):
 
 def _lookup(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, op):
     """embedding() whose errors name `op` (the module's name for nn.Embedding)."""
-    if scale_grad_by_freq:
-        raise NotImplementedError(f"{op}: scale_grad_by_freq is not supported")
     input, padding_idx = check_lookup(weight, input, padding_idx, op)
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     if sparse and weight.requires_grad and weight.grad_fn is None and is_grad_enabled():
-        return _SparseLookup.apply(weight, input, padding_idx)
-    out = weight[input]
-    if padding_idx is not None and weight.requires_grad:
-        pad = T.expand_dims(input == padding_idx, -1)
-        out = T.where(pad, out.detach(), out)
+        out = _SparseLookup.apply(weight, input, padding_idx)
+    else:
+        out = weight[input]
+        if padding_idx is not None and weight.requires_grad:
+            pad = T.expand_dims(input == padding_idx, -1)
+            out = T.where(pad, out.detach(), out)
+    if scale_grad_by_freq and weight.requires_grad and is_grad_enabled():
+        out = _ScaleGrad.apply(out, _inverse_frequency(input, weight))
     return out
+
+
+def _inverse_frequency(input: Tensor, weight: Tensor) -> Tensor:
+    """1 / (how many times each id occurs in input), shaped input.shape + (1,) in weight's
+    dtype: scale_grad_by_freq's factor for each looked-up row's gradient (as PyTorch's, which
+    counts the ids of the whole mini-batch)."""
+    flat = input.reshape(-1).astype(T.int64, copy=False)
+    counts = T.bincount(flat, minlength=weight.shape[0])
+    return T.expand_dims((1.0 / counts[input].astype(weight.dtype)), -1)
+
+
+class _ScaleGrad(Function):
+    """A copy of x whose backward multiplies the gradient by `scale` (broadcast to x)."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(scale)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        (scale,) = ctx.saved_tensors
+        return g * scale, None
 
 
 class _SparseLookup(Function):

@@ -101,6 +101,24 @@ class RemovableHandle:
         self.remove()
 
 
+_EXTRA_STATE = "_extra_state"
+
+
+def _has_extra_state(m: Module) -> bool:
+    """Whether m's class overrides get_extra_state (then state_dict stores what it returns)."""
+    return type(m).get_extra_state is not Module.get_extra_state
+
+
+def _extra_state_owners(m: Module, prefix: str, out: dict) -> dict:
+    """{state_dict key of an '_extra_state' entry: its module}, walking as state_dict does."""
+    if _has_extra_state(m):
+        out[prefix + _EXTRA_STATE] = m
+    for name, c in m._modules.items():
+        if c is not None:
+            _extra_state_owners(c, prefix + name + ".", out)
+    return out
+
+
 class StateDictError(ValueError, RuntimeError):
     """load_state_dict: missing, unexpected or mis-shaped entries (a ValueError, and a
     RuntimeError as PyTorch raises)."""
@@ -385,6 +403,31 @@ class Module:
             raise AttributeError(f"{m._get_name()} has no parameter {name!r}")
         return m._parameters[name]
 
+    def get_buffer(self, target: str) -> Tensor:
+        mod, _, name = target.rpartition(".")
+        m = self.get_submodule(mod)
+        if name not in m._buffers:
+            raise AttributeError(f"{m._get_name()} has no buffer {name!r}")
+        return m._buffers[name]
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at the dotted path `target` ("encoder.layers.0"), whose parent must
+        exist; strict=True only replaces an existing submodule, as PyTorch's."""
+        if not target:
+            raise ValueError("set_submodule: target must name a submodule, got ''")
+        if not isinstance(module, Module):
+            raise TypeError(f"set_submodule: expected a Module, got {type(module).__name__}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if name not in parent._modules:
+            if strict:
+                raise AttributeError(f"{parent._get_name()} has no submodule {name!r} (in "
+                                     f"{target!r}) to replace (strict=True)")
+            if name in parent._parameters or name in parent._buffers or name in parent.__dict__:
+                raise AttributeError(f"set_submodule: {target!r} is a {parent._get_name()} "
+                                     "attribute that is not a Module")
+        setattr(parent, name, module)
+
     # ---- modes and in-place changes
     def train(self, mode: bool = True) -> Module:
         """Set training mode on this module and every descendant (dropout, batch norm...)."""
@@ -524,6 +567,8 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
                 out[prefix + name] = b if keep_vars else b.detach()
+        if _has_extra_state(self):
+            out[prefix + _EXTRA_STATE] = self.get_extra_state()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(out, prefix + name + ".", keep_vars)
@@ -541,11 +586,12 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict: expected a mapping, got {type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
+        extra = _extra_state_owners(self, "", {})
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
         for k, t in own.items():
-            if k not in state_dict:
+            if k not in state_dict or k in extra:
                 continue
             v = state_dict[k]
             if not isinstance(v, Tensor):
@@ -562,13 +608,28 @@ class Module:
                                  + "\n\t".join(errors))
         with no_grad():
             for k, t in own.items():
-                if k in state_dict and state_dict[k] is not t:
+                if k in state_dict and k not in extra and state_dict[k] is not t:
                     v = state_dict[k]
                     if assign:
                         self._assign(k, t, v)
                     else:
                         t.copy_(v if v.device == t.device else v.to(t.device))
+        for k, m in extra.items():
+            if k in state_dict:
+                m.set_extra_state(state_dict[k])
         return IncompatibleKeys(missing, unexpected)
+
+    def get_extra_state(self) -> Any:
+        """Override, with set_extra_state, to keep state that is not a parameter or buffer
+        (any value save/load can store) in state_dict, under the key '_extra_state' of this
+        module; load_state_dict hands it back to set_extra_state. As PyTorch's."""
+        raise RuntimeError(f"{self._get_name()}.get_extra_state: not overridden; define "
+                           "get_extra_state and set_extra_state to store extra state")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what get_extra_state returned (see there)."""
+        raise RuntimeError(f"{self._get_name()}.set_extra_state: not overridden; define "
+                           "get_extra_state and set_extra_state to load extra state")
 
     def _assign(self, key: str, old: Tensor, v: Tensor) -> None:
         """load_state_dict(assign=True): v itself in the place of `key` (its module's parameter

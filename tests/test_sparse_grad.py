@@ -178,5 +178,3 @@ def test_errors():
         SparseAdam(d.parameters()).step()
     with pytest.raises(ValueError, match="SparseAdam: invalid beta parameter at index 1"):
         SparseAdam(d.parameters(), betas=(0.9, 1.0))
-    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
-        nn.Embedding(4, 2, scale_grad_by_freq=True)(T.tensor([1]))

@@ -11,7 +11,9 @@ CUDA: reads p, grad and the state buffers once, writes them in place; no host ro
 temporaries). Anything else (other dtypes, non-contiguous parameters, state left in another
 dtype by a parameter's dtype change) takes the same update written in tensor ops, as do
 Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) and Rprop, ASGD and
-Adafactor (nn/optim/algorithms_more.py) always.
+Adafactor (nn/optim/algorithms_more.py) always. PyTorch's implementation switches (foreach,
+fused, capturable) are accepted where PyTorch takes them and change nothing; differentiable=True
+is refused.
 
 >>> import tensor as T
 >>> from nn.optim import SGD

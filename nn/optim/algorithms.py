@@ -25,6 +25,7 @@ from .optimizer import (
     _touch,
     _zeros,
     flat_update,
+    impl_flags,
     sparse_entries,
 )
 
@@ -37,7 +38,9 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False, master_weights: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("SGD", "foreach fused differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize, master_weights=master_weights))
@@ -113,7 +116,9 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
                  maximize: bool = False, decoupled_weight_decay: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("Adam", "foreach fused capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize,
                                       decoupled_weight_decay=decoupled_weight_decay,
@@ -223,7 +228,9 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False, master_weights: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("AdamW", "foreach fused capturable differentiable", torch_impl)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
                          decoupled_weight_decay=True, master_weights=master_weights)
 
@@ -236,7 +243,9 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False, master_weights: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("RMSprop", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize,
                                       master_weights=master_weights))

@@ -13,7 +13,7 @@ import numpy as np
 
 import tensor as T
 
-from .optimizer import Optimizer, _check_nonneg, _zeros
+from .optimizer import Optimizer, _check_nonneg, _zeros, impl_flags
 
 
 def _check_betas(name: str, betas) -> None:
@@ -57,7 +57,9 @@ class Adagrad(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("Adagrad", "foreach fused differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
                                       maximize=maximize, master_weights=master_weights))
@@ -108,7 +110,9 @@ class Adadelta(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0.0, *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("Adadelta", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize, master_weights=master_weights))
 
@@ -151,7 +155,9 @@ class Adamax(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("Adamax", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       maximize=maximize, master_weights=master_weights))
 
@@ -227,7 +233,9 @@ class NAdam(_AdamFamily):
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("NAdam", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
@@ -279,7 +287,9 @@ class RAdam(_AdamFamily):
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0,
                  decoupled_weight_decay: bool = False, *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("RAdam", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
                                       maximize=maximize, master_weights=master_weights))

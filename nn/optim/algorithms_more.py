@@ -16,7 +16,7 @@ import numpy as np
 import tensor as T
 
 from .algorithms_extra import _direction, _grad_as
-from .optimizer import Optimizer, _check_nonneg, _uses_master, _zeros
+from .optimizer import Optimizer, _check_nonneg, _uses_master, _zeros, impl_flags
 
 
 def _f32(x: float) -> float:
@@ -54,7 +54,9 @@ class Rprop(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("Rprop", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
                                       maximize=maximize, master_weights=master_weights))
 
@@ -106,7 +108,9 @@ class ASGD(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0, *,
-                 maximize: bool = False, master_weights: bool = False) -> None:
+                 maximize: bool = False, master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("ASGD", "foreach capturable differentiable", torch_impl)
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
                                       weight_decay=weight_decay, maximize=maximize,
                                       master_weights=master_weights))
@@ -177,7 +181,9 @@ class Adafactor(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, maximize: bool = False,
-                 master_weights: bool = False) -> None:
+                 master_weights: bool = False,
+                 **torch_impl: bool | None) -> None:
+        impl_flags("Adafactor", "foreach", torch_impl)
         super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d,
                                       weight_decay=weight_decay, maximize=maximize,
                                       master_weights=master_weights))

@@ -16,6 +16,26 @@ from tensor.aliasing import check_writable
 from tensor.backend import OPTIM_FLAGS, backend_for
 from tensor.capture import island
 
+# ---- PyTorch's implementation switches -----------------------------------------------------
+
+
+def impl_flags(name: str, accepted: str, flags: dict) -> None:
+    """Check the implementation switches PyTorch's optimizer `name` takes (`accepted`, a
+    space-separated subset of foreach / fused / capturable / differentiable), so that its training
+    scripts run unchanged. They choose how an update is computed, not what it computes: here
+    every update takes the fused kernel where it can and a step is already capturable
+    (tensor.capture runs it as an island), so foreach, fused and capturable are accepted and
+    ignored; differentiable=True (autograd through the step) is not available."""
+    for k, v in flags.items():
+        if k not in accepted.split():
+            raise TypeError(f"{name}.__init__() got an unexpected keyword argument {k!r}")
+        if v is not None and not isinstance(v, bool):
+            raise TypeError(f"{name}: {k} must be a bool or None, got {type(v).__name__}")
+        if k == "differentiable" and v:
+            raise NotImplementedError(f"{name}: differentiable=True (autograd through the "
+                                      "optimizer step) is not supported")
+
+
 # ---- fused kernels --------------------------------------------------------------------------
 
 _MAXIMIZE, _NESTEROV, _FIRST, _MOMENTUM, _AMSGRAD, _DECOUPLED, _CENTERED, _WD = (
@@ -215,8 +235,9 @@ class Optimizer:
         return False
 
     def _check_state(self, group: dict[str, Any], p: Tensor, state: dict[str, Any]) -> None:
-        """Refuse state that is not shaped like p (the fused kernels would run past it), or,
-        where PyTorch refuses it, of another dtype (p's changed since, e.g. by model.double())."""
+        """Refuse state that is not shaped like p (the fused kernels would run past it) or not on
+        p's device (the model moved after a step), or, where PyTorch refuses it, of another
+        dtype (p's changed since, e.g. by model.double())."""
         want = dt.float32 if _uses_master(group, p) else p.dtype
         name = type(self).__name__
         for k, v in state.items():
@@ -225,6 +246,12 @@ class Optimizer:
             if v._shape != p._shape:
                 raise ValueError(f"{name}.step: state {k!r} has shape {tuple(v.shape)}, its "
                                  f"parameter {tuple(p.shape)}")
+            if v.device != p.device:
+                raise ValueError(
+                    f"{name}.step: state {k!r} is on {v.device} but its parameter "
+                    f"{tuple(p.shape)} is on {p.device} (the model moved after a step, e.g. by "
+                    "model.to(device)): move the state with opt.load_state_dict(opt.state_dict()), "
+                    "or make a new optimizer")
             if v.dtype != want and self._refuses_mixed(group):
                 raise TypeError(
                     f"{name}.step: state {k!r} is {v.dtype.name} but its parameter "
