@@ -135,6 +135,10 @@ def transpose(x: Tensor, *axes) -> Tensor:
     """NumPy's transpose: reverse the axes, or permute them by `axes`."""
     if not axes or (len(axes) == 1 and axes[0] is None):
         return x._view(x._shape[::-1], x._strides[::-1])
+    if len(axes) == 2 and x.ndim != 2 and all(isinstance(a, int) for a in axes):
+        raise ValueError(f"transpose: axes {tuple(axes)} don't match a tensor of rank {x.ndim}: "
+                         "transpose permutes all the axes (NumPy's); to swap two axes "
+                         "(PyTorch's transpose(dim0, dim1)) use swapaxes(x, dim0, dim1)")
     return permute(x, *axes)
 
 

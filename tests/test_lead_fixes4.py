@@ -140,3 +140,13 @@ def test_in_place_write_into_a_later_piece_of_a_multi_output_view(device, name):
     want = np.full((3, 4), np.e)
     want[:, cols] = 4 * np.exp(4.0)
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-14)
+
+
+def test_transpose_of_two_axes_on_a_higher_rank_tensor_points_at_swapaxes(device):
+    """PyTorch's x.transpose(0, 1) on a 3-d tensor: NumPy's transpose wants every axis, and
+    the error said only that the axes did not match; it names swapaxes now."""
+    x = T.ones((2, 3, 4))
+    with pytest.raises(ValueError, match=r"^transpose: axes \(0, 1\) don't match a tensor of "
+                                         r"rank 3: .*swapaxes\(x, dim0, dim1\)"):
+        x.transpose(0, 1)
+    assert x.transpose(2, 0, 1).shape == (4, 2, 3) and T.swapaxes(x, 0, 1).shape == (3, 2, 4)
