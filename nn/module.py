@@ -396,19 +396,20 @@ class Module:
             m = sub
         return m
 
-    def get_parameter(self, target: str) -> Tensor:
+    def _get_member(self, target: str, table: str, kind: str) -> Tensor:
+        """The parameter / buffer at the dotted path target."""
         mod, _, name = target.rpartition(".")
         m = self.get_submodule(mod)
-        if name not in m._parameters:
-            raise AttributeError(f"{m._get_name()} has no parameter {name!r}")
-        return m._parameters[name]
+        members = getattr(m, table)
+        if name not in members:
+            raise AttributeError(f"{m._get_name()} has no {kind} {name!r}")
+        return members[name]
+
+    def get_parameter(self, target: str) -> Tensor:
+        return self._get_member(target, "_parameters", "parameter")
 
     def get_buffer(self, target: str) -> Tensor:
-        mod, _, name = target.rpartition(".")
-        m = self.get_submodule(mod)
-        if name not in m._buffers:
-            raise AttributeError(f"{m._get_name()} has no buffer {name!r}")
-        return m._buffers[name]
+        return self._get_member(target, "_buffers", "buffer")
 
     def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
         """Put `module` at the dotted path `target` ("encoder.layers.0"), whose parent must
