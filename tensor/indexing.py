@@ -237,7 +237,8 @@ def _bad_index(arrs, bshape, xaxes, sizes, op: str | None = None):
         j, lin = divmod(code, n)
         at = tuple(int(i) for i in np.unravel_index(lin, bshape))
         val = int(basic_index(arrs[j], at).item())
-        raise IndexError(f"{op + ': ' if op else ''}index {val} is out of bounds for axis "
+        more = " or more" if val == 2**63 - 1 else ""   # (a uint64 index past int64, clamped)
+        raise IndexError(f"{op + ': ' if op else ''}index {val}{more} is out of bounds for axis "
                          f"{xaxes[j]} with size {sizes[j]}")
     return raise_bad
 

@@ -34,8 +34,8 @@ def _in_float64(fn):
 
 
 def _lgamma64(v):
-    return np.vectorize(lambda t: math.inf if t <= 0 and t == math.floor(t) else math.lgamma(t),
-                        otypes=[np.float64])(v)
+    return np.vectorize(lambda t: math.inf if t <= 0 and (math.isinf(t) or t == math.floor(t))
+                        else math.lgamma(t), otypes=[np.float64])(v)
 
 
 def _digamma64(x):
@@ -148,6 +148,8 @@ def _zeta64(s: float, q: float) -> float:
         return math.inf
     if math.isinf(q):
         return 0.0
+    if math.isinf(s):   # q^-inf: 1 at q == 1, inf below; NaN above (Cephes', SciPy's, PyTorch's)
+        return 1.0 if q == 1 else math.inf if q < 1 else math.nan
     if q < 0:   # its n negative terms by symmetry: (-1)^s (zeta(s, r) - zeta(s, r + n))
         n = math.floor(-q) + 1
         r = -(q + (n - 1))
