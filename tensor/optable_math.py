@@ -237,7 +237,8 @@ def _at_zero(a):
 
 
 UNARY = [
-    Op("exp2", 1, "fc", _f("exp2", "sx_cexp2(a)"), np.exp2, grad=d1(lambda x, y: y * _LN2, OUT)),
+    Op("exp2", 1, "fc", _f("exp2", "sx_cexp2(a)"), np.exp2, domain="exp",
+       grad=d1(lambda x, y: y * _LN2, OUT)),
     Op("cbrt", 1, "f", _f("cbrt"), np.cbrt, grad=d1(lambda x, y: 1.0 / (3.0 * (y * y)), OUT)),
     Op("deg2rad", 1, "f", {"f": "SX_DEG2RAD(a)"}, np.deg2rad, aliases=("radians",),
        grad=d1(math.pi / 180, inplace=True)),
@@ -254,11 +255,11 @@ UNARY = [
        grad=d1(lambda x, y: T.zeta(2.0, x), X)),
     # the modified Bessel functions (NumPy's i0 takes integers to float64, and so do the others);
     # i0e, i1e are PyTorch's scaled ones, I(x) e^-|x|. I1' = I0 - I1 / x, 1/2 at 0
-    Op("i0", 1, "f", {"f": "SX_I0(a)"}, _i0_ref, int_to=dt.float64,
+    Op("i0", 1, "f", {"f": "SX_I0(a)"}, _i0_ref, int_to=dt.float64, domain="exp",
        grad=d1(lambda x, y: T.i1(x), X)),
     Op("i0e", 1, "f", {"f": "SX_I0E(a)"}, _bessel_ref(0, True), int_to=dt.float64,
        grad=d1(lambda x, y: T.i1e(x) - T.sign(x) * y, X, OUT)),
-    Op("i1", 1, "f", {"f": "SX_I1(a)"}, _bessel_ref(1, False), int_to=dt.float64,
+    Op("i1", 1, "f", {"f": "SX_I1(a)"}, _bessel_ref(1, False), int_to=dt.float64, domain="exp",
        grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0(x) - y / one_at_zero(x)), X, OUT)),
     Op("i1e", 1, "f", {"f": "SX_I1E(a)"}, _bessel_ref(1, True), int_to=dt.float64,
        grad=d1(lambda x, y: T.where(x == 0, 0.5, T.i0e(x) - y * (T.sign(x) + 1.0 / one_at_zero(x))),
