@@ -4,45 +4,17 @@ launch pays the imports); each check names the bug it caught on the old code, an
 is compared with a NumPy reference that each rank rebuilds from the ranks' inputs."""
 from __future__ import annotations
 
-import re
-
 import pytest
 from helpers import run_ranks
+from test_distributed import PRELUDE, _passed
 
-SCRIPT = r'''
-import time
-import numpy as np
-import tensor as T
-import tensor.distributed as dist
+SCRIPT = PRELUDE + r'''
 import nn
 from nn.parallel import DistributedDataParallel as DDP
-from tensor.distributed import DistributedError
 
 dist.init_process_group(backend="mpi", timeout=20)
 R, W = dist.get_rank(), dist.get_world_size()
 other = 1 - R
-FAILS, COUNT = [], [0]
-
-
-def check(name, got, want, tol=0.0):
-    COUNT[0] += 1
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
-        FAILS.append(f"{name}: {got.tolist()} != {want.tolist()}")
-
-
-def raises(name, exc, fn, match=""):
-    COUNT[0] += 1
-    try:
-        fn()
-    except exc as e:
-        if match not in str(e):
-            FAILS.append(f"{name}: {type(e).__name__} without {match!r}: {e}")
-        return
-    except Exception as e:
-        FAILS.append(f"{name}: raised {type(e).__name__}: {e}")
-        return
-    FAILS.append(f"{name}: did not raise {exc.__name__}")
 
 
 def works(name):
@@ -204,19 +176,12 @@ check("get_global_rank / get_group_rank",
       [dist.get_global_rank(dist.new_group([1]), 0), dist.get_group_rank(None, 1)], [1, 1])
 works("after the new collectives")
 
-rank = R
-dist.destroy_process_group()
-if FAILS:
-    print(f"rank {rank}: {len(FAILS)} of {COUNT[0]} checks FAILED:\n  " + "\n  ".join(FAILS), flush=True)
-    raise SystemExit(1)
-print(f"rank {rank}: {COUNT[0]} checks passed", flush=True)
+finish()
 '''
 
 
 def test_distributed_fixes_two_ranks():
-    out = "\n".join(run_ranks(SCRIPT, n=2, timeout=120))
-    got = {int(r): int(c) for r, c in re.findall(r"rank (\d+): (\d+) checks passed", out)}
-    assert sorted(got) == [0, 1], out
+    got = _passed(run_ranks(SCRIPT, n=2, timeout=120), 2)
     assert min(got.values()) >= 39, got
 
 
