@@ -26,6 +26,13 @@ def _copy_from_torch(tm, om):
     om.load_state_dict({k: T.asarray(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
 
 
+def _backward_both(tl, ol) -> None:
+    """The two losses (PyTorch's, ours) equal, and backward run on each."""
+    np.testing.assert_allclose(float(ol.item()), tl.item(), **TOL)
+    tl.backward()
+    ol.backward()
+
+
 def _assert_models_match(tm, om, topt, oopt):
     tsd, osd = tm.state_dict(), om.state_dict()
     assert list(tsd) == list(osd)
@@ -192,9 +199,7 @@ def test_cnn_sgd_nesterov_with_schedulers(device, sched):
         oopt.zero_grad()
         tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
         ol = nn.functional.cross_entropy(om(T.asarray(x)), T.asarray(y))
-        tl.backward()
-        ol.backward()
-        np.testing.assert_allclose(float(ol.item()), tl.item(), **TOL)
+        _backward_both(tl, ol)
         topt.step()
         oopt.step()
         if sched == "plateau":
@@ -253,9 +258,7 @@ def test_packed_rnn_classifier_adam_amsgrad(device, cell):
         ol = nn.functional.cross_entropy(
             run(T, nn.utils.rnn, om, T.asarray(tok), T.asarray(lens),
                 lambda xs: T.concatenate(xs, axis=-1)), T.asarray(y))
-        tl.backward()
-        ol.backward()
-        np.testing.assert_allclose(float(ol.item()), tl.item(), **TOL)
+        _backward_both(tl, ol)
         topt.step()
         oopt.step()
     _assert_models_match(tm, om, topt, oopt)
@@ -306,9 +309,7 @@ def test_transformer_lm_tied_adamw_clipped(device, norm_first):
         tl = torch.nn.functional.cross_entropy(tlog.reshape(-1, 11), torch.tensor(tgt),
                                                ignore_index=0)
         ol = nn.functional.cross_entropy(olog.reshape((-1, 11)), T.asarray(tgt), ignore_index=0)
-        tl.backward()
-        ol.backward()
-        np.testing.assert_allclose(float(ol.item()), tl.item(), **TOL)
+        _backward_both(tl, ol)
         tn = torch.nn.utils.clip_grad_norm_(tm.parameters(), 0.5)
         on = nn.utils.clip_grad_norm_(om.parameters(), 0.5)
         np.testing.assert_allclose(float(on.item()), tn.item(), **TOL)
@@ -349,9 +350,7 @@ def test_vae_rmsprop_adagrad(device, name, kw):
         oopt.zero_grad(set_to_none=s % 2 == 0)
         tl = loss(torch.nn.functional, tm, torch.tensor(x), torch.tensor(eps))
         ol = loss(nn.functional, om, T.asarray(x), T.asarray(eps))
-        tl.backward()
-        ol.backward()
-        np.testing.assert_allclose(float(ol.item()), tl.item(), **TOL)
+        _backward_both(tl, ol)
         topt.step()
         oopt.step()
     _assert_models_match(tm, om, topt, oopt)
