@@ -11,7 +11,7 @@ from . import _hook, _numpy_protocol, array_extra, interop, math_extra, numpy_ex
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .convert import from_numpy
-from .elementwise import as_operand
+from .elementwise import as_operands
 from .public import PUB
 
 _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
@@ -26,9 +26,8 @@ _ARRAY_LIKE = (np.ndarray, np.generic, list, tuple)
 def _numpy_operand(self, other, name: str):
     """A NumPy array or scalar, or a list, met by an operator: a tensor on self's device (the
     device of the tensor it meets, as `ndarray op tensor` is through __array_ufunc__), not the
-    default one."""
-    o = as_operand(other, name)
-    return o if o.device == self.device else PUB["to_device"](o, self.device)
+    default one (elementwise.as_operands' rule, which the functions follow too)."""
+    return as_operands(name, self, other)[1]
 
 
 def _binop(fn, name: str):
