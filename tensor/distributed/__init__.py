@@ -2,7 +2,9 @@
 NCCL (GPUs, nccl4py), with PyTorch's names: init_process_group, get_rank, get_world_size,
 new_group, barrier, all_reduce, broadcast, reduce, all_gather(_into_tensor),
 reduce_scatter(_tensor), all_to_all(_single), gather, scatter, send / recv (isend / irecv), each
-with async_op=True returning a Work handle; all_gather_object and broadcast_object_list. No
+with async_op=True returning a Work handle, and batch_isend_irecv of P2POps; the object
+collectives all_gather_object, broadcast_object_list, gather_object, scatter_object_list and
+send_object_list / recv_object_list. No
 transport of our own: the engines move the bytes.
 
     mpiexec -n 2 python train.py            # or: python -m tensor.distributed.run -n 2 train.py
@@ -55,12 +57,20 @@ from ._more import (
     get_group_rank,
     scatter,
 )
+from ._p2p_objects import (
+    P2POp,
+    batch_isend_irecv,
+    gather_object,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
 from ._work import DistributedError, Work
 
-__all__ = ["DistributedError", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
-           "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
-           "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
-           "get_local_rank", "get_rank", "get_world_size", "init_process_group", "irecv",
-           "is_available", "is_initialized", "isend", "new_group", "recv", "reduce",
-           "reduce_scatter", "reduce_scatter_tensor", "scatter", "send"]
+__all__ = ["DistributedError", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
+           "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group",
+           "gather", "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_local_rank",
+           "get_rank", "get_world_size", "init_process_group", "irecv", "is_available", "is_initialized",
+           "isend", "new_group", "recv", "recv_object_list", "reduce", "reduce_scatter",
+           "reduce_scatter_tensor", "scatter", "scatter_object_list", "send", "send_object_list"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import os
 
+from ._rank import export
 from ._work import DistributedError
 
 DEFAULT_TIMEOUT = 1800.0
@@ -100,7 +101,7 @@ def init_process_group(backend: str | None = None, *, timeout=None, check_calls:
     comm = MPI.COMM_WORLD.Dup()
     _check_launcher(comm.Get_size(), MPI)
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local_rank = local.Get_rank()
+    local_rank, local_size = local.Get_rank(), local.Get_size()
     local.Free()
     if backend == "mpi":
         be = MPIBackend(comm, check_calls)
@@ -111,6 +112,9 @@ def init_process_group(backend: str | None = None, *, timeout=None, check_calls:
         raise ValueError(f"init_process_group: unknown backend {backend!r} (use 'mpi', 'nccl' or "
                          "None)")
     _WORLD[0] = ProcessGroup(be, list(range(comm.Get_size())), t, local_rank)
+    # torchrun's variables, for code that reads them after init (where the launcher set none)
+    export({"RANK": comm.Get_rank(), "WORLD_SIZE": comm.Get_size(), "LOCAL_RANK": local_rank,
+            "LOCAL_WORLD_SIZE": local_size})
 
 
 def is_initialized() -> bool:

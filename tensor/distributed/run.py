@@ -2,11 +2,12 @@
 
     python -m tensor.distributed.run -n 2 train.py --epochs 3
 
-is `mpiexec -n 2 <this python> train.py --epochs 3`, with mpiexec found beside the MPI library
-that MPI4PY_LIBMPI names (its prefix's bin/: a launcher of another MPI would start N worlds of
-one rank), else next to the interpreter (a virtual environment's bin/, where the mpich wheel
-puts it), else on PATH. Options other than -n go to mpiexec after `--mpiexec-args` (e.g.
-`--mpiexec-args "-hosts a,b"`)."""
+is `mpiexec -n 2 <this python> train.py --epochs 3`, each process given torchrun's RANK,
+WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE first (tensor.distributed._rank), with mpiexec
+found beside the MPI library that MPI4PY_LIBMPI names (its prefix's bin/: a launcher of
+another MPI would start N worlds of one rank), else next to the interpreter (a virtual
+environment's bin/, where the mpich wheel puts it), else on PATH. Options other than -n go to
+mpiexec after `--mpiexec-args` (e.g. `--mpiexec-args "-hosts a,b"`)."""
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,8 @@ def command(argv: list) -> list:
     exe = _find_mpiexec()
     if exe is None:
         raise SystemExit(MISSING.format(what="mpiexec"))
-    return [exe, "-n", str(a.nproc), *shlex.split(a.mpiexec_args), sys.executable, a.script,
-            *a.args]
+    return [exe, "-n", str(a.nproc), *shlex.split(a.mpiexec_args), sys.executable, "-m",
+            "tensor.distributed._rank", a.script, *a.args]
 
 
 def main(argv: list | None = None) -> None:
