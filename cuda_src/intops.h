@@ -7,7 +7,7 @@
 #define STRIDEX_INTOPS_H
 
 #define SX_BITS(a) ((int)(sizeof(a) * 8))
-#define SX_FLOORDIV_I(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : \
+#define SX_FLOORDIV_I(a, b) ((b) == 0 ? 0 : (b) == -1 ? sx_wneg(a) : \
     ((a) / (b) - (((a) % (b) != 0) & (((a) < 0) != ((b) < 0)))))
 #define SX_FLOORDIV_U(a, b) ((b) == 0 ? 0 : (a) / (b))
 #define SX_MOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : \
@@ -15,7 +15,7 @@
 #define SX_MOD_U(a, b) ((b) == 0 ? 0 : (a) % (b))
 /* C's truncating remainder (NumPy's fmod: the dividend's sign), 0 for a zero divisor */
 #define SX_FMOD_I(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
-#define SX_LSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) << (b)) : 0)
+#define SX_LSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? sx_wshl(a, b) : 0)
 #define SX_RSHIFT(a, b) (((b) >= 0 && (b) < SX_BITS(a)) ? ((a) >> (b)) : ((a) < 0 ? -1 : 0))
 
 SX_FN int64_t sx_ipow(int64_t a, int64_t b) {

@@ -54,11 +54,18 @@ def _sigmoid_ref(x):
         return (1.0 / (1.0 + np.exp(-x.astype(ft).astype(np.float64)))).astype(ft)
 
 
+def _wrapping(fn: str) -> dict:
+    """The integer loops' expression: fn (scalar/types.h) wraps on overflow on both devices
+    (plain + - * of signed ints is undefined on overflow in the CUDA kernels' C++)."""
+    return {"i": f"{fn}(a, b)", "u": f"{fn}(a, b)"}
+
+
 UNARY = [
-    Op("negative", 1, "iufc", {"c": "sx_cneg(a)", "*": "-a"}, np.negative, no_bool=True, aliases=("neg",),
+    Op("negative", 1, "iufc", {"c": "sx_cneg(a)", "i": "sx_wneg(a)", "*": "-a"}, np.negative, no_bool=True,
+       aliases=("neg",),
        grad=d1(-1.0, inplace=True)),
     Op("positive", 1, "iufc", {"c": "a", "*": "a"}, np.positive, no_bool=True, grad=d1(1.0, inplace=True)),
-    Op("abs", 1, "biufc", {"c": "sx_cabs(a)", "f": "SX_F1(fabs, a)", "i": "(a < 0 ? -a : a)",
+    Op("abs", 1, "biufc", {"c": "sx_cabs(a)", "f": "SX_F1(fabs, a)", "i": "(a < 0 ? sx_wneg(a) : a)",
                            "*": "a"}, np.abs, aliases=("absolute",), real_out=True,
        grad=d1(lambda x, y: T.sign(x), X)),
     Op("sign", 1, "iufc", {"c": "sx_csign(a)", "f": "((a != a) ? a : (a > 0) - (a < 0))",
@@ -78,7 +85,8 @@ UNARY = [
        grad=d1(lambda x, y: 1.0 / (x * _LN10), X)),
     Op("sqrt", 1, "fc", _f("sqrt", "sx_csqrt(a)"), np.sqrt, domain="positive",
        grad=d1(lambda x, y: 0.5 / y, OUT)),
-    Op("square", 1, "iufc", {"c": "sx_csquare(a)", "*": "a * a"}, np.square,
+    Op("square", 1, "iufc", {"c": "sx_csquare(a)", "i": "sx_wmul(a, a)", "u": "sx_wmul(a, a)",
+                              "*": "a * a"}, np.square,
        grad=d1(lambda x, y: 2.0 * x, X)),
     Op("reciprocal", 1, "iufc", {"c": "sx_crecip(a)", "f": "1 / a", "*": "(a == 0 ? 0 : 1 / a)"},
        np.reciprocal, domain="nonzero", grad=d1(lambda x, y: -(y * y), OUT)),
@@ -180,13 +188,13 @@ def _pow_db(a, b, y):
 
 
 BINARY = [
-    Op("add", 2, "biufc", {"c": "sx_cadd(a, b)", "b": "a | b", "*": "a + b"}, np.add,
+    Op("add", 2, "biufc", {"c": "sx_cadd(a, b)", "b": "a | b", **_wrapping("sx_wadd"), "*": "a + b"}, np.add,
        grad=d2(1.0, 1.0, inplace=True)),
-    Op("subtract", 2, "iufc", {"c": "sx_csub(a, b)", "*": "a - b"}, np.subtract, no_bool=True,
-       aliases=("sub",), grad=d2(1.0, -1.0, inplace=True)),
-    Op("multiply", 2, "biufc", {"c": "sx_cmul(a, b)", "b": "a & b", "*": "a * b"}, np.multiply,
-       aliases=("mul",), grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN,
-                                 reads=((1,), (0,)))),
+    Op("subtract", 2, "iufc", {"c": "sx_csub(a, b)", **_wrapping("sx_wsub"), "*": "a - b"},
+       np.subtract, no_bool=True, aliases=("sub",), grad=d2(1.0, -1.0, inplace=True)),
+    Op("multiply", 2, "biufc", {"c": "sx_cmul(a, b)", "b": "a & b", **_wrapping("sx_wmul"), "*": "a * b"},
+       np.multiply, aliases=("mul",),
+       grad=d2(lambda a, b, y: b, lambda a, b, y: a, 0, 1, inplace=OWN, reads=((1,), (0,)))),
     Op("true_divide", 2, "fc", {"c": "sx_cdiv(a, b)", "f": "a / b"}, np.true_divide, int_to=dt.float64,
        aliases=("divide", "div"),
        grad=d2(_div_da, lambda a, b, y: -(y / b), 1, OUT, inplace=OWN)),

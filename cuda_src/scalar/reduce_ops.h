@@ -9,8 +9,9 @@
 #define STRIDEX_SCALAR_REDUCE_OPS_H
 #include "scalar/types.h"
 
-#define SX_ADD(a, b) ((a) + (b))
-#define SX_MUL(a, b) ((a) * (b))
+/* integer sums and products wrap (types.h sx_wadd) */
+#define SX_ADD(a, b) sx_wadd(a, b)
+#define SX_MUL(a, b) sx_wmul(a, b)
 #define SX_MAXF(a, b) ((((b) > (a)) | ((b) != (b))) ? (b) : (a))
 #define SX_MINF(a, b) ((((b) < (a)) | ((b) != (b))) ? (b) : (a))
 #define SX_MAXI(a, b) ((b) > (a) ? (b) : (a))

@@ -131,4 +131,43 @@ SX_SCALAR_FN float sx_i64_f_odd(int64_t v) {
     return v < 0 ? -m : m;
 }
 
+/* Wrapping integer arithmetic (NumPy's: INT_MAX + 1 is INT_MIN, -INT_MIN is INT_MIN). The CPU's
+ * C is built with -fwrapv, where plain + - * and unary - already wrap, so these are the plain
+ * operators there. C++ (NVRTC, and g++ under the emulator) leaves signed overflow undefined
+ * (and uint16 * uint16, promoted to int, overflows it too): the operands go through an
+ * unsigned type at least as wide as int, whose arithmetic wraps, and the result converts back
+ * (modular in every compiler we use). Floats pass through unchanged (sx_wrap_t<T> is T). */
+#ifdef __cplusplus
+template <class T> struct sx_wrap_t { typedef T U; };
+#define SX_WRAP_AS(TY, UT) template <> struct sx_wrap_t<TY> { typedef UT U; };
+SX_WRAP_AS(signed char, unsigned int) SX_WRAP_AS(unsigned char, unsigned int)
+SX_WRAP_AS(short, unsigned int) SX_WRAP_AS(unsigned short, unsigned int)
+SX_WRAP_AS(int, unsigned int) SX_WRAP_AS(unsigned int, unsigned int)
+SX_WRAP_AS(long, unsigned long) SX_WRAP_AS(unsigned long, unsigned long)
+SX_WRAP_AS(long long, unsigned long long) SX_WRAP_AS(unsigned long long, unsigned long long)
+#undef SX_WRAP_AS
+template <class T> SX_SCALAR_FN T sx_wadd(T a, T b) {
+    typedef typename sx_wrap_t<T>::U U; return (T)((U)a + (U)b);
+}
+template <class T> SX_SCALAR_FN T sx_wsub(T a, T b) {
+    typedef typename sx_wrap_t<T>::U U; return (T)((U)a - (U)b);
+}
+template <class T> SX_SCALAR_FN T sx_wmul(T a, T b) {
+    typedef typename sx_wrap_t<T>::U U; return (T)((U)a * (U)b);
+}
+template <class T> SX_SCALAR_FN T sx_wneg(T a) {
+    typedef typename sx_wrap_t<T>::U U; return (T)((U)0 - (U)a);
+}
+/* a << b for 0 <= b < the bits of T (the caller checks): a negative a shifts as its bits */
+template <class T, class B> SX_SCALAR_FN T sx_wshl(T a, B b) {
+    typedef typename sx_wrap_t<T>::U U; return (T)((U)a << b);
+}
+#else
+#define sx_wadd(a, b) ((a) + (b))
+#define sx_wsub(a, b) ((a) - (b))
+#define sx_wmul(a, b) ((a) * (b))
+#define sx_wneg(a) (-(a))
+#define sx_wshl(a, b) ((a) << (b))
+#endif
+
 #endif
