@@ -64,9 +64,11 @@ def broadcast_arrays(*arrays) -> list:
     return [t if t.shape == shape else P.broadcast_to(t, shape) for t in ts]
 
 
-def meshgrid(*arrays, indexing: str = "xy") -> list:
-    """Coordinate grids from 1-d arrays (read-only broadcast views, as PyTorch's; NumPy copies).
-    indexing="xy" swaps the first two output axes (Cartesian), "ij" keeps them (matrix)."""
+def meshgrid(*arrays, indexing: str = "xy", sparse: bool = False, copy: bool = False) -> list:
+    """Coordinate grids from 1-d arrays: read-only broadcast views (PyTorch's), or with
+    copy=True writable arrays of their own (NumPy's default); sparse=True gives each input
+    reshaped to its output axis (length 1 elsewhere) instead of broadcast. indexing="xy" swaps
+    the first two output axes (Cartesian), "ij" keeps them (matrix)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     dev = next((a.device for a in arrays if isinstance(a, Tensor)), None)   # array-likes join it
@@ -89,7 +91,9 @@ def meshgrid(*arrays, indexing: str = "xy") -> list:
     for t, a in zip(ts, where):
         one = [1] * n
         one[a] = t.shape[0]
-        out.append(P.broadcast_to(P.reshape(t, tuple(one)), tuple(shape)))
+        g = P.reshape(t, tuple(one))
+        g = g if sparse else P.broadcast_to(g, tuple(shape))
+        out.append(P.copy(g) if copy else g)
     return out
 
 
@@ -106,10 +110,15 @@ def _edge(v, x: Tensor, a: int, what: str) -> Tensor:
     return v
 
 
-def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tensor:
-    """The n-th forward difference along axis (x[i+1] - x[i], n times), as NumPy's diff; bool
+def diff(x, /, n: int = 1, axis: int = -1, prepend=None, append=None, *, dim=None) -> Tensor:
+    """The n-th forward difference along axis (x[i+1] - x[i], n times), as NumPy's diff (n and
+    axis may be positional, in NumPy's and PyTorch's order; dim is PyTorch's axis); bool
     differences are not_equal (NumPy's)."""
     x = _arr(x)
+    if dim is not None:
+        if axis != -1:
+            raise TypeError("diff: give axis or dim, not both")
+        axis = dim
     if x.ndim == 0:
         raise ValueError("diff: needs a tensor of rank >= 1, got a 0-d tensor")
     n = operator.index(n)
