@@ -39,6 +39,7 @@ _LOW_DTYPES = (dt.float16, dt.bfloat16)
 class _State(threading.local):
     def __init__(self) -> None:
         self.regions: dict = {}   # device type -> its innermost region's dtype, None if disabled
+        self.dtypes: dict = {}    # device type -> its innermost region's dtype, disabled or not
         self.depth = 0            # nesting of regions (the cast cache lives while > 0)
         self.inside = 0           # > 0 while an autocast op runs (its inner ops are left alone)
         self.cache_enabled = True
@@ -134,16 +135,18 @@ class autocast:   # noqa: N801  (PyTorch's name)
     manager, or a decorator running the function inside one.
 
     device_type: "cpu" or "cuda" (the region covers ops on that device type only); dtype:
-    float16 or bfloat16 (default bfloat16 on the CPU, float16 on CUDA, as PyTorch's);
-    enabled=False turns autocast off for that device type inside; cache_enabled: reuse the
-    casts of parameters within the outermost region (default True).
+    float16 or bfloat16 (default: get_autocast_dtype(device_type) when the region is made, as
+    PyTorch's: the enclosing region's, else bfloat16 on the CPU and float16 on CUDA);
+    enabled=False turns autocast off for that device type inside (its dtype still counts for
+    get_autocast_dtype); cache_enabled: reuse the casts of parameters within the outermost
+    region (default True).
     """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
         if device_type not in _DEFAULT:
             raise ValueError(f"autocast: device_type must be 'cpu' or 'cuda', got {device_type!r}")
-        d = _DEFAULT[device_type] if dtype is None else dt.dtype(dtype)
+        d = get_autocast_dtype(device_type) if dtype is None else dt.dtype(dtype)
         if d not in _LOW_DTYPES:
             raise ValueError(f"autocast: dtype must be float16 or bfloat16, got {d.name} (float32 "
                              "is what runs outside a region)")
@@ -154,8 +157,9 @@ class autocast:   # noqa: N801  (PyTorch's name)
 
     def __enter__(self):
         st = _state
-        self._saved.append((st.regions, st.cache_enabled))
+        self._saved.append((st.regions, st.dtypes, st.cache_enabled))
         st.regions = {**st.regions, self.device_type: self.fast_dtype if self._enabled else None}
+        st.dtypes = {**st.dtypes, self.device_type: self.fast_dtype}
         if self._cache is not None:
             st.cache_enabled = bool(self._cache)
         st.depth += 1
@@ -165,7 +169,7 @@ class autocast:   # noqa: N801  (PyTorch's name)
 
     def __exit__(self, *exc) -> None:
         st = _state
-        st.regions, st.cache_enabled = self._saved.pop()
+        st.regions, st.dtypes, st.cache_enabled = self._saved.pop()
         st.depth -= 1
         if st.depth == 0:
             st.cache.clear()
@@ -186,8 +190,12 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 
 
 def get_autocast_dtype(device_type: str):
-    """The dtype of device_type's innermost region (its default where none is enabled)."""
-    d = _state.regions.get(device_type)
+    """The dtype of device_type's innermost region, enabled or not (PyTorch's: a region with
+    enabled=False still sets it); the device type's default outside any."""
+    st = _state
+    d = st.regions.get(device_type) or st.dtypes.get(device_type)
+    if d is None and device_type not in _DEFAULT:
+        raise ValueError(f"get_autocast_dtype: device_type must be 'cpu' or 'cuda', got {device_type!r}")
     return d if d is not None else _DEFAULT[device_type]
 
 

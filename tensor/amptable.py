@@ -7,8 +7,10 @@ where, index_put...).
   convolutions, attention. Their floating inputs (float32, and the other 16-bit type) are cast
   to the region's dtype; float64 is left alone.
 - FP32: what needs float32's range or precision: softmax and its log, layer and group norm,
-  losses, reductions (sum, mean, prod, cumulative, logsumexp, std, var, vector norms) and
-  exp/log/pow and their kin. 16-bit floating inputs are cast to float32.
+  losses, reductions (sum, mean, prod, cumulative, logsumexp, std, var, vector norms),
+  exp/log/pow and their kin, and the factorizations and solvers of linalg (inv, solve, det,
+  cholesky, qr, svd, eigh, eig, lu, pinv: PyTorch's CPU list). 16-bit floating
+  inputs are cast to float32.
   (batch_norm is not listed: its statistics are mean and var, which are, and its output keeps
   the input's dtype, as PyTorch's; its running statistics are updated where they are.)
 
@@ -40,8 +42,11 @@ _FP32 = (
     # reductions
     "sum", "mean", "prod", "cumsum", "cumprod", "logsumexp", "std", "var", "linalg_vector_norm",
     # exp, log, pow and their kin
-    "exp", "expm1", "log", "log1p", "log2", "log10", "power", "reciprocal", "arccos",
-    "arcsin", "cosh", "sinh", "tan",
+    "exp", "expm1", "log", "log1p", "log2", "log10", "power", "reciprocal", "rsqrt", "erfinv",
+    "arccos", "arcsin", "cosh", "sinh", "tan",
+    # linear algebra (PyTorch's CPU list; its CUDA kernels refuse 16-bit inputs)
+    "linalg_cholesky", "linalg_det", "linalg_eig", "linalg_eigh", "linalg_lu_factor",
+    "linalg_pinv", "linalg_qr", "linalg_solve", "linalg_solve_triangular", "linalg_svd",
 )
 
 TABLE = {**{n: LOW for n in _LOW}, **{n: FP32 for n in _FP32}}

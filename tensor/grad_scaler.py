@@ -121,13 +121,16 @@ class GradScaler:
         if st[0] == _STEPPED:
             raise RuntimeError("GradScaler.unscale_() is being called after step(); call update() "
                                "first")
-        inv = float(np.float32(1.0 / self._scale))   # PyTorch's: the reciprocal in float32
+        # PyTorch's: the reciprocal (in double, rounded to float32) of its float32 scale tensor
+        inv = float(np.float32(1.0 / _f32(self._scale)))
         groups: dict = {}
         for group in optimizer.param_groups:
             for p in group["params"]:
                 g = p.grad
                 if g is None:
                     continue
+                if not isinstance(g, Tensor):   # a sparse gradient (Embedding(sparse=True))
+                    g = p.grad = _sparse_to_unscale(g)
                 if g.dtype.kind != "f":
                     raise TypeError(f"GradScaler.unscale_: a gradient of dtype {g.dtype.name}; "
                                     "the scaler unscales floating-point gradients")
@@ -256,13 +259,21 @@ class GradScaler:
 
 def _unscale_grads(params: list, inv: float, found: Tensor) -> None:
     """The gradients of params (one device and dtype) times inv in place, found set where one
-    was inf/NaN: one kernel call (non-contiguous gradients through contiguous copies)."""
+    was inf/NaN: one kernel call (non-contiguous gradients through contiguous copies written
+    back; a gradient that may not be written, a broadcast view or a read-only external buffer,
+    is replaced by its unscaled copy)."""
     grads, back = [], []
     for p in params:
         g = p.grad
+        if not isinstance(g, Tensor):   # sparse: its values (a copy of its own, made above)
+            grads.append(g.values())
+            continue
         if g.grad_fn is not None:   # a .grad made with create_graph: scaled as data
             g = p.grad = g.detach()
-        if g.is_contiguous():
+        if g._ro is not None or g._storage.readonly:
+            c = p.grad = g.astype(g.dtype, copy=True)
+            grads.append(c)
+        elif g.is_contiguous():
             grads.append(g)
         else:
             c = g.contiguous()
@@ -274,3 +285,16 @@ def _unscale_grads(params: list, inv: float, found: Tensor) -> None:
         g._storage.version += 1
     for g, c in back:
         g.copy_(c)
+
+
+def _sparse_to_unscale(g):
+    """A sparse gradient whose values are its own (so that unscaling them in place leaves the
+    matrix they came from, which other code may hold, as it was): coalesced first when float16,
+    as PyTorch's, so that entries summing past float16's range show up as inf."""
+    from .sparse import SparseCOO
+    if isinstance(g, SparseCOO) and g.dtype is dt.float16:
+        g = g.coalesce()
+    vals = g.values()
+    if vals.grad_fn is not None:
+        vals = vals.detach()
+    return g._with_values(vals.contiguous().astype(vals.dtype, copy=True))
