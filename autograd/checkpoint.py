@@ -163,9 +163,16 @@ def _strip(node: Node, rec: _Record, i: int):
     node.rule = Rule(node.name, _replayed(rec, i), None, ())
 
 
-def checkpoint(fn, *args, preserve_rng_state: bool = True, **kwargs):
+def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool | None = None,
+               determinism_check: str = "default", debug: bool = False, **kwargs):
     """fn(*args, **kwargs), keeping none of its activations for backward: they are recomputed
     (fn is run again) when backward needs them.
+
+    PyTorch's keywords are taken, not passed on to fn: use_reentrant (either value: there is
+    one implementation, which behaves as PyTorch's non-reentrant one: gradients reach
+    parameters whether or not an input requires grad, and autograd.grad works through it),
+    determinism_check ("default" or "none": the recomputation's outputs and recorded ops are
+    always compared with the forward's, since backward needs them alike) and debug.
 
     fn may take any arguments (tensors that require grad or not, other values) and use tensors
     captured by closure; it may return a Tensor or a (nested) tuple/list/dict holding tensors.
@@ -176,6 +183,12 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, **kwargs):
     """
     if not callable(fn):
         raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"checkpoint: determinism_check must be 'default' or 'none', got "
+                         f"{determinism_check!r}")
+    if "context_fn" in kwargs:
+        raise TypeError("checkpoint: context_fn (selective checkpointing contexts) is not "
+                        "supported; checkpoint the parts to recompute as separate functions")
     if not is_grad_enabled():
         return fn(*args, **kwargs)
     rng = _random.default_generator.get_state() if preserve_rng_state else None
@@ -218,7 +231,9 @@ def _segments(n: int, segments: int):
     return bounds
 
 
-def checkpoint_sequential(functions, segments: int, input, preserve_rng_state: bool = True):
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          preserve_rng_state: bool = True, determinism_check: str = "default",
+                          debug: bool = False):
     """Run functions (callables applied one after the other) as `segments` chunks, each but the
     last under checkpoint: only the chunk boundaries are kept for backward, so activation
     memory is about (segments + length / segments) layers instead of length
@@ -241,6 +256,8 @@ def checkpoint_sequential(functions, segments: int, input, preserve_rng_state: b
 
     bounds = _segments(len(functions), segments)
     for start, stop in bounds[:-1]:
-        input = checkpoint(chunk(start, stop), input, preserve_rng_state=preserve_rng_state)
+        input = checkpoint(chunk(start, stop), input, preserve_rng_state=preserve_rng_state,
+                           use_reentrant=use_reentrant, determinism_check=determinism_check,
+                           debug=debug)
     return chunk(*bounds[-1])(input)
 

@@ -315,10 +315,18 @@ def _norm_shape(normalized_shape) -> tuple:
     return tuple(int(n) for n in normalized_shape)
 
 
+def _wide(x: Tensor) -> Tensor:
+    """x in float32 when it is a 16-bit float, for the statistics of the normalizations: a
+    float16 variance of values near 300 overflows (and the normalized output was all zeros),
+    as PyTorch's kernels accumulate in float32 too; other dtypes as they are."""
+    return x.astype(T.float32) if x.dtype in (T.float16, T.bfloat16) else x
+
+
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2 over the trailing normalized_shape) + eps) * weight, as
-    torch.nn.functional.rms_norm (eps None: the input dtype's machine epsilon).
+    torch.nn.functional.rms_norm (eps None: the machine epsilon of the dtype it computes in,
+    float32 for 16-bit inputs, as PyTorch's; the output has the input's dtype).
 
     >>> import tensor as T
     >>> rms_norm(T.tensor([[3.0, 4.0]], dtype=T.float64), 2, eps=0.0).tolist()[0][0] == 3 / 12.5 ** 0.5
@@ -333,10 +341,11 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                          f"{tuple(input.shape)}")
     if weight is not None and tuple(weight.shape) != ns:
         raise ValueError(f"{op}: weight shape {tuple(weight.shape)} != normalized_shape {ns}")
-    eps = T.finfo(input.dtype).eps if eps is None else float(eps)
+    xs = _wide(input)
+    eps = T.finfo(xs.dtype).eps if eps is None else float(eps)
     axes = tuple(range(input.ndim - nd, input.ndim))
-    ms = T.mean(input * input, axis=axes, keepdims=True)
-    y = input * T.reciprocal(T.sqrt(ms + eps))
+    ms = T.mean(xs * xs, axis=axes, keepdims=True)
+    y = (xs * T.reciprocal(T.sqrt(ms + eps))).astype(input.dtype, copy=False)
     if weight is not None:
         y = y * weight.astype(input.dtype, copy=False)
     return y
@@ -367,14 +376,15 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
             raise ValueError(f"{op}: {name} must have shape ({c},) for input with {c} "
                              f"channels, got {tuple(p.shape)}")
     bshape = (1, c) + (1,) * (input.ndim - 2)
+    xs = _wide(input)   # statistics and normalization in float32 for 16-bit inputs
     if use_input_stats:
         axes = tuple(range(2, input.ndim))
         n = input.numel() // max(input.shape[0] * c, 1)
         if n <= 1:
             raise ValueError(f"{op}: expected more than 1 spatial element when training, got "
                              f"input of shape {tuple(input.shape)}")
-        mean = T.mean(input, axis=axes, keepdims=True)
-        var = T.var(input, axis=axes, keepdims=True)
+        mean = T.mean(xs, axis=axes, keepdims=True)
+        var = T.var(xs, axis=axes, keepdims=True)
         with no_grad():
             if running_mean is not None:
                 m = T.mean(mean.detach().reshape(input.shape[0], c), axis=0)
@@ -388,9 +398,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         if running_mean is None or running_var is None:
             raise ValueError(f"{op}: running_mean and running_var are required when "
                              "use_input_stats is False")
-        mean = running_mean.reshape(bshape).astype(input.dtype, copy=False)
-        var = running_var.reshape(bshape).astype(input.dtype, copy=False)
-    y = (input - mean) * T.reciprocal(T.sqrt(var + eps))
+        mean = running_mean.reshape(bshape).astype(xs.dtype, copy=False)
+        var = running_var.reshape(bshape).astype(xs.dtype, copy=False)
+    y = ((xs - mean) * T.reciprocal(T.sqrt(var + eps))).astype(input.dtype, copy=False)
     if weight is not None:
         y = y * weight.reshape(bshape).astype(input.dtype, copy=False)
     if bias is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 
 from . import _hook
 from . import dtypes as dt
@@ -147,7 +148,13 @@ class autocast:   # noqa: N801  (PyTorch's name)
         if device_type not in _DEFAULT:
             raise ValueError(f"autocast: device_type must be 'cpu' or 'cuda', got {device_type!r}")
         d = get_autocast_dtype(device_type) if dtype is None else dt.dtype(dtype)
-        if d not in _LOW_DTYPES:
+        if d in (dt.float32, dt.float64):
+            # PyTorch's: a warning and a disabled region (nanoGPT-style code passes the training
+            # dtype, float32 included, to autocast unconditionally)
+            warnings.warn(f"autocast: dtype {d.name} is not a lower precision (float16 or "
+                          "bfloat16); autocast is disabled in this region", stacklevel=2)
+            d, enabled = get_autocast_dtype(device_type), False
+        elif d not in _LOW_DTYPES:
             raise ValueError(f"autocast: dtype must be float16 or bfloat16, got {d.name} (float32 "
                              "is what runs outside a region)")
         self.device_type, self.fast_dtype = device_type, d

@@ -166,7 +166,10 @@ def test_nesting_disabled_and_decorator():
     with pytest.raises(ValueError, match="autocast: device_type"):
         T.autocast("tpu")
     with pytest.raises(ValueError, match="autocast: dtype must be float16 or bfloat16"):
-        T.autocast(dev, dtype=T.float32)
+        T.autocast(dev, dtype=T.int32)
+    # float32 (nanoGPT passes its training dtype): PyTorch's warning and a disabled region
+    with pytest.warns(UserWarning, match="autocast is disabled"), T.autocast(dev, dtype=T.float32):
+        assert (x @ x).dtype is F32 and not T.is_autocast_enabled(dev)
 
 
 def test_gradients_flow_to_float32_parameters(torch):

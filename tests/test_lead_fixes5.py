@@ -37,3 +37,50 @@ def test_meshgrid_copy_and_sparse(device, indexing):
     views = T.meshgrid(*ts, indexing=indexing)
     with pytest.raises(ValueError, match="read-only"):
         views[0][0, 0, 0] = 1.0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_rms_and_instance_norm_compute_in_float32(device, dtype):
+    """float16 rms_norm / instance_norm of values near 300 returned all zeros (the mean of x**2
+    overflowed float16 to inf); rms_norm's default eps was the 16-bit dtype's (bfloat16's 7.8e-3,
+    PyTorch's is float32's), which made it 3-5x less accurate."""
+    from nn import functional as F
+    a = np.full((4, 64), 300.0, np.float32)
+    a[:, ::2] = -300.0
+    a[1] *= 1e-3                       # rows where float16's eps would be visible
+    x = T.asarray(a, device=device).astype(dtype)
+    y = F.rms_norm(x, (64,))
+    assert y.dtype.name == dtype
+    xf = x.astype(T.float32).to("cpu").numpy().astype(np.float64)
+    want = xf / np.sqrt((xf * xf).mean(-1, keepdims=True) + np.finfo(np.float32).eps)
+    got = y.to("cpu").astype(T.float32).numpy()
+    np.testing.assert_allclose(got, want, rtol=2 ** -7 if dtype == "bfloat16" else 2 ** -10)
+    z = F.instance_norm(x[None])
+    np.testing.assert_array_equal(np.abs(z.to("cpu").astype(T.float32).numpy()), 1.0)
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(xf).to(getattr(torch, dtype))
+    ty = torch.nn.functional.rms_norm(tx, (64,)).float().numpy()
+    np.testing.assert_array_equal(got, ty)
+
+
+def test_checkpoint_takes_pytorchs_keywords():
+    """checkpoint(fn, x, use_reentrant=False) passed use_reentrant on to fn (TypeError: f() got
+    an unexpected keyword argument); PyTorch code passes it everywhere."""
+    from autograd import checkpoint, checkpoint_sequential
+    x = T.asarray(np.linspace(-1, 1, 5), dtype=T.float64).requires_grad_()
+    grads = []
+    for kw in ({}, {"use_reentrant": False}, {"use_reentrant": True, "determinism_check": "none",
+                                              "debug": False}):
+        x.grad = None
+        y = checkpoint(lambda a, k=2.0: T.sin(a) * k, x, k=3.0, **kw)
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+        x.grad = None
+        checkpoint_sequential([T.sin, T.exp], 2, x, use_reentrant=False).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.cos(x.numpy()) * np.exp(np.sin(x.numpy())))
+    for g in grads:
+        np.testing.assert_allclose(g, 3.0 * np.cos(x.numpy()))
+    with pytest.raises(ValueError, match="determinism_check"):
+        checkpoint(T.sin, x, determinism_check="strict")
+    with pytest.raises(TypeError, match="context_fn"):
+        checkpoint(T.sin, x, context_fn=lambda: None)
