@@ -21,6 +21,7 @@ import math
 
 import tensor as T
 from tensor import Tensor
+from tensor.amp import autocast_op
 
 _CUBIC_A = -0.75
 _MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
@@ -91,6 +92,7 @@ def _check(input, grid, mode: str, padding_mode: str) -> int:
     return nd
 
 
+@autocast_op("grid_sample")   # float32 in a region (a bf16 input meets a float32 grid there)
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """input sampled at grid's normalised coordinates (x first: grid[..., 0] indexes width),

@@ -39,6 +39,8 @@ _FP32 = (
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",
     "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "cosine_similarity", "softplus",
+    # sampling (PyTorch's CPU list; its CUDA one promotes to the widest input)
+    "grid_sample",
     # reductions
     "sum", "mean", "prod", "cumsum", "cumprod", "logsumexp", "std", "var", "linalg_vector_norm",
     # exp, log, pow and their kin

@@ -84,3 +84,19 @@ def test_checkpoint_takes_pytorchs_keywords():
         checkpoint(T.sin, x, determinism_check="strict")
     with pytest.raises(TypeError, match="context_fn"):
         checkpoint(T.sin, x, context_fn=lambda: None)
+
+
+def test_grid_sample_under_autocast_runs_in_float32(device):
+    """Under autocast a bfloat16 input met a float32 grid (from float32 parameters) and
+    grid_sample raised TypeError; it runs in float32 there, as PyTorch's CPU autocast."""
+    from nn import functional as F
+    rng = np.random.default_rng(3)
+    img = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    grid = rng.uniform(-1, 1, (1, 3, 4, 2)).astype(np.float32)
+    x = T.asarray(img, device=device).astype(T.bfloat16)
+    g = T.asarray(grid, device=device)
+    with T.autocast(device, dtype=T.bfloat16):
+        y = F.grid_sample(x, g, align_corners=False)
+    assert y.dtype is T.float32
+    want = F.grid_sample(x.astype(T.float32), g, align_corners=False)
+    np.testing.assert_array_equal(y.to("cpu").numpy(), want.to("cpu").numpy())
