@@ -43,12 +43,12 @@ def _same_device(name: str, *ts) -> None:
 
 # ---------------------------------------------------------------- matrix products
 
-def _mats(name: str, ranks: tuple, *xs) -> None:
+def _mats(name: str, ranks: tuple, *xs, one_dtype: bool = True) -> None:
     for x, r in zip(xs, ranks):
         _t(x, name)
         if x.ndim != r:
             raise ValueError(f"{name}: expected {r}-d tensors, got shapes {tuple(y.shape for y in xs)}")
-    if len({x.dtype for x in xs}) > 1:
+    if one_dtype and len({x.dtype for x in xs}) > 1:
         raise TypeError(f"{name}: expected operands of one dtype, got {', '.join(x.dtype.name for x in xs)}")
     _same_device(name, *xs)
 
@@ -129,8 +129,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 @_pub("addr")
 @_autocast(False)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    """beta * input + alpha * outer(vec1, vec2)."""
-    _mats("addr", (1, 1), vec1, vec2)
+    """beta * input + alpha * outer(vec1, vec2) (elementwise: mixed dtypes promote, as PyTorch's)."""
+    _mats("addr", (1, 1), vec1, vec2, one_dtype=False)
     return _scaled_add("addr", input, P.outer(vec1, vec2), beta, alpha)
 
 

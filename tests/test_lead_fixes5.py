@@ -100,3 +100,16 @@ def test_grid_sample_under_autocast_runs_in_float32(device):
     assert y.dtype is T.float32
     want = F.grid_sample(x.astype(T.float32), g, align_corners=False)
     np.testing.assert_array_equal(y.to("cpu").numpy(), want.to("cpu").numpy())
+
+
+def test_addr_promotes_mixed_dtypes(device):
+    """addr(f32, bf16, f32) raised "expected operands of one dtype" (PyTorch promotes: addr is
+    elementwise, unlike mm / addmm, which both refuse mixed dtypes)."""
+    v1 = T.asarray([1.0, 2.0, 3.0], device=device).astype(T.bfloat16)
+    v2 = T.asarray([1.0, -1.0], device=device, dtype=T.float32)
+    inp = T.ones((3, 2), device=device, dtype=T.float32)
+    r = T.addr(inp, v1, v2, beta=2, alpha=3)
+    assert r.dtype is T.float32
+    np.testing.assert_array_equal(r.to("cpu").numpy(), 2 + 3 * np.outer([1, 2, 3], [1, -1]))
+    with pytest.raises(TypeError, match="mm: expected operands of one dtype"):
+        T.addmm(inp, T.ones((3, 3), device=device, dtype=T.bfloat16), inp)
