@@ -10,14 +10,19 @@ tensor/cpu/csrc/sparse.h, cuda_src/sparse.cuh), differentiable with respect to t
 >>> (A @ T.ones(3, dtype=T.float64)).tolist()
 [1.0, 5.0]
 
-Values are 1-D (one scalar per stored entry); indices int64. The index structure of a matrix
-is checked on the host when it is made (check_invariants=True), so a bad index raises naming
-the op before any kernel runs; matrices are immutable (ops return new ones): a caller's index
-tensor is copied when it is made, and the index tensors a matrix holds are read-only, so what
-was checked is what the kernels read. With check_invariants=False nothing is checked: invalid
-indices are then undefined behaviour (the kernels may read out of bounds), as in PyTorch. A COO matrix
-multiplies through a CSR form of its pattern (a stable argsort by row, cached; duplicates are
-summed by the kernel in their original order). The kernels take float32 and float64.
+Values are 1-D (one scalar per stored entry), of any dtype (a values Tensor keeps its own,
+dtype= is honoured; Python / NumPy integer or bool data without dtype= reads as float64);
+indices int64. The index structure of a matrix is checked on the host when it is made
+(check_invariants=True; also by the SparseCOO / SparseCSR classes, and again when a pickle or
+a copy is rebuilt), so a bad index raises naming the op before any kernel runs; matrices are
+immutable (ops return new ones): a caller's index tensor is copied when it is made, and the
+index tensors a matrix holds are read-only, so what was checked is what the kernels read.
+With check_invariants=False nothing is checked: invalid indices are then undefined behaviour
+(the kernels may read out of bounds), as in PyTorch. A COO matrix multiplies through a CSR
+form of its pattern (a stable argsort by row, cached; duplicates are summed by the kernel in
+their original order). The kernels take float32 and float64; float16 / bfloat16 products are
+computed in float32 and complex ones from their real parts (tensor/sparse/_dtypes.py);
+integer and bool matrices have no product.
 """
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ import numpy as np
 from .. import dtypes as dt
 from .._tensor import Tensor
 from ..views import broadcast_shapes
-from . import _ops
+from . import _checks as ck
+from . import _dtypes, _ops
 from ._ops import pub
 
 __all__ = ["SparseCOO", "SparseCSR", "sparse_coo_tensor", "sparse_csr_tensor", "from_dense",
@@ -49,46 +55,6 @@ def _freeze(t: Tensor) -> Tensor:
     return t
 
 
-def _as_index(x, op: str, what: str, device) -> Tensor:
-    """x as an int64 tensor on device that no one else holds (a caller's tensor is copied, so a
-    later write to it cannot change what was checked)."""
-    given = x
-    if not isinstance(x, Tensor):
-        a = np.asarray(x)
-        x = pub("asarray")(a.astype(np.int64) if a.dtype.kind in "iu" or a.size == 0 else a,
-                           device=device)
-    if x.dtype.kind not in "iu":
-        raise TypeError(f"{op}: {what} must be integers, got {x.dtype.name}")
-    if x.dtype is not dt.int64:
-        x = x.astype(dt.int64)
-    if device is not None and x.device != device:
-        x = x.to_device(device)
-    return x.copy() if x is given else x
-
-
-def _as_values(v, op: str, dtype, device) -> Tensor:
-    if not isinstance(v, Tensor):
-        v = pub("asarray")(v, dtype=dtype, device=device)
-    if dtype is not None and v.dtype is not dtype:
-        v = v.astype(dtype)
-    if device is not None and v.device != device:
-        v = v.to_device(device)
-    if v.ndim != 1:
-        raise ValueError(f"{op}: values must be 1-D (one scalar per entry), got shape {v.shape}")
-    if v.dtype.kind not in "fc":
-        v = v.astype(dt.float64 if v.dtype.kind in "iub" else v.dtype)
-    return v
-
-
-def _size(size, op: str):
-    if size is None:
-        return None
-    size = tuple(int(s) for s in size)
-    if len(size) != 2 or any(s < 0 for s in size):
-        raise ValueError(f"{op}: size must be 2 non-negative numbers (2-D matrices), got {size}")
-    return size
-
-
 class _Sparse:
     """What both layouts share: the shape, the values (a Tensor: its dtype, device and
     requires_grad are the matrix's) and the product with a dense operand."""
@@ -101,9 +67,24 @@ class _Sparse:
     requires_grad = property(lambda self: self._values.requires_grad)
 
     _tensor_defers = True   # dense (op) sparse: Tensor's operators leave it to ours
+    __array_ufunc__ = None  # ndarray (op) sparse: NumPy's operators leave it to ours too
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"{type(self).__name__}: a sparse matrix does not convert to a NumPy "
+                        "array implicitly; use .to_dense().numpy() (or tensor.sparse.to_scipy)")
 
     def values(self) -> Tensor:
         return self._values
+
+    T = property(lambda self: self.t())    # PyTorch's aliases of t() for a matrix
+    mT = property(lambda self: self.t())
+
+    def transpose(self, dim0: int, dim1: int):
+        """PyTorch's transpose(dim0, dim1) of a matrix: t(), or the matrix itself when the two
+        dimensions are the same."""
+        from ..axes import norm_axis
+        a, b = norm_axis(dim0, 2, "transpose"), norm_axis(dim1, 2, "transpose")
+        return self if a == b else self.t()
 
     def __matmul__(self, other):
         return mm(self, other)
@@ -163,6 +144,9 @@ class _Sparse:
             if not fits:
                 raise ValueError(f"{name}: a dense operand of shape {other.shape} does not "
                                  f"broadcast to the sparse matrix's {self._shape}")
+            if other.device != self.device:
+                raise ValueError(f"{name}: the sparse matrix is on {self.device}, the dense "
+                                 f"operand on {other.device}")
             if op == "true_divide":
                 raise ValueError(f"{name}: a sparse matrix divides by a scalar only (the "
                                  "entries it does not store would be 0 / x)")
@@ -186,10 +170,45 @@ class SparseCOO(_Sparse):
 
     layout = "coo"
 
-    def __init__(self, indices: Tensor, values: Tensor, shape, coalesced: bool):
+    def __init__(self, indices, values, shape, coalesced: bool = False, *,
+                 check_invariants: bool = True):
+        """The matrix of int64 indices (2, nnz) and values (nnz,), checked as sparse_coo_tensor
+        checks them (indices copied); coalesced=True claims sorted unique entries (checked).
+        check_invariants=False (for indices known to be valid, e.g. made by this library):
+        only the shapes, dtypes and devices are checked, the matrix takes the index tensor as
+        it is (frozen read-only) and trusts the claim; invalid indices are then undefined
+        behaviour, as in sparse_coo_tensor."""
+        op = "SparseCOO"
+        if check_invariants:
+            s = sparse_coo_tensor(indices, values, shape)
+            if coalesced and not s._coalesced:
+                raise ValueError(f"{op}: coalesced=True but the entries are not sorted row-major "
+                                 "without duplicates")
+            indices, values, shape, coalesced = s._indices, s._values, s._shape, s._coalesced
+        else:
+            ck.trusted_parts(op, values, indices)
+            ck.coo_structure(indices, values, op)
+            shape = ck.size2(shape, op)
+            if shape is None:
+                raise ValueError(f"{op}: shape is required with check_invariants=False")
+        self._init(indices, values, shape, coalesced)
+
+    def _init(self, indices: Tensor, values: Tensor, shape, coalesced: bool) -> None:
         self._indices, self._values, self._shape = _freeze(indices), values, tuple(shape)
         self._coalesced = bool(coalesced)
         self._pattern = None   # (crow, col, perm, balanced): the CSR form of the pattern
+
+    @classmethod
+    def _make(cls, indices: Tensor, values: Tensor, shape, coalesced: bool) -> SparseCOO:
+        """A matrix of parts this module made valid (nothing checked)."""
+        self = cls.__new__(cls)
+        self._init(indices, values, shape, coalesced)
+        return self
+
+    def __reduce__(self):
+        """Pickles and copies rebuild through the checked constructor (so a copy's indices are
+        read-only again, and a corrupted pickle raises instead of reaching the kernels)."""
+        return (SparseCOO, (self._indices, self._values, self._shape))
 
     def indices(self) -> Tensor:
         return self._indices
@@ -204,7 +223,7 @@ class SparseCOO(_Sparse):
             return self
         m, n = self._shape
         if self.nnz == 0:
-            return SparseCOO(self._indices, self._values, self._shape, True)
+            return SparseCOO._make(self._indices, self._values, self._shape, True)
         order = _row_major_order(self._indices[0], self._indices[1], m, n)
         r, c = self._indices[0][order], self._indices[1][order]
         new = pub("concatenate")([pub("ones")(1, dtype=dt.bool_, device=self.device),
@@ -212,7 +231,7 @@ class SparseCOO(_Sparse):
         seg = pub("cumsum")(new.astype(dt.int64)) - 1
         vals = pub("zeros")(int(seg[-1].item()) + 1, dtype=self.dtype, device=self.device)
         vals = pub("index_add")(vals, 0, seg, self._values[order])
-        return SparseCOO(pub("stack")([r[new], c[new]]), vals, self._shape, True)
+        return SparseCOO._make(pub("stack")([r[new], c[new]]), vals, self._shape, True)
 
     def _csr_parts(self):
         if self._pattern is None:
@@ -237,24 +256,24 @@ class SparseCOO(_Sparse):
     def to_sparse_csr(self) -> SparseCSR:
         c = self.coalesce()
         crow = _ops.crow_of(c._indices[0], self._shape[0])
-        return SparseCSR(crow, c._indices[1], c._values, self._shape, sorted_cols=True)
+        return SparseCSR._make(crow, c._indices[1], c._values, self._shape, sorted_cols=True)
 
     def t(self) -> SparseCOO:
         idx = pub("stack")([self._indices[1], self._indices[0]])
-        return SparseCOO(idx, self._values, self._shape[::-1], False)
+        return SparseCOO._make(idx, self._values, self._shape[::-1], False)
 
     def to_device(self, device) -> SparseCOO:
         device = _dev(device)
         if device == self.device:
             return self
-        return SparseCOO(self._indices.to_device(device), self._values.to_device(device),
-                         self._shape, self._coalesced)
+        return SparseCOO._make(self._indices.to_device(device), self._values.to_device(device),
+                               self._shape, self._coalesced)
 
     def detach(self) -> SparseCOO:
-        return SparseCOO(self._indices, self._values.detach(), self._shape, self._coalesced)
+        return SparseCOO._make(self._indices, self._values.detach(), self._shape, self._coalesced)
 
     def _with_values(self, values: Tensor) -> SparseCOO:
-        s = SparseCOO(self._indices, values, self._shape, self._coalesced)
+        s = SparseCOO._make(self._indices, values, self._shape, self._coalesced)
         s._pattern = self._pattern
         return s
 
@@ -272,12 +291,43 @@ class SparseCSR(_Sparse):
 
     layout = "csr"
 
-    def __init__(self, crow: Tensor, col: Tensor, values: Tensor, shape, sorted_cols=False,
-                 balanced=None):
+    def __init__(self, crow, col, values, shape, sorted_cols: bool = False, balanced=None, *,
+                 check_invariants: bool = True):
+        """The matrix of int64 crow (m + 1,), col (nnz,) and values (nnz,), checked as
+        sparse_csr_tensor checks them (indices copied; sorted_cols and balanced, hints, are
+        worked out again). check_invariants=False (for indices known to be valid): only the
+        shapes, dtypes and devices are checked, the index tensors are taken as they are (frozen
+        read-only) and the hints trusted; invalid indices are then undefined behaviour."""
+        op = "SparseCSR"
+        if check_invariants:
+            s = sparse_csr_tensor(crow, col, values, shape)
+            crow, col, values, shape = s._crow, s._col, s._values, s._shape
+            sorted_cols, balanced = s._sorted_cols, None
+        else:
+            ck.trusted_parts(op, values, crow, col)
+            shape = ck.size2(shape, op)
+            if shape is None:
+                raise ValueError(f"{op}: shape is required")
+            ck.csr_structure(crow, col, values, shape, op)
+        self._init(crow, col, values, shape, sorted_cols, balanced)
+
+    def _init(self, crow, col, values, shape, sorted_cols, balanced) -> None:
         self._crow, self._col = _freeze(crow), _freeze(col)
         self._values, self._shape = values, tuple(shape)
-        self._sorted_cols = bool(sorted_cols)
+        self._sorted_cols = bool(sorted_cols)   # each row's columns strictly increasing
         self._balanced = balanced
+
+    @classmethod
+    def _make(cls, crow: Tensor, col: Tensor, values: Tensor, shape, sorted_cols=False,
+              balanced=None) -> SparseCSR:
+        """A matrix of parts this module made valid (nothing checked)."""
+        self = cls.__new__(cls)
+        self._init(crow, col, values, shape, sorted_cols, balanced)
+        return self
+
+    def __reduce__(self):
+        """Pickles and copies rebuild through the checked constructor (as SparseCOO's)."""
+        return (SparseCSR, (self._crow, self._col, self._values, self._shape))
 
     def crow_indices(self) -> Tensor:
         return self._crow
@@ -294,8 +344,8 @@ class SparseCSR(_Sparse):
         return _ops.row_ids(self._crow, self.nnz)
 
     def _with_values(self, values: Tensor) -> SparseCSR:
-        return SparseCSR(self._crow, self._col, values, self._shape, self._sorted_cols,
-                         self._balanced)
+        return SparseCSR._make(self._crow, self._col, values, self._shape, self._sorted_cols,
+                               self._balanced)
 
     def _entries(self) -> tuple:
         return self._rows(), self._col
@@ -308,27 +358,29 @@ class SparseCSR(_Sparse):
 
     def to_sparse_coo(self) -> SparseCOO:
         idx = pub("stack")([self._rows(), self._col])
-        coo = SparseCOO(idx, self._values, self._shape, False)
-        return coo.coalesce() if not self._sorted_cols else SparseCOO(idx, self._values,
-                                                                      self._shape, True)
+        if self._sorted_cols:
+            return SparseCOO._make(idx, self._values, self._shape, True)
+        return SparseCOO._make(idx, self._values, self._shape, False).coalesce()
 
     def to_sparse_csr(self) -> SparseCSR:
         return self
 
     def t(self) -> SparseCSR:
         crt, colt, perm, bal = _ops.transposed(self._crow, self._col, self._shape[1])
-        return SparseCSR(crt, colt, self._values[perm], self._shape[::-1], True, bal)
+        # sorted, and unique when this matrix's entries are (a duplicate stays one)
+        return SparseCSR._make(crt, colt, self._values[perm], self._shape[::-1],
+                               self._sorted_cols, bal)
 
     def to_device(self, device) -> SparseCSR:
         device = _dev(device)
         if device == self.device:
             return self
-        return SparseCSR(self._crow.to_device(device), self._col.to_device(device),
-                         self._values.to_device(device), self._shape, self._sorted_cols)
+        return SparseCSR._make(self._crow.to_device(device), self._col.to_device(device),
+                               self._values.to_device(device), self._shape, self._sorted_cols)
 
     def detach(self) -> SparseCSR:
-        return SparseCSR(self._crow, self._col, self._values.detach(), self._shape,
-                         self._sorted_cols, self._balanced)
+        return SparseCSR._make(self._crow, self._col, self._values.detach(), self._shape,
+                               self._sorted_cols, self._balanced)
 
     def __repr__(self):
         return (f"SparseCSR(shape={self._shape}, nnz={self.nnz}, dtype={self.dtype.name}, "
@@ -345,8 +397,8 @@ def _concat(a: SparseCOO, b: SparseCOO, op: str) -> SparseCOO:
     va = a._values if a.dtype is d else a._values.astype(d)
     vb = b._values if b.dtype is d else b._values.astype(d)
     idx = pub("concatenate")([a._indices, b._indices], axis=1)
-    return SparseCOO(idx, pub("concatenate")([va, vb]), a._shape,
-                     b.nnz == 0 and a._coalesced or a.nnz == 0 and b._coalesced)
+    return SparseCOO._make(idx, pub("concatenate")([va, vb]), a._shape,
+                           b.nnz == 0 and a._coalesced or a.nnz == 0 and b._coalesced)
 
 
 def _row_major_order(rows: Tensor, cols: Tensor, m: int, n: int) -> Tensor:
@@ -357,11 +409,6 @@ def _row_major_order(rows: Tensor, cols: Tensor, m: int, n: int) -> Tensor:
         return argsort(rows * n + cols, stable=True)
     p = argsort(cols, stable=True)
     return p[argsort(rows[p], stable=True)]
-
-
-def _increasing(r: np.ndarray, c: np.ndarray) -> bool:
-    """Whether the (r, c) pairs are strictly increasing row-major (no key, no overflow)."""
-    return bool(np.all((r[1:] > r[:-1]) | ((r[1:] == r[:-1]) & (c[1:] > c[:-1]))))
 
 
 def is_sparse(x) -> bool:
@@ -379,30 +426,15 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     may read out of bounds), for indices known to be valid."""
     op = "sparse_coo_tensor"
     device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
-    values = _as_values(values, op, dtype, device)
+    values = ck.as_values(values, op, dtype, device)
     device = values.device
-    indices = _as_index(indices, op, "indices", device)
-    if indices.ndim != 2 or indices.shape[0] != 2:
-        raise ValueError(f"{op}: indices must have shape (2, nnz) (2-D matrices), got "
-                         f"{indices.shape}")
-    nnz = indices.shape[1]
-    if values.shape[0] != nnz:
-        raise ValueError(f"{op}: {nnz} index pairs but {values.shape[0]} values")
-    size = _size(size, op)
+    indices = ck.as_index(indices, op, "indices", device)
+    nnz = ck.coo_structure(indices, values, op)
+    size = ck.size2(size, op)
     coalesced = nnz <= 1
     if check_invariants or size is None:
-        h = indices.numpy()
-        if nnz and h.min() < 0:
-            raise IndexError(f"{op}: negative index {int(h.min())}")
-        if size is None:
-            size = tuple(int(h[d].max()) + 1 if nnz else 0 for d in range(2))
-        for d in range(2):
-            if nnz and h[d].max() >= size[d]:
-                raise IndexError(f"{op}: index {int(h[d].max())} out of range for dimension {d} "
-                                 f"of size {size[d]}")
-        if nnz > 1:
-            coalesced = _increasing(h[0], h[1])
-    return SparseCOO(indices, values, size, coalesced)
+        size, coalesced = ck.coo_host(indices, size, op)
+    return SparseCOO._make(indices, values, size, coalesced)
 
 
 def sparse_csr_tensor(crow_indices, col_indices, values, size, *, dtype=None, device=None,
@@ -414,35 +446,16 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size, *, dtype=None, de
     bounds), for indices known to be valid."""
     op = "sparse_csr_tensor"
     device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
-    values = _as_values(values, op, dtype, device)
+    values = ck.as_values(values, op, dtype, device)
     device = values.device
-    crow = _as_index(crow_indices, op, "crow_indices", device)
-    col = _as_index(col_indices, op, "col_indices", device)
-    size = _size(size, op)
+    crow = ck.as_index(crow_indices, op, "crow_indices", device)
+    col = ck.as_index(col_indices, op, "col_indices", device)
+    size = ck.size2(size, op)
     if size is None:
         raise ValueError(f"{op}: size is required")
-    m, n = size
-    if crow.ndim != 1 or crow.shape[0] != m + 1:
-        raise ValueError(f"{op}: crow_indices must have shape ({m + 1},) for {m} rows, got "
-                         f"{crow.shape}")
-    if col.ndim != 1 or col.shape[0] != values.shape[0]:
-        raise ValueError(f"{op}: col_indices {col.shape} and values {values.shape} must be 1-D "
-                         "of length nnz")
-    nnz = col.shape[0]
-    sorted_cols = False
-    if check_invariants:
-        c, k = crow.numpy(), col.numpy()
-        if c[0] != 0 or c[-1] != nnz:
-            raise ValueError(f"{op}: crow_indices must start at 0 and end at nnz = {nnz}, got "
-                             f"{int(c[0])} ... {int(c[-1])}")
-        if np.any(np.diff(c) < 0):
-            raise ValueError(f"{op}: crow_indices must be non-decreasing (sorted)")
-        if nnz and (k.min() < 0 or k.max() >= n):
-            bad = int(k.min()) if k.min() < 0 else int(k.max())
-            raise IndexError(f"{op}: column index {bad} out of range for {n} columns")
-        if nnz > 1:
-            sorted_cols = _increasing(np.repeat(np.arange(m), np.diff(c)), k)
-    return SparseCSR(crow, col, values, size, sorted_cols)
+    ck.csr_structure(crow, col, values, size, op)
+    sorted_cols = ck.csr_host(crow, col, size, op) if check_invariants else False
+    return SparseCSR._make(crow, col, values, size, sorted_cols)
 
 
 def from_dense(x: Tensor, layout: str = "coo"):
@@ -454,7 +467,7 @@ def from_dense(x: Tensor, layout: str = "coo"):
     if layout not in ("coo", "csr"):
         raise ValueError(f"from_dense: layout must be 'coo' or 'csr', got {layout!r}")
     r, c = pub("nonzero")(x)
-    coo = SparseCOO(pub("stack")([r, c]), x[r, c], x.shape, True)
+    coo = SparseCOO._make(pub("stack")([r, c]), x[r, c], x.shape, True)
     return coo if layout == "coo" else coo.to_sparse_csr()
 
 
@@ -467,16 +480,17 @@ def _scipy(op: str):
 
 
 def from_scipy(m, *, device=None):
-    """A scipy.sparse matrix as a SparseCSR (csr input) or SparseCOO (any other format)."""
+    """A scipy.sparse matrix as a SparseCSR (csr input) or SparseCOO (any other format), in the
+    matrix's own dtype."""
     sps = _scipy("from_scipy")
     if not sps.issparse(m):
         raise TypeError(f"from_scipy: expects a scipy.sparse matrix, got {type(m).__name__}")
     if m.format == "csr":
         return sparse_csr_tensor(m.indptr.astype(np.int64), m.indices.astype(np.int64),
-                                 np.asarray(m.data), m.shape, device=device)
+                                 pub("asarray")(np.asarray(m.data)), m.shape, device=device)
     c = m.tocoo()
-    return sparse_coo_tensor(np.stack([c.row, c.col]).astype(np.int64), np.asarray(c.data),
-                             c.shape, device=device)
+    return sparse_coo_tensor(np.stack([c.row, c.col]).astype(np.int64),
+                             pub("asarray")(np.asarray(c.data)), c.shape, device=device)
 
 
 def to_scipy(s):
@@ -492,11 +506,6 @@ def to_scipy(s):
 
 
 # ---------------------------------------------------------------- products
-
-def _check_kernel_dtype(op: str, d) -> None:
-    if d not in _ops.KERNEL_DTYPES:
-        raise TypeError(f"{op}: sparse kernels take float32 or float64, got {d.name}")
-
 
 def mm(A, B) -> Tensor:
     """A @ B with A sparse (m, k) and B dense (k, n) (SpMM) or (k,) (SpMV): a dense result,
@@ -514,11 +523,11 @@ def mm(A, B) -> Tensor:
         raise ValueError(f"{op}: operands on different devices: {A.device} and {B.device}")
     if B.dtype is not A.dtype:
         raise TypeError(f"{op}: dtypes differ: sparse {A.dtype.name}, dense {B.dtype.name}")
-    _check_kernel_dtype(op, A.dtype)
+    _dtypes.check(op, A.dtype)
     crow, col, vals, bal = A._csr_parts()
     vec = B.ndim == 1
     b2 = B.reshape((k, 1)) if vec else B
-    out = _ops.spmm(crow, col, vals, b2, (m, k), bal)
+    out = _dtypes.spmm_any(crow, col, vals, b2, (m, k), bal)
     return out.reshape((m,)) if vec else out
 
 
@@ -537,8 +546,8 @@ def sampled_addmm(S, A, B, *, beta: float = 1.0, alpha: float = 1.0) -> SparseCS
             raise TypeError(f"{op}: dtypes differ: S {S.dtype.name}, {name} {t.dtype.name}")
     if A.shape[1] != B.shape[0] or (A.shape[0], B.shape[1]) != S.shape:
         raise ValueError(f"{op}: shape mismatch: S {S.shape}, A {A.shape} @ B {B.shape}")
-    _check_kernel_dtype(op, S.dtype)
+    _dtypes.check(op, S.dtype)
     csr = S.to_sparse_csr()
     crow, col, vals, bal = csr._csr_parts()
-    v = _ops.sddmm(crow, col, A, B.mT, vals, float(beta), float(alpha))
-    return SparseCSR(crow, col, v, S.shape, csr._sorted_cols, bal)
+    v = _dtypes.sddmm_any(crow, col, A, B.mT, vals, float(beta), float(alpha))
+    return SparseCSR._make(crow, col, v, S.shape, csr._sorted_cols, bal)
