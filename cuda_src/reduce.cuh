@@ -252,7 +252,8 @@ struct sx_arg_op {
  * host picks them from the shape alone, so the tree is fixed): mode 1, a block per (row,
  * chunk) folds its chunk the same way and stores the total in part[row * G + c]; mode 2, the
  * same blocks scan their chunks again, starting from the totals of the chunks before, folded
- * in order. */
+ * in order. mode 3: short rows of many, a THREAD per row folding it in order (a block a row
+ * would leave most of its threads idle). */
 struct sx_scan_args {
     const char *in;
     char *out;
@@ -269,6 +270,19 @@ SX_DEV void sx_scan(const sx_scan_args &a) {
     __shared__ ACC carry_sm;
     unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     int64_t sin_ = a.si[a.nd - 1], sout = a.so[a.nd - 1];
+    if (a.mode == 3) {   /* uniform across the grid: no barrier is skipped by some threads */
+        for (int64_t row = (int64_t)blockIdx.x * SX_RBLOCK + threadIdx.x; row < a.rows;
+             row += (int64_t)gridDim.x * SX_RBLOCK) {
+            const char *pi = a.in + sx_offset_of(row, a.nd - 1, a.sh, a.si);
+            char *po = a.out + sx_offset_of(row, a.nd - 1, a.sh, a.so);
+            ACC v = Op::init();
+            for (int64_t i = 0; i < a.L; i++) {
+                v = Op::merge(v, Op::combine(Op::init(), SI::ld(*(const typename SI::T *)(pi + i * sin_)), i));
+                *(typename SO::T *)(po + i * sout) = SO::st(Op::out(v));
+            }
+        }
+        return;
+    }
     ACC *part = (ACC *)a.part;
     for (int64_t b = blockIdx.x; b < a.rows * a.G; b += gridDim.x) {
         int64_t row = b / a.G, c = b % a.G;

@@ -173,8 +173,8 @@ def _plan_layout(name: str, out, ops: list):
         if len(sh) == 1 and all(scal >> k & 1 or st[k][0] == x.itemsize for k, x in enumerate(ops)):
             return _contig_plan(ix, ops, scal, n, dev)
         if len(sh) > MAXDIM:
-            raise ValueError(f"{name}: a CUDA launch takes at most {MAXDIM} dimensions after "
-                             f"merging contiguous ones, got {len(sh)} (shape {shape})")
+            raise _TooManyDims(f"{name}: a CUDA launch takes at most {MAXDIM} dimensions after "
+                               f"merging contiguous ones, got {len(sh)} (shape {shape})")
         # 32-bit strided loop: the last `i += blockDim * gridDim` must not wrap either
         fits = n + R.blocks_for(n, BLOCK, dev) * BLOCK <= _I32
         for s in st:
@@ -203,8 +203,28 @@ def elementwise(d, name: str, out, ins: list) -> None:
         if s == 0:
             return
     ins = [_wide_scalar(x, out) if type(x) is not Tensor and x.bits is None else x for x in ins]
-    ix, blocks, _ = _plan(name, out, ins)
+    try:
+        ix, blocks, _ = _plan(name, out, ins)
+    except _TooManyDims:
+        # a layout keeping more than MAXDIM dims after merging: one launch per index of the
+        # shortest dim, each on views with one dim less (the CPU takes any rank)
+        j = min(range(len(out._shape)), key=lambda i: out._shape[i])
+        for i in range(out._shape[j]):
+            elementwise(d, name, _slice(out, j, i), [_slice(x, j, i) for x in ins])
+        return
     R.kernel("ew", d, name, out._storage.device)(blocks, BLOCK, ix)
+
+
+class _TooManyDims(ValueError):
+    """A launch's layout keeps more than MAXDIM dims after merging (the caller may split it)."""
+
+
+def _slice(x, j: int, i: int):
+    """x[..., i, ...] (index i of dim j) for a Tensor operand; a scalar operand as it is."""
+    if type(x) is not Tensor:
+        return x
+    from ..views import basic_index
+    return basic_index(x, (slice(None),) * j + (i,))
 
 
 def upload(a, dtype, device) -> Tensor:
@@ -296,13 +316,25 @@ def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
     chosen from the shape alone; one block reduces one chunk with a fixed tree; with G > 1 a
     second launch merges the partials of each output in the same tree order. Planned once per
     layout (later calls copy the planned arguments and set the addresses)."""
+    _reduce_at(d, name, x, out, x.data_ptr(), out.data_ptr(), list(ks), list(kin), list(kout), rs, rin)
+
+
+def _reduce_at(d, name: str, x, out, px: int, po: int, ks, kin, kout, rs, rin) -> None:
+    """reduce(...) with the input's and output's element [0...] at addresses px and po."""
+    if len(ks) > MAXDIM and 0 not in ks:
+        # more kept dims than a launch takes: one reduction per index of the shortest
+        j = min(range(len(ks)), key=lambda i: ks[i])
+        rest = [v[:j] + v[j + 1:] for v in (ks, kin, kout)]
+        for i in range(ks[j]):
+            _reduce_at(d, name, x, out, px + i * kin[j], po + i * kout[j], *rest, rs, rin)
+        return
     dev = x._storage.device
     isz = x.itemsize
     key = (name, d, tuple(ks), tuple(kin), tuple(kout), tuple(rs), tuple(rin),
-           x.data_ptr() % (4 * isz) == 0, dev)
+           px % (4 * isz) == 0, dev)
     plan = _RED_PLANS.get(key)
     if plan is None:
-        plan = _reduce_plan(name, x, ks, kin, kout, rs, rin, dev)
+        plan = _reduce_plan(name, x, ks, kin, kout, rs, rin, dev, px)
         if len(_RED_PLANS) >= _PLANS_MAX:
             _RED_PLANS.clear()
         _RED_PLANS[key] = plan
@@ -310,7 +342,7 @@ def reduce(d, name: str, x, out, ks, kin, kout, rs, rin) -> None:
         return
     tmpl, launches, part_bytes = plan
     a = RED_ARGS.from_buffer_copy(tmpl)
-    a.in_, a.out = x.data_ptr(), out.data_ptr()
+    a.in_, a.out = px, po
     if part_bytes:
         part = _partials(part_bytes, dev)   # alive until the launches are queued
         a.part = part.data_ptr()
@@ -324,8 +356,11 @@ _RED_PLANS: dict = {}
 _EMPTY = object()
 
 
-def _reduce_plan(name, x, ks, kin, kout, rs, rin, dev):
-    """(argument template, [(mode, grid)], partials' bytes) of a reduction's layout."""
+def _reduce_plan(name, x, ks, kin, kout, rs, rin, dev, px: int | None = None):
+    """(argument template, [(mode, grid)], partials' bytes) of a reduction's layout (the
+    input's element [0...] at px: x's own by default)."""
+    if px is None:
+        px = x.data_ptr()
     K = 1
     for s in ks:
         K *= s
@@ -342,7 +377,11 @@ def _reduce_plan(name, x, ks, kin, kout, rs, rin, dev):
     a.ks[:len(ks)], a.kin[:len(ks)], a.kout[:len(ks)] = ks, kin, kout
     a.rs[:len(rs)], a.rin[:len(rs)] = rs, rin
     target = R.sm_count(dev) * 8   # blocks that fill the device a few times over
-    if ks and kin[-1] == x.itemsize and K >= 32 and all(abs(s) > x.itemsize for s in rin):
+    # a thread per output: when the kept dims are the contiguous ones (coalesced), and for
+    # short ranges of many outputs (a block per output would fold one to 32 elements with 256
+    # threads: a sum over a length-1 or length-3 axis of 70,000 rows was 256 times the work)
+    if ks and K >= 32 and (Rn <= RED_THREAD_MAX or (kin[-1] == x.itemsize
+                                                    and all(abs(s) > x.itemsize for s in rin))):
         return _reduce_cols(a, K, Rn, target)
     G = 1
     if K < target and Rn > RED_SPLIT_MIN:
@@ -354,7 +393,7 @@ def _reduce_plan(name, x, ks, kin, kout, rs, rin, dev):
     G = max(G, -(-Rn // (RED_THREAD_MAX * RBLOCK)))
     chunk = (Rn + G - 1) // G if G > 1 else max(Rn, 1)
     isz = x.itemsize
-    vec = (len(rs) == 1 and rin[0] == isz and x.data_ptr() % (4 * isz) == 0
+    vec = (len(rs) == 1 and rin[0] == isz and px % (4 * isz) == 0
            and all(k % (4 * isz) == 0 for k in kin))
     if vec and G > 1:   # chunks of whole vectors, so each one starts aligned
         chunk = -(-chunk // (4 * RBLOCK)) * 4 * RBLOCK
@@ -384,10 +423,16 @@ def _reduce_cols(a, K: int, Rn: int, target: int):
 
 
 SCAN_SPLIT_MIN = 8 * RBLOCK   # rows longer than this split into chunks when rows are few
+SCAN_THREAD_MAX = 32          # rows this short (of 32 or more) take a thread each
 
 
 def scan(d, name: str, x, out, sh, si, so) -> None:
     """Inclusive scan along the last of dims `sh` (byte strides si for x, so for out)."""
+    _scan_at(d, name, x, out, x.data_ptr(), out.data_ptr(), list(sh), list(si), list(so))
+
+
+def _scan_at(d, name: str, x, out, px: int, po: int, sh, si, so) -> None:
+    """scan(...) with the input's and output's element [0...] at addresses px and po."""
     dev = x._storage.device
     rows = 1
     for s in sh[:-1]:
@@ -395,14 +440,23 @@ def scan(d, name: str, x, out, sh, si, so) -> None:
     if rows == 0 or sh[-1] == 0:
         return
     if len(sh) > MAXDIM:
-        raise ValueError(f"{name}: a CUDA scan takes at most {MAXDIM} dimensions, got {len(sh)}")
+        # more dims than a launch takes: one scan per index of the shortest row dim
+        j = min(range(len(sh) - 1), key=lambda i: sh[i])
+        rest = [v[:j] + v[j + 1:] for v in (sh, si, so)]
+        for i in range(sh[j]):
+            _scan_at(d, name, x, out, px + i * si[j], po + i * so[j], *rest)
+        return
     a = SCAN_ARGS()
-    a.in_, a.out = x.data_ptr(), out.data_ptr()
+    a.in_, a.out = px, po
     L = sh[-1]
     a.nd, a.rows, a.L = len(sh), rows, L
     a.sh[:len(sh)], a.si[:len(sh)], a.so[:len(sh)] = sh, si, so
     kern = R.kernel("red", d, name, dev)
     target = R.sm_count(dev) * 8   # blocks that fill the device a few times over
+    if L <= SCAN_THREAD_MAX and rows >= 32:   # short rows: a thread per row (reduce.cuh mode 3)
+        a.mode, a.G, a.chunk = 3, 1, L
+        kern(min(-(-rows // RBLOCK), 65535 * 16), RBLOCK, a)
+        return
     G = 1
     if rows < target and L > SCAN_SPLIT_MIN:
         # few long rows: chunks of whole tiles, a block each, in two passes (see reduce.cuh)
