@@ -374,7 +374,8 @@ SX_DEV void sx_scatter_add_t(const sx_scatter_args &a) {
         int64_t e = s;
         do {
             b = a.perm ? a.perm[e] : e;
-            acc = S::st(S::ld(acc) + S::ld(v[sx_ioffset<int64_t>(b, a.nbd, a.bshape, a.vbs) + vr]));
+            typename S::C x = S::ld(v[sx_ioffset<int64_t>(b, a.nbd, a.bshape, a.vbs) + vr]);
+            acc = S::st(sx_wadd(S::ld(acc), x));   /* integers wrap (scalar/types.h) */
             e++;
         } while (a.perm && e < a.nb && a.skey[e] == a.skey[s]);
         *dp = acc;

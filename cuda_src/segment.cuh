@@ -12,8 +12,8 @@
 template <class T>
 SX_DEV T sg_comb(int op, T a, T x) {
     switch (op) {
-    case 0: return a + x;
-    case 1: return a * x;
+    case 0: return sx_wadd(a, x);   /* integers wrap (scalar/types.h) */
+    case 1: return sx_wmul(a, x);
     case 2: return (a != a || a >= x) ? a : x;
     default: return (a != a || a <= x) ? a : x;
     }
