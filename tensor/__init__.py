@@ -44,6 +44,7 @@ globals().update(_MEMSTATS)
 index_add_ = _PUB["index_add_"]
 scatter_add_ = _PUB["scatter_add_"]
 index_put_ = _PUB["index_put_"]
+fill_, zero_ = _PUB["fill_"], _PUB["zero_"]   # PyTorch's function forms of the in-place fills
 ix_ = _PUB["ix_"]   # (NumPy's name ends in _, which the update above leaves out)
 
 

@@ -28,6 +28,7 @@ from ._hook import differentiable
 from ._tensor import Tensor
 from .axes import as_int
 from .backend import backend_for
+from .optable import T as P  # tensor's public (recorded) functions
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -37,8 +38,7 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
 
 
 def _pub(name: str):
-    from .public import PUB
-    return PUB[name]
+    return getattr(P, name)
 
 
 # ---------------------------------------------------------------- the one recorded op

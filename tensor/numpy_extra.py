@@ -589,3 +589,4 @@ def apply_over_axes(func, a, axes) -> Tensor:
                 raise ValueError(f"{op}: function is not returning an array of the correct shape")
         val = res
     return val
+from . import numpy_extra3, numpy_poly, printing  # noqa: E402,F401  (more NumPy functions, in these registries)

@@ -680,3 +680,4 @@ def is_nonzero(input) -> bool:
     if x.numel() != 1:
         raise ValueError(f"is_nonzero: expects a tensor of one element, got shape {x.shape}")
     return bool(P.not_equal(P.reshape(x, ()), 0))
+from . import torch_extra3  # noqa: E402,F401  (more PyTorch functions, in these registries)

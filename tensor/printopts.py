@@ -1,0 +1,31 @@
+"""The print options set by tensor.set_printoptions (tensor/printing.py), as NumPy's
+array2string arguments: a leaf module, so that Tensor's repr and str (tensor/interop.py) use
+them without importing the op layer."""
+from __future__ import annotations
+
+import math
+import sys
+
+OPTS: dict = {}   # the options set (an unset one follows NumPy's)
+
+
+def array2string_kwargs(threshold=None) -> dict:
+    """numpy.array2string's keyword arguments for the options set (threshold: the default one
+    when it was not set)."""
+    o = OPTS
+    kw: dict = {}
+    th = o.get("threshold", threshold)
+    if th is not None:
+        kw["threshold"] = sys.maxsize if th == math.inf else int(th)
+    for mine, theirs in (("precision", "precision"), ("edgeitems", "edgeitems"),
+                         ("linewidth", "max_line_width"), ("suppress", "suppress_small"), ("sign", "sign"),
+                         ("floatmode", "floatmode")):
+        if mine in o:
+            kw[theirs] = o[mine]
+    sci = o.get("sci_mode")
+    if sci is False:
+        kw["suppress_small"] = True
+    elif sci is True:
+        prec = o.get("precision", 8)
+        kw["formatter"] = {"float_kind": lambda v: f"{v:.{prec}e}"}
+    return kw
