@@ -6,6 +6,7 @@
 (3, 2)
 """
 from . import amp, data, functional, init, optim, parallel, utils  # optim: nn.optim.SGD, Adam, ...
+from ._module_extra import Buffer
 from .activation import (
     CELU,
     ELU,
@@ -35,6 +36,7 @@ from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .ctc import CTCLoss
+from .data_parallel import DataParallel
 from .dropout import Dropout
 from .embedding import Embedding
 from .layers_extra import (
@@ -81,7 +83,25 @@ from .layers_more import (
     Threshold,
     TripletMarginWithDistanceLoss,
 )
-from .linear import Flatten, Identity, Linear
+from .lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+    LazyModuleMixin,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
+from .linear import ChannelShuffle, Flatten, Identity, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -132,6 +152,7 @@ from .pooling import (
 )
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .serialization import load, save
+from .sync_batchnorm import SyncBatchNorm
 from .transformer import (
     Transformer,
     TransformerDecoder,

@@ -25,8 +25,8 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -39,8 +39,8 @@ class LeakyReLU(Module):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -55,8 +55,8 @@ class GELU(Module):
             raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.gelu(x, self.approximate)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -69,21 +69,21 @@ class SiLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return F.tanh(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanh(input)
 
 
 class Sigmoid(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return F.sigmoid(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.sigmoid(input)
 
 
 class Softmax(Module):
@@ -93,8 +93,8 @@ class Softmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softmax(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -107,8 +107,8 @@ class LogSoftmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.log_softmax(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -121,8 +121,8 @@ class Softmin(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.softmin(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.softmin(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -135,8 +135,8 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.softplus(x, self.beta, self.threshold)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -151,8 +151,8 @@ class _Inplace(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return type(self)._fn(x, inplace=self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace and self._show_inplace else ""
@@ -190,8 +190,8 @@ class ELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.elu(x, self.alpha, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -200,8 +200,8 @@ class ELU(Module):
 class CELU(ELU):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.celu(x, self.alpha, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.celu(input, self.alpha, self.inplace)
 
 
 class Hardtanh(Module):
@@ -214,8 +214,8 @@ class Hardtanh(Module):
                              f"({max_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.hardtanh(x, self.min_val, self.max_val, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return (f"min_val={self.min_val}, max_val={self.max_val}"
@@ -223,18 +223,18 @@ class Hardtanh(Module):
 
 
 class LogSigmoid(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.logsigmoid(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.logsigmoid(input)
 
 
 class Softsign(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.softsign(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.softsign(input)
 
 
 class Tanhshrink(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.tanhshrink(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.tanhshrink(input)
 
 
 class GLU(Module):
@@ -244,8 +244,8 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.glu(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.glu(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -268,8 +268,8 @@ class PReLU(Module):
     def reset_parameters(self) -> None:
         constant_(self.weight, self.init)
 
-    def forward(self, x: Tensor) -> Tensor:
-        return FX.prelu(x, self.weight)
+    def forward(self, input: Tensor) -> Tensor:
+        return FX.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"

@@ -29,6 +29,10 @@ from autograd import no_grad
 from tensor import Tensor, _hook
 from tensor.capture import watch
 
+from . import _state_hooks as _sh
+from ._module_extra import ModuleExtras, buffer_persistence
+from ._state_hooks import _EXTRA_STATE, RemovableHandle, StateDictError, _has_extra_state
+
 # --------------------------------------------------------------------------- Parameter
 # A parameter is a plain Tensor remembered in this registry, not a Tensor subclass: autograd
 # records only `type(x) is Tensor` inputs, so a subclass would silently drop out of the graph.
@@ -80,35 +84,6 @@ class Parameter(metaclass=_ParameterMeta):
 
 
 # --------------------------------------------------------------------------- hooks, errors
-class RemovableHandle:
-    """Returned by register_*_hook: remove() unregisters the hook (also as a context manager)."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict):
-        self.hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else lambda: hooks
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        hooks = self.hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
-_EXTRA_STATE = "_extra_state"
-
-
-def _has_extra_state(m: Module) -> bool:
-    """Whether m's class overrides get_extra_state (then state_dict stores what it returns)."""
-    return type(m).get_extra_state is not Module.get_extra_state
-
-
 def _extra_state_owners(m: Module, prefix: str, out: dict) -> dict:
     """{state_dict key of an '_extra_state' entry: its module}, walking as state_dict does."""
     if _has_extra_state(m):
@@ -119,14 +94,13 @@ def _extra_state_owners(m: Module, prefix: str, out: dict) -> dict:
     return out
 
 
-class StateDictError(ValueError, RuntimeError):
-    """load_state_dict: missing, unexpected or mis-shaped entries (a ValueError, and a
-    RuntimeError as PyTorch raises)."""
-
-
 class IncompatibleKeys(NamedTuple):
     missing_keys: list
     unexpected_keys: list
+
+    def __repr__(self) -> str:   # PyTorch's text when nothing is missing or unexpected
+        return "<All keys matched successfully>" if not any(self) else (
+            f"IncompatibleKeys(missing_keys={self[0]!r}, unexpected_keys={self[1]!r})")
 
 
 def _addindent(s: str, n: int) -> str:
@@ -157,7 +131,7 @@ def weight_and_bias(module, weight_shape: tuple, bias_size: int, bias: bool, dty
         module.register_parameter("bias", None)
 
 
-class Module:
+class Module(_sh.StateHooks, ModuleExtras):
     """Base class of every layer and model: subclass, assign Parameters, Modules and buffers
     in __init__ (after super().__init__()), and define forward()."""
 
@@ -302,6 +276,9 @@ class Module:
             if value is not None:
                 raise TypeError(f"cannot assign a {type(value).__name__} to submodule {name!r}")
             self._modules[name] = None
+        elif (persistent := buffer_persistence(value)) is not None:   # nn.Buffer(t, persistent=..)
+            self._remove_attr(name, self._buffers)
+            self.register_buffer(name, value, persistent)
         elif "_buffers" in d and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}")
@@ -562,18 +539,12 @@ class Module:
         """Parameters and persistent buffers by qualified name (detached: same memory, no
         history; keep_vars=True gives the tensors themselves)."""
         out = OrderedDict() if destination is None else destination
-        for name, p in self._parameters.items():
-            if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent:
-                out[prefix + name] = b if keep_vars else b.detach()
-        if _has_extra_state(self):
-            out[prefix + _EXTRA_STATE] = self.get_extra_state()
+        _sh.sd_pre(self, out, prefix, keep_vars)
+        self._save_to_state_dict(out, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(out, prefix + name + ".", keep_vars)
-        return out
+        return _sh.sd_post(self, out, prefix)
 
     def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True,
                         assign: bool = False) -> IncompatibleKeys:
@@ -586,7 +557,8 @@ class Module:
         RuntimeError, listing all of them). Returns (missing_keys, unexpected_keys)."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict: expected a mapping, got {type(state_dict).__name__}")
-        own = self.state_dict(keep_vars=True)
+        state_dict, strict, strict_after = _sh.load_pre(self, state_dict, strict)
+        own = _sh.raw_state_dict(self)
         extra = _extra_state_owners(self, "", {})
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -618,19 +590,7 @@ class Module:
         for k, m in extra.items():
             if k in state_dict:
                 m.set_extra_state(state_dict[k])
-        return IncompatibleKeys(missing, unexpected)
-
-    def get_extra_state(self) -> Any:
-        """Override, with set_extra_state, to keep state that is not a parameter or buffer
-        (any value save/load can store) in state_dict, under the key '_extra_state' of this
-        module; load_state_dict hands it back to set_extra_state. As PyTorch's."""
-        raise RuntimeError(f"{self._get_name()}.get_extra_state: not overridden; define "
-                           "get_extra_state and set_extra_state to store extra state")
-
-    def set_extra_state(self, state: Any) -> None:
-        """Restore what get_extra_state returned (see there)."""
-        raise RuntimeError(f"{self._get_name()}.set_extra_state: not overridden; define "
-                           "get_extra_state and set_extra_state to load extra state")
+        return _sh.load_post(self, IncompatibleKeys(missing, unexpected), strict_after)
 
     def _assign(self, key: str, old: Tensor, v: Tensor) -> None:
         """load_state_dict(assign=True): v itself in the place of `key` (its module's parameter
@@ -642,6 +602,13 @@ class Module:
                 else Parameter(v.detach(), old.requires_grad)
         else:
             mod._buffers[name] = v
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: the parameters are Parameters again (the registry is by object id)."""
+        self.__dict__.update(state)
+        for p in self.__dict__.get("_parameters", {}).values():
+            if p is not None and not is_parameter(p):
+                _PARAMS[id(p)] = weakref.ref(p, _forget(id(p)))
 
     def __deepcopy__(self, memo: dict) -> Module:
         """copy.deepcopy(model): parameters (still Parameters), their grads and buffers copied;

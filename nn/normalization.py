@@ -120,23 +120,29 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 # ---------------------------------------------------------------- modules
 
 
+def _affine_params(m: Module, affine: bool, bias: bool, n: int, dtype, device) -> None:
+    """m.weight (ones) and m.bias (zeros) of size n when affine (bias only with `bias`, the
+    keyword PyTorch 2.x added), else both registered as None."""
+    m.register_parameter("weight", None)
+    m.register_parameter("bias", None)
+    if affine:
+        m.weight = Parameter(T.ones(n, dtype=dtype, device=device))
+        if bias:
+            m.bias = Parameter(T.zeros(n, dtype=dtype, device=device))
+
+
 class _BatchNorm(Module):
     _dims: tuple = ()  # accepted input ranks
     _layout = ""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None) -> None:
+                 dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dtype = T.float32 if dtype is None else dtype
-        if affine:
-            self.weight = Parameter(T.ones(num_features, dtype=dtype, device=device))
-            self.bias = Parameter(T.zeros(num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, affine, bias, num_features, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", T.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", T.ones(num_features, dtype=dtype, device=device))
@@ -144,6 +150,20 @@ class _BatchNorm(Module):
         else:
             for b in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(b, None)
+
+    _version = 2   # PyTorch's: version 2 added num_batches_tracked
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs) -> None:
+        """A checkpoint older than num_batches_tracked (version < 2, or no version) lacks it:
+        keep the module's count instead of reporting it missing, as PyTorch's."""
+        key = prefix + "num_batches_tracked"
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.num_batches_tracked is not None \
+                and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -156,7 +176,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         name = type(self).__name__
@@ -180,7 +201,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -227,20 +249,15 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device=None, dtype=None) -> None:
+                 device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups < 1 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        dtype = T.float32 if dtype is None else dtype
-        if affine:
-            self.weight = Parameter(T.ones(num_channels, dtype=dtype, device=device))
-            self.bias = Parameter(T.zeros(num_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, affine, bias, num_channels, T.float32 if dtype is None else dtype,
+                       device)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim < 2 or input.shape[1] != self.num_channels:
@@ -249,7 +266,8 @@ class GroupNorm(Module):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class LayerNorm(Module):

@@ -10,6 +10,8 @@ package only gathers them under torch's names.
 >>> F.relu(T.tensor([-1.0, 2.0])).tolist()
 [0.0, 2.0]
 """
+from tensor import Tensor
+
 from .._functional import (
                            binary_cross_entropy,
                            binary_cross_entropy_with_logits,
@@ -143,3 +145,85 @@ __all__ = ["linear", "relu", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "s
            "lp_pool2d", "lp_pool3d", "local_response_norm", "adaptive_max_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "embedding_bag", "grid_sample",
            "affine_grid", "ctc_loss", "cdist"]
+
+
+# ---- PyTorch's in-place spellings: the activation written into input, which is returned
+# (refused, as PyTorch's, on a leaf that requires grad).
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+__all__ += ["relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]
+
+
+# ---- PyTorch's other spellings: the *_with_indices pools, the deprecated upsample family
+def _with_indices(pool):
+    def fn(input: Tensor, *args, **kwargs):
+        kwargs["return_indices"] = True
+        return pool(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = pool.__name__ + "_with_indices"
+    fn.__doc__ = f"{pool.__name__}(..., return_indices=True): (output, indices)."
+    return fn
+
+
+max_pool1d_with_indices = _with_indices(max_pool1d)
+max_pool2d_with_indices = _with_indices(max_pool2d)
+max_pool3d_with_indices = _with_indices(max_pool3d)
+adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d)
+adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d)
+adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners=None) -> Tensor:
+    """PyTorch's deprecated name of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """interpolate(mode='nearest') (PyTorch's deprecated name)."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """interpolate(mode='bilinear', align_corners=True) (PyTorch's deprecated name)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+from ..linear import channel_shuffle
+
+native_channel_shuffle = channel_shuffle
+
+__all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
+            "channel_shuffle", "native_channel_shuffle"]

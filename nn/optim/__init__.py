@@ -54,3 +54,14 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "SparseAdam",
            "ExponentialLR", "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR",
            "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "ReduceLROnPlateau",
            "SequentialLR", "ChainedScheduler"]
+
+# `from torch.optim.lr_scheduler import OneCycleLR` & co: every scheduler under
+# nn.optim.lr_scheduler too (the later ones live in schedulers_extra.py), with PyTorch's old
+# name of the base class.
+from . import lr_scheduler as _lr_scheduler  # noqa: E402
+from . import swa_utils  # noqa: E402  (nn.optim.swa_utils, as torch.optim.swa_utils)
+
+for _name in __all__[__all__.index("LRScheduler"):]:
+    setattr(_lr_scheduler, _name, globals()[_name])
+_lr_scheduler._LRScheduler = LRScheduler
+del _name

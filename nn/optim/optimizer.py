@@ -4,7 +4,7 @@ buffers, in place)."""
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -97,11 +97,98 @@ def _zeros(p: Tensor) -> Tensor:
 
 # ---- base class -----------------------------------------------------------------------------
 
+def _hooks(opt, table: str) -> dict:
+    return opt.__dict__.setdefault(table, OrderedDict())
+
+
+def _with_hooks(name: str, fn):
+    """fn (a step, state_dict or load_state_dict of an Optimizer class) running the hooks
+    registered by register_step_pre_hook & co around it, once per outermost call (a subclass's
+    method calling super()'s runs them once)."""
+    def step(self, *args, **kwargs):
+        active = self.__dict__.setdefault("_hooks_active", set())
+        if name in active:
+            return fn(self, *args, **kwargs)
+        active.add(name)
+        try:
+            if name == "step":
+                for h in list(_hooks(self, "_step_pre").values()):
+                    r = h(self, args, kwargs)
+                    if r is not None:
+                        if not (isinstance(r, tuple) and len(r) == 2):
+                            raise RuntimeError("optimizer step pre-hook must return None or a tuple "
+                                               f"(new_args, new_kwargs), got {r!r}")
+                        args, kwargs = r
+                out = fn(self, *args, **kwargs)
+                for h in list(_hooks(self, "_step_post").values()):
+                    h(self, args, kwargs)
+                return out
+            if name == "state_dict":
+                for h in list(_hooks(self, "_sd_pre").values()):
+                    h(self)
+                out = fn(self, *args, **kwargs)
+                for h in list(_hooks(self, "_sd_post").values()):
+                    r = h(self, out)
+                    out = out if r is None else r
+                return out
+            sd = args[0] if args else kwargs.pop("state_dict")
+            for h in list(_hooks(self, "_load_pre").values()):
+                r = h(self, sd)
+                sd = sd if r is None else r
+            out = fn(self, sd, *args[1:], **kwargs)
+            for h in list(_hooks(self, "_load_post").values()):
+                h(self)
+            return out
+        finally:
+            active.discard(name)
+    step.__name__, step.__qualname__, step.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    return step
+
+
 class Optimizer:
     """Base class: holds `param_groups` (dicts of params + options) and per-parameter `state`.
 
     Subclasses set `defaults` and implement `_update(group, p, state)` for one parameter.
     """
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("step", "state_dict", "load_state_dict"):   # hooks run around overrides too
+            if name in cls.__dict__:
+                setattr(cls, name, _with_hooks(name, cls.__dict__[name]))
+
+    def _register(self, table: str, hook: Callable, prepend: bool = False):
+        from .._state_hooks import RemovableHandle
+        hooks = _hooks(self, table)
+        h = RemovableHandle(hooks)
+        hooks[h.id] = hook
+        if prepend:
+            hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_step_pre_hook(self, hook: Callable):
+        """hook(optimizer, args, kwargs) before each step(); may return (new_args, new_kwargs)."""
+        return self._register("_step_pre", hook)
+
+    def register_step_post_hook(self, hook: Callable):
+        """hook(optimizer, args, kwargs) after each step()."""
+        return self._register("_step_post", hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """hook(optimizer) before state_dict()."""
+        return self._register("_sd_pre", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """hook(optimizer, state_dict) after state_dict(); a non-None result replaces it."""
+        return self._register("_sd_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """hook(optimizer, state_dict) before load_state_dict(); a non-None result is loaded."""
+        return self._register("_load_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """hook(optimizer) after load_state_dict()."""
+        return self._register("_load_post", hook, prepend)
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -139,7 +226,15 @@ class Optimizer:
         elif isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, "
                             "but the ordering of tensors in sets will change between runs; use a list")
-        group["params"] = params = list(params)
+        params = list(params)
+        named = [isinstance(p, tuple) for p in params]
+        if any(named):   # PyTorch 2.x: (name, parameter) pairs, as named_parameters() gives
+            if not all(named) or any(len(p) != 2 or not isinstance(p[0], str) for p in params):
+                raise ValueError("all optimizer params should be with/without names (a group "
+                                 "mixes (name, parameter) pairs with other entries)")
+            group["param_names"] = [n for n, _ in params]
+            params = [p for _, p in params]
+        group["params"] = params
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
@@ -154,6 +249,11 @@ class Optimizer:
         self._check_options(group)
         if len({id(p) for p in params}) != len(params):
             raise ValueError("optimizer: a parameter group contains the same parameter twice")
+        for g in self.param_groups:
+            if ("param_names" in g) != ("param_names" in group):
+                raise ValueError("all optimizer param groups should be with/without names: cannot add "
+                                 f"a param group {'with' if 'param_names' in group else 'without'} "
+                                 "names to this optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -180,8 +280,9 @@ class Optimizer:
         """Update every parameter that has a gradient; `closure` recomputes and returns the loss.
 
         Inside a step compiled with tensor.compile it is an island: it runs eagerly on every
-        replay, since it reads its step count, learning rate and options in Python."""
-        return island(self._step, closure)
+        replay, since it reads its step count, learning rate and options in Python (the step
+        hooks with it)."""
+        return island(_hooked_step, self, closure)
 
     def _step(self, closure):
         loss = None
@@ -379,7 +480,8 @@ class Optimizer:
                              for k, v in st.items()}
             if "master" in self.state[p]:
                 self.state[p]["_p_version"] = p._storage.version
-        self.param_groups = [{**saved, "params": mine["params"]}
+        self.param_groups = [{**({"param_names": mine["param_names"]} if "param_names" in mine else {}),
+                              **saved, "params": mine["params"]}
                              for mine, saved in zip(self.param_groups, groups)]
 
 
@@ -434,3 +536,9 @@ def _load_value(key: str, v, p: Tensor, dtype, index: int, scalar_keys=frozenset
 def _check_nonneg(name: str, value: float, what: str) -> None:
     if not 0.0 <= value:
         raise ValueError(f"{name}: invalid {what}: {value}")
+
+
+_hooked_step = _with_hooks("step", lambda self, *args, **kwargs: self._step(*args, **kwargs))
+for _name in ("state_dict", "load_state_dict"):   # (step: its hooks run inside its island)
+    setattr(Optimizer, _name, _with_hooks(_name, Optimizer.__dict__[_name]))
+del _name
