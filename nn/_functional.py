@@ -131,6 +131,13 @@ def _softmax_in(x, dim, dtype, op):
     return x, (_softmax_dim(x.ndim) if dim is None else dim)
 
 
+def wide_stats(x: Tensor) -> Tensor:
+    """x in float32 when it is a 16-bit float, for the statistics of the normalizations: a
+    float16 variance of values near 300 overflows (and the normalized output was all zeros),
+    as PyTorch's kernels accumulate in float32 too; other dtypes as they are."""
+    return x.astype(T.float32) if x.dtype in (T.float16, T.bfloat16) else x
+
+
 @autocast_op("softmax")
 def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed stably in one fused pass per row.

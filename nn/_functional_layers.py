@@ -315,13 +315,6 @@ def _norm_shape(normalized_shape) -> tuple:
     return tuple(int(n) for n in normalized_shape)
 
 
-def _wide(x: Tensor) -> Tensor:
-    """x in float32 when it is a 16-bit float, for the statistics of the normalizations: a
-    float16 variance of values near 300 overflows (and the normalized output was all zeros),
-    as PyTorch's kernels accumulate in float32 too; other dtypes as they are."""
-    return x.astype(T.float32) if x.dtype in (T.float16, T.bfloat16) else x
-
-
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x**2 over the trailing normalized_shape) + eps) * weight, as
@@ -341,7 +334,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                          f"{tuple(input.shape)}")
     if weight is not None and tuple(weight.shape) != ns:
         raise ValueError(f"{op}: weight shape {tuple(weight.shape)} != normalized_shape {ns}")
-    xs = _wide(input)
+    xs = F.wide_stats(input)
     eps = T.finfo(xs.dtype).eps if eps is None else float(eps)
     axes = tuple(range(input.ndim - nd, input.ndim))
     ms = T.mean(xs * xs, axis=axes, keepdims=True)
@@ -376,7 +369,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
             raise ValueError(f"{op}: {name} must have shape ({c},) for input with {c} "
                              f"channels, got {tuple(p.shape)}")
     bshape = (1, c) + (1,) * (input.ndim - 2)
-    xs = _wide(input)   # statistics and normalization in float32 for 16-bit inputs
+    xs = F.wide_stats(input)   # statistics and normalization in float32 for 16-bit inputs
     if use_input_stats:
         axes = tuple(range(2, input.ndim))
         n = input.numel() // max(input.shape[0] * c, 1)

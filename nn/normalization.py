@@ -62,8 +62,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if n <= 1:
             raise ValueError(f"{op}: expected more than 1 value per channel when training, got "
                              f"input of shape {tuple(input.shape)}")
-        mean = T.mean(input, axis=axes)
-        var = T.var(input, axis=axes)
+        xs = F.wide_stats(input)   # float32 statistics of 16-bit inputs (a float16 var overflows)
+        mean = T.mean(xs, axis=axes)
+        var = T.var(xs, axis=axes)
         with no_grad():
             if running_mean is not None:
                 running_mean.copy_(running_mean * (1 - momentum) + mean.detach() * momentum)
@@ -81,6 +82,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     shift = -mean * scale
     if bias is not None:
         shift = shift + bias
+    if input.dtype in (T.float16, T.bfloat16) and scale.dtype is T.float32:
+        # in float32, rounded once: scale and shift rounded to 16 bits first lost digits
+        y = F.wide_stats(input) * _bcast(scale, input.ndim) + _bcast(shift, input.ndim)
+        return y.astype(input.dtype)
     return input * _bcast(scale.astype(input.dtype, copy=False), input.ndim) \
         + _bcast(shift.astype(input.dtype, copy=False), input.ndim)
 
@@ -107,10 +112,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     per = c // num_groups
     for k in input.shape[2:]:
         per *= k
-    x = input.reshape(n, num_groups, per)   # (spelt out: -1 cannot be inferred when n is 0)
+    x = F.wide_stats(input).reshape(n, num_groups, per)   # (-1 cannot be inferred when n is 0)
     mean = T.mean(x, axis=2, keepdims=True)
-    var = T.var(x, axis=2, keepdims=True)
+    var = T.var(x, axis=2, keepdims=True)   # (in float32 for 16-bit inputs, cast back after)
     y = ((x - mean) * T.reciprocal(T.sqrt(var + eps))).reshape(input.shape)
+    y = y.astype(input.dtype, copy=False)
     if weight is not None:
         y = y * _bcast(weight, input.ndim)
     if bias is not None:

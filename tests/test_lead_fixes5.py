@@ -113,3 +113,31 @@ def test_addr_promotes_mixed_dtypes(device):
     np.testing.assert_array_equal(r.to("cpu").numpy(), 2 + 3 * np.outer([1, 2, 3], [1, -1]))
     with pytest.raises(TypeError, match="mm: expected operands of one dtype"):
         T.addmm(inp, T.ones((3, 3), device=device, dtype=T.bfloat16), inp)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_batch_and_group_norm_compute_in_float32(device, dtype):
+    """float16 batch_norm / group_norm of values near 300 returned all zeros (the float16
+    variance, 9e4, overflowed to inf); the statistics and the normalization run in float32 and
+    round once, as PyTorch's."""
+    from nn import functional as F
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((4, 6, 5)) * 300).astype(np.float32)
+    x = T.asarray(a, device=device).astype(dtype)
+    xf = x.astype(T.float32).to("cpu").numpy().astype(np.float64)
+    m, v = xf.mean((0, 2), keepdims=True), xf.var((0, 2), keepdims=True)
+    bn = F.batch_norm(x, None, None, training=True)
+    assert bn.dtype.name == dtype
+    tol = 2 ** -7 if dtype == "bfloat16" else 2 ** -10
+    np.testing.assert_allclose(bn.to("cpu").astype(T.float32).numpy(), (xf - m) / np.sqrt(v + 1e-5),
+                               rtol=tol, atol=tol)
+    g = xf.reshape(4, 2, 15)
+    want = ((g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + 1e-5)).reshape(a.shape)
+    gn = F.group_norm(x, 2)
+    assert gn.dtype.name == dtype
+    np.testing.assert_allclose(gn.to("cpu").astype(T.float32).numpy(), want, rtol=tol, atol=tol)
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(xf).to(getattr(torch, dtype))
+    np.testing.assert_allclose(bn.to("cpu").astype(T.float32).numpy(),
+                               torch.nn.functional.batch_norm(tx, None, None, training=True).float().numpy(),
+                               rtol=tol, atol=tol)
