@@ -568,6 +568,12 @@ class _ConvNd(Module):
         return s
 
 
+# the modules' convolutions under autocast as the functions' (conv2d...): the table's casts
+# for every nd, groups and the transposed forms (before, only the paths that reach a matmul)
+_AUTOCAST_CONV = {nd: autocast_op(f"conv{nd}d")(_conv) for nd in (1, 2, 3)}
+_AUTOCAST_CONVT = {nd: autocast_op(f"conv_transpose{nd}d")(_conv_transpose) for nd in (1, 2, 3)}
+
+
 class _Conv(_ConvNd):
     def forward(self, input: Tensor) -> Tensor:
         self._check(input)
@@ -578,8 +584,8 @@ class _Conv(_ConvNd):
                                 type(self).__name__)
             input = T.pad(input, ((0, 0),) * (input.ndim - self._nd) + pads, mode=mode)
             padding = 0
-        return _conv(input, self.weight, self.bias, self.stride, padding, self.dilation,
-                     self.groups, self._nd, type(self).__name__)
+        return _AUTOCAST_CONV[self._nd](input, self.weight, self.bias, self.stride, padding,
+                                        self.dilation, self.groups, self._nd, type(self).__name__)
 
 
 class Conv1d(_Conv):
@@ -632,8 +638,9 @@ class _ConvTranspose(_ConvNd):
         opad = self.output_padding
         if output_size is not None:
             opad = self._output_padding(input, output_size)
-        return _conv_transpose(input, self.weight, self.bias, self.stride, self.padding, opad,
-                               self.groups, self.dilation, self._nd, type(self).__name__)
+        return _AUTOCAST_CONVT[self._nd](input, self.weight, self.bias, self.stride, self.padding,
+                                         opad, self.groups, self.dilation, self._nd,
+                                         type(self).__name__)
 
     def _output_padding(self, input: Tensor, output_size) -> tuple:
         """The output_padding that gives output_size (PyTorch's forward(x, output_size))."""

@@ -141,3 +141,23 @@ def test_16bit_batch_and_group_norm_compute_in_float32(device, dtype):
     np.testing.assert_allclose(bn.to("cpu").astype(T.float32).numpy(),
                                torch.nn.functional.batch_norm(tx, None, None, training=True).float().numpy(),
                                rtol=tol, atol=tol)
+
+
+def test_conv_modules_follow_autocast(device):
+    """Under autocast nn.Conv3d, the ConvTranspose modules and grouped Conv2d returned float32
+    (their forward skipped the autocast-declared functions; PyTorch gives the region's dtype)."""
+    import nn
+    mods = [nn.Conv1d(2, 4, 3), nn.Conv2d(2, 4, 3, groups=2), nn.Conv3d(2, 4, 2),
+            nn.ConvTranspose1d(2, 4, 3), nn.ConvTranspose2d(2, 4, 3, groups=2),
+            nn.ConvTranspose3d(2, 4, 2)]
+    for m in mods:
+        m = m.to(device)
+        x = T.ones((1, 2) + (4,) * m._nd, device=device, dtype=T.float32)
+        with T.autocast(device, dtype=T.bfloat16):
+            y = m(x)
+        assert y.dtype is T.bfloat16, type(m).__name__
+        want = m(x.astype(T.bfloat16).astype(T.float32))
+        np.testing.assert_allclose(y.astype(T.float32).to("cpu").numpy(), want.to("cpu").numpy(),
+                                   rtol=3e-2, atol=3e-2)
+        y.astype(T.float32).sum().backward()
+        assert m.weight.grad.dtype is T.float32
