@@ -178,7 +178,15 @@ Tensor.real = property(_real_part)
 Tensor.imag = property(_imag_part)
 Tensor.broadcast_to = lambda self, shape: PUB["broadcast_to"](self, shape)
 # PyTorch's expand_as (read-only only where it repeats elements), not NumPy's broadcast_to
-Tensor.expand_as = lambda self, other: PUB["expand"](self, other.shape)
+
+
+def _expand_as(self, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"expand_as: other must be a Tensor, got {type(other).__name__}")
+    return PUB["expand"](self, other.shape)
+
+
+Tensor.expand_as = _expand_as
 Tensor.logsumexp = lambda self, axis=None, keepdims=False, *, dim=None: PUB["logsumexp"](
     self, axis, keepdims, dim=dim)
 Tensor.arctan2 = lambda self, other: PUB["arctan2"](self, other)

@@ -21,12 +21,17 @@ from .elementwise import _scalar_operand, copy_into, empty_tensor, run
 
 
 def _shape(shape, op: str) -> tuple:
+    if isinstance(shape, np.ndarray) and shape.ndim == 1:   # NumPy's np.zeros(np.array([2, 3]))
+        shape = tuple(shape)
     if isinstance(shape, int) or hasattr(shape, "__index__"):
         shape = (shape,)
     try:
-        shape = tuple(operator.index(s) for s in shape)
+        shape, given = tuple(operator.index(s) for s in shape), shape
     except TypeError:
         raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(type(s) is not int and isinstance(s, bool | np.bool_) for s in given):
+        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {given!r} (a bool is "
+                        "not a size, as in NumPy and PyTorch)")
     if any(s < 0 for s in shape):
         raise ValueError(f"{op}: negative dimensions are not allowed: {shape}")
     return shape
@@ -68,15 +73,22 @@ def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str)
 
 
 def fill_(t: Tensor, value) -> Tensor:
-    check_writable(t, "fill_")
+    return fill_into(t, value, "fill_")
+
+
+def fill_into(t: Tensor, value, op: str) -> Tensor:
+    """t filled with value in place (fill_, zero_: op names the caller in errors)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: expected a Tensor to fill in place, got {type(t).__name__}")
+    check_writable(t, op)
     if isinstance(value, Tensor):
-        copy_into(t, value, "fill_")
+        copy_into(t, value, op)
         return t
     if isinstance(value, np.generic):
         value = value.item()
     if t._dtype.kind in "iu" and isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"fill: cannot convert {value} to {t._dtype.name}")
+            raise ValueError(f"{op}: cannot convert {value} to {t._dtype.name}")
         value = int(value)
     run(t._dtype, f"cast_{t._dtype.sfx}_{t._dtype.sfx}", t, [_scalar_operand(value, t._dtype)])
     t._storage.version += 1

@@ -26,7 +26,7 @@ from .convert import _convertible, asarray
 from .device import CPU
 from .device import device as parse_device
 from .optable import OPS, binary_loop_dtype, loop_dtype
-from .views import MAX_BYTES, broadcast_shapes, broadcast_to, check_size, coalesce
+from .views import MAX_BYTES, broadcast_shape_tuples, broadcast_to, check_size, coalesce
 
 _ffi = cffi.FFI()
 _PACK = {"b8": "?", "i8": "b", "u8": "B", "i16": "h", "i32": "i", "i64": "q", "u16": "H",
@@ -209,6 +209,8 @@ def astype(x: Tensor, dtype, copy: bool = True, *, device=None) -> Tensor:
 
 
 def contiguous(x: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = as_tensor(x, "contiguous")
     if x.is_contiguous():
         return x
     out = empty_tensor(x._shape, x._dtype, x.device)
@@ -217,6 +219,8 @@ def contiguous(x: Tensor) -> Tensor:
 
 
 def copy(x: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = as_tensor(x, "copy")
     out = _out_like(x, x._dtype)
     copy_into(out, x)
     return out
@@ -525,7 +529,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     od = op.out_dtype(ld)
     if out is not None:
         _check_out_type(name, out, od, a.device if ta else (b.device if tb else None))
-    shape = broadcast_shapes(a._shape if ta else (), b._shape if tb else (), op=name)
+    shape = broadcast_shape_tuples(a._shape if ta else (), b._shape if tb else (), op=name)
     if out is not None:
         shape = _check_out_shape(name, out, shape, grow=True)
     if name == "power" and ld.kind == "i" and 0 not in shape:   # (as NumPy: an element raises)
@@ -579,7 +583,7 @@ def where(cond, a, b) -> Tensor:
         cond = astype(cond, dt.bool_)
     rd = dt.result_type(a, b)
     shapes = [cond._shape] + [x._shape for x in (a, b) if isinstance(x, Tensor)]
-    shape = broadcast_shapes(*shapes, op="where")
+    shape = broadcast_shape_tuples(*shapes, op="where")
     ops = [broadcast_to(cond, shape, "where")]
     for x in (a, b):
         if isinstance(x, Tensor):

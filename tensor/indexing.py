@@ -27,7 +27,7 @@ from ._tensor import Tensor, contiguous_strides
 from .axes import norm_axes, norm_axis
 from .backend import backend_for, report
 from .convert import asarray
-from .views import basic_index, broadcast_shapes, broadcast_to, coalesce, permute, reshape
+from .views import basic_index, broadcast_shape_tuples, broadcast_to, coalesce, permute, reshape
 
 _ffi = cffi.FFI()
 
@@ -160,7 +160,7 @@ def _plan(x: Tensor, key: tuple) -> _Plan:
         return p
     p.arrays, p.vaxes, p.xaxes = _expand_masks(arrays, vaxes, xaxes)
     try:
-        p.bshape = broadcast_shapes(*[a.shape for a in p.arrays])
+        p.bshape = broadcast_shape_tuples(*[a.shape for a in p.arrays])
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
                          + " ".join(str(a.shape) for a in p.arrays)) from None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from . import dtypes as dt
 from ._tensor import Tensor, contiguous_strides
 from .axes import norm_axes, norm_axis, norm_axis_tuple
@@ -30,17 +32,55 @@ def check_size(shape: tuple, itemsize: int, op: str, dtype_name: str) -> None:
                          f"more than the maximum possible size of {MAX_BYTES} bytes")
 
 
+def _operand(x, op: str) -> Tensor:
+    """x itself when a Tensor; a list, NumPy array or scalar becomes one (NumPy's functions take
+    array-likes); None, a str or anything else no tensor holds is a TypeError naming op."""
+    if isinstance(x, Tensor):
+        return x
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"{op}: expected a tensor or an array-like of numbers, got "
+                        f"{'None' if x is None else f'a {type(x).__name__} ({x!r:.40})'}")
+    from .convert import asarray
+    return asarray(x)
+
+
 def _shape_arg(shape, op: str) -> tuple:
     if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
         shape = shape[0]
     try:
-        return tuple(operator.index(s) for s in shape)
+        out = tuple(operator.index(s) for s in shape)
     except TypeError:
         raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r}") from None
+    if any(type(s) is not int and isinstance(s, bool | np.bool_) for s in shape):
+        raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r} (a bool is not a size)")
+    return out
 
 
-def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple:
-    """NumPy broadcasting of shapes; ValueError naming the op and shapes when they don't fit."""
+def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
+    """NumPy broadcasting of shapes; ValueError naming the op and shapes when they don't fit.
+    Each shape is an int or a sequence of non-negative ints (checked: a str, a nested list or
+    a negative size is an error, as NumPy's; the trusted internal form is broadcast_shape_tuples)."""
+    return broadcast_shape_tuples(*(_shape_of(s, op) for s in shapes), op=op)
+
+
+def _shape_of(s, op: str) -> tuple:
+    if isinstance(s, tuple) and all(type(n) is int and n >= 0 for n in s):
+        return s
+    if hasattr(s, "__index__") and not isinstance(s, bool | Tensor):
+        s = (s,)
+    if isinstance(s, str | bytes | Tensor) or not hasattr(s, "__iter__"):
+        raise TypeError(f"{op}: a shape must be an int or a sequence of ints, got {s!r:.60}")
+    try:
+        t = tuple(operator.index(n) for n in s)
+    except TypeError:
+        raise TypeError(f"{op}: a shape must be an int or a sequence of ints, got {s!r:.60}") from None
+    if any(n < 0 for n in t):
+        raise ValueError(f"{op}: negative dimensions are not allowed, got shape {t}")
+    return t
+
+
+def broadcast_shape_tuples(*shapes, op: str = "broadcast") -> tuple:
+    """broadcast_shapes of shapes known to be tuples of non-negative ints (tensors' shapes)."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
@@ -123,6 +163,7 @@ def broadcast_view(x: Tensor, shape) -> Tensor:
 
 def expand(x: Tensor, *sizes) -> Tensor:
     """PyTorch's expand: -1 keeps a dimension."""
+    x = _operand(x, "expand")
     sizes = _shape_arg(sizes, "expand")
     lead = len(sizes) - x.ndim
     if lead < 0:
@@ -133,6 +174,7 @@ def expand(x: Tensor, *sizes) -> Tensor:
 
 def transpose(x: Tensor, *axes) -> Tensor:
     """NumPy's transpose: reverse the axes, or permute them by `axes`."""
+    x = _operand(x, "transpose")
     if not axes or (len(axes) == 1 and axes[0] is None):
         return x._view(x._shape[::-1], x._strides[::-1])
     if len(axes) == 2 and x.ndim != 2 and all(isinstance(a, int) for a in axes):
@@ -143,6 +185,7 @@ def transpose(x: Tensor, *axes) -> Tensor:
 
 
 def permute(x: Tensor, *axes) -> Tensor:
+    x = _operand(x, "permute")
     if len(axes) == 1 and not isinstance(axes[0], int) and not hasattr(axes[0], "__index__"):
         axes = tuple(axes[0])
     if len(axes) != x.ndim:
@@ -152,6 +195,7 @@ def permute(x: Tensor, *axes) -> Tensor:
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
+    x = _operand(x, "swapaxes")
     a, b = norm_axis(axis1, x.ndim, "swapaxes"), norm_axis(axis2, x.ndim, "swapaxes")
     perm = list(range(x.ndim))
     perm[a], perm[b] = b, a
@@ -159,6 +203,7 @@ def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
 
 
 def moveaxis(x: Tensor, source, destination) -> Tensor:
+    x = _operand(x, "moveaxis")
     src = norm_axis_tuple(source, x.ndim, "moveaxis", "source")
     dst = norm_axis_tuple(destination, x.ndim, "moveaxis", "destination")
     if len(src) != len(dst):
@@ -171,6 +216,7 @@ def moveaxis(x: Tensor, source, destination) -> Tensor:
 
 
 def matrix_transpose(x: Tensor) -> Tensor:
+    x = _operand(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"mT: needs a tensor of rank >= 2, got shape {x.shape}")
     return swapaxes(x, -1, -2)
@@ -231,6 +277,7 @@ def _try_view(x: Tensor, shape: tuple, op: str):
 
 def view(x: Tensor, *shape) -> Tensor:
     """Reshape without copying; an error when the strides do not allow it."""
+    x = _operand(x, "view")
     shape, strides = _try_view(x, _shape_arg(shape, "view"), "view")
     if strides is None:
         raise ValueError(f"view: a tensor of shape {x.shape} and strides {x.strides} cannot be "
@@ -243,6 +290,7 @@ def reshape(x: Tensor, shape=None, *dims, copy: bool | None = None) -> Tensor:
     """A view when the strides allow it, else a contiguous copy. The shape comes as a tuple
     (the array API standard's `shape`, also by keyword) or as separate ints (PyTorch's);
     copy=True always copies, copy=False refuses to (a ValueError where no view exists)."""
+    x = _operand(x, "reshape")
     if shape is None:   # x.reshape(*()) as the old *dims took it: 0-d
         shape = ()
     shape, strides = _try_view(x, _shape_arg((shape,) + dims, "reshape"), "reshape")
@@ -256,6 +304,7 @@ def reshape(x: Tensor, shape=None, *dims, copy: bool | None = None) -> Tensor:
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    x = _operand(x, "flatten")
     if x.ndim == 0:
         return reshape(x, (1,))
     s = norm_axis(start_dim, x.ndim, "flatten")
@@ -273,6 +322,7 @@ def ravel(x: Tensor, order: str = "C") -> Tensor:
     PyTorch's ravel; reshape(-1) keeps a strided 1-D view instead). order='F' reads them with
     the first index changing fastest (NumPy's; 'A' and 'K', which follow the memory layout,
     are not supported)."""
+    x = _operand(x, "ravel")
     if order not in ("C", "F"):
         raise ValueError(f"ravel: order must be 'C' or 'F', got {order!r} ('A' and 'K', which "
                          "follow the memory layout, are not supported)")
@@ -282,6 +332,7 @@ def ravel(x: Tensor, order: str = "C") -> Tensor:
 
 
 def squeeze(x: Tensor, axis=None) -> Tensor:
+    x = _operand(x, "squeeze")
     if axis is None:
         keep = [i for i, n in enumerate(x._shape) if n != 1]
     elif x.ndim == 0 and hasattr(axis, "__index__") and axis.__index__() in (0, -1):
@@ -297,6 +348,9 @@ def squeeze(x: Tensor, axis=None) -> Tensor:
 
 
 def expand_dims(x: Tensor, axis) -> Tensor:
+    x = _operand(x, "expand_dims")
+    if axis is None:   # norm_axes would read None as "every axis" (NumPy: a TypeError)
+        raise TypeError(f"expand_dims: axis must be an int or a tuple of ints, got {axis!r}")
     if not (hasattr(axis, "__index__") or isinstance(axis, str | bytes)) and hasattr(axis, "__iter__"):
         axis = tuple(axis)
     count = len(axis) if isinstance(axis, tuple) else 1  # the new rank counts the new axes
@@ -315,6 +369,11 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """The diagonal as a view, appended as the last axis (NumPy's rule)."""
+    x = _operand(x, "diagonal")
+    try:
+        offset = operator.index(offset)
+    except TypeError:
+        raise TypeError(f"diagonal: offset must be an int, got {type(offset).__name__}") from None
     if x.ndim < 2:
         raise ValueError(f"diagonal: needs a tensor of rank >= 2, got shape {x.shape}")
     a1, a2 = norm_axis(axis1, x.ndim, "diagonal"), norm_axis(axis2, x.ndim, "diagonal")
@@ -339,6 +398,7 @@ def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
     """A view with explicit shape, element strides and storage offset; checked against the storage.
     It keeps x's writeable flag (as NumPy's), but a write into it raises ValueError when two of
     its elements share a memory location (a zero or folding stride; see tensor.aliasing)."""
+    x = _operand(x, "as_strided")
     shape, strides = tuple(map(operator.index, shape)), tuple(map(operator.index, strides))
     if len(shape) != len(strides):
         raise ValueError(f"as_strided: shape {shape} and strides {strides} differ in length")
@@ -363,6 +423,7 @@ def as_strided(x: Tensor, shape, strides, offset: int | None = None) -> Tensor:
 def view_as_real(x: Tensor) -> Tensor:
     """A complex tensor's memory seen as its parts' real dtype, with a last axis of 2 (real,
     imaginary): a view (PyTorch's view_as_real)."""
+    x = _operand(x, "view_as_real")
     if x._dtype.kind != "c":
         raise TypeError(f"view_as_real: expected a complex tensor, got {x._dtype.name}")
     return _retyped(x, x._shape + (2,), tuple(2 * s for s in x._strides) + (1,), 2 * x._offset,
@@ -378,6 +439,7 @@ def complex_part(x: Tensor, k: int) -> Tensor:
 def view_as_complex(x: Tensor) -> Tensor:
     """A float32 / float64 tensor whose last axis is (real, imaginary) pairs seen as complex: a
     view, so the pairs must be adjacent and every other stride and the offset even."""
+    x = _operand(x, "view_as_complex")
     if x._dtype not in (dt.float32, dt.float64):
         raise TypeError(f"view_as_complex: expected a float32 or float64 tensor, got {x._dtype.name}")
     if not x._shape or x._shape[-1] != 2 or x._strides[-1] != 1:
@@ -398,6 +460,7 @@ def _retyped(x: Tensor, shape, strides, offset: int, d) -> Tensor:
 
 def flip(x: Tensor, axis=None) -> Tensor:
     """Reverse the order of elements along axes (a view with negative strides, as NumPy)."""
+    x = _operand(x, "flip")
     axes = norm_axes(axis, x.ndim, "flip")
     strides, off = list(x._strides), x._offset
     for a in axes:
