@@ -454,14 +454,24 @@ _FAST_CPU: set = set()   # keys handed to the CPU's C fast path (tensor/cpu/fast
 
 
 def _scalar_operand(v, d: dt.DType) -> _Scalar:
-    # -0.0 == 0.0 (and hashes alike): the sign goes into the key, or x // 0.0 ran as x // -0.0
-    key = (type(v), v, d, type(v) is float and math.copysign(1.0, v) < 0)
+    # -0.0 == 0.0 (and hashes alike): the signs go into the key, or x // 0.0 ran as x // -0.0
+    # and full(n, 0j) filled with the -0-0j cached before it
+    key = (type(v), v, d, _signs(v))
     s = _SCALARS.get(key)
     if s is None:
         if len(_SCALARS) > 1024:
             _SCALARS.clear()
         s = _SCALARS[key] = _Scalar(v, d)
     return s
+
+
+def _signs(v) -> tuple:
+    """The sign bits of a float's or complex's zero parts (a key that tells -0.0 from 0.0)."""
+    if type(v) is float:
+        return (math.copysign(1.0, v) < 0,)
+    if type(v) is complex:
+        return (math.copysign(1.0, v.real) < 0, math.copysign(1.0, v.imag) < 0)
+    return ()
 
 
 _SCALARS: dict = {}

@@ -161,3 +161,21 @@ def test_conv_modules_follow_autocast(device):
                                    rtol=3e-2, atol=3e-2)
         y.astype(T.float32).sum().backward()
         assert m.weight.grad.dtype is T.float32
+
+
+def test_complex_zero_scalars_keep_their_signs(device):
+    """The scalar-operand cache keyed complex scalars by value, and 0j == -0-0j: full(n, 0j)
+    after a full(n, complex(-0.0, -0.0)) filled with -0-0j (found by the array API suite's
+    test_repeat, flaky because it depended on what ran before)."""
+    for first, then in ((complex(-0.0, -0.0), 0j), (0j, complex(-0.0, -0.0)),
+                        (complex(0.0, -0.0), complex(-0.0, 0.0))):
+        T.full((3,), first, dtype=T.complex64, device=device)
+        z = T.full((3,), then, dtype=T.complex64, device=device).to("cpu").numpy()
+        assert (np.signbit(z.real) == np.signbit(then.real)).all()
+        assert (np.signbit(z.imag) == np.signbit(then.imag)).all()
+    x = T.full((2,), complex(-0.0, -0.0), dtype=T.complex128, device=device)
+    for s in (0j, complex(-0.0, -0.0)):   # -0 + 0 = +0, -0 + -0 = -0, per part
+        got = (x + s).to("cpu").numpy()
+        want = np.full(2, complex(-0.0, -0.0)) + s
+        assert (np.signbit(got.real) == np.signbit(want.real)).all()
+        assert (np.signbit(got.imag) == np.signbit(want.imag)).all()
