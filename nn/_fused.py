@@ -46,6 +46,15 @@ def _floating(x, op: str) -> None:
         raise TypeError(f"{op}: expected a floating-point tensor, got {x.dtype.name}")
 
 
+def _one_device(op: str, x: Tensor, **others) -> None:
+    """The fused kernels take every operand's memory on x's device: another device's tensor
+    (a CPU weight with a CUDA input) would be read through a pointer the kernel cannot use."""
+    for name, t in others.items():
+        if t is not None and t.device != x.device:
+            raise ValueError(f"{op}: input is on {x.device} but {name} is on {t.device}; move "
+                             "them to one device")
+
+
 def _rows(x: Tensor, axis: int, op: str) -> tuple[Tensor, int]:
     """x with `axis` moved last and made contiguous (a copy only when needed), and the axis."""
     a = norm_axis(axis, max(x.ndim, 1), op)
@@ -140,6 +149,7 @@ RULES["log_softmax"] = _softmax_rule(True)
 def _layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, nd: int, eps: float):
     """(y, mean, rstd): x normalised over its last nd axes; mean and rstd keep those axes as 1."""
     _floating(x, "layer_norm")
+    _one_device("layer_norm", x, weight=weight, bias=bias)
     xc = ew.contiguous(x)
     lead = x.shape[:x.ndim - nd]
     rows, n = math.prod(lead), math.prod(x.shape[x.ndim - nd:])
@@ -250,6 +260,7 @@ def _cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None, ignore_inde
                    label_smoothing: float):
     """(loss per row, lse per row) of x (N, C) against class indices target (N,)."""
     _floating(x, "cross_entropy")
+    _one_device("cross_entropy", x, target=target, weight=weight)
     xc = ew.contiguous(x)
     tc = ew.contiguous(ew.astype(target, dt.int64, copy=False))
     wc = None if weight is None else ew.contiguous(ew.astype(weight, x.dtype, copy=False))

@@ -165,6 +165,10 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
         raise ValueError(f"{OP}: the fused kernels do not take {query.dtype.name} operands of "
                          f"shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     mdt = FA.compute_dtype(query.dtype) if fused else query.dtype
+    if isinstance(attn_mask, Tensor) and attn_mask.device != query.device:
+        # (the fused kernels would read a host mask through a device pointer)
+        raise ValueError(f"{OP}: attn_mask is on {attn_mask.device} but query is on "
+                         f"{query.device}; move it to one device")
     mask = _mask(attn_mask, is_causal, out_bs, bs, L, S, mdt)
     # E == 0: every score is an empty sum, 0, whatever the scale (PyTorch: the mask's softmax)
     s = (1.0 / math.sqrt(E) if E else 1.0) if scale is None else float(scale)

@@ -26,7 +26,7 @@ import operator
 from . import dtypes as dt
 from ._tensor import Tensor
 from .aliasing import may_overlap
-from .axes import norm_axis
+from .axes import norm_axes, norm_axis
 from .creation import arange, eye, full, ones, zeros
 from .device import device as parse_device
 from .numpy_extra2 import as_int, cast, is_scalar, publisher
@@ -585,8 +585,8 @@ def size(a, axis=None) -> int:
     s = shape(a)
     if axis is None:
         return math.prod(s)
-    if isinstance(axis, tuple):
-        return math.prod(s[norm_axis(i, len(s), "size")] for i in axis)
+    if isinstance(axis, tuple):   # (a repeated axis is an error, as NumPy's)
+        return math.prod(s[i] for i in norm_axes(axis, len(s), "size"))
     return s[norm_axis(axis, len(s), "size")]
 
 

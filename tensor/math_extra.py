@@ -179,10 +179,9 @@ def polygamma(n: int, x) -> Tensor:
     x = _real_float(_t(x), "polygamma")
     if n == 0:
         return P.digamma(x)
-    try:
-        scale = float(math.factorial(n))
-    except OverflowError:   # n > 170: the values overflow too (as PyTorch's)
-        scale = math.inf
+    # n! overflows a double past 170 (the values overflow too, as PyTorch's); the exact factorial
+    # of a huge n was computed first and took forever
+    scale = float(math.factorial(n)) if n <= 170 else math.inf
     return P.zeta(float(n + 1), x) * (scale if n % 2 else -scale)
 
 

@@ -27,7 +27,7 @@ from .convert import asarray
 from .creation import arange, full, zeros
 from .optable import T as P  # tensor's public (recorded) functions
 from .sorting import flag, tensor_arg
-from .views import broadcast_shapes
+from .views import broadcast_shapes, check_size
 
 COMPOSITES: dict = {}   # name -> function, published by tensor/public.py as T.name
 NOT_METHODS: set = set()   # names that are functions only (no Tensor method), as NumPy / PyTorch
@@ -224,6 +224,8 @@ def indices(dimensions, dtype=dt.int64, sparse: bool = False, *, device=None):
     flag(sparse, "sparse", op)
     d = dt.dtype(dtype)
     n = len(dims)
+    if not sparse:   # refuse an impossible grid before its aranges are made (2**31 each: 16 GiB)
+        check_size((n,) + dims, d.itemsize, op, d.name)
     grids = [P.reshape(arange(s, dtype=d, device=device), (1,) * i + (s,) + (1,) * (n - i - 1))
              for i, s in enumerate(dims)]
     if sparse:

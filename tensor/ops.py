@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+import operator
+
 from . import dtypes as dt
 from . import elementwise as ew
 from .convert import asarray
@@ -57,6 +59,10 @@ def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
     ([0.5, 1.5, 2.2], [20, 20])
     """
     x = ew.as_tensor(x)
+    try:
+        decimals = operator.index(decimals)   # (1.5 rounded to 1.2333 places, silently)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__}") from None
     is_int = x.dtype.kind in "iu"
     if is_int and decimals >= 0:
         return x.copy() if out is None else ew._finish("round", x, out)

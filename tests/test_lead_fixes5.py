@@ -179,3 +179,41 @@ def test_complex_zero_scalars_keep_their_signs(device):
         want = np.full(2, complex(-0.0, -0.0)) + s
         assert (np.signbit(got.real) == np.signbit(want.real)).all()
         assert (np.signbit(got.imag) == np.signbit(want.imag)).all()
+
+
+@pytest.mark.skipif(not __import__("conftest").CUDA_OK, reason="needs the CUDA backend or its emulator")
+def test_fused_kernels_refuse_operands_on_another_device():
+    """layer_norm with a CPU weight and a CUDA input, cross_entropy with a CPU target or weight
+    and attention with a CPU mask returned results on the emulator: the fused kernels were
+    handed host pointers, which a real GPU cannot read (a fault, or garbage)."""
+    import nn
+    from nn import functional as F
+    x = T.ones((2, 3), device="cuda", dtype=T.float32)
+    tgt = T.zeros(2, dtype=T.int64)
+    with pytest.raises(ValueError, match="layer_norm: input is on cuda:0 but weight is on cpu"):
+        F.layer_norm(x, 3, T.ones(3, dtype=T.float32))
+    with pytest.raises(ValueError, match="cross_entropy: input is on cuda:0 but target is on cpu"):
+        F.cross_entropy(x, tgt)
+    with pytest.raises(ValueError, match="but weight is on cpu"):
+        F.cross_entropy(x, tgt.to("cuda"), weight=T.ones(3, dtype=T.float32))
+    q = T.ones((1, 2, 4, 8), device="cuda", dtype=T.float32)
+    with pytest.raises(ValueError, match="attn_mask is on cpu but query is on cuda:0"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=T.ones((4, 4), dtype=T.bool_))
+    assert nn.LayerNorm(3).to("cuda")(x).device == x.device     # one device: fine
+
+
+def test_bad_input_hunt_leftovers():
+    """From the bad-input sweep: indices((2**31, 2**31)) built two 16 GiB aranges before the
+    size check (the process was killed); round(x, 1.5) rounded to 1.2333 places; size(x, (0, 0))
+    counted the axis twice; diff(x, 2**62) and polygamma(2**62, x) never returned (2**62
+    passes; the exact factorial of 2**62)."""
+    x = T.asarray([[1.234, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match="indices: array is too big"):
+        T.indices((2**31, 2**31))
+    with pytest.raises(TypeError, match="round: decimals must be an int"):
+        T.round(x, 1.5)
+    with pytest.raises(ValueError, match="size: repeated axis"):
+        T.size(x, (0, 0))
+    assert T.size(x, (0, 1)) == 4
+    assert T.diff(T.arange(5.0), 2**62).shape == (0,) and T.diff(x, 5, axis=0).shape == (0, 2)
+    assert T.polygamma(2**62, T.asarray([1.0])).item() == -np.inf
