@@ -53,6 +53,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     (2, 4)
     """
     _tensor(x, "linear")
+    _tensor(weight, "linear")
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{weight.shape}")

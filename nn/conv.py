@@ -253,8 +253,14 @@ def _as_2d(x, weight, stride, pads, dilation, nd):
             (1,) + dilation)
 
 
+def _weight_tensor(weight, op: str) -> None:
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{op}: weight must be a Tensor, got {type(weight).__name__}")
+
+
 def _conv(x, weight, bias, stride, padding, dilation, groups, nd, op):
     batched = check_input(x, nd, None, op)
+    _weight_tensor(weight, op)
     if weight.ndim != nd + 2:
         raise ValueError(f"{op}: weight must be {nd + 2}-D (out_channels, in_channels/groups, "
                          f"*kernel), got shape {tuple(weight.shape)}")
@@ -358,6 +364,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, nd, op):
     batched = check_input(x, nd, None, op)
+    _weight_tensor(weight, op)
     if weight.ndim != nd + 2:
         raise ValueError(f"{op}: weight must be {nd + 2}-D (in_channels, out_channels/groups, "
                          f"*kernel), got shape {tuple(weight.shape)}")

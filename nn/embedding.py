@@ -82,6 +82,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 def check_lookup(weight, input, padding_idx, op):
     """(input checked as ids into the 2-D table weight, padding_idx made non-negative)."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{op}: weight must be a Tensor, got {type(weight).__name__}")
     if weight.ndim != 2:
         raise ValueError(f"{op}: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{tuple(weight.shape)}")

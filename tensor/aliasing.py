@@ -77,6 +77,9 @@ def shares_memory(a: Tensor, b: Tensor) -> bool:
     >>> T.shares_memory(x, x.T), T.shares_memory(x, x.copy())
     (True, False)
     """
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"shares_memory: {name} must be a Tensor, got {type(t).__name__}")
     return may_overlap(a, b)
 
 

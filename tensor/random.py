@@ -271,6 +271,9 @@ def normal(loc=0.0, scale=1.0, size=None, dtype=None, generator=None, device=Non
 
 
 def permutation(x, generator=None, device=None) -> Tensor:
+    if generator is not None and not hasattr(generator, "permutation"):
+        raise TypeError(f"permutation: generator must be a tensor.random.Generator, got "
+                        f"{type(generator).__name__}")
     return _gen(generator).permutation(x, device)
 
 

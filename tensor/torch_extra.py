@@ -44,8 +44,9 @@ def _same_device(name: str, *ts) -> None:
 # ---------------------------------------------------------------- matrix products
 
 def _mats(name: str, ranks: tuple, *xs, one_dtype: bool = True) -> None:
-    for x, r in zip(xs, ranks):
+    for x in xs:   # every operand a tensor first: the rank error below shows all shapes
         _t(x, name)
+    for x, r in zip(xs, ranks):
         if x.ndim != r:
             raise ValueError(f"{name}: expected {r}-d tensors, got shapes {tuple(y.shape for y in xs)}")
     if one_dtype and len({x.dtype for x in xs}) > 1:

@@ -21,6 +21,7 @@ from . import dtypes as dt
 from . import numpy_extra3 as _np3
 from . import torch_extra2 as X2
 from ._tensor import Tensor
+from .axes import norm_axis
 from .creation import empty, full_like
 from .linalg import _funcs as LA  # not the package, whose __getattr__ reaches public.py
 from .optable import T as P  # tensor's public (recorded) functions
@@ -246,7 +247,7 @@ def _slice(x, dim: int = 0, start=None, end=None, step: int = 1):
     if step <= 0:
         raise ValueError(f"slice_copy: step must be positive, got {step}")
     key = [slice(None)] * x.ndim
-    key[dim] = slice(start, end, step)
+    key[norm_axis(dim, x.ndim, "slice_copy")] = slice(start, end, step)
     return P.getitem(x, tuple(key))
 
 
@@ -371,6 +372,8 @@ def tobytes(self, order: str = "C") -> bytes:
 def tofile(self, fid, sep: str = "", format: str = "%s") -> None:  # noqa: A002  (NumPy's name)
     """Writes the values to a file (raw bytes in C order, or text with sep), by NumPy's tofile."""
     x = _t(self, "tofile")
+    if not isinstance(fid, str | bytes) and not hasattr(fid, "write") and not hasattr(fid, "__fspath__"):
+        raise TypeError(f"tofile: fid must be a file name or an open file, got {type(fid).__name__}")
     if x.dtype.np is None:
         raise TypeError(f"tofile: {x.dtype.name} has no NumPy dtype; cast it first")
     x.detach().numpy().tofile(fid, sep=sep, format=format)

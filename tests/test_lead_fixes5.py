@@ -217,3 +217,24 @@ def test_bad_input_hunt_leftovers():
     assert T.size(x, (0, 1)) == 4
     assert T.diff(T.arange(5.0), 2**62).shape == (0,) and T.diff(x, 5, axis=0).shape == (0, 2)
     assert T.polygamma(2**62, T.asarray([1.0])).item() == -np.inf
+
+
+def test_internal_errors_no_longer_leak():
+    """The bad-input sweep's leaks: AttributeError / IndexError from inside the functions
+    instead of an error naming the op."""
+    from nn import functional as F
+    x = T.ones((2, 3))
+    cases = [(lambda: T.bmm(x, None), TypeError, "bmm"),
+             (lambda: T.permutation(x, 5), TypeError, "permutation"),
+             (lambda: T.shares_memory(x, None), TypeError, "shares_memory"),
+             (lambda: F.linear(x, None), TypeError, "linear"),
+             (lambda: F.conv1d(T.ones((1, 1, 4)), None), TypeError, "conv1d"),
+             (lambda: F.conv_transpose1d(T.ones((1, 1, 4)), None), TypeError, "conv_transpose1d"),
+             (lambda: F.embedding(T.zeros(2, dtype=T.int64), None), TypeError, "embedding"),
+             (lambda: x.tofile(None), TypeError, "tofile"),
+             (lambda: T.linalg.cross(x, x, axis=5), ValueError, "linalg.cross"),
+             (lambda: T.linalg.lstsq(x, 5), ValueError, "linalg.lstsq"),
+             (lambda: T.slice_copy(x, 5), ValueError, "slice_copy")]
+    for f, exc, name in cases:
+        with pytest.raises(exc, match=name):
+            f()

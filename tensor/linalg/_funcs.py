@@ -11,6 +11,7 @@ from .. import _hook
 from .. import dtypes as dt
 from .. import elementwise as ew
 from .._tensor import Tensor
+from ..axes import norm_axis
 from . import _core as C
 from . import _pinv_det as _pd
 from ._core import LinAlgError, as_matrix
@@ -254,6 +255,9 @@ def lstsq(a, b, rcond=None, *, driver=None) -> LstsqResult:
     and more rows than columns (else empty), rank, singular values)."""
     A = as_matrix(a, "lstsq")
     B = ew.as_tensor(b, "linalg.lstsq")
+    if B.ndim == 0:
+        raise ValueError(f"linalg.lstsq: b must be a vector or a matrix, got a 0-d tensor (a of "
+                         f"shape {A.shape})")
     vec = B.ndim == 1
     Bm = T.expand_dims(B, -1) if vec else B
     m, n = A.shape[-2:]
@@ -484,6 +488,8 @@ def _chain(xs, split, i, j):
 def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
     """The cross product of 3-vectors along `axis` (broadcasting the others)."""
     a, b = ew.as_tensor(x1, "linalg.cross"), ew.as_tensor(x2, "linalg.cross")
+    for t in (a, b):   # an axis out of range is the axis' error, not an IndexError of a tuple
+        norm_axis(axis, t.ndim, "linalg.cross")
     if a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError(f"linalg.cross: axis {axis} must have size 3 in both inputs, got "
                          f"shapes {a.shape} and {b.shape}")
