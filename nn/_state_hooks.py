@@ -72,6 +72,15 @@ def _has_extra_state(m) -> bool:
     return type(m).get_extra_state is not StateHooks.get_extra_state
 
 
+def add_hook(hooks: OrderedDict, hook: Callable, prepend: bool = False) -> RemovableHandle:
+    """Register hook in the table hooks (first with prepend): its handle removes it."""
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    if prepend:
+        hooks.move_to_end(h.id, last=False)
+    return h
+
+
 def _table(m, name: str) -> OrderedDict:
     return m.__dict__.setdefault(name, OrderedDict())
 
@@ -95,12 +104,7 @@ class StateHooks:
                            "get_extra_state and set_extra_state to load extra state")
 
     def _state_hook(self, table: str, hook: Callable, prepend: bool = False):
-        hooks = _table(self, table)
-        h = RemovableHandle(hooks)
-        hooks[h.id] = hook
-        if prepend:
-            hooks.move_to_end(h.id, last=False)
-        return h
+        return add_hook(_table(self, table), hook, prepend)
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         """Put this module's own entries (not its submodules') in destination: its parameters,

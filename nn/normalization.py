@@ -127,7 +127,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 
 
 def _affine_params(m: Module, affine: bool, bias: bool, n: int, dtype, device) -> None:
-    """m.weight (ones) and m.bias (zeros) of size n when affine (bias only with `bias`, the
+    """m.weight (ones) and m.bias (zeros) of size (or shape) n when affine (bias only with `bias`, the
     keyword PyTorch 2.x added), else both registered as None."""
     m.register_parameter("weight", None)
     m.register_parameter("bias", None)
@@ -290,14 +290,8 @@ class LayerNorm(Module):
         self.normalized_shape = (int(normalized_shape),) if isinstance(
             normalized_shape, numbers.Integral) else tuple(int(n) for n in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        dtype = T.float32 if dtype is None else dtype
-        shape = self.normalized_shape
-        self.register_parameter("weight", None)
-        self.register_parameter("bias", None)
-        if elementwise_affine:
-            self.weight = Parameter(T.ones(shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(T.zeros(shape, dtype=dtype, device=device))
+        _affine_params(self, elementwise_affine, bias, self.normalized_shape,
+                       T.float32 if dtype is None else dtype, device)
 
     def forward(self, input: Tensor) -> Tensor:
         ns = self.normalized_shape

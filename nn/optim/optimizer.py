@@ -158,13 +158,8 @@ class Optimizer:
                 setattr(cls, name, _with_hooks(name, cls.__dict__[name]))
 
     def _register(self, table: str, hook: Callable, prepend: bool = False):
-        from .._state_hooks import RemovableHandle
-        hooks = _hooks(self, table)
-        h = RemovableHandle(hooks)
-        hooks[h.id] = hook
-        if prepend:
-            hooks.move_to_end(h.id, last=False)
-        return h
+        from .._state_hooks import add_hook
+        return add_hook(_hooks(self, table), hook, prepend)
 
     def register_step_pre_hook(self, hook: Callable):
         """hook(optimizer, args, kwargs) before each step(); may return (new_args, new_kwargs)."""
