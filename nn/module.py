@@ -461,13 +461,16 @@ class Module(_sh.StateHooks, ModuleExtras):
 
     def to(self, *args, device=None, dtype=None) -> Module:
         """to(device), to(dtype) or to(device, dtype): moves every parameter and buffer, and
-        casts the floating ones (integer buffers keep their dtype). In place; returns self."""
+        casts the floating ones (integer buffers keep their dtype; a complex dtype casts the
+        complex ones too, as PyTorch's). In place; returns self."""
         device, dtype = _parse_to(args, device, dtype)
-        if dtype is not None and dtype.kind != "f":
-            raise TypeError(f"Module.to: only floating dtypes are accepted, got {dtype.name}")
+        if dtype is not None and dtype.kind not in "fc":
+            raise TypeError(f"Module.to: only floating or complex dtypes are accepted, got "
+                            f"{dtype.name}")
+        kinds = "fc" if dtype is not None and dtype.kind == "c" else "f"
 
         def fn(t):
-            d = dtype if dtype is not None and t.dtype.kind == "f" else None
+            d = dtype if dtype is not None and t.dtype.kind in kinds else None
             return t.to(device=device, dtype=d, copy=False) if device or d else t
         return self._apply_tensors(fn)
 

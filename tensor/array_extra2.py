@@ -44,9 +44,9 @@ pub = publisher(COMPOSITES, NOT_METHODS)
 def arg(x, op: str, device=None) -> Tensor:
     """x as a tensor (array-likes made on device); a TypeError naming op when it is none."""
     t = tensor_arg(x, op, device)
-    if device is not None and t.device != device:   # asarray may build on the default device
-        t = P.to_device(t, device)
-    return t
+    if device is not None and t.device != device and not isinstance(x, Tensor):
+        t = P.to_device(t, device)   # asarray may build on the default device; a tensor given
+    return t                         # on another device stays there (the op's check refuses it)
 
 
 def dev_of(*xs, device=None):

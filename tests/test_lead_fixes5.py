@@ -238,3 +238,20 @@ def test_internal_errors_no_longer_leak():
     for f, exc, name in cases:
         with pytest.raises(exc, match=name):
             f()
+
+
+def test_module_to_complex_instance_norm_bias_and_mixed_device_convolve(device):
+    """Module.to(complex64) raised (PyTorch casts the floating parameters); InstanceNorm had no
+    bias= (PyTorch 2's); convolve / correlate moved a tensor on another device silently."""
+    import nn
+    m = nn.Linear(2, 3).to(T.complex64)
+    assert m.weight.dtype is T.complex64 and m(T.ones(2, dtype=T.complex64)).dtype is T.complex64
+    assert m.to(T.float32).weight.dtype is T.complex64      # a float dtype leaves complex ones
+    with pytest.raises(TypeError, match="floating or complex"):
+        m.to(T.int32)
+    inorm = nn.InstanceNorm2d(3, affine=True, bias=False)
+    assert inorm.bias is None and inorm.weight.shape == (3,)
+    if device == "cuda":
+        with pytest.raises(ValueError, match="convolve: tensors on different devices"):
+            T.convolve(T.ones(3, device="cuda"), T.ones(2, device="cpu"))
+        assert T.convolve(T.ones(3, device="cuda"), [1.0, 2.0]).device == T.ones(1, device="cuda").device
