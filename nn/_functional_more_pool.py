@@ -30,7 +30,14 @@ from tensor import Tensor
 from ._functional import _float, _tensor, relu
 from ._functional_layers import _empty_adaptive, _windows
 from .conv import ntuple
-from .embedding import _inverse_frequency, _renorm_, _ScaleGrad, check_lookup, checked_ids
+from .embedding import (
+    _inverse_frequency,
+    _renorm_,
+    _ScaleGrad,
+    _SparseLookup,
+    check_lookup,
+    checked_ids,
+)
 from .pooling import MAX_NUMEL, _avg_pool, _max_pool, adaptive_size
 
 # ---------------------------------------------------------------- lp pooling
@@ -334,7 +341,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     at `offsets` (include_last_offset: the last offset ends the last bag). per_sample_weights
     (mode 'sum') scales each row; ids equal to padding_idx are left out of their bag (an empty
     bag gives zeros); scale_grad_by_freq (modes 'sum' and 'mean') divides each row's gradient by
-    how often its id occurs in the input. Output (number of bags, dim).
+    how often its id occurs in the input; sparse=True makes a leaf weight's gradient a
+    tensor.sparse.SparseCOO of the rows read (as Embedding's). Output (number of bags, dim).
 
     >>> import tensor as T
     >>> w = T.arange(6.0).reshape(3, 2)
@@ -344,8 +352,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     op = "embedding_bag"
     if mode not in _BAG_MODES:
         raise ValueError(f"{op}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
-    if sparse:
-        raise NotImplementedError(f"{op}: sparse is not supported")
     if scale_grad_by_freq and mode == "max":
         raise ValueError(f"{op}: mode='max' does not support scale_grad_by_freq (as PyTorch's)")
     _float(weight, op)
@@ -364,7 +370,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                             f"weight is {weight.dtype.name}")
     if max_norm is not None:
         _renorm_(weight, ids, max_norm, norm_type)
-    rows = T.take(weight, ids.astype(T.int64), axis=0)
+    if sparse and weight.requires_grad and weight.grad_fn is None and is_grad_enabled():
+        # weight's gradient a SparseCOO of the looked-up rows, as Embedding(sparse=True)'s
+        rows = _SparseLookup.apply(weight, ids.astype(T.int64), padding_idx)
+    else:
+        rows = T.take(weight, ids.astype(T.int64), axis=0)
     if scale_grad_by_freq and weight.requires_grad and is_grad_enabled():
         rows = _ScaleGrad.apply(rows, _inverse_frequency(ids, weight))
     if per_sample_weights is not None:

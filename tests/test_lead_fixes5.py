@@ -255,3 +255,34 @@ def test_module_to_complex_instance_norm_bias_and_mixed_device_convolve(device):
         with pytest.raises(ValueError, match="convolve: tensors on different devices"):
             T.convolve(T.ones(3, device="cuda"), T.ones(2, device="cpu"))
         assert T.convolve(T.ones(3, device="cuda"), [1.0, 2.0]).device == T.ones(1, device="cuda").device
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_sparse_gradient(mode):
+    """EmbeddingBag(sparse=True) / F.embedding_bag(sparse=True) raised NotImplementedError; the
+    weight's gradient is a SparseCOO now, equal to the dense one (padding rows left out), and
+    an optimizer taking sparse gradients steps with it."""
+    import autograd
+    import nn
+    from nn import functional as F
+    from tensor.sparse import SparseCOO
+    w0 = np.random.default_rng(1).standard_normal((6, 3))
+    ids, off = T.asarray([0, 2, 1, 2, 5, 1, 3]), T.asarray([0, 2, 5])
+    grads = []
+    for sparse in (True, False):
+        w = T.asarray(w0).requires_grad_()
+        (F.embedding_bag(ids, w, off, mode=mode, sparse=sparse, padding_idx=1) ** 2).sum().backward()
+        grads.append(w.grad)
+    assert isinstance(grads[0], SparseCOO)
+    np.testing.assert_allclose(grads[0].to_dense().numpy(), grads[1].numpy(), rtol=1e-12)
+    after = []
+    for sparse in (True, False):   # an SGD step with the sparse gradient equals the dense one's
+        bag = nn.EmbeddingBag(6, 3, mode=mode, sparse=sparse)
+        with autograd.no_grad():
+            bag.weight.copy_(T.asarray(w0, dtype=T.float32))
+        opt = nn.optim.SGD(bag.parameters(), lr=0.5)
+        (bag(ids, off) ** 2).sum().backward()
+        opt.step()
+        after.append(bag.weight.numpy())
+    np.testing.assert_allclose(after[0], after[1], rtol=1e-6)
+    np.testing.assert_array_equal(after[0][4], w0[4].astype(np.float32))   # row 4 is never read
