@@ -286,3 +286,31 @@ def test_embedding_bag_sparse_gradient(mode):
         after.append(bag.weight.numpy())
     np.testing.assert_allclose(after[0], after[1], rtol=1e-6)
     np.testing.assert_array_equal(after[0][4], w0[4].astype(np.float32))   # row 4 is never read
+
+
+def test_adagrad_takes_sparse_gradients():
+    """Adagrad refused sparse gradients (PyTorch's takes them: its classic use with
+    Embedding(sparse=True)); it updates the sum and the rows present, as the dense step does
+    there (lr_decay and maximize included), and refuses weight_decay as PyTorch's."""
+    import autograd
+    import nn
+    w0 = np.random.default_rng(2).standard_normal((6, 3))
+    ids = T.asarray([0, 2, 2, 5, 1])
+    weights = []
+    for sparse in (True, False):
+        e = nn.Embedding(6, 3, sparse=sparse, dtype=T.float64)
+        with autograd.no_grad():
+            e.weight.copy_(T.asarray(w0))
+        opt = nn.optim.Adagrad(e.parameters(), lr=0.3, lr_decay=0.01, initial_accumulator_value=0.1,
+                               maximize=True)
+        for _ in range(3):
+            opt.zero_grad()
+            (e(ids) ** 2).sum().backward()
+            opt.step()
+        weights.append(e.weight.numpy())
+    np.testing.assert_allclose(weights[0], weights[1], rtol=1e-12)
+    e = nn.Embedding(6, 3, sparse=True)
+    opt = nn.optim.Adagrad(e.parameters(), weight_decay=0.1)
+    e(ids).sum().backward()
+    with pytest.raises(RuntimeError, match="weight_decay is not compatible with sparse"):
+        opt.step()

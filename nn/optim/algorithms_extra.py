@@ -13,7 +13,7 @@ import numpy as np
 
 import tensor as T
 
-from .optimizer import Optimizer, _check_nonneg, _zeros, impl_flags
+from .optimizer import Optimizer, _check_nonneg, _zeros, flat_update, impl_flags, sparse_entries
 
 
 def _check_betas(name: str, betas) -> None:
@@ -52,7 +52,12 @@ class Adagrad(Optimizer):
     >>> w.grad = T.tensor([2.0, 4.0]); opt.step()
     >>> [round(v, 4) for v in w.tolist()]
     [0.5, -2.5]
+
+    A sparse gradient (nn.Embedding(sparse=True)) updates the sum and the parameter at its
+    entries only (without weight_decay), as PyTorch's.
     """
+
+    _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
@@ -86,12 +91,29 @@ class Adagrad(Optimizer):
         if state["sum"].dtype != p.dtype:   # a master copy's first step: float32 state
             state["sum"] = state["sum"].astype(p.dtype).contiguous()
         state["step"] += 1
-        d = _direction(group, p, g)
         clr = float(group["lr"]) / (1 + (state["step"] - 1) * float(group["lr_decay"]))
+        if not isinstance(g, T.Tensor):
+            self._sparse_step(group, p, g, state["sum"], clr)
+            return
+        d = _direction(group, p, g)
         s = state["sum"]
         s.add_(d * d)
         std = T.sqrt(s) + float(group["eps"])
         p.add_(d * -clr / std)
+
+    @staticmethod
+    def _sparse_step(group, p, g, s, clr: float) -> None:
+        """The sum and p updated at the (coalesced) entries of the sparse gradient g."""
+        if float(group["weight_decay"]) != 0:
+            raise RuntimeError("Adagrad: weight_decay is not compatible with sparse gradients "
+                               "(as PyTorch's); use weight_decay=0 or a dense gradient")
+        keys, vals = sparse_entries(p, g)
+        if group["maximize"]:
+            vals = -vals
+        flat_update(s, lambda f: T.index_add_(f, 0, keys, vals * vals))
+        std = T.sqrt(s.reshape(-1)[keys])
+        step = vals / (std + float(group["eps"])) * -clr
+        flat_update(p, lambda f: T.index_add_(f, 0, keys, step))
 
 
 # ---- Adadelta -------------------------------------------------------------------------------
