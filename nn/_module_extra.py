@@ -15,7 +15,6 @@ import weakref
 from collections.abc import Callable
 
 import tensor as T
-from autograd import no_grad
 from tensor import Tensor
 
 _BUFFERS: dict[int, tuple] = {}   # id of a tensor made by Buffer(...): (weak ref, persistent)
@@ -66,20 +65,7 @@ class ModuleExtras:
         """fn(t) for every parameter (its .data replaced in place: the same object stays, and
         its .grad is mapped too) and buffer of this module (and, with recurse, its
         descendants); returns self."""
-        if recurse:
-            return self._apply_tensors(fn)
-        with no_grad():
-            for p in self._parameters.values():
-                if p is not None:
-                    new = fn(p)
-                    if new is not p:
-                        p.data = new
-                        if p.grad is not None:
-                            p.grad = fn(p.grad)
-            for k, b in self._buffers.items():
-                if b is not None:
-                    self._buffers[k] = fn(b)
-        return self
+        return self._apply_tensors(fn, recurse)
 
     def to_empty(self, *, device, recurse: bool = True):
         """Give every parameter and buffer new, uninitialised storage of its shape and dtype on

@@ -67,6 +67,18 @@ class StateDictError(ValueError, RuntimeError):
 _EXTRA_STATE = "_extra_state"
 
 
+def load_error(module, lines: list) -> StateDictError:
+    """load_state_dict's error listing `lines` (PyTorch's wording)."""
+    return StateDictError(f"Error(s) in loading state_dict for {module._get_name()}:\n\t"
+                          + "\n\t".join(map(str, lines)))
+
+
+def key_lines(missing: list, unexpected: list) -> list:
+    """The strict check's lines: the missing and the unexpected keys, where there are any."""
+    return [f"{what} key(s) in state_dict: " + ", ".join(map(repr, keys))
+            for what, keys in (("Missing", missing), ("Unexpected", unexpected)) if keys]
+
+
 def _has_extra_state(m) -> bool:
     """Whether m's class overrides get_extra_state (then state_dict stores what it returns)."""
     return type(m).get_extra_state is not StateHooks.get_extra_state
@@ -229,8 +241,7 @@ def load_pre(module, state_dict, strict: bool):
             if _overrides_load(m):
                 m._load_from_state_dict(sd, prefix, local, strict, missing, unexpected, errors)
         if errors:
-            raise StateDictError(f"Error(s) in loading state_dict for {module._get_name()}:\n\t"
-                                 + "\n\t".join(map(str, errors)))
+            raise load_error(module, errors)
     return sd, (strict and not has_post), (strict if has_post else None)
 
 
@@ -244,9 +255,5 @@ def load_post(module, keys, strict_after):
                 raise RuntimeError("load_state_dict post-hook must return None (edit "
                                    "incompatible_keys in place)")
     if strict_after and (keys.missing_keys or keys.unexpected_keys):
-        head = [f"{what} key(s) in state_dict: " + ", ".join(map(repr, ks))
-                for what, ks in (("Missing", keys.missing_keys),
-                                 ("Unexpected", keys.unexpected_keys)) if ks]
-        raise StateDictError(f"Error(s) in loading state_dict for {module._get_name()}:\n\t"
-                             + "\n\t".join(head))
+        raise load_error(module, key_lines(keys.missing_keys, keys.unexpected_keys))
     return keys

@@ -31,7 +31,12 @@ from tensor.capture import watch
 
 from . import _state_hooks as _sh
 from ._module_extra import ModuleExtras, buffer_persistence
-from ._state_hooks import _EXTRA_STATE, RemovableHandle, StateDictError, _has_extra_state
+from ._state_hooks import (  # noqa: F401  (StateDictError re-exported: nn.module's name)
+    _EXTRA_STATE,
+    RemovableHandle,
+    StateDictError,
+    _has_extra_state,
+)
 
 # --------------------------------------------------------------------------- Parameter
 # A parameter is a plain Tensor remembered in this registry, not a Tensor subclass: autograd
@@ -442,10 +447,11 @@ class Module(_sh.StateHooks, ModuleExtras):
         fn(self)
         return self
 
-    def _apply_tensors(self, fn: Callable[[Tensor], Tensor]) -> Module:
-        """Replace each parameter's data (in place, identity kept) and each buffer by fn(t)."""
+    def _apply_tensors(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """Replace each parameter's data (in place, identity kept; its grad mapped too) and each
+        buffer by fn(t), in this module and (recurse) its descendants."""
         with no_grad():
-            for m in self.modules():
+            for m in self.modules() if recurse else (self,):
                 for p in m._parameters.values():
                     if p is None:
                         continue
@@ -576,12 +582,9 @@ class Module(_sh.StateHooks, ModuleExtras):
                 errors.append(f"size mismatch for {k}: copying a tensor of shape {v.shape} from the "
                               f"checkpoint, the shape in the current model is {t.shape}")
         if strict:
-            head = [f"{what} key(s) in state_dict: " + ", ".join(map(repr, keys))
-                    for what, keys in (("Missing", missing), ("Unexpected", unexpected)) if keys]
-            errors = head + errors
+            errors = _sh.key_lines(missing, unexpected) + errors
         if errors:
-            raise StateDictError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
-                                 + "\n\t".join(errors))
+            raise _sh.load_error(self, errors)
         with no_grad():
             for k, t in own.items():
                 if k in state_dict and k not in extra and state_dict[k] is not t:
