@@ -496,12 +496,14 @@ def common_type(*arrays) -> dt.DType:
 # ---------------------------------------------------------------- .npy and .npz files
 
 
-def _to_np(x, op: str):
+def host_array(x, op: str):
+    """x's values as a NumPy array on the host (a copy for a GPU tensor), for NumPy's file and
+    byte forms; a TypeError naming op for a dtype NumPy lacks."""
     t = tensor_arg(x, op)
     if t.dtype.np is None:
-        raise TypeError(f"{op}: {t.dtype.name} has no NumPy dtype for the file; cast it first "
+        raise TypeError(f"{op}: {t.dtype.name} has no NumPy dtype; cast it first "
                         "(e.g. x.astype(float32))")
-    return t.detach().numpy()   # (a copy on the host for a GPU tensor)
+    return t.detach().numpy()
 
 
 @pub()
@@ -515,7 +517,7 @@ def save(file, arr, allow_pickle: bool = True, fix_imports=None) -> None:
     if isinstance(arr, str | os.PathLike) and not isinstance(file, str | os.PathLike):
         raise TypeError("save: the file comes first, save(file, arr), as NumPy's; PyTorch's "
                         "torch.save(obj, f) of any object (a state_dict, a model) is nn.save")
-    np.save(file, _to_np(arr, "save"), allow_pickle=allow_pickle)
+    np.save(file, host_array(arr, "save"), allow_pickle=allow_pickle)
 
 
 def _savez(fn, file, args, kwds, op):
@@ -524,7 +526,7 @@ def _savez(fn, file, args, kwds, op):
         if k in named:
             raise ValueError(f"{op}: cannot use un-named variables and keyword {k}")
         named[k] = v
-    fn(file, **{k: _to_np(v, op) for k, v in named.items()})
+    fn(file, **{k: host_array(v, op) for k, v in named.items()})
 
 
 @pub()

@@ -20,6 +20,7 @@ import math
 from . import dtypes as dt
 from .convert import asarray
 from .numpy_extra2 import pub
+from .numpy_extra3 import host_array
 from .printopts import OPTS as _OPTS
 from .printopts import array2string_kwargs
 from .sorting import tensor_arg
@@ -121,7 +122,7 @@ def _host_array(a, op: str):
     t = tensor_arg(a, op)
     if t.dtype is dt.bfloat16:   # (NumPy has no bfloat16: its values are exact in float32)
         t = t.astype(dt.float32)
-    return t.detach().numpy()
+    return host_array(t, op)
 
 
 @pub()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import operator
 
 from . import dtypes as dt
+from . import elementwise as ew
 from . import numpy_extra3 as _np3
 from . import torch_extra2 as X2
 from ._tensor import Tensor
@@ -27,11 +28,6 @@ from .linalg import _funcs as LA  # not the package, whose __getattr__ reaches p
 from .optable import T as P  # tensor's public (recorded) functions
 
 _pub, _t = X2._pub, X2._tensor
-
-
-def _same_device(name: str, *ts) -> None:
-    if len({t.device for t in ts}) > 1:
-        raise ValueError(f"{name}: tensors are on different devices: {', '.join(str(t.device) for t in ts)}")
 
 
 @_pub("broadcast_tensors", method=False)
@@ -57,7 +53,7 @@ _pub("dsplit")(_np3.dsplit)
 
 def _float_pair(name: str, x1, x2):
     x1, x2 = _t(x1, name), _t(x2, name)
-    _same_device(name, x1, x2)
+    ew.same_device(name, (x1, x2))
     for x in (x1, x2):
         if x.dtype.kind not in "fc":
             raise TypeError(f"{name}: expects floating-point tensors, got {x1.dtype.name} and "
@@ -172,7 +168,7 @@ def fill(input, value) -> Tensor:
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError(f"fill: value must be a number or a one-element tensor, got shape {value.shape}")
-        _same_device("fill", x, value)
+        ew.same_device("fill", (x, value))
         return P.contiguous(P.broadcast_to(P.astype(P.reshape(value, ()), x.dtype, False), x.shape))
     return full_like(x, value)
 
@@ -362,10 +358,7 @@ def sum_to_size(self, *size) -> Tensor:
 @_method
 def tobytes(self, order: str = "C") -> bytes:
     """The raw bytes of the values in C (or 'F') order, as NumPy's ndarray.tobytes (host copy)."""
-    x = _t(self, "tobytes")
-    if x.dtype.np is None:
-        raise TypeError(f"tobytes: {x.dtype.name} has no NumPy dtype; cast it first")
-    return x.detach().numpy().tobytes(order=order)
+    return _np3.host_array(_t(self, "tobytes"), "tobytes").tobytes(order=order)
 
 
 @_method
@@ -374,9 +367,7 @@ def tofile(self, fid, sep: str = "", format: str = "%s") -> None:  # noqa: A002 
     x = _t(self, "tofile")
     if not isinstance(fid, str | bytes) and not hasattr(fid, "write") and not hasattr(fid, "__fspath__"):
         raise TypeError(f"tofile: fid must be a file name or an open file, got {type(fid).__name__}")
-    if x.dtype.np is None:
-        raise TypeError(f"tofile: {x.dtype.name} has no NumPy dtype; cast it first")
-    x.detach().numpy().tofile(fid, sep=sep, format=format)
+    _np3.host_array(x, "tofile").tofile(fid, sep=sep, format=format)
 
 
 X2.METHODS["is_cpu"] = property(lambda self: not self.is_cuda, doc="Whether on the CPU (not CUDA).")
