@@ -15,6 +15,12 @@ from ._ops import pub
 _INT64_MAX = 2 ** 63 - 1
 
 
+def _fits_int64(a: np.ndarray, op: str, what: str) -> None:
+    """Unsigned index values past int64 raise rather than wrap to negative ones."""
+    if a.dtype.kind == "u" and a.size and int(a.max()) > _INT64_MAX:
+        raise IndexError(f"{op}: {what} value {int(a.max())} does not fit int64")
+
+
 def as_index(x, op: str, what: str, device) -> Tensor:
     """x as an int64 tensor on device that no one else holds (a caller's tensor is copied, so a
     later write to it cannot change what was checked). Unsigned values past int64 raise rather
@@ -22,17 +28,14 @@ def as_index(x, op: str, what: str, device) -> Tensor:
     given = x
     if not isinstance(x, Tensor):
         a = np.asarray(x)
-        if a.dtype.kind == "u" and a.size and int(a.max()) > _INT64_MAX:
-            raise IndexError(f"{op}: {what} value {int(a.max())} does not fit int64")
+        _fits_int64(a, op, what)
         x = pub("asarray")(a.astype(np.int64) if a.dtype.kind in "iu" or a.size == 0 else a,
                            device=device)
     if x.dtype.kind not in "iu":
         raise TypeError(f"{op}: {what} must be integers, got {x.dtype.name}")
     if x.dtype is not dt.int64:
         if x.dtype is dt.uint64:
-            h = x.numpy()
-            if h.size and int(h.max()) > _INT64_MAX:
-                raise IndexError(f"{op}: {what} value {int(h.max())} does not fit int64")
+            _fits_int64(x.numpy(), op, what)
         x = x.astype(dt.int64)
     if device is not None and x.device != device:
         x = x.to_device(device)
