@@ -18,6 +18,7 @@ from .backend import backend_for
 from .convert import _dtype_or, _fill_scalar, asarray
 from .device import device as parse_device
 from .elementwise import _scalar_operand, copy_into, empty_tensor, run
+from .views import int_sizes
 
 
 def _shape(shape, op: str) -> tuple:
@@ -25,13 +26,7 @@ def _shape(shape, op: str) -> tuple:
         shape = tuple(shape)
     if isinstance(shape, int) or hasattr(shape, "__index__"):
         shape = (shape,)
-    try:
-        shape, given = tuple(operator.index(s) for s in shape), shape
-    except TypeError:
-        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
-    if any(type(s) is not int and isinstance(s, bool | np.bool_) for s in given):
-        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {given!r} (a bool is "
-                        "not a size, as in NumPy and PyTorch)")
+    shape = int_sizes(shape, op, "an int or a sequence of ints")
     if any(s < 0 for s in shape):
         raise ValueError(f"{op}: negative dimensions are not allowed: {shape}")
     return shape

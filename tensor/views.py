@@ -44,16 +44,23 @@ def _operand(x, op: str) -> Tensor:
     return asarray(x)
 
 
+def int_sizes(shape, op: str, what: str = "a sequence of integers") -> tuple:
+    """The sizes of a sequence as ints (anything with __index__), a TypeError naming op
+    otherwise; a bool is not a size (NumPy and PyTorch refuse it too)."""
+    try:
+        items = tuple(shape)
+        out = tuple(operator.index(s) for s in items)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be {what}, got {shape!r}") from None
+    if any(isinstance(s, bool | np.bool_) for s in items):
+        raise TypeError(f"{op}: shape must be {what}, got {shape!r} (a bool is not a size)")
+    return out
+
+
 def _shape_arg(shape, op: str) -> tuple:
     if len(shape) == 1 and not isinstance(shape[0], int) and not hasattr(shape[0], "__index__"):
         shape = shape[0]
-    try:
-        out = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r}") from None
-    if any(type(s) is not int and isinstance(s, bool | np.bool_) for s in shape):
-        raise TypeError(f"{op}: shape must be a sequence of integers, got {shape!r} (a bool is not a size)")
-    return out
+    return int_sizes(shape, op)
 
 
 def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
