@@ -11,26 +11,19 @@ way to declare a buffer by assignment (`self.mean = nn.Buffer(t, persistent=Fals
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Callable
 
 import tensor as T
 from tensor import Tensor
 
-_BUFFERS: dict[int, tuple] = {}   # id of a tensor made by Buffer(...): (weak ref, persistent)
+from ._marks import TensorMarks
 
-
-def _forget(key: int):
-    def cb(ref):
-        if _BUFFERS.get(key, (None,))[0] is ref:
-            del _BUFFERS[key]
-    return cb
+_BUFFERS = TensorMarks()   # a tensor made by Buffer(...): its persistent flag
 
 
 def buffer_persistence(obj) -> bool | None:
     """The `persistent` flag of a tensor made by Buffer(...), None for anything else."""
-    e = _BUFFERS.get(id(obj)) if type(obj) is Tensor else None
-    return None if e is None or e[0]() is not obj else e[1]
+    return _BUFFERS.value(obj) if type(obj) is Tensor else None
 
 
 class _BufferMeta(type):
@@ -54,8 +47,7 @@ class Buffer(metaclass=_BufferMeta):
         t = T.empty(0, dtype=T.float32) if data is None else data
         if not isinstance(t, Tensor):
             raise TypeError(f"Buffer: data must be a Tensor, got {type(t).__name__}")
-        _BUFFERS[id(t)] = (weakref.ref(t, _forget(id(t))), bool(persistent))
-        return t
+        return _BUFFERS.mark(t, bool(persistent))
 
 
 class ModuleExtras:

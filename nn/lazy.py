@@ -18,36 +18,25 @@ materialises its parameters with the loaded shapes.
 """
 from __future__ import annotations
 
-import weakref
-
 import tensor as T
 from autograd import no_grad
 from tensor import Tensor
 
+from ._marks import TensorMarks
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .layers_extra import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 from .module import Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 
-_UNINIT: dict[int, weakref.ref] = {}   # placeholders not materialised yet
-
-
-def _forget(key: int):
-    def cb(ref):
-        if _UNINIT.get(key) is ref:
-            del _UNINIT[key]
-    return cb
+_UNINIT = TensorMarks()   # placeholders not materialised yet
 
 
 def is_uninitialized(t) -> bool:
-    r = _UNINIT.get(id(t))
-    return r is not None and r() is t
+    return _UNINIT.value(t) is not None
 
 
-def _mark(t: Tensor) -> Tensor:
-    _UNINIT[id(t)] = weakref.ref(t, _forget(id(t)))
-    return t
+_mark = _UNINIT.mark
 
 
 class _UninitMeta(type):
@@ -63,7 +52,7 @@ def materialize(t: Tensor, shape, device=None, dtype=None) -> Tensor:
                            "uninitialized parameter or buffer")
     with no_grad():
         t.data = T.empty(tuple(shape), dtype=dtype or t.dtype, device=device or t.device)
-    del _UNINIT[id(t)]
+    _UNINIT.unmark(t)
     return t
 
 
@@ -311,9 +300,8 @@ def _lazy_norm(base: type, affine: bool, track: bool) -> type:
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = affine,
                  track_running_stats: bool = track, device=None, dtype=None, *,
                  bias: bool = True) -> None:
-        base.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
-        if not bias:
-            self._parameters["bias"] = None
+        base.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype,
+                      bias=bias)
         self._make_lazy(("weight", "bias"), self._stats)
     name = "Lazy" + base.__name__
     doc = f"{base.__name__} whose num_features is the channel size of its first input."

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -30,6 +29,7 @@ from tensor import Tensor, _hook
 from tensor.capture import watch
 
 from . import _state_hooks as _sh
+from ._marks import TensorMarks
 from ._module_extra import ModuleExtras, buffer_persistence
 from ._state_hooks import (  # noqa: F401  (StateDictError re-exported: nn.module's name)
     _EXTRA_STATE,
@@ -41,22 +41,12 @@ from ._state_hooks import (  # noqa: F401  (StateDictError re-exported: nn.modul
 # --------------------------------------------------------------------------- Parameter
 # A parameter is a plain Tensor remembered in this registry, not a Tensor subclass: autograd
 # records only `type(x) is Tensor` inputs, so a subclass would silently drop out of the graph.
-_PARAMS: dict[int, weakref.ref] = {}
-
-
-def _forget(key: int):
-    def cb(ref):
-        if _PARAMS.get(key) is ref:
-            del _PARAMS[key]
-    return cb
+_PARAMS = TensorMarks()
 
 
 def is_parameter(obj: Any) -> bool:
     """True for tensors created by Parameter(...)."""
-    if type(obj) is not Tensor:
-        return False
-    r = _PARAMS.get(id(obj))
-    return r is not None and r() is obj
+    return type(obj) is Tensor and _PARAMS.value(obj) is not None
 
 
 class _ParameterMeta(type):
@@ -84,8 +74,7 @@ class Parameter(metaclass=_ParameterMeta):
         t = data.detach()
         if requires_grad:
             t.requires_grad_(True)
-        _PARAMS[id(t)] = weakref.ref(t, _forget(id(t)))
-        return t
+        return _PARAMS.mark(t)
 
 
 # --------------------------------------------------------------------------- hooks, errors
@@ -614,7 +603,7 @@ class Module(_sh.StateHooks, ModuleExtras):
         self.__dict__.update(state)
         for p in self.__dict__.get("_parameters", {}).values():
             if p is not None and not is_parameter(p):
-                _PARAMS[id(p)] = weakref.ref(p, _forget(id(p)))
+                _PARAMS.mark(p)
 
     def __deepcopy__(self, memo: dict) -> Module:
         """copy.deepcopy(model): parameters (still Parameters), their grads and buffers copied;
