@@ -190,12 +190,7 @@ class _BatchNorm(Module):
         if input.ndim not in self._dims or input.shape[1] != self.num_features:
             raise ValueError(f"{name}: expected input of shape "
                              f"{self._layout.format(c=self.num_features)}, got {tuple(input.shape)}")
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            with no_grad():
-                self.num_batches_tracked.copy_(self.num_batches_tracked + 1)
-            if self.momentum is None:  # a cumulative average
-                factor = 1.0 / int(self.num_batches_tracked.item())
+        factor = self._momentum_factor()
         use_batch = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
         try:
@@ -204,6 +199,18 @@ class _BatchNorm(Module):
                               use_batch, factor, self.eps)
         except ValueError as e:
             raise ValueError(str(e).replace("batch_norm:", f"{name}:", 1)) from None
+
+    def _momentum_factor(self) -> float:
+        """The running statistics' update factor of this forward: momentum, or with momentum
+        None a cumulative average (1 / the batches counted); a training forward that tracks
+        statistics counts its batch in num_batches_tracked first."""
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.copy_(self.num_batches_tracked + 1)
+            if self.momentum is None:
+                factor = 1.0 / int(self.num_batches_tracked.item())
+        return factor
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "

@@ -21,9 +21,10 @@ import tensor as T
 from autograd import no_grad
 from tensor import Tensor
 
+from . import _functional as F
 from .layers_extra import _InstanceNorm
 from .module import Module
-from .normalization import _BatchNorm
+from .normalization import _BatchNorm, batch_norm
 
 
 def _group_size(group) -> int:
@@ -69,24 +70,19 @@ class SyncBatchNorm(_BatchNorm):
         if total <= 1:
             raise ValueError(f"SyncBatchNorm: expected more than 1 value per channel over the "
                              f"group when training, got {int(total)}")
-        mean = DF.all_reduce(T.sum(input, axis=axes), group=group) / total
+        xs = F.wide_stats(input)   # (float32 statistics of 16-bit inputs, as batch_norm's)
+        mean = DF.all_reduce(T.sum(xs, axis=axes), group=group) / total
         shape = (1, c) + (1,) * (input.ndim - 2)
-        centred = input - mean.reshape(shape)
+        centred = xs - mean.reshape(shape)
         var = DF.all_reduce(T.sum(centred * centred, axis=axes), group=group) / total
         if self.track_running_stats and self.running_mean is not None:
+            f = self._momentum_factor()
             with no_grad():
-                self.num_batches_tracked.copy_(self.num_batches_tracked + 1)
-                f = (1.0 / int(self.num_batches_tracked.item()) if self.momentum is None
-                     else self.momentum)
                 self.running_mean.copy_((1 - f) * self.running_mean + f * mean.detach())
                 unbiased = var.detach() * (total / (total - 1))
                 self.running_var.copy_((1 - f) * self.running_var + f * unbiased)
-        y = centred / T.sqrt(var + self.eps).reshape(shape)
-        if self.weight is not None:
-            y = y * self.weight.reshape(shape)
-        if self.bias is not None:
-            y = y + self.bias.reshape(shape)
-        return y
+        # normalized with the group's statistics as batch_norm normalizes with given ones
+        return batch_norm(input, mean, var, self.weight, self.bias, False, 0.0, self.eps)
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
