@@ -98,6 +98,15 @@ def _bytes_tensor(be, data: bytes, size: int):
     return T.asarray(a, device=be.buffer_device())
 
 
+def gathered_sizes(g, nbytes: int) -> list:
+    """Every group rank's byte count (an all-gather of one int64 each)."""
+    import tensor as T
+    dev, w = g.backend.buffer_device(), g.size()
+    out = T.zeros((w,), dtype=T.int64, device=dev)
+    C.all_gather_into_tensor(out, T.asarray([nbytes], dtype=T.int64, device=dev), g)
+    return [int(s) for s in out.tolist()]
+
+
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """object_list[r] = rank r's obj (pickled: objects every rank can unpickle; as PyTorch,
     only for trusted peers). object_list must have one entry per rank; filled in place."""
@@ -111,12 +120,9 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
         raise ValueError(f"{what}: object_list must be a list of {w} entries (one per rank), got "
                          f"{got}")
     data = pickle.dumps(obj)
-    dev = be.buffer_device()
-    sizes = T.zeros((w,), dtype=T.int64, device=dev)
-    C.all_gather_into_tensor(sizes, T.asarray([len(data)], dtype=T.int64, device=dev), g)
-    sizes = [int(s) for s in sizes.tolist()]
+    sizes = gathered_sizes(g, len(data))
     m = max(sizes)
-    every = T.zeros((w * m,), dtype=T.uint8, device=dev)
+    every = T.zeros((w * m,), dtype=T.uint8, device=be.buffer_device())
     C.all_gather_into_tensor(every, _bytes_tensor(be, data, m), g)
     raw = every.numpy().tobytes()
     for r in range(w):

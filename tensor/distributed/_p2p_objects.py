@@ -36,15 +36,6 @@ def batch_isend_irecv(p2p_op_list) -> list:
     return [p.op(p.tensor, p.peer, p.group, p.tag) for p in ops]
 
 
-def _sizes(g, nbytes: int) -> list:
-    """Every group rank's byte count (an all-gather of one int64 each)."""
-    import tensor as T
-    dev, w = g.backend.buffer_device(), g.size()
-    out = T.zeros((w,), dtype=T.int64, device=dev)
-    C.all_gather_into_tensor(out, T.asarray([nbytes], dtype=T.int64, device=dev), g)
-    return [int(s) for s in out.tolist()]
-
-
 def gather_object(obj, object_gather_list=None, dst: int = 0, group=None) -> None:
     """object_gather_list[r] = rank r's obj on global rank dst (a list of one entry per rank
     there, filled in place; None on the other ranks)."""
@@ -57,7 +48,7 @@ def gather_object(obj, object_gather_list=None, dst: int = 0, group=None) -> Non
         raise ValueError(f"{what}: on the destination rank {dst}, object_gather_list must be a "
                          f"list of {w} entries (one per rank), got {object_gather_list!r:.60}")
     data = pickle.dumps(obj)
-    sizes = _sizes(g, len(data))
+    sizes = _more.gathered_sizes(g, len(data))
     m = max(sizes)
     parts = [T.zeros((m,), dtype=T.uint8, device=be.buffer_device()) for _ in range(w)] \
         if mine else None
