@@ -101,9 +101,8 @@ def stft(input, n_fft: int, hop_length=None, win_length=None, window=None, cente
     if n_fft > length:
         raise ValueError(f"{op}: expected 0 < n_fft <= {length} (the padded signal length), got "
                          f"n_fft={n_fft}")
-    n_frames = 1 + (length - n_fft) // hop
-    frames = P.take(x, _frame_index(n_frames, hop, n_fft, x.device), axis=-1)   # (B, frames, n_fft)
-    frames = P.multiply(frames, w)
+    # (B, 1 + (length - n_fft) // hop, n_fft): the frames as a zero-copy view, windowed
+    frames = P.multiply(x.unfold(-1, n_fft, hop), w)
     norm = "ortho" if normalized else "backward"
     spec = F.rfft(frames, axis=-1, norm=norm) if onesided else F.fft(frames, axis=-1, norm=norm)
     spec = P.swapaxes(spec, -1, -2)
