@@ -16,7 +16,7 @@ from typing import NamedTuple
 from . import dtypes as dt
 from . import torch_extra2 as X2
 from ._tensor import Tensor
-from .creation import arange, zeros
+from .creation import zeros
 from .linalg import _funcs as LA  # not the package, whose __getattr__ reaches public.py
 from .optable import T as P  # tensor's public (recorded) functions
 
@@ -47,11 +47,6 @@ def _matrix(x, name: str) -> Tensor:
     return x
 
 
-def _mh(x: Tensor) -> Tensor:
-    m = P.matrix_transpose(x)
-    return P.conj(m) if x.dtype.kind == "c" else m
-
-
 @_pub("svd")
 def svd(input, some: bool = True, compute_uv: bool = True) -> SVD:
     """(U, S, V) with input = U diag(S) V^H, S descending (PyTorch's torch.svd: V, not linalg.svd's
@@ -63,7 +58,7 @@ def svd(input, some: bool = True, compute_uv: bool = True) -> SVD:
         return SVD(zeros(x.shape[:-2] + (m, m), dtype=x.dtype, device=x.device), S,
                    zeros(x.shape[:-2] + (n, n), dtype=x.dtype, device=x.device))
     U, S, Vh = LA.svd(x, full_matrices=not some)
-    return SVD(U, S, _mh(Vh))
+    return SVD(U, S, X2._mh(Vh))   # (Tensor.mH)
 
 
 @_pub("triangular_solve")
@@ -101,17 +96,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
     not asked for (unpack_data / unpack_pivots False) is an empty tensor, as PyTorch's."""
     LU = _matrix(LU_data, "lu_unpack")
     piv = _t(LU_pivots, "lu_unpack")
-    m, n = LU.shape[-2:]
-    k = min(m, n)
     empty = zeros((0,), dtype=LU.dtype, device=LU.device)
-    if unpack_data:
-        eye = P.astype(P.equal(P.expand_dims(arange(m, device=LU.device), 1),
-                               P.expand_dims(arange(k, device=LU.device), 0)), LU.dtype)
-        L = P.add(P.tril(P.getitem(LU, (Ellipsis, slice(None), slice(0, k))), -1), eye)
-        U = P.triu(P.getitem(LU, (Ellipsis, slice(0, k), slice(None))))
-    else:
-        L = U = empty
-    Pm = LA._perm_matrix(piv, m, LU) if unpack_pivots else empty
+    L, U = LA.lu_parts(LU) if unpack_data else (empty, empty)
+    Pm = LA._perm_matrix(piv, LU.shape[-2], LU) if unpack_pivots else empty
     return LUUnpack(Pm, L, U)
 
 

@@ -134,11 +134,16 @@ def lu(A, *, pivot: bool = True) -> LUResult:
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n), k = min(m, n)."""
     A = as_matrix(A, "lu")
     LU, piv = lu_factor(A, pivot=pivot)
-    m, n = A.shape[-2:]
+    L, U = lu_parts(LU)
+    return LUResult(_perm_matrix(piv, A.shape[-2], LU), L, U)
+
+
+def lu_parts(LU: Tensor) -> tuple:
+    """(L, U) of lu_factor's packed LU (m x n): L unit lower (m x k), U upper (k x n),
+    k = min(m, n)."""
+    m, n = LU.shape[-2:]
     k = min(m, n)
-    L = T.tril(LU[..., :, :k], -1) + _eye_like(A, m, k)
-    U = T.triu(LU[..., :k, :])
-    return LUResult(_perm_matrix(piv, m, LU), L, U)
+    return T.tril(LU[..., :, :k], -1) + _eye_like(LU, m, k), T.triu(LU[..., :k, :])
 
 
 def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:
