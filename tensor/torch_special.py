@@ -54,8 +54,9 @@ def _operands(a, x, op: str):
     return a64, x64, d
 
 
-def _converged(err: Tensor, tol: float) -> bool:
-    return err.numel() == 0 or bool(P.all(P.less_equal(err, tol)))
+def _all(mask: Tensor) -> bool:
+    """Whether every element has converged (a host read: the loops check every few steps)."""
+    return mask.numel() == 0 or bool(P.all(mask))
 
 
 def _series(a: Tensor, x: Tensor) -> Tensor:
@@ -67,7 +68,7 @@ def _series(a: Tensor, x: Tensor) -> Tensor:
         an = P.add(an, 1.0)
         term = P.multiply(term, P.divide(x, an))
         total = P.add(total, term)
-        if i % _CHECK_EVERY == 0 and _converged(P.divide(P.abs(term), P.abs(total)), _EPS / 8):
+        if i % _CHECK_EVERY == 0 and _all(P.less_equal(P.divide(P.abs(term), P.abs(total)), _EPS / 8)):
             break
     return total
 
@@ -91,7 +92,7 @@ def _fraction(a: Tensor, x: Tensor) -> Tensor:
         # converged elements keep their h: more factors of delta ~ 1 only add rounding
         h = P.where(done, h, P.multiply(h, delta))
         done = P.logical_or(done, P.less_equal(P.abs(P.subtract(delta, 1.0)), _EPS))
-        if i % _CHECK_EVERY == 0 and (done.numel() == 0 or bool(P.all(done))):
+        if i % _CHECK_EVERY == 0 and _all(done):
             break
     return h
 
