@@ -114,8 +114,8 @@ def polyint(p, m: int = 1, k=None) -> Tensor:
     for c in ks:
         n = p.shape[0]
         div = arange(n, 0, -1, dtype=fd, device=p.device)
-        p = P.concatenate([P.divide(p, div), P.reshape(cast(tensor_arg(c, "polyint", p.device),
-                                                            P.divide(p, div).dtype), (1,))])
+        q = P.divide(p, div)
+        p = P.concatenate([q, P.reshape(cast(tensor_arg(c, "polyint", p.device), q.dtype), (1,))])
     return p
 
 
