@@ -173,8 +173,11 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+_threshold = threshold   # (threshold_'s parameter of that name hides the function)
+
+
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    return _threshold(input, threshold, value, inplace=True)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
