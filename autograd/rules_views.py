@@ -109,7 +109,7 @@ def _ravel_vjp(ctx, g):
     x = ctx.args[0]
     if params("ravel", ctx)["order"] == "F":   # the elements of x's transpose, in order
         return (fit(T.transpose(g.reshape(tuple(x.shape)[::-1])), x),) + (None,) * (len(ctx.args) - 1)
-    return (fit(g.reshape(x.shape), x),) + (None,) * (len(ctx.args) - 1)
+    return reshape_back(ctx, g)
 
 
 register("ravel", _ravel_vjp)
