@@ -270,7 +270,7 @@ def _unscale_grads(params: list, inv: float, found: Tensor) -> None:
             continue
         if g.grad_fn is not None:   # a .grad made with create_graph: scaled as data
             g = p.grad = g.detach()
-        if g._ro is not None or g._storage.readonly:
+        if not g.flags.writeable:
             c = p.grad = g.astype(g.dtype, copy=True)
             grads.append(c)
         elif g.is_contiguous():
