@@ -45,27 +45,27 @@ def _float(x, op: str) -> Tensor:
 # ---------------------------------------------------------------- linear
 
 
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias over any leading dims: x (..., in), weight (out, in), bias (out,).
 
     >>> import tensor as T
     >>> linear(T.ones((2, 3)), T.ones((4, 3)), T.zeros(4)).shape
     (2, 4)
     """
-    _tensor(x, "linear")
+    _tensor(input, "linear")
     _tensor(weight, "linear")
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{weight.shape}")
-    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: input shape {x.shape} does not end in in_features="
+    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input shape {input.shape} does not end in in_features="
                          f"{weight.shape[1]} (weight shape {weight.shape})")
     if bias is not None and bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias shape {bias.shape} != (out_features,) = "
                          f"({weight.shape[0]},)")
-    if x.ndim >= 2:   # one recorded node, one 2-D GEMM over every leading row
-        return _fused_ops.linear_node(x, weight, bias)
-    y = x @ weight.T
+    if input.ndim >= 2:   # one recorded node, one 2-D GEMM over every leading row
+        return _fused_ops.linear_node(input, weight, bias)
+    y = input @ weight.T
     return y if bias is None else y + bias
 
 
@@ -83,40 +83,40 @@ def _result(x: Tensor, fn, inplace: bool, reads_input: bool = True) -> Tensor:
     return x.copy_(fn(T.clone(x) if keep else x))
 
 
-def relu(x: Tensor, inplace: bool = False) -> Tensor:
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0); the gradient at 0 is 0 and NaN stays NaN, as PyTorch's."""
-    _tensor(x, "relu")
-    if x.dtype.kind == "f":   # one graph node, which keeps its output, not x
-        return _result(x, _fused_ops.relu_op, inplace, reads_input=False)
-    return _result(x, lambda v: T.where(v <= 0, 0, v), inplace)
+    _tensor(input, "relu")
+    if input.dtype.kind == "f":   # one graph node, which keeps its output, not x
+        return _result(input, _fused_ops.relu_op, inplace, reads_input=False)
+    return _result(input, lambda v: T.where(v <= 0, 0, v), inplace)
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
-    _float(x, "leaky_relu")
-    return _result(x, lambda v: T.where(v > 0, v, v * negative_slope), inplace)
+    _float(input, "leaky_relu")
+    return _result(input, lambda v: T.where(v > 0, v, v * negative_slope), inplace)
 
 
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (exact, with erf) or its tanh approximation (approximate='tanh')."""
-    _float(x, "gelu")
+    _float(input, "gelu")
     if approximate in ("none", "tanh"):
-        return _fused_ops.gelu_op(x, approximate)   # one graph node
+        return _fused_ops.gelu_op(input, approximate)   # one graph node
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
-def silu(x: Tensor, inplace: bool = False) -> Tensor:
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    _float(x, "silu")
-    return _result(x, lambda v: v * T.sigmoid(v), inplace)
+    _float(input, "silu")
+    return _result(input, lambda v: v * T.sigmoid(v), inplace)
 
 
-def tanh(x: Tensor) -> Tensor:
-    return T.tanh(_tensor(x, "tanh"))
+def tanh(input: Tensor) -> Tensor:
+    return T.tanh(_tensor(input, "tanh"))
 
 
-def sigmoid(x: Tensor) -> Tensor:
-    return T.sigmoid(_tensor(x, "sigmoid"))
+def sigmoid(input: Tensor) -> Tensor:
+    return T.sigmoid(_tensor(input, "sigmoid"))
 
 
 def _softmax_dim(ndim: int) -> int:
@@ -140,28 +140,28 @@ def wide_stats(x: Tensor) -> Tensor:
 
 
 @autocast_op("softmax")
-def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed stably in one fused pass per row.
 
     >>> import tensor as T
     >>> softmax(T.tensor([0.0, 0.0]), dim=0).tolist()
     [0.5, 0.5]
     """
-    x, dim = _softmax_in(x, dim, dtype, "softmax")
-    return _fused.softmax(x, dim)
+    input, dim = _softmax_in(input, dim, dtype, "softmax")
+    return _fused.softmax(input, dim)
 
 
 @autocast_op("log_softmax")
-def log_softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """x - logsumexp(x) along dim, in one fused pass per row."""
-    x, dim = _softmax_in(x, dim, dtype, "log_softmax")
-    return _fused.log_softmax(x, dim)
+    input, dim = _softmax_in(input, dim, dtype, "log_softmax")
+    return _fused.log_softmax(input, dim)
 
 
 # ---------------------------------------------------------------- normalisation, dropout
 
 
-def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) * weight + bias over the trailing `normalized_shape`.
 
@@ -169,27 +169,27 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     >>> [round(v, 4) for v in layer_norm(T.tensor([1.0, 2.0, 3.0]), 3).tolist()]
     [-1.2247, 0.0, 1.2247]
     """
-    _float(x, "layer_norm")
+    _float(input, "layer_norm")
     ns = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else \
         tuple(int(n) for n in normalized_shape)
-    if not ns or x.shape[x.ndim - len(ns):] != ns or x.ndim < len(ns):
+    if not ns or input.shape[input.ndim - len(ns):] != ns or input.ndim < len(ns):
         raise ValueError(f"layer_norm: normalized_shape {ns} does not match the trailing dims "
-                         f"of input shape {x.shape}")
+                         f"of input shape {input.shape}")
     for name, p in (("weight", weight), ("bias", bias)):
         if p is None:
             continue
         if p.shape != ns:
             raise ValueError(f"layer_norm: {name} shape {p.shape} != normalized_shape {ns}")
-        if p.dtype is not x.dtype and not (x.dtype.itemsize == 2 and p.dtype is T.float32):
-            raise TypeError(f"layer_norm: {name} is {p.dtype.name} but input is {x.dtype.name}")
-    if x.dtype.itemsize == 2:  # 16-bit input, float32 parameters (mixed precision)
-        weight = None if weight is None else weight.astype(x.dtype, copy=False)
-        bias = None if bias is None else bias.astype(x.dtype, copy=False)
-    y, _, _ = _fused.layer_norm(x, weight, bias, len(ns), float(eps))
+        if p.dtype is not input.dtype and not (input.dtype.itemsize == 2 and p.dtype is T.float32):
+            raise TypeError(f"layer_norm: {name} is {p.dtype.name} but input is {input.dtype.name}")
+    if input.dtype.itemsize == 2:  # 16-bit input, float32 parameters (mixed precision)
+        weight = None if weight is None else weight.astype(input.dtype, copy=False)
+        bias = None if bias is None else bias.astype(input.dtype, copy=False)
+    y, _, _ = _fused.layer_norm(input, weight, bias, len(ns), float(eps))
     return y
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 
     The mask is rand(x.shape) >= p from tensor.random's default generator, so
@@ -199,15 +199,15 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     >>> dropout(T.ones(4), 0.5, training=False).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
-    _tensor(x, "dropout")
+    _tensor(input, "dropout")
     if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
-        return x
-    _float(x, "dropout")
-    keep = _random.rand(*x.shape, dtype=T.float32, device=x.device) >= p
+        return input
+    _float(input, "dropout")
+    keep = _random.rand(*input.shape, dtype=T.float32, device=input.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    return _result(x, lambda v: v * (keep.astype(v.dtype) * scale), inplace)
+    return _result(input, lambda v: v * (keep.astype(v.dtype) * scale), inplace)
 
 
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
@@ -248,6 +248,23 @@ def check_reduction(reduction: str, op: str) -> None:
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def weighted_loss(loss: Tensor, weight, input: Tensor, reduction: str, op: str,
+                  by_weight: bool) -> Tensor:
+    """An elementwise loss scaled by weight (input's shape) where given, then reduced; 'mean'
+    divides by the weights' sum where by_weight (PyTorch's mse / l1 losses), else by the
+    count (its huber loss)."""
+    check_reduction(reduction, op)
+    if weight is None:
+        return _reduce(loss, reduction, op)
+    _tensor(weight, op)
+    if weight.shape != input.shape:
+        raise ValueError(f"{op}: weight shape {weight.shape} != input shape {input.shape}")
+    loss = loss * weight
+    if reduction == "mean" and by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction, op)
+
+
 def _same(x, target, op: str) -> None:
     """Elementwise losses: input and target of one shape and one floating dtype."""
     _float(x, op)
@@ -260,8 +277,10 @@ def _same(x, target, op: str) -> None:
 
 
 @autocast_op("mse_loss")
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """(input - target)^2, reduced.
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """(input - target)^2, reduced; weight (input's shape) scales each element, and 'mean'
+    then divides by the weights' sum, as PyTorch's.
 
     >>> import tensor as T
     >>> mse_loss(T.tensor([1.0, 3.0]), T.tensor([0.0, 0.0])).item()
@@ -269,14 +288,15 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """
     _same(input, target, "mse_loss")
     d = input - target
-    return _reduce(d * d, reduction, "mse_loss")
+    return weighted_loss(d * d, weight, input, reduction, "mse_loss", by_weight=True)
 
 
 @autocast_op("l1_loss")
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """|input - target|, reduced."""
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """|input - target|, reduced; weight as mse_loss's."""
     _same(input, target, "l1_loss")
-    return _reduce(T.abs(input - target), reduction, "l1_loss")
+    return weighted_loss(T.abs(input - target), weight, input, reduction, "l1_loss", by_weight=True)
 
 
 def _class_weight(weight, c: int, x: Tensor, op: str):

@@ -26,7 +26,7 @@ from autograd.grad_mode import no_grad
 from tensor import Tensor
 from tensor.amp import autocast_op
 
-from ._functional import _float, _reduce, _result, _same, _tensor, check_reduction, softmax
+from ._functional import _float, _reduce, _result, _same, _tensor, check_reduction, softmax, weighted_loss
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -84,7 +84,7 @@ def _relu_min(z: Tensor) -> Tensor:
 
 
 @autocast_op("softplus")
-def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's linear
     region).
 
@@ -92,10 +92,10 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     >>> [round(v, 4) for v in softplus(T.tensor([0.0, 30.0])).tolist()]
     [0.6931, 30.0]
     """
-    _float(x, "softplus")
-    z = x * beta if beta != 1 else x
+    _float(input, "softplus")
+    z = input * beta if beta != 1 else input
     sp = _softplus(z)
-    return T.where(z > threshold, x, sp / beta if beta != 1 else sp)
+    return T.where(z > threshold, input, sp / beta if beta != 1 else sp)
 
 
 def _elu(x: Tensor, alpha: float, scale: float, input_scale: float, inplace: bool,
@@ -111,21 +111,21 @@ def _elu(x: Tensor, alpha: float, scale: float, input_scale: float, inplace: boo
     return _result(x, f, inplace)
 
 
-def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1); the gradient at 0 is alpha."""
-    return _elu(x, alpha, 1.0, 1.0, inplace, "elu")
+    return _elu(input, alpha, 1.0, 1.0, inplace, "elu")
 
 
-def selu(x: Tensor, inplace: bool = False) -> Tensor:
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants alpha ~ 1.6733, scale ~ 1.0507."""
-    return _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace, "selu")
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace, "selu")
 
 
-def celu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise ValueError("celu: alpha cannot be 0")
-    return _elu(x, alpha, 1.0, 1.0 / alpha, inplace, "celu")
+    return _elu(input, alpha, 1.0, 1.0 / alpha, inplace, "celu")
 
 
 def _hardtanh(v: Tensor, lo: float, hi: float) -> Tensor:
@@ -133,108 +133,108 @@ def _hardtanh(v: Tensor, lo: float, hi: float) -> Tensor:
     return T.where(v <= lo, lo, T.where(v >= hi, hi, v))
 
 
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """x clamped to [min_val, max_val]; the gradient is 0 at the bounds, as PyTorch's."""
-    _float(x, "hardtanh")
+    _float(input, "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
                          f"({max_val})")
-    return _result(x, lambda v: _hardtanh(v, min_val, max_val), inplace)
+    return _result(input, lambda v: _hardtanh(v, min_val, max_val), inplace)
 
 
-def relu6(x: Tensor, inplace: bool = False) -> Tensor:
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """min(max(x, 0), 6): hardtanh(x, 0, 6)."""
-    _float(x, "relu6")
-    return _result(x, lambda v: _hardtanh(v, 0.0, 6.0), inplace)
+    _float(input, "relu6")
+    return _result(input, lambda v: _hardtanh(v, 0.0, 6.0), inplace)
 
 
-def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6; gradient 1/6 strictly inside (-3, 3), else 0."""
-    _float(x, "hardsigmoid")
-    return _result(x, lambda v: T.where(v <= -3, 0.0, T.where(v >= 3, 1.0, (v + 3) / 6)), inplace)
+    _float(input, "hardsigmoid")
+    return _result(input, lambda v: T.where(v <= -3, 0.0, T.where(v >= 3, 1.0, (v + 3) / 6)), inplace)
 
 
-def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6; PyTorch's gradient: 0 for x <= -3, x / 3 + 1/2 inside, 1 from 3."""
-    _float(x, "hardswish")
+    _float(input, "hardswish")
 
     def f(v):
         m = T.where(T.abs(v) < 3, v, 0.0)   # masked: inf or NaN never reaches the quadratic
         return T.where(v <= -3, 0.0, T.where(v < 3, m * (m + 3) / 6, v))
-    return _result(x, f, inplace)
+    return _result(input, f, inplace)
 
 
-def logsigmoid(x: Tensor) -> Tensor:
+def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), finite for any x (-800 at x = -800)."""
-    _float(x, "logsigmoid")
-    return -_softplus(-x)
+    _float(input, "logsigmoid")
+    return -_softplus(-input)
 
 
-def mish(x: Tensor, inplace: bool = False) -> Tensor:
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    _float(x, "mish")
-    return _result(x, lambda v: v * T.tanh(_softplus(v)), inplace)
+    _float(input, "mish")
+    return _result(input, lambda v: v * T.tanh(_softplus(v)), inplace)
 
 
-def softsign(x: Tensor) -> Tensor:
+def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|)."""
-    _float(x, "softsign")
-    return x / (T.abs(x) + 1)
+    _float(input, "softsign")
+    return input / (T.abs(input) + 1)
 
 
-def tanhshrink(x: Tensor) -> Tensor:
+def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x)."""
-    _float(x, "tanhshrink")
-    return x - T.tanh(x)
+    _float(input, "tanhshrink")
+    return input - T.tanh(input)
 
 
-def glu(x: Tensor, dim: int = -1) -> Tensor:
+def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b), where a and b are the two halves of x along dim.
 
     >>> import tensor as T
     >>> glu(T.tensor([[2.0, 0.0]])).tolist()
     [[1.0]]
     """
-    _float(x, "glu")
-    if x.ndim == 0:
+    _float(input, "glu")
+    if input.ndim == 0:
         raise ValueError("glu: a 0-d input has no dimension to halve")
-    d = _axis(x, dim, "glu")
-    if x.shape[d] % 2:
+    d = _axis(input, dim, "glu")
+    if input.shape[d] % 2:
         raise ValueError(f"glu: halving dimension must be even, but dimension {dim} of input "
-                         f"shape {x.shape} is size {x.shape[d]}")
-    a, b = T.split(x, 2, axis=d)
+                         f"shape {input.shape} is size {input.shape[d]}")
+    a, b = T.split(input, 2, axis=d)
     return a * T.sigmoid(b)
 
 
-def prelu(x: Tensor, weight: Tensor) -> Tensor:
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
-    _float(x, "prelu")
+    _float(input, "prelu")
     _tensor(weight, "prelu")
     if weight.ndim > 1:
         raise ValueError(f"prelu: weight must be a scalar or 1-D tensor, got shape {weight.shape}")
-    if weight.dtype is not x.dtype:
-        if not (x.dtype.itemsize == 2 and weight.dtype is T.float32):   # mixed precision
-            raise TypeError(f"prelu: weight is {weight.dtype.name} but input is {x.dtype.name}")
-        weight = weight.astype(x.dtype)
+    if weight.dtype is not input.dtype:
+        if not (input.dtype.itemsize == 2 and weight.dtype is T.float32):   # mixed precision
+            raise TypeError(f"prelu: weight is {weight.dtype.name} but input is {input.dtype.name}")
+        weight = weight.astype(input.dtype)
     n = weight.numel()
     if n == 1:
         w = weight.reshape(())
     else:
-        c = x.shape[1] if x.ndim >= 2 else 1
+        c = input.shape[1] if input.ndim >= 2 else 1
         if n != c:
-            raise ValueError(f"prelu: weight has {n} parameters but input shape {x.shape} has "
+            raise ValueError(f"prelu: weight has {n} parameters but input shape {input.shape} has "
                              f"{c} channel(s) (dim 1)")
-        w = weight.reshape((n,) + (1,) * (x.ndim - 2))
-    return T.where(x > 0, x, w * x)
+        w = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    return T.where(input > 0, input, w * input)
 
 
-def softmin(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+def softmin(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """softmax(-x) along dim (None: softmax's implicit choice)."""
-    _tensor(x, "softmin")
+    _tensor(input, "softmin")
     if dtype is None:
-        _float(x, "softmin")
-    return softmax(-x, dim, dtype)
+        _float(input, "softmin")
+    return softmax(-input, dim, dtype)
 
 
 # ---------------------------------------------------------------- regression losses
@@ -272,12 +272,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise ValueError(f"{op}: delta must be > 0, got {delta}")
     z = T.abs(input - target)
     loss = T.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
-    if weight is not None:
-        _tensor(weight, op)
-        if weight.shape != input.shape:
-            raise ValueError(f"{op}: weight shape {weight.shape} != input shape {input.shape}")
-        loss = loss * weight
-    return _reduce(loss, reduction, op)
+    return weighted_loss(loss, weight, input, reduction, op, by_weight=False)
 
 
 @autocast_op("kl_div")
