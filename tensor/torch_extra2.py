@@ -640,13 +640,17 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
         x = P.astype(x, dtype, False)
     dims = (dim,) if isinstance(dim, int) else (None if dim is None else tuple(dim))
     if p == "nuc":
-        dims = (-2, -1) if dims is None else dims
+        if dims is None and x.ndim != 2:
+            raise ValueError(f"norm: p='nuc' with dim=None needs a 2-D tensor, got shape {x.shape}")
+        dims = (0, 1) if dims is None else dims
         if len(dims) != 2:
             raise ValueError(f"norm: p='nuc' needs two dims, got {dim}")
         r = matrix_norm(P.moveaxis(x, dims, (-2, -1)), ord="nuc", keepdims=keepdim)
         return P.moveaxis(r, (-2, -1), dims) if keepdim else r
     if isinstance(p, str) and p != "fro":
         raise ValueError(f"norm: unsupported p={p!r} (a number, 'fro' or 'nuc')")
+    if p == "fro" and dims is not None and len(dims) > 2:
+        raise ValueError(f"norm: p='fro' takes one or two dims, got {dim}")
     return vector_norm(x, axis=dims, keepdims=keepdim, ord=2 if p in ("fro", None) else p)
 
 

@@ -62,3 +62,18 @@ def test_weighted_loss_matches_torch():
                                                 weight=torch.tensor(w)).item()
         got = getattr(F, op)(T.asarray(a), T.asarray(b), weight=T.asarray(w)).item()
         assert got == pytest.approx(want, rel=1e-12), op
+
+
+def test_tensor_norm_nuc_and_fro_dims_as_pytorch():
+    """x.norm('nuc') of a 3-D tensor returned a batch of nuclear norms, and x.norm('fro',
+    dim=(0, 1, 2)) a number, where PyTorch raises (a matrix norm takes two dims)."""
+    a = np.random.default_rng(2).normal(size=(2, 3, 4))
+    x = T.asarray(a)
+    with pytest.raises(ValueError, match="p='nuc' with dim=None needs a 2-D tensor"):
+        x.norm("nuc")
+    with pytest.raises(ValueError, match="p='fro' takes one or two dims"):
+        x.norm("fro", dim=(0, 1, 2))
+    np.testing.assert_allclose(x[0].norm("nuc").item(), np.linalg.norm(a[0], "nuc"), rtol=1e-12)
+    np.testing.assert_allclose(x.norm("fro").item(), np.sqrt((a * a).sum()), rtol=1e-12)
+    np.testing.assert_allclose(x.norm("nuc", dim=(1, 2)).numpy(),
+                               np.linalg.norm(a, "nuc", axis=(1, 2)), rtol=1e-12)
