@@ -34,9 +34,10 @@ def _shape(shape, op: str) -> tuple:
 
 def _shape_args(shape, more, op):
     """The shape of empty/zeros/ones: a tuple (the standard's `shape`, also by keyword) or
-    separate ints (PyTorch's: shape is then the first, more the rest); none: 0-d."""
+    separate ints (PyTorch's: shape is then the first, more the rest); none: 0-d. None is not
+    a shape (NumPy and PyTorch refuse it too)."""
     if shape is None:
-        shape = ()
+        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got None (() is 0-d)")
     return _shape((shape,) + more if more else shape, op)
 
 
@@ -44,7 +45,7 @@ def _grad(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
-def empty(shape=None, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(shape=(), *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
     return _grad(empty_tensor(_shape_args(shape, size, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
                               parse_device(device), "empty"), requires_grad)
@@ -90,12 +91,12 @@ def fill_into(t: Tensor, value, op: str) -> Tensor:
     return t
 
 
-def zeros(shape=None, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros(shape=(), *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _full(_shape_args(shape, size, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
                  requires_grad, "zeros")
 
 
-def ones(shape=None, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones(shape=(), *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _full(_shape_args(shape, size, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
                  requires_grad, "ones")
 

@@ -77,3 +77,12 @@ def test_tensor_norm_nuc_and_fro_dims_as_pytorch():
     np.testing.assert_allclose(x.norm("fro").item(), np.sqrt((a * a).sum()), rtol=1e-12)
     np.testing.assert_allclose(x.norm("nuc", dim=(1, 2)).numpy(),
                                np.linalg.norm(a, "nuc", axis=(1, 2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [T.zeros, T.ones, T.empty])
+def test_creation_refuses_none_shape(fn):
+    """zeros(None) returned a 0-d tensor; NumPy and PyTorch raise TypeError (() is 0-d, and so
+    is zeros() here)."""
+    with pytest.raises(TypeError, match="got None"):
+        fn(None)
+    assert fn().shape == fn(()).shape == () and fn(2, 3).shape == (2, 3) and fn(shape=(4,)).shape == (4,)
