@@ -437,7 +437,8 @@ def get_float32_matmul_precision() -> str:
     return _STATE["matmul"]
 
 
-from . import torch_linalg_legacy, torch_special, torch_spectral  # noqa: E402,F401  (join these registries)
+# these modules add their functions and methods to the registries above
+from . import torch_linalg_legacy, torch_methods, torch_special, torch_spectral  # noqa: E402,F401
 
 _pub("stft")(torch_spectral.stft)
 _pub("istft")(torch_spectral.istft)
