@@ -677,7 +677,8 @@ def test_method_forms_and_registries():
     assert x.unflatten(1, (3, 1)).shape == (2, 3, 1) and len(x.tensor_split(2, 1)) == 2
     assert x.repeat_interleave(2, 0).shape == (4, 3) and x.diag_embed().shape == (2, 3, 3)
     assert tt([0.5, 0.5]).multinomial(1).shape == (1,) and T.abs(x).clip(max=1).bernoulli().shape == (2, 3)
-    for name in X.NOT_METHODS - {"numel", "masked_fill"}:
+    # Tensor.fill is NumPy's in-place ndarray.fill (tensor/torch_methods.py), not T.fill
+    for name in X.NOT_METHODS - {"numel", "masked_fill", "fill"}:
         assert not hasattr(T.Tensor, name) or name in ("t",), name
     for name in X.COMPOSITES:
         assert getattr(T, name) is X.COMPOSITES[name]
