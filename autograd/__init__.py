@@ -39,7 +39,7 @@ __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
 from .checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
 from .forward import jvp, vjp  # noqa: E402
 from .functional import hessian, hvp, jacobian, vhp  # noqa: E402
-from . import functional  # noqa: E402
+from . import func, functional  # noqa: E402
 from .anomaly import (  # noqa: E402
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -48,5 +48,5 @@ from .anomaly import (  # noqa: E402
 )
 
 __all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "vhp", "checkpoint", "checkpoint_sequential",
-            "functional", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+            "func", "functional", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
             "is_anomaly_check_nan_enabled"]
