@@ -86,3 +86,23 @@ def test_creation_refuses_none_shape(fn):
     with pytest.raises(TypeError, match="got None"):
         fn(None)
     assert fn().shape == fn(()).shape == () and fn(2, 3).shape == (2, 3) and fn(shape=(4,)).shape == (4,)
+
+
+@pytest.mark.parametrize("n,x,want", [
+    (50, -1.5, -1.542177794502834e+44), (10, -1.5, -156.22959659323299),
+    (50, -40.5, -1.3118761399254545e-18), (3, -7.25, 1558.5411952034045),
+    (11, -2.5, 326999042257.06551), (2, -0.3, 67.63908119988316)])
+def test_polygamma_below_zero_keeps_its_digits(device, n, x, want):
+    """polygamma(50, -1.5) returned -0.0 (and polygamma(10, -1.5) lost 8 digits): the Hurwitz
+    zeta of a negative q took its negative terms as a difference of two zetas, whose rounding
+    (~1e15 at q = -1.5) swamped a result of 5e-21. References: the defining sum in 150-digit
+    arithmetic (SciPy and PyTorch give -3.18e55 for the first)."""
+    got = T.polygamma(n, T.asarray([x], device=device)).item()
+    assert got == pytest.approx(want, rel=1e-13)
+
+
+def test_hurwitz_zeta_far_below_zero(device):
+    """zeta(3, -10000.5) lost 4 of its digits to the cancelling tails; with q = -10000.5 every
+    term below 0 has a mirror above and the sum is zeta(3, 10001.5)."""
+    z = T.zeta(3.0, T.asarray([-10000.5, 10001.5], device=device)).numpy()
+    assert z[0] == pytest.approx(4.9990001374850013228e-09, rel=1e-14) and z[0] == z[1]

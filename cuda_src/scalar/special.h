@@ -174,8 +174,11 @@ SX_SCALAR_FN double SX_TNAME(sx_i1, f64)(double x) {
  * tail at a = q + k, a^(1-s) / (s-1) + a^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2)
  * a^(-s-2j+1), cut where it stops mattering. inf at s == 1 and at the poles q = 0, -1, ...;
  * NaN for s < 1, and for q < 0 with a non-integer s (the power is not real). A negative q
- * takes its n negative terms as (-1)^s (zeta(s, r) - zeta(s, r + n)), r = -(q + n - 1) in
- * (0, 1): a bounded amount of work however far below 0 q is */
+ * has n negative terms, of sizes r, r + 1, ..., r + n - 1 with r = -(q + n - 1) in (0, 1), and
+ * positive ones from p = q + n = 1 - r: the first 32 of each are summed in pairs, smallest
+ * first (for an odd s they nearly cancel: at q = -1.5 exactly, where a difference of two zetas
+ * left 1e15-sized rounding on a 5e-21 result), the rest as (-1)^s (zeta(s, r + 32) -
+ * zeta(s, r + n)) + zeta(s, p + 32): a bounded amount of work however far below 0 q is */
 SX_SCALAR_FN double SX_TNAME(sx_zeta_pos, f64)(double s, double q) {
     /* B_2j / (2j)!, j = 1..12 */
     const double bf[12] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
@@ -209,9 +212,16 @@ SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
     if (q > 0.0) return SX_TNAME(sx_zeta_pos, f64)(s, q);
     if (q == floor(q)) return SX_INF_D;                 /* the poles, and -inf */
     if (s != floor(s)) return SX_INF_D - SX_INF_D;
-    double n = floor(-q) + 1.0, r = -(q + (n - 1.0));   /* q + n in (0, 1); both exact */
-    double neg = SX_TNAME(sx_zeta_pos, f64)(s, r) - SX_TNAME(sx_zeta_pos, f64)(s, r + n);
-    return (fmod(s, 2.0) == 0.0 ? neg : -neg) + SX_TNAME(sx_zeta_pos, f64)(s, q + n);
+    double n = floor(-q) + 1.0, p = q + n, r = -(q + (n - 1.0));   /* p, r in (0, 1): exact */
+    double sg = fmod(s, 2.0) == 0.0 ? 1.0 : -1.0, m = n < 32.0 ? n : 32.0;
+    double acc = SX_TNAME(sx_zeta_pos, f64)(s, p + m);   /* the tails: with r == p and an odd s */
+    if (n > m)                                              /* the first two cancel exactly */
+        acc = (acc + sg * SX_TNAME(sx_zeta_pos, f64)(s, r + m)) - sg * SX_TNAME(sx_zeta_pos, f64)(s, r + n);
+    for (double j = m - 1.0; j >= 0.0; j -= 1.0) {   /* the largest terms, each negative one */
+        if (sg < 0.0 && p == r) continue;              /* with its positive mirror: they cancel */
+        acc += pow(p + j, -s) + sg * pow(r + j, -s);
+    }
+    return acc;
 }
 SX_SCALAR_FN float SX_TNAME(sx_zeta, f32)(float s, float q) {
     return (float)SX_TNAME(sx_zeta, f64)((double)s, (double)q);
