@@ -9,7 +9,7 @@
 import math as _math
 import sys as _sys
 
-from . import cuda, dtypes, fft, linalg, memory, random, sparse
+from . import cuda, dtypes, fft, linalg, memory, random, sparse, special
 from ._tensor import Tensor
 from .backend.cpu import get_num_threads, set_num_threads
 from .convert import array, asarray, from_dlpack, from_numpy, tensor
