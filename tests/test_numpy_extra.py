@@ -500,8 +500,9 @@ def test_published_as_composites_and_methods():
     for n in NAMES:
         assert PUB[n] is numpy_extra.COMPOSITES[n] and n in COMPOSITE and PUB[n].__doc__, n
         assert n == "ix_" or getattr(T, n) is PUB[n], n
-        # compress: ndarray.compress(condition, axis), self second in np.compress (torch_methods)
-        assert hasattr(T.Tensor, n) == (n not in numpy_extra.NOT_METHODS or n == "compress"), n
+        # methods of their own (tensor/torch_methods.py): ndarray.compress(condition, axis) and
+        # PyTorch's x.select(dim, index), not the functions np.compress / np.select
+        assert hasattr(T.Tensor, n) == (n not in numpy_extra.NOT_METHODS or n in ("compress", "select")), n
     assert set(NAMES) - numpy_extra.NOT_METHODS == {"isclose", "allclose", "unique", "choose"}
     assert numpy_extra.NOT_METHODS <= set(NAMES)
     x = T.tensor([3, 1, 3])
