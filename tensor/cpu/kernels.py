@@ -38,18 +38,35 @@ def ew_source(d: dt.DType) -> tuple[str, str]:
 _RED = "void {}(const int64_t *meta, intptr_t in, intptr_t out, int nthreads);"
 
 
+# (reduction, dtype suffix) -> its vector fold in reduce.h (sx_vfold_..., sx_vargfold_...)
+_VFOLDS = {**{(r, s): f"vfold_{r}_{s}" for r in ("max", "min") for s in ("f32", "f64", "i32", "i64")},
+           **{(f"arg{r}", s): f"vargfold_{r}_{s}" for r in ("max", "min")
+              for s in ("f32", "f64", "i32", "i64")},
+           **{(r, s): f"vfold_{r}_u8" for r in ("any", "all") for s in ("b8", "u8")}}
+_GIDX = {"f32": "int32_t", "i32": "int32_t", "f64": "int64_t", "i64": "int64_t"}
+_VFOLD_OFF = ("#undef SX_VFOLD\n#undef SX_VFOLD_ON\n#undef SX_VFOLD_GIDX\n#define SX_VFOLD SX_VFOLD_NONE\n"
+              "#define SX_VFOLD_ON 0\n#define SX_VFOLD_GIDX int64_t")
+
+
 def red_source(d: dt.DType) -> tuple[str, str]:
     """The reductions and scans of input dtype d (reduce.h's templates, one line per entry)."""
     s = d.sfx
     src = ['#include "reduce.h"']
     for r in REDUCTIONS:
         n, o, mac = f"{r.name}_{s}", r.out_dtype(d).sfx, r.macro(d)
+        fold = _VFOLDS.get((r.name, s))
+        if fold:   # reduce.h's vector fold of this op and dtype, for this one instantiation
+            src.append(f"#undef SX_VFOLD\n#undef SX_VFOLD_ON\n#undef SX_VFOLD_GIDX\n"
+                       f"#define SX_VFOLD sx_{fold}\n#define SX_VFOLD_ON 1\n"
+                       f"#define SX_VFOLD_GIDX {_GIDX.get(s, 'int64_t')}")
         if r.form == "reduce":  # combine and merge of partial folds are the same operation
             src.append(f"SX_REDUCE({n}, {s}, {o}, {r.acc_c(d)}, {r.init_c(d)}, {mac}, {mac})")
         elif r.form == "arg":
             src.append(f"SX_ARGREDUCE({n}, {s}, {mac})")
         else:
             src.append(f"SX_SCAN({n}, {s}, {o}, {r.acc_c(d)}, {r.init_c(d)}, {mac})")
+        if fold:
+            src.append(_VFOLD_OFF)
     cdef = "\n".join(_RED.format(f"{r.name}_{s}") for r in REDUCTIONS)
     return "\n".join(src) + "\n", cdef
 

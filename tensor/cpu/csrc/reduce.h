@@ -20,6 +20,134 @@
 /* The combines (SX_ADD, SX_MAXF, SX_ARGMAXF, ...) and the identities LO_sfx / HI_sfx are the
  * CUDA reductions' own (cuda_src/scalar/reduce_ops.h). */
 #include "scalar/reduce_ops.h"
+/* The same selections as reduce_ops.h's NaN-propagating max / min (b when b is NaN or
+ * better, else a: bit for bit the same results), written as nested selects: gcc compiles
+ * these to a compare and a blend, the OR of the two compares to branches (4x slower). */
+#undef SX_MAXF
+#undef SX_MINF
+#define SX_MAXF(a, b) ((b) != (b) ? (b) : (b) > (a) ? (b) : (a))
+#define SX_MINF(a, b) ((b) != (b) ? (b) : (b) < (a) ? (b) : (a))
+
+/* Vector folds for max / min (and the arg-reductions' best value): gcc leaves the lane loops of
+ * these selects scalar, so kernels.py instantiates max / min / argmax / argmin of the types
+ * below with SX_VFOLD set to one of these (a float32 max took 35x NumPy's time).
+ * sx_vfold_<op>_<sfx>(lanes, x, n, &k) folds the SX_RW-element groups of x from k on into
+ * lanes[SX_RW] (lane j gets x[g * SX_RW + j]) and leaves k past them. The fold takes v
+ * exactly when the scalar one does (v NaN, or v OP lane), and it is a selection: a run of
+ * values folds to its last NaN, else to its first best value; folding contiguous parts of a
+ * lane's run and then the parts in order selects the same element. So the groups are cut into
+ * four contiguous parts folded side by side (four independent chains: one chain is bound by
+ * the compare-and-blend latency) and merged in order: bit for bit the scalar fold's result. */
+#define SX_VTAKE(acc, v, OP) do {                                                          \
+        vi take_ = ((v) != (v)) | ((v) OP (acc));                                          \
+        acc = (vt)(((vi)(v) & take_) | ((vi)(acc) & ~take_)); } while (0)
+#define SX_VFOLD_DEF(NAME, T, IT, OP)                                                      \
+static inline void NAME(T *lanes, const T *x, int64_t n, int64_t *kp) {                   \
+    typedef T vt __attribute__((vector_size(SX_RW * sizeof(T))));                        \
+    typedef IT vi __attribute__((vector_size(SX_RW * sizeof(T))));                       \
+    int64_t k = *kp, groups = (n - k) / SX_RW;                                            \
+    vt l0, v;                                                                             \
+    memcpy(&l0, lanes, sizeof l0);                                                        \
+    if (groups >= 8) {                                                                    \
+        int64_t q = groups / 4, s1 = k + q * SX_RW, s2 = s1 + q * SX_RW, s3 = s2 + q * SX_RW; \
+        vt l1, l2, l3;   /* each part starts at its own first group */                    \
+        memcpy(&l1, x + s1, sizeof l1); memcpy(&l2, x + s2, sizeof l2);                   \
+        memcpy(&l3, x + s3, sizeof l3);                                                   \
+        for (int64_t g = 0; g < q; g++) {                                                 \
+            int64_t o = g * SX_RW;                                                        \
+            memcpy(&v, x + k + o, sizeof v); SX_VTAKE(l0, v, OP);                         \
+            if (g) { memcpy(&v, x + s1 + o, sizeof v); SX_VTAKE(l1, v, OP);               \
+                     memcpy(&v, x + s2 + o, sizeof v); SX_VTAKE(l2, v, OP);               \
+                     memcpy(&v, x + s3 + o, sizeof v); SX_VTAKE(l3, v, OP); }             \
+        }                                                                                 \
+        for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) {                    \
+            memcpy(&v, x + o, sizeof v); SX_VTAKE(l3, v, OP); }                           \
+        SX_VTAKE(l0, l1, OP); SX_VTAKE(l0, l2, OP); SX_VTAKE(l0, l3, OP);                 \
+        k += groups * SX_RW;                                                              \
+    }                                                                                     \
+    for (; k + SX_RW <= n; k += SX_RW) { memcpy(&v, x + k, sizeof v); SX_VTAKE(l0, v, OP); } \
+    memcpy(lanes, &l0, sizeof l0); *kp = k;                                               \
+}
+SX_VFOLD_DEF(sx_vfold_max_f32, float, int32_t, >)
+SX_VFOLD_DEF(sx_vfold_min_f32, float, int32_t, <)
+SX_VFOLD_DEF(sx_vfold_max_f64, double, int64_t, >)
+SX_VFOLD_DEF(sx_vfold_min_f64, double, int64_t, <)
+SX_VFOLD_DEF(sx_vfold_max_i32, int32_t, int32_t, >)
+SX_VFOLD_DEF(sx_vfold_min_i32, int32_t, int32_t, <)
+SX_VFOLD_DEF(sx_vfold_max_i64, int64_t, int64_t, >)
+SX_VFOLD_DEF(sx_vfold_min_i64, int64_t, int64_t, <)
+/* The arg-reductions' fold: the same lanes and parts, each lane also keeping the group of its
+ * value (gidx). A lane takes only strictly better values (or NaN), so with no NaN a lane holds
+ * the first occurrence of its best value: the best value's first position is the smallest
+ * gidx * SX_RW + j among the lanes holding it, else in the tail past the groups. */
+#define SX_VARGTAKE(acc, gacc, v, gv, OP) do {                                            \
+        vi take_ = ((v) != (v)) | ((v) OP (acc));                                          \
+        acc = (vt)(((vi)(v) & take_) | ((vi)(acc) & ~take_));                              \
+        gacc = ((gv) & take_) | ((gacc) & ~take_); } while (0)
+#define SX_VARGFOLD_DEF(NAME, T, IT, OP)                                                   \
+static inline void NAME(T *lanes, IT *gidx, const T *x, int64_t n, int64_t *kp) {         \
+    typedef T vt __attribute__((vector_size(SX_RW * sizeof(T))));                        \
+    typedef IT vi __attribute__((vector_size(SX_RW * sizeof(T))));                       \
+    int64_t k = *kp, groups = (n - k) / SX_RW;                                            \
+    vt l0, v; vi g0, gv;                                                                  \
+    memcpy(&l0, lanes, sizeof l0); memcpy(&g0, gidx, sizeof g0);                         \
+    if (groups >= 8) {                                                                    \
+        int64_t q = groups / 4, s1 = k + q * SX_RW, s2 = s1 + q * SX_RW, s3 = s2 + q * SX_RW; \
+        vt l1, l2, l3; vi g1 = g0 - g0, g2, g3;                                           \
+        memcpy(&l1, x + s1, sizeof l1); memcpy(&l2, x + s2, sizeof l2);                   \
+        memcpy(&l3, x + s3, sizeof l3);                                                   \
+        g1 += (IT)(s1 / SX_RW); g2 = g1 + (IT)q; g3 = g2 + (IT)q;                          \
+        for (int64_t g = 0; g < q; g++) {                                                 \
+            int64_t o = g * SX_RW;                                                        \
+            gv = g0 - g0 + (IT)((k + o) / SX_RW);                                         \
+            memcpy(&v, x + k + o, sizeof v); SX_VARGTAKE(l0, g0, v, gv, OP);              \
+            if (g) { memcpy(&v, x + s1 + o, sizeof v); SX_VARGTAKE(l1, g1, v, gv + (IT)q, OP); \
+                     memcpy(&v, x + s2 + o, sizeof v); SX_VARGTAKE(l2, g2, v, gv + (IT)(2 * q), OP); \
+                     memcpy(&v, x + s3 + o, sizeof v); SX_VARGTAKE(l3, g3, v, gv + (IT)(3 * q), OP); } \
+        }                                                                                 \
+        for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) {                    \
+            gv = g0 - g0 + (IT)(o / SX_RW);                                               \
+            memcpy(&v, x + o, sizeof v); SX_VARGTAKE(l3, g3, v, gv, OP); }                \
+        SX_VARGTAKE(l0, g0, l1, g1, OP); SX_VARGTAKE(l0, g0, l2, g2, OP);                 \
+        SX_VARGTAKE(l0, g0, l3, g3, OP);                                                  \
+        k += groups * SX_RW;                                                              \
+    }                                                                                     \
+    for (; k + SX_RW <= n; k += SX_RW) {                                                  \
+        gv = g0 - g0 + (IT)(k / SX_RW);                                                   \
+        memcpy(&v, x + k, sizeof v); SX_VARGTAKE(l0, g0, v, gv, OP); }                    \
+    memcpy(lanes, &l0, sizeof l0); memcpy(gidx, &g0, sizeof g0); *kp = k;                 \
+}
+SX_VARGFOLD_DEF(sx_vargfold_max_f32, float, int32_t, >)
+SX_VARGFOLD_DEF(sx_vargfold_min_f32, float, int32_t, <)
+SX_VARGFOLD_DEF(sx_vargfold_max_f64, double, int64_t, >)
+SX_VARGFOLD_DEF(sx_vargfold_min_f64, double, int64_t, <)
+SX_VARGFOLD_DEF(sx_vargfold_max_i32, int32_t, int32_t, >)
+SX_VARGFOLD_DEF(sx_vargfold_min_i32, int32_t, int32_t, <)
+SX_VARGFOLD_DEF(sx_vargfold_max_i64, int64_t, int64_t, >)
+SX_VARGFOLD_DEF(sx_vargfold_min_i64, int64_t, int64_t, <)
+
+/* any / all of bytes (bool, uint8): one OR (a min for all) over the groups, then one lane set
+ * (their results are booleans: any structure gives the same). */
+static inline void sx_vfold_any_u8(int *lanes, const uint8_t *x, int64_t n, int64_t *kp) {
+    int64_t k = *kp, e = k + (n - k) / SX_RW * SX_RW;
+    uint8_t m = 0;
+    for (; k < e; k++) m |= x[k];
+    if (m) lanes[0] = 1;
+    *kp = k;
+}
+static inline void sx_vfold_all_u8(int *lanes, const uint8_t *x, int64_t n, int64_t *kp) {
+    int64_t k = *kp, e = k + (n - k) / SX_RW * SX_RW;
+    uint8_t m = 0xff;
+    for (; k < e; k++) m = x[k] < m ? x[k] : m;
+    if (!m) lanes[0] = 0;
+    *kp = k;
+}
+/* The hook as the templates below expand it: no vector fold unless an instantiation sets one
+ * (redefine SX_VFOLD to a fold and SX_VFOLD_ON to 1, instantiate, restore these defaults). */
+#define SX_VFOLD_NONE(...) ((void)0)
+#define SX_VFOLD SX_VFOLD_NONE
+#define SX_VFOLD_ON 0
+#define SX_VFOLD_GIDX int64_t   /* the arg-reductions' group index type: IT of their fold */
 
 typedef struct {
     int nk, nr;
@@ -46,6 +174,31 @@ SX_INLINE int64_t sx_offset_of(int64_t i, int nd, const int64_t *shape, const in
     return off;
 }
 
+/* Inside an omp parallel region: this thread's share of the outputs (a contiguous range of
+ * k), with kin_ / kout_ the byte offsets of output k's input row and output, stepped along
+ * the kept dims like an odometer (no sx_offset_of divisions per output: many short rows). */
+#ifdef _OPENMP
+#define SX_THREAD_RANGE(N, lo, hi)                                                         \
+    int64_t lo = (int64_t)((__int128)(N) * omp_get_thread_num() / omp_get_num_threads()),   \
+            hi = (int64_t)((__int128)(N) * (omp_get_thread_num() + 1) / omp_get_num_threads());
+#else
+#define SX_THREAD_RANGE(N, lo, hi) int64_t lo = 0, hi = (N);
+#endif
+#define SX_KEPT_WALK(m, k)                                                                 \
+    SX_THREAD_RANGE((m).K, k0_, k1_)                                                      \
+    int64_t kidx_[SX_MAXDIM], rem_ = k0_, kin_ = 0, kout_ = 0;                            \
+    for (int d = (m).nk - 1; d >= 0; d--) {                                               \
+        kidx_[d] = rem_ % (m).ks[d]; rem_ /= (m).ks[d];                                   \
+        kin_ += kidx_[d] * (m).kin[d]; kout_ += kidx_[d] * (m).kout[d]; }                 \
+    for (int64_t k = k0_; k < k1_; k++) {
+#define SX_KEPT_WALK_END(m)                                                                \
+        for (int d = (m).nk - 1; d >= 0; d--) {                                           \
+            kin_ += (m).kin[d]; kout_ += (m).kout[d];                                     \
+            if (++kidx_[d] < (m).ks[d]) break;                                            \
+            kin_ -= (m).ks[d] * (m).kin[d]; kout_ -= (m).ks[d] * (m).kout[d]; kidx_[d] = 0; \
+        }                                                                                 \
+    }
+
 /* SX_REDUCE(NAME, SI, SO, ACC, INIT, COMBINE, MERGE): COMBINE(acc, x) folds one element
  * (x already in compute type), MERGE(a, b) folds two partial results. SX_REDUCE_BODY is
  * the same without the entry point (NAME##_run(&meta, in, out, nthreads) runs it), its input
@@ -69,7 +222,21 @@ static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int6
     for (int j = 0; j < SX_RW; j++) acc[j] = INIT;                                        \
     int nr = m->nr; int64_t idx[SX_MAXDIM], rem = lo;                                     \
     const char *p = base;                                                                 \
-    for (int d = nr - 1; d >= 0; d--) { idx[d] = rem % m->rs[d]; rem /= m->rs[d]; p += idx[d] * m->rin[d]; } \
+    if (m->ctx == NULL && nr == 1 && lo == 0 && hi <= SX_RW) {                            \
+        /* a short row (one element a lane): the same folds and tree as below, in registers \
+         * (the general loop's lane arrays stall store forwarding: 22 -> 17 ns a row of 3) */ \
+        ACC l[SX_RW]; int64_t s1 = m->rin[0];                                             \
+        for (int j = 0; j < SX_RW; j++) {                                                 \
+            ACC b = INIT;                                                                 \
+            if (j < hi) { C_##SI v = LD_##SI(*(const T_##SI *)(base + j * s1)); b = COMBINE(b, v); } \
+            ACC a0 = INIT; l[j] = MERGE(a0, b);                                           \
+        }                                                                                 \
+        for (int w = SX_RW / 2; w >= 1; w /= 2)                                           \
+            for (int j = 0; j < w; j++) l[j] = MERGE(l[j], l[j + w]);                     \
+        return l[0];                                                                      \
+    }                                                                                     \
+    if (lo == 0) { for (int d = 0; d < nr; d++) idx[d] = 0; }  /* no divisions */           \
+    else for (int d = nr - 1; d >= 0; d--) { idx[d] = rem % m->rs[d]; rem /= m->rs[d]; p += idx[d] * m->rin[d]; } \
     int64_t s = m->rin[nr - 1], inner = m->rs[nr - 1];                                    \
     for (int64_t i = lo; i < hi;) {                                                       \
         int64_t len = inner - idx[nr - 1];                                                \
@@ -81,6 +248,7 @@ static ACC NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int6
                 const T_##SI *x = FILL(SI, (const T_##SI *)p + k0, kn, fb, m);            \
                 ACC blk[SX_RW];                                                           \
                 for (int j = 0; j < SX_RW; j++) blk[j] = INIT;                            \
+                SX_VFOLD(blk, x, kn, &k);                                                 \
                 for (; k + SX_RW <= kn; k += SX_RW)                                       \
                     for (int j = 0; j < SX_RW; j++) { C_##SI v = LD_##SI(x[k + j]); blk[j] = COMBINE(blk[j], v); } \
                 for (; k < kn; k++) { C_##SI v = LD_##SI(x[k]); blk[k % SX_RW] = COMBINE(blk[k % SX_RW], v); } \
@@ -167,10 +335,12 @@ static void NAME##_run(const sx_red_meta *mp, const char *pin, char *pout, int n
         NAME##_outer(pin, pout, &m, nthreads); return;                                    \
     }                                                                                     \
     if (m.K >= nt) {                                                                      \
-        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")         \
-        for (int64_t k = 0; k < m.K; k++) {                                               \
-            ACC r = NAME##_one(pin + sx_offset_of(k, m.nk, m.ks, m.kin), &m);             \
-            *(T_##SO *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) = ST_##SO(r);         \
+        _Pragma("omp parallel num_threads(nt) if (nt > 1)")                               \
+        {                                                                                 \
+            SX_KEPT_WALK(m, k)                                                            \
+                ACC r = NAME##_one(pin + kin_, &m);                                       \
+                *(T_##SO *)(pout + kout_) = ST_##SO(r);                                   \
+            SX_KEPT_WALK_END(m)                                                           \
         }                                                                                 \
         return;                                                                           \
     }                                                                                     \
@@ -193,6 +363,29 @@ static void NAME##_run(const sx_red_meta *mp, const char *pin, char *pout, int n
 static void NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int64_t hi,   \
                          C_##SI *bv, int64_t *bi) {                                       \
     int one = m->nr == 1; int64_t s0 = m->rin[0];                                         \
+    if (SX_VFOLD_ON && one && s0 == (int64_t)sizeof(T_##SI) && hi - lo >= SX_RW) {        \
+        /* contiguous, with a vector fold (reduce.h's SX_VARGFOLD_DEF): the scan's answer,  \
+         * the first element no other is BETTER than (a NaN if any: its first one) */      \
+        const T_##SI *x = (const T_##SI *)(base + lo * s0); int64_t n = hi - lo, k = SX_RW;  \
+        T_##SI lane[SX_RW]; int64_t gl[SX_RW]; SX_VFOLD_GIDX gi[SX_RW];                   \
+        memcpy(lane, x, sizeof lane);                                                     \
+        for (int j = 0; j < SX_RW; j++) gi[j] = 0;                                        \
+        SX_VFOLD(lane, gi, x, n, &k);                                                     \
+        C_##SI best = LD_##SI(lane[0]);                                                   \
+        for (int j = 0; j < SX_RW; j++) {                                                 \
+            C_##SI v = LD_##SI(lane[j]); gl[j] = (int64_t)gi[j] * SX_RW + j;              \
+            if (BETTER(v, best)) best = v; }                                              \
+        int64_t tail = k;                                                                 \
+        for (; k < n; k++) { C_##SI v = LD_##SI(x[k]); if (BETTER(v, best)) best = v; }   \
+        int64_t i = n;                                                                    \
+        if (best != best) { i = 0; while (LD_##SI(x[i]) == LD_##SI(x[i])) i++; }         \
+        else {                                                                            \
+            for (int j = 0; j < SX_RW; j++)                                               \
+                if (LD_##SI(lane[j]) == best && gl[j] < i) i = gl[j];                     \
+            if (i == n) { i = tail; while (!(LD_##SI(x[i]) == best)) i++; }                \
+        }                                                                                 \
+        *bv = best; *bi = lo + i; return;                                                 \
+    }                                                                                     \
     C_##SI best = LD_##SI(*(const T_##SI *)(base + sx_offset_of(lo, m->nr, m->rs, m->rin))); \
     int64_t besti = lo;                                                                   \
     for (int64_t i = lo + 1; i < hi; i++) {                                               \
