@@ -33,6 +33,7 @@ from .compiled import compile
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .grad_scaler import GradScaler
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
+from . import distributions  # noqa: F401  (tensor.distributions, as torch.distributions)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None   # the standard's constants
