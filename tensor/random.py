@@ -17,7 +17,7 @@ import operator
 import os
 import struct
 
-from . import _hook
+from . import _hook, random_extra
 from . import dtypes as dt
 from ._tensor import Tensor
 from .backend import backend_for
@@ -56,6 +56,21 @@ def _finite_max(dtype) -> float:
     return _F64_MAX if d is dt.float64 else _F32_MAX
 
 
+def _fold_seed(s: int) -> int:
+    """A 64-bit Philox key from any int: seeds in [-2**63, 2**64) wrap (as PyTorch's); the bits
+    above those enter through a 64-bit mix, so 2**64 + k and k are different streams."""
+    if -2**63 <= s < 2**64:
+        return s & _MASK64
+    key, rest = s & _MASK64, s >> 64   # (rest is -1, -2, ... for a seed below -2**63)
+    while rest not in (0, -1):
+        w = ((rest & _MASK64) + 0x9E3779B97F4A7C15) & _MASK64
+        w = ((w ^ (w >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        w = ((w ^ (w >> 27)) * 0x94D049BB133111EB) & _MASK64
+        key = ((key ^ w ^ (w >> 31)) * 0x9E3779B97F4A7C15 + 1) & _MASK64
+        rest >>= 64
+    return key ^ (0x5851F42D4C957F2D if rest == -1 else 0)
+
+
 def _size(size, op):
     """A shape from size=None, an int, a tuple, or varargs (rand(2, 3) / rand((2, 3)))."""
     if size is None:
@@ -63,6 +78,10 @@ def _size(size, op):
     if isinstance(size, tuple) and len(size) == 1 and isinstance(size[0], tuple | list):
         size = size[0]
     return _shape(size, op)
+
+
+def _arraylike(*params) -> bool:
+    return any(isinstance(p, Tensor | list | tuple) or getattr(p, "ndim", 0) > 0 for p in params)
 
 
 class Generator:
@@ -75,7 +94,7 @@ class Generator:
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
         try:   # (a negative seed wraps, as PyTorch's)
-            self.seed = operator.index(seed) & _MASK64
+            self.seed = _fold_seed(operator.index(seed))
         except TypeError:
             raise TypeError(f"manual_seed: the seed must be an int, got {type(seed).__name__} "
                             f"{seed!r}") from None
@@ -132,6 +151,8 @@ class Generator:
         return self._fill(_size(size, "rand"), dtype, "uniform", 0.0, 1.0, device)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None, device=None) -> Tensor:
+        if _arraylike(low, high):   # NumPy broadcasts array bounds: low + (high - low) U
+            return random_extra._affine(self, "uniform", low, high, size, dtype, device)
         if not high >= low:
             raise ValueError(f"uniform: need low <= high, got low={low}, high={high}")
         low, high = float(low), float(high)
@@ -148,6 +169,8 @@ class Generator:
         return self._fill(_size(size, "randn"), dtype, "normal", 0.0, 1.0, device)
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=None, device=None) -> Tensor:
+        if _arraylike(loc, scale):   # NumPy broadcasts array parameters: loc + scale Z
+            return random_extra._affine(self, "normal", loc, scale, size, dtype, device)
         loc, scale = float(loc), float(scale)
         if not scale >= 0:
             raise ValueError(f"normal: scale must be non-negative, got {scale}")
@@ -167,6 +190,8 @@ class Generator:
         """
         if high is None:
             low, high = 0, low
+        if _arraylike(low, high):
+            return random_extra._integers_array(self, low, high, size, dtype, device)
         low, high = operator.index(low), operator.index(high)
         if high <= low:
             raise ValueError(f"randint: empty range [{low}, {high})")
@@ -217,15 +242,21 @@ class Generator:
     def standard_normal(self, size=None, dtype=None, device=None) -> Tensor:
         return self.randn(_size(size, "standard_normal"), dtype=dtype, device=device)
 
-    def integers(self, low, high=None, size=None, dtype=None, device=None) -> Tensor:
+    def integers(self, low, high=None, size=None, dtype=None, endpoint=False, device=None) -> Tensor:
+        """NumPy's integers: [low, high), or [low, high] with endpoint=True."""
+        if endpoint:
+            low, high = (0, low) if high is None else (low, high)
+            high = high + 1 if _arraylike(high) else operator.index(high) + 1
+            return self.randint(low, high, size, dtype, device)
         return self.randint(low, high, size, dtype, device)
 
 
 default_generator = Generator(0)
 
 
-def default_rng(seed: int | None = None) -> Generator:
-    return Generator(seed)
+def default_rng(seed: int | Generator | None = None) -> Generator:
+    """A new Generator (seed None: from os.urandom); a Generator passes through, as NumPy's."""
+    return seed if isinstance(seed, Generator) else Generator(seed)
 
 
 def seed(s: int) -> None:
@@ -281,3 +312,7 @@ FUNCS = {"rand": rand, "randn": randn, "randint": randint, "uniform": uniform, "
          "permutation": permutation, "manual_seed": manual_seed, "seed": seed,
          "get_rng_state": get_rng_state, "set_rng_state": set_rng_state, "Generator": Generator,
          "default_rng": default_rng}
+
+
+# the rest of NumPy's Generator API (gamma, beta, poisson, choice, ...): methods and tensor.random.<name>
+globals().update(random_extra.attach(Generator, _gen))
