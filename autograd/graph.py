@@ -244,6 +244,16 @@ def _saved_args(args, save, node):
     return tuple(_save_one(i, a, save, node) for i, a in enumerate(args))
 
 
+def _out_tangents(node, out) -> None:
+    """The outputs' tangents, for forward-over-reverse through a node that saves its output."""
+    if node.ctx.out is None:
+        return
+    outs = out if isinstance(out, list | tuple) else (out,)
+    tans = [o._ag.tangent if type(o) is Tensor and o._ag is not None else None for o in outs]
+    if any(t is not None for t in tans):
+        node.ctx.out_tangent = tans if isinstance(out, list | tuple) else tans[0]
+
+
 def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
     """Put the node of op `name` on the graph: edges from `tensors`, what the rule saves from
     ctx_args (args where an in-place op replaced some by copies taken before it wrote)."""
@@ -261,10 +271,7 @@ def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
     save = rule.save if rule.reads is None else frozenset(
         i for j, r in enumerate(rule.reads) if j < len(needs) and needs[j] for i in r)
     node.ctx = Ctx(_saved_args(ctx_args or args, save, node), kwargs, ctx_out, needs)
-    if ctx_out is not None:   # the outputs' tangents, for forward-over-reverse through this node
-        tans = [o._ag.tangent if type(o) is Tensor and o._ag is not None else None for o in outs]
-        if any(t is not None for t in tans):
-            node.ctx.out_tangent = tans if isinstance(ctx_out, list) else tans[0]
+    _out_tangents(node, out)
     for i, o in enumerate(outs):
         if type(o) is Tensor:
             if o._ag is not None and o._ag.retain:   # written in place: its .grad is the new one's
@@ -523,6 +530,14 @@ def record(name, fn, args, kwargs):
         out = args[0]
     if need_tan and rule is None and _differentiable_out(out):
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
+    node = None
+    if need_grad and need_tan and name not in INPLACE and rule is not None \
+            and _differentiable_out(out):
+        # the output on the graph before its tangent is computed: a jvp rule that reads
+        # ctx.out (exp's tangent is out * t) must see it with its history, or reverse mode over
+        # the tangent (jacrev of jacfwd) loses the terms through out
+        node = _attach(name, rule, args, kwargs, out, tensors, cargs)
+        node.ctx.old = None
     if need_tan and rule is not None:
         if rule.jvp is None:
             raise NotImplementedError(f"autograd: no forward-mode (jvp) rule for {name!r}")
@@ -539,7 +554,9 @@ def record(name, fn, args, kwargs):
                 if t is not None and type(o) is Tensor:
                     meta_of(o).tangent = t
                     st.fw_tensors.append(weakref.ref(o))
-    if need_grad and _differentiable_out(out):
+    if node is not None:
+        _out_tangents(node, out)
+    elif need_grad and _differentiable_out(out):
         if rule is None:
             raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
         node = _attach(name, rule, args, kwargs, out, tensors, cargs)
