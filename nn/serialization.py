@@ -35,6 +35,8 @@ from tensor.device import Device
 
 _TREE = "__tree__"
 _FORMAT = "stridex-state-v1"
+_FORMAT_SHARED = "stridex-state-v2"   # v1 and views of shared memory entries (written only when used)
+_STORAGE = "__storage__/"   # the entries holding memory that several tensors share
 
 
 class CheckpointError(ValueError):
@@ -53,13 +55,21 @@ def _to_numpy(t: Tensor) -> np.ndarray:
     return t.numpy()
 
 
-def _encode(obj: Any, path: list, arrays: dict) -> Any:
-    """The JSON description of obj; tensors go into arrays under their '/'-joined path."""
+def _encode(obj: Any, path: list, arrays: dict, shared: dict | None = None) -> Any:
+    """The JSON description of obj; tensors go into arrays under their '/'-joined path, or, when
+    they share memory with another tensor of obj, as a view of that memory's entry (shared:
+    id(storage) -> (entry name, first byte) from _shared_entries)."""
+    shared = {} if shared is None else shared
     if isinstance(obj, Tensor):
         name = "/".join(map(str, path))
-        if name in arrays or name == _TREE or name == "":
+        if name in arrays or name == _TREE or name == "" or name.startswith(_STORAGE):
             raise ValueError(f"save: the key path {path!r} gives the entry name {name!r}, which is "
                              "empty, reserved or taken by another path (keys must not contain '/')")
+        got = shared.get(id(obj._storage))
+        if got is not None:
+            entry, lo = got
+            return {"view": [entry, obj.dtype.name, list(obj.shape), list(obj._strides),
+                             (obj._offset * obj.itemsize - lo) // obj.itemsize]}
         arrays[name] = _to_numpy(obj)
         return {"tensor": name, "dtype": obj.dtype.name}
     if isinstance(obj, Mapping):
@@ -67,17 +77,60 @@ def _encode(obj: Any, path: list, arrays: dict) -> Any:
         for k, v in obj.items():
             if not isinstance(k, str | int) or isinstance(k, bool):
                 raise TypeError(f"save: dict keys must be str or int, got {k!r} at {path!r}")
-            items.append([k, _encode(v, path + [k], arrays)])
+            items.append([k, _encode(v, path + [k], arrays, shared)])
         return {"dict": items}
     if isinstance(obj, list | tuple):
         kind = "list" if isinstance(obj, list) else "tuple"
-        return {kind: [_encode(v, path + [i], arrays) for i, v in enumerate(obj)]}
+        return {kind: [_encode(v, path + [i], arrays, shared) for i, v in enumerate(obj)]}
     if obj is None or isinstance(obj, bool | int | float | str):
         return {"value": obj}
     if isinstance(obj, np.generic):
         return {"value": obj.item()}
     raise TypeError(f"save: cannot store a {type(obj).__name__} (at key path {path!r}); "
                     "tensors, dicts, lists, tuples, numbers, strings and None are supported")
+
+
+def _tensors(obj: Any):
+    """The tensors in obj's nesting (dicts, lists, tuples), in save's order."""
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, Mapping):
+        for v in obj.values():
+            yield from _tensors(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _tensors(v)
+
+
+def _extent(t: Tensor) -> tuple[int, int]:
+    """The bytes of t's storage that t reads: [first, end)."""
+    isz = t.itemsize
+    lo = t._offset + sum((m - 1) * s for m, s in zip(t._shape, t._strides) if s < 0)
+    hi = t._offset + sum((m - 1) * s for m, s in zip(t._shape, t._strides) if s > 0)
+    return lo * isz, (hi + 1) * isz
+
+
+def _shared_entries(obj: Any, arrays: dict) -> dict:
+    """Memory that two or more tensors of obj share (a view and its base, one tensor stored
+    twice, tied weights) is stored once, as PyTorch's save does: the bytes they span go into
+    arrays as a uint8 entry, and each such tensor is recorded as a view of it, so loading
+    gives tensors that share memory again. Returns id(storage) -> (entry name, first byte)."""
+    groups: dict = {}
+    for t in _tensors(obj):
+        if t.numel():
+            groups.setdefault(id(t._storage), []).append(t)
+    out = {}
+    for ts in groups.values():
+        if len(ts) < 2:
+            continue
+        spans = [_extent(t) for t in ts]
+        lo = min(a for a, _ in spans) // 16 * 16   # (every element stays aligned to its size)
+        hi = max(b for _, b in spans)
+        name = f"{_STORAGE}{len(out)}"
+        st = ts[0]._storage
+        arrays[name] = Tensor._make(st, (hi - lo,), (1,), lo, T.uint8).numpy()
+        out[id(st)] = (name, lo)
+    return out
 
 
 def _write_npz(f, arrays: dict, compress: bool) -> None:
@@ -106,7 +159,8 @@ def save(obj: Mapping, path, compress: bool = False) -> None:
     if not isinstance(obj, Mapping):
         raise TypeError(f"save: expected a dict (a state_dict), got {type(obj).__name__}")
     arrays: dict = {}
-    tree = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
+    shared = _shared_entries(obj, arrays)
+    tree = {"format": _FORMAT_SHARED if shared else _FORMAT, "root": _encode(obj, [], arrays, shared)}
     arrays[_TREE] = np.array(json.dumps(tree))
     if _is_file(path):
         if not hasattr(path, "write"):
@@ -143,9 +197,57 @@ def _from_numpy(a: np.ndarray, dtype: str, name: str) -> Tensor:
     return T.from_numpy(a)
 
 
-def _decode(node: Any, arrays, used: set) -> Any:
+def _memory(entry, arrays, used: set, cache: dict) -> Tensor:
+    """The uint8 tensor of a shared memory entry (one per entry, so its views share it),
+    aligned for any dtype."""
+    got = cache.get(entry)
+    if got is None:
+        if not isinstance(entry, str) or not entry.startswith(_STORAGE) or entry not in arrays.files:
+            raise CheckpointError(f"load: the file has no memory entry {entry!r} (it is listed in its tree)")
+        a = arrays[entry]
+        if a.dtype != np.uint8 or a.ndim != 1:
+            raise CheckpointError(f"load: memory entry {entry!r} holds {a.dtype} data of shape "
+                                  f"{a.shape}, not bytes")
+        if a.ctypes.data % 16 or not a.flags.writeable:
+            a = np.empty(-(-a.size // 16), np.complex128).view(np.uint8)[:a.size]
+            a[:] = arrays[entry]
+        used.add(entry)
+        got = cache[entry] = T.from_numpy(a)
+    return got
+
+
+def _view(spec, arrays, used: set, cache: dict) -> Tensor:
+    """A tensor recorded as a view [entry, dtype, shape, strides, offset] of a memory entry,
+    checked to lie inside it (a damaged file must raise, never read outside the memory)."""
+    if not isinstance(spec, list) or len(spec) != 5:
+        raise CheckpointError(f"load: damaged view node {spec!r}")
+    entry, dtype, shape, strides, offset = spec
+    ints = (shape, strides)
+    if not all(isinstance(v, list) and all(type(i) is int for i in v) for v in ints) \
+            or len(shape) != len(strides) or type(offset) is not int or min(shape, default=0) < 0:
+        raise CheckpointError(f"load: damaged view node {spec!r}")
+    try:
+        d = T.dtypes.dtype(dtype)
+    except (TypeError, ValueError, KeyError):
+        raise CheckpointError(f"load: view node {spec!r} has an unknown dtype") from None
+    mem = _memory(entry, arrays, used, cache)
+    if 0 in shape:
+        offset = 0
+    t = Tensor._make(mem._storage, tuple(shape), tuple(strides), offset, d)
+    if t.numel():
+        first, end = _extent(t)
+        if first < 0 or end > mem.numel():
+            raise CheckpointError(f"load: view node {spec!r} reaches outside its memory entry "
+                                  f"{entry!r} of {mem.numel()} bytes")
+    return t
+
+
+def _decode(node: Any, arrays, used: set, cache: dict | None = None) -> Any:
+    cache = {} if cache is None else cache
     if not isinstance(node, dict) or len(node) not in (1, 2):
         raise CheckpointError(f"load: damaged tree node {node!r}")
+    if "view" in node and len(node) == 1:
+        return _view(node["view"], arrays, used, cache)
     if "tensor" in node:
         name = node["tensor"]
         if name not in arrays.files:
@@ -154,9 +256,9 @@ def _decode(node: Any, arrays, used: set) -> Any:
         return _from_numpy(arrays[name], node.get("dtype", ""), name)
     (kind, v), = node.items()
     if kind == "dict":
-        return {k: _decode(c, arrays, used) for k, c in v}
+        return {k: _decode(c, arrays, used, cache) for k, c in v}
     if kind in ("list", "tuple"):
-        out = [_decode(c, arrays, used) for c in v]
+        out = [_decode(c, arrays, used, cache) for c in v]
         return out if kind == "list" else tuple(out)
     if kind == "value":
         return v
@@ -226,7 +328,18 @@ def _placer(map_location):
         return None if target is None else _placer(target)
     if isinstance(map_location, str | Device):
         dev = T.device(map_location)
-        return lambda t: t if str(t.device) == str(dev) else t.to(dev)
+        moved: dict = {}
+
+        def to(t: Tensor) -> Tensor:   # tensors that share memory share it on dev too
+            if str(t.device) == str(dev):
+                return t
+            got = moved.get(id(t._storage))
+            if got is None:
+                st = t._storage
+                raw = Tensor._make(st, (st.nbytes,), (1,), 0, T.uint8).to(dev)
+                got = moved[id(st)] = (raw._storage, st)   # (st kept: its id stays unique)
+            return Tensor._make(got[0], t._shape, t._strides, t._offset, t._dtype)
+        return to
     raise TypeError(f"load: map_location must be None, a device or its name, a dict or a "
                     f"callable, got {type(map_location).__name__}")
 
@@ -274,7 +387,7 @@ def _load(path) -> dict:
             if _TREE not in arrays.files:
                 return {k: T.from_numpy(_native(arrays[k])) for k in arrays.files}
             tree = json.loads(str(arrays[_TREE]))
-            if not isinstance(tree, dict) or tree.get("format") != _FORMAT:
+            if not isinstance(tree, dict) or tree.get("format") not in (_FORMAT, _FORMAT_SHARED):
                 raise CheckpointError(f"load: unknown checkpoint format in {name!r}")
             used: set = set()
             out = _decode(tree["root"], arrays, used)

@@ -308,16 +308,50 @@ def _data_device(data):
     return devs.pop() if len(devs) == 1 else None
 
 
+def _foreign(x) -> bool:
+    """x is another library's array that NumPy may not read (PyTorch's bfloat16): it comes in
+    through DLPack."""
+    return hasattr(x, "__dlpack__") and not isinstance(x, Tensor | np.ndarray | np.generic)
+
+
+def _tensor_leaves(data):
+    """data (nested lists of tensors, another library's arrays or bfloat16 tensors among them)
+    as host arrays NumPy can read, and the dtype to give the result (bfloat16 when every leaf
+    is; None: NumPy's promotion), or None when NumPy reads data as it is."""
+    leaves = list(_leaves(data))
+    if not leaves or not all(isinstance(x, Tensor) or _foreign(x) for x in leaves):
+        return None
+    if not any(_foreign(x) or x.dtype is dt.bfloat16 for x in leaves):
+        return None
+    ours = [x if isinstance(x, Tensor) else from_dlpack(x) for x in leaves]
+    every_bf16 = all(x.dtype is dt.bfloat16 for x in ours)
+    it = iter(ours)
+
+    def host(x):   # bfloat16 -> float32 is exact
+        if isinstance(x, list | tuple):
+            return [host(e) for e in x]
+        t = next(it).detach()
+        return (t.astype(dt.float32) if t.dtype is dt.bfloat16 else t).numpy()
+    return host(data), (dt.bfloat16 if every_bf16 else None)
+
+
 def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tensor:
-    if isinstance(data, Tensor):
-        out = data.astype(d or data.dtype)
+    if _foreign(data):   # (a PyTorch tensor: DLPack carries every dtype, bfloat16 included)
+        data = from_dlpack(data)
+    dev = parse_device(device) if device is not None else _data_device(data)
+    hosted = _tensor_leaves(data) if isinstance(data, list | tuple) else None
+    if hosted is not None:   # bfloat16 or foreign leaves, read on the host
+        data, d_leaves = hosted
+        a = _np_from_data(data, None if d is dt.bfloat16 else d, op)
+        out = asarray(a, device=CPU).astype(d or d_leaves or dt.dtype(a.dtype))
+    elif isinstance(data, Tensor):
+        out = data.detach().astype(d or data.dtype)   # (astype copies)
     else:
         a = _convertible(data, d, op) if isinstance(data, np.ndarray) else _np_from_data(data, d, op)
         if d is None and not isinstance(data, np.ndarray):
             d = _default_for(a, data)
         src = asarray(a, device=CPU)
         out = src.astype(d or src.dtype)   # a new tensor (the array may be the caller's)
-    dev = parse_device(device) if device is not None else _data_device(data)
     dev = parse_device(None) if dev is None else dev
     if dev != out.device:
         out = out.to(dev)
@@ -340,7 +374,9 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Tensor:
     The array API standard's keywords: device= puts the result there (a copy when the producer
     is elsewhere), copy=True always copies, copy=False never does (a ValueError when device=
     would need one)."""
-    t = x if isinstance(x, Tensor) else _import_dlpack(x)
+    t, copied = (x, False) if isinstance(x, Tensor) else _import_dlpack(x, copy)
+    if copied:   # (a misaligned or non-0/1 bool producer: copied already)
+        copy = None
     if device is not None and parse_device(device) != t.device:
         if copy is False:
             raise ValueError(f"from_dlpack: the data is on {t.device}; device={device!r} needs "
@@ -349,7 +385,8 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Tensor:
     return t.copy() if copy else t
 
 
-def _import_dlpack(obj) -> Tensor:
+def _import_dlpack(obj, copy: bool | None = None) -> tuple[Tensor, bool]:
+    """The producer's memory as a tensor, and whether it had to be copied (see _host_fixup)."""
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(obj).__name__} does not implement __dlpack__")
     dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
@@ -375,6 +412,37 @@ def _import_dlpack(obj) -> Tensor:
     lo = sum((m - 1) * s for m, s in zip(shape, strides) if s < 0) if n else 0
     hi = sum((m - 1) * s for m, s in zip(shape, strides) if s > 0) if n else 0
     device = CPU if dev_type == 1 else parse_device(f"cuda:{dev_id}")
-    st = Storage(v.ptr + lo * isz, (hi - lo + 1) * isz if n else 0, device, owner=v,
-                 release=v.release, readonly=v.read_only)
-    return Tensor._make(st, shape, strides, -lo, d)
+    nbytes = (hi - lo + 1) * isz if n else 0
+    start = v.ptr + lo * isz
+    if n and device is CPU:
+        try:
+            fixed = _host_fixup(start, nbytes, d, shape, copy)
+        except BaseException:
+            v.release()
+            raise
+        if fixed is not None:   # our own aligned, canonical copy: the producer's memory is let go
+            v.release()
+            return Tensor._make(fixed._storage, shape, strides, -lo, d), True
+    st = Storage(start, nbytes, device, owner=v, release=v.release, readonly=v.read_only)
+    return Tensor._make(st, shape, strides, -lo, d), False
+
+
+def _host_fixup(start: int, nbytes: int, d, shape, copy: bool | None):
+    """None when host memory at start can be shared as dtype d; else a uint8 tensor holding
+    an aligned copy of its nbytes (bool bytes other than 0 and 1 made 0 / 1, as asarray does
+    for such NumPy arrays), or a ValueError when copy=False forbids it. Kernels assume
+    aligned elements and bool bytes of 0 and 1 (others give wrong sums, ~, ==)."""
+    import ctypes
+    why = None
+    if start % d.itemsize:
+        why = f"its data pointer is not aligned to the {d.itemsize}-byte {d.name} elements"
+    raw = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(start))
+    if why is None and d is dt.bool_ and bool((raw > 1).any()):
+        why = "its bool bytes hold values other than 0 and 1"
+    if why is None:
+        return None
+    if copy is False:
+        raise ValueError(f"from_dlpack: copy=False but the {d.name} data of shape {shape} cannot be "
+                         f"shared: {why}")
+    own = (raw != 0).view(np.uint8) if d is dt.bool_ else raw.copy()
+    return _wrap_numpy(own)
