@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import heapq
 import sys
+import threading
+from threading import get_ident as _get_ident
 
 from tensor import _hook, amp
 from tensor import elementwise as ew
 from tensor._tensor import Tensor
+from tensor.memory import _BUSY
 
 from . import hooks
 from .anomaly import anomaly_note, check_nan
@@ -260,6 +263,21 @@ def _accumulate(acc, g, create_graph):
         g = _sum_to(g, leaf.shape)
     if g.dtype is not leaf.dtype:
         g = g.astype(leaf.dtype)
+    if _get_ident() in _BUSY:   # nested in a library critical section: must not wait for a lock
+        _store(leaf, g, create_graph)
+        return
+    with _ACC_LOCK:
+        _store(leaf, g, create_graph)
+
+
+# Backward passes on several threads may reach one leaf (a shared parameter): its .grad is read,
+# then set or added into in place, under this lock, so every thread's gradient is summed
+# (PyTorch's AccumulateGrad holds a mutex); unlocked, threads overwrote each other's sums.
+_ACC_LOCK = threading.RLock()
+
+
+def _store(leaf, g, create_graph) -> None:
+    """Sum g (the leaf's shape and dtype) into leaf.grad; under _ACC_LOCK."""
     if leaf.grad is None:
         # .grad gets the leaf's (dense) layout, as PyTorch's: optimizers' fused kernels want it;
         # and it is never a read-only (broadcast) view: zero_grad and users write into it
@@ -267,8 +285,9 @@ def _accumulate(acc, g, create_graph):
             g = own_grad(g)
         elif not create_graph and not g.is_contiguous() and leaf.is_contiguous():
             g = g.contiguous()
-        elif not create_graph and (sys.getrefcount(g) > 3 or sys.getrefcount(g._storage) > 2):
-            # its memory is shared (a gradient the user passed, a tensor the graph still holds):
+        elif not create_graph and (sys.getrefcount(g) > 4 or sys.getrefcount(g._storage) > 2):
+            # its memory is shared (a gradient the user passed, a tensor the graph still holds;
+            # 4 references: the caller's list, _accumulate's, ours, getrefcount's):
             # later backwards add into .grad in place, so .grad owns its memory (PyTorch clones)
             g = g.copy()
         leaf.grad = g if create_graph else g.detach()
@@ -294,13 +313,14 @@ def _accumulate_sparse(leaf, g) -> None:
     if g.dtype is not leaf.dtype:
         g = type(g)(g.indices(), g.values().astype(leaf.dtype), g.shape, g.is_coalesced())
     g = g.detach()
-    cur = leaf.grad
-    if cur is None:
-        leaf.grad = g
-    elif type(cur) is Tensor:
-        leaf.grad = cur.detach() + g.to_dense()
-    else:
-        leaf.grad = cur + g
+    with _ACC_LOCK:
+        cur = leaf.grad
+        if cur is None:
+            leaf.grad = g
+        elif type(cur) is Tensor:
+            leaf.grad = cur.detach() + g.to_dense()
+        else:
+            leaf.grad = cur + g
 
 
 def _flatten_like(node, grads):
@@ -336,7 +356,7 @@ def _call_rule(node, gs, retain_graph):
             return [None] * len(node.next)
     else:
         g_in = gs
-    outs = _link_saved_outputs(node)
+    saved_out, outs = _link_saved_outputs(node)
     conj = node.rule.conj and _any_complex(gs)
     try:
         if conj:   # J^H g = conj(J^T conj(g)): see autograd.graph.Rule
@@ -349,11 +369,11 @@ def _call_rule(node, gs, retain_graph):
             e.add_note(anomaly_note(node))
         raise
     finally:
-        for o in outs:
-            o._requires_grad, o.grad_fn = False, None
+        if outs:
+            node.ctx.out = saved_out
+        for o in outs:   # the aliases stay on the graph; the tangent was for this call only
             if o._ag is not None:
                 o._ag.tangent = None
-                o._ag.output_nr = 0
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     flat, ins = _flatten_like(node, grads)
@@ -384,12 +404,18 @@ def _conj(g):
 
 
 def _link_saved_outputs(node):
-    """With create_graph, the saved outputs stand for the node's outputs in the new graph
-    (and carry their forward tangent, for forward-over-reverse). Returns what was linked."""
+    """With create_graph, the rule sees fresh aliases of the saved outputs in ctx.out, which
+    stand for the node's outputs in the new graph (and carry their forward tangent, for
+    forward-over-reverse). They stay linked after the call: the ops the rule records keep them
+    (tanh's 1 - y * y saves y), and the next order's backward through those ops must still
+    reach this node through them (unlinked, y became a constant there and every derivative from
+    the third on lost its terms through y). Fresh per call, so the node's own ctx.out never
+    points back at the node (no reference cycle). Returns (ctx.out to restore, the aliases)."""
     out = node.ctx.out
     if out is None or not is_grad_enabled():
-        return []
-    outs = out if isinstance(out, list) else [out]
+        return None, []
+    outs = [Tensor._make(o._storage, o._shape, o._strides, o._offset, o._dtype)
+            for o in (out if isinstance(out, list) else [out])]
     for i, o in enumerate(outs):
         o._requires_grad, o.grad_fn = True, node
         if i:
@@ -399,7 +425,8 @@ def _link_saved_outputs(node):
         for o, t in zip(outs, tan if isinstance(out, list) else [tan]):
             if t is not None:
                 meta_of(o).tangent = t
-    return outs
+    node.ctx.out = outs if isinstance(out, list) else outs[0]
+    return out, outs
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -420,7 +447,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if type(g) is not Tensor:
                 _accumulate_sparse(t, g)
             else:
-                t.grad = own_grad(g) if t.grad is None else t.grad + g
+                with _ACC_LOCK:
+                    t.grad = own_grad(g) if t.grad is None else t.grad + g
 
 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):

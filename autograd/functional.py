@@ -22,9 +22,10 @@ from tensor._tensor import Tensor
 
 from .engine import grad
 from .forward import _alias, _as_tuple, _inputs, jvp
+from .forward import vjp as _vjp
 from .grad_mode import enable_grad, no_grad
 
-__all__ = ["jacobian", "hessian", "hvp", "vhp"]
+__all__ = ["jacobian", "hessian", "hvp", "vhp", "vjp", "jvp"]
 
 _STRATEGIES = ("reverse-mode", "forward-mode")
 
@@ -51,7 +52,22 @@ def _shape_result(blocks, single_in, single_out):
     return tuple(row[0] for row in blocks) if single_in else tuple(tuple(r) for r in blocks)
 
 
-def jacobian(f, inputs, create_graph: bool = False, strategy: str = "reverse-mode"):
+def _check_strict(op, outs, xs, second=False):
+    """strict=True: every output depends on every input (one backward per output, ones as its
+    cotangent: a gradient that is None is independent). second: the outputs are f's gradients,
+    each of which must depend on the inputs too (a Hessian without zero blocks)."""
+    for j, o in enumerate(outs):
+        gs = grad([o], list(xs), [T.ones_like(o)], retain_graph=True, allow_unused=True) \
+            if o.requires_grad else [None] * len(xs)
+        for i, g in enumerate(gs):
+            if g is None:
+                what = f"the gradient of f for input {j}" if second else f"output {j} of f"
+                raise RuntimeError(f"{op}: {what} is independent of input {i}; strict=True refuses "
+                                   "this (as PyTorch's strict mode); pass strict=False to get zeros")
+
+
+def jacobian(f, inputs, create_graph: bool = False, strategy: str = "reverse-mode", *,
+             strict: bool = False, vectorize: bool = False):
     """The Jacobian of f at inputs: for output o and input x, a tensor of shape
     o.shape + x.shape. inputs is a Tensor or a tuple of Tensors; the result is a Tensor when
     both inputs and f's result are single Tensors, a tuple over inputs (or outputs) when one of
@@ -59,17 +75,25 @@ def jacobian(f, inputs, create_graph: bool = False, strategy: str = "reverse-mod
 
     strategy="reverse-mode": one backward pass per output element; "forward-mode": one jvp
     (forward pass with tangents) per input element. create_graph=True keeps the result
-    differentiable (with respect to inputs that require grad).
+    differentiable (with respect to inputs that require grad). strict=True (reverse mode only,
+    as PyTorch's) raises when an output does not depend on an input, instead of giving zeros;
+    vectorize is accepted for PyTorch compatibility and changes nothing (a speed hint).
     """
     op = "jacobian"
+    del vectorize
     if strategy not in _STRATEGIES:
         raise ValueError(f"{op}: strategy must be one of {_STRATEGIES}, got {strategy!r}")
     if strategy == "forward-mode":
+        if strict:
+            raise ValueError(f"{op}: strict=True is not supported with strategy='forward-mode' "
+                             "(as in PyTorch); use strategy='reverse-mode'")
         return _jacfwd(f, inputs, create_graph)
     xs, single_in = _inputs(inputs, op, create_graph)
     with enable_grad():
         out = f(*xs)
     outs, single_out = _as_tuple(out, "the output of f", op)
+    if strict:
+        _check_strict(op, outs, xs)
     blocks = []
     for o in outs:
         rows = [[] for _ in xs]
@@ -153,30 +177,61 @@ def _gradient_fn(f, op, single_in):
     return first
 
 
-def hessian(f, inputs, create_graph: bool = False, strategy: str = "reverse-mode"):
+def hessian(f, inputs, create_graph: bool = False, strategy: str = "reverse-mode", *,
+            strict: bool = False, vectorize: bool = False, outer_jacobian_strategy: str | None = None):
     """The Hessian of a scalar f: for inputs x_i, x_j a block of shape x_i.shape + x_j.shape
     (a Tensor for a single input, a tuple of tuples for several). strategy="reverse-mode" is
-    reverse over reverse; "forward-mode" is forward over reverse (jvp of the gradient)."""
+    reverse over reverse; "forward-mode" is forward over reverse (jvp of the gradient).
+    outer_jacobian_strategy is PyTorch's name for strategy; strict=True raises when f or its
+    gradient does not depend on an input (PyTorch's strict mode); vectorize changes nothing."""
     op = "hessian"
+    del vectorize
+    if outer_jacobian_strategy is not None:
+        strategy = outer_jacobian_strategy
     ins, single_in = _as_tuple(inputs, "inputs", op)
+    if strict:
+        xs, _ = _inputs(ins, op, create_graph)
+        with enable_grad():
+            y = _scalar(f(*xs), op)
+            _check_strict(op, [y], xs)
+            gs = grad(y, list(xs), create_graph=True)
+        _check_strict(op, gs, xs, second=True)
     return jacobian(_gradient_fn(f, op, single_in), ins[0] if single_in else ins,
                     create_graph=create_graph, strategy=strategy)
 
 
-def hvp(f, inputs, v, create_graph: bool = False, strategy: str = "reverse-over-reverse"):
+def _default_v(xs, v, op):
+    """PyTorch's v=None: allowed when the input is a single one-element tensor (v = 1)."""
+    if v is not None:
+        return v
+    if len(xs) == 1 and xs[0].numel() == 1:
+        return T.ones_like(xs[0].detach())
+    raise ValueError(f"{op}: v can be omitted only for a single one-element input; got "
+                     f"{len(xs)} input(s) of shape(s) {[tuple(x.shape) for x in xs]}")
+
+
+def hvp(f, inputs, v=None, create_graph: bool = False, strategy: str = "reverse-over-reverse", *,
+        strict: bool = False):
     """(f(inputs), H v) for a scalar f, without forming H.
 
     strategy="reverse-over-reverse" (default): the gradient is built with create_graph and
     differentiated again against v (double backward). "forward-over-reverse": v is pushed as
     a tangent through the gradient computation (one forward pass over the backward). inputs and
-    v: a Tensor, or tuples of Tensors of matching shapes; the product has inputs' structure.
+    v: a Tensor, or tuples of Tensors of matching shapes; the product has inputs' structure
+    (v may be omitted for a single one-element input, as in PyTorch). strict=True raises when f
+    or its gradient does not depend on an input (PyTorch's strict mode) instead of giving zeros.
     """
     op = "hvp"
     if strategy not in ("reverse-over-reverse", "forward-over-reverse"):
         raise ValueError(f"{op}: strategy must be 'reverse-over-reverse' or "
                          f"'forward-over-reverse', got {strategy!r}")
     xs, single_in = _inputs(inputs, op, create_graph)
-    vs, _ = _as_tuple(v, "v", op)
+    vs, _ = _as_tuple(_default_v(xs, v, op), "v", op)
+    if strict:
+        with enable_grad():
+            y = _scalar(f(*xs), op)
+            _check_strict(op, [y], xs)
+            _check_strict(op, grad(y, list(xs), create_graph=True), xs, second=True)
     if len(vs) != len(xs):
         raise ValueError(f"{op}: got {len(xs)} inputs but {len(vs)} vectors")
     for i, (x, w) in enumerate(zip(xs, vs)):
@@ -211,7 +266,22 @@ def hvp(f, inputs, v, create_graph: bool = False, strategy: str = "reverse-over-
     return y, (hv[0] if single_in else tuple(hv))
 
 
-def vhp(f, inputs, v, create_graph: bool = False):
+def vhp(f, inputs, v=None, create_graph: bool = False, *, strict: bool = False):
     """(f(inputs), v^T H) for a scalar f (PyTorch's vhp): the double backward, which computes
     exactly v^T H (equal to H v wherever f is twice continuously differentiable)."""
-    return hvp(f, inputs, v, create_graph=create_graph)
+    return hvp(f, inputs, v, create_graph=create_graph, strict=strict)
+
+
+def vjp(f, inputs, v=None, create_graph: bool = False, *, strict: bool = False):
+    """(f(inputs), v^T J) as PyTorch's torch.autograd.functional.vjp: the product has the
+    structure of inputs (a Tensor for a single Tensor input; autograd.vjp always returns a
+    tuple). v may be omitted when f returns a single one-element Tensor. strict=True raises
+    when an output does not depend on an input instead of giving zeros."""
+    op = "vjp"
+    if strict:
+        xs, _ = _inputs(inputs, op, create_graph)
+        with enable_grad():
+            outs, _ = _as_tuple(f(*xs), "the output of f", op)
+        _check_strict(op, outs, xs)
+    out, gs = _vjp(f, inputs, v, create_graph=create_graph)
+    return out, (gs[0] if isinstance(inputs, Tensor) else gs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from threading import get_ident
 
 
 class _State(threading.local):
@@ -42,15 +43,29 @@ class _GradMode:
         return super().__new__(cls)
 
     def __init__(self):
-        self._prev = []
+        # the modes found on entry, a stack per thread: one instance (a module-level
+        # `NO_GRAD = no_grad()`) may be entered by several threads at once, and each must get
+        # its own mode back (one shared stack gave a thread another thread's mode on exit)
+        self._prevs: dict[int, list[bool]] = {}
+
+    def _push(self, mode) -> None:
+        self._prevs.setdefault(get_ident(), []).append(mode)
+
+    def _pop(self):
+        me = get_ident()
+        stack = self._prevs[me]
+        mode = stack.pop()
+        if not stack:
+            del self._prevs[me]
+        return mode
 
     def __enter__(self):
-        self._prev.append(state.grad_enabled)
+        self._push(state.grad_enabled)
         state.grad_enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        state.grad_enabled = self._prev.pop()
+        state.grad_enabled = self._pop()
         return False
 
     def __call__(self, fn):
@@ -85,7 +100,7 @@ class inference_mode(_GradMode):
         self.mode = False if mode else None   # None: leave grad mode as it is
 
     def __enter__(self):
-        self._prev.append(state.grad_enabled)
+        self._push(state.grad_enabled)
         if self.mode is not None:
             state.grad_enabled = self.mode
         return self
@@ -101,14 +116,14 @@ class set_grad_enabled(_GradMode):
     def __init__(self, mode: bool):
         super().__init__()
         self.mode = bool(mode)
-        self._prev.append(state.grad_enabled)
+        self._push(state.grad_enabled)
         state.grad_enabled = self.mode
 
     def __enter__(self):   # the switch happened at construction
         return self
 
     def __call__(self, fn):
-        state.grad_enabled = self._prev.pop()   # used as a decorator: undo the eager switch
+        state.grad_enabled = self._pop()   # used as a decorator: undo the eager switch
         return super().__call__(fn)
 
     def clone(self):

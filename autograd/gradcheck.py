@@ -81,11 +81,44 @@ def _analytic_jacobian(fn, inputs, i):
     return np.stack(rows) if rows else np.zeros((0, width))
 
 
+def _forward_jacobian(fn, inputs, i):
+    """The same layout as _numeric_jacobian, one column per real component of input i, each the
+    output tangent of a jvp (forward mode) along that component."""
+    from .forward import jvp
+    x = inputs[i]
+    n_out = sum(o.numel() * len(_directions(o)) for o in _outputs(fn, inputs))
+
+    def fi(xi):
+        args = list(inputs)
+        args[i] = xi
+        return tuple(_outputs(fn, args))
+    cols = []
+    for k in range(x.numel()):
+        for unit in _directions(x):
+            t = T.zeros(x.shape, dtype=x.dtype, device=x.device)
+            t.reshape(-1)[k] = unit
+            _, tans = jvp(fi, x, t)
+            cols.append(np.concatenate([_real_flat(tt) for tt in tans]) if tans else np.zeros(0))
+    return np.stack(cols, axis=1) if cols else np.zeros((n_out, 0))
+
+
+def _mismatch(what, i, x, ana, num, atol, rtol, raise_exception) -> bool:
+    """Whether ana differs from num (raising GradcheckError instead when raise_exception)."""
+    if num.shape != ana.shape or not np.allclose(ana, num, atol=atol, rtol=rtol):
+        if raise_exception:
+            raise GradcheckError(f"gradcheck: {what} Jacobian mismatch for input {i} (shape "
+                                 f"{x.shape})\n{what}:\n{ana}\nnumeric:\n{num}")
+        return True
+    return False
+
+
 def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True) -> bool:
-    """Compare every input's Jacobian from backward with central differences. Inputs are
-    float64 or complex128; complex numbers count as their two real parts, and a gradient is
-    PyTorch's conjugate Wirtinger one (dL/dRe z + i dL/dIm z)."""
+              raise_exception: bool = True, *, check_forward_ad: bool = False,
+              check_backward_ad: bool = True) -> bool:
+    """Compare every input's Jacobian from backward (check_backward_ad) and, with
+    check_forward_ad=True, from forward mode (autograd.jvp) with central differences, as
+    PyTorch's gradcheck. Inputs are float64 or complex128; complex numbers count as their two
+    real parts, and a gradient is PyTorch's conjugate Wirtinger one (dL/dRe z + i dL/dIm z)."""
     inputs = tuple(inputs) if isinstance(inputs, list | tuple) else (inputs,)
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x.requires_grad):
@@ -93,33 +126,62 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
         if x.dtype not in (T.float64, T.complex128):
             raise ValueError(f"gradcheck: input {i} is {x.dtype.name}; use float64 or complex128 inputs")
         num = _numeric_jacobian(fn, inputs, i, eps)
-        ana = _analytic_jacobian(fn, inputs, i)
-        if num.shape != ana.shape or not np.allclose(ana, num, atol=atol, rtol=rtol):
-            if raise_exception:
-                raise GradcheckError(f"gradcheck: Jacobian mismatch for input {i} (shape {x.shape})"
-                                     f"\nanalytic:\n{ana}\nnumeric:\n{num}")
+        tol = (atol, rtol, raise_exception)
+        if check_backward_ad and _mismatch("analytic", i, x, _analytic_jacobian(fn, inputs, i), num, *tol):
+            return False
+        if check_forward_ad and _mismatch("forward-mode", i, x, _forward_jacobian(fn, inputs, i), num, *tol):
             return False
     return True
 
 
-def gradgradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-                  raise_exception: bool = True) -> bool:
-    """gradcheck of the gradient itself (the backward pass built with create_graph=True),
-    contracted with fixed random output weights."""
-    inputs = tuple(inputs) if isinstance(inputs, list | tuple) else (inputs,)
-    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
-    outs = _outputs(fn, inputs)
+def _default_grad_outputs(outs):
+    """Fixed random cotangents, one per differentiable output, requiring grad (so that the
+    check covers the second derivative's dependence on them too, as PyTorch's)."""
     rng = np.random.default_rng(0)
-    weights = [T.asarray(rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape)
-                                                         if o.dtype.kind == "c" else 0),
-                         device=o.device).astype(o.dtype) for o in outs]
+    gos = []
+    for o in outs:
+        a = rng.standard_normal(o.shape)
+        if o.dtype.kind == "c":
+            a = a + 1j * rng.standard_normal(o.shape)
+        gos.append(T.asarray(a, device=o.device).astype(o.dtype).requires_grad_())
+    return gos
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, raise_exception: bool = True,
+                  check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True) -> bool:
+    """gradcheck of the backward pass itself (built with create_graph=True), as PyTorch's: the
+    function checked maps (inputs, grad_outputs) to the gradients of fn's differentiable
+    outputs, contracted with grad_outputs, with respect to the inputs that require grad.
+    grad_outputs: one cotangent per differentiable output of fn (random, and requiring grad,
+    when None); those that require grad are differentiated too. check_rev_over_rev: reverse
+    mode over the backward (double backward); check_fwd_over_rev: forward mode over it."""
+    inputs = tuple(inputs) if isinstance(inputs, list | tuple) else (inputs,)
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        return True
+    outs = [o for o in _outputs(fn, inputs) if o.requires_grad]
+    if grad_outputs is None:
+        gos = _default_grad_outputs(outs)
+    else:
+        gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        if len(gos) != len(outs):
+            raise ValueError(f"gradgradcheck: fn has {len(outs)} differentiable outputs but "
+                             f"{len(gos)} grad_outputs were given")
+        for k, (o, g) in enumerate(zip(outs, gos)):
+            if not isinstance(g, Tensor) or tuple(g.shape) != tuple(o.shape):
+                shape = tuple(g.shape) if isinstance(g, Tensor) else type(g).__name__
+                raise ValueError(f"gradgradcheck: grad_outputs[{k}] has shape {shape} but output "
+                                 f"{k} has shape {tuple(o.shape)}")
+    n = len(inputs)
 
     def first_grad(*args):
-        os_ = _outputs(fn, args)
-        targets = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
-        gs = grad(os_, targets, weights, create_graph=True, allow_unused=True)
+        xs, ws = args[:n], args[n:]
+        os_ = [o for o in _outputs(fn, xs) if o.requires_grad]
+        targets = [a for a in xs if isinstance(a, Tensor) and a.requires_grad]
+        if not os_:
+            return tuple(T.zeros(t.shape, dtype=t.dtype, device=t.device) for t in targets)
+        gs = grad(os_, targets, list(ws), create_graph=True, allow_unused=True)
         return tuple(g if g is not None else T.zeros(t.shape, dtype=t.dtype, device=t.device)
                      for g, t in zip(gs, targets))
-    if not diff:
-        return True
-    return gradcheck(first_grad, inputs, eps, atol, rtol, raise_exception)
+    return gradcheck(first_grad, inputs + tuple(gos), eps, atol, rtol, raise_exception,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import sys
+import threading
 import weakref
 
 import tensor as T
@@ -84,8 +85,17 @@ class AGMeta:
 def meta_of(t: Tensor) -> AGMeta:
     m = t._ag
     if m is None:
-        m = t._ag = AGMeta()
+        with _MAKE_LOCK:   # two threads must not each give t a meta (one's acc would be lost)
+            m = t._ag
+            if m is None:
+                m = t._ag = AGMeta()
     return m
+
+
+# Taken only to make a tensor's AGMeta or a leaf's AccumulateGrad: threads running backward
+# over one leaf (a shared parameter) must find one accumulator, or a thread's graph edge and
+# the edge `backward(inputs=[w])` captures could be two different nodes (its gradient lost)
+_MAKE_LOCK = threading.RLock()
 
 
 class Ctx:
@@ -203,9 +213,13 @@ def edge_of(t: Tensor):
     if t.grad_fn is not None:
         return (t.grad_fn, t._ag.output_nr if t._ag is not None else 0)
     m = meta_of(t)
-    if m.acc is None:
-        m.acc = AccumulateGrad(t)
-    return (m.acc, 0)
+    acc = m.acc
+    if acc is None:
+        with _MAKE_LOCK:
+            acc = m.acc
+            if acc is None:
+                acc = m.acc = AccumulateGrad(t)
+    return (acc, 0)
 
 
 def flat_tensors(args):
@@ -531,13 +545,15 @@ def record(name, fn, args, kwargs):
     if need_tan and rule is None and _differentiable_out(out):
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
     node = None
-    if need_grad and need_tan and name not in INPLACE and rule is not None \
-            and _differentiable_out(out):
+    if need_grad and need_tan and rule is not None and _differentiable_out(out):
         # the output on the graph before its tangent is computed: a jvp rule that reads
         # ctx.out (exp's tangent is out * t) must see it with its history, or reverse mode over
-        # the tangent (jacrev of jacfwd) loses the terms through out
+        # the tangent (jacrev of jacfwd) loses the terms through out; in place (x.exp_()), the
+        # written x with its new node, not its history before the write
         node = _attach(name, rule, args, kwargs, out, tensors, cargs)
-        node.ctx.old = None
+        node.ctx.old = pre.get("old") if pre else None
+        if name in INPLACE and type(out) is Tensor and out._base is not None:
+            rebase(out, True, False)   # or the jvp's ops would see the view as stale
     if need_tan and rule is not None:
         if rule.jvp is None:
             raise NotImplementedError(f"autograd: no forward-mode (jvp) rule for {name!r}")
@@ -562,7 +578,7 @@ def record(name, fn, args, kwargs):
         node = _attach(name, rule, args, kwargs, out, tensors, cargs)
         node.ctx.old = pre.get("old") if pre else None
     if name in INPLACE and type(out) is Tensor and out._base is not None:
-        rebase(out, need_grad and _differentiable_out(out),
+        rebase(out, need_grad and not need_tan and _differentiable_out(out),
                need_tan and out._ag is not None and out._ag.tangent is not None)
     return res
 

@@ -243,3 +243,25 @@ def _inplace_rule(name, base):
 for _op in UNARY + BINARY:
     if _op.name in RULES and _op.name + "_" not in RULES:
         RULES[_op.name + "_"] = _inplace_rule(_op.name + "_", RULES[_op.name])
+
+
+def _power_inplace():
+    """x.pow_(b): as PyTorch's pow_, keep x's old value and b but not the result (so a later
+    in-place write into x is no error); d/db reads x ** b, recomputed from the old value (recorded,
+    so create_graph and reverse mode over the tangent see its history)."""
+    base = RULES["power"]
+
+    def swap(ctx, need_b):
+        old, b = ctx.old, ctx.args[1]
+        out = T.power(old, b) if need_b and hasattr(b, "shape") else None
+        return Ctx((old,) + tuple(ctx.args[1:]), ctx.kwargs, out, ctx.needs)
+
+    def vjp(ctx, g):
+        return base.vjp(swap(ctx, ctx.needs[1]), g)
+
+    def jvp(ctx, tans):
+        return base.jvp(swap(ctx, tans[1] is not None), tans)
+    return Rule("power_", vjp, jvp, ("old0", 1), base.conj)
+
+
+RULES["power_"] = _power_inplace()

@@ -76,18 +76,25 @@ def _mat(B, left):
     return B if B.ndim > 1 else (T.expand_dims(B, -1) if left else T.expand_dims(B, 0))
 
 
+def _solve_args(ctx):
+    """(A, B, left): a solve recorded without `left` (solve_op's default, as eig's rules call it
+    under create_graph) is a left solve."""
+    A, B, *rest = ctx.args
+    return A, B, (rest[0] if rest else True)
+
+
 def _solve_vjp(ctx, g):
-    A, B, left = ctx.args
+    A, B, left = _solve_args(ctx)
     X = ctx.out
     gX, Xm = _mat(g, left), _mat(X, left)
     gB = C.solve_op(_H(A), gX, left)
     gA = -T.matmul(gB, _H(Xm)) if left else -T.matmul(_H(Xm), gB)
     gB = gB if B.ndim > 1 else gB.reshape(gB.shape[:-2] + (B.shape[0],))
-    return fit(gA, A), fit(gB, B), None
+    return (fit(gA, A), fit(gB, B)) + (None,) * (len(ctx.args) - 2)
 
 
 def _solve_jvp(ctx, tans):
-    A, B, left = ctx.args
+    A, B, left = _solve_args(ctx)
     tA, tB = tans[0], tans[1]
     if tA is None and tB is None:
         return None
@@ -410,7 +417,7 @@ def _eig_vjp(ctx, gs):
         M = M + _gap(w).conj() * (VhgV - VhV * T.expand_dims(re, -2))
     if gw is not None:
         M = M + _diag(gw.astype(V.dtype))
-    gA = C.solve_op(_H(V), T.matmul(M, _H(V)))
+    gA = C.solve_op(_H(V), T.matmul(M, _H(V)), True)
     if A.dtype.kind != "c":
         gA = T.real(gA)
     return fit(gA, A), None
@@ -421,7 +428,7 @@ def _eig_jvp(ctx, tans):
     if t is None:
         return None
     w, V = ctx.out
-    X = C.solve_op(V, T.matmul(t.astype(V.dtype), V))
+    X = C.solve_op(V, T.matmul(t.astype(V.dtype), V), True)
     FX = _gap(w) * X
     dV = T.matmul(V, FX)
     corr = T.real(_dg(T.matmul(_H(V), dV))).astype(V.dtype)

@@ -68,10 +68,10 @@ def _like(x: Tensor, t, op: str, name: str = "target") -> Tensor:
 def _clamp_min_value(t: Tensor, lo: float) -> Tensor:
     """max(t, lo) whose backward is the identity, as PyTorch's clamp_ under no_grad on a clone
     (its cosine_similarity norms and gaussian_nll_loss variances)."""
-    t = T.clone(t)
-    with no_grad():
-        t.copy_(T.maximum(t, lo))
-    return t
+    # recorded as it is (no in-place write under no_grad): the tangent of forward mode keeps
+    # its own graph for reverse mode over forward mode; t - t.detach() is exactly 0, so the
+    # clamped value is lo itself
+    return T.where(t >= lo, t, t - t.detach() + lo)
 
 
 def _relu_min(z: Tensor) -> Tensor:

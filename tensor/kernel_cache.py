@@ -26,6 +26,7 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -150,11 +151,32 @@ def _process_lock(path: Path):
     except (ImportError, OSError):
         yield
         return
+    _lock_fds[fd] = threading.get_ident()
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        _lock_fds.pop(fd, None)
         os.close(fd)   # closing releases the lock
+
+
+# The lock files open in this process. A child forked while another thread builds holds a copy
+# of that thread's descriptor, which no thread of the child would ever close: the build's lock
+# would then outlive the parent's close, and the child itself wait for it forever.
+_lock_fds: dict[int, int] = {}   # descriptor -> the thread that holds it
+
+
+def _close_inherited_lock_fds() -> None:
+    me = threading.get_ident()
+    for fd, owner in list(_lock_fds.items()):
+        if owner != me:
+            del _lock_fds[fd]
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_lock_fds)
 
 
 _key_locks: dict[str, CriticalLock] = {}

@@ -48,6 +48,8 @@ from collections.abc import Callable
 from threading import get_ident as _get_ident
 from typing import Any
 
+from .memory_threads import _BUSY, track_allocator, track_lock
+
 __all__ = ["Block", "CachingAllocator", "CriticalLock", "OutOfMemoryError"]
 
 _KiB = 1024
@@ -153,9 +155,9 @@ class _Pool:
 
 
 
-# Threads inside a library critical section (an allocator's locked section, a CriticalLock):
-# thread id -> depth. Their nested frees and mallocs take the allocators' queued paths.
-_BUSY: dict[int, int] = {}
+# _BUSY (tensor/memory_threads.py, whose fork handlers clean it): the threads inside a library
+# critical section (an allocator's locked section, a CriticalLock), thread id -> depth. Their
+# nested frees and mallocs take the allocators' queued paths.
 
 
 class CriticalLock:
@@ -168,10 +170,11 @@ class CriticalLock:
     locks, a device's module-load lock, the CPU allocator's and the CUDA devices' creation
     locks, the DLPack export table's lock."""
 
-    __slots__ = ("_lock",)
+    __slots__ = ("_lock", "__weakref__")
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        track_lock(self)   # made anew in a forked child if another thread held it
 
     def __enter__(self) -> CriticalLock:
         me = _get_ident()
@@ -237,6 +240,7 @@ class CachingAllocator:
         self._limit: int | None = None
         self.set_limit(limit)
         self._lock = threading.Lock()
+        track_allocator(self)   # its lock is taken around os.fork() (tensor/memory_threads.py)
         self._pending: list[Block] = []  # frees by nested calls, done under the lock
         self._adopt: list[Block] = []    # blocks nested mallocs took from raw_alloc directly
         self._small, self._large = _Pool(), _Pool()

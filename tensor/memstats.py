@@ -23,7 +23,11 @@ def _all(device) -> list:
     """The device's allocator and its live private pools (tensor.compile's captures, CUDA
     graphs): the device-level figures below count them all, as PyTorch's count graph pools."""
     a = allocator(device)
-    return [a, *a.pools]
+    while True:
+        try:
+            return [a, *a.pools]
+        except RuntimeError:   # another thread made a pool meanwhile (WeakSet "changed size")
+            continue
 
 
 def memory_allocated(device=None) -> int:

@@ -235,3 +235,307 @@ def test_processes_building_one_kernel_build_it_once(tmp_path):
     outs = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert outs == ["image"] * 3 and all(p.returncode == 0 for p in procs)
     assert (tmp_path / "builds").read_text() == "x"
+
+
+# ---------------------------------------------------------------- shared leaves, fork safety
+
+def _run_threads(target, n: int, timeout: float = 60) -> None:
+    errors = []
+
+    def wrap(i):
+        try:
+            target(i)
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            errors.append(e)
+
+    ts = [threading.Thread(target=wrap, args=(i,), daemon=True) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in ts), "a thread did not finish: deadlock?"
+    if errors:
+        raise errors[0]
+
+
+def test_backward_from_threads_into_a_shared_leaf_sums_every_gradient(device):
+    """Caught: _accumulate read `leaf.grad is None`, then set it or added into it in place with
+    no lock, so concurrent backward passes into one parameter overwrote each other's gradient
+    (w.grad 2 or 6 instead of 8 in ~10% of rounds); PyTorch's AccumulateGrad holds a mutex."""
+    dev = T.device(device)
+    n, rounds = 4, (300 if dev.type == "cpu" else 4)
+    xn = np.arange(1.0, 4.0, dtype=np.float32)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for r in range(rounds):
+            w = T.asarray(xn, device=dev).requires_grad_()
+            grad_set = r % 2   # the racing threads set .grad first, or add into it in place
+            if grad_set:
+                (w * 0.0).sum().backward()
+            start = threading.Barrier(n)
+
+            def work(i, w=w, start=start):
+                start.wait(10)
+                (w * w * (i + 1)).sum().backward()
+
+            _run_threads(work, n)
+            want = 2 * xn * sum(range(1, n + 1))
+            np.testing.assert_allclose(to_np(w.grad), want, rtol=1e-6, err_msg=f"round {r}")
+    finally:
+        sys.setswitchinterval(old)
+
+
+def test_backward_with_inputs_from_threads_sums_every_gradient(device):
+    """backward(inputs=[w]) took the same unlocked check-then-set path."""
+    if device != "cpu":
+        pytest.skip("the lock is device-independent; once is enough")
+    n = 8
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(20):
+            w = T.ones(200_000).requires_grad_()   # a long add (GIL released): a wide window
+            start = threading.Barrier(n)
+
+            def work(i, w=w, start=start):
+                start.wait(10)
+                (w * 2.0).sum().backward(inputs=[w])
+
+            _run_threads(work, n)
+            np.testing.assert_array_equal(to_np(w.grad), np.full(200_000, 2.0 * n, np.float32))
+    finally:
+        sys.setswitchinterval(old)
+
+
+def _run_child_script(code: str, timeout: float = 90) -> str:
+    """Run `code` in a fresh interpreter (it forks there); a hang fails instead of blocking."""
+    import subprocess
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the script hung (a forked child deadlocked?): {e.stdout!r} {e.stderr!r}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+_WAIT_CHILD = '''
+def wait_child(pid, seconds=30):
+    import os, time
+    end = time.time() + seconds
+    while time.time() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return "hung"
+'''
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_forked_child_runs_kernels_after_the_parent_ran_openmp(device):
+    """Caught: once the parent had run an OpenMP kernel on several threads, a forked child's
+    first parallel kernel waited forever for the parent's (absent) libgomp pool threads."""
+    if device != "cpu":
+        pytest.skip("OpenMP: CPU kernels")
+    code = _WAIT_CHILD + '''
+import os, numpy as np, tensor as T
+T.set_num_threads(2)
+a = T.ones((400, 400)) * 0.5
+want = float((a @ a).sum()), float((a + a).sum())
+pid = os.fork()
+if pid == 0:
+    try:
+        got = float((a @ a).sum()), float((T.exp(a) + a).sum())
+        ok = got[0] == want[0] and abs(got[1] - 160000 * (np.exp(0.5) + 0.5)) < 1
+        os._exit(0 if ok and T.get_num_threads() == 1 else 3)
+    except BaseException:
+        os._exit(4)
+print("child", wait_child(pid), "parent threads", T.get_num_threads())
+'''
+    assert _run_child_script(code).split() == ["child", "0", "parent", "threads", "2"]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_fork_while_another_thread_holds_library_locks(device):
+    """Caught: a child forked while another thread held a kernel-build key lock (a build takes
+    seconds) or was inside an allocator's locked section inherited the lock held by a thread it
+    does not have, and hung on its first use of it."""
+    if device != "cpu":
+        pytest.skip("the locks are device-independent")
+    code = _WAIT_CHILD + '''
+import os, threading, time, numpy as np, tensor as T
+from tensor import kernel_cache as kc
+from tensor import memstats
+alloc = memstats.allocator("cpu")
+x = T.ones(10)   # the allocator and the fast path exist
+inside, leave = threading.Event(), threading.Event()
+
+def hold():
+    with kc.key_lock("test:held"):          # a build in progress on this thread
+        with alloc._lock:                    # and a locked section of the allocator
+            inside.set()
+            time.sleep(0.3)                  # the fork waits for the allocator's lock
+        leave.wait(30)
+
+t = threading.Thread(target=hold, daemon=True)
+t.start()
+inside.wait(30)
+pid = os.fork()
+if pid == 0:
+    with kc.key_lock("test:held"):
+        y = T.arange(5.0) * 2
+    os._exit(0 if y.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0] else 3)
+status = wait_child(pid)
+leave.set()
+t.join(30)
+print("child", status)
+'''
+    assert _run_child_script(code).split() == ["child", "0"]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_fork_during_a_kernel_build_child_gets_the_product(device, tmp_path):
+    """Caught: the child inherited the building thread's descriptor of the build's lock file and
+    never closed it, so the lock outlived the parent's close and the child, asking for the same
+    product, waited for its own copy forever."""
+    if device != "cpu":
+        pytest.skip("the kernel cache is device-independent")
+    code = _WAIT_CHILD + f'''
+import os, threading, time
+from pathlib import Path
+from tensor import kernel_cache as kc
+path = Path({str(tmp_path)!r}) / "k.bin"
+building = threading.Event()
+
+def build():
+    building.set()
+    time.sleep(0.5)
+    return b"image"
+
+t = threading.Thread(target=kc.fetch, args=(path, build), daemon=True)
+t.start()
+building.wait(30)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if kc.fetch(path, lambda: b"rebuilt") in (b"image", b"rebuilt") else 3)
+status = wait_child(pid)
+t.join(30)
+print("child", status)
+'''
+    assert _run_child_script(code).split() == ["child", "0"]
+
+
+def test_memory_stats_while_another_thread_makes_pools(device):
+    """Caught: the device-level statistics iterate the allocator's WeakSet of private pools; a
+    pool made meanwhile on another thread (a capture or CUDA graph starting) raised
+    'RuntimeError: Set changed size during iteration' out of T.memory_allocated()."""
+    if device != "cpu":
+        pytest.skip("memstats is device-independent")
+    from tensor.cpu.alloc import private_allocator
+    T.ones(1)
+    errors, keep, stop = [], [], time.perf_counter() + 1.5
+
+    def maker(_):
+        while time.perf_counter() < stop and not errors:
+            keep.append(private_allocator())
+            if len(keep) > 50:
+                keep.clear()
+
+    def reader(_):
+        while time.perf_counter() < stop and not errors:
+            try:
+                T.memory_allocated()
+                assert T.memory_stats()["allocated_bytes.all.current"] >= 0
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                errors.append(e)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        _run_threads(lambda i: (maker, reader)[i](i), 2)
+    finally:
+        sys.setswitchinterval(old)
+    keep.clear()
+    if errors:
+        raise errors[0]
+
+
+def test_one_no_grad_instance_entered_by_two_threads(device):
+    """Caught: the modes found on entry were one stack per instance, shared by the threads, so a
+    module-level `NG = no_grad()` entered by two threads gave thread A, on exit, the mode that
+    thread B had (A left with grad mode off)."""
+    if device != "cpu":
+        pytest.skip("grad mode is device-independent")
+    for ctx in (autograd.no_grad(), autograd.enable_grad(), autograd.inference_mode()):
+        a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+        before, after = {}, {}
+
+        def run(i, ctx=ctx, a_in=a_in, b_in=b_in, a_out=a_out, before=before, after=after):
+            autograd.set_grad_enabled(i == 0)   # thread 0 on, thread 1 off
+            if i == 1:
+                a_in.wait(10)
+            before[i] = autograd.is_grad_enabled()
+            with ctx:
+                (a_in if i == 0 else b_in).set()
+                (b_in if i == 0 else a_out).wait(10)
+            after[i] = autograd.is_grad_enabled()
+            if i == 0:
+                a_out.set()
+
+        _run_threads(run, 2)
+        assert after == before == {0: True, 1: False}, type(ctx).__name__
+
+
+def test_one_stream_entered_by_two_threads(device):
+    """Caught: `with s:` kept the streams current on entry in one stack per Stream, shared by
+    the threads: thread A, leaving after thread B entered, got B's stream back as current."""
+    if device != "cuda":
+        pytest.skip("CUDA streams")
+    import tensor.cuda as tc
+    shared, other = tc.Stream(), tc.Stream()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    before, after = {}, {}
+
+    def run(i):
+        if i == 1:
+            a_in.wait(10)
+        with tc.stream(other if i == 1 else None):   # thread 1 runs on `other`, 0 on the default
+            before[i] = tc.current_stream().id
+            with shared:
+                (a_in if i == 0 else b_in).set()
+                (b_in if i == 0 else a_out).wait(10)
+            after[i] = tc.current_stream().id
+            if i == 0:
+                a_out.set()
+
+    _run_threads(run, 2)
+    assert after == before and before[1] == other.id and before[0] != other.id
+
+
+def test_threads_find_one_accumulator_per_leaf(device, monkeypatch):
+    """Caught: a leaf's AccumulateGrad (and its AGMeta) were made by a check-then-set; two threads
+    starting backward(inputs=[w]) over a fresh shared leaf could each make one, and the edge a
+    thread's graph held was not the one its capture looked for: its gradient was silently lost
+    (8 threads summed to 10 for 16, under load)."""
+    if device != "cpu":
+        pytest.skip("the graph is device-independent")
+    from autograd import graph as G
+
+    class Slow(G.AccumulateGrad):   # widen the window: switch threads while making the node
+        def __init__(self, t):
+            time.sleep(0.01)
+            super().__init__(t)
+    monkeypatch.setattr(G, "AccumulateGrad", Slow)
+    w = T.ones(3).requires_grad_()
+    start, edges = threading.Barrier(4), []
+
+    def run(i):
+        start.wait(10)
+        edges.append(G.edge_of(w))
+
+    _run_threads(run, 4)
+    assert len({id(e[0]) for e in edges}) == 1

@@ -26,6 +26,7 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from functools import lru_cache
@@ -97,6 +98,21 @@ class KernelCompileError(RuntimeError):
 
 
 _loaded = kc.Memo("cpu")
+
+
+def _after_fork_in_child() -> None:
+    """GNU OpenMP (libgomp) is not fork-safe: in a child forked after the parent's kernels ran
+    a parallel region, the child's first parallel kernel waits forever for the parent's pool
+    threads, which the child does not have. So a child of a process that loaded kernels runs
+    them on one thread (as PyTorch's DataLoader workers do); set_num_threads(n) in the child
+    undoes this at the risk of that hang."""
+    kernels = sys.modules.get(f"{__package__}.kernels")
+    if _loaded and kernels is not None and kernels.get_num_threads() > 1:
+        kernels.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @lru_cache(maxsize=1)

@@ -19,6 +19,8 @@ launches and copies do.
 """
 from __future__ import annotations
 
+import threading
+
 from . import checks as _checks
 from . import current
 from . import runtime as R
@@ -44,7 +46,10 @@ class Stream:
             self._owned = False
         self.handle = _handle
         self.id = int(_handle)
-        self._prev: list = []
+        # the streams current on entry, a stack per thread: one Stream (a device's default
+        # stream, a module-level one) may be entered by several threads at once, and each must
+        # get its own current stream back on exit
+        self._prev: dict[int, list] = {}
 
     @property
     def device(self):
@@ -53,12 +58,17 @@ class Stream:
 
     def __enter__(self) -> Stream:
         cur = _current(self.device_index)
-        self._prev.append(cur)
+        self._prev.setdefault(threading.get_ident(), []).append(cur)
         _set_current(self.device_index, self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _set_current(self.device_index, self._prev.pop())
+        me = threading.get_ident()
+        stack = self._prev[me]
+        prev = stack.pop()
+        if not stack:
+            del self._prev[me]
+        _set_current(self.device_index, prev)
 
     def synchronize(self) -> None:
         """Wait for the stream's work; the index checks that ran on it raise here."""
