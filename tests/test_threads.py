@@ -351,9 +351,19 @@ if pid == 0:
     try:
         got = float((a @ a).sum()), float((T.exp(a) + a).sum())
         ok = got[0] == want[0] and abs(got[1] - 160000 * (np.exp(0.5) + 0.5)) < 1
+        import warnings
+        with warnings.catch_warnings(record=True) as w:   # asking for threads back warns
+            warnings.simplefilter("always")
+            T.set_num_threads(1)
+            T.set_num_threads(3)
+            T.set_num_threads(1)
+        ok = ok and len(w) == 1 and "forked" in str(w[0].message)
         os._exit(0 if ok and T.get_num_threads() == 1 else 3)
     except BaseException:
         os._exit(4)
+import warnings
+warnings.simplefilter("error")
+T.set_num_threads(2)   # the parent itself is no forked child: no warning
 print("child", wait_child(pid), "parent threads", T.get_num_threads())
 '''
     assert _run_child_script(code).split() == ["child", "0", "parent", "threads", "2"]

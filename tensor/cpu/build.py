@@ -106,9 +106,14 @@ def _after_fork_in_child() -> None:
     threads, which the child does not have. So a child of a process that loaded kernels runs
     them on one thread (as PyTorch's DataLoader workers do); set_num_threads(n) in the child
     undoes this at the risk of that hang."""
+    global forked_after_openmp
     kernels = sys.modules.get(f"{__package__}.kernels")
     if _loaded and kernels is not None and kernels.get_num_threads() > 1:
         kernels.set_num_threads(1)
+        forked_after_openmp = True   # set_num_threads(n > 1) warns in this child
+
+
+forked_after_openmp = False
 
 
 if hasattr(os, "register_at_fork"):

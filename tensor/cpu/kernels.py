@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 import os
+import warnings
 
 from .. import dtypes as dt
 from ..optable import ew_specs
@@ -111,4 +112,10 @@ def set_num_threads(n: int) -> None:
         raise TypeError(f"set_num_threads: need an int, got {type(n).__name__} {n!r}") from None
     if n < 1:
         raise ValueError(f"set_num_threads: need a positive count, got {n}")
+    if n > 1 and build.forked_after_openmp:
+        warnings.warn(f"set_num_threads({n}): this process was forked after its parent ran "
+                      "multi-threaded kernels; GNU OpenMP cannot start threads in such a child, so "
+                      "its kernels may hang (they run on one thread unless told otherwise; start "
+                      "workers with multiprocessing's 'spawn' or 'forkserver' context for more)",
+                      RuntimeWarning, stacklevel=2)
     _num_threads = n
