@@ -1,6 +1,7 @@
 """tensor.fft: the array API standard's FFT extension (NumPy's and PyTorch's names and
 arguments): fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft, fftfreq, rfftfreq,
-fftshift, ifftshift; and NumPy's two-axis forms fft2, ifft2, rfft2, irfft2.
+fftshift, ifftshift; NumPy's two-axis forms fft2, ifft2, rfft2, irfft2; PyTorch's hfftn,
+ihfftn, hfft2, ihfft2. Every transform also takes PyTorch's keyword `dim` for axis / axes.
 
 >>> import tensor as T
 >>> T.fft.fft(T.asarray([1.0, 0.0, 0.0, 0.0])).tolist()
@@ -19,6 +20,7 @@ float32 (or 16 bits) give complex64, other reals and integers complex128, as Num
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -34,7 +36,8 @@ _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
-           "fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft2", "ifft2", "rfft2", "irfft2"]
+           "fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft2", "ifft2", "rfft2", "irfft2", "hfftn",
+           "ihfftn", "hfft2", "ihfft2"]
 
 
 def _pub(name: str):
@@ -284,6 +287,33 @@ def irfft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
     return irfftn(x, s, axes, norm)
 
 
+def hfftn(x, s=None, axes=None, norm=None) -> Tensor:
+    """The real spectrum over several axes (all by default) of a signal with Hermitian symmetry
+    given by its first half x along the last of axes (its length s[-1], by default 2 (m - 1)):
+    PyTorch's hfftn, irfftn of conj(x) with the normalisation's direction swapped."""
+    x = _tensor(x, "hfftn")
+    norm = _SWAP[_norm(norm, "hfftn")]
+    return irfftn(_pub("conj")(_as_complex(x)), s, axes, norm)
+
+
+def ihfftn(x, s=None, axes=None, norm=None) -> Tensor:
+    """The inverse of hfftn: the half Hermitian spectrum (n // 2 + 1 along the last of axes)
+    of the real x."""
+    x = _tensor(x, "ihfftn")
+    norm = _SWAP[_norm(norm, "ihfftn")]
+    return _pub("conj")(rfftn(x, s, axes, norm))
+
+
+def hfft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """hfftn over two axes (the last two by default)."""
+    return hfftn(x, s, axes, norm)
+
+
+def ihfft2(x, s=None, axes=(-2, -1), norm=None) -> Tensor:
+    """ihfftn over two axes (the last two by default)."""
+    return ihfftn(x, s, axes, norm)
+
+
 # ---------------------------------------------------------------- frequencies and shifts
 
 def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
@@ -336,3 +366,26 @@ def fftshift(x, axes=None) -> Tensor:
 def ifftshift(x, axes=None) -> Tensor:
     """The inverse of fftshift."""
     return _shift(x, axes, "ifftshift", -1)
+
+
+# ---------------------------------------------------------------- PyTorch's keyword
+
+def _torch_dim(fn, name: str):
+    """fn also taking PyTorch's keyword `dim` for its axis (axes): torch.fft.fft(x, dim=0)."""
+    @functools.wraps(fn)
+    def with_dim(*args, dim=_UNSET, **kwargs):
+        if dim is not _UNSET:
+            if name in kwargs:
+                raise TypeError(f"{fn.__name__}: got both {name}= and dim= (the same argument)")
+            kwargs[name] = dim
+        return fn(*args, **kwargs)
+    return with_dim
+
+
+_UNSET = object()
+for _f in (fft, ifft, rfft, irfft, hfft, ihfft):
+    globals()[_f.__name__] = _torch_dim(_f, "axis")
+for _f in (fftn, ifftn, rfftn, irfftn, hfftn, ihfftn, fft2, ifft2, rfft2, irfft2, hfft2, ihfft2,
+           fftshift, ifftshift):
+    globals()[_f.__name__] = _torch_dim(_f, "axes")
+del _f

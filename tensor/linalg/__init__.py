@@ -1,5 +1,6 @@
 """tensor.linalg: the array API standard's linear-algebra extension and PyTorch's common
-extras, on both devices, differentiable.
+extras (with the `_ex` forms, householder_product, vander, tensorinv and tensorsolve), on both
+devices, differentiable.
 
 >>> import tensor as T
 >>> A = T.asarray([[4.0, 1.0], [1.0, 3.0]])
@@ -20,6 +21,20 @@ batch element.
 from __future__ import annotations
 
 from ._core import LinAlgError
+from ._extra import (
+    CholeskyExResult,
+    InvExResult,
+    LUFactorExResult,
+    SolveExResult,
+    cholesky_ex,
+    householder_product,
+    inv_ex,
+    lu_factor_ex,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
 from ._funcs import (
     EighResult,
     EigResult,
@@ -75,4 +90,6 @@ __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eig",
            "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv",
            "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace",
            "vecdot", "vector_norm", "EigResult", "EighResult", "LstsqResult", "LUFactorResult",
-           "LUResult", "QRResult", "SlogdetResult", "SVDResult"]
+           "LUResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky_ex", "inv_ex", "solve_ex",
+           "lu_factor_ex", "householder_product", "vander", "tensorinv", "tensorsolve",
+           "CholeskyExResult", "InvExResult", "SolveExResult", "LUFactorExResult"]
