@@ -192,6 +192,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             if isinstance(node, AccumulateGrad):
                 if accumulate and gs[0] is not None:
                     _accumulate(node, gs[0], create_graph)
+                    if node.post_hooks:
+                        hooks.run_post_accumulate(node)
                 continue
             if runs is not None and nid not in runs:
                 continue
@@ -449,6 +451,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             else:
                 with _ACC_LOCK:
                     t.grad = own_grad(g) if t.grad is None else t.grad + g
+                acc = t._ag.acc if t.grad_fn is None and t._ag is not None else None
+                if acc is not None and acc.post_hooks:
+                    hooks.run_post_accumulate(acc)
 
 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):

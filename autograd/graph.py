@@ -189,7 +189,8 @@ LIVE_ACCS: weakref.WeakSet = weakref.WeakSet()   # every AccumulateGrad alive (t
 class AccumulateGrad:
     """The node of a leaf tensor: adds incoming gradients into leaf.grad."""
 
-    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "retains", "name", "__weakref__")
+    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "retains", "name", "post_hooks",
+                 "__weakref__")
 
     def __init__(self, leaf: Tensor):
         LIVE_ACCS.add(self)
@@ -201,6 +202,7 @@ class AccumulateGrad:
         self.hooks = None
         self.retains = None    # (a leaf keeps its .grad anyway)
         self.name = "AccumulateGrad"
+        self.post_hooks = None   # fn(leaf) after .grad got this backward's sum
 
     def __repr__(self):
         return "<AccumulateGrad>"

@@ -1,4 +1,4 @@
-"""Tensor hooks: register_hook and retain_grad."""
+"""Tensor hooks: register_hook, register_post_accumulate_grad_hook and retain_grad."""
 from __future__ import annotations
 
 from .graph import edge_of, meta_of, move_retain, refresh_stale
@@ -24,6 +24,34 @@ def register_hook(t, fn):
     lst = node.hooks.setdefault(nr, [])
     lst.append(fn)
     return RemovableHandle(lst, fn)
+
+
+def register_post_accumulate_grad_hook(t, fn):
+    """Call fn(t) once backward has summed this backward's gradient into the leaf t's .grad
+    (PyTorch's: an optimizer can step a parameter there and free its gradient early); fn
+    returns None."""
+    op = "register_post_accumulate_grad_hook"
+    if not t.requires_grad:
+        raise RuntimeError(f"{op}: cannot register a hook on a tensor that does not require grad")
+    if t.grad_fn is not None:
+        raise RuntimeError(f"{op}: only leaf tensors (shape {t.shape} is the result of "
+                           f"{t.grad_fn.name!r}) accumulate a gradient; use register_hook")
+    node, _ = edge_of(t)
+    if node.post_hooks is None:
+        node.post_hooks = []
+    node.post_hooks.append(fn)
+    return RemovableHandle(node.post_hooks, fn)
+
+
+def run_post_accumulate(node) -> None:
+    """The post-accumulate hooks of the AccumulateGrad node, in their order."""
+    leaf = node.leaf()
+    if leaf is None:
+        return
+    for fn in list(node.post_hooks):
+        if fn(leaf) is not None:
+            raise RuntimeError(f"register_post_accumulate_grad_hook: the hook {fn!r} returned a "
+                               "value; it must return None (it may change the tensor in place)")
 
 
 def retain_grad(t):

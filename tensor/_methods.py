@@ -314,6 +314,11 @@ def _register_hook(self, fn):
     return _hook.autograd().hooks.register_hook(self, fn)
 
 
+def _register_post_accumulate_grad_hook(self, fn):
+    """Call fn(self) after backward summed its gradient into this leaf's .grad."""
+    return _hook.autograd().hooks.register_post_accumulate_grad_hook(self, fn)
+
+
 def _retain_grad(self):
     """Keep .grad on a non-leaf tensor after backward."""
     _hook.autograd().hooks.retain_grad(self)
@@ -341,6 +346,7 @@ Tensor.detach = _detach
 Tensor.detach_ = _detach_
 Tensor.register_hook = _register_hook
 Tensor.retain_grad = _retain_grad
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
 Tensor.retains_grad = property(lambda self: self._ag is not None and self.grad_fn is not None
                                and _hook.autograd().hooks.retains_grad(self))
 
