@@ -32,6 +32,7 @@ from .activation import (
     Tanh,
     Tanhshrink,
 )
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -39,6 +40,7 @@ from .ctc import CTCLoss
 from .data_parallel import DataParallel
 from .dropout import Dropout
 from .embedding import Embedding
+from .fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d
 from .layers_extra import (
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,

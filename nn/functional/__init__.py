@@ -230,3 +230,13 @@ __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_wi
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices", "upsample", "upsample_nearest", "upsample_bilinear",
             "channel_shuffle", "native_channel_shuffle"]
+
+from ..fractional_pool import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+            "fractional_max_pool3d_with_indices"]
