@@ -75,4 +75,14 @@ def where(condition, x=_NO, y=_NO):
 
 
 where.__wrapped_op__ = "where"
+_GRAD_MODE = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+                        "inference_mode"})
+
+
+def __getattr__(name):
+    # PyTorch's torch.no_grad() & co.: autograd's own (looked up late: autograd imports tensor)
+    if name in _GRAD_MODE:
+        from . import _hook
+        return getattr(_hook.autograd(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 del _PUB, _MEMSTATS

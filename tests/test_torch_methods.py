@@ -108,3 +108,19 @@ def test_methods_match_torch():
                        ("nan_to_num_", ()), ("renorm_", (2, 0, 1.0))]:
         got, want = getattr(T.asarray(a.copy()), name)(*args), getattr(t.clone(), name)(*args)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, err_msg=name)
+
+
+def test_grad_mode_names_at_top_level():
+    # caught: torch.no_grad() & co. had no tensor.* name (only autograd.no_grad)
+    import autograd
+    x = T.ones(2, requires_grad=True)
+    with T.no_grad():
+        assert not (x * 2).requires_grad
+        with T.enable_grad():
+            assert (x * 2).requires_grad
+    with T.set_grad_enabled(False):
+        assert not T.is_grad_enabled()
+    assert T.is_grad_enabled() and T.no_grad is autograd.no_grad
+    assert not T.inference_mode()(lambda: x * 2)().requires_grad
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        T.no_such_name  # noqa: B018
