@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import copy
 import math
+import multiprocessing as mp
 import numbers
 import operator
 import warnings
@@ -34,6 +35,7 @@ from .data_samplers import (
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
+from .data_workers import WorkerInfo, WorkerIterator, get_worker_info
 
 
 class Dataset:
@@ -378,10 +380,10 @@ class DataLoader:
     DistributedSampler, ...); or the index lists of `batch_sampler`. An IterableDataset is
     batched in the order it yields.
 
-    Batches are built in the main process: num_workers must be 0, and the options of worker
-    processes and pinned memory (pin_memory, timeout, worker_init_fn, prefetch_factor,
-    persistent_workers, pin_memory_device) are validated as PyTorch does with num_workers=0 and
-    otherwise ignored (batches are never pinned).
+    num_workers > 0 builds the batches in worker processes (nn/data_workers.py: PyTorch's
+    semantics; get_worker_info, worker_init_fn, per-worker seeds, prefetch_factor,
+    persistent_workers, timeout, multiprocessing_context; batches in order; a worker's exception
+    or death raised here). pin_memory is accepted and changes nothing (no page-locked memory).
 
     With batch_size=None (no batching) each sample goes through collate_fn, by default
     default_convert (NumPy arrays to tensors, as PyTorch's). A sampler's indices are passed to
@@ -426,6 +428,8 @@ class DataLoader:
         self.collate_fn, self.num_workers, self.pin_memory = collate_fn, num_workers, pin_memory
         self.timeout, self.worker_init_fn = timeout, worker_init_fn
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.multiprocessing_context = multiprocessing_context
+        self._workers = None   # the persistent workers' iterator, once started
 
     def __len__(self) -> int:
         if self.batch_sampler is not None:
@@ -445,6 +449,8 @@ class DataLoader:
         return T.random.permutation(n, generator=self.generator).tolist()
 
     def __iter__(self) -> Iterator:
+        if self.num_workers:
+            return self._worker_iterator()
         if isinstance(self.dataset, IterableDataset):
             return self._stream_batches()
         if self.batch_sampler is not None:
@@ -464,47 +470,90 @@ class DataLoader:
     def _fast(self) -> bool:
         return type(self.dataset) is TensorDataset and self.collate_fn is None
 
+    def _fetcher(self) -> _Fetcher:
+        return _Fetcher(self.batch_size is not None or self.batch_sampler is not None,
+                        self.batch_size, self.collate_fn, self.drop_last, self._fast(),
+                        self._iterable())
+
+    def _iterable(self) -> bool:
+        return isinstance(self.dataset, IterableDataset)
+
     def _tensor_batches(self, order, spans) -> Iterator[list]:
         ts = self.dataset.tensors
         for a, b in spans:
             if order is None:
                 yield [t[a:b].copy() for t in ts]
             else:
-                yield self._gather(order[a:b])
-
-    def _gather(self, keys) -> list:
-        """The fast path's batch: each tensor of the TensorDataset indexed by the keys (ints)."""
-        ix = np.asarray([operator.index(k) for k in keys], dtype=np.int64)
-        return [t[T.asarray(ix, device=t.device)] for t in self.dataset.tensors]
-
-    def _fetch(self, keys: list) -> list:
-        """The samples at keys: one call of the dataset's __getitems__ when it has one (as
-        PyTorch's batched fetch), else __getitem__ key by key."""
-        fetch = getattr(self.dataset, "__getitems__", None)
-        return list(fetch(keys)) if fetch else [self.dataset[k] for k in keys]
+                yield _gather(self.dataset, order[a:b])
 
     def _item_batches(self, order, spans) -> Iterator:
         idx = list(range(len(self.dataset))) if order is None else order
         collate = self.collate_fn or default_collate
         for a, b in spans:
-            yield collate(self._fetch(idx[a:b]))
+            yield collate(_fetch(self.dataset, idx[a:b]))
 
     def _sampled_batches(self) -> Iterator:
-        collate = self.collate_fn or default_collate
+        fetcher = self._fetcher()
         for idx in self.batch_sampler:
-            if self._fast():
-                yield self._gather(idx)
-            else:
-                yield collate(self._fetch(list(idx)))
+            yield fetcher.fetch(self.dataset, list(idx))
 
     def _stream_batches(self) -> Iterator:
+        return self._fetcher().stream(self.dataset)
+
+    # ---------------------------------------------------------------- worker processes
+
+    def _tasks(self) -> Iterator:
+        """What the workers fetch, batch by batch: each batch's keys (one key each without
+        batching)."""
+        if self.batch_sampler is not None:
+            yield from (list(idx) for idx in self.batch_sampler)
+            return
+        order = self._order(len(self.dataset))
+        keys = range(len(self.dataset)) if order is None else order
+        if self.batch_size is None:
+            yield from keys
+            return
+        n, b = len(keys), self.batch_size
+        for a in range(0, n - b + 1 if self.drop_last else n, b):
+            yield list(keys[a:a + b])
+
+    def _prefetch(self) -> int:
+        return 2 if self.prefetch_factor is None else self.prefetch_factor
+
+    def _worker_iterator(self) -> Iterator:
+        if self.persistent_workers:
+            if self._workers is None or not self._workers.alive():   # (none yet, or stopped by a failure)
+                self._workers = WorkerIterator(self)
+                return self._workers
+            return self._workers._reset()
+        return WorkerIterator(self)
+
+
+class _Fetcher:
+    """How a batch is made from a dataset (in the main process, or pickled to a worker that has
+    its own copy of the dataset): fetch(dataset, task) for a map-style dataset's batch keys (one
+    key without batching), stream(dataset) for an IterableDataset's batches."""
+
+    def __init__(self, auto: bool, batch_size, collate_fn, drop_last: bool, fast: bool,
+                 iterable: bool) -> None:
+        self.auto, self.batch_size, self.collate_fn = auto, batch_size, collate_fn
+        self.drop_last, self.fast, self.iterable = drop_last, fast, iterable
+
+    def fetch(self, dataset, task):
+        if not self.auto:
+            return (self.collate_fn or default_convert)(dataset[task])
+        if self.fast:
+            return _gather(dataset, task)
+        return (self.collate_fn or default_collate)(_fetch(dataset, task))
+
+    def stream(self, dataset) -> Iterator:
         if self.batch_size is None:
             convert = self.collate_fn or default_convert
-            for item in self.dataset:
+            for item in dataset:
                 yield convert(item)
             return
         collate, batch = self.collate_fn or default_collate, []
-        for item in self.dataset:
+        for item in dataset:
             batch.append(item)
             if len(batch) == self.batch_size:
                 yield collate(batch)
@@ -513,28 +562,45 @@ class DataLoader:
             yield collate(batch)
 
 
+def _gather(dataset, keys) -> list:
+    """The fast path's batch: each tensor of the TensorDataset indexed by the keys (ints)."""
+    ix = np.asarray([operator.index(k) for k in keys], dtype=np.int64)
+    return [t[T.asarray(ix, device=t.device)] for t in dataset.tensors]
+
+
+def _fetch(dataset, keys: list) -> list:
+    """The samples at keys: one call of the dataset's __getitems__ when it has one (as
+    PyTorch's batched fetch), else __getitem__ key by key."""
+    fetch = getattr(dataset, "__getitems__", None)
+    return list(fetch(keys)) if fetch else [dataset[k] for k in keys]
+
+
 def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, mp_context) -> None:
-    """PyTorch's checks of the worker-process options; only num_workers=0 is supported."""
+    """PyTorch's checks of the worker-process options."""
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
         raise ValueError("DataLoader: num_workers option should be a non-negative int; use "
                          f"num_workers=0 to disable multiprocessing, got {num_workers!r}")
-    if num_workers:
-        raise NotImplementedError("DataLoader: num_workers > 0 is not supported (batches are "
-                                  "built in the main process)")
     if timeout < 0:
         raise ValueError(f"DataLoader: timeout option should be non-negative, got {timeout}")
-    if prefetch_factor is not None:
+    if prefetch_factor is not None and not num_workers:
         raise ValueError("DataLoader: prefetch_factor option could only be specified in "
                          "multiprocessing (num_workers > 0); set prefetch_factor to None")
-    if persistent_workers:
+    if prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(
+            prefetch_factor, int) or prefetch_factor < 1):
+        raise ValueError(f"DataLoader: prefetch_factor should be a positive int, got {prefetch_factor!r}")
+    if persistent_workers and not num_workers:
         raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
     if mp_context is not None:
-        raise ValueError("DataLoader: multiprocessing_context can only be used with "
-                         "multi-process loading (num_workers > 0), but got num_workers=0")
+        if not num_workers:
+            raise ValueError("DataLoader: multiprocessing_context can only be used with "
+                             "multi-process loading (num_workers > 0), but got num_workers=0")
+        if isinstance(mp_context, str) and mp_context not in mp.get_all_start_methods():
+            raise ValueError(f"DataLoader: multiprocessing_context option should specify a valid "
+                             f"start method in {mp.get_all_start_methods()!r}, but got {mp_context!r}")
 
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
            "StackDataset", "random_split", "DataLoader", "DistributedSampler", "default_collate",
            "default_convert", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
-           "BatchSampler"]
+           "BatchSampler", "get_worker_info", "WorkerInfo"]

@@ -180,7 +180,7 @@ def test_loader_argument_errors():
     ds = Squares(3)
     with pytest.raises(ValueError, match="batch_size"):
         DataLoader(ds, batch_size=0)
-    with pytest.raises(NotImplementedError, match="num_workers"):
-        DataLoader(ds, num_workers=2)
+    with pytest.raises(ValueError, match="num_workers"):
+        DataLoader(ds, num_workers=-2)
     with pytest.raises(NotImplementedError, match="__getitem__"):
         Dataset()[0]

@@ -119,8 +119,10 @@ def test_dataloader_accepts_torch_worker_options_with_num_workers_0():
                       ({"num_workers": -1}, "num_workers")]:
         with pytest.raises(ValueError, match=match):
             DataLoader(ds, **kw)
-    with pytest.raises(NotImplementedError, match="num_workers"):
-        DataLoader(ds, num_workers=2)
+    with pytest.raises(ValueError, match="start method"):   # (worker processes: test_data_workers.py)
+        DataLoader(ds, num_workers=2, multiprocessing_context="no-such-method")
+    with pytest.raises(ValueError, match="prefetch_factor"):
+        DataLoader(ds, num_workers=2, prefetch_factor=0)
 
 
 @pytest.mark.parametrize("fast", [True, False])
