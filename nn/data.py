@@ -380,10 +380,18 @@ class DataLoader:
     DistributedSampler, ...); or the index lists of `batch_sampler`. An IterableDataset is
     batched in the order it yields.
 
-    num_workers > 0 builds the batches in worker processes (nn/data_workers.py: PyTorch's
-    semantics; get_worker_info, worker_init_fn, per-worker seeds, prefetch_factor,
-    persistent_workers, timeout, multiprocessing_context; batches in order; a worker's exception
-    or death raised here). pin_memory is accepted and changes nothing (no page-locked memory).
+    num_workers > 0 builds the batches in worker processes (nn/data_workers.py), as PyTorch's:
+    multiprocessing_context ('fork', 'spawn', 'forkserver' or a context; the platform's default
+    when None; spawn and forkserver pickle the dataset, collate_fn and worker_init_fn), the
+    sampler's batches handed out round-robin with prefetch_factor (default 2) in flight per
+    worker and yielded in order (in_order=False: as they arrive); an IterableDataset is iterated
+    by each worker on its own copy (get_worker_info() to shard it); each worker seeds `random`,
+    NumPy's global generator and tensor's default one from a base seed drawn from `generator`
+    (or tensor's default one) + its id, runs its kernels on one thread (as PyTorch's) and calls
+    worker_init_fn(id); persistent_workers=True keeps them for the next epochs. A worker's
+    exception is raised here with its traceback, a dead worker or no batch within `timeout`
+    seconds raises RuntimeError; an abandoned iteration stops its workers. Batches must be
+    picklable (tensors are). pin_memory is accepted and changes nothing (no page-locked memory).
 
     With batch_size=None (no batching) each sample goes through collate_fn, by default
     default_convert (NumPy arrays to tensors, as PyTorch's). A sampler's indices are passed to
@@ -400,7 +408,7 @@ class DataLoader:
                  drop_last: bool = False, timeout: float = 0, worker_init_fn=None,
                  multiprocessing_context=None, generator: Generator | None = None, *,
                  prefetch_factor: int | None = None, persistent_workers: bool = False,
-                 pin_memory_device: str = "") -> None:
+                 pin_memory_device: str = "", in_order: bool = True) -> None:
         if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"DataLoader: batch_size must be a positive int or None, got "
                              f"{batch_size!r}")
@@ -428,7 +436,7 @@ class DataLoader:
         self.collate_fn, self.num_workers, self.pin_memory = collate_fn, num_workers, pin_memory
         self.timeout, self.worker_init_fn = timeout, worker_init_fn
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context, self.in_order = multiprocessing_context, bool(in_order)
         self._workers = None   # the persistent workers' iterator, once started
 
     def __len__(self) -> int:
@@ -594,6 +602,10 @@ def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, mp
         if not num_workers:
             raise ValueError("DataLoader: multiprocessing_context can only be used with "
                              "multi-process loading (num_workers > 0), but got num_workers=0")
+        if not isinstance(mp_context, str | mp.context.BaseContext):
+            raise TypeError(f"DataLoader: multiprocessing_context option should be a valid context "
+                            f"object or a string specifying the start method, but got "
+                            f"multiprocessing_context={mp_context!r}")
         if isinstance(mp_context, str) and mp_context not in mp.get_all_start_methods():
             raise ValueError(f"DataLoader: multiprocessing_context option should specify a valid "
                              f"start method in {mp.get_all_start_methods()!r}, but got {mp_context!r}")
