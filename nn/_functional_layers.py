@@ -47,6 +47,9 @@ def _src_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     return np.where(m >= n, period - m, m)
 
 
+_NUMPY_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad input as torch.nn.functional.pad: `pad` holds (before, after) pairs starting from the
     LAST dimension: (left, right) pads the last dim, (left, right, top, bottom) the last two...
@@ -90,6 +93,14 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"{op}: {mode} padding of the last {k} dims needs a "
                                   f"{k + 1}-d (unbatched) or {k + 2}-d (batched) input, got "
                                   f"shape {tuple(input.shape)}")
+    for a, ((b, e), n) in enumerate(zip(widths, input.shape)):
+        if mode == "reflect" and (b or e) and (b >= n or e >= n):
+            raise ValueError(f"{op}: reflect padding ({b}, {e}) must be less than the size "
+                             f"{n} of dim {a}")
+    if all(b >= 0 and e >= 0 and (b <= n or mode != "circular") and (e <= n or mode != "circular")
+           and (n or not (b or e)) for (b, e), n in zip(widths, input.shape)):
+        # no cropping: NumPy's pad of the same source positions (block copies, not a gather)
+        return T.pad(input, widths, mode=_NUMPY_MODE[mode])
     x = input
     for a, ((b, e), n) in enumerate(zip(widths, input.shape)):
         if not (b or e):

@@ -382,8 +382,12 @@ def _adaptive_avg(x, nd, output_size, op):
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating input, got {x.dtype.name}")
     size = adaptive_size(x, nd, output_size, op)
+    ones = tuple(a for a, o in zip(range(x.ndim - nd, x.ndim), size) if o == 1)
+    if ones:   # one bin spanning these axes (global pooling): one mean, as torch's
+        x = T.mean(x, axis=ones, keepdims=True)
     for a, o in zip(range(x.ndim - nd, x.ndim), size):
-        x = adaptive_mean_axis(x, a, o)
+        if o != 1:
+            x = adaptive_mean_axis(x, a, o)
     return x
 
 

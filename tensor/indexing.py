@@ -257,6 +257,10 @@ def getitem(x: Tensor, key) -> Tensor:
     >>> T.arange(6).reshape(2, 3)[:, [2, 0]].tolist()
     [[2, 0], [5, 3]]
     """
+    if type(key) is int and x._shape:   # x[i]: the hot path of a loop over rows
+        n = x._shape[0]
+        if -n <= key < n:
+            return x._view(x._shape[1:], x._strides[1:], x._offset + (key % n) * x._strides[0])
     if not isinstance(key, tuple):
         key = (key,)
     if all(_is_basic(k) for k in key):

@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from . import _hook
@@ -80,7 +82,22 @@ def tolist(t: Tensor):
     return to_numpy(t).tolist()
 
 
+# the element types a one-element read takes straight from host memory (as NumPy's item()
+# gives them: float, int, bool); float16, bfloat16 and complex go through NumPy
+_CTYPES = {dt.float32: ctypes.c_float, dt.float64: ctypes.c_double, dt.bool_: ctypes.c_bool,
+           dt.int8: ctypes.c_int8, dt.int16: ctypes.c_int16, dt.int32: ctypes.c_int32,
+           dt.int64: ctypes.c_int64, dt.uint8: ctypes.c_uint8, dt.uint16: ctypes.c_uint16,
+           dt.uint32: ctypes.c_uint32, dt.uint64: ctypes.c_uint64}
+
+
 def item(t: Tensor):
+    ct = _CTYPES.get(t._dtype)
+    if ct is not None and _hook.capture is None and t._storage.device.type == "cpu":
+        for n in t._shape:
+            if n != 1:
+                break
+        else:   # one element in host memory: read it (no NumPy view built and dropped)
+            return ct.from_address(t._storage.ptr + t._offset * t._dtype.itemsize).value
     if t.numel() != 1:
         raise ValueError(f"item: only one-element tensors can be converted to Python scalars, "
                          f"got shape {t.shape}")

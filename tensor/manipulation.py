@@ -69,17 +69,22 @@ def _join(tensors, axis, dtype, op: str) -> Tensor:
     if op == "concat" and isinstance(tensors, Tensor):  # the standard's arrays: a tuple or list
         raise TypeError(f"{op}: expects a sequence of tensors, got a single tensor of shape "
                         f"{tensors.shape}")
-    ts = [_tensor(t) for t in tensors]
+    ts = [t if isinstance(t, Tensor) else asarray(t) for t in tensors]
     if not ts:
         raise ValueError(f"{op}: need at least one tensor to concatenate")
-    ew.same_device(op, ts)
+    _same_device(op, ts)
     if axis is None:
         ts, axis = [reshape(t, (-1,)) for t in ts], 0
     first = ts[0]
     if first.ndim == 0:
         raise ValueError(f"{op}: zero-dimensional tensors cannot be concatenated")
     axis = norm_axis(axis, first.ndim, op)
+    sh = first._shape
+    nd, lead, trail = len(sh), sh[:axis], sh[axis + 1:]
     for i, t in enumerate(ts[1:], 1):
+        s = t._shape
+        if len(s) == nd and s[:axis] == lead and s[axis + 1:] == trail:
+            continue   # (the common case: one test, no per-dimension loop)
         if t.ndim != first.ndim:
             raise ValueError(f"{op}: all inputs must have the same rank, but the tensor at index 0 "
                              f"has shape {first.shape} and the tensor at index {i} has shape {t.shape}")
@@ -87,10 +92,12 @@ def _join(tensors, axis, dtype, op: str) -> Tensor:
             if d != axis and t.shape[d] != first.shape[d]:
                 raise ValueError(f"{op}: shapes {first.shape} (index 0) and {t.shape} (index {i}) "
                                  f"must match except on axis {axis}, but differ along axis {d}")
-    res = dt.dtype(dtype) if dtype is not None else dt.result_type(*ts)
+    res = dt.dtype(dtype) if dtype is not None else _result_type(ts)
     shape = list(first.shape)
-    shape[axis] = sum(t.shape[axis] for t in ts)
+    shape[axis] = sum(t._shape[axis] for t in ts)
     out = ew.empty_tensor(tuple(shape), res, first.device)
+    if _rows_join(out, ts, axis):
+        return out
     start, st = 0, out._strides
     for t in ts:
         n = t.shape[axis]
@@ -98,6 +105,43 @@ def _join(tensors, axis, dtype, op: str) -> Tensor:
             _place(out, t, st, out._offset + start * st[axis])
         start += n
     return out
+
+
+def _same_device(op: str, ts: list) -> None:
+    d0 = ts[0]._storage.device
+    for t in ts:
+        if t._storage.device is not d0:
+            ew.same_device(op, ts)   # (equal devices may be distinct objects: its test decides)
+            return
+
+
+def _result_type(ts: list) -> dt.DType:
+    d0 = ts[0]._dtype
+    for t in ts:
+        if t._dtype is not d0:
+            return dt.result_type(*ts)
+    return d0
+
+
+def _rows_join(out: Tensor, ts: list, axis: int) -> bool:
+    """Many inputs of out's dtype, all contiguous: one backend call (concat_rows) copies them
+    all into out (fresh, contiguous), joined along axis (stack: along its new axis). False:
+    the caller copies each input."""
+    d = out._dtype
+    if len(ts) < 8 or not out.numel():
+        return False
+    be = backend_for(out.device)
+    if be.concat_rows is None:
+        return False
+    for t in ts:
+        if t._dtype is not d or not t.is_contiguous():
+            return False
+    outer = 1
+    for n in out._shape[:axis]:
+        outer *= n
+    be.concat_rows(out, ts, outer)
+    out._storage.version += 1
+    return True
 
 
 def _place(out: Tensor, t: Tensor, strides: tuple, offset: int) -> None:
@@ -124,19 +168,19 @@ def stack(tensors, axis: int = 0) -> Tensor:
     >>> T.manipulation.stack([T.zeros(3), T.ones(3)], axis=1).shape
     (3, 2)
     """
-    ts = [_tensor(t) for t in tensors]
+    ts = [t if isinstance(t, Tensor) else asarray(t) for t in tensors]
     if not ts:
         raise ValueError("stack: need at least one tensor to stack")
-    ew.same_device("stack", ts)
+    _same_device("stack", ts)
     for i, t in enumerate(ts[1:], 1):
-        if t.shape != ts[0].shape:
+        if t._shape != ts[0]._shape:
             raise ValueError(f"stack: all inputs must have the same shape, but the tensor at index 0 has "
                              f"shape {ts[0].shape} and the tensor at index {i} has shape {t.shape}")
     first = ts[0]
     axis = norm_axis(axis, first.ndim + 1, "stack")
     out = ew.empty_tensor(first.shape[:axis] + (len(ts),) + first.shape[axis:],
-                          dt.result_type(*ts), first.device)
-    if out.numel():   # input i is the slot i of the new axis
+                          _result_type(ts), first.device)
+    if out.numel() and not _rows_join(out, ts, axis):   # input i is the slot i of the new axis
         st = out._strides
         for i, t in enumerate(ts):
             _place(out, t, st[:axis] + st[axis + 1:], out._offset + i * st[axis])
@@ -418,6 +462,20 @@ def _pad_index(n: int, before: int, after: int, mode: str) -> Tensor:
     return ew.where(ew.binary("greater_equal", m, n), ew.binary("subtract", top, m), m)
 
 
+def _pad_src(n: int, before: int, after: int, mode: str) -> np.ndarray:
+    """_pad_index's source positions as a NumPy int64 array (host side)."""
+    j = np.arange(-before, n + after)
+    if mode == "edge":
+        return np.clip(j, 0, n - 1)
+    if mode == "wrap":
+        return j % n
+    period = 2 * (n - 1) if mode == "reflect" else 2 * n
+    if period == 0:
+        return np.zeros_like(j)
+    m = j % period
+    return np.where(m >= n, period - (mode == "symmetric") - m, m)
+
+
 _PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric")
 
 
@@ -462,9 +520,16 @@ def pad(x: Tensor, pad_width, mode: str = "constant", constant_values=0, *, end_
         for a, ((b, e), n) in enumerate(zip(widths, x.shape)):
             if (b or e) and n == 0:
                 raise ValueError(f"pad: can't extend empty axis {a} using modes other than 'constant'")
+        if not any(b or e for b, e in widths):
+            return ew.copy(x)
+        out = pad_modes.pad_by_index(x, [_pad_src(n, b, e, mode) if b or e else None
+                                         for (b, e), n in zip(widths, x.shape)])
+        if out is not None:   # a few block copies (each take would gather every element)
+            return out
+        for a, ((b, e), n) in enumerate(zip(widths, x.shape)):
             if b or e:
                 x = indexing.take(x, _pad_index(n, b, e, mode), a)
-        return x if any(b or e for b, e in widths) else ew.copy(x)
+        return x
     values = _pairs(constant_values, x.ndim, "pad", False)
     shape = tuple(n + b + e for n, (b, e) in zip(x.shape, widths))
     out = ew.empty_tensor(shape, x.dtype, x.device)

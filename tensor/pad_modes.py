@@ -14,6 +14,8 @@ an odd reflection, `ramp_weights` the weights of a ramp.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes as dt
 from . import elementwise as ew
 from ._tensor import Tensor
@@ -205,3 +207,77 @@ def check_reflect_type(reflect_type) -> str:
     if rt not in ("even", "odd"):
         raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
     return rt
+
+
+# ---------------------------------------------------------------- index pads as block copies
+
+def _runs(src) -> list:
+    """src (ints) cut into maximal runs of step -1, 0 or +1: (first position, length, first
+    source, step) each."""
+    runs, j, n = [], 0, len(src)
+    while j < n:
+        step = src[j + 1] - src[j] if j + 1 < n else 1
+        if step not in (-1, 0, 1):
+            step = 1
+        m = 1
+        while j + m < n and src[j + m] - src[j + m - 1] == step:
+            m += 1
+        runs.append((j, m, src[j], step))
+        j += m
+    return runs
+
+
+def _core(src) -> tuple | None:
+    """Where src (an int64 array) holds every source it uses once, ascending: (first position,
+    length, first source); None when no such run exists."""
+    lo, hi = int(src.min()), int(src.max()) + 1
+    ident = np.arange(lo, hi)
+    for j0 in np.flatnonzero(src == lo).tolist():
+        if j0 + hi - lo <= len(src) and np.array_equal(src[j0:j0 + hi - lo], ident):
+            return j0, hi - lo, lo
+    return None
+
+
+def pad_by_index(x: Tensor, srcs: list):
+    """x taken along every axis a by the source positions srcs[a] (an int array into axis a,
+    one per output position; None: the axis as it is), as successive takes along each axis
+    would give it (the corners from the values already padded), but written as a few block
+    copies: x's block into the core of a new tensor (per axis the longest run of consecutive
+    sources covering all), then per axis the other positions from runs of the core (step -1,
+    0 or +1), NumPy's order. None when an axis has no such core (the caller takes)."""
+    shape, cores = [], []
+    for a, (n, src) in enumerate(zip(x.shape, srcs)):
+        if src is None:
+            src = srcs[a] = np.arange(n)
+        core = _core(src) if len(src) else None
+        if core is None:
+            return None
+        shape.append(len(src))
+        cores.append(core)
+    out = ew.empty_tensor(tuple(shape), x.dtype, x.device, "pad")
+    if out.numel() == 0:
+        return out
+    st, off = out._strides, out._offset
+    core_view = out._view(tuple(m for _, m, _ in cores),
+                          st, off + sum(j0 * s for (j0, _, _), s in zip(cores, st)))
+    from .views import basic_index
+    ew.copy_into(core_view, basic_index(x, tuple(slice(s0, s0 + m) for _, m, s0 in cores)))
+    copy = f"cast_{out._dtype.sfx}_{out._dtype.sfx}"
+    for a, (src, (j0, m, s0)) in enumerate(zip(srcs, cores)):
+        if m == len(src):
+            continue
+        # the extent so far: axes before a padded, axes after a their core only
+        ext = [(0, shape[i]) if i <= a else (cores[i][0], cores[i][1]) for i in range(len(shape))]
+        base = off + sum(e0 * s for (e0, _), s in zip(ext, st))
+        lens = [e for _, e in ext]
+        for j, r, s, step in _runs(src[:j0].tolist()) + [
+                (j0 + m + j, r, s, step) for j, r, s, step in _runs(src[j0 + m:].tolist())]:
+            lens[a] = r
+            dst = out._view(tuple(lens), st, base + j * st[a])
+            sst = list(st)
+            sst[a] = st[a] * step
+            # within out, from its core to positions outside it: disjoint, one dtype, so the
+            # copy kernel runs directly (copy_into would stage the overlapping storage)
+            ew.run(out._dtype, copy, dst, [out._view(tuple(lens), tuple(sst), base + (j0 + s - s0) * st[a])])
+    out._storage.version += 1
+    return out

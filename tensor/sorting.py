@@ -256,11 +256,35 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) ->
     flag(sorted, "sorted", "topk")
     a = norm_axis(dim, max(x.ndim, 1), "topk")
     k = check_k(k, 0, x, a, "topk")
+    if x.ndim and _selects(x, k, a):
+        idx = _topk_indices(x, k, a, largest)
+        return TopkResult(P.take_along_axis(x, idx, a), idx)
     idx = P.argsort(x, axis=a, descending=largest)
     if x.ndim:
         idx = idx[(slice(None),) * a + (slice(0, k),)]
         return TopkResult(P.take_along_axis(x, idx, a), idx)
     return TopkResult(P.reshape(x, ()) if k else P.reshape(x, (1,))[:0], idx if k else idx[None][:0])
+
+
+# a selection (the backend's topk_rows) for k up to this, and k up to a quarter of the row;
+# beyond, the radix sort of the whole row is as fast
+TOPK_SELECT_MAX = 256
+
+
+def _selects(x: Tensor, k: int, a: int) -> bool:
+    """Whether topk takes the selection kernel: a real x, a small k, a backend that has one."""
+    return (0 < k <= TOPK_SELECT_MAX and 4 * k <= x.shape[a] and x.dtype.kind != "c"
+            and backend_for(x.device).topk_rows is not None)
+
+
+def _topk_indices(x: Tensor, k: int, a: int, largest: bool) -> Tensor:
+    """The int64 positions of topk along axis a: the first k of the stable sort's (descending
+    when largest), found by a selection instead of a sort of the whole row."""
+    xm = ew.contiguous(moveaxis(x, a, -1))
+    L = xm.shape[-1]
+    idx = empty(xm.shape[:-1] + (k,), dt.int64, x.device)
+    backend_for(x.device).topk_rows(xm, k, None, idx, xm.numel() // L, L, largest)
+    return moveaxis(idx, -1, a)
 
 
 FUNCS = {f.__name__: f for f in (sort, argsort, searchsorted)}

@@ -76,9 +76,14 @@ INTERFACE = {
     "nonzero_fill": "(m, mode, coords=(), off=None, st=(), toff=None): coordinates / offsets",
     "count_rows": "(rows, length, m, out): true elements per row of m",
     "repeat_index": "(n, counts) -> (total, int64 index tensor) of repeat with counts",
+    "concat_rows": "(out, ins, outer): contiguous out as `outer` rows, each the rows of the "
+                   "contiguous ins (out's dtype) end to end; None: one copy per input",
     # sorting (stable, by the keys of cuda_src/scalar/sort_key.h: the same order on every device)
     "sort_rows": "(x, values_out, indices_out, rows, L, descending): each contiguous row of "
                  "length L sorted stably; int64 positions into indices_out, values (or None)",
+    "topk_rows": "(x, k, values_out, indices_out, rows, L, largest): the first k of each "
+                 "contiguous row's stable sort (descending when largest), into (rows, k) outputs "
+                 "(values_out may be None); None: topk cuts a whole sort_rows",
     "searchsorted": "(a, v, out, right): int64 insertion points of v in the ascending 1-d a",
     # creation and random numbers (Philox: the same bits on every device)
     "iota": "(out, n, start, step): out[i] = start + i * step",
@@ -169,7 +174,7 @@ def multi_tensor_table(tensors: list, chunk: int, columns=()):
 
 
 # a backend may set these to None (the op layer then takes another path)
-OPTIONAL = {"put", "record_graph"}
+OPTIONAL = {"put", "record_graph", "topk_rows", "concat_rows"}
 
 # The flag word of optim_step, read from the header the kernels of both devices include.
 OPTIM_FLAGS = {k[len("SX_OPT_"):].lower(): v for k, v in

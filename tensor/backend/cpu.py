@@ -7,6 +7,7 @@ no-ops and copies between host tensors are plain kernels.
 from __future__ import annotations
 
 from .._tensor import Storage
+from ..cpu import blocks as _blocks
 from ..cpu import fastpath as _fastpath
 from ..cpu import fft as _fft
 from ..cpu import fused as _fused
@@ -118,8 +119,10 @@ nonzero_prefix = _index.nonzero_prefix
 nonzero_fill = _index.nonzero_fill
 count_rows = _index.count_rows
 repeat_index = _index.repeat_index
+concat_rows = _blocks.concat_rows
 
 sort_rows = _sort.sort_rows
+topk_rows = _sort.topk_rows
 searchsorted = _sort.searchsorted
 
 iota = _misc.iota

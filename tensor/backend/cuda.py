@@ -162,6 +162,8 @@ count_rows = _index.count_rows
 repeat_index = _index.repeat_index
 
 sort_rows = _sort.sort_rows
+concat_rows = None   # concatenate / stack copy each input (one launch each)
+topk_rows = None   # topk cuts a whole row sort (the short-row CUDA sort serves it)
 searchsorted = _sort.searchsorted
 
 

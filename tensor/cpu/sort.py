@@ -1,7 +1,8 @@
 """CPU host side of sorting (kernels in tensor/cpu/csrc/sort.h; CUDA twin: tensor/cuda/sort.py).
 
 The kernel family "sort": one module ``sort_<sfx>`` per dtype with a stable row sort and a
-binary search, both by the order-preserving keys of cuda_src/scalar/sort_key.h.
+binary search, both by the order-preserving keys of cuda_src/scalar/sort_key.h; the family
+"topk" (``topk_<sfx>``, CPU only) selects the first k of the same order.
 """
 from __future__ import annotations
 
@@ -25,6 +26,20 @@ def source(d: dt.DType) -> tuple[str, str]:
 
 K.register_family("sort", source)
 
+_TOPK_CDEF = """
+int sx_topk_rows_{0}(int64_t rows, int64_t L, int64_t k, intptr_t x, intptr_t vout, intptr_t iout,
+    int desc, int nthreads);
+"""
+
+
+def topk_source(d: dt.DType) -> tuple[str, str]:
+    """Family "topk" (CPU only: CUDA's topk cuts a whole row sort): the selection kernel."""
+    return (f'#include "sort.h"\nSX_TOPK_DEF({d.sfx}, {UNSIGNED[d.itemsize]})\n',
+            _TOPK_CDEF.format(d.sfx))
+
+
+K.register_family("topk", topk_source)
+
 
 def sort_rows(x, values_out, indices_out, rows: int, L: int, descending: bool) -> None:
     """Each of the `rows` contiguous rows of length L of x sorted stably: indices_out (int64,
@@ -38,6 +53,21 @@ def sort_rows(x, values_out, indices_out, rows: int, L: int, descending: bool) -
     if rc:
         raise MemoryError(f"sort: no memory for the scratch of rows of length {L} "
                           f"({32 * L} bytes per thread)")
+
+
+def topk_rows(x, k: int, values_out, indices_out, rows: int, L: int, largest: bool) -> None:
+    """The first k of each row's stable sort (descending when largest), as sort_rows then a
+    cut to k would give them: x has `rows` contiguous rows of length L; indices_out (int64) and
+    values_out (or None) are contiguous (rows, k). A selection (a bounded heap): O(L) a row for
+    the small k topk is used with, where a whole sort costs several passes over the row."""
+    if rows * k == 0:
+        return
+    d = x.dtype
+    vp = values_out.data_ptr() if values_out is not None else 0
+    rc = K.kernel("topk", d, f"sx_topk_rows_{d.sfx}")(rows, L, k, x.data_ptr(), vp, indices_out.data_ptr(),
+                                                      int(bool(largest)), K._num_threads)
+    if rc:
+        raise MemoryError(f"topk: no memory for the heap of k={k} elements ({16 * k} bytes per thread)")
 
 
 def searchsorted(a, v, out, right: bool) -> None:

@@ -222,6 +222,11 @@ static inline double sx_sigmoid_d(double a) { return 1.0 / (1.0 + vm_exp(-a)); }
 #define SX_LOG(x) _Generic((x), float: vm_logf, default: vm_log)(x)
 #define SX_TANH(x) _Generic((x), float: vm_tanhf, default: tanh)(x)
 #define SX_SIGMOID(x) _Generic((x), float: vm_sigmoidf, default: sx_sigmoid_d)(x)
+/* float arctan, sine, cosine (SX_F1(atan, a) pastes atanf, which this names): vectorisable,
+ * computed in double (vmath.h) */
+#define atanf vm_atanf
+#define sinf vm_sinf
+#define cosf vm_cosf
 
 /* Type-generic float functions: float -> the f-suffixed libm call, double -> plain. */
 #define SX_F1(name, x) _Generic((x), float: name##f, default: name)(x)

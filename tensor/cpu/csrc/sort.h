@@ -8,6 +8,12 @@
  *   >= 128 x itemsize elements: LSD radix sort of the pairs (8-byte pairs for keys of <= 4
  *   bytes); rows already in key order: no sort. OpenMP across rows.
  *   Returns 0, or -1 when a thread's scratch (2 L pairs) could not be allocated.
+ * sx_topk_rows_<sfx> (family "topk", SX_TOPK_DEF; CPU only): the first k of each row's
+ *   stable sort (what sx_sort_rows gives, cut to k): a bounded max-heap of the k least
+ *   (key, position) pairs seen so far, then a sort of those k. Pairs are distinct (positions are), so the selection is the sort's prefix bit for
+ *   bit; an element whose key equals the heap's largest comes later in the row, so it never
+ *   displaces it (stability). O(L) for most rows (one compare an element once the heap is
+ *   warm); at worst O(L log k) (rows already in reverse order). iout / vout hold k per row.
  * sx_searchsorted_<sfx>: out[j] = the insertion point of v[j] in the ascending contiguous a
  *   (left: first i with key(a[i]) >= key(v[j]); right: first with >), by the same keys, so
  *   NaNs and signed zeros place exactly as sort orders them. */
@@ -127,7 +133,63 @@ SX_INLINE int sx_sort_rows_impl(int64_t rows, int64_t L, const char *x, char *vo
     return failed ? -1 : 0;
 }
 
+/* (a.k, a.i) > (b.k, b.i): the order of distinct (key, position) pairs */
+#define SX_KV_GT(a, b) ((a).k > (b).k || ((a).k == (b).k && (a).i > (b).i))
+
+static inline void sx_heap_down(sx_kv *h, int64_t n, int64_t j) {   /* max-heap of n pairs */
+    sx_kv v = h[j];
+    for (;;) {
+        int64_t c = 2 * j + 1;
+        if (c >= n) break;
+        if (c + 1 < n && SX_KV_GT(h[c + 1], h[c])) c++;
+        if (!SX_KV_GT(h[c], v)) break;
+        h[j] = h[c];
+        j = c;
+    }
+    h[j] = v;
+}
+
+#define SX_TOPK_DEF(S, U)                                                                      \
+int sx_topk_rows_##S(int64_t rows, int64_t L, int64_t k, intptr_t x, intptr_t vout,           \
+                     intptr_t iout, int desc, int nthreads) {                                   \
+    int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1, failed = 0;         \
+    _Pragma("omp parallel num_threads(nt) if (nt > 1) reduction(|: failed)")                    \
+    {                                                                                           \
+        sx_kv *h = (sx_kv *)malloc((size_t)(k > 0 ? k : 1) * sizeof(sx_kv));                    \
+        failed |= h == NULL;                                                                    \
+        _Pragma("omp for schedule(dynamic, 1)")                                                 \
+        for (int64_t r = 0; r < rows; r++) {                                                    \
+            if (h == NULL || k == 0) continue;                                                  \
+            const U *p = (const U *)x + r * L;                                                  \
+            for (int64_t i = 0; i < k; i++) { h[i].k = sx_sort_key_##S(p[i], desc); h[i].i = i; } \
+            for (int64_t j = k / 2 - 1; j >= 0; j--) sx_heap_down(h, k, j);                     \
+            uint64_t top = h[0].k;                                                              \
+            for (int64_t i = k; i < L; i++) {                                                   \
+                uint64_t kk = sx_sort_key_##S(p[i], desc);                                      \
+                if (kk < top) {   /* equal keys: the later position is the greater pair */      \
+                    h[0].k = kk; h[0].i = i;                                                    \
+                    sx_heap_down(h, k, 0);                                                      \
+                    top = h[0].k;                                                               \
+                }                                                                               \
+            }                                                                                   \
+            for (int64_t n = k - 1; n > 0; n--) {   /* heap sort: ascending (key, position) */  \
+                sx_kv t = h[0]; h[0] = h[n]; h[n] = t;                                          \
+                sx_heap_down(h, n, 0);                                                          \
+            }                                                                                   \
+            int64_t *io = (int64_t *)iout + r * k;                                              \
+            U *vo = vout ? (U *)vout + r * k : NULL;                                            \
+            for (int64_t j = 0; j < k; j++) {                                                   \
+                io[j] = h[j].i;                                                                 \
+                if (vo) vo[j] = p[h[j].i];                                                      \
+            }                                                                                   \
+        }                                                                                       \
+        free(h);                                                                                \
+    }                                                                                           \
+    return failed ? -1 : 0;                                                                     \
+}
+
 #define SX_SORT(S, U)                                                                          \
+                                                                         \
 static void sx_keys_##S(const char *x, int64_t n, int desc, sx_kv *kv) {                        \
     const U *p = (const U *)x;                                                                  \
     for (int64_t i = 0; i < n; i++) { kv[i].k = sx_sort_key_##S(p[i], desc); kv[i].i = i; }     \

@@ -5,6 +5,7 @@
  *   float  vm_expf(float)      double vm_exp(double)
  *   float  vm_logf(float)      double vm_log(double)
  *   float  vm_tanhf(float)     float  vm_sigmoidf(float)
+ *   float  vm_atanf(float)     float  vm_sinf(float)      float  vm_cosf(float)
  *
  * Every function is a straight-line sequence of arithmetic, integer bit
  * operations and mask blends on the same element -- no branches, table
@@ -293,5 +294,115 @@ static inline float vm_sigmoidf(float x)
     float inv = vm__self(neg, 1.0f - q, q);  /* ~ 1/d */
     return q - (q * dl) * inv;               /* num / (d + dl) */
 }
+
+/* ========================================================================
+ * arctan, float, computed in double (libm's atanf is a scalar call: x50
+ * NumPy's SIMD loop).  |x| > 1: atan|x| = pi/2 - atan(1/|x|); then t in
+ * [0, 1] above tan(pi/12): atan t = pi/6 + atan((t*sqrt3 - 1)/(t + sqrt3)),
+ * which leaves |u| <= tan(pi/12) = 0.268; atan u by its Taylor series to
+ * u^25 (the next term is < 2^-48 u).  Every step is a double operation, so
+ * the double result is within ~2^-50 relative of atan x and the final
+ * rounding to float is correct but in cases closer than that to a midpoint
+ * (then 1 ulp at most).  Checked against NumPy's float64 arctan rounded to
+ * float32 (tests/test_cpu_perf_paths2.py).  NaN -> NaN, +-inf -> +-pi/2
+ * (rounded), +-0 -> +-0, subnormals exact.
+ * ====================================================================== */
+static inline float vm_atanf(float x)
+{
+    const double pi_2 = 0x1.921fb54442d18p+0, pi_6 = 0x1.0c152382d7366p-1;
+    const double sqrt3 = 0x1.bb67ae8584caap+0, tan_pi_12 = 0x1.126145e9ecd56p-2;
+    uint32_t ux = vm__f2u(x);
+    double a = (double)vm__u2f(ux & 0x7fffffffu);
+    int big = a > 1.0;                         /* NaN: false, and stays NaN */
+    /* t = big ? 1/a : a in [0, 1]; mid: t > tan(pi/12) (1/a > it: a < 2 + sqrt3); u as one
+     * quotient: t, (t sqrt3 - 1)/(t + sqrt3), 1/a or (sqrt3 - a)/(1 + a sqrt3) */
+    int mid = vm__seld(big, 2.0 + sqrt3, a) > vm__seld(big, a, tan_pi_12);
+    double num = vm__seld(mid, vm__seld(big, sqrt3 - a, a * sqrt3 - 1.0), vm__seld(big, 1.0, a));
+    double den = vm__seld(mid, vm__seld(big, 1.0 + a * sqrt3, a + sqrt3), vm__seld(big, a, 1.0));
+    double u = num / den;
+    double z = u * u;
+    double q = 1.0 / 25;
+    q = q * -z + 1.0 / 23;  q = q * -z + 1.0 / 21;  q = q * -z + 1.0 / 19;
+    q = q * -z + 1.0 / 17;  q = q * -z + 1.0 / 15;  q = q * -z + 1.0 / 13;
+    q = q * -z + 1.0 / 11;  q = q * -z + 1.0 / 9;   q = q * -z + 1.0 / 7;
+    q = q * -z + 1.0 / 5;   q = q * -z + 1.0 / 3;
+    double p = u - u * (z * q);                /* atan u */
+    double r = vm__seld(mid, pi_6 + p, p);
+    r = vm__seld(big, pi_2 - r, r);
+    float f = (float)r;                        /* >= +0 (or NaN) */
+    return vm__u2f(vm__f2u(f) | (ux & 0x80000000u));
+}
+
+/* ========================================================================
+ * sin / cos, float, computed in double, branch-free for every float (libm's
+ * sinf / cosf are scalar calls: x15 NumPy's SIMD loop).  Reduction: x =
+ * M 2^E (M the 24-bit integer mantissa), so x 2/pi mod 4 = M (2^E 2/pi mod
+ * 4) = M h1 + M h2 + M h3 with the table vm_trig_table.h (M h1 and M h2
+ * exact; M h1 mod 4 exact); n = the nearest integer, f = x 2/pi - n in
+ * [-1/2, 1/2] exact but the last rounding of M h3 (2/pi is held to ~2^-106
+ * past 2^E: about 2^-80 absolute in f, far below the closest approach of a
+ * float to a multiple of pi/2).  r = f pi/2, |r| <= pi/4: sin and cos by
+ * their Taylor series to r^17 / r^16 (next terms < 2^-55), the quadrant
+ * n mod 4 choosing and negating, one final rounding to float.  So the
+ * result is correctly rounded but in cases within ~2^-50 of a midpoint (then
+ * 1 ulp at most); checked against NumPy's float64 sin / cos rounded to float32
+ * on random bit patterns of every exponent (tests/test_cpu_perf_paths2.py).
+ * +-inf, NaN -> NaN; sin(+-0) = +-0.
+ * ====================================================================== */
+#include "vm_trig_table.h"
+
+static inline double vm__sin_poly(double r, double z)
+{
+    double p = 1.0 / 355687428096000.0;        /* 1/17! */
+    p = p * -z + 1.0 / 1307674368000.0;        /* 1/15! */
+    p = p * -z + 1.0 / 6227020800.0;
+    p = p * -z + 1.0 / 39916800.0;
+    p = p * -z + 1.0 / 362880.0;
+    p = p * -z + 1.0 / 5040.0;
+    p = p * -z + 1.0 / 120.0;
+    p = p * -z + 1.0 / 6.0;
+    return r - r * (z * p);
+}
+
+static inline double vm__cos_poly(double z)
+{
+    double p = 1.0 / 20922789888000.0;         /* 1/16! */
+    p = p * -z + 1.0 / 87178291200.0;          /* 1/14! */
+    p = p * -z + 1.0 / 479001600.0;
+    p = p * -z + 1.0 / 3628800.0;
+    p = p * -z + 1.0 / 40320.0;
+    p = p * -z + 1.0 / 720.0;
+    p = p * -z + 1.0 / 24.0;
+    p = p * -z + 0.5;
+    return 1.0 - z * p;
+}
+
+/* sin (cosine = 0) or cos (cosine = 1) of x */
+static inline float vm__sincosf(float x, int cosine)
+{
+    const double shift = 0x1.8p52, pio2_hi = 0x1.921fb54442d18p+0, pio2_lo = 0x1.1a62633145c07p-54;
+    uint32_t ux = vm__f2u(x), ax = ux & 0x7fffffffu;
+    uint32_t e = ax >> 23;
+    int32_t idx = (int32_t)(e > 254u ? 254u : e);   /* inf / NaN: any row (the result is NaN) */
+    double m = (double)(int32_t)((ax & 0x7fffffu) | (e ? 0x800000u : 0u));
+    double p1 = m * vm__pio2_h1[idx], p2 = m * vm__pio2_h2[idx], p3 = m * vm__pio2_h3[idx];
+    p1 = p1 - 4.0 * ((p1 * 0.25 + shift) - shift);   /* M h1 mod 4, in [-2, 2]: exact */
+    double t = (p1 + p2) + shift;              /* n = rint(p1 + p2), in 0..4 */
+    double n = t - shift;
+    double f = ((p1 - n) + p2) + p3;           /* exact but the last addition */
+    double r = f * pio2_hi + f * pio2_lo;
+    double z = r * r;
+    double s = vm__sin_poly(r, z), c = vm__cos_poly(z);
+    uint32_t q = ((uint32_t)vm__d2u(t) + (uint32_t)cosine) & 3u;   /* quadrant (+1 for cos) */
+    double v = vm__seld((int)(q & 1u), c, s);
+    v = vm__seld((int)(q >> 1), -v, v);
+    float res = (float)v;
+    /* sin is odd: the sign of x; cos is even. inf / NaN: x - x = NaN */
+    res = vm__u2f(vm__f2u(res) ^ (cosine ? 0u : (ux & 0x80000000u)));
+    return vm__self(e == 255u, x - x, res);
+}
+
+static inline float vm_sinf(float x) { return vm__sincosf(x, 0); }
+static inline float vm_cosf(float x) { return vm__sincosf(x, 1); }
 
 #endif /* TENSOR_CPU_VMATH_H */
