@@ -35,12 +35,36 @@ def _vector_norm_raw(x, ord=2, axis=None, keepdims=False):  # noqa: A002
     elif ord == 1:
         r = T.sum(a, axis=ax, keepdims=keepdims)
     elif ord == 2:
-        r = T.sqrt(T.sum(a * a, axis=ax, keepdims=keepdims))
+        a, e = _pow2_scaled(a, ax)
+        r = _unscale(T.sqrt(T.sum(a * a, axis=ax, keepdims=keepdims)), e, ax, keepdims)
     elif isinstance(ord, (int, float)) and not isinstance(ord, bool):
-        r = T.sum(a ** ord, axis=ax, keepdims=keepdims) ** (1.0 / ord)
+        a, e = _pow2_scaled(a, ax) if ord > 0 else (a, None)
+        r = _unscale(T.sum(a ** ord, axis=ax, keepdims=keepdims) ** (1.0 / ord), e, ax, keepdims)
     else:
         raise ValueError(f"linalg.vector_norm: ord must be a number, inf or -inf, got {ord!r}")
     return r
+
+
+def _pow2_scaled(a, ax):
+    """a (absolute values) times 2**-e, e the exponent of the largest |a| over the reduced axes
+    (kept as size-1 axes), so a's powers neither overflow nor underflow: 3e38 squared is inf in
+    float32 and 1e-30 squared is 0, while their 2-norms are finite and nonzero. Powers of two
+    scale exactly, so ordinary inputs get the same bits as the unscaled sum; e is 0 where the
+    largest is 0, inf or NaN, and clamped so 2**-e stays a normal number of a's dtype."""
+    if a.size == 0 or not ax:
+        return a, None
+    m = T.max(a, axis=ax, keepdims=True)
+    _, e = T.frexp(m)
+    big = math.frexp(float(T.finfo(a.dtype).max))[1] - 2   # 2**-e, 2**e normal for |e| <= big
+    e = T.where(T.isfinite(m) & (m > 0), T.clip(e, -big, big), 0)
+    return T.ldexp(a, -e), e
+
+
+def _unscale(r, e, ax, keepdims):
+    """Undo _pow2_scaled's factor on the reduced result r (exact, bar overflow to inf)."""
+    if e is None:
+        return r
+    return T.ldexp(r, e if keepdims else T.squeeze(e, axis=ax))
 
 
 vector_norm_op_raw = differentiable("linalg_vector_norm", _vector_norm_raw)
