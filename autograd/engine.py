@@ -21,7 +21,7 @@ from tensor.memory import _BUSY
 from . import hooks
 from .anomaly import anomaly_note, check_nan
 from .grad_mode import is_grad_enabled, set_grad_enabled
-from .graph import AccumulateGrad, Meta, anomaly, edge_of, flat_tensors, meta_of, refresh_stale
+from .graph import AccumulateGrad, Meta, _alias, anomaly, edge_of, flat_tensors, meta_of, refresh_stale
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -416,8 +416,7 @@ def _link_saved_outputs(node):
     out = node.ctx.out
     if out is None or not is_grad_enabled():
         return None, []
-    outs = [Tensor._make(o._storage, o._shape, o._strides, o._offset, o._dtype)
-            for o in (out if isinstance(out, list) else [out])]
+    outs = [_alias(o) for o in (out if isinstance(out, list) else [out])]
     for i, o in enumerate(outs):
         o._requires_grad, o.grad_fn = True, node
         if i:

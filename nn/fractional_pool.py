@@ -48,6 +48,13 @@ def _starts(u: Tensor, n: int, k: int, out: int) -> Tensor:
     return T.concatenate([first, last], axis=-1)
 
 
+def _check_one_size(output_size, output_ratio, op: str) -> None:
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op}: give output_size or output_ratio")
+    if output_size is not None and output_ratio is not None:
+        raise ValueError(f"{op}: give only one of output_size and output_ratio")
+
+
 # which of a (sample, channel)'s numbers each pooled dimension uses: PyTorch's kernels give
 # the 2-d width the first, the 3-d depth the first
 _SAMPLE = {2: (1, 0), 3: (0, 1, 2)}
@@ -64,10 +71,7 @@ def _fractional_max_pool(x, kernel_size, output_size, output_ratio, return_indic
         x = T.expand_dims(x, 0)
     N, C, space = x.shape[0], x.shape[1], x.shape[2:]
     k = _sizes(kernel_size, d, "kernel_size", op)
-    if output_size is None and output_ratio is None:
-        raise ValueError(f"{op}: give output_size or output_ratio")
-    if output_size is not None and output_ratio is not None:
-        raise ValueError(f"{op}: give only one of output_size and output_ratio")
+    _check_one_size(output_size, output_ratio, op)
     if output_size is not None:
         out = tuple(int(o) for o in _sizes(output_size, d, "output_size", op))
     else:
@@ -93,9 +97,9 @@ def _fractional_max_pool(x, kernel_size, output_size, output_ratio, return_indic
         shape = [N, C] + [1] * d
         shape[axis] = out[j] * k[j]
         y = T.take_along_axis(y, idx.reshape(shape), axis=axis)
-        stride = math.prod(space[j + 1:])
-        part = (idx * stride).reshape(shape)
-        flat = part if flat is None else flat + part
+        if return_indices:   # each window element's flat position in its plane (volume)
+            part = (idx * math.prod(space[j + 1:])).reshape(shape)
+            flat = part if flat is None else flat + part
     # (N, C, o0, k0, o1, k1, ...) -> windows last
     split = [N, C] + [v for o, kk in zip(out, k) for v in (o, kk)]
     order = [0, 1] + [2 + 2 * j for j in range(d)] + [3 + 2 * j for j in range(d)]
@@ -140,10 +144,7 @@ class _FractionalMaxPoolNd(Module):
     def __init__(self, kernel_size, output_size=None, output_ratio=None,
                  return_indices: bool = False, _random_samples=None) -> None:
         super().__init__()
-        if output_size is None and output_ratio is None:
-            raise ValueError(f"{type(self).__name__}: give output_size or output_ratio")
-        if output_size is not None and output_ratio is not None:
-            raise ValueError(f"{type(self).__name__}: give only one of output_size and output_ratio")
+        _check_one_size(output_size, output_ratio, type(self).__name__)
         self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)

@@ -41,7 +41,8 @@ def track_lock(lock) -> None:
     _CRITICAL.add(lock)
 
 
-def _live(objs: weakref.WeakSet) -> list:
+def live(objs: weakref.WeakSet) -> list:
+    """The members of a WeakSet that another thread may add to meanwhile."""
     while True:
         try:
             return list(objs)
@@ -55,7 +56,7 @@ def _before_fork() -> None:
         return
     _BUSY[me] = 1     # our own finalizers' frees are queued meanwhile, as in a locked section
     _fork["marked"] = True
-    for a in _live(_ALLOCATORS):
+    for a in live(_ALLOCATORS):
         if a._lock.acquire(timeout=_FORK_WAIT_S):
             _fork["held"].append(a)
 
@@ -76,7 +77,7 @@ def _after_fork_in_child() -> None:
     if mine is not None:
         _BUSY[me] = mine
     _release()
-    for c in _live(_CRITICAL):
+    for c in live(_CRITICAL):
         if not c._lock._is_owned():   # free, or held by a thread the child does not have
             c._lock = threading.RLock()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .backend import backend_for
 from .device import device as parse_device
 from .memory import CachingAllocator, limit_bytes
+from .memory_threads import live
 
 
 def allocator(device=None) -> CachingAllocator:
@@ -23,11 +24,7 @@ def _all(device) -> list:
     """The device's allocator and its live private pools (tensor.compile's captures, CUDA
     graphs): the device-level figures below count them all, as PyTorch's count graph pools."""
     a = allocator(device)
-    while True:
-        try:
-            return [a, *a.pools]
-        except RuntimeError:   # another thread made a pool meanwhile (WeakSet "changed size")
-            continue
+    return [a, *live(a.pools)]   # (another thread may make a pool meanwhile)
 
 
 def memory_allocated(device=None) -> int:

@@ -67,12 +67,11 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False) -> Choles
     minor that is not positive-definite) instead of raised, unless check_errors."""
     A = as_matrix(A, "cholesky_ex", square=True)
     batch = A.shape[:-2]
-    if check_errors:
-        return CholeskyExResult(cholesky(A, upper=upper), _info(batch, A.device))
     try:
         return CholeskyExResult(cholesky(A, upper=upper), _info(batch, A.device))
     except LinAlgError:
-        pass
+        if check_errors:
+            raise
     a = C.work(A)
     codes = C._int((a.shape[0],), A.device)
     C._la_cholesky(a, codes)
@@ -95,14 +94,15 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False) -> LUFact
     return LUFactorExResult(LU, piv, info)
 
 
-def _ex(op: str, A: Tensor, compute):
-    """compute(A') for the batch, the singular matrices (whose info it gives) replaced first;
-    NaN in their place."""
+def _ex(A: Tensor, compute, check_errors: bool):
+    """(compute(A), info): when some matrix of the batch is singular (LinAlgError, re-raised
+    with check_errors), compute runs again with those replaced and gives NaN in their place."""
     try:
         return compute(A), _info(A.shape[:-2], A.device)
     except LinAlgError:
-        pass
-    info = _zero_pivot(lu_factor(A.detach()).LU) if A.shape[-1] else _info(A.shape[:-2], A.device)
+        if check_errors:
+            raise
+    info = _zero_pivot(lu_factor(A.detach()).LU)   # (an empty matrix never raised)
     bad = info != 0
     out = compute(_patched(A, bad))
     return T.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), math.nan, out), info
@@ -112,9 +112,7 @@ def inv_ex(A, *, check_errors: bool = False) -> InvExResult:
     """(inverse, info): inv with a singular matrix reported in info (i + 1 for the first zero
     U[i, i] of its LU factorization; its inverse NaN) instead of raised, unless check_errors."""
     A = as_matrix(A, "inv_ex", square=True)
-    if check_errors:
-        return InvExResult(inv(A), _info(A.shape[:-2], A.device))
-    return InvExResult(*_ex("inv_ex", A, inv))
+    return InvExResult(*_ex(A, inv, check_errors))
 
 
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False) -> SolveExResult:
@@ -122,9 +120,7 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False) -> SolveExR
     raised, unless check_errors. A's batch must cover B's (as the result's shape follows A's
     batch for the info)."""
     A = as_matrix(A, "solve_ex", square=True)
-    if check_errors:
-        return SolveExResult(solve(A, B, left=left), _info(A.shape[:-2], A.device))
-    return SolveExResult(*_ex("solve_ex", A, lambda M: solve(M, B, left=left)))
+    return SolveExResult(*_ex(A, lambda M: solve(M, B, left=left), check_errors))
 
 
 def householder_product(A, tau) -> Tensor:
