@@ -19,6 +19,7 @@ import numbers
 import operator
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -373,6 +374,9 @@ def default_convert(data: Any) -> Any:
     return data
 
 
+_NONE = object()
+
+
 class DataLoader:
     """Batches of a dataset, PyTorch's arguments: shuffled each epoch (from `generator`, or
     tensor's default one, so tensor.manual_seed makes the order reproducible) when shuffle=True;
@@ -456,14 +460,22 @@ class DataLoader:
             return None
         return T.random.permutation(n, generator=self.generator).tolist()
 
+    def _draw_base_seed(self) -> int:
+        """A draw from `generator` (or tensor's default one) that seeds the workers: drawn by
+        every new iteration (after its shuffle), with or without workers as PyTorch's, so that
+        the random numbers drawn after an epoch do not depend on num_workers."""
+        return int(T.randint(0, 2 ** 63 - 1, (), dtype=T.int64, generator=self.generator))
+
     def __iter__(self) -> Iterator:
         if self.num_workers:
             return self._worker_iterator()
         if isinstance(self.dataset, IterableDataset):
+            self._draw_base_seed()
             return self._stream_batches()
         if self.batch_sampler is not None:
             return self._sampled_batches()
         order = self._order(len(self.dataset))
+        self._draw_base_seed()
         n = len(self.dataset) if order is None else len(order)
         if self.batch_size is None:
             convert = self.collate_fn or default_convert
@@ -502,7 +514,12 @@ class DataLoader:
 
     def _sampled_batches(self) -> Iterator:
         fetcher = self._fetcher()
-        for idx in self.batch_sampler:
+        keys = iter(self.batch_sampler)
+        first = next(keys, _NONE)   # (the sampler's shuffle, then the base seed: the workers' order)
+        self._draw_base_seed()
+        if first is _NONE:
+            return
+        for idx in chain([first], keys):
             yield fetcher.fetch(self.dataset, list(idx))
 
     def _stream_batches(self) -> Iterator:

@@ -231,7 +231,7 @@ class WorkerIterator:
         ctx = _context(loader.multiprocessing_context)
         fetcher = loader._fetcher()
         tasks = self._epoch_tasks()   # (the shuffle drawn first: the order num_workers=0 gives)
-        base = int(T.randint(0, 2 ** 63 - 1, (), dtype=T.int64, generator=loader.generator))
+        base = loader._draw_base_seed()
         self._result_q = ctx.Queue()
         self._index_qs = [ctx.Queue() for _ in range(n)]
         self._done = ctx.Event()

@@ -93,8 +93,12 @@ def _listed(batches):
 def test_workers_give_the_in_process_batches(workers, kw):
     T.manual_seed(7)
     want = list(DataLoader(Items(), **kw))
+    after = float(T.rand(()))
     T.manual_seed(7)
     got = list(DataLoader(Items(), num_workers=workers, **kw))
+    # one base seed drawn either way (no draw without workers before): as PyTorch, the random
+    # numbers after an epoch do not depend on num_workers
+    assert float(T.rand(())) == after
     if kw.get("batch_size", 1) is None:
         assert [(a.tolist(), b) for a, b in got] == [(a.tolist(), b) for a, b in want]
     else:
@@ -107,6 +111,16 @@ def test_workers_give_the_in_process_batches(workers, kw):
     x = T.arange(20.0).reshape(10, 2)   # the TensorDataset fast path, in a worker
     assert [b[0].tolist() for b in DataLoader(TensorDataset(x), batch_size=3, num_workers=2)] == \
         [b[0].tolist() for b in DataLoader(TensorDataset(x), batch_size=3)]
+
+
+def test_iterable_dataset_draws_the_base_seed_without_workers_too():
+    T.manual_seed(3)
+    assert [b.tolist() for b in DataLoader(Shards(6), batch_size=4)] == [[0, 1, 2, 3], [4, 5]]
+    after = float(T.rand(()))
+    T.manual_seed(3)
+    assert sorted(sum((b.tolist() for b in DataLoader(Shards(6), batch_size=2, num_workers=2)),
+                      [])) == list(range(6))
+    assert float(T.rand(())) == after
 
 
 def test_iterable_dataset_sharded_by_worker_info():
