@@ -38,6 +38,7 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
 from .checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
 from .forward import jvp, vjp  # noqa: E402
+from . import forward_ad  # noqa: E402
 from .functional import hessian, hvp, jacobian, vhp  # noqa: E402
 from . import func, functional  # noqa: E402
 from .anomaly import (  # noqa: E402
@@ -48,5 +49,5 @@ from .anomaly import (  # noqa: E402
 )
 
 __all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "vhp", "checkpoint", "checkpoint_sequential",
-            "func", "functional", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+            "func", "functional", "forward_ad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
             "is_anomaly_check_nan_enabled"]
