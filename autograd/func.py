@@ -6,7 +6,8 @@ grad and the Jacobians run the tape (reverse mode) or the tangents (forward mode
 package. A transform's result stays differentiable where an outer transform needs it (inside
 another transform, or when an argument requires grad); a gradient with respect to a tensor that
 f only captures (a module's parameter) is differentiable when one of the arguments requires grad
-(pass parameters as arguments, nn.utils.stateless.functional_call, to be sure).
+(pass parameters as arguments, nn.utils.stateless.functional_call, to be sure; torch.func's
+stack_module_state for ensembles is there too).
 
 vmap maps f over a dimension by calling it once per index and stacking the results: the
 semantics of torch.func.vmap (in_dims / out_dims trees, randomness), at the cost of one call

@@ -631,3 +631,31 @@ def test_hooks_and_fusion_match_torch():
     f, tf = fuse_conv_bn_eval(ours, ob), torch.nn.utils.fuse_conv_bn_eval(conv, bn)
     np.testing.assert_allclose(npv(f.weight), tf.weight.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(npv(f.bias), tf.bias.detach().numpy(), rtol=1e-12)
+
+
+def test_stack_module_state_ensembles_with_functional_call_and_vmap():
+    from autograd.func import vmap
+    from nn.activation import ReLU
+    from nn.utils.stateless import functional_call, stack_module_state
+    models = [Sequential(Linear(3, 4), BatchNorm1d(4), ReLU(), Linear(4, 2)) for _ in range(3)]
+    for i, m in enumerate(models):
+        m.eval()
+        m[1].running_mean.fill_(0.1 * i)
+    params, buffers = stack_module_state(models)
+    assert params["0.weight"].shape == (3, 4, 3) and params["0.weight"].is_leaf
+    assert params["0.weight"].requires_grad and not buffers["1.running_mean"].requires_grad
+    np.testing.assert_allclose(buffers["1.running_mean"].numpy()[:, 0], [0.0, 0.1, 0.2], rtol=1e-7)
+    x = T.randn(5, 3, dtype=T.float32)
+    out = vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, x)
+    np.testing.assert_allclose(out.numpy(), np.stack([m(x).detach().numpy() for m in models]),
+                               rtol=1e-6, atol=1e-6)
+    out.sum().backward()   # gradients reach the stacked leaves, not the models
+    assert params["3.bias"].grad.shape == (3, 2) and models[0][3].bias.grad is None
+    models[1].train()
+    with pytest.raises(RuntimeError, match="training/eval"):
+        stack_module_state(models)
+    with pytest.raises(RuntimeError, match="architecture"):
+        stack_module_state([Linear(3, 2), Sequential(Linear(3, 2))])
+    with pytest.raises(RuntimeError, match="at least one"):
+        stack_module_state([])

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import tensor as T
 from tensor import Tensor
 
 from ..module import Module
@@ -142,4 +143,46 @@ def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor]
         return module(*args, **(kwargs or {}))
 
 
-__all__ = ["functional_call"]
+def stack_module_state(models) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(params, buffers) of a list of modules of one architecture, each name's tensors stacked
+    along a new leading dim, as torch.func.stack_module_state: for ensembling with
+    functional_call (under vmap). The stacked parameters are new leaves (requiring grad when all
+    the models' do), detached from the models; buffers are stacked as they are.
+
+    >>> import tensor as T
+    >>> from nn.linear import Linear
+    >>> params, buffers = stack_module_state([Linear(3, 2), Linear(3, 2)])
+    >>> params["weight"].shape, params["weight"].requires_grad, buffers
+    ((2, 2, 3), True, {})
+    """
+    op = "stack_module_state"
+    models = list(models) if not isinstance(models, Module) else [models]
+    if not models:
+        raise RuntimeError(f"{op}: expected at least one model, got 0")
+    for i, m in enumerate(models):
+        if not isinstance(m, Module):
+            raise TypeError(f"{op}: models[{i}] is a {type(m).__name__}, not a Module")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError(f"{op}: expected all models to have the same training/eval mode")
+    first = models[0]
+
+    def stacked(named, what):
+        names = [n for n, _ in named(first)]
+        per = []
+        for i, m in enumerate(models):
+            d = dict(named(m))
+            if list(d) != names:
+                raise RuntimeError(f"{op}: models[{i}] has {what} {sorted(d)}, models[0] "
+                                   f"{sorted(names)}: the models must share one architecture")
+            per.append(d)
+        return {n: T.stack([d[n] for d in per]) for n in names}, per
+
+    params, per = stacked(lambda m: m.named_parameters(), "parameters")
+    for n, t in params.items():
+        grad = all(d[n].requires_grad for d in per)
+        params[n] = t.detach().requires_grad_(grad)
+    buffers, _ = stacked(lambda m: m.named_buffers(), "buffers")
+    return params, buffers
+
+
+__all__ = ["functional_call", "stack_module_state"]
