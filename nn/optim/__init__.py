@@ -1,5 +1,5 @@
 """Optimizers (SGD, Adam, AdamW, RMSprop, SparseAdam, Adagrad, Adadelta, Adamax, NAdam, RAdam,
-Rprop, ASGD, Adafactor, LBFGS)
+Rprop, ASGD, Adafactor, LBFGS, Muon)
 and learning-rate schedulers (LambdaLR, MultiplicativeLR, StepLR, MultiStepLR, ExponentialLR,
 ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR,
 OneCycleLR, ReduceLROnPlateau, SequentialLR, ChainedScheduler), with PyTorch 2.x's API,
@@ -31,6 +31,7 @@ from .algorithms_extra import Adadelta, Adagrad, Adamax, NAdam, RAdam
 from .algorithms_more import ASGD, Adafactor, Rprop
 from .lbfgs import LBFGS
 from .lr_scheduler import CosineAnnealingLR, LambdaLR, LRScheduler, StepLR
+from .muon import Muon
 from .optimizer import Optimizer
 from .schedulers_extra import (
     ChainedScheduler,
@@ -49,7 +50,7 @@ from .schedulers_extra import (
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "SparseAdam",
            "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor",
-           "LBFGS",
+           "LBFGS", "Muon",
            "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ExponentialLR", "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingLR",
            "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "ReduceLROnPlateau",
