@@ -33,7 +33,6 @@ from .activation import (
     Tanhshrink,
 )
 from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss
-from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .ctc import CTCLoss
@@ -123,6 +122,7 @@ from .loss import (
     TripletMarginLoss,
 )
 from .module import Module, Parameter
+from .multihead_attention import MultiheadAttention
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm
 from .padding import (
     CircularPad1d,

@@ -26,6 +26,8 @@ other, against PyTorch and against NumPy) and draw the same dropout bits.
 """
 from __future__ import annotations
 
+import contextlib
+import enum
 import math
 import numbers
 
@@ -38,6 +40,60 @@ from tensor.amp import autocast_op
 from . import _fused_attention as FA
 
 OP = "scaled_dot_product_attention"
+
+
+class SDPBackend(enum.IntEnum):
+    """PyTorch's torch.nn.attention.SDPBackend. Here MATH is the composition of public ops and
+    the fused kernels stand for the three fused backends (FLASH_ATTENTION, EFFICIENT_ATTENTION,
+    CUDNN_ATTENTION: allowing any of them allows the fused path)."""
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+_FUSED = frozenset({SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
+                    SDPBackend.CUDNN_ATTENTION})
+_allowed = [frozenset(SDPBackend) - {SDPBackend.ERROR}]   # process-wide, as PyTorch's flags
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends, set_priority: bool = False):
+    """Within the block, scaled_dot_product_attention may use only `backends` (an SDPBackend or
+    a list of them), as torch.nn.attention.sdpa_kernel: [SDPBackend.MATH] forces the composed
+    path; fused backends only force the fused kernels, and a call they cannot take raises
+    RuntimeError instead of falling back. set_priority (the order to try them in) is accepted;
+    there is one fused path here, tried first."""
+    items = [backends] if isinstance(backends, SDPBackend) else list(backends)
+    for b in items:
+        if not isinstance(b, SDPBackend):
+            raise TypeError(f"sdpa_kernel: backends must be SDPBackend members, got {b!r}")
+    if not isinstance(set_priority, bool):
+        raise TypeError(f"sdpa_kernel: set_priority must be a bool, got {set_priority!r}")
+    _allowed.append(frozenset(items))
+    try:
+        yield
+    finally:
+        _allowed.pop()
+
+
+def _path(path: str, fused_ok: bool, op: str) -> str:
+    """The path sdpa_kernel's backends leave for `path` ("auto" picks by fused_ok)."""
+    allowed = _allowed[-1]
+    math_ok, fused_allowed = SDPBackend.MATH in allowed, bool(allowed & _FUSED)
+    if path != "auto" or (math_ok and fused_allowed):
+        return path
+    if fused_allowed and fused_ok:
+        return "fused"
+    if math_ok:
+        return "composed"
+    names = sorted(b.name for b in allowed) or ["none"]
+    raise RuntimeError(f"{op}: no available kernel: sdpa_kernel allows only {', '.join(names)}, "
+                       "and " + ("the fused kernels do not take these operands (dtype, shapes, a "
+                                 "mask that requires grad)" if fused_allowed else
+                                 "those backends do not exist here"))
 
 
 def _check_operands(query, key, value) -> None:
@@ -159,6 +215,7 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
     bs, heads, q, k, v = _batch(query, key, value, enable_gqa)
     L, E, S, Ev = *query.shape[-2:], *value.shape[-2:]
     out_bs = bs if heads is None else (*bs[:-2], bs[-2] * bs[-1])
+    path = _path(path, FA.fused_ok(q, k, v) and not _differentiable(attn_mask), OP)
     fused = path == "fused" or (path == "auto" and FA.fused_ok(q, k, v)
                                 and not _differentiable(attn_mask))
     if path == "fused" and not FA.fused_ok(q, k, v):
@@ -184,4 +241,4 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
     return out if heads is None else out.reshape(*out_bs, L, Ev)
 
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["scaled_dot_product_attention", "sdpa_kernel", "SDPBackend"]

@@ -29,11 +29,11 @@ from tensor._tensor import Tensor
 
 from . import _functional as F
 from . import init
-from .attention import MultiheadAttention
 from .containers import ModuleList
 from .dropout import Dropout
 from .linear import Linear
 from .module import Module
+from .multihead_attention import MultiheadAttention
 from .normalization import LayerNorm
 
 __all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
