@@ -39,6 +39,8 @@ __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
 from .checkpoint import checkpoint, checkpoint_sequential  # noqa: E402
 from .forward import jvp, vjp  # noqa: E402
 from . import forward_ad  # noqa: E402
+from . import saved_hooks  # noqa: E402
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402
 from .functional import hessian, hvp, jacobian, vhp  # noqa: E402
 from . import func, functional  # noqa: E402
 from .anomaly import (  # noqa: E402
@@ -49,5 +51,6 @@ from .anomaly import (  # noqa: E402
 )
 
 __all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "vhp", "checkpoint", "checkpoint_sequential",
-            "func", "functional", "forward_ad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+            "func", "functional", "forward_ad", "saved_hooks", "saved_tensors_hooks", "save_on_cpu",
+            "disable_saved_tensors_hooks", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
             "is_anomaly_check_nan_enabled"]

@@ -23,7 +23,7 @@ import warnings
 import tensor as T
 from tensor._tensor import Tensor
 
-from . import graph
+from . import graph, saved_hooks
 from .graph import anomaly
 
 
@@ -37,7 +37,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 def _apply(enabled: bool, check_nan: bool) -> None:
     if enabled != anomaly.enabled:
-        graph.use_fast_path(not enabled)
+        graph.use_fast_path(not enabled and not saved_hooks.any_active())
     anomaly.enabled, anomaly.check_nan = enabled, check_nan
 
 

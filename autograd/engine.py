@@ -22,6 +22,7 @@ from . import hooks
 from .anomaly import anomaly_note, check_nan
 from .grad_mode import is_grad_enabled, set_grad_enabled
 from .graph import AccumulateGrad, Meta, _alias, anomaly, edge_of, flat_tensors, meta_of, refresh_stale
+from .saved_hooks import unpacked
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -358,6 +359,8 @@ def _call_rule(node, gs, retain_graph):
             return [None] * len(node.next)
     else:
         g_in = gs
+    ctx0 = node.ctx
+    node.ctx = unpacked(ctx0)   # (saved_tensors_hooks: the rule reads the tensors restored)
     saved_out, outs = _link_saved_outputs(node)
     conj = node.rule.conj and _any_complex(gs)
     try:
@@ -376,6 +379,7 @@ def _call_rule(node, gs, retain_graph):
         for o in outs:   # the aliases stay on the graph; the tangent was for this call only
             if o._ag is not None:
                 o._ag.tangent = None
+        node.ctx = ctx0
     if not isinstance(grads, tuple | list):
         grads = (grads,)
     flat, ins = _flatten_like(node, grads)

@@ -22,6 +22,7 @@ import weakref
 
 from tensor._tensor import Tensor
 
+from . import graph as _graph
 from .grad_mode import no_grad, state
 from .graph import Ctx, Node, Rule, _tangents, edge_of, flat_tensors, meta_of
 
@@ -136,8 +137,13 @@ def _record(cls, ctx, args, kwargs, out, tensors):
     rule = Rule(cls.__name__, _vjp_of(cls, len(args), [type(a) is Tensor for a in args]),
                 conj=False)   # a user's backward follows the complex convention itself
     node = Node(cls.__name__, rule, ctx, edges, n_out=len(outs))
-    node.saved = [(t, t._storage, t._storage.version) for t in getattr(ctx, "saved_tensors", ())
-                  if type(t) is Tensor]
+    if state.saved_hooks and getattr(ctx, "saved_tensors", ()):
+        pair = state.saved_hooks[-1]
+        ctx.saved_tensors = tuple(_graph._PACK(t, node, pair) if type(t) is Tensor else t
+                                  for t in ctx.saved_tensors)
+        ctx.packed = True
+    node.saved.extend((t, t._storage, t._storage.version) for t in getattr(ctx, "saved_tensors", ())
+                      if type(t) is Tensor)
     # an output that is an input, a tensor autograd knows already or one returned twice
     # becomes a fresh alias (as PyTorch's): marking the tensor itself would rewrite the
     # graph of every other use of it

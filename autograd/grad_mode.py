@@ -20,6 +20,7 @@ class _State(threading.local):
         self.depth = 0        # > 0 while a recorded op runs: its inner ops are not recorded
         self.fw_level = 0     # > 0 inside autograd.jvp: tangents are pushed forward
         self.fw_tensors = []  # weak refs to tensors given a tangent (cleared when jvp returns)
+        self.saved_hooks = []  # (pack, unpack) of autograd.saved_hooks' contexts, innermost last
 
 
 state = _State()

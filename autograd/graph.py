@@ -240,9 +240,14 @@ def _alias(t: Tensor) -> Tensor:
     return Tensor._make(t._storage, t._shape, t._strides, t._offset, t._dtype)
 
 
+_PACK = None   # autograd/saved_hooks.py's pack(t, node, hooks): a saved tensor under its hooks
+
+
 def _save_one(i, a, save, node):
     if type(a) is Tensor:
         if i in save:
+            if state.saved_hooks:
+                return _PACK(a, node, state.saved_hooks[-1])
             node.saved.append((a, a._storage, a._storage.version))
             return a
         if ("layout", i) in save:   # its layout only (Rule.layout): writes into it do not matter
@@ -277,16 +282,23 @@ def _attach(name, rule, args, kwargs, out, tensors, ctx_args=None):
     outs = out if isinstance(out, list | tuple) else (out,)
     node = Node(name, rule, None, edges, n_out=len(outs), multi=outs is out)
     ctx_out = None
+    hooks = state.saved_hooks
     if "out" in rule.save:
         ctx_out = [_alias(o) for o in outs] if isinstance(out, list | tuple) else _alias(out)
-        for o in (ctx_out if isinstance(ctx_out, list) else [ctx_out]):
-            node.saved.append((o, o._storage, o._storage.version))
+        if hooks:
+            ctx_out = ([_PACK(o, node, hooks[-1]) for o in ctx_out] if isinstance(ctx_out, list)
+                       else _PACK(ctx_out, node, hooks[-1]))
+        else:
+            for o in (ctx_out if isinstance(ctx_out, list) else [ctx_out]):
+                node.saved.append((o, o._storage, o._storage.version))
     needs = tuple(a.requires_grad if type(a) is Tensor else
                   any(type(x) is Tensor and x.requires_grad for x in a)
                   if isinstance(a, list | tuple) else False for a in args)
     save = rule.save if rule.reads is None else frozenset(
         i for j, r in enumerate(rule.reads) if j < len(needs) and needs[j] for i in r)
     node.ctx = Ctx(_saved_args(ctx_args or args, save, node), kwargs, ctx_out, needs)
+    if hooks:
+        node.ctx.packed = True
     _out_tangents(node, out)
     for i, o in enumerate(outs):
         if type(o) is Tensor:
