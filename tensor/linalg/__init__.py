@@ -75,11 +75,14 @@ from ._funcs import (
     trace,
     vector_norm,
 )
+from ._ldl import LDLFactorExResult, LDLFactorResult, ldl_factor, ldl_factor_ex, ldl_solve
+from ._polar import PolarResult, matrix_sqrth, polar
+from ._vecdot import vecdot
 
 
 def __getattr__(name):
     # the products and transpose are the top-level public ops (recorded once, under their names)
-    if name in ("matmul", "tensordot", "vecdot", "matrix_transpose"):
+    if name in ("matmul", "tensordot", "matrix_transpose"):
         from ..public import PUB
         return PUB[name]
     raise AttributeError(f"module 'tensor.linalg' has no attribute {name!r}")
@@ -92,4 +95,6 @@ __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eig",
            "vecdot", "vector_norm", "EigResult", "EighResult", "LstsqResult", "LUFactorResult",
            "LUResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky_ex", "inv_ex", "solve_ex",
            "lu_factor_ex", "householder_product", "vander", "tensorinv", "tensorsolve",
-           "CholeskyExResult", "InvExResult", "SolveExResult", "LUFactorExResult"]
+           "CholeskyExResult", "InvExResult", "SolveExResult", "LUFactorExResult", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "LDLFactorResult", "LDLFactorExResult", "polar", "PolarResult",
+           "matrix_sqrth"]
