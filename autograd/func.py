@@ -34,7 +34,7 @@ from .functional import jacobian as _jacobian
 from .grad_mode import enable_grad, is_grad_enabled
 from .graph import meta_of
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "linearize"]
 
 _depth = [0]   # transforms being evaluated: inside one, results keep their graph
 
@@ -249,6 +249,31 @@ def jvp(f, primals, tangents, *, has_aux: bool = False):
         return out
     out, tan = _fw.jvp(g, primals, tangents)
     return (out, tan, aux_box[0]) if has_aux else (out, tan)
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is func's Jacobian at primals times tangents
+    (torch.func.linearize). Each jvp_fn call is one forward-mode pass at copies of the primals
+    taken now (so later writes to them change nothing), like jvp itself.
+
+    >>> import tensor as T
+    >>> out, jvp_fn = linearize(T.sin, T.zeros(2))
+    >>> jvp_fn(T.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    op = "linearize"
+    if not primals:
+        raise TypeError(f"{op}: expects at least one primal tensor")
+    _tensor_args(primals, range(len(primals)), op)
+    at = tuple(p.detach().clone() for p in primals)
+    out = func(*at)
+
+    def jvp_fn(*tangents):
+        if len(tangents) != len(at):
+            raise ValueError(f"{op}: jvp_fn expects {len(at)} tangent(s), one per primal, got "
+                             f"{len(tangents)}")
+        return jvp(func, at, tangents)[1]
+    return out, jvp_fn
 
 
 def _tensor_args(args, nums, op: str) -> None:

@@ -142,3 +142,24 @@ def test_jacobians_compose():
     want[0, 0] = e[0] * (a[0] + 2)
     for H in (hessian(h), jacrev(jacfwd(h)), jacrev(jacrev(h)), jacfwd(jacrev(h))):
         np.testing.assert_allclose(H(T.asarray(a)).numpy(), want, rtol=1e-12)
+
+
+def test_linearize_matches_jvp_and_torch():
+    from autograd.func import linearize
+    rng = np.random.default_rng(2)
+    x0, w0, t1, t2 = rng.random((3, 4)), rng.random((4, 2)), rng.random((3, 4)), rng.random((4, 2))
+
+    def f(x, w):
+        return T.tanh(x @ w), (x * x).sum()
+    x = T.tensor(x0)   # (a copy: asarray would share x0's memory)
+    out, jvp_fn = linearize(f, x, T.asarray(w0))
+    x[0, 0] = 100.0   # a later write to the primal changes nothing
+    got = jvp_fn(T.asarray(t1), T.asarray(t2))
+    np.testing.assert_allclose(out[0].numpy(), np.tanh(x0 @ w0), rtol=1e-13)
+    sech2 = 1 - np.tanh(x0 @ w0) ** 2
+    np.testing.assert_allclose(got[0].numpy(), sech2 * (t1 @ w0 + x0 @ t2), rtol=1e-13)
+    assert float(got[1]) == pytest.approx(float((2 * x0 * t1).sum()), rel=1e-13)
+    with pytest.raises(ValueError, match="2 tangent"):
+        jvp_fn(T.asarray(t1))
+    with pytest.raises(TypeError, match="argument 0 must be a Tensor"):
+        linearize(f, x0, T.asarray(w0))
