@@ -10,12 +10,36 @@ parameters.
 0.4431
 """
 from . import constraints, transforms
+from . import kl_more as _kl_more  # noqa: F401  (registers the KL pairs of the modules below)
+from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, LogNormal, Normal, Uniform
+from .continuous_more import ContinuousBernoulli, FisherSnedecor, GeneralizedPareto, VonMises
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
+from .discrete_more import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    Multinomial,
+    NegativeBinomial,
+    OneHotCategoricalStraightThrough,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
+from .matrix import LKJCholesky, Wishart
+from .mixture import LowRankMultivariateNormal, MixtureSameFamily
 from .multivariate import Independent, MultivariateNormal
+from .transformed import (
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
+    Pareto,
+    Weibull,
+)
 from .transforms import (
     AffineTransform,
     ComposeTransform,
@@ -25,9 +49,35 @@ from .transforms import (
     Transform,
     TransformedDistribution,
 )
+from .transforms_more import (
+    AbsTransform,
+    CatTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    identity_transform,
+)
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "LogNormal",
-           "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT", "Uniform",
-           "constraints", "kl_divergence", "register_kl", "transforms", "AffineTransform", "ComposeTransform",
-           "ExpTransform", "SigmoidTransform", "TanhTransform", "Transform", "TransformedDistribution"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
+           "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+           "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Uniform", "VonMises", "Weibull",
+           "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+           "transforms", "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "TransformedDistribution", "identity_transform"]

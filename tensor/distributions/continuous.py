@@ -169,14 +169,19 @@ class Laplace(_Univariate):
         value = self._value(value)
         return -T.log(2 * self.scale) - T.abs(value - self.loc) / self.scale
 
+    # cdf and icdf as two branches (each fed only its own side, so neither overflows): written with
+    # sign() and abs(), their gradients came out 0 at value == loc / 1/2 instead of the density's
     def cdf(self, value):
-        value = self._value(value)
-        d = value - self.loc
-        return 0.5 - 0.5 * T.sign(d) * T.expm1(-T.abs(d) / self.scale)
+        z = (self._value(value) - self.loc) / self.scale
+        left = z < 0
+        lo, hi = T.where(left, z, 0.0), T.where(left, 0.0, z)
+        return T.where(left, 0.5 * T.exp(lo), -0.5 * T.expm1(-hi) + 0.5)
 
     def icdf(self, value):
-        term = as_param(value, self.loc) - 0.5
-        return self.loc - self.scale * T.sign(term) * T.log1p(-2 * T.abs(term))
+        t = as_param(value, self.loc) - 0.5
+        left = t < 0
+        lo, hi = T.where(left, t, 0.0), T.where(left, 0.0, t)
+        return self.loc + self.scale * T.where(left, T.log1p(2 * lo), -T.log1p(-2 * hi))
 
     def entropy(self):
         return 1 + T.log(2 * self.scale)

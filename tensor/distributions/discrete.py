@@ -20,7 +20,9 @@ from .distribution import (
 
 
 def _softplus(x):
-    return T.clip(x, 0.0, None) + T.log1p(T.exp(-T.abs(x)))
+    # log(1 + exp(x)) = logaddexp(x, 0): stable, and its gradient sigmoid(x) is right at x = 0 too
+    # (max(x, 0) + log1p(exp(-|x|)) has a kink there in each term, and gave 0 for 1/2)
+    return T.logaddexp(x, 0.0)
 
 
 def _bce_with_logits(logits, target):

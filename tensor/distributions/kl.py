@@ -120,7 +120,7 @@ def _kl_cauchy_cauchy(p, q):
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
     def softplus(x):
-        return T.clip(x, 0.0, None) + T.log1p(T.exp(-T.abs(x)))
+        return T.logaddexp(x, 0.0)
     t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
     t1 = T.where(q.probs == 0, math.inf, t1)
     t1 = T.where(p.probs == 0, 0.0, t1)

@@ -148,7 +148,9 @@ class Independent(Distribution):
         batch_shape = _shape_of(batch_shape)
         k = self.reinterpreted_batch_ndims
         base = self.base_dist.expand(batch_shape + self.event_shape[:k] if k else batch_shape)
-        return Independent(base, k, validate_args=False)
+        new = Independent(base, k, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     has_rsample = property(lambda self: self.base_dist.has_rsample)
     has_enumerate_support = property(lambda self: False if self.reinterpreted_batch_ndims else

@@ -15,22 +15,32 @@ def _sum_rightmost(x, n: int):
 
 
 def _softplus(x):
-    return T.clip(x, 0.0, None) + T.log1p(T.exp(-T.abs(x)))
+    # log(1 + exp(x)) = logaddexp(x, 0): stable, and its gradient sigmoid(x) is right at x = 0 too
+    # (max(x, 0) + log1p(exp(-|x|)) has a kink there in each term, and gave 0 for 1/2)
+    return T.logaddexp(x, 0.0)
 
 
 class Transform:
-    """A bijection y = f(x) over event_dim rightmost dims, with its inverse and log|det J|."""
+    """A bijection y = f(x) over event_dim rightmost dims, with its inverse and log|det J|.
+
+    `t.inv` is the inverse as a Transform (so `t.inv(y)` inverts, as PyTorch's); event_dim is the
+    domain's event dims, codomain_event_dim the codomain's (they differ for a reshape)."""
     domain = constraints.real
     codomain = constraints.real
     bijective = True
     event_dim = 0
     sign = 1
 
+    @property
+    def codomain_event_dim(self) -> int:
+        return self.event_dim
+
     def __call__(self, x):
         return self._call(x)
 
-    def inv(self, y):
-        return self._inverse(y)
+    @property
+    def inv(self):
+        return _InverseTransform(self)
 
     def _call(self, x):
         raise NotImplementedError(f"{type(self).__name__}: forward is not implemented")
@@ -42,17 +52,84 @@ class Transform:
         raise NotImplementedError(f"{type(self).__name__}: log_abs_det_jacobian is not implemented")
 
     def forward_shape(self, shape):
-        return shape
+        return tuple(shape)
 
     def inverse_shape(self, shape):
-        return shape
+        return tuple(shape)
 
     def __repr__(self):
         return type(self).__name__ + "()"
 
+    def _key(self):
+        """What makes two transforms of this class equal: () for a parameter-free one, the
+        parameters for the others; None (the default): only the same object is equal."""
+        return None
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return False
+        a, b = self._key(), other._key()
+        return a is not None and b is not None and len(a) == len(b) and all(map(_same, a, b))
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(type(self))
+
+
+def _same(a, b) -> bool:
+    """Equal parameters: numbers, shapes, transforms or tensors (same shape, all elements equal)."""
+    if isinstance(a, T.Tensor) or isinstance(b, T.Tensor):
+        a = a if isinstance(a, T.Tensor) else as_param(a, b)
+        b = b if isinstance(b, T.Tensor) else as_param(b, a)
+        return tuple(a.shape) == tuple(b.shape) and a.device == b.device and bool(T.all(a == b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+class _InverseTransform(Transform):
+    """The inverse of a transform: its forward is the inner inverse and the other way round."""
+
+    def __init__(self, inner: Transform):
+        self._inner = inner
+
+    domain = property(lambda self: self._inner.codomain)
+    codomain = property(lambda self: self._inner.domain)
+    bijective = property(lambda self: self._inner.bijective)
+    event_dim = property(lambda self: self._inner.codomain_event_dim)
+    codomain_event_dim = property(lambda self: self._inner.event_dim)
+    sign = property(lambda self: self._inner.sign)
+    inv = property(lambda self: self._inner)
+
+    def _call(self, x):
+        return self._inner._inverse(x)
+
+    def _inverse(self, y):
+        return self._inner(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inner.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inner.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inner.forward_shape(shape)
+
+    def _key(self):
+        return (self._inner,)
+
+    def __repr__(self):
+        return f"{self._inner!r}.inv"
+
 
 class ExpTransform(Transform):
     """y = exp(x)."""
+    _key = staticmethod(lambda: ())
     codomain = constraints.positive
 
     def _call(self, x):
@@ -70,6 +147,15 @@ class AffineTransform(Transform):
 
     def __init__(self, loc, scale, event_dim: int = 0):
         self.loc, self.scale, self.event_dim = loc, scale, int(event_dim)
+
+    def _key(self):
+        return (self.loc, self.scale, self.event_dim)
+
+    def __repr__(self):
+        def show(v):
+            big = isinstance(v, T.Tensor) and v.numel() > 1
+            return f"<tensor of shape {tuple(v.shape)}>" if big else f"{v}"
+        return f"AffineTransform(loc={show(self.loc)}, scale={show(self.scale)}, event_dim={self.event_dim})"
 
     @property
     def sign(self):
@@ -89,6 +175,7 @@ class AffineTransform(Transform):
 
 class SigmoidTransform(Transform):
     """y = 1 / (1 + exp(-x)), onto (0, 1)."""
+    _key = staticmethod(lambda: ())
     codomain = constraints.unit_interval
 
     def _call(self, x):
@@ -106,6 +193,7 @@ class SigmoidTransform(Transform):
 
 class TanhTransform(Transform):
     """y = tanh(x), onto (-1, 1); log|dy/dx| = 2 (log 2 - x - softplus(-2x)), stable for large |x|."""
+    _key = staticmethod(lambda: ())
     codomain = constraints.interval(-1.0, 1.0)
 
     def _call(self, x):
@@ -118,12 +206,32 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
 
 
+def _chain_event_dims(parts):
+    """(domain, codomain) event dims of the parts applied in order (a part acting on more dims than
+    the running event makes those dims event dims, as PyTorch's)."""
+    ev = 0
+    for p in reversed(parts):
+        ev = p.event_dim + max(ev - p.codomain_event_dim, 0)
+    dom = ev
+    for p in parts:
+        ev = p.codomain_event_dim + max(ev - p.event_dim, 0)
+    return dom, ev
+
+
 class ComposeTransform(Transform):
-    """parts applied in order: y = parts[-1](... parts[0](x))."""
+    """parts applied in order: y = parts[-1](... parts[0](x)); ComposeTransform([]) is the identity."""
 
     def __init__(self, parts):
         self.parts = list(parts)
-        self.event_dim = max((p.event_dim for p in self.parts), default=0)
+        for p in self.parts:
+            if not isinstance(p, Transform):
+                raise TypeError(f"ComposeTransform: parts must be Transforms, got {type(p).__name__}")
+        self.event_dim, self._codomain_event_dim = _chain_event_dims(self.parts)
+
+    codomain_event_dim = property(lambda self: self._codomain_event_dim)
+    domain = property(lambda self: self.parts[0].domain if self.parts else constraints.real)
+    codomain = property(lambda self: self.parts[-1].codomain if self.parts else constraints.real)
+    bijective = property(lambda self: all(p.bijective for p in self.parts))
 
     @property
     def sign(self):
@@ -131,6 +239,9 @@ class ComposeTransform(Transform):
         for p in self.parts:
             s = s * p.sign
         return s
+
+    def _key(self):
+        return tuple(self.parts)
 
     def _call(self, x):
         for p in self.parts:
@@ -143,12 +254,25 @@ class ComposeTransform(Transform):
         return y
 
     def log_abs_det_jacobian(self, x, y):
-        total = 0.0
+        if not self.parts:
+            return T.zeros_like(x)
+        total, ev = 0.0, self.event_dim
         for p in self.parts:
             y = p(x)
-            total = total + _sum_rightmost(p.log_abs_det_jacobian(x, y), self.event_dim - p.event_dim)
+            total = total + _sum_rightmost(p.log_abs_det_jacobian(x, y), ev - p.event_dim)
+            ev = ev - p.event_dim + p.codomain_event_dim
             x = y
         return total
+
+    def forward_shape(self, shape):
+        for p in self.parts:
+            shape = p.forward_shape(shape)
+        return tuple(shape)
+
+    def inverse_shape(self, shape):
+        for p in reversed(self.parts):
+            shape = p.inverse_shape(shape)
+        return tuple(shape)
 
     def __repr__(self):
         return f"ComposeTransform({self.parts!r})"
@@ -168,24 +292,35 @@ class TransformedDistribution(Distribution):
                                 f"{type(tr).__name__}")
         self.base_dist, self.transforms = base_distribution, transforms
         shape = base_distribution.batch_shape + base_distribution.event_shape
-        event_dim = max([len(base_distribution.event_shape)] + [tr.event_dim for tr in transforms])
-        if event_dim > len(shape):
-            raise ValueError(f"TransformedDistribution: the transforms act on {event_dim} dims but the base "
-                             f"has shape {shape}")
-        cut = len(shape) - event_dim
+        ev = len(base_distribution.event_shape)
+        for tr in transforms:
+            if tr.event_dim > len(shape):
+                raise ValueError(f"TransformedDistribution: {tr!r} acts on {tr.event_dim} dims but the "
+                                 f"base has shape {shape}")
+            shape = tuple(tr.forward_shape(shape))
+            ev = tr.codomain_event_dim + max(ev - tr.event_dim, 0)
+        cut = len(shape) - ev
         super().__init__(shape[:cut], shape[cut:], validate_args)
 
     has_rsample = property(lambda self: self.base_dist.has_rsample)
 
     @property
     def support(self):
-        return self.transforms[-1].codomain if self.transforms else self.base_dist.support
+        if not self.transforms:
+            return self.base_dist.support
+        tr = self.transforms[-1]
+        extra = len(self.event_shape) - tr.codomain_event_dim
+        return constraints.independent(tr.codomain, extra) if extra > 0 else tr.codomain
 
     def expand(self, batch_shape, _instance=None):
         batch_shape = _shape_of(batch_shape)
-        extra = self.event_shape[:len(self.event_shape) - len(self.base_dist.event_shape)]
-        return TransformedDistribution(self.base_dist.expand(batch_shape + extra), self.transforms,
-                                       validate_args=False)
+        shape = batch_shape + self.event_shape
+        for tr in reversed(self.transforms):   # back to the base's shape (a reshape changes it)
+            shape = tuple(tr.inverse_shape(shape))
+        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
+        new = TransformedDistribution(self.base_dist.expand(base_batch), self.transforms, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def sample(self, sample_shape=()):
         x = self.base_dist.sample(sample_shape)
@@ -200,15 +335,26 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value):
-        value = value if isinstance(value, T.Tensor) else as_param(value)
+        value = value if isinstance(value, T.Tensor) else as_param(value, self._like)
+        if self._validate_args:
+            self._validate_sample(value)
         event_dim = len(self.event_shape)
         lp = 0.0
         y = value
         for tr in reversed(self.transforms):
             x = tr.inv(y)
-            lp = lp - _sum_rightmost(tr.log_abs_det_jacobian(x, y), event_dim - tr.event_dim)
+            lp = lp - _sum_rightmost(tr.log_abs_det_jacobian(x, y), event_dim - tr.codomain_event_dim)
+            event_dim = event_dim - tr.codomain_event_dim + tr.event_dim
             y = x
         return lp + _sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
+
+    @property
+    def _like(self):
+        """A tensor parameter of the base (the dtype and device a number value takes), or None."""
+        for v in self.base_dist.__dict__.values():
+            if isinstance(v, T.Tensor):
+                return v
+        return None
 
     def _monotone(self, value):
         sign = 1
@@ -217,12 +363,14 @@ class TransformedDistribution(Distribution):
         return value if isinstance(sign, int) and sign == 1 else sign * (value - 0.5) + 0.5
 
     def cdf(self, value):
+        value = value if isinstance(value, T.Tensor) else as_param(value, self._like)
         for tr in reversed(self.transforms):
             value = tr.inv(value)
         return self._monotone(self.base_dist.cdf(value))
 
     def icdf(self, value):
-        value = self.base_dist.icdf(self._monotone(value if isinstance(value, T.Tensor) else as_param(value)))
+        value = value if isinstance(value, T.Tensor) else as_param(value, self._like)
+        value = self.base_dist.icdf(self._monotone(value))
         for tr in self.transforms:
             value = tr(value)
         return value
