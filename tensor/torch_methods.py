@@ -221,3 +221,37 @@ for _name, _fn in {
                                                                              storage_offset),
 }.items():
     _reshape_in_place(_name, _fn)
+
+
+# ---------------------------------------------------------------- sparse forms (tensor.sparse)
+# (reached through Tensor.to_sparse and the mask's own method: this module may not import
+# tensor.sparse, whose ops import the public table that imports this module)
+
+@_method
+def to_sparse_coo(self):
+    """This 2-D tensor's nonzeros as a coalesced tensor.sparse COO matrix (PyTorch's)."""
+    x = _t(self, "to_sparse_coo")
+    if x.ndim != 2:
+        raise ValueError(f"to_sparse_coo: tensor.sparse matrices are 2-D, got shape {x.shape}")
+    return x.to_sparse("coo")
+
+
+@_method
+def to_sparse_csc(self):
+    """This 2-D tensor's nonzeros as a tensor.sparse CSC matrix (compressed columns; PyTorch's)."""
+    x = _t(self, "to_sparse_csc")
+    if x.ndim != 2:
+        raise ValueError(f"to_sparse_csc: tensor.sparse matrices are 2-D, got shape {x.shape}")
+    return x.to_sparse("csc")
+
+
+@_method
+def sparse_mask(self, mask):
+    """self's elements at the stored entries of the sparse matrix mask, as a matrix of mask's
+    pattern and layout (PyTorch's x.sparse_mask(mask)); differentiable in self."""
+    x = _t(self, "sparse_mask")
+    of = getattr(mask, "_masked", None)
+    if of is None:
+        raise TypeError(f"sparse_mask: the mask must be a tensor.sparse matrix, got "
+                        f"{type(mask).__name__}")
+    return of(x)

@@ -107,32 +107,39 @@ def coo_host(indices: Tensor, size, op: str):
     return size, nnz <= 1 or increasing(h[0], h[1])
 
 
-def csr_structure(crow: Tensor, col: Tensor, values: Tensor, size, op: str) -> int:
-    """The shapes a CSR matrix of size (m, n) needs ((m + 1,) crow, (nnz,) col and values); nnz."""
+# what compressed indices are called: CSR's (compressed rows), CSC's (compressed columns)
+CSR_NAMES = ("crow_indices", "col_indices", "row", "column")
+CSC_NAMES = ("ccol_indices", "row_indices", "column", "row")
+
+
+def csr_structure(crow: Tensor, col: Tensor, values: Tensor, size, op: str,
+                  names=CSR_NAMES) -> int:
+    """The shapes a CSR matrix of size (m, n) needs ((m + 1,) crow, (nnz,) col and values); nnz.
+    (A CSC matrix is checked as the CSR matrix of its transpose, names=CSC_NAMES.)"""
     m = size[0]
     if crow.ndim != 1 or crow.shape[0] != m + 1:
-        raise ValueError(f"{op}: crow_indices must have shape ({m + 1},) for {m} rows, got "
+        raise ValueError(f"{op}: {names[0]} must have shape ({m + 1},) for {m} {names[2]}s, got "
                          f"{crow.shape}")
     if col.ndim != 1 or col.shape[0] != values.shape[0]:
-        raise ValueError(f"{op}: col_indices {col.shape} and values {values.shape} must be 1-D "
+        raise ValueError(f"{op}: {names[1]} {col.shape} and values {values.shape} must be 1-D "
                          "of length nnz")
     return col.shape[0]
 
 
-def csr_host(crow: Tensor, col: Tensor, size, op: str) -> bool:
+def csr_host(crow: Tensor, col: Tensor, size, op: str, names=CSR_NAMES) -> bool:
     """Check CSR indices on the host (crow from 0 non-decreasing to nnz, col within n); whether
     each row's columns are strictly increasing (sorted, no duplicates)."""
     m, n = size
     c, k = crow.numpy(), col.numpy()
     nnz = k.shape[0]
     if c[0] != 0 or c[-1] != nnz:
-        raise ValueError(f"{op}: crow_indices must start at 0 and end at nnz = {nnz}, got "
+        raise ValueError(f"{op}: {names[0]} must start at 0 and end at nnz = {nnz}, got "
                          f"{int(c[0])} ... {int(c[-1])}")
     if np.any(np.diff(c) < 0):
-        raise ValueError(f"{op}: crow_indices must be non-decreasing (sorted)")
+        raise ValueError(f"{op}: {names[0]} must be non-decreasing (sorted)")
     if nnz and (k.min() < 0 or k.max() >= n):
         bad = int(k.min()) if k.min() < 0 else int(k.max())
-        raise IndexError(f"{op}: column index {bad} out of range for {n} columns")
+        raise IndexError(f"{op}: {names[3]} index {bad} out of range for {n} {names[3]}s")
     return nnz <= 1 or increasing(np.repeat(np.arange(m), np.diff(c)), k)
 
 
@@ -151,4 +158,4 @@ def trusted_parts(op: str, values, *indices) -> None:
 
 
 __all__ = ["as_index", "as_values", "size2", "increasing", "coo_structure", "coo_host",
-           "csr_structure", "csr_host", "trusted_parts"]
+           "csr_structure", "csr_host", "trusted_parts", "CSR_NAMES", "CSC_NAMES"]

@@ -101,7 +101,7 @@ _TRANSPOSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def transposed(crow: Tensor, col: Tensor, ncols: int):
     """(crowT, colT, perm, balanced) of the transposed pattern: A^T's values are A's [perm].
     Cached per col storage: the patterns are immutable (a matrix's index tensors are its own,
-    read-only copies: tensor/sparse/__init__.py), and the key is the whole layout of both."""
+    read-only copies: tensor/sparse/_matrix.py), and the key is the whole layout of both."""
     key = (crow._storage, crow._offset, crow._strides, crow.shape[0], col._offset, col._strides,
            col.shape[0], ncols)
     hit = _TRANSPOSED.get(col._storage)
