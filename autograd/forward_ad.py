@@ -16,6 +16,7 @@ PyTorch's does); for forward over forward use jacfwd / hessian.
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections import namedtuple
 
@@ -41,6 +42,22 @@ def _check_level(level, op: str) -> None:
                          "enter_dual_level returns, is supported)")
 
 
+class _Refs(list):
+    """state.fw_tensors inside a dual level: the weak references to the tensors given a tangent,
+    the dead ones dropped whenever the list has doubled (a level may last a whole training loop:
+    one reference per op would otherwise pile up)."""
+
+    def __init__(self):
+        super().__init__()
+        self.limit = 1024
+
+    def append(self, ref) -> None:
+        if len(self) >= self.limit:
+            self[:] = [r for r in self if r() is not None]
+            self.limit = max(1024, 2 * len(self))
+        super().append(ref)
+
+
 def enter_dual_level() -> int:
     """Start the forward-mode level (returns its number, 0): dual tensors can be made until
     exit_dual_level."""
@@ -48,6 +65,7 @@ def enter_dual_level() -> int:
         raise RuntimeError("enter_dual_level: a forward-mode level is already active (inside "
                            "dual_level or autograd.jvp); nested forward mode is not supported")
     state.fw_level += 1
+    state.fw_tensors = _Refs()
     return 0
 
 
@@ -58,10 +76,12 @@ def exit_dual_level(*, level=None) -> None:
         raise RuntimeError("exit_dual_level: no forward-mode level is active")
     state.fw_level -= 1
     _clear_recorded()
+    state.fw_tensors = []
 
 
-class dual_level:
-    """A context manager for one forward-mode level: enter_dual_level / exit_dual_level."""
+class dual_level(contextlib.ContextDecorator):
+    """A context manager (or decorator, as PyTorch's) for one forward-mode level:
+    enter_dual_level / exit_dual_level."""
 
     def __enter__(self) -> int:
         return enter_dual_level()
@@ -81,6 +101,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
                            "(`with forward_ad.dual_level():`)")
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{op}: expects a tensor.Tensor, got {_kind(tensor)}")
+    if tensor._ag is not None and tensor._ag.tangent is not None:
+        raise RuntimeError(f"{op}: the tensor already carries a tangent at this level; making a "
+                           "dual of a dual is not supported (unpack_dual(t).primal, or "
+                           "t.detach(), first)")
     t = _check_tangent(0, tensor, tangent, op)
     dual = _alias(tensor)
     meta_of(dual).tangent = t

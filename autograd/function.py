@@ -137,13 +137,6 @@ def _record(cls, ctx, args, kwargs, out, tensors):
     rule = Rule(cls.__name__, _vjp_of(cls, len(args), [type(a) is Tensor for a in args]),
                 conj=False)   # a user's backward follows the complex convention itself
     node = Node(cls.__name__, rule, ctx, edges, n_out=len(outs))
-    if state.saved_hooks and getattr(ctx, "saved_tensors", ()):
-        pair = state.saved_hooks[-1]
-        ctx.saved_tensors = tuple(_graph._PACK(t, node, pair) if type(t) is Tensor else t
-                                  for t in ctx.saved_tensors)
-        ctx.packed = True
-    node.saved.extend((t, t._storage, t._storage.version) for t in getattr(ctx, "saved_tensors", ())
-                      if type(t) is Tensor)
     # an output that is an input, a tensor autograd knows already or one returned twice
     # becomes a fresh alias (as PyTorch's): marking the tensor itself would rewrite the
     # graph of every other use of it
@@ -168,6 +161,15 @@ def _record(cls, ctx, args, kwargs, out, tensors):
         o.grad_fn = node
         if i or id(o) in dirty:
             meta_of(o).output_nr = i
+    # saved tensors are packed once the outputs are marked: a saved output keeps its place in
+    # the graph (grad_fn this node), as without hooks, so create_graph differentiates through it
+    if state.saved_hooks and getattr(ctx, "saved_tensors", ()):
+        pair = state.saved_hooks[-1]
+        ctx.saved_tensors = tuple(_graph._PACK(t, node, pair) if type(t) is Tensor else t
+                                  for t in ctx.saved_tensors)
+        ctx.packed = True
+    node.saved.extend((t, t._storage, t._storage.version) for t in getattr(ctx, "saved_tensors", ())
+                      if type(t) is Tensor)
     ctx.out_meta = tuple((o.shape, o.dtype, o.device) if type(o) is Tensor and o.grad_fn is node
                          else None for o in outs)
     return tuple(outs) if isinstance(out, tuple) else outs[0]

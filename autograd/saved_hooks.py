@@ -23,6 +23,7 @@ aside (every op is recorded in Python, as in anomaly mode).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 import weakref
@@ -77,7 +78,7 @@ class Packed(Meta):
     """A saved tensor as its pack hook's result, with what autograd needs to restore it: its
     shape, dtype and device (Meta's) and its place in the graph."""
 
-    __slots__ = ("packed", "unpack", "requires_grad", "grad_fn", "output_nr", "acc")
+    __slots__ = ("packed", "unpack", "requires_grad", "grad_fn", "output_nr", "acc", "ag")
 
     def __init__(self, t: Tensor, pair):
         super().__init__(t)
@@ -86,6 +87,10 @@ class Packed(Meta):
         self.requires_grad, self.grad_fn = t._requires_grad, t.grad_fn
         self.output_nr = m.output_nr if m is not None else 0
         self.acc = m.acc if m is not None else None
+        # its autograd state, for the forward-mode tangent it carries when backward runs (forward
+        # over reverse: jacfwd(jacrev), hessian); read then, as the saved tensor itself would be
+        # (a level's end clears it there)
+        self.ag = m
         self.packed = pair[0](t)
 
     def restore(self) -> Tensor:
@@ -105,6 +110,9 @@ class Packed(Meta):
             if self.output_nr or self.acc is not None:
                 m = meta_of(out)
                 m.output_nr, m.acc = self.output_nr, self.acc
+        if self.ag is not None and self.ag.tangent is not None and state.fw_level:
+            meta_of(out).tangent = self.ag.tangent
+            state.fw_tensors.append(weakref.ref(out))   # (dropped when the level ends)
         return out
 
 
@@ -177,10 +185,10 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(pack_to_cpu, unpack_from_cpu)
 
 
-class disable_saved_tensors_hooks:
+class disable_saved_tensors_hooks(contextlib.ContextDecorator):
     """Within the block, entering saved_tensors_hooks (or save_on_cpu) raises RuntimeError with
     error_message (for code whose saved tensors must not be moved or changed); so does entering
-    it inside such hooks."""
+    it inside such hooks. A decorator too, as PyTorch's."""
 
     def __init__(self, error_message: str):
         self.error_message = str(error_message)

@@ -92,6 +92,19 @@ def _arity(fn, op: str) -> int:
                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps)
 
 
+def _accepts(fn, n: int, op: str) -> bool:
+    """Whether fn can be called with n positional arguments (a `*args` function can)."""
+    if not callable(fn):
+        raise TypeError(f"{op}: expects a callable, got {type(fn).__name__}")
+    try:
+        inspect.signature(fn).bind(*range(n))
+    except TypeError:
+        return False
+    except ValueError:   # (no signature to read: a builtin; let the call tell)
+        return True
+    return True
+
+
 def _grid(B: int, H: int, L: int, S: int, device):
     """The broadcasting index tensors (b, h, q_idx, kv_idx)."""
     def idx(n, at):
@@ -165,6 +178,40 @@ class BlockMask:
             self.full_kv_num_blocks, self.full_kv_indices = _ordered(full)
             self.full_q_num_blocks, self.full_q_indices = _ordered(T.swapaxes(full, -1, -2))
 
+    @classmethod
+    def from_kv_blocks(cls, kv_num_blocks: Tensor, kv_indices: Tensor,
+                       full_kv_num_blocks: Tensor | None = None,
+                       full_kv_indices: Tensor | None = None,
+                       BLOCK_SIZE: int | tuple[int, int] = 128, mask_mod=None,
+                       seq_lengths: tuple[int, int] | None = None, compute_q_blocks: bool = True,
+                       **_kernel_orders) -> BlockMask:
+        """A BlockMask from its kv block summary, as PyTorch's: per (b, h, q block) row the
+        first kv_num_blocks entries of kv_indices are its partial blocks (mask_mod applies
+        there; None: noop_mask), those of full_kv_* its full ones. seq_lengths (Q_LEN, KV_LEN):
+        the blocks' extent when None. compute_q_blocks and the kernels' orders are accepted."""
+        op = "BlockMask.from_kv_blocks"
+        bq, bk = _block_size(BLOCK_SIZE, op)
+        partial = _from_ordered(kv_num_blocks, kv_indices, op, "kv")
+        B, H, nq, nk = partial.shape
+        full = None
+        if (full_kv_num_blocks is None) != (full_kv_indices is None):
+            raise ValueError(f"{op}: give both full_kv_num_blocks and full_kv_indices, or neither")
+        if full_kv_num_blocks is not None:
+            full = _from_ordered(full_kv_num_blocks, full_kv_indices, op, "full_kv")
+            if full.shape != partial.shape:
+                raise ValueError(f"{op}: full_kv_indices has shape {tuple(full_kv_indices.shape)}, "
+                                 f"kv_indices {tuple(kv_indices.shape)}: they must match")
+        L, S = (nq * bq, nk * bk) if seq_lengths is None else (int(v) for v in seq_lengths)
+        if not (nq - 1) * bq < L <= nq * bq or not (nk - 1) * bk < S <= nk * bk:
+            raise ValueError(f"{op}: seq_lengths {(L, S)} do not fit {nq} x {nk} blocks of "
+                             f"{(bq, bk)}")
+        return cls(noop_mask if mask_mod is None else mask_mod, (B, H, L, S), (bq, bk),
+                   partial, full)
+
+    def numel(self) -> int:
+        """The number of entries of the (B, H, Q_LEN, KV_LEN) mask (sparsity not counted)."""
+        return math.prod(self.shape)
+
     def _blocks(self) -> Tensor:
         return self._partial if self._full is None else self._partial | self._full
 
@@ -190,6 +237,31 @@ class BlockMask:
                 f"BLOCK_SIZE={self.BLOCK_SIZE}, mask_mod={getattr(self.mask_mod, '__name__', '?')})")
 
 
+def _block_size(BLOCK_SIZE, op: str) -> tuple[int, int]:
+    bq, bk = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else tuple(BLOCK_SIZE)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (bq, bk)):
+        raise ValueError(f"{op}: BLOCK_SIZE must be a positive int or a pair of them, got "
+                         f"{BLOCK_SIZE!r}")
+    return bq, bk
+
+
+def _from_ordered(num: Tensor, indices: Tensor, op: str, what: str) -> Tensor:
+    """The (B, H, q blocks, kv blocks) flags of an ordered summary: per row, the first num
+    entries of indices (ints in [0, kv blocks); the kv block count is indices' last dim)."""
+    if not isinstance(num, Tensor) or not isinstance(indices, Tensor):
+        raise TypeError(f"{op}: {what}_num_blocks and {what}_indices must be Tensors")
+    if indices.ndim != 4 or tuple(num.shape) != tuple(indices.shape[:3]) \
+            or num.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        raise ValueError(f"{op}: expects integer {what}_indices of shape (B, H, q blocks, kv "
+                         f"blocks) and {what}_num_blocks of its first three dims, got shapes "
+                         f"{tuple(indices.shape)} ({indices.dtype.name}), {tuple(num.shape)} "
+                         f"({num.dtype.name})")
+    n = indices.shape[-1]
+    used = T.arange(n, device=indices.device) < num[..., None]          # (B, H, nq, n)
+    hit = indices[..., None] == T.arange(n, device=indices.device)     # (B, H, nq, n, nk)
+    return (hit & used[..., None]).any(axis=-2)
+
+
 def create_block_mask(mask_mod, B, H, Q_LEN: int, KV_LEN: int, device=None,
                       BLOCK_SIZE: int | tuple[int, int] = 128, _compile: bool = False,
                       separate_full_blocks: bool = True, compute_dq_write_order: bool = False,
@@ -202,10 +274,7 @@ def create_block_mask(mask_mod, B, H, Q_LEN: int, KV_LEN: int, device=None,
         raise TypeError(f"{op}: expects a mask_mod(b, h, q_idx, kv_idx); got a function of five "
                         "arguments, a score_mod (pass it to flex_attention as score_mod)")
     shape = _sizes(B, H, Q_LEN, KV_LEN, op)
-    bq, bk = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else tuple(BLOCK_SIZE)
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (bq, bk)):
-        raise ValueError(f"{op}: BLOCK_SIZE must be a positive int or a pair of them, got "
-                         f"{BLOCK_SIZE!r}")
+    bq, bk = _block_size(BLOCK_SIZE, op)
     dense = _dense_mask(mask_mod, _grid(*shape, device), shape, op)
     nq, nk = -(-Q_LEN // bq), -(-KV_LEN // bk)
     padded = T.zeros((*shape[:2], nq * bq, nk * bk), dtype=dt.bool_, device=dense.device)
@@ -291,7 +360,7 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor, score_mod=None,
     s = (1.0 / math.sqrt(E) if E else 1.0) if scale is None else float(scale)
     scores = T.matmul(q, T.swapaxes(k, -1, -2)) * s
     if score_mod is not None:
-        if _arity(score_mod, OP) != 5:
+        if not _accepts(score_mod, 5, OP):
             raise TypeError(f"{OP}: score_mod takes (score, b, h, q_idx, kv_idx)")
         scores = score_mod(scores, *_grid(B, H, L, S, query.device))
         if not isinstance(scores, Tensor) or tuple(scores.shape) != (B, H, L, S):
@@ -311,5 +380,5 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor, score_mod=None,
         return out, lse
     if return_aux is not None:
         return out, AuxOutput(lse if return_aux.lse else None,
-                              top[..., 0] if return_aux.max_scores else None)
+                              top[..., 0].detach() if return_aux.max_scores else None)
     return out

@@ -16,6 +16,7 @@ ordinary optimizer (AdamW) in a second optimizer, as PyTorch's documentation say
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Iterable
 
 import tensor as T
@@ -33,6 +34,11 @@ _ADJUST = {
     # Bernstein's spectral-norm condition
     "spectral_unclamped": lambda a, b: math.sqrt(a / b),
 }
+
+
+def _as_float32(v: float) -> float:
+    """v rounded to the nearest float32."""
+    return struct.unpack("f", struct.pack("f", v))[0]
 
 
 def _bf16(x):
@@ -99,10 +105,16 @@ class Muon(Optimizer):
         g = _grad_as(p, g)
         mu = float(group["momentum"])
         buf = state["momentum_buffer"]
-        buf.add_((g - buf) * (1.0 - mu))
-        u = g + (buf - g) * mu if group["nesterov"] else buf
+        # each of PyTorch's steps (buf.lerp_, grad.lerp, param.mul_, param.add_ with alpha) is
+        # computed in float32 for 16-bit parameters and rounded once into their dtype
+        wide = dt.float32 if p.dtype.itemsize < 4 else p.dtype
+        buf.copy_(T.lerp(buf.astype(wide), g.astype(wide), 1.0 - mu).astype(buf.dtype))
+        # (lerp's weight as the float32 kernel sees it: its 1 - weight then matches PyTorch's)
+        w = _as_float32(mu) if wide is dt.float32 else mu
+        u = (T.lerp(g.astype(wide), buf.astype(wide), w).astype(p.dtype) if group["nesterov"]
+             else buf)
         u = newton_schulz(u, group["ns_coefficients"], int(group["ns_steps"]), float(group["eps"]))
         lr = float(group["lr"])
         scale = _ADJUST[group["adjust_lr_fn"]](*p.shape)
-        p.multiply_(1.0 - lr * float(group["weight_decay"]))
-        p.add_(u.astype(p.dtype) * (-lr * scale))
+        kept = (p.astype(wide) * (1.0 - lr * float(group["weight_decay"]))).astype(p.dtype)
+        p.copy_((kept.astype(wide) + u.astype(wide) * (-lr * scale)).astype(p.dtype))

@@ -146,8 +146,9 @@ def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor]
 def stack_module_state(models) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     """(params, buffers) of a list of modules of one architecture, each name's tensors stacked
     along a new leading dim, as torch.func.stack_module_state: for ensembling with
-    functional_call (under vmap). The stacked parameters are new leaves (requiring grad when all
-    the models' do), detached from the models; buffers are stacked as they are.
+    functional_call (under vmap); `models` a list or a ModuleList of them. The stacked parameters
+    are new leaves (requiring grad when the models' do: all of them or none), detached from the
+    models; buffers are stacked as they are.
 
     >>> import tensor as T
     >>> from nn.linear import Linear
@@ -156,7 +157,9 @@ def stack_module_state(models) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     ((2, 2, 3), True, {})
     """
     op = "stack_module_state"
-    models = list(models) if not isinstance(models, Module) else [models]
+    # a ModuleList (or Sequential) is the list of models, as PyTorch's; another Module is one
+    models = [models] if isinstance(models, Module) and not hasattr(models, "__iter__") \
+        else list(models)
     if not models:
         raise RuntimeError(f"{op}: expected at least one model, got 0")
     for i, m in enumerate(models):
@@ -179,8 +182,11 @@ def stack_module_state(models) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
 
     params, per = stacked(lambda m: m.named_parameters(), "parameters")
     for n, t in params.items():
-        grad = all(d[n].requires_grad for d in per)
-        params[n] = t.detach().requires_grad_(grad)
+        flags = {bool(d[n].requires_grad) for d in per}
+        if len(flags) > 1:
+            raise RuntimeError(f"{op}: parameter {n!r} requires grad in some models and not in "
+                               "others; expected the same .requires_grad in every model")
+        params[n] = t.detach().requires_grad_(flags.pop())
     buffers, _ = stacked(lambda m: m.named_buffers(), "buffers")
     return params, buffers
 
