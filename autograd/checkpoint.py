@@ -30,7 +30,7 @@ from tensor import random as _random
 from tensor._tensor import Tensor
 
 from . import engine, graph
-from .grad_mode import enable_grad, is_grad_enabled
+from .grad_mode import enable_grad, is_grad_enabled, state
 from .graph import Ctx, Meta, Node, Rule
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
@@ -156,7 +156,7 @@ def _strip(node: Node, rec: _Record, i: int):
     for a in node.ctx.args:
         for x in (a if isinstance(a, list | tuple) else (a,)):
             if type(x) is Tensor or isinstance(x, Meta):
-                metas.append(Meta(x) if type(x) is Tensor else x)
+                metas.append(x if type(x) is Meta else Meta(x))   # (never a packed tensor)
     node.ctx = Ctx(tuple(metas), {}, None, None)
     node.ctx.keeps = True   # released after a backward (the recomputation's inputs)
     node.saved = []
@@ -197,8 +197,14 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool |
     versions = [(t, t._storage, t._storage.version) for t in ins]
     regions = amp.get_state()   # the recomputation runs under the same autocast regions
     s0 = next(graph._seq)
-    with amp.state_as(regions):   # (and both runs make their own casts, none from the cache)
-        out = fn(*args, **kwargs)
+    # saved_tensors_hooks do not see fn's saved tensors: they are dropped below (packing them,
+    # a copy to the host under save_on_cpu, would only cost); the recomputation's are seen
+    hooks, state.saved_hooks = state.saved_hooks, []
+    try:
+        with amp.state_as(regions):   # (and both runs make their own casts, none from the cache)
+            out = fn(*args, **kwargs)
+    finally:
+        state.saved_hooks = hooks
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
     for t, storage, version in versions:
         if storage.version != version:

@@ -183,9 +183,10 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         g = _hook.grad_state
-        # inside another capture (its recorder sees our ops), or in forward mode (autograd.jvp:
+        # inside another capture (its recorder sees our ops), in forward mode (autograd.jvp:
         # tangents ride on the tensors, and neither a capture's copies nor a replay's carry them)
-        if _hook.capture is not None or (g is not None and g.fw_level):
+        # or under saved_tensors_hooks (a replay's graph would skip the pack hook)
+        if _hook.capture is not None or (g is not None and (g.fw_level or g.saved_hooks)):
             return self._eager(args, kwargs)
         with self._lock:   # one call at a time: a replay writes the program's buffers
             return self._call(args, kwargs)

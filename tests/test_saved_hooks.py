@@ -146,3 +146,29 @@ def test_nesting_threads_disable_and_bad_unpack():
         y.sum().backward()
     with pytest.raises(TypeError, match="callable"):
         saved_tensors_hooks(1, 2)
+
+
+def test_checkpoint_packs_nothing_it_drops_and_compile_runs_eagerly_under_hooks():
+    from autograd.checkpoint import checkpoint
+    r = Recorder()
+    x = T.tensor(np.array([0.5, 1.0, 2.0]), requires_grad=True)
+    with saved_tensors_hooks(r.pack, r.unpack):
+        y = checkpoint(lambda a: T.exp(T.sin(a) * a), x).sum()
+    assert r.store == []   # (each packed tensor was dropped by checkpoint at once: 4 copies)
+    y.backward()
+    a = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(np.sin(a) * a) * (np.cos(a) * a + np.sin(a)),
+                               rtol=1e-14)
+
+    def step(x):
+        (g,) = autograd.grad(T.exp(T.sin(x * 3.0)).sum(), x)
+        return g
+    f = T.compile(step)
+    for _ in range(3):
+        f(x)   # captured and replayed without hooks
+    lossy = (lambda t: t.astype(T.float16), lambda t: t.astype(T.float64))
+    with saved_tensors_hooks(*lossy):
+        got = f(x)   # a replay would skip the pack hook: this runs eagerly
+        want = step(x)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert not np.array_equal(got.numpy(), f(x).numpy())   # the hooks' rounding shows
