@@ -9,7 +9,7 @@
 import math as _math
 import sys as _sys
 
-from . import cuda, dtypes, fft, linalg, memory, random, sparse, special
+from . import cuda, dtypes, fft, lib, linalg, memory, random, sparse, special, testing
 from ._tensor import Tensor
 from .backend.cpu import get_num_threads, set_num_threads
 from .convert import array, asarray, from_dlpack, from_numpy, tensor
@@ -34,6 +34,11 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .grad_scaler import GradScaler
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 from . import distributions  # noqa: F401  (tensor.distributions, as torch.distributions)
+from . import ufunc_methods as _ufunc_methods
+from .numpy_compat import (errstate, geterr, geterrcall, ndarray, seterr, seterrcall,  # noqa: F401
+                           vectorize)
+from .dtypes import dtype  # noqa: F401  (NumPy's np.dtype('float32'))
+from .index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401  (NumPy's index tricks)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None   # the standard's constants
@@ -85,4 +90,5 @@ def __getattr__(name):
         from . import _hook
         return getattr(_hook.autograd(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_ufunc_methods.attach(globals())   # np.add.at, np.maximum.accumulate, np.multiply.outer, ...
 del _PUB, _MEMSTATS

@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from . import dtypes as dt
 from ._tensor import Tensor
 from .array_extra2 import (  # noqa: F401  (public.py publishes them)
@@ -270,18 +272,22 @@ def insert(arr, obj, values, axis=None) -> Tensor:
     except ValueError:
         raise ValueError(f"{op}: values of shape {vals.shape} cannot be broadcast to the "
                          f"inserted block's shape {shape}") from None
-    # where each output position reads from: arr's positions in order, the new ones after them
-    order = sorted(range(len(idx)), key=lambda j: idx[j])   # stable: NumPy's mergesort
-    src, k = [], 0
-    for j in order:
-        while k < idx[j]:
-            src.append(k)
-            k += 1
-        src.append(n + j)
-    src.extend(range(k, n))
-    src = asarray(src, dtype=dt.int64, device=arr.device) if src else \
-        zeros(0, dtype=dt.int64, device=arr.device)
-    return P.take(P.concatenate([arr, vals], a), src, axis=a)
+    if len(set(idx)) == 1:   # one position: arr's two halves around the block (no gather)
+        at = idx[0]
+        cut = [slice(None)] * arr.ndim
+        head, tail = list(cut), list(cut)
+        head[a], tail[a] = slice(0, at), slice(at, None)
+        return P.concatenate([arr[tuple(head)], vals, arr[tuple(tail)]], a)
+    # where each output position reads from: arr's positions in order, the new ones (at n + j)
+    # before the original position idx[j], several at one index in their given order
+    order = np.argsort(np.asarray(idx, dtype=np.int64), kind="stable")
+    newpos = np.asarray(idx, dtype=np.int64)[order] + np.arange(len(idx))
+    src = np.empty(n + len(idx), dtype=np.int64)
+    taken = np.zeros(src.shape[0], dtype=bool)
+    taken[newpos] = True
+    src[newpos] = n + order
+    src[~taken] = np.arange(n)
+    return P.take(P.concatenate([arr, vals], a), asarray(src, device=arr.device), axis=a)
 
 
 @pub()
@@ -302,15 +308,15 @@ def delete(arr, obj, axis=None) -> Tensor:
         if len(idx[1]) != n:
             raise ValueError(f"{op}: a bool obj must have the axis' length {n}, got "
                              f"{len(idx[1])}")
-        keep = [i for i, m in enumerate(idx[1]) if not m]
+        keep = ~np.asarray(idx[1], dtype=bool)
     else:
-        for i in idx:
-            if i < -n or i >= n:
-                raise IndexError(f"{op}: index {i} is out of bounds for axis {a} with size {n}")
-        drop = {i % n for i in idx} if n else set()
-        keep = [i for i in range(n) if i not in drop]
-    keep = asarray(keep, dtype=dt.int64, device=arr.device) if keep else \
-        zeros(0, dtype=dt.int64, device=arr.device)
+        drop = np.asarray(idx, dtype=np.int64)
+        bad = drop[(drop < -n) | (drop >= n)]
+        if bad.size:
+            raise IndexError(f"{op}: index {int(bad[0])} is out of bounds for axis {a} with size {n}")
+        keep = np.ones(n, dtype=bool)
+        keep[drop % max(n, 1)] = False
+    keep = asarray(np.flatnonzero(keep).astype(np.int64), device=arr.device)
     return P.take(arr, keep, axis=a)
 
 

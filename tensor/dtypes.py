@@ -41,6 +41,8 @@ class DType:
     def __repr__(self) -> str:
         return f"tensor.{self.name}"
 
+    # __call__ (NumPy's np.float32(1.5)): tensor/numpy_compat.py
+
     def __reduce__(self):
         return (_by_name, (self.name,))
 

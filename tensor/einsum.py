@@ -263,6 +263,33 @@ def _array_like(o, i: int, dev) -> Tensor:
                         f"({type(o).__name__}: {e})") from None
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist(sub, what: str) -> str:
+    """A sublist of NumPy's interleaved einsum (ints in [0, 52), Ellipsis) as subscript letters."""
+    chars = []
+    for v in sub:
+        if v is Ellipsis:
+            chars.append("...")
+        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(_LETTERS):
+            chars.append(_LETTERS[v])
+        else:
+            raise ValueError(f"einsum: {what} must hold ints in [0, {len(_LETTERS)}) or Ellipsis, got {v!r}")
+    return "".join(chars)
+
+
+def _interleaved(args: tuple):
+    """(subscripts, operands) of NumPy's einsum(op0, sublist0, op1, sublist1, ..., [out])."""
+    pairs, rest = args[:len(args) // 2 * 2], args[len(args) // 2 * 2:]
+    ops = pairs[0::2]
+    terms = [_sublist(sub, f"sublist {i}") for i, sub in enumerate(pairs[1::2])]
+    spec = ",".join(terms)
+    if rest:
+        spec += "->" + _sublist(rest[0], "the output sublist")
+    return spec, ops
+
+
 def einsum(subscripts: str, *operands, optimize=True) -> Tensor:
     """Einstein summation over the operands as `subscripts` spell it (NumPy's einsum).
 
@@ -285,7 +312,12 @@ def einsum(subscripts: str, *operands, optimize=True) -> Tensor:
     (5, 2, 4)
     """
     if not isinstance(subscripts, str):
-        raise TypeError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
+        if operands and isinstance(operands[0], (list, tuple)):   # op0, sublist0, ...
+            subscripts, operands = _interleaved((subscripts,) + operands)
+        else:
+            raise TypeError(f"einsum: subscripts must be a str, got {type(subscripts).__name__} "
+                            "(or NumPy's interleaved form einsum(op0, sublist0, op1, sublist1, ..., "
+                            "[out]), a list of ints after each operand)")
     ts = _operands(operands)
     terms, out = _split(subscripts)
     if len(terms) != len(ts):

@@ -30,6 +30,7 @@ from . import dtypes as dt
 from ._tensor import Tensor
 from .convert import asarray
 from .creation import full, ones, zeros
+from .histogram_bins import estimated_bins
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
 from .sorting import ordered_arg, tensor_arg
 
@@ -149,12 +150,17 @@ def _uniform_edges(a: Tensor, n: int, range, op: str) -> Tensor:  # noqa: A002
     return e
 
 
-def _edges(a: Tensor, bins, range, op: str) -> Tensor:  # noqa: A002
-    """The bin edges, as NumPy's _get_bin_edges: bins equal bins over the range, or the given
-    1-d monotonic edges (the range is then ignored, as NumPy does)."""
+def _edges(a: Tensor, bins, range, op: str, weighted: bool = False) -> Tensor:  # noqa: A002
+    """The bin edges, as NumPy's _get_bin_edges: bins equal bins over the range, the number of
+    them a bin estimator ('auto', 'fd', ...) picks, or the given 1-d monotonic edges (the range
+    is then ignored, as NumPy does)."""
     if isinstance(bins, str):
-        raise ValueError(f"{op}: bin estimators such as {bins!r} are not supported; give the "
-                         "number of bins or the edges")
+        if weighted:
+            raise TypeError(f"{op}: the bin estimator {bins!r} does not support weighted data; "
+                            "give the number of bins or the edges")
+        first, last = _outer_edges(a, range, op)
+        n = estimated_bins(a, bins, first, last, range is not None, op)
+        return _uniform_edges(a, n, range, op)
     if not isinstance(bins, Tensor | list | tuple | np.ndarray) or np.ndim(bins) == 0:
         try:
             n = operator.index(bins)
@@ -198,7 +204,8 @@ def histogram(x, bins=10, range=None, weights=None, density: bool = False) -> Hi
     outside the range (and NaN) are not counted; the last bin includes its right edge. hist is
     int64, or with weights the sum of the weights in each bin (in their dtype); density=True
     gives float64 densities (hist / bin width / total). Differentiable with respect to the
-    weights. NumPy's bin estimators ('auto', 'fd', ...) are not supported.
+    weights. bins may name one of NumPy's bin estimators ('auto', 'fd', 'sturges', ...; not
+    'stone'), as NumPy's, for unweighted data.
 
     >>> import tensor as T
     >>> T.histogram(T.tensor([0.5, 1.0, 1.0, 3.0]), bins=[0, 1, 2, 3]).hist.tolist()
@@ -208,7 +215,7 @@ def histogram(x, bins=10, range=None, weights=None, density: bool = False) -> Hi
     x = tensor_arg(x, op)
     a = _flat(x, op)
     w = _weights(weights, x, op)
-    e = _edges(a, bins, range, op)
+    e = _edges(a, bins, range, op, w is not None)
     n = max(e.shape[0] - 1, 0)
     if w is not None:
         w = P.reshape(w, (-1,))
@@ -234,8 +241,8 @@ def histogram_bin_edges(x, bins=10, range=None, weights=None) -> Tensor:  # noqa
     op = "histogram_bin_edges"
     x = tensor_arg(x, op)
     a = _flat(x, op)
-    _weights(weights, x, op)
-    return _edges(a, bins, range, op)
+    w = _weights(weights, x, op)
+    return _edges(a, bins, range, op, w is not None)
 
 
 def histc(x, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002

@@ -17,7 +17,7 @@ from . import dtypes as dt
 from ._tensor import Tensor
 from .backend import backend_for
 from .device import CPU
-from .printopts import array2string_kwargs
+from .printopts import array2string_kwargs, numpy_context
 
 try:  # NumPy has no bfloat16; ml_dtypes (used by JAX) adds one when installed
     import ml_dtypes as _ml
@@ -108,8 +108,9 @@ def item(t: Tensor):
 
 def format_tensor(t: Tensor) -> str:
     v = t.astype(dt.float32) if t.dtype is dt.bfloat16 else t
-    body = np.array2string(to_numpy(v), separator=", ", prefix="tensor(",
-                           **array2string_kwargs(threshold=1000))
+    with numpy_context():
+        body = np.array2string(to_numpy(v), separator=", ", prefix="tensor(",
+                               **array2string_kwargs(threshold=1000))
     if t.numel() == 0 and t.shape != (0,):   # "[]" alone hides the shape (NumPy prints it too)
         body += f", shape={t.shape}"
     return f"tensor({body}, dtype={t.dtype.name}, device={t.device})"
@@ -119,7 +120,8 @@ def str_tensor(t: Tensor) -> str:
     v = t.astype(dt.float32) if t.dtype is dt.bfloat16 else t
     a = to_numpy(v)
     kw = array2string_kwargs()
-    return np.array2string(a, **kw) if kw and a.ndim else str(a)
+    with numpy_context():
+        return np.array2string(a, **kw) if kw and a.ndim else str(a)
 
 
 # ---------------------------------------------------------------- DLPack

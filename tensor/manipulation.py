@@ -240,6 +240,8 @@ def array_split(x: Tensor, indices_or_sections, axis: int = 0) -> list:
     """
     x = _tensor(x)
     axis = norm_axis(axis, x.ndim, "array_split")
+    if getattr(indices_or_sections, "ndim", 0) > 0:   # a tensor / ndarray of split points
+        indices_or_sections = indices_or_sections.tolist()
     if isinstance(indices_or_sections, int) or hasattr(indices_or_sections, "__index__"):
         k = operator.index(indices_or_sections)
         if k <= 0:

@@ -544,12 +544,31 @@ def savez_compressed(file, *args, allow_pickle: bool = True, **kwds) -> None:
     _savez(np.savez_compressed, file, args, kwds, "savez_compressed")
 
 
+class NpzTensors(dict):
+    """load()'s result for a .npz file: a dict of name -> tensor that also reads as NumPy's
+    NpzFile (`.files`, `with np.load(f) as z:`, `close()`); the values are already read."""
+
+    @property
+    def files(self) -> list:
+        return list(self)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
 @pub()
 def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports=None, encoding: str = "ASCII",
          *, device=None):
     """Reads a .npy file as a tensor (on device), or a .npz file as a dict of name -> tensor
-    (all read at once). Pickled objects are refused unless allow_pickle, as NumPy's; a file
-    holding an array of a dtype this library lacks (strings, objects) is a TypeError."""
+    (all read at once; it also reads as NumPy's NpzFile: .files, a with block). Pickled objects
+    are refused unless allow_pickle, as NumPy's; a file holding an array of a dtype this library
+    lacks (strings, objects) is a TypeError."""
     import numpy as np
     if mmap_mode is not None:
         raise ValueError("load: mmap_mode is not supported (the values are copied to a tensor)")
@@ -563,4 +582,4 @@ def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports=None, enc
     if isinstance(got, np.ndarray):
         return conv(got, "the array")
     with got:
-        return {k: conv(got[k], repr(k)) for k in got.files}
+        return NpzTensors((k, conv(got[k], repr(k))) for k in got.files)

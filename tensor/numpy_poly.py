@@ -148,12 +148,12 @@ def polydiv(u, v) -> tuple:
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = False):
     """The least-squares polynomial of degree deg through the points (x, y) (y may be 2-d:
     one fit per column), highest power first; full=True also returns (residuals, rank,
-    singular values, rcond), as NumPy's. w weights the residuals; cov is not supported."""
+    singular values, rcond), as NumPy's. w weights the residuals. cov=True (without full) also
+    returns the coefficients' covariance, scaled by residuals / (len(x) - deg - 1), or not scaled
+    with cov="unscaled"; shape (deg+1, deg+1), or for a 2-d y (deg+1, deg+1, K) (K = 1 unscaled)."""
     deg = operator.index(deg)
     if deg < 0:
         raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
-    if cov:
-        raise NotImplementedError("polyfit: cov=True is not supported")
     x, y = arrs("polyfit", x, y)
     if x.ndim != 1 or x.shape[0] == 0:
         raise TypeError(f"polyfit: expected non-empty 1-d x, got shape {x.shape}")
@@ -177,7 +177,29 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = 
     c = P.divide(sol[0], scale if sol[0].ndim == 1 else P.expand_dims(scale, 1))
     if full:
         return c, sol[1], sol[2], sol[3], rcond
+    if cov:
+        return c, _polyfit_cov(P.divide(lhs, scale), scale, rhs, sol, cov)
     return c
+
+
+def _polyfit_cov(a: Tensor, scale: Tensor, rhs: Tensor, sol, cov) -> Tensor:
+    """polyfit's covariance of the coefficients: inv(a.T a) of the column-scaled design matrix a,
+    unscaled by scale, times residuals / (points - coefficients) unless cov == "unscaled"."""
+    n, order = a.shape
+    base = P.divide(LA.inv(P.matmul(P.matrix_transpose(a), a)), P.outer(scale, scale))
+    if isinstance(cov, str) and cov == "unscaled":
+        return base if rhs.ndim == 1 else P.expand_dims(base, 2)   # NumPy's (deg+1, deg+1, 1)
+    if n <= order:
+        raise ValueError(f"polyfit: the number of data points ({n}) must exceed deg + 1 ({order}) "
+                         "to scale the covariance matrix; use cov='unscaled'")
+    resid = sol[1]
+    if resid.numel() == 0:   # rank-deficient: lstsq gives no residuals, compute them
+        r = P.subtract(rhs, P.matmul(a, sol[0]))
+        resid = P.sum(P.multiply(r, r), axis=0)
+    fac = P.divide(resid, n - order)
+    if rhs.ndim == 1:
+        return P.multiply(base, P.reshape(fac, ()))
+    return P.multiply(P.expand_dims(base, 2), fac)
 
 
 def _nonzero_at(p: Tensor) -> list:

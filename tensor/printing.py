@@ -22,10 +22,11 @@ from .convert import asarray
 from .numpy_extra2 import pub
 from .numpy_extra3 import host_array
 from .printopts import OPTS as _OPTS
-from .printopts import array2string_kwargs
+from .printopts import array2string_kwargs, numpy_context
 from .sorting import tensor_arg
 
-_KEYS = ("precision", "threshold", "edgeitems", "linewidth", "suppress", "sign", "floatmode", "sci_mode")
+_KEYS = ("precision", "threshold", "edgeitems", "linewidth", "suppress", "sign", "floatmode", "sci_mode",
+         "nanstr", "infstr", "formatter", "legacy")
 # PyTorch's profiles
 _PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
              "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
@@ -55,10 +56,23 @@ def _check(name: str, v):
 
 @pub()
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, suppress=None,
-                     sign=None, floatmode=None, *, profile=None, sci_mode=None) -> None:
-    """Sets the options given (None leaves one as it is); profile ('default', 'short', 'full':
-    PyTorch's) first sets its group, then the others given apply. sci_mode True prints floats in
-    scientific notation, False never (NumPy's suppress), None as the values suggest."""
+                     nanstr=None, infstr=None, formatter=None, sign=None, floatmode=None, *, legacy=None,
+                     profile=None, sci_mode=None) -> None:
+    """Sets the options given (None leaves one as it is, except formatter, which every call
+    resets, as NumPy's); profile ('default', 'short', 'full': PyTorch's) first sets its group,
+    then the others given apply. sci_mode True prints floats in scientific notation, False never
+    (NumPy's suppress), None as the values suggest. nanstr, infstr, formatter (a dict of
+    callables by kind) and legacy are NumPy's."""
+    for name, v in (("nanstr", nanstr), ("infstr", infstr)):
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"set_printoptions: {name} must be a str, got {type(v).__name__}")
+    if formatter is not None and not isinstance(formatter, dict):
+        raise TypeError(f"set_printoptions: formatter must be a dict of callables, got "
+                        f"{type(formatter).__name__}")
+    _OPTS["formatter"] = formatter
+    for name, v in (("nanstr", nanstr), ("infstr", infstr), ("legacy", legacy)):
+        if v is not None:
+            _OPTS[name] = v
     if profile is not None:
         if profile not in _PROFILES:
             raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
@@ -79,7 +93,8 @@ def _numpy_options() -> dict:
     o = np.get_printoptions()
     return {"precision": o["precision"], "threshold": 1000, "edgeitems": o["edgeitems"],
             "linewidth": o["linewidth"], "suppress": o["suppress"], "sign": o["sign"],
-            "floatmode": o["floatmode"], "sci_mode": None}
+            "floatmode": o["floatmode"], "nanstr": o["nanstr"], "infstr": o["infstr"],
+            "formatter": o["formatter"], "legacy": o["legacy"], "sci_mode": None}
 
 
 @pub()
@@ -136,7 +151,8 @@ def array2string(a, max_line_width=None, precision=None, suppress_small=None, se
                  ("suppress_small", suppress_small)):
         if v is not None:
             kw[k] = v
-    return np.array2string(_host_array(a, "array2string"), separator=separator, prefix=prefix, **kw)
+    with numpy_context():
+        return np.array2string(_host_array(a, "array2string"), separator=separator, prefix=prefix, **kw)
 
 
 @pub()

@@ -22,6 +22,10 @@ def array2string_kwargs(threshold=None) -> dict:
                          ("floatmode", "floatmode")):
         if mine in o:
             kw[theirs] = o[mine]
+    if o.get("formatter") is not None:
+        kw["formatter"] = o["formatter"]
+    if o.get("legacy") is not None:
+        kw["legacy"] = o["legacy"]
     sci = o.get("sci_mode")
     if sci is False:
         kw["suppress_small"] = True
@@ -29,3 +33,13 @@ def array2string_kwargs(threshold=None) -> dict:
         prec = o.get("precision", 8)
         kw["formatter"] = {"float_kind": lambda v: f"{v:.{prec}e}"}
     return kw
+
+
+def numpy_context():
+    """NumPy's printoptions context for the options array2string takes no argument for (nanstr,
+    infstr): NumPy's print options inside it, the caller's restored after."""
+    import contextlib
+
+    import numpy as np
+    given = {k: OPTS[k] for k in ("nanstr", "infstr") if k in OPTS}
+    return np.printoptions(**given) if given else contextlib.nullcontext()

@@ -17,7 +17,7 @@ import operator
 import os
 import struct
 
-from . import _hook, random_extra
+from . import _hook, random_extra, random_more
 from . import dtypes as dt
 from ._tensor import Tensor
 from .backend import backend_for
@@ -316,3 +316,5 @@ FUNCS = {"rand": rand, "randn": randn, "randint": randint, "uniform": uniform, "
 
 # the rest of NumPy's Generator API (gamma, beta, poisson, choice, ...): methods and tensor.random.<name>
 globals().update(random_extra.attach(Generator, _gen))
+# weibull, pareto, ..., the legacy random / random_sample / standard_normal, RandomState
+globals().update(random_more.attach(Generator, _gen))

@@ -98,23 +98,45 @@ def _complex_order(xm: Tensor, rows: int, L: int, descending: bool) -> Tensor:
     return order
 
 
-def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _numpy_args(x, axis, kind, order, stable, op: str):
+    """(x, axis, stable) after NumPy's sort arguments: axis=None sorts the flattened x; every
+    kind is accepted (all our sorts are stable); order (structured arrays) is refused."""
+    if kind not in _KINDS:
+        raise ValueError(f"{op}: kind must be one of {_KINDS[1:]} or None, got {kind!r}")
+    if order is not None:
+        raise TypeError(f"{op}: order= sorts structured arrays, which tensor does not have")
+    if axis is None:
+        x = reshape(tensor_arg(x, op), (-1,))
+        axis = -1
+    return x, axis, True if stable is None else stable
+
+
+def sort(x, /, axis: int = -1, kind=None, order=None, *, descending: bool = False,
+         stable: bool = True) -> Tensor:
     """A sorted copy of x along axis (stable; NaN last ascending, first descending).
 
     >>> import tensor as T
     >>> T.sort(T.tensor([[2.0, float("nan"), 1.0]]), descending=True).tolist()
     [[nan, 2.0, 1.0]]
+
+    NumPy's positional axis, axis=None (the flattened x) and kind= (any: the sort is stable) work.
     """
+    x, axis, stable = _numpy_args(x, axis, kind, order, stable, "sort")
     return _sort(x, axis, descending, stable, "sort", True)[0]
 
 
-def argsort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+def argsort(x, /, axis: int = -1, kind=None, order=None, *, descending: bool = False,
+            stable: bool = True) -> Tensor:
     """The int64 indices that sort x along axis (stable in both directions).
 
     >>> import tensor as T
     >>> T.argsort(T.tensor([1, 0, 1, 0])).tolist()
     [1, 3, 0, 2]
     """
+    x, axis, stable = _numpy_args(x, axis, kind, order, stable, "argsort")
     return _sort(x, axis, descending, stable, "argsort", False)[1]
 
 

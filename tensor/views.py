@@ -293,13 +293,25 @@ def view(x: Tensor, *shape) -> Tensor:
     return x._view(shape, strides)
 
 
-def reshape(x: Tensor, shape=None, *dims, copy: bool | None = None) -> Tensor:
+def reshape(x: Tensor, shape=None, *dims, order: str = "C", copy: bool | None = None) -> Tensor:
     """A view when the strides allow it, else a contiguous copy. The shape comes as a tuple
     (the array API standard's `shape`, also by keyword) or as separate ints (PyTorch's);
-    copy=True always copies, copy=False refuses to (a ValueError where no view exists)."""
+    copy=True always copies, copy=False refuses to (a ValueError where no view exists).
+    order='F' (NumPy's) reads and places the elements with the first index changing fastest;
+    'A' is 'F' for a Fortran-contiguous x that is not C-contiguous, else 'C'."""
     x = _operand(x, "reshape")
     if shape is None:   # x.reshape(*()) as the old *dims took it: 0-d
         shape = ()
+    if order not in ("C", "F", "A"):
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    if order == "A":
+        order = "F" if x.ndim > 1 and not x.is_contiguous() and transpose(x).is_contiguous() else "C"
+    if order == "F":
+        if x.requires_grad:   # autograd's reshape rule reshapes the gradient back in C order
+            raise NotImplementedError("reshape: order='F' of a tensor that requires grad is not "
+                                      "supported; use transpose(reshape(transpose(x), shape[::-1]))")
+        rev = tuple(_shape_arg((shape,) + dims, "reshape"))[::-1]
+        return transpose(reshape(transpose(x), rev, copy=copy))
     shape, strides = _try_view(x, _shape_arg((shape,) + dims, "reshape"), "reshape")
     if copy is False and strides is None:
         raise ValueError(f"reshape: a tensor of shape {x.shape} and strides {x.strides} cannot "
