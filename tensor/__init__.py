@@ -34,6 +34,7 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .grad_scaler import GradScaler
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 from . import distributions  # noqa: F401  (tensor.distributions, as torch.distributions)
+from .sparse import sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor  # noqa: F401  (torch's spelling)
 from . import ufunc_methods as _ufunc_methods
 from .numpy_compat import (errstate, geterr, geterrcall, ndarray, seterr, seterrcall,  # noqa: F401
                            vectorize)

@@ -493,3 +493,10 @@ def test_softmax_of_a_hypersparse_matrix():
             r, e = f(A, dim), f(small, dim)
             assert r.indices().tolist() == spread[e.indices().numpy()].tolist()
             np.testing.assert_allclose(r.values().numpy(), e.values().numpy(), rtol=1e-12)
+
+
+def test_top_level_constructors_are_torch_spelled():
+    import tensor.sparse as S
+    assert T.sparse_coo_tensor is S.sparse_coo_tensor and T.sparse_csr_tensor is S.sparse_csr_tensor
+    a = T.sparse_coo_tensor(T.asarray([[0, 1], [1, 0]]), T.asarray([2.0, 3.0]), (2, 2))
+    np.testing.assert_array_equal(a.to_dense().numpy(), [[0.0, 2.0], [3.0, 0.0]])
