@@ -115,9 +115,7 @@ SX_SCALAR_FN SXC SXN(sx_crecip)(SXC a) {
 SX_SCALAR_FN SXR SXN(sx_cabs)(SXC z) {
     SXR ax = SXF(fabs)(z.re), ay = SXF(fabs)(z.im);
     if (ax == SXINF || ay == SXINF) return SXINF;
-    if (ax == 0) return ay;
-    if (ay == 0) return ax;
-    return SXF(hypot)(ax, ay);
+    return SX_CX_ABS(ax, ay);
 }
 SX_SCALAR_FN SXR SXN(sx_carg)(SXC z) { return SXF(atan2)(z.im, z.re); }
 
@@ -471,3 +469,4 @@ SX_SCALAR_FN SXC SXN(sx_crsqrt)(SXC z) { return SXN(sx_crecip)(SXN(sx_csqrt)(z))
 #undef SX_CX_UP
 #undef SX_CX_DOWN
 #undef SX_CX_MULRN
+#undef SX_CX_ABS
