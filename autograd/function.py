@@ -161,8 +161,16 @@ def _record(cls, ctx, args, kwargs, out, tensors):
         o.grad_fn = node
         if i or id(o) in dirty:
             meta_of(o).output_nr = i
-    # saved tensors are packed once the outputs are marked: a saved output keeps its place in
-    # the graph (grad_fn this node), as without hooks, so create_graph differentiates through it
+    # a saved output is kept as an alias without graph (the output itself would make a cycle
+    # ctx -> output -> node -> ctx: freed only by the garbage collector, after the user dropped
+    # it), linked to this node again when backward runs (vjp below), as the built-in rules' are
+    saved = getattr(ctx, "saved_tensors", ())
+    if any(type(t) is Tensor and t.grad_fn is node for t in saved):
+        ctx._saved_outs = {i: (t._ag.output_nr if t._ag is not None else 0)
+                          for i, t in enumerate(saved) if type(t) is Tensor and t.grad_fn is node}
+        ctx.saved_tensors = tuple(_graph._alias(t) if i in ctx._saved_outs else t
+                                  for i, t in enumerate(saved))
+        ctx._node = weakref.ref(node)
     if state.saved_hooks and getattr(ctx, "saved_tensors", ()):
         pair = state.saved_hooks[-1]
         ctx.saved_tensors = tuple(_graph._PACK(t, node, pair) if type(t) is Tensor else t
@@ -185,6 +193,18 @@ def once_differentiable(backward):
     return wrapper
 
 
+def _linked(saved, outs, node):
+    """saved with fresh aliases of the saved outputs (outs: position -> output index) that are
+    the node's outputs in a create_graph backward (their gradients flow back through it)."""
+    linked = list(saved)
+    for i, nr in outs.items():
+        a = linked[i] = _graph._alias(saved[i])
+        a._requires_grad, a.grad_fn = True, node
+        if nr:
+            meta_of(a).output_nr = nr
+    return tuple(linked)
+
+
 def _vjp_of(cls, nargs, is_tensor):
     def vjp(ctx, g):
         gs = g if isinstance(g, list) else [g]
@@ -192,7 +212,16 @@ def _vjp_of(cls, nargs, is_tensor):
             from tensor import zeros
             gs = [zeros(m[0], dtype=m[1], device=m[2]) if x is None and m is not None else x
                   for x, m in zip(gs, ctx.out_meta)]
-        r = cls.backward(ctx, *gs)
+        outs = getattr(ctx, "_saved_outs", None)
+        if outs and state.grad_enabled:   # create_graph: the saved outputs stand for the node's
+            kept = ctx.saved_tensors
+            ctx.saved_tensors = _linked(kept, outs, ctx._node())
+            try:
+                r = cls.backward(ctx, *gs)
+            finally:
+                ctx.saved_tensors = kept
+        else:
+            r = cls.backward(ctx, *gs)
         r = r if isinstance(r, tuple) else (r,)
         if len(r) != nargs:
             raise RuntimeError(f"{cls.__name__}.backward returned {len(r)} gradients for "

@@ -172,3 +172,34 @@ def test_checkpoint_packs_nothing_it_drops_and_compile_runs_eagerly_under_hooks(
         want = step(x)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert not np.array_equal(got.numpy(), f(x).numpy())   # the hooks' rounding shows
+
+
+def test_function_saving_its_output_frees_it_without_gc_and_keeps_create_graph():
+    class Exp(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = T.exp(x)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+    x = T.tensor(np.array([0.5, 1.0]), requires_grad=True)
+    gc.disable()
+    try:   # (was a cycle ctx -> y -> node -> ctx: freed only by the garbage collector)
+        y = Exp.apply(x)
+        storage, node = weakref.ref(y._storage), weakref.ref(y.grad_fn)
+        del y
+        assert storage() is None and node() is None
+    finally:
+        gc.enable()
+    (g,) = autograd.grad(Exp.apply(x).sum(), x, create_graph=True)   # d/dx e^x through y
+    (h,) = autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), np.exp([0.5, 1.0]), rtol=1e-15)
+    r = Recorder()
+    with saved_tensors_hooks(r.pack, r.unpack):
+        y = Exp.apply(x)
+    (g,) = autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(autograd.grad(g.sum(), x)[0].numpy(), np.exp([0.5, 1.0]), rtol=1e-15)
