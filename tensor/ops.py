@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from . import dtypes as dt
 from . import elementwise as ew
 from .convert import asarray
@@ -18,11 +20,22 @@ def _ones(name):  # an example input the op accepts: ints for bitwise/shift ops,
     return "T.ones({}, dtype='int64')" if "f" not in OPS[name].kinds else "T.ones({})"
 
 
+# the table's ops NumPy lacks that PyTorch has at its top level (the others: torch.special's)
+_TORCH_TOP = {"erf", "erfc", "erfinv", "sigmoid", "lgamma", "digamma", "rsqrt", "frac", "xlogy"}
+
+
+def _ref(name: str) -> str:
+    """Whose function the op follows, for its docstring."""
+    if hasattr(np, name):
+        return f"NumPy's `numpy.{name}`"
+    return f"PyTorch's `torch.{'' if name in _TORCH_TOP else 'special.'}{name}`"
+
+
 def _make_unary(name, doc_ref):
     def f(x, out=None):
         return ew.unary(name, x, out=out)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Elementwise {name}, as NumPy's `{doc_ref}`.\n\n>>> import tensor as T\n" \
+    f.__doc__ = f"Elementwise {name}, as {doc_ref}.\n\n>>> import tensor as T\n" \
                 f">>> T.{name}({_ones(name).format(2)}).shape\n(2,)\n"
     return f
 
@@ -32,16 +45,16 @@ def _make_binary(name, doc_ref):
         return ew.binary(name, a, b, out=out)
     f.__name__ = f.__qualname__ = name
     args = f"{_ones(name).format(2)}, {_ones(name).format('(3, 1)')}"
-    f.__doc__ = f"Elementwise {name} with broadcasting, as NumPy's `{doc_ref}`.\n\n" \
+    f.__doc__ = f"Elementwise {name} with broadcasting, as {doc_ref}.\n\n" \
                 f">>> import tensor as T\n>>> T.{name}({args}).shape\n(3, 2)\n"
     return f
 
 
 FUNCS = {}
 for _op in UNARY:
-    FUNCS[_op.name] = _make_unary(_op.name, f"numpy.{_op.name}")
+    FUNCS[_op.name] = _make_unary(_op.name, _ref(_op.name))
 for _op in BINARY:
-    FUNCS[_op.name] = _make_binary(_op.name, f"numpy.{_op.name}")
+    FUNCS[_op.name] = _make_binary(_op.name, _ref(_op.name))
 for _op in UNARY + BINARY:
     for _al in _op.aliases:
         FUNCS[_al] = FUNCS[_op.name]

@@ -256,9 +256,10 @@ BINARY = [
 # special functions, NaN-ignoring extremes, gcd / lcm ...: entries of the same kind, kept in
 # their own module for the file's length
 from . import optable_math as _math  # noqa: E402  (it builds its entries with Op, d1, d2 above)
+from . import optable_special as _special  # noqa: E402  (torch.special's Bessel functions, polynomials)
 
-UNARY += _math.UNARY
-BINARY += _math.BINARY
+UNARY += _math.UNARY + _special.UNARY
+BINARY += _math.BINARY + _special.BINARY
 OPS = {op.name: op for op in UNARY + BINARY}
 
 

@@ -4,16 +4,29 @@ erfcx, ndtr, log_ndtr, ndtri, xlog1py and entr, in tensor ops (differentiable, e
 float32 and 16-bit inputs are evaluated in float64 where a formula needs the range, and rounded
 back once).
 
-Not here yet: the Bessel functions of the first and second kind (bessel_j0 / j1 / y0 / y1,
-modified_bessel_k0 / k1, scaled_modified_bessel_k0 / k1, spherical_bessel_j0), airy_ai and the
-orthogonal polynomials (chebyshev_*, hermite_*, laguerre_*, legendre_*): they need kernels of
-their own.
+The Bessel functions bessel_j0 / j1 / y0 / y1, modified_bessel_i0 / i1 / k0 / k1,
+scaled_modified_bessel_k0 / k1 (e^x K), spherical_bessel_j0, airy_ai and the orthogonal
+polynomials chebyshev_polynomial_t / u / v / w, shifted_chebyshev_polynomial_t / u / v / w,
+hermite_polynomial_h / he, laguerre_polynomial_l and legendre_polynomial_p(x, n) are op-table
+kernels (tensor/optable_special.py, cuda_src/scalar/bessel.h), also published as tensor.<name>
+with NumPy's dtype rules; here they follow PyTorch's: integer inputs compute in the default
+float dtype, and a polynomial's n takes x's float dtype (x float32, n int64: float32). Values
+follow PyTorch's at the edges too: J and Y give NaN at +-inf, Y and K NaN below 0 (-inf, inf at
++-0), airy_ai NaN at +-inf; a polynomial's n is truncated to an integer (n = 2.7 is 2) and a
+negative or NaN n gives 0. The Bessel functions differentiate (J0' = -J1, ...); airy_ai and the
+polynomials do not (as PyTorch's). A polynomial costs O(n) where its recurrence runs (|x| >= 1
+for Chebyshev's, always for the others); past n = 2^16 that gives NaN instead (PyTorch's loop
+has no bound: n = 1e15 hangs it).
 
 >>> import tensor as T
 >>> print(f"{T.special.ndtr(T.tensor(1.0)).item():.12f}")
 0.841344746069
 >>> print(f"{T.special.ndtri(T.tensor(0.975)).item():.9f}")
 1.959963985
+>>> print(f"{T.special.bessel_j0(T.tensor(1.0, dtype=T.float64)).item():.12f}")
+0.765197686558
+>>> T.special.chebyshev_polynomial_t(T.tensor([0.5, 2.0]), 3).tolist()
+[-1.0, 26.0]
 """
 from __future__ import annotations
 
@@ -27,7 +40,14 @@ from .optable import T as P  # tensor's public (recorded) functions
 __all__ = ["expit", "logit", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
            "gammainc", "gammaincc", "zeta", "erf", "erfc", "erfinv", "erfcx", "ndtr", "log_ndtr",
            "ndtri", "xlogy", "xlog1py", "entr", "sinc", "round", "exp2", "expm1", "log1p",
-           "logsumexp", "softmax", "log_softmax", "i0", "i0e", "i1", "i1e"]
+           "logsumexp", "softmax", "log_softmax", "i0", "i0e", "i1", "i1e",
+           "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
+           "airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+           "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -108,11 +128,12 @@ def ndtri(input) -> Tensor:
 
 
 def xlog1py(input, other) -> Tensor:
-    """x * log1p(y), 0 where x == 0 unless y is NaN (as xlogy)."""
+    """x * log1p(y), 0 where x == 0 unless y is NaN (as xlogy). Its derivative in x is
+    log1p(y) at x == 0 too (PyTorch's): only a y whose log1p is not finite is set aside there."""
     x = input if isinstance(input, Tensor) else asarray(input)
     y = other if isinstance(other, Tensor) else asarray(other, device=x.device)
-    zero = (x == 0) & ~P.isnan(y)
-    return P.where(zero, 0.0, x * P.log1p(P.where(zero, 0.0, y)))
+    odd = (x == 0) & ~P.isnan(y) & ~((y > -1.0) & (y < math.inf))
+    return x * P.log1p(P.where(odd, 0.0, y)) + 0.0   # (+ 0.0: 0 * log1p(-0.5) is -0)
 
 
 def entr(input) -> Tensor:
@@ -164,3 +185,68 @@ zeta, erf, erfc, erfinv = (_alias(n, n) for n in ("zeta", "erf", "erfc", "erfinv
 xlogy, sinc, exp2, expm1, log1p = (_alias(n, n) for n in ("xlogy", "sinc", "exp2", "expm1", "log1p"))
 softmax, log_softmax = _alias("softmax", "softmax"), _alias("log_softmax", "log_softmax")
 i0, i0e, i1, i1e = (_alias(n, n) for n in ("i0", "i0e", "i1", "i1e"))
+
+
+def _real_float(x, op: str) -> Tensor:
+    """x as a float tensor: integers and bools in the default float dtype (PyTorch's)."""
+    x = x if isinstance(x, Tensor) else asarray(x)
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"special.{op}: expects a real tensor, got {x.dtype.name}")
+    return x if x.dtype.kind == "f" else P.astype(x, dt.get_default_dtype())
+
+
+def _unary(name: str, target: str):
+    def f(input) -> Tensor:
+        return getattr(P, target)(_real_float(input, name))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"torch.special.{name}: tensor.{target}, integer inputs in the default float "
+                 "dtype (PyTorch's).")
+    return f
+
+
+def _poly_dtype(x, n, op: str):
+    """PyTorch's result dtype of a polynomial (x, n): a float operand's dtype (the wider of two
+    float tensors'), else the default float dtype."""
+    ds = []
+    for v in (x, n):
+        if isinstance(v, Tensor):
+            if v.dtype.kind not in "biuf":
+                raise TypeError(f"special.{op}: expects real tensors, got {v.dtype.name}")
+            if v.dtype.kind == "f":
+                ds.append(v.dtype)
+        elif not isinstance(v, (bool, int, float)):
+            raise TypeError(f"special.{op}: expects tensors or real numbers, got {type(v).__name__}")
+    if len(ds) == 2:
+        return dt.result_type(*ds)
+    return ds[0] if ds else dt.get_default_dtype()
+
+
+def _poly(name: str):
+    def f(input, n) -> Tensor:
+        d = _poly_dtype(input, n, name)
+        dev = next((v.device for v in (input, n) if isinstance(v, Tensor)), None)
+        x, m = (P.astype(v, d) if isinstance(v, Tensor) and v.dtype is not d else v for v in (input, n))
+        if not isinstance(x, Tensor):
+            x = asarray(x, dtype=d, device=dev)
+        return getattr(P, name)(x, m)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"torch.special.{name}(input, n): tensor.{name} with PyTorch's dtype rule (n, a "
+                 "tensor or a number, in x's float dtype; integers in the default float dtype).")
+    return f
+
+
+bessel_j0, bessel_j1, bessel_y0, bessel_y1, spherical_bessel_j0, airy_ai = (
+    _unary(n, n) for n in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0",
+                           "airy_ai"))
+modified_bessel_i0 = _unary("modified_bessel_i0", "i0")
+modified_bessel_i1 = _unary("modified_bessel_i1", "i1")
+modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1 = (
+    _unary(n, n) for n in ("modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                           "scaled_modified_bessel_k1"))
+(chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+ shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w) = (_poly(f"{p}chebyshev_polynomial_{k}") for p in ("", "shifted_")
+                                    for k in "tuvw")
+hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l, legendre_polynomial_p = (
+    _poly(n) for n in ("hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                       "legendre_polynomial_p"))

@@ -69,3 +69,16 @@ def test_aliases():
         np.testing.assert_array_equal(getattr(S, alias)(x).numpy(), getattr(T, target)(x).numpy())
     np.testing.assert_array_equal(S.gammainc(x, x).numpy(), T.igamma(x, x).numpy())
     np.testing.assert_array_equal(S.multigammaln(x + 2, 2).numpy(), T.mvlgamma(x + 2, 2).numpy())
+
+
+def test_xlog1py_gradient_in_x_at_zero_is_log1p_y():
+    # caught: d/dx x log1p(y) was 0 at x == 0 (a where around the product), PyTorch's log1p(y)
+    x = T.tensor([0.0, 0.0, 0.0, 2.0], requires_grad=True)
+    y = T.tensor([0.5, -0.5, float("inf"), 3.0], requires_grad=True)
+    r = T.special.xlog1py(x, y)
+    r.sum().backward()
+    np.testing.assert_array_equal(r.detach().numpy(), [0.0, 0.0, 0.0, 2 * np.log1p(3.0)])
+    assert not np.signbit(r.detach().numpy()[1])
+    np.testing.assert_allclose(x.grad.numpy(), [np.log1p(0.5), np.log1p(-0.5), 0.0, np.log1p(3.0)],
+                               rtol=1e-15)
+    np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.0, 0.0, 0.5], rtol=1e-15)

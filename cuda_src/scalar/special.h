@@ -237,6 +237,10 @@ SX_SP_F32(sx_i1e)
 #undef SX_SP_PI
 #undef SX_SP_2_SQRTPI
 
+/* the Bessel functions J, Y, K, spherical j0, Airy's Ai, the orthogonal polynomials:
+ * SX_BS(name, a), SX_BS2(name, a, b) */
+#include "scalar/bessel.h"
+
 #ifdef __cplusplus
 #define SX_ERFINV(a) sx_erfinv(a)
 #define SX_DIGAMMA(a) sx_digamma(a)
