@@ -59,6 +59,21 @@ class _ProbsOrLogits(Distribution):
         return value
 
 
+class _Counted(_ProbsOrLogits):
+    """A count of trials total_count with their probs or logits: Binomial, NegativeBinomial."""
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        _one_of(type(self).__name__, probs, logits)
+        name = "probs" if probs is not None else "logits"
+        n, p = broadcast_all(total_count, probs if probs is not None else logits)
+        self.total_count = n
+        self.__dict__[name] = p
+        super().__init__(p.shape, (), validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expanded(batch_shape, ("total_count", "probs", "logits"))
+
+
 class Bernoulli(_ProbsOrLogits):
     """1 with probability probs, else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -213,22 +228,14 @@ class OneHotCategorical(Categorical):
         return T.broadcast_to(values, (n,) + self.batch_shape + (n,)) if expand else values
 
 
-class Binomial(_ProbsOrLogits):
+class Binomial(_Counted):
     """The number of successes in total_count Bernoulli(probs) trials."""
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
                        "logits": constraints.real}
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of("Binomial", probs, logits)
-        name = "probs" if probs is not None else "logits"
-        n, p = broadcast_all(total_count, probs if probs is not None else logits)
-        self.total_count = n
-        self.__dict__[name] = p
-        super().__init__(p.shape, (), validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expanded(batch_shape, ("total_count", "probs", "logits"))
+        super().__init__(total_count, probs, logits, validate_args)
 
     @property
     def support(self):

@@ -6,29 +6,26 @@ from __future__ import annotations
 
 from . import _ops as T
 from . import constraints
-from .discrete import Categorical, OneHotCategorical, _one_of, _poisson_sample, _ProbsOrLogits, _softplus
+from .discrete import (
+    Categorical,
+    OneHotCategorical,
+    _Counted,
+    _one_of,
+    _poisson_sample,
+    _ProbsOrLogits,
+    _softplus,
+)
 from .distribution import Distribution, _shape_of, as_param, broadcast_all, uniform01
 from .gamma import _sampler
 from .transforms import ExpTransform, SigmoidTransform, TransformedDistribution
 
 
-class NegativeBinomial(_ProbsOrLogits):
+class NegativeBinomial(_Counted):
     """The number of successes (probability probs each) before total_count failures; total_count
     may be any nonnegative real (a Gamma-Poisson mixture)."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
     support = constraints.nonnegative_integer
-
-    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of("NegativeBinomial", probs, logits)
-        name = "probs" if probs is not None else "logits"
-        n, p = broadcast_all(total_count, probs if probs is not None else logits)
-        self.total_count = n
-        self.__dict__[name] = p
-        super().__init__(p.shape, (), validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expanded(batch_shape, ("total_count", "probs", "logits"))
 
     mean = property(lambda self: self.total_count * T.exp(self.logits))
     mode = property(lambda self: T.clip(T.floor((self.total_count - 1) * T.exp(self.logits)), 0.0, None))

@@ -10,7 +10,7 @@ from . import _ops as T
 from . import constraints
 from .distribution import Distribution, _shape_of, as_param, broadcast_all, lazy_property, standard_normal
 from .gamma import Beta, rsample_standard_gamma
-from .multivariate import _precision_to_scale_tril, _tril_inverse
+from .multivariate import _precision_to_scale_tril, _tril_inverse, one_matrix
 
 
 def _mvlgamma(a, p: int):
@@ -108,17 +108,7 @@ class Wishart(Distribution):
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = [(k, v) for k, v in (("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix), ("scale_tril", scale_tril))
-                 if v is not None]
-        if len(given) != 1:
-            raise ValueError("Wishart: give exactly one of covariance_matrix, precision_matrix or "
-                             f"scale_tril, got {[k for k, _ in given] or 'none'}")
-        name, mat = given[0]
-        mat = mat if isinstance(mat, T.Tensor) else as_param(mat)
-        if mat.ndim < 2 or mat.shape[-1] != mat.shape[-2]:
-            raise ValueError(f"Wishart: {name} must be at least two-dimensional with square matrices in its "
-                             f"last two dims, got shape {tuple(mat.shape)}")
+        name, mat = one_matrix("Wishart", covariance_matrix, precision_matrix, scale_tril)
         df = df if isinstance(df, T.Tensor) else as_param(df, mat)
         dtype = T.result_type(df.dtype, mat.dtype)
         dtype = dtype if dtype.kind == "f" else T.get_default_dtype()

@@ -32,6 +32,23 @@ def _precision_to_scale_tril(P):
     return _tril_inverse(L_inv)
 
 
+def one_matrix(dist: str, covariance_matrix, precision_matrix, scale_tril):
+    """(name, tensor) of the one matrix argument given (square matrices in the last two dims),
+    as MultivariateNormal and Wishart take their scale."""
+    given = [(k, v) for k, v in (("covariance_matrix", covariance_matrix),
+                                 ("precision_matrix", precision_matrix), ("scale_tril", scale_tril))
+             if v is not None]
+    if len(given) != 1:
+        raise ValueError(f"{dist}: give exactly one of covariance_matrix, precision_matrix or "
+                         f"scale_tril, got {[k for k, _ in given] or 'none'}")
+    name, mat = given[0]
+    mat = mat if isinstance(mat, T.Tensor) else as_param(mat)
+    if mat.ndim < 2 or mat.shape[-1] != mat.shape[-2]:
+        raise ValueError(f"{dist}: {name} must be at least two-dimensional with square matrices in "
+                         f"its last two dims, got shape {tuple(mat.shape)}")
+    return name, mat
+
+
 class MultivariateNormal(Distribution):
     """N(loc, Sigma) over vectors of length n: Sigma given as covariance_matrix, precision_matrix
     (its inverse) or scale_tril (L with Sigma = L L^T, lower triangular, positive diagonal)."""
@@ -43,20 +60,10 @@ class MultivariateNormal(Distribution):
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = [(k, v) for k, v in (("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix), ("scale_tril", scale_tril))
-                 if v is not None]
-        if len(given) != 1:
-            raise ValueError("MultivariateNormal: give exactly one of covariance_matrix, precision_matrix "
-                             f"or scale_tril, got {[k for k, _ in given] or 'none'}")
-        name, mat = given[0]
-        mat = as_param(mat) if not isinstance(mat, T.Tensor) else mat
+        name, mat = one_matrix("MultivariateNormal", covariance_matrix, precision_matrix, scale_tril)
         loc = as_param(loc, mat) if not isinstance(loc, T.Tensor) else loc
         if loc.ndim < 1:
             raise ValueError("MultivariateNormal: loc must be at least one-dimensional, got a scalar")
-        if mat.ndim < 2 or mat.shape[-1] != mat.shape[-2]:
-            raise ValueError(f"MultivariateNormal: {name} must be at least two-dimensional with square "
-                             f"matrices in its last two dims, got shape {tuple(mat.shape)}")
         if mat.shape[-1] != loc.shape[-1]:
             raise ValueError(f"MultivariateNormal: loc of shape {tuple(loc.shape)} and {name} of shape "
                              f"{tuple(mat.shape)} disagree on the event size")
