@@ -12,6 +12,7 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import os
@@ -273,6 +274,28 @@ def get_rng_state() -> tuple[int, int]:
 
 def set_rng_state(state) -> None:
     default_generator.set_state(state)
+
+
+def initial_seed() -> int:
+    """The seed the default generator was last seeded with (torch.random.initial_seed)."""
+    return default_generator.seed
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, device_type=None):
+    """Within the block, draws from the default generator are undone afterwards: its state is
+    restored on exit (torch.random.fork_rng). One counter-based generator serves every device
+    here, so devices / device_type (which devices' generators PyTorch saves) change nothing."""
+    if devices is not None and not isinstance(devices, list | tuple):
+        devices = list(devices)   # (an iterable of devices, as PyTorch's: checked for that)
+    if not enabled:
+        yield
+        return
+    state = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(state)
 
 
 def _gen(generator):

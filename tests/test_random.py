@@ -378,3 +378,21 @@ def test_permutation_of_a_tensor_permutes_rows():
     np.testing.assert_array_equal(yt.numpy(), xt.numpy()[Generator(13).permutation(4).tolist()])
     with pytest.raises(ValueError, match="permutation"):
         Generator(0).permutation(T.tensor(3.0))
+
+
+def test_fork_rng_restores_the_default_generator_and_initial_seed():
+    T.manual_seed(11)
+    want = T.rand(3).tolist()
+    T.manual_seed(11)
+    with T.random.fork_rng(devices=[]):
+        inside = T.rand(3).tolist()
+        T.randn(7)
+    assert inside == want and T.rand(3).tolist() == want   # the draws inside are undone
+    with T.random.fork_rng(enabled=False):
+        T.rand(1)
+    assert T.random.initial_seed() == 11
+    before = T.random.get_rng_state()
+    with pytest.raises(ZeroDivisionError), T.random.fork_rng():   # restored on an exception too
+        T.rand(4)
+        raise ZeroDivisionError
+    assert T.random.get_rng_state() == before
