@@ -301,10 +301,22 @@ def test_every_op_gives_the_cpu_result_on_cuda(dtype):
             np.testing.assert_array_equal(got.cpu().numpy(), want.numpy(), err_msg=f"{op.name} {dtype}")
         else:
             rtol = tol[want.dtype.name]
-            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 1e-3, equal_nan=True,
+            atol = rtol * 1e-3
+            if _ill_conditioned(op.name):
+                # near their zeros (oscillating functions) and through long alternating
+                # recurrences, the last bits the two devices' FMA contraction moves are magnified:
+                # compare to a few ulps of the function's size, not of each value
+                fin = np.isfinite(w)
+                rtol, atol = max(rtol, 1e-12), rtol * float(np.abs(w[fin]).max(initial=0.0))
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True,
                                        err_msg=f"{op.name} {dtype}")
         checked += 1
     assert checked >= 20
+
+
+def _ill_conditioned(name: str) -> bool:
+    """The Bessel and Airy functions and the orthogonal polynomials (tensor/optable_special.py)."""
+    return "bessel" in name or name == "airy_ai" or "polynomial" in name
 
 
 @cuda
