@@ -359,15 +359,18 @@ def test_polar_sqrth_bad_input_and_empty():
 # ---------------------------------------------------------------- vecdot, matmul
 
 def test_linalg_vecdot_dim_broadcast_conj():
-    x, y = _rand((3, 1), np.complex128), _rand((3, 4), np.complex128)
-    r = _np(T.linalg.vecdot(T.asarray(x), T.asarray(y)))        # PyTorch broadcasts dim too
+    x, y = _rand((3, 4), np.complex128), _rand((2, 1, 4), np.complex128)
+    r = _np(T.linalg.vecdot(T.asarray(x), T.asarray(y)))        # the batch dims broadcast
     np.testing.assert_allclose(r, (np.conj(x) * y).sum(-1))
+    with pytest.raises(ValueError, match="lengths 1 != 4"):     # the contracted ones do not: the
+        T.linalg.vecdot(T.asarray(x[:, :1]), T.asarray(y))      # array API's rule (PyTorch's would)
+    y = _rand((3, 4), np.complex128)
     r = _np(T.linalg.vecdot(T.asarray(y), T.asarray(y), dim=0))
     np.testing.assert_allclose(r, (np.abs(y) ** 2).sum(0))
     assert _np(T.linalg.vecdot(T.asarray(y), T.asarray(y), axis=0)).shape == (4,)
     with pytest.raises(TypeError, match="not both"):
         T.linalg.vecdot(T.asarray(y), T.asarray(y), dim=0, axis=0)
-    with pytest.raises(ValueError, match="do not broadcast"):
+    with pytest.raises(ValueError, match="vecdot"):
         T.linalg.vecdot(T.asarray(x[:2]), T.asarray(y))
     np.testing.assert_allclose(_np(T.linalg.matmul(T.asarray(y.T), T.asarray(y))), y.T @ y)
 
@@ -386,8 +389,9 @@ def test_ldl_polar_sqrth_on_device(device):
     b = _rand((2, 4, 1))
     np.testing.assert_allclose(_np(T.linalg.ldl_solve(LD, piv, T.asarray(b, device=device))),
                                np.linalg.solve(ref, b), atol=1e-10)
-    c = _rand((3, 3), np.complex128)
-    c[[0, 1, 2], [0, 1, 2]] = [0.1j, 0.0, 1.0]               # hermitian: a 2x2 block first
+    c = np.array([[0.1j, 0, 0], [2 + 1j, 0, 0], [0.5, 0.3j, 1.0]])   # (lower triangle read)
+    # hermitian: its diagonal 0, 0, 1 and a large c[1, 0]: a 2x2 block first (a fixed matrix: a
+    # random one only usually gives one)
     LD, piv = T.linalg.ldl_factor(T.asarray(c, device=device), hermitian=True)
     assert _np(piv)[0] < 0
     assert np.abs(_expand(_np(LD), _np(piv), True) - _full(c, True)).max() < 1e-12
