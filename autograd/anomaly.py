@@ -23,7 +23,7 @@ import warnings
 import tensor as T
 from tensor._tensor import Tensor
 
-from . import graph, saved_hooks
+from . import graph
 from .graph import anomaly
 
 
@@ -36,9 +36,10 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def _apply(enabled: bool, check_nan: bool) -> None:
-    if enabled != anomaly.enabled:
-        graph.use_fast_path(not enabled and not saved_hooks.any_active())
+    changed = enabled != anomaly.enabled
     anomaly.enabled, anomaly.check_nan = enabled, check_nan
+    if changed:
+        graph.refresh_fast_path()
 
 
 class detect_anomaly:

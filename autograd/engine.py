@@ -21,7 +21,16 @@ from tensor.memory import _BUSY
 from . import hooks
 from .anomaly import anomaly_note, check_nan
 from .grad_mode import is_grad_enabled, set_grad_enabled
-from .graph import AccumulateGrad, Meta, _alias, anomaly, edge_of, flat_tensors, meta_of, refresh_stale
+from .graph import (
+    AccumulateGrad,
+    Meta,
+    anomaly,
+    edge_of,
+    flat_tensors,
+    meta_of,
+    output_alias,
+    refresh_stale,
+)
 from .saved_hooks import unpacked
 
 
@@ -420,11 +429,7 @@ def _link_saved_outputs(node):
     out = node.ctx.out
     if out is None or not is_grad_enabled():
         return None, []
-    outs = [_alias(o) for o in (out if isinstance(out, list) else [out])]
-    for i, o in enumerate(outs):
-        o._requires_grad, o.grad_fn = True, node
-        if i:
-            meta_of(o).output_nr = i
+    outs = [output_alias(o, node, i) for i, o in enumerate(out if isinstance(out, list) else [out])]
     tan = getattr(node.ctx, "out_tangent", None)
     if tan is not None:
         for o, t in zip(outs, tan if isinstance(out, list) else [tan]):

@@ -196,13 +196,7 @@ def once_differentiable(backward):
 def _linked(saved, outs, node):
     """saved with fresh aliases of the saved outputs (outs: position -> output index) that are
     the node's outputs in a create_graph backward (their gradients flow back through it)."""
-    linked = list(saved)
-    for i, nr in outs.items():
-        a = linked[i] = _graph._alias(saved[i])
-        a._requires_grad, a.grad_fn = True, node
-        if nr:
-            meta_of(a).output_nr = nr
-    return tuple(linked)
+    return tuple(_graph.output_alias(t, node, outs[i]) if i in outs else t for i, t in enumerate(saved))
 
 
 def _vjp_of(cls, nargs, is_tensor):

@@ -240,6 +240,17 @@ def _alias(t: Tensor) -> Tensor:
     return Tensor._make(t._storage, t._shape, t._strides, t._offset, t._dtype)
 
 
+def output_alias(t: Tensor, node, nr: int) -> Tensor:
+    """A fresh alias of t standing for output nr of node (None: a leaf's) in the graph: a saved
+    output linked again when a create_graph backward reads it (kept unlinked, it would make a
+    cycle through the node)."""
+    a = _alias(t)
+    a._requires_grad, a.grad_fn = True, node
+    if nr:
+        meta_of(a).output_nr = nr
+    return a
+
+
 _PACK = None   # autograd/saved_hooks.py's pack(t, node, hooks): a saved tensor under its hooks
 
 
@@ -635,7 +646,17 @@ def use_fast_path(on: bool) -> None:
         _hook.record = record
 
 
+_HOOKED = [0]   # saved_tensors_hooks contexts entered, in all threads (autograd/saved_hooks.py)
+
+
+def refresh_fast_path() -> None:
+    """The C fast path records nodes unless anomaly mode (each node keeps its forward trace) or
+    a saved_tensors_hooks context (saved tensors go through its pack hook) needs every op
+    recorded here."""
+    use_fast_path(not anomaly.enabled and _HOOKED[0] == 0)
+
+
 def install():
     _hook.grad_state = state
     _hook.nograd_view = _nograd_view
-    use_fast_path(not anomaly.enabled)
+    refresh_fast_path()

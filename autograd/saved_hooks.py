@@ -32,7 +32,7 @@ from tensor._tensor import Tensor
 
 from . import graph
 from .grad_mode import state
-from .graph import Meta, meta_of, use_fast_path
+from .graph import Meta, meta_of
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
@@ -43,20 +43,15 @@ class _Local(threading.local):
 
 
 _local = _Local()   # (the (pack, unpack) pairs entered: state.saved_hooks, per thread too)
-_active = [0]                    # contexts entered in all threads (the fast path's switch)
 _lock = threading.Lock()
 
 
-def any_active() -> bool:
-    """Whether a saved_tensors_hooks context is entered in some thread."""
-    return _active[0] > 0
-
-
-def _fast_path_update(delta: int) -> None:
-    from .graph import anomaly
+def _count_context(delta: int) -> None:
+    """One saved_tensors_hooks context more (+1) or fewer (-1) in some thread: while any is
+    entered, every op is recorded in Python (graph.refresh_fast_path)."""
     with _lock:
-        _active[0] += delta
-        use_fast_path(_active[0] == 0 and not anomaly.enabled)
+        graph._HOOKED[0] += delta
+        graph.refresh_fast_path()
 
 
 class _StorageRef:
@@ -104,12 +99,12 @@ class Packed(Meta):
                                f"{tuple(self.shape)}, {self.dtype.name}")
         if t.device != self.device:
             t = t.to(self.device)
-        out = Tensor._make(t._storage, t._shape, t._strides, t._offset, t._dtype)
         if self.requires_grad:   # its place in the graph, as autograd knew it
-            out._requires_grad, out.grad_fn = True, self.grad_fn
-            if self.output_nr or self.acc is not None:
-                m = meta_of(out)
-                m.output_nr, m.acc = self.output_nr, self.acc
+            out = graph.output_alias(t, self.grad_fn, self.output_nr)
+            if self.acc is not None:
+                meta_of(out).acc = self.acc
+        else:
+            out = graph._alias(t)
         if self.ag is not None and self.ag.tangent is not None and state.fw_level:
             meta_of(out).tangent = self.ag.tangent
             state.fw_tensors.append(weakref.ref(out))   # (dropped when the level ends)
@@ -161,12 +156,12 @@ class saved_tensors_hooks:
         if _local.disabled:
             raise RuntimeError(_local.disabled[-1])
         state.saved_hooks.append(self.pair)
-        _fast_path_update(+1)
+        _count_context(+1)
         return self
 
     def __exit__(self, *exc):
         state.saved_hooks.pop()
-        _fast_path_update(-1)
+        _count_context(-1)
 
 
 class save_on_cpu(saved_tensors_hooks):

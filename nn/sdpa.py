@@ -215,10 +215,11 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
     bs, heads, q, k, v = _batch(query, key, value, enable_gqa)
     L, E, S, Ev = *query.shape[-2:], *value.shape[-2:]
     out_bs = bs if heads is None else (*bs[:-2], bs[-2] * bs[-1])
-    path = _path(path, FA.fused_ok(q, k, v) and not _differentiable(attn_mask), OP)
-    fused = path == "fused" or (path == "auto" and FA.fused_ok(q, k, v)
-                                and not _differentiable(attn_mask))
-    if path == "fused" and not FA.fused_ok(q, k, v):
+    kernels_take = FA.fused_ok(q, k, v)
+    auto_fused = kernels_take and not _differentiable(attn_mask)
+    path = _path(path, auto_fused, OP)
+    fused = path == "fused" or (path == "auto" and auto_fused)
+    if path == "fused" and not kernels_take:
         raise ValueError(f"{OP}: the fused kernels do not take {query.dtype.name} operands of "
                          f"shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     mdt = FA.compute_dtype(query.dtype) if fused else query.dtype

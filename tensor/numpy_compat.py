@@ -41,21 +41,17 @@ def seterr(all=None, divide=None, over=None, under=None, invalid=None) -> dict: 
     "print" and "log" are recorded (the result is NumPy's either way); "raise" and "call", whose
     exception or callback a script would rely on, are refused with NotImplementedError."""
     old = geterr()
-    given = {"divide": divide, "over": over, "under": under, "invalid": invalid}
-    for k, v in given.items():
-        v = v if v is not None else all
-        if v is None:
-            continue
+    given = {k: v if v is not None else all for k, v in
+             (("divide", divide), ("over", over), ("under", under), ("invalid", invalid))}
+    given = {k: v for k, v in given.items() if v is not None}
+    for k, v in given.items():   # (all checked before any is set)
         if v not in _MODES:
             raise ValueError(f"seterr: {k} must be one of {_MODES}, got {v!r}")
         if v in ("raise", "call"):   # (a script relying on the exception must not run on silently)
             raise NotImplementedError(
                 f"seterr: {k}={v!r} cannot be honoured: tensor's kernels do not detect floating-"
                 "point errors (they give inf and nan, NumPy's values); test T.isfinite(result)")
-    for k, v in given.items():
-        v = v if v is not None else all
-        if v is not None:
-            _STATE[k] = v
+    _STATE.update(given)
     return old
 
 

@@ -175,17 +175,7 @@ def test_checkpoint_packs_nothing_it_drops_and_compile_runs_eagerly_under_hooks(
 
 
 def test_function_saving_its_output_frees_it_without_gc_and_keeps_create_graph():
-    class Exp(autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = T.exp(x)
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, g):
-            (y,) = ctx.saved_tensors
-            return g * y
+    from test_review9 import _ExpSavingOutput as Exp
     x = T.tensor(np.array([0.5, 1.0]), requires_grad=True)
     gc.disable()
     try:   # (was a cycle ctx -> y -> node -> ctx: freed only by the garbage collector)

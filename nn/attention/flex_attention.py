@@ -311,7 +311,7 @@ def _check(query, key, value, enable_gqa: bool) -> None:
                          "enable_gqa=True with the query's count a multiple of theirs")
 
 
-def _mask_for(block_mask: BlockMask, B: int, H: int, L: int, S: int, device) -> Tensor:
+def _mask_for(block_mask: BlockMask, grid, B: int, H: int, L: int, S: int, device) -> Tensor:
     if not isinstance(block_mask, BlockMask):
         raise TypeError(f"{OP}: block_mask must be a BlockMask (create_block_mask), got "
                         f"{type(block_mask).__name__}")
@@ -327,7 +327,6 @@ def _mask_for(block_mask: BlockMask, B: int, H: int, L: int, S: int, device) -> 
     qb = (T.arange(L, device=device) // bq).reshape(L, 1)
     kb = (T.arange(S, device=device) // bk).reshape(1, S)
     blocks = block_mask._blocks()[:, :, qb, kb]
-    grid = _grid(B, H, L, S, device)
     return blocks & _dense_mask(block_mask.mask_mod, grid, (B, H, L, S), OP)
 
 
@@ -359,16 +358,18 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor, score_mod=None,
                 .reshape(B, H, *t.shape[2:]) for t in (k, v))
     s = (1.0 / math.sqrt(E) if E else 1.0) if scale is None else float(scale)
     scores = T.matmul(q, T.swapaxes(k, -1, -2)) * s
+    grid = (None if score_mod is None and block_mask is None   # the index tensors the mods see
+            else _grid(B, H, L, S, query.device))
     if score_mod is not None:
         if not _accepts(score_mod, 5, OP):
             raise TypeError(f"{OP}: score_mod takes (score, b, h, q_idx, kv_idx)")
-        scores = score_mod(scores, *_grid(B, H, L, S, query.device))
+        scores = score_mod(scores, *grid)
         if not isinstance(scores, Tensor) or tuple(scores.shape) != (B, H, L, S):
             raise ValueError(f"{OP}: score_mod must return the scores' shape {(B, H, L, S)}, got "
                              f"{getattr(scores, 'shape', type(scores).__name__)}")
         scores = scores.astype(work)
     if block_mask is not None:
-        scores = T.where(_mask_for(block_mask, B, H, L, S, query.device), scores, -math.inf)
+        scores = T.where(_mask_for(block_mask, grid, B, H, L, S, query.device), scores, -math.inf)
     top = T.max(scores, axis=-1, keepdims=True)
     top_safe = T.where(top == -math.inf, 0.0, top).detach()   # (a row may attend to nothing)
     e = T.exp(scores - top_safe)

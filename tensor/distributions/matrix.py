@@ -10,7 +10,7 @@ from . import _ops as T
 from . import constraints
 from .distribution import Distribution, _shape_of, as_param, broadcast_all, lazy_property, standard_normal
 from .gamma import Beta, rsample_standard_gamma
-from .multivariate import _precision_to_scale_tril, _tril_inverse, one_matrix
+from .multivariate import _tril_inverse, one_matrix, scale_tril_of
 
 
 def _mvlgamma(a, p: int):
@@ -122,12 +122,7 @@ class Wishart(Distribution):
         self.df = T.broadcast_to(df, batch)
         self.__dict__[name] = T.broadcast_to(mat, batch + (p, p))
         super().__init__(batch, (p, p), validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = mat
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = T.linalg.cholesky(mat)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(mat)
+        self._unbroadcasted_scale_tril = scale_tril_of(name, mat)
 
     @property
     def arg_constraints(self):

@@ -49,6 +49,15 @@ def one_matrix(dist: str, covariance_matrix, precision_matrix, scale_tril):
     return name, mat
 
 
+def scale_tril_of(name: str, mat):
+    """The lower Cholesky factor of the covariance one_matrix's argument stands for."""
+    if name == "scale_tril":
+        return mat
+    if name == "covariance_matrix":
+        return T.linalg.cholesky(mat)
+    return _precision_to_scale_tril(mat)
+
+
 class MultivariateNormal(Distribution):
     """N(loc, Sigma) over vectors of length n: Sigma given as covariance_matrix, precision_matrix
     (its inverse) or scale_tril (L with Sigma = L L^T, lower triangular, positive diagonal)."""
@@ -75,12 +84,7 @@ class MultivariateNormal(Distribution):
         self.__dict__[name] = T.broadcast_to(mat, batch_shape + (n, n))
         self.loc = T.broadcast_to(loc, batch_shape + (n,))
         super().__init__(batch_shape, (n,), validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = mat
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = T.linalg.cholesky(mat)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(mat)
+        self._unbroadcasted_scale_tril = scale_tril_of(name, mat)
 
     def expand(self, batch_shape, _instance=None):
         batch_shape = _shape_of(batch_shape)
