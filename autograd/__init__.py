@@ -43,6 +43,19 @@ from . import saved_hooks  # noqa: E402
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402
 from .functional import hessian, hvp, jacobian, vhp  # noqa: E402
 from . import func, functional  # noqa: E402
+from . import graph, graph_api  # noqa: E402
+from .node_api import GradientEdge  # noqa: E402
+
+# torch.autograd.graph's public names, where PyTorch has them (graph.py itself cannot import
+# the modules that build on it)
+for _name, _obj in (("GradientEdge", GradientEdge), ("saved_tensors_hooks", saved_tensors_hooks),
+                    ("save_on_cpu", save_on_cpu),
+                    ("disable_saved_tensors_hooks", disable_saved_tensors_hooks),
+                    ("get_gradient_edge", graph_api.get_gradient_edge),
+                    ("increment_version", graph_api.increment_version),
+                    ("register_multi_grad_hook", graph_api.register_multi_grad_hook)):
+    setattr(graph, _name, _obj)
+del _name, _obj
 from .anomaly import (  # noqa: E402
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -53,4 +66,4 @@ from .anomaly import (  # noqa: E402
 __all__ += ["jvp", "vjp", "jacobian", "hessian", "hvp", "vhp", "checkpoint", "checkpoint_sequential",
             "func", "functional", "forward_ad", "saved_hooks", "saved_tensors_hooks", "save_on_cpu",
             "disable_saved_tensors_hooks", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-            "is_anomaly_check_nan_enabled"]
+            "is_anomaly_check_nan_enabled", "graph"]

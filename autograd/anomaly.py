@@ -89,9 +89,9 @@ class set_detect_anomaly:
 def anomaly_note(node) -> str:
     """Where the forward op of `node` was called (for an error raised in its backward)."""
     if getattr(node, "trace", None) is None:
-        return (f"autograd (anomaly detection): no forward trace for {node.name!r} (it was "
+        return (f"autograd (anomaly detection): no forward trace for {node.op!r} (it was "
                 "recorded before anomaly detection was switched on)")
-    return (f"autograd (anomaly detection): the forward call of {node.name!r} that made this "
+    return (f"autograd (anomaly detection): the forward call of {node.op!r} that made this "
             "node:\n" + "".join(node.trace))
 
 
@@ -99,6 +99,6 @@ def check_nan(node, grads) -> None:
     """Raise when a backward rule returned NaN (check_nan)."""
     for i, g in enumerate(grads):
         if type(g) is Tensor and g.dtype.kind in "fc" and g.size and bool(T.any(T.isnan(g))):
-            raise RuntimeError(f"autograd: function {node.name!r} returned NaN values in its "
+            raise RuntimeError(f"autograd: function {node.op!r} returned NaN values in its "
                                f"gradient for input {i} (anomaly detection)\n"
                                + anomaly_note(node))

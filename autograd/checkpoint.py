@@ -74,7 +74,7 @@ def _inner_nodes(outs, s0):
     for n in nodes:
         edges = tuple(None if e is None else ("in", index[id(e[0])], e[1]) if inner(e[0])
                       else ("out", e[1]) for e in n.next)
-        sig.append((n.name, n.n_out, edges))
+        sig.append((n.op, n.n_out, edges))
     roots = tuple(index.get(id(o.grad_fn)) if o.grad_fn is not None else None for o in outs)
     return nodes, (roots, tuple(sig))
 
@@ -160,7 +160,7 @@ def _strip(node: Node, rec: _Record, i: int):
     node.ctx = Ctx(tuple(metas), {}, None, None)
     node.ctx.keeps = True   # released after a backward (the recomputation's inputs)
     node.saved = []
-    node.rule = Rule(node.name, _replayed(rec, i), None, ())
+    node.rule = Rule(node.op, _replayed(rec, i), None, ())
 
 
 def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool | None = None,

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 import threading
 from threading import get_ident as _get_ident
@@ -31,6 +32,7 @@ from .graph import (
     output_alias,
     refresh_stale,
 )
+from .node_api import GradientEdge
 from .saved_hooks import unpacked
 
 
@@ -168,8 +170,32 @@ def run(roots, retain_graph: bool, create_graph: bool, capture=None, accumulate=
     return r
 
 
+class _Passes(threading.local):
+    def __init__(self):
+        self.stack = []   # (pass number, its nodes in run order) of the passes running, innermost last
+
+
+_PASSES = _Passes()
+_PASS_NO = itertools.count()
+
+
+def current_pass():
+    """(number, nodes in run order) of the innermost backward pass running in this thread, or
+    None (autograd.graph.register_multi_grad_hook reads which nodes it will reach)."""
+    st = _PASSES.stack
+    return st[-1] if st else None
+
+
 def _run(roots, retain_graph, create_graph, capture, accumulate):
     order = _order(roots)
+    _PASSES.stack.append((next(_PASS_NO), order))
+    try:
+        return _walk(order, roots, retain_graph, create_graph, capture, accumulate)
+    finally:
+        _PASSES.stack.pop()
+
+
+def _walk(order, roots, retain_graph, create_graph, capture, accumulate):
     runs = None
     if capture:  # only nodes that lead to a captured edge need to run
         targets = {nid for nid, _ in capture}
@@ -199,15 +225,25 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     k = capture.get((nid, i))
                     if k is not None:
                         captured[k] = g
+            nh = node.nhooks
             if isinstance(node, AccumulateGrad):
                 if accumulate and gs[0] is not None:
+                    if nh and nh[0]:
+                        gs = _node_prehooks(node, gs)
                     _accumulate(node, gs[0], create_graph)
                     if node.post_hooks:
                         hooks.run_post_accumulate(node)
+                    if nh and nh[1]:
+                        _node_posthooks(node, [], gs)
                 continue
             if runs is not None and nid not in runs:
                 continue
-            for e, g in zip(node.next, _call_rule(node, gs, retain_graph)):
+            if nh and nh[0]:
+                gs = _node_prehooks(node, gs)
+            flat = _call_rule(node, gs, retain_graph)
+            if nh and nh[1]:
+                flat = _node_posthooks(node, flat, gs)
+            for e, g in zip(node.next, flat):
                 if e is not None and g is not None:
                     slot = grads.setdefault(id(e[0]), [None] * e[0].n_out)
                     slot[e[1]] = _add(slot[e[1]], g)
@@ -226,6 +262,54 @@ def _run_hooks(node, gs):
     if node.retains:   # retain_grad: after the hooks, as PyTorch's
         hooks.keep_retained(node, gs)
     return gs
+
+
+def _node_prehooks(node, gs):
+    """The node's register_prehook hooks, in order: each sees the gradients of its outputs
+    (a tuple) and may return new ones."""
+    for fn in list(node.nhooks[0]):
+        r = _call_node_hook(fn, node, "pre-hook", tuple(gs))
+        if r is not None:
+            gs = _node_hook_result(fn, node, r, gs, "grad_outputs")
+    return gs
+
+
+def _node_posthooks(node, flat, gs):
+    """The node's register_hook hooks, in order: each sees (grad_inputs, grad_outputs) and may
+    return new grad_inputs (an AccumulateGrad's grad_inputs are empty)."""
+    for fn in list(node.nhooks[1]):
+        r = _call_node_hook(fn, node, "hook", tuple(flat), tuple(gs))
+        if r is not None:
+            flat = _node_hook_result(fn, node, r, flat, "grad_inputs")
+    return flat
+
+
+def _call_node_hook(fn, node, kind, *args):
+    try:
+        return fn(*args)
+    except Exception as e:
+        e.add_note(f"(raised by the {kind} {_hook_name(fn)!r} of the autograd node {node.name()})")
+        raise
+
+
+def _node_hook_result(fn, node, r, old, what):
+    """A node hook's replacement for `old` (a list of gradients, None where there is none),
+    checked as PyTorch's: a tuple or list of as many entries, None where old has None."""
+    where = f"{node.name()}: the hook {_hook_name(fn)!r}"
+    if not isinstance(r, tuple | list):
+        raise TypeError(f"{where} returned a {type(r).__name__}; a node hook returns None or a tuple "
+                        f"of {len(old)} gradient(s) ({what})")
+    if len(r) != len(old):
+        raise RuntimeError(f"{where} returned {len(r)} value(s) for {len(old)} {what}")
+    new = list(r)
+    for i, (g, o) in enumerate(zip(new, old)):
+        if g is None:
+            continue
+        if o is None:
+            raise RuntimeError(f"{where} returned a gradient for {what}[{i}], which is None: a hook "
+                               "cannot replace a None gradient with a tensor")
+        new[i] = _hook_result(fn, g, o)
+    return new
 
 
 def _hook_name(fn) -> str:
@@ -394,7 +478,7 @@ def _call_rule(node, gs, retain_graph):
     flat, ins = _flatten_like(node, grads)
     for e, g, a in zip(node.next, flat, ins):
         if e is not None and g is not None and g.shape != tuple(a.shape):
-            raise RuntimeError(f"autograd: the rule of {node.name!r} returned a gradient of shape "
+            raise RuntimeError(f"autograd: the rule of {node.op!r} returned a gradient of shape "
                                f"{g.shape} for an input of shape {a.shape}")
     if anomaly.enabled and anomaly.check_nan:
         check_nan(node, flat)
@@ -467,7 +551,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):
     capture, slot = {}, []   # an input listed twice shares its edge's slot (and gets it twice)
     for i, t in enumerate(inputs):
-        e = edge_of(t)
+        e = (t.node, t.output_nr) if isinstance(t, GradientEdge) else edge_of(t)
         if e is None:
             raise RuntimeError(f"grad: input {i} (shape {t.shape}) does not require grad")
         slot.append(capture.setdefault((id(e[0]), e[1]), len(capture)))
@@ -475,9 +559,11 @@ def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):
     got = [found[k] for k in slot]
     for i, g in enumerate(got):
         if g is None and not allow_unused:
-            raise RuntimeError(f"grad: input {i} (shape {inputs[i].shape}) is not part of the graph "
+            what = (f"(the edge {inputs[i].node.name()}, {inputs[i].output_nr})"
+                    if isinstance(inputs[i], GradientEdge) else f"(shape {inputs[i].shape})")
+            raise RuntimeError(f"grad: input {i} {what} is not part of the graph "
                                "of the outputs; pass allow_unused=True to get None for it")
-        if g is not None and g.shape != inputs[i].shape:
+        if g is not None and not isinstance(inputs[i], GradientEdge) and g.shape != inputs[i].shape:
             got[i] = _sum_to(g, inputs[i].shape)
     return got
 
@@ -485,7 +571,7 @@ def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):
     """d(outputs)/d(inputs) contracted with grad_outputs, without touching .grad."""
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, Tensor | GradientEdge)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)
     if grad_outputs is not None and not isinstance(grad_outputs, list | tuple):

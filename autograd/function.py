@@ -136,7 +136,7 @@ def _record(cls, ctx, args, kwargs, out, tensors):
     outs = out if isinstance(out, tuple) else (out,)
     rule = Rule(cls.__name__, _vjp_of(cls, len(args), [type(a) is Tensor for a in args]),
                 conj=False)   # a user's backward follows the complex convention itself
-    node = Node(cls.__name__, rule, ctx, edges, n_out=len(outs))
+    node = Node(cls.__name__ + "Backward", rule, ctx, edges, n_out=len(outs))
     # an output that is an input, a tensor autograd knows already or one returned twice
     # becomes a fresh alias (as PyTorch's): marking the tensor itself would rewrite the
     # graph of every other use of it

@@ -20,6 +20,7 @@ from tensor.aliasing import may_overlap
 from tensor.public import INPLACE
 
 from .grad_mode import state
+from .node_api import NodeAPI, NodeType
 
 RULES: dict = {}  # op name -> Rule (rules.py and friends register here)
 _WRITES = INPLACE | {"copy_slices", "copy_parts"}  # ops whose output is their first input, written
@@ -129,14 +130,16 @@ def _forward_trace() -> list:
     return traceback.format_list(frames)
 
 
-class Node:
-    __slots__ = ("name", "rule", "ctx", "next", "n_out", "multi", "hooks", "retains", "saved",
-                 "released", "seq", "trace", "__weakref__")
+class Node(NodeAPI, metaclass=NodeType):
+    covers_all = True   # isinstance(an AccumulateGrad, Node) too (node_api.NodeType)
+    __slots__ = ("op", "rule", "ctx", "next", "n_out", "multi", "hooks", "retains", "saved",
+                 "released", "seq", "nhooks", "trace", "__weakref__")
 
-    def __init__(self, name, rule, ctx, next_edges, n_out=1, multi=False):
-        self.name, self.rule, self.ctx, self.next, self.n_out = name, rule, ctx, next_edges, n_out
+    def __init__(self, op, rule, ctx, next_edges, n_out=1, multi=False):
+        self.op, self.rule, self.ctx, self.next, self.n_out = op, rule, ctx, next_edges, n_out
         self.multi = multi or n_out > 1  # the rule takes a list of output gradients
         self.hooks = None      # output_nr -> [fn]: hooks of the non-leaf outputs
+        self.nhooks = None     # the node's own [pre-hooks, post-hooks] (register_prehook/hook)
         self.retains = None    # output_nr -> weakref of the output that keeps its .grad
         self.saved = []        # (tensor alias, storage, version) to check before backward
         self.released = False
@@ -145,18 +148,18 @@ class Node:
         self.trace = _forward_trace() if anomaly.enabled else None
 
     def __repr__(self):
-        return f"<{self.name}Backward>"
+        return f"<{self.name()}>"
 
     def check_saved(self):
         if self.released:
             raise RuntimeError(
-                f"autograd: trying to backward through the graph a second time (op {self.name!r}): "
+                f"autograd: trying to backward through the graph a second time (op {self.op!r}): "
                 "its saved tensors were freed after the first backward; pass retain_graph=True to "
                 "the first backward() or autograd.grad() call if you need to backward twice")
         for t, storage, version in self.saved:
             if storage.version != version:
                 raise RuntimeError(
-                    f"autograd: a tensor saved by {self.name!r} for backward (shape {t.shape}, "
+                    f"autograd: a tensor saved by {self.op!r} for backward (shape {t.shape}, "
                     f"{t.dtype.name}) was modified by an in-place operation: it was at version "
                     f"{version}, now {storage.version}; avoid the in-place op or clone() first")
 
@@ -186,11 +189,11 @@ def _tensor_free(ctx) -> bool:
 LIVE_ACCS: weakref.WeakSet = weakref.WeakSet()   # every AccumulateGrad alive (tensor/capture.py)
 
 
-class AccumulateGrad:
+class AccumulateGrad(NodeAPI):
     """The node of a leaf tensor: adds incoming gradients into leaf.grad."""
 
-    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "retains", "name", "post_hooks",
-                 "__weakref__")
+    __slots__ = ("leaf", "seq", "next", "n_out", "multi", "hooks", "retains", "op", "post_hooks",
+                 "nhooks", "__weakref__")
 
     def __init__(self, leaf: Tensor):
         LIVE_ACCS.add(self)
@@ -200,9 +203,15 @@ class AccumulateGrad:
         self.n_out = 1
         self.multi = False
         self.hooks = None
+        self.nhooks = None
         self.retains = None    # (a leaf keeps its .grad anyway)
-        self.name = "AccumulateGrad"
+        self.op = "AccumulateGrad"
         self.post_hooks = None   # fn(leaf) after .grad got this backward's sum
+
+    @property
+    def variable(self):
+        """The leaf tensor whose .grad this node writes (None once it is gone)."""
+        return self.leaf()
 
     def __repr__(self):
         return "<AccumulateGrad>"

@@ -2,15 +2,7 @@
 from __future__ import annotations
 
 from .graph import edge_of, meta_of, move_retain, refresh_stale
-
-
-class RemovableHandle:
-    def __init__(self, lst, fn):
-        self._lst, self._fn = lst, fn
-
-    def remove(self):
-        if self._fn in self._lst:
-            self._lst.remove(self._fn)
+from .node_api import RemovableHandle
 
 
 def register_hook(t, fn):
@@ -35,7 +27,7 @@ def register_post_accumulate_grad_hook(t, fn):
         raise RuntimeError(f"{op}: cannot register a hook on a tensor that does not require grad")
     if t.grad_fn is not None:
         raise RuntimeError(f"{op}: only leaf tensors (shape {t.shape} is the result of "
-                           f"{t.grad_fn.name!r}) accumulate a gradient; use register_hook")
+                           f"{t.grad_fn.op!r}) accumulate a gradient; use register_hook")
     node, _ = edge_of(t)
     if node.post_hooks is None:
         node.post_hooks = []

@@ -252,6 +252,17 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    @property
+    def _version(self) -> int:
+        """How many in-place writes the tensor's memory has had (PyTorch's t._version; shared by
+        every view of it): what autograd checks the tensors it saved against."""
+        return self._storage.version
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its grad_fn this tensor is (0 for a leaf)."""
+        return self._ag.output_nr if self.grad_fn is not None and self._ag is not None else 0
+
     def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d tensor")

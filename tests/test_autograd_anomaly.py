@@ -69,7 +69,7 @@ def test_error_in_backward_carries_the_forward_trace():
     with pytest.raises(ValueError, match="broken backward") as e:
         run()
     notes = "".join(getattr(e.value, "__notes__", []))
-    assert "forward call of 'Bad'" in notes and "out = Bad.apply(x)" in notes
+    assert "forward call of 'BadBackward'" in notes and "out = Bad.apply(x)" in notes
 
 
 def test_every_node_gets_a_trace_and_the_fast_path_returns():

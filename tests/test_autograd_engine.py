@@ -144,7 +144,7 @@ def test_leaf_and_graph_attributes():
     x = leaf([1.0])
     y = x * 2
     assert x.is_leaf and x.grad_fn is None and not y.is_leaf and y.requires_grad
-    assert repr(y.grad_fn) == "<multiplyBackward>"
+    assert repr(y.grad_fn) == "<MultiplyBackward0>"
     d = y.detach()
     assert not d.requires_grad and d.grad_fn is None and T.shares_memory(d, y)
     with pytest.raises(RuntimeError, match="only floating-point"):

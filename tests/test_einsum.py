@@ -252,7 +252,7 @@ def _matmul_shapes(r) -> list:
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        if node.name == "matmul":
+        if node.op == "matmul":
             found.append(tuple(a.shape for a in node.ctx.args))
         stack.extend(e[0] for e in node.next if e)
     return sorted(found)
@@ -292,7 +292,7 @@ def test_gradcheck(case):
     xs = [make_tensor(rng.standard_normal(sh), dt.float64).requires_grad_() for sh in shapes]
     assert autograd.gradcheck(lambda *a: T.einsum(s, *a), tuple(xs))
     r = T.einsum(s, *xs)
-    assert r.grad_fn is not None and r.grad_fn.name != "einsum"   # its steps are the nodes
+    assert r.grad_fn is not None and r.grad_fn.op != "einsum"   # its steps are the nodes
 
 
 @pytest.mark.parametrize("case", [GRAD_CASES[k] for k in (0, 3, 4, 6, 7)], ids=_ids)

@@ -236,7 +236,7 @@ def _graph(t, seen=None):
             return tuple(show(x) for x in a)
         return type(a).__name__ if type(a).__name__ in ("Tensor", "Meta") else a
     args = show(fn.ctx.args)
-    return (fn.name, len(fn.saved), fn.ctx.needs, args, fn.ctx.kwargs, fn.ctx.out is None,
+    return (fn.op, len(fn.saved), fn.ctx.needs, args, fn.ctx.kwargs, fn.ctx.out is None,
             [None if e is None else (_graph(e[0], True), e[1]) for e in fn.next])
 
 
@@ -314,7 +314,7 @@ def test_modes_autograd_keeps_to_itself():
                             (T.tensor([1.0, 1.0]),))
     assert tan.tolist() == [2.0, 4.0] and out.tolist() == [2.0, 5.0]
     m = T.ones(3, dtype="int32")
-    assert not (m + 1).requires_grad and (w + w).grad_fn.name == "add"
+    assert not (m + 1).requires_grad and (w + w).grad_fn.op == "add"
     v = w * 2.0
     v.retain_grad()
     seen = []
@@ -443,7 +443,7 @@ def test_c_record_modes():
     with autograd.no_grad():
         assert w.reshape(3, 2).grad_fn is None
     v = w.reshape(6)
-    assert v.grad_fn.name == "reshape" and v._ag.is_view
+    assert v.grad_fn.op == "reshape" and v._ag.is_view
     with pytest.raises(RuntimeError, match="cannot be modified in place"):
         w.add_(1.0)
     u = w * 1.0

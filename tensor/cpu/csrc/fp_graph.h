@@ -5,10 +5,10 @@
  * reads it when an operand takes part in autograd, and hands the call to Python where record
  * would do more than put one node on the graph (forward mode, a view to refresh). */
 
-enum { N_NAME, N_RULE, N_CTX, N_NEXT, N_NOUT, N_MULTI, N_HOOKS, N_RETAINS, N_SAVED, N_RELEASED,
-       N_SEQ, N_N };
-static const char *N_NAMES[N_N] = {"name", "rule", "ctx", "next", "n_out", "multi", "hooks",
-                                   "retains", "saved", "released", "seq"};
+enum { N_OP, N_RULE, N_CTX, N_NEXT, N_NOUT, N_MULTI, N_HOOKS, N_RETAINS, N_SAVED, N_RELEASED,
+       N_SEQ, N_NHOOKS, N_N };
+static const char *N_NAMES[N_N] = {"op", "rule", "ctx", "next", "n_out", "multi", "hooks",
+                                   "retains", "saved", "released", "seq", "nhooks"};
 enum { M_SHAPE, M_DTYPE, M_DEVICE, M_N };
 static const char *M_NAMES[M_N] = {"shape", "dtype", "device"};
 enum { A_ACC, A_OUTPUT_NR, A_N };
@@ -224,7 +224,7 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
     if (!(node = Node_t->tp_alloc(Node_t, 0)))
         goto fail;
     PyObject *nv[N_N] = {name, rule, ctx, edges, NULL, Py_False, Py_None, Py_None, saved, Py_False,
-                         seq};
+                         seq, Py_None};
     for (int i = 0; i < N_N; i++) {
         PyObject *v = i == N_NOUT ? PyLong_FromLong(1) : (Py_INCREF(nv[i]), nv[i]);
         SLOT(node, noff[i]) = v;
