@@ -7,7 +7,18 @@ import numbers
 
 import numpy as np
 
-from . import _hook, _numpy_protocol, array_extra, interop, math_extra, numpy_extra, torch_extra, torch_index
+from . import (
+    _hook,
+    _numpy_protocol,
+    array_extra,
+    flatiter,
+    interop,
+    math_extra,
+    numpy_extra,
+    torch_extra,
+    torch_index,
+    views,
+)
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .convert import from_numpy
@@ -156,6 +167,24 @@ for _n, _f in {**torch_extra.METHODS, **math_extra.METHODS}.items():   # PyTorch
     setattr(Tensor, _n, _f)                                           # are no T.function
 for _n, _f in torch_index.METHODS.items():   # Tensor.unfold (not nn.functional.unfold)
     setattr(Tensor, _n, _f)
+_view_shape = PUB["view"]
+
+
+def _view_method(self, *shape, dtype=None):
+    """x.view(shape) (a reshape that never copies), or x.view(dtype): the memory read as
+    another dtype (PyTorch's and NumPy's; tensor/views.py view_dtype)."""
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], _dt.DType | str | type | np.dtype):
+        dtype = shape[0]
+        shape = ()
+    if dtype is not None:
+        if shape:
+            raise TypeError(f"view: give a shape or a dtype, not both (got {shape!r} and {dtype!r})")
+        return views.view_dtype(self, dtype)
+    return _view_shape(self, *shape)
+
+
+Tensor.view = _view_method
+Tensor.flat = property(flatiter.flat, flatiter.set_flat, doc="NumPy's flat iterator (tensor/flatiter.py)")
 Tensor.T = property(lambda self: PUB["transpose"](self))
 Tensor.mT = property(lambda self: PUB["matrix_transpose"](self))
 # attributes, as NumPy's and PyTorch's: views of a complex tensor's parts

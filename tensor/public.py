@@ -13,6 +13,8 @@ they call only public functions, each of which records its own node, so they nee
 """
 from __future__ import annotations
 
+import math
+
 from . import (
     composites,
     creation,
@@ -134,6 +136,20 @@ def _matmul(a, b, out=None):
 
 _matmul.__doc__, _matmul.__wrapped_op__ = products.matmul.__doc__, "matmul"
 PUB["matmul"] = _matmul
+_angle_op = PUB["angle"]
+
+
+def _angle(x, deg: bool = False, out=None):
+    """The complex argument atan2(imag, real) in radians, or in degrees with deg=True (NumPy's
+    angle); a real x gives 0 or pi by its sign."""
+    r = _angle_op(x) if out is None else _angle_op(x, out=out)
+    if not deg:
+        return r
+    return PUB["multiply_"](r, 180 / math.pi) if out is not None else r * (180 / math.pi)
+
+
+_angle.__wrapped_op__ = "angle"
+PUB["angle"] = _angle
 # manipulation.py (autograd/rules_manip.py)
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",
            "dstack", "fliplr", "flipud", "hsplit", "hstack", "pad", "repeat", "roll", "rot90",

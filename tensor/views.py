@@ -471,6 +471,45 @@ def view_as_complex(x: Tensor) -> Tensor:
                     dt.complex_of(x._dtype))
 
 
+def view_dtype(x: Tensor, dtype) -> Tensor:
+    """x's memory read as another dtype, without a copy (PyTorch's x.view(dtype), NumPy's
+    ndarray.view(dtype)): the bits as they are. Between dtypes of different sizes the last
+    axis changes length (float32 -> uint8: 4x as long) and must have stride 1; a longer
+    element needs the last length, the other strides and the offset divisible by the ratio.
+    Not differentiable (as PyTorch's): the result never requires grad."""
+    x = _operand(x, "view")
+    d = dt.dtype(dtype)
+    old, new = x._dtype.itemsize, d.itemsize
+    shape, strides, off = list(x._shape), list(x._strides), x._offset
+    if new != old:
+        what = f"view: a {x._dtype.name} tensor of shape {x.shape}, strides {x.strides}"
+        if not shape:
+            raise ValueError(f"{what} cannot be viewed as {d.name}: a 0-d tensor can only be viewed as "
+                             "a dtype of the same size")
+        if strides[-1] != 1 and shape[-1] != 1:
+            raise ValueError(f"{what} cannot be viewed as {d.name} (another element size): the last "
+                             "axis must have stride 1; call contiguous() first")
+        if new < old:
+            r = old // new
+            shape[-1] *= r
+            strides = [s * r for s in strides[:-1]] + [1]
+            off *= r
+        else:
+            r = new // old
+            if shape[-1] % r or off % r or any(s % r for s, n in zip(strides[:-1], shape[:-1]) if n > 1):
+                raise ValueError(f"{what} and offset {off} cannot be viewed as {d.name}: the last "
+                                 f"axis's length, the other strides and the offset must be multiples "
+                                 f"of {r} ({d.name} is {r}x as wide)")
+            shape[-1] //= r
+            strides = [s // r for s in strides[:-1]] + [1]
+            off //= r
+    t = Tensor._make(x._storage, tuple(shape), tuple(strides), off, d)
+    ro = x._ro
+    if ro is not None:   # read-only stays read-only
+        t._ro = x if ro is True else ro
+    return t
+
+
 def _retyped(x: Tensor, shape, strides, offset: int, d) -> Tensor:
     t = x._view(shape, strides, offset)
     t._dtype = d

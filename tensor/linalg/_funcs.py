@@ -209,8 +209,25 @@ def eigvalsh(x, /, UPLO: str = "L") -> Tensor:
     return C._eigh_raw(x, UPLO, False)
 
 
-def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
-    """(U, S, Vh) with x = U diag(S) Vh, S descending."""
+def svd(x, /, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False, *,
+        driver=None):
+    """(U, S, Vh) with x = U diag(S) Vh, S descending. NumPy's compute_uv=False gives S alone;
+    hermitian=True (x Hermitian: only its lower triangle is read) takes the eigendecomposition:
+    S = |eigenvalues|, U the eigenvectors in S's order, Vh = (U sign(eigenvalues))^H. PyTorch's
+    driver (a cuSOLVER choice) is accepted and has no effect here."""
+    if driver not in (None, "gesvd", "gesvdj", "gesvda"):
+        raise ValueError(f"svd: driver must be None, 'gesvd', 'gesvdj' or 'gesvda', got {driver!r}")
+    if hermitian:
+        w, v = eigh(x)
+        order = T.flip(T.argsort(T.abs(w), axis=-1, stable=True), axis=-1)
+        sv = T.take_along_axis(T.abs(w), order, axis=-1)
+        if not compute_uv:
+            return sv
+        u = T.take_along_axis(v, T.expand_dims(order, -2), axis=-1)
+        sgn = T.take_along_axis(T.sign(w), order, axis=-1).astype(u.dtype)
+        return SVDResult(u, sv, T.conj(u * T.expand_dims(sgn, -2)).mT)
+    if not compute_uv:
+        return svdvals(x)
     return SVDResult(*C.svd_op(x, full_matrices))
 
 
