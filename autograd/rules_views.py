@@ -101,18 +101,24 @@ register("matrix_transpose", _matrix_transpose_vjp)
 
 # ---------------------------------------------------------------- reshapes
 
-for _n in ("reshape", "flatten", "squeeze", "expand_dims", "unsqueeze"):
+for _n in ("flatten", "squeeze", "expand_dims", "unsqueeze"):
     register(_n, reshape_back)
 
 
-def _ravel_vjp(ctx, g):
-    x = ctx.args[0]
-    if params("ravel", ctx)["order"] == "F":   # the elements of x's transpose, in order
-        return (fit(T.transpose(g.reshape(tuple(x.shape)[::-1])), x),) + (None,) * (len(ctx.args) - 1)
-    return reshape_back(ctx, g)
+def _order_vjp(op):
+    """vjp of reshape / ravel, whose order='F' (NumPy's) regroups the elements of x's transpose:
+    the gradient goes back the same way."""
+    def vjp(ctx, g):
+        x = ctx.args[0]
+        if params(op, ctx)["order"] == "F":
+            back = T.transpose(T.transpose(g).reshape(tuple(x.shape)[::-1]))
+            return (fit(back, x),) + (None,) * (len(ctx.args) - 1)
+        return reshape_back(ctx, g)
+    return vjp
 
 
-register("ravel", _ravel_vjp)
+register("reshape", _order_vjp("reshape"))
+register("ravel", _order_vjp("ravel"))
 # view's jvp reshapes: the tangent's strides need not allow a view
 register("view", reshape_back, same_op_jvp("view", "reshape"))
 

@@ -26,7 +26,7 @@ from . import dtypes as dt
 from ._tensor import Tensor
 from .axes import norm_axis
 from .convert import asarray
-from .creation import full
+from .creation import arange, full
 from .indexing import grid_key
 from .optable import T as P  # tensor's public (recorded) functions
 from .views import broadcast_shapes
@@ -518,9 +518,36 @@ def put_(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A00
 
 
 @_pub
-def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
-    """put_ on a copy of input."""
-    return _put(P.copy(_tensor(input, "input", "put")), index, source, accumulate, "put")
+def put(input, index, source, accumulate: bool = False, *, mode: str | None = None):  # noqa: A002
+    """PyTorch's put: put_ on a copy of input, returned. With NumPy's mode= ('raise', 'wrap'
+    or 'clip'; np.put(x, ind, v) always passes it): NumPy's put instead, which writes into input
+    itself (the values repeated in turn where fewer than the indices) and returns None."""
+    if mode is None:
+        return _put(P.copy(_tensor(input, "input", "put")), index, source, accumulate, "put")
+    x = _tensor(input, "a", "put")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"put: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    idx = P.reshape(asarray(index, device=x.device), (-1,))
+    if idx.dtype.kind not in "iu" or accumulate:
+        raise TypeError(f"put: NumPy's form takes integer indices (got {idx.dtype.name}) and no "
+                        "accumulate")
+    n, k = x.numel(), idx.numel()
+    if k == 0:
+        return None
+    if n == 0:
+        raise IndexError("put: cannot put into an empty tensor")
+    idx = idx.astype(dt.int64)
+    if mode == "wrap":
+        idx = P.remainder(idx, n)
+    elif mode == "clip":
+        idx = P.clip(idx, 0, n - 1)
+    vals = P.reshape(asarray(source, dtype=x.dtype, device=x.device), (-1,))
+    if vals.numel() == 0:
+        return None
+    if vals.numel() != k:   # NumPy repeats the values
+        vals = P.take(vals, P.remainder(arange(k, device=x.device), vals.numel()))
+    _put(x, idx, vals, False, "put")
+    return None
 
 
 # ---------------------------------------------------------------- index_reduce

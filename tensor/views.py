@@ -305,11 +305,11 @@ def reshape(x: Tensor, shape=None, *dims, order: str = "C", copy: bool | None = 
     if order not in ("C", "F", "A"):
         raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
     if order == "A":
+        if x.requires_grad:   # autograd's rule reads the order given: 'A' depends on the layout
+            raise NotImplementedError("reshape: order='A' of a tensor that requires grad is not "
+                                      "supported; pass order='C' or 'F'")
         order = "F" if x.ndim > 1 and not x.is_contiguous() and transpose(x).is_contiguous() else "C"
     if order == "F":
-        if x.requires_grad:   # autograd's reshape rule reshapes the gradient back in C order
-            raise NotImplementedError("reshape: order='F' of a tensor that requires grad is not "
-                                      "supported; use transpose(reshape(transpose(x), shape[::-1]))")
         rev = tuple(_shape_arg((shape,) + dims, "reshape"))[::-1]
         return transpose(reshape(transpose(x), rev, copy=copy))
     shape, strides = _try_view(x, _shape_arg((shape,) + dims, "reshape"), "reshape")

@@ -116,3 +116,35 @@ def test_svd_numpy_arguments():
         assert np.allclose(T.linalg.svd(T.asarray(h), compute_uv=False, hermitian=True).numpy(), ns)
     with pytest.raises(ValueError, match="driver"):
         T.linalg.svd(T.asarray(a), driver="lapack")
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_numpy_put_writes_in_place(mode):
+    """np.put(x, ind, v) on a tensor: NumPy's in-place put (it passes mode=; before, our
+    PyTorch-style put refused the keyword), through a transposed view too."""
+    ind = [0, 2, -1] if mode == "raise" else [0, 2, 7, -1, -9]
+    for make in (lambda m: m.zeros(5), lambda m: m.zeros((2, 3)).T):
+        a, t = make(np), make(T)
+        assert np.put(a, ind, [5, 6], mode=mode) is None and np.put(t, ind, [5, 6], mode=mode) is None
+        assert np.array_equal(t.numpy(), a)
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.put(T.zeros(5), [9], [1])
+    with pytest.raises(ValueError, match="mode"):
+        T.put(T.zeros(2), [0], [1.0], mode="bounce")
+    out = T.put(T.zeros(3), T.tensor([1]), T.tensor([2.0]))   # PyTorch's, without mode: a copy
+    assert out.tolist() == [0.0, 2.0, 0.0]
+
+
+def test_reshape_order_f_is_differentiable():
+    import autograd
+    rng = np.random.default_rng(0)
+    x = T.asarray(rng.standard_normal((2, 3, 4))).requires_grad_()
+    w = T.arange(24.0).reshape(4, 6)
+    y = x.reshape((4, 6), order="F")
+    assert np.array_equal(y.detach().numpy(), x.detach().numpy().reshape((4, 6), order="F"))
+    (y * w).sum().backward()   # the gradient goes back in F order: w's elements, regrouped
+    assert np.array_equal(x.grad.numpy(), w.numpy().reshape((2, 3, 4), order="F"))
+    assert autograd.gradcheck(lambda t: (T.sin(t.reshape((4, 6), order="F")) * w).sum(), (x,))
+    assert autograd.gradcheck(lambda t: (T.sin(T.ravel(t, order="F")) * T.arange(24.0)).sum(), (x,))
+    with pytest.raises(NotImplementedError, match="order='A'"):
+        x.reshape((4, 6), order="A")
