@@ -111,9 +111,18 @@ def format_tensor(t: Tensor) -> str:
     with numpy_context():
         body = np.array2string(to_numpy(v), separator=", ", prefix="tensor(",
                                **array2string_kwargs(threshold=1000))
-    if t.numel() == 0 and t.shape != (0,):   # "[]" alone hides the shape (NumPy prints it too)
+    return repr_of(t, body)
+
+
+def repr_of(t: Tensor, body: str) -> str:
+    """tensor(body, dtype=..., device=...), with the shape of an empty tensor ("[]" alone
+    hides it; NumPy prints it too) and autograd's state as PyTorch shows it: the node that made
+    t, or that t is a leaf that requires grad."""
+    if t.numel() == 0 and t.shape != (0,):
         body += f", shape={t.shape}"
-    return f"tensor({body}, dtype={t.dtype.name}, device={t.device})"
+    grad = (f", grad_fn=<{t.grad_fn.name()}>" if t.grad_fn is not None else
+            ", requires_grad=True" if t.requires_grad else "")
+    return f"tensor({body}, dtype={t.dtype.name}, device={t.device}{grad})"
 
 
 def str_tensor(t: Tensor) -> str:

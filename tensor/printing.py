@@ -19,6 +19,7 @@ import math
 
 from . import dtypes as dt
 from .convert import asarray
+from .interop import repr_of
 from .numpy_extra2 import pub
 from .numpy_extra3 import host_array
 from .printopts import OPTS as _OPTS
@@ -167,9 +168,7 @@ def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) ->
     t = tensor_arg(arr, "array_repr")
     body = array2string(t, max_line_width, precision, suppress_small, separator=", ", prefix="tensor(",
                         **({} if "threshold" in _OPTS else {"threshold": 1000}))
-    if t.numel() == 0 and t.shape != (0,):
-        body += f", shape={t.shape}"
-    return f"tensor({body}, dtype={t.dtype.name}, device={t.device})"
+    return repr_of(t, body)
 
 
 @pub()

@@ -222,3 +222,12 @@ def test_against_pytorch_graph_walk():
     ow1, ow2 = (T.tensor(w, requires_grad=True) for w in (w1, w2))
     ol = T.tanh(T.tensor(xb) @ ow1) @ ow2
     assert walk(tl.sum().grad_fn) == walk(ol.sum().grad_fn) == (2, 4)
+
+
+def test_repr_shows_autograd_state():
+    """As PyTorch's repr: grad_fn=<...> on a result, requires_grad=True on a leaf."""
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    assert repr(x) == "tensor([1., 2.], dtype=float64, device=cpu, requires_grad=True)"
+    assert repr(x * 2) == "tensor([2., 4.], dtype=float64, device=cpu, grad_fn=<MultiplyBackward0>)"
+    assert T.array_repr(T.exp(x)).endswith("grad_fn=<ExpBackward0>)")
+    assert repr(x.detach()) == "tensor([1., 2.], dtype=float64, device=cpu)"
