@@ -553,7 +553,13 @@ SX_DEV void le_eig(sx_cd *a, int64_t bs, int64_t lda, sx_cd *w, sx_cd *v, int64_
                 if (sd <= LE_SMLNUM) break;
                 double tst = le_abs1(H[(l - 1) * n + l - 1]) + le_abs1(H[l * n + l]);
                 if (tst == 0.0) tst = anorm;
-                if (sd <= LE_EPS * tst) break;
+                if (sd <= LE_EPS * tst) {   /* and Ahues & Tisseur's test (as the CPU's) */
+                    const double u = le_abs1(H[(l - 1) * n + l]), hl = le_abs1(H[l * n + l]);
+                    const double dd = le_abs1(le_sub(H[(l - 1) * n + l - 1], H[l * n + l]));
+                    const double ab = fmax(sd, u), ba = fmin(sd, u), aa = fmax(hl, dd);
+                    const double bb = fmin(hl, dd), s = aa + ab;
+                    if (ba * (ab / s) <= fmax(LE_SMLNUM, LE_EPS * (bb * (aa / s)))) break;
+                }
             }
             __syncthreads();
             if (l > 0 && tid == 0) H[l * n + l - 1] = le_real<T>(0.0);

@@ -123,6 +123,10 @@ INTERFACE = {
               "bases; a is scratch",
     "la_eig": "(a, w, v, info): eigenvalues w and unit-norm right eigenvectors v (or None) of the "
               "complex128 A; a is scratch",
+    "la_eig_real": "(a, w, v, info): la_eig of the float64 A (scratch) through its real Schur form: w, "
+                   "v complex128; real eigenvalues (imag 0) with real vectors, conjugate pairs "
+                   "adjacent (positive imaginary part first) with conjugate vectors; info n + 1 "
+                   "for a non-finite A",
     "random_fill": "(name, out, n, seed, offset, *params): rand_uniform/normal/int64/bits",
     "randperm": "(out, n, seed, offset): a random permutation of range(n)",
     # nn's fused row kernels, pooling, optimizer updates

@@ -131,7 +131,7 @@ spmm_csr, sddmm_csr = _sparse.spmm_csr, _sparse.sddmm_csr
 segment_reduce = _segment.segment_reduce
 segment_order = _segment.segment_order
 la_lu, la_cholesky, la_trsm, la_lu_solve, la_qr = _la.lu, _la.cholesky, _la.trsm, _la.lu_solve, _la.qr
-la_eigh, la_svd, la_eig = _lae.eigh, _lae.svd, _lae.eig
+la_eigh, la_svd, la_eig, la_eig_real = _lae.eigh, _lae.svd, _lae.eig, _lae.eig_real
 random_fill = _random.fill
 randperm = _random.randperm
 

@@ -216,6 +216,7 @@ la_qr = _host_linalg("la_qr", _la.qr)
 la_eigh = _host_linalg("la_eigh", _lae.eigh)
 la_svd = _host_linalg("la_svd", _lae.svd)
 la_eig = _host_linalg("la_eig", _lae.eig)
+la_eig_real = _host_linalg("la_eig_real", _lae.eig_real)
 random_fill = _random.fill
 randperm = _random.randperm
 

@@ -1,7 +1,8 @@
 """CPU eigen- and singular value kernels (tensor/cpu/csrc/linalg_eig*.h, each algorithm
 written once for float64 and complex128): eigh (Householder tridiagonalisation + implicit QL),
 svd (one-sided Jacobi for small square matrices; QR + Golub-Kahan bidiagonal QR otherwise) and
-eig (complex128: Hessenberg + single-shift complex QR + back substitution). The op layer is
+eig (complex128: Hessenberg + single-shift complex QR + back substitution) and eig_real
+(float64: Hessenberg + Francis double-shift QR to the real Schur form). The op layer is
 tensor/linalg/.
 
 Matrices are (B, m, n) tensors whose last stride is 1 (row and batch strides free); vector
@@ -23,12 +24,14 @@ _P = "intptr_t"
 _I = "int64_t"
 
 K.register_family("linalg_eig", lambda d: (
-    f'#define LE_CPLX {_CPLX[d.sfx]}\n#include "linalg_eig.h"\n',
+    f'#define LE_CPLX {_CPLX[d.sfx]}\n#include "linalg_eig.h"\n'
+    + ('#include "linalg_eig_real.h"\n' if d.sfx == "f64" else ""),
     f"int linalg_eigh_{d.sfx}({_P}, {_I}, {_I}, {_I}, {_I}, {_P}, int, {_P}, int);\n"
     f"int linalg_svd_{d.sfx}({_P}, {_I}, {_I}, {_I}, {_I}, {_I}, {_P}, {_P}, {_I}, {_I}, "
     f"{_I}, {_P}, {_I}, {_I}, {_I}, {_P}, int);\n"
     + (f"int linalg_eig_c128({_P}, {_I}, {_I}, {_I}, {_I}, {_P}, {_P}, {_I}, {_I}, {_P}, int);"
-       if d.sfx == "c128" else "")))
+       if d.sfx == "c128" else
+       f"int linalg_eig_real_f64({_P}, {_I}, {_I}, {_I}, {_I}, {_P}, {_P}, {_I}, {_I}, {_P}, int);")))
 
 
 def _check(rc: int, op: str, shape) -> None:
@@ -78,4 +81,19 @@ def eig(a, w, v, info) -> None:
               v.strides[1] if vec else 0, info.data_ptr(), K._num_threads), "eig", (n, n))
 
 
-__all__ = ["eigh", "svd", "eig"]
+def eig_real(a, w, v, info) -> None:
+    """Eigenvalues of the general float64 a (B, n, n) (scratch) into w (B, n) complex128, in the
+    order of its real Schur form's diagonal (real ones with imag 0, a complex pair adjacent,
+    positive imaginary part first, exact conjugates); with v (B, n, n) complex128, the right
+    eigenvectors as unit-norm columns (real for a real eigenvalue, a pair's conjugate)."""
+    B, n, _ = a.shape
+    if B == 0:
+        return
+    fn = K.kernel("linalg_eig", a.dtype, "linalg_eig_real_f64")
+    vec = v is not None
+    _check(fn(a.data_ptr(), B, n, a.strides[0], a.strides[1], w.data_ptr(),
+              v.data_ptr() if vec else 0, v.strides[0] if vec else 0,
+              v.strides[1] if vec else 0, info.data_ptr(), K._num_threads), "eig", (n, n))
+
+
+__all__ = ["eigh", "svd", "eig", "eig_real"]

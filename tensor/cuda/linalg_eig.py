@@ -1,8 +1,9 @@
 """CUDA eigen- and singular value kernels (family "linalg_eig", cuda_src/linalg_eig.cuh): the
 backend's eigh, svd and eig (issue 16's kernel interface, the same names and signatures as the
-CPU's), in double precision, real and complex (eig: complex only). One block per matrix, the
-grid capped at a few blocks per SM and looping over the batch; each block works on a copy of
-its matrix in a per-block area of a device work tensor.
+CPU's), in double precision, real and complex (eig: complex; eig_real: real). One block per
+matrix (eig_real: one thread), the grid capped at a few blocks per SM and looping over the
+batch; each block (thread) works on a copy of its matrix in its own area of a device work
+tensor.
 
   eigh  parallel cyclic two-sided Jacobi (round-robin ordering: the n/2 rotations of a round are
         disjoint and applied together), eigenvalues ascending
@@ -10,6 +11,9 @@ its matrix in a per-block area of a device work tensor.
         basis completed by Gram-Schmidt against standard basis vectors for full / rank-deficient
   eig   Householder Hessenberg reduction, complex single-shift QR with deflation, eigenvectors
         by back substitution on the Schur form, unit 2-norm
+  eig_real  (float64 input, cuda_src/linalg_eig_real.cuh) one thread per matrix running the
+        CPU's sequential real algorithm (scalar/linalg_eig_real.h): Hessenberg reduction,
+        Francis double-shift QR to the real Schur form, exact conjugate pairs
 
 Matrix arguments: (B, m, n) with unit last stride; their row and batch strides go to the
 kernel. Launches are asynchronous; results and info land in the given tensors."""
@@ -44,6 +48,13 @@ def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
                            "int64_t vbs, int64_t ldv, char *work, int64_t ws, int64_t *info, "
                            "int64_t batch, int64_t n, int vecs) "
                            "{ le_eig(a, bs, lda, w, v, vbs, ldv, work, ws, info, batch, n, vecs); }")
+    if d is dt.float64:
+        out["la_eig_real_f64"] = (
+            'extern "C" __global__ void la_eig_real_f64(const double *a, int64_t bs, int64_t lda, '
+            "sx_cd *w, sx_cd *v, int64_t vbs, int64_t ldv, char *work, int64_t ws, int64_t *info, "
+            "int64_t batch, int64_t n, int vecs) "
+            "{ le_eig_real(a, bs, lda, w, v, vbs, ldv, work, ws, info, batch, n, vecs); }")
+        return '#include "linalg_eig.cuh"\n#include "linalg_eig_real.cuh"\n', out
     return '#include "linalg_eig.cuh"\n', out
 
 
@@ -116,3 +127,29 @@ def eig(a, w, v, info) -> None:
     _launch("la_eig_c128", a.dtype, a.device, B, per, _ptr(a), _i(a.strides[0]), _i(a.strides[1]),
             _ptr(w), _ptr(v), _i(v.strides[0]) if vecs else z, _i(v.strides[1]) if vecs else z,
             None, None, _ptr(info), _i(B), _i(n), C.c_int(1 if vecs else 0))
+
+
+REAL_BLOCK = 64   # threads per block of eig_real (one matrix a thread)
+
+
+def eig_real(a, w, v, info) -> None:
+    """Eigenvalues (into w (B, n) complex128, in the order of the real Schur form's diagonal:
+    real ones with imag 0, conjugate pairs adjacent, positive imaginary part first) and, when v
+    is given, unit-norm right eigenvectors (v's columns, complex128) of the float64 a (B, n, n),
+    which is only read."""
+    from . import runtime as R
+    B, n = a.shape[0], a.shape[-1]
+    if B == 0:   # n == 0 still launches: info is written (zeros)
+        return
+    per = max(16, (8 * (2 * n * n + 6 * n) + 15) // 16 * 16)   # LR_WORK(n) doubles, aligned
+    threads = max(1, min(B, R.device_state(a.device.index or 0).sm_count * 4 * REAL_BLOCK,
+                         WORK_BUDGET // per))
+    block = min(REAL_BLOCK, threads)
+    grid = (threads + block - 1) // block
+    work = empty((grid * block * per // 8,), dt.float64, a.device)
+    vecs = v is not None
+    z = _i(0)
+    R.kernel("linalg_eig", a.dtype, "la_eig_real_f64", a.device)(
+        grid, block, _ptr(a), _i(a.strides[0]), _i(a.strides[1]), _ptr(w), _ptr(v),
+        _i(v.strides[0]) if vecs else z, _i(v.strides[1]) if vecs else z, _ptr(work), _i(per),
+        _ptr(info), _i(B), _i(n), C.c_int(1 if vecs else 0))

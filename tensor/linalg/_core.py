@@ -1,7 +1,7 @@
 """The recorded linear-algebra primitives: each runs one backend kernel family (la_lu,
-la_cholesky, la_trsm, la_lu_solve, la_qr, la_eigh, la_svd, la_eig) on a work copy and is one
-node on the autograd graph (rules: autograd/rules_la.py). Everything else in tensor.linalg is
-composed from these and from the other public ops.
+la_cholesky, la_trsm, la_lu_solve, la_qr, la_eigh, la_svd, la_eig / la_eig_real) on a work copy
+and is one node on the autograd graph (rules: autograd/rules_la.py). Everything else in
+tensor.linalg is composed from these and from the other public ops.
 
 Work precision: the kernels run in float64 / complex128 whatever the input (float32 and
 16-bit inputs are widened once and their results rounded once, as tensor.fft does), on a
@@ -345,19 +345,29 @@ def _svd_raw(A, full_matrices=True, vectors=True):
 svd_op = differentiable("linalg_svd", _svd_raw)
 
 
+def _eig_failed(n: int):
+    """la_eig_real's info codes: n + 1 for a non-finite input, else no convergence."""
+    return lambda code: ("the input contains non-finite values (inf or nan)" if code == n + 1
+                         else _not_converged(code))
+
+
 def _eig_raw(A, vectors=True):
     """(w, V): eigenvalues and unit-norm right eigenvectors (columns) of a general square A,
-    always complex (PyTorch's convention)."""
+    always complex (PyTorch's convention). A real A gets LAPACK's dgeev conventions: real
+    eigenvalues with imag exactly 0 and real eigenvectors, complex ones in adjacent exactly
+    conjugate pairs (positive imaginary part first) with conjugate eigenvectors."""
     A = as_matrix(A, "eig", square=True)
     n = A.shape[-1]
-    a = work(A, dt.complex128)
+    real = not A.dtype.is_complex   # real input: the real Schur form (conjugate pairs exact)
+    a = work(A, dt.float64 if real else dt.complex128)
     B = a.shape[0]
     w = _new((B, n), dt.complex128, A.device)
     v = _new((B, n, n), dt.complex128, A.device) if vectors else None
     info = _int((B,), A.device)
     if a.numel():
-        backend_for(A.device).la_eig(a, w, v, info)
-        check_info(info, "eig", A.shape[:-2], _not_converged)
+        be = backend_for(A.device)
+        (be.la_eig_real if real else be.la_eig)(a, w, v, info)
+        check_info(info, "eig", A.shape[:-2], _eig_failed(n) if real else _not_converged)
     cd = dt.complex64 if result_dtype(A.dtype) in (dt.float32, dt.complex64, dt.float16,
                                                    dt.bfloat16) else dt.complex128
     W = _cast(w, cd, A.shape[:-1])

@@ -38,6 +38,18 @@ static le_t le_wilkinson(le_t a, le_t b, le_t c, le_t d) {
     return le_rmul(1.0 / s, mu);
 }
 
+/* The subdiagonal h[l][l-1] (hs = its size), already small next to its diagonal neighbours,
+ * is negligible by Ahues & Tisseur's test too (LAPACK Working Note 122): its product with the
+ * mirror entry against eps |h_ll| |h_l-1,l-1 - h_ll|. Without it, [[a, b], [c, a]] with
+ * |c| < eps |a| but |b c| >> (eps a)^2 lost its eigenvalues' +-sqrt(b c). */
+static int le_ahues_tisseur(const le_t *h, int64_t n, int64_t l, double hs) {
+    const double u = le_abs1(h[(l - 1) * n + l]), hl = le_abs1(h[l * n + l]);
+    const double dd = le_abs1(le_sub(h[(l - 1) * n + l - 1], h[l * n + l]));
+    const double ab = le_fmax(hs, u), ba = hs < u ? hs : u;
+    const double aa = le_fmax(hl, dd), bb = hl < dd ? hl : dd, s = aa + ab;
+    return ba * (ab / s) <= le_fmax(DBL_MIN * ((double)n / LE_EPS), LE_EPS * (bb * (aa / s)));
+}
+
 /* Schur form of the Hessenberg h (n x n, row-major) by single-shift QR; zt: the Schur
  * vectors as rows (rotated along) or NULL; w: the eigenvalues. 0, or i + 1 when the
  * eigenvalues i + 1 .. n-1 were found but not the rest. */
@@ -57,7 +69,10 @@ static int le_hqr(le_t *h, int64_t n, le_t *zt, le_t *w) {
                     if (l >= 2) tst += fabs(h[(l - 1) * n + l - 2].re);
                     if (l + 1 <= ihi) tst += fabs(h[(l + 1) * n + l].re);
                 }
-                if (hs <= LE_EPS * tst) { h[l * n + l - 1] = LE_ZERO; break; }
+                if (hs <= LE_EPS * tst && le_ahues_tisseur(h, n, l, hs)) {
+                    h[l * n + l - 1] = LE_ZERO;
+                    break;
+                }
             }
             if (l == ihi) { w[ihi] = h[ihi * n + ihi]; ihi--; break; }
             if (++total > itmax) return (int)ihi + 1;
@@ -102,11 +117,22 @@ static int le_hqr(le_t *h, int64_t n, le_t *zt, le_t *w) {
 static int le_eig1(le_t *a, int64_t lda, int64_t n, le_t *w, le_t *v, int64_t ldv, void *work) {
     le_t *h = (le_t *)work, *zt = h + n * n, *x = zt + n * n, *y = x + n, *tau = y + n;
     double amax = 0;
+    int bad = 0;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
             h[i * n + j] = a[i * lda + j];
             amax = le_fmax(amax, le_abs1(h[i * n + j]));
+            bad |= !(le_abs1(h[i * n + j]) <= DBL_MAX);
         }
+    if (bad) {   /* NaN / inf input: NaN results, info n (as the CUDA kernel). Iterating, a NaN
+                  * above the diagonal of a triangular matrix gave its diagonal, info 0 */
+        for (int64_t i = 0; i < n; i++) {
+            w[i] = le_mk(NAN, NAN);
+            if (v)
+                for (int64_t j = 0; j < n; j++) v[i * ldv + j] = le_mk(NAN, NAN);
+        }
+        return (int)n;
+    }
     const double sc = le_range_scale(amax);
     if (sc != 1.0)
         for (int64_t i = 0; i < n * n; i++) h[i] = le_rmul(sc, h[i]);
@@ -166,12 +192,15 @@ static int le_eig1(le_t *a, int64_t lda, int64_t n, le_t *w, le_t *v, int64_t ld
                                   le_dotu(k - 1 - i, h + i * n + i + 1, x + i + 1));
                 le_t dg = le_sub(h[i * n + i], lam);
                 if (le_abs1(dg) < smin) dg = le_mk(smin, 0.0);
-                x[i] = le_rmul(-1.0, le_div(acc, dg));
-                double mx = le_abs1(x[i]);
-                if (mx > 1e100) {
-                    for (int64_t j = i; j <= k; j++) x[j] = le_rmul(1.0 / mx, x[j]);
-                    rs /= mx;
+                const double dd = le_abs1(dg), q = le_abs1(acc);
+                if (dd < 1.0 && q > dd * 1e100) {   /* x[i] would pass 1e100 (or overflow: dd
+                                                     * may be smin ~ 1e-291): rescale first */
+                    const double f = dd * 1e100 / q;
+                    for (int64_t j = i + 1; j <= k; j++) x[j] = le_rmul(f, x[j]);
+                    rs *= f;
+                    acc = le_rmul(f, acc);
                 }
+                x[i] = le_rmul(-1.0, le_div(acc, dg));
             }
             memset(y, 0, sizeof(le_t) * (size_t)n);
             for (int64_t j = 0; j <= k; j++) le_axpy(n, x[j], zt + j * n, y);
