@@ -43,7 +43,15 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 import tensor as T
 from tensor import dtypes as dt
 from tensor.aliasing import internal_overlap
+from tensor import optable_special
 from tensor.optable import BINARY, UNARY
+
+# torch.special's Bessel functions and polynomials are left out: their NumPy references are
+# quadratures and series accurate near the tests' inputs only (tests/test_optable.py checks them
+# there, tests/test_special_bessel*.py against mpmath), and they allocate in proportion to |x|
+_SPECIAL = {op.name for op in optable_special.UNARY + optable_special.BINARY}
+FUZZ_UNARY = [op for op in UNARY if op.name not in _SPECIAL]
+FUZZ_BINARY = [op for op in BINARY if op.name not in _SPECIAL]
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -357,7 +365,7 @@ class Program(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def unary(self, data):
-        op = data.draw(st.sampled_from(UNARY), label="unary")
+        op = data.draw(st.sampled_from(FUZZ_UNARY), label="unary")
         p = self._pick(data)
         fn = getattr(T, op.name)
         form = data.draw(st.sampled_from(["call", "out"]) if isinstance(op.ref, np.ufunc)
@@ -375,7 +383,7 @@ class Program(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def binary(self, data):
-        op = data.draw(st.sampled_from(BINARY), label="binary")
+        op = data.draw(st.sampled_from(FUZZ_BINARY), label="binary")
         a = self._pick(data)
         b = self._pick(data) if data.draw(st.booleans()) else None
         bo, br = (b.ours, b.ref) if b is not None else (self._scalar(data),) * 2
