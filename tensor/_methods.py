@@ -227,22 +227,43 @@ for _n in ("segment_sum", "segment_prod", "segment_max", "segment_min", "segment
     delattr(Tensor, _n)
 
 
-def _to(self, *args, dtype=None, device=None, copy: bool = False):
-    """to(device), to(dtype) or to(device, dtype), as PyTorch's."""
+def _to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False):
+    """PyTorch's to: to(device), to(dtype), to(device, dtype), to(other) (other's device and
+    dtype), with non_blocking and copy also positional after them. A device is a Device, a
+    string or a CUDA index. non_blocking is accepted and changes nothing: a host-to-device copy
+    is queued on the current stream already (the host may reuse its memory on return), and a
+    device-to-host copy waits for its bytes (PyTorch's non_blocking may return before them)."""
     from .device import Device
     from .device import device as parse_device
-    for a in args:
-        if isinstance(a, Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
+    flags = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and i == 0:
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, Device | int) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
             device = a
         else:
             dtype = a
+    if len(flags) > 2:
+        raise TypeError(f"to: at most two bool arguments (non_blocking, copy), got {len(flags)}")
+    if len(flags) == 2:   # (non_blocking, copy): non_blocking changes nothing here
+        copy = flags[1]
     x = self
-    if device is not None and parse_device(device) != self.device:
-        x = PUB["to_device"](x, parse_device(device))
-        copy = False
+    if device is not None:
+        dev = parse_device(f"cuda:{device}" if isinstance(device, int) else device)
+        if dev != self.device:
+            x = PUB["to_device"](x, dev)
+            copy = False
     if dtype is not None:
         return PUB["astype"](x, dtype, copy)
     return PUB["copy"](x) if copy else x
+
+
+def _cuda(self, device=None, non_blocking: bool = False):
+    """The tensor on a CUDA device (the current one, or cuda:device); PyTorch's."""
+    return self.to("cuda" if device is None else device if isinstance(device, str) else
+                   f"cuda:{device.index}" if hasattr(device, "index") else f"cuda:{device}")
 
 
 def _record_stream(self, stream) -> None:
@@ -263,8 +284,8 @@ def _record_stream(self, stream) -> None:
 
 Tensor.record_stream = _record_stream
 Tensor.to = _to
-Tensor.cpu = lambda self: self.to("cpu")
-Tensor.cuda = lambda self, device=None: self.to("cuda" if device is None else f"cuda:{device}")
+Tensor.cpu = lambda self, memory_format=None: self.to("cpu")
+Tensor.cuda = _cuda
 
 # --- interop ---
 Tensor.numpy = interop.to_numpy
