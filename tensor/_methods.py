@@ -23,7 +23,7 @@ from . import dtypes as _dt
 from ._tensor import Tensor
 from .convert import from_numpy
 from .elementwise import as_operands
-from .public import PUB
+from .public import PUB, TORCH_METHODS
 
 _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
            "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
@@ -166,6 +166,8 @@ for _n, _f in PUB.items():
 for _n, _f in {**torch_extra.METHODS, **math_extra.METHODS}.items():   # PyTorch's methods that
     setattr(Tensor, _n, _f)                                           # are no T.function
 for _n, _f in torch_index.METHODS.items():   # Tensor.unfold (not nn.functional.unfold)
+    setattr(Tensor, _n, _f)
+for _n, _f in TORCH_METHODS.items():   # x.sort (PyTorch's or NumPy's by keyword), x.split
     setattr(Tensor, _n, _f)
 _view_shape = PUB["view"]
 

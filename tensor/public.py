@@ -200,5 +200,10 @@ from . import segment as _segment  # noqa: E402
 for _n in _segment.__all__[:-1]:
     _composite(_n, getattr(_segment, _n))
 
+# PyTorch's keyword spellings (keepdim, dim, dims...) and its dim= forms (max -> (values,
+# indices)...): wrappers around the functions above (tensor/torch_spelling.py)
+from . import torch_spelling  # noqa: E402
+
+TORCH_METHODS = torch_spelling.apply(PUB)
 optable.T.bind(PUB)   # the op table's derivatives call the recorded public functions
 INPLACE = frozenset(n for n in PUB if n.endswith("_")) | {"setitem"}

@@ -94,7 +94,7 @@ RED_CASES = {
     "std_correction": (lambda t: t.std(dim=0, correction=1), (4, 3)),
     "max_all": (lambda t: T.max(t), (3, 4)),
     "max_axis": (lambda t: T.max(t, 1, True), (3, 4)),
-    "min_dim": (lambda t: t.min(dim=0), (3, 4)),
+    "min_dim": (lambda t: t.min(dim=0).values, (3, 4)),
     "amax_axes": (lambda t: T.amax(t, axis=(0, 2)), (2, 3, 2)),
     "amin_keep": (lambda t: T.amin(t, axis=-1, keepdims=True), (2, 3, 2)),
     "logsumexp_all": (lambda t: T.logsumexp(t), (3, 4)),
@@ -248,8 +248,10 @@ def test_var_exact_and_logsumexp_is_softmax():
     a = arr(3, 5)
     x = leaf(a)
     T.var(x, axis=1, ddof=1).sum().backward()
+    # a - mean cancels: an absolute bound of a few ulps of |a| (the CUDA kernels sum in another
+    # order; a draw with an element next to its row's mean gave 3.7e-13 relative, 5.6e-17 absolute)
     np.testing.assert_allclose(x.grad.numpy(), 2 * (a - a.mean(1, keepdims=True)) / 4,
-                               rtol=1e-13)
+                               rtol=1e-13, atol=8 * np.finfo(np.float64).eps * np.abs(a).max())
     y = leaf(a)
     T.logsumexp(y, axis=0).sum().backward()
     e = np.exp(a)

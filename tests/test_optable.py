@@ -102,6 +102,9 @@ def test_table_aliases_are_the_same_public_function():
             assert PUB[a] is PUB[op.name] and PUB[a + "_"] is PUB[op.name + "_"]
     for r in REDUCTIONS:
         for a in r.aliases:
+            if r.name in ("max", "min"):   # max(dim=) is PyTorch's (values, indices); amax never
+                assert PUB[a].__name__ == r.name and getattr(T, a) is PUB[a]
+                continue
             assert PUB[a] is PUB[r.name] and getattr(T, a) is getattr(T, r.name)
 
 

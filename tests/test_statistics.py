@@ -113,7 +113,9 @@ def test_median_nanmedian_match_numpy(case, d, seed, view):
 def test_median_slices_with_nans_and_dim_alias():
     a = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 1.0, 2.0, 8.0]])
     x = T.asarray(a)
-    np.testing.assert_array_equal(to_np(T.median(x, dim=1)), [np.nan, np.nan, 3.0])
+    np.testing.assert_array_equal(to_np(T.median(x, axis=1)), [np.nan, np.nan, 3.0])
+    # dim= is PyTorch's form: (values, indices), the lower middle value (tests/test_torch_spelling.py)
+    assert to_np(T.median(x, dim=1).values)[2] == 2.0
     np.testing.assert_array_equal(to_np(T.nanmedian(x, axis=-1)), [2.0, np.nan, 3.0])
     assert T.median(T.tensor([1, 2, 3, 4], dtype=T.int32)).dtype is dt.float64
     assert to_np(x.median(axis=0, keepdims=True)).shape == (1, 4)

@@ -1,0 +1,330 @@
+"""PyTorch's spellings of the NumPy-rooted functions, so code written for torch runs unchanged:
+the keywords `keepdim` (NumPy's keepdims), `dim` (axis), `dims` (flip, roll), `shifts` (roll),
+`diagonal` (triu, tril), `unbiased` (std, var), `alpha` (add, sub), `as_tuple` (nonzero), and
+the forms where PyTorch's answer differs from NumPy's, chosen by a keyword only PyTorch has
+(`dim` / `keepdim`), never by position (where NumPy's meaning stays):
+
+- max / min / median / nanmedian with dim= (one int) or keepdim=: the (values, indices) named
+  pair (median the lower of the two middle values); max(x, other) / min(x, other): the
+  element-wise maximum / minimum;
+- sort(x, dim=...): (values, indices); x.sort(dim=..., descending=...) too, and x.sort(axis=...)
+  sorts in place as NumPy's (a bare x.sort() is refused: the two libraries disagree);
+- split(x, n, dim=...): pieces of n (or of the listed sizes) as torch.split; x.split(n) always
+  (NumPy arrays have no split method);
+- squeeze(x, dim=...): dims whose size is not 1 stay (NumPy raises for them);
+- std / var with dim=, keepdim= or unbiased=: PyTorch's default correction 1 unless ddof /
+  correction says otherwise;
+- nonzero(x, as_tuple=False): the (n, ndim) index matrix.
+
+apply(PUB) installs the wrappers (tensor/public.py, once every function is published).
+
+>>> import tensor as T
+>>> x = T.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+>>> v, i = x.max(dim=1)
+>>> v.tolist(), i.tolist(), x.sum(dim=1, keepdim=True).shape
+([5.0, 7.0], [1, 0], (2, 1))
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+from typing import NamedTuple
+
+from ._tensor import Tensor
+
+
+class MaxResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class MinResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class MedianResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class SortResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+_UNSET = object()
+
+# keyword renames where the meaning is the same (besides the generic keepdim and dim ones)
+_RENAMES = {"flip": {"dims": "axis"}, "roll": {"dims": "axis", "shifts": "shift"},
+            "triu": {"diagonal": "k"}, "tril": {"diagonal": "k"}}
+# their own wrappers below (the answer's form differs with PyTorch's keywords)
+_OWN = {"max", "min", "median", "nanmedian", "sort", "split", "squeeze", "std", "var", "nonzero",
+        "add", "sub", "subtract", "add_", "sub_", "subtract_"}
+
+
+def _like(f, fn):
+    """f dressed as fn (name, doc, signature). A composite (fn without __wrapped__, its steps
+    recorded each) stays one: no __wrapped__ on f either (tests/test_optable.py checks it)."""
+    functools.update_wrapper(f, fn)
+    if not hasattr(fn, "__wrapped__"):
+        del f.__wrapped__
+        try:
+            f.__signature__ = inspect.signature(fn)
+        except (TypeError, ValueError):
+            pass
+    return f
+
+
+def _renaming(fn, name: str, renames: dict):
+    """fn taking PyTorch's keyword names too (renames: PyTorch's -> fn's)."""
+    def f(*args, **kwargs):
+        for theirs, ours in renames.items():
+            if theirs in kwargs:
+                if ours in kwargs:
+                    raise TypeError(f"{name}: got both {theirs}= (PyTorch's) and {ours}= (NumPy's)")
+                kwargs[ours] = kwargs.pop(theirs)
+        return fn(*args, **kwargs)
+    return _like(f, fn)
+
+
+def _params(fn) -> dict:
+    try:
+        return dict(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _one_dim(d) -> bool:
+    try:
+        operator.index(d)
+        return True
+    except TypeError:
+        return False
+
+
+def _keep(keepdims, keepdim, name):
+    if keepdim is None:
+        return keepdims
+    if keepdims is not _UNSET and keepdims is not None:
+        raise TypeError(f"{name}: got both keepdim= (PyTorch's) and keepdims= (NumPy's)")
+    return bool(keepdim)
+
+
+def _minmax(PUB, name: str, pair, result):
+    red, arg, elementwise = PUB[name], PUB["arg" + name], PUB[pair]
+
+    def f(x, axis=None, keepdims=_UNSET, *, dim=None, keepdim=None, out=None):
+        if isinstance(axis, Tensor):   # torch.max(input, other): element-wise
+            return elementwise(x, axis) if out is None else elementwise(x, axis, out=out)
+        keep = _keep(keepdims, keepdim, name)
+        keep = False if keep is _UNSET else keep
+        torch_form = ((dim is not None or keepdim is not None) and (dim is None or axis is None)
+                      and _one_dim(dim if dim is not None else axis))
+        if not torch_form:
+            kw = {"dim": dim} if dim is not None else {}
+            return red(x, axis, keep, **kw) if out is None else red(x, axis, keep, out=out, **kw)
+        d = dim if dim is not None else axis
+        r = result(red(x, dim=d, keepdims=keep), arg(x, dim=d, keepdims=keep))
+        return r if out is None else _into(out, r, name)
+    return _like(f, red)
+
+
+def _into(out, r, name):
+    """PyTorch's out=(values, indices)."""
+    if not isinstance(out, tuple | list) or len(out) != 2:
+        raise TypeError(f"{name}: out= must be a (values, indices) pair with dim=")
+    for o, v in zip(out, r):
+        o[...] = v
+    return type(r)(*out)
+
+
+def _median(PUB, name: str, skip_nan: bool):
+    numpy_form = PUB[name]
+
+    def f(x, axis=None, keepdims=_UNSET, *, dim=None, keepdim=None):
+        keep = _keep(keepdims, keepdim, name)
+        keep = False if keep is _UNSET else keep
+        d = dim if dim is not None else axis
+        if ((dim is None and keepdim is None) or (dim is not None and axis is not None)
+                or not _one_dim(d)):
+            return numpy_form(x, axis, keep, **({"dim": dim} if dim is not None else {}))
+        return _lower_median(PUB, x, operator.index(d), keep, skip_nan, name)
+    return _like(f, numpy_form)
+
+
+def _lower_median(PUB, x, d: int, keep: bool, skip_nan: bool, name: str):
+    """torch.median / nanmedian along d: the lower middle value and its index; a NaN in a slice
+    gives NaN (at a NaN's index) for median, is left out by nanmedian."""
+    from .axes import norm_axis
+    from .convert import asarray
+    from .creation import zeros
+    x = x if isinstance(x, Tensor) else asarray(x)
+    if x.ndim == 0:
+        return MedianResult(PUB["copy"](x), zeros((), dtype="int64", device=x.device))
+    a = norm_axis(d, x.ndim, name)
+    if x.shape[a] == 0:
+        raise IndexError(f"{name}: dim {d} of shape {x.shape} is empty: no median")
+    order = PUB["argsort"](x, axis=a)               # stable, NaN last
+    nans = PUB["sum"](PUB["isnan"](x), axis=a, keepdims=True)
+    n = x.shape[a]
+    valid = n - nans                                 # the non-NaN count
+    if skip_nan:
+        k = PUB["maximum"](valid - 1, 0) // 2
+    else:                                            # a NaN: the first NaN, at position valid
+        k = PUB["where"](nans > 0, valid, (n - 1) // 2)
+    idx = PUB["take_along_axis"](order, k, a)
+    vals = PUB["take_along_axis"](x, idx, a)
+    if not keep:
+        vals, idx = PUB["squeeze"](vals, a), PUB["squeeze"](idx, a)
+    return MedianResult(vals, idx)
+
+
+def _sort(PUB):
+    numpy_form = PUB["sort"]
+
+    def f(x, /, axis=-1, kind=None, order=None, *, descending=False, stable=True, dim=None, out=None):
+        if dim is None:
+            return numpy_form(x, axis, kind, order, descending=descending, stable=stable)
+        idx = PUB["argsort"](x, axis=dim, descending=descending, stable=True)
+        r = SortResult(PUB["take_along_axis"](x, idx, dim), idx)
+        return r if out is None else _into(out, r, "sort")
+    return _like(f, numpy_form)
+
+
+def _sort_method(PUB):
+    fn = PUB["sort"]
+
+    def sort(self, *args, **kwargs):
+        """x.sort(dim=-1, descending=False, stable=False): PyTorch's (values, indices);
+        x.sort(axis=-1): NumPy's in-place sort (returns None). A bare x.sort() or a positional
+        axis is refused: NumPy sorts in place there, PyTorch returns a pair."""
+        if "axis" in kwargs or "kind" in kwargs:
+            if args or {"dim", "descending"} & kwargs.keys():
+                raise TypeError("x.sort: give NumPy's axis= or PyTorch's dim=, not both")
+            self[...] = fn(self, kwargs.get("axis", -1), kwargs.get("kind"))
+            return None
+        if "dim" in kwargs or "descending" in kwargs or "stable" in kwargs:
+            if len(args) > 1:
+                raise TypeError("x.sort: at most one positional argument (dim)")
+            dim = args[0] if args else kwargs.pop("dim", -1)
+            kwargs.pop("stable", None)
+            return fn(self, dim=dim, descending=kwargs.pop("descending", False), **kwargs)
+        raise TypeError("x.sort(): NumPy's sorts x in place and returns None, PyTorch's returns "
+                        "(values, indices); say which: x.sort(dim=-1) (PyTorch's), x.sort(axis=-1) "
+                        "(NumPy's, in place) or T.sort(x, axis) (a sorted copy)")
+    return sort
+
+
+def _split(PUB):
+    numpy_form, sizes_form = PUB["split"], PUB["split_with_sizes"]
+
+    def f(x, indices_or_sections, axis=0, *, dim=None):
+        if dim is None:
+            return numpy_form(x, indices_or_sections, axis)
+        return torch_split(x, indices_or_sections, dim)
+
+    def torch_split(x, split_size_or_sections, dim=0):
+        """torch.split: pieces of split_size_or_sections along dim (the last one shorter), or of
+        the listed sizes."""
+        from .axes import norm_axis
+        if isinstance(split_size_or_sections, int):
+            s = split_size_or_sections
+            if s <= 0:
+                raise ValueError(f"split: the split size must be positive, got {s}")
+            n = x.shape[norm_axis(dim, x.ndim, "split")]
+            sizes = [s] * (n // s) + ([n % s] if n % s or n == 0 else [])
+            return sizes_form(x, sizes, dim)
+        return sizes_form(x, list(split_size_or_sections), dim)
+    return _like(f, numpy_form), torch_split
+
+
+def _squeeze(PUB):
+    numpy_form = PUB["squeeze"]
+
+    def f(x, axis=None, *, dim=None):
+        if dim is None:
+            return numpy_form(x, axis)
+        dims = (dim,) if _one_dim(dim) else tuple(dim)
+        from .axes import norm_axis
+        keep = tuple(norm_axis(d, max(x.ndim, 1), "squeeze") for d in dims)
+        ones = tuple(d for d in keep if x.ndim and x.shape[d] == 1)   # PyTorch: others stay
+        return numpy_form(x, ones) if ones else (numpy_form(x, ()) if x.ndim else x)
+    return _like(f, numpy_form)
+
+
+def _moments(PUB, name: str):
+    numpy_form = PUB[name]
+
+    def f(x, axis=None, dtype=None, ddof=_UNSET, keepdims=_UNSET, *, correction=None, dim=None,
+          keepdim=None, unbiased=None):
+        keep = _keep(keepdims, keepdim, name)
+        keep = False if keep is _UNSET else keep
+        if unbiased is not None:
+            if ddof is not _UNSET or correction is not None:
+                raise TypeError(f"{name}: give one of unbiased= (PyTorch's), correction= or ddof=")
+            correction = 1 if unbiased else 0
+        elif ddof is _UNSET and correction is None and (dim is not None or keepdim is not None):
+            correction = 1   # PyTorch's default: the unbiased estimate
+        ddof = 0 if ddof is _UNSET else ddof
+        return numpy_form(x, axis, dtype, ddof, keep, correction=correction, dim=dim)
+    return _like(f, numpy_form)
+
+
+def _nonzero(PUB):
+    numpy_form = PUB["nonzero"]
+
+    def f(x, *, as_tuple=None):
+        if as_tuple is None or as_tuple:
+            return numpy_form(x)
+        return PUB["argwhere"](x)
+    return _like(f, numpy_form)
+
+
+def _alpha(fn, PUB):
+    def f(a, b, *args, alpha=None, **kwargs):
+        if alpha is not None and alpha != 1:
+            b = PUB["multiply"](b, alpha)
+        return fn(a, b, *args, **kwargs)
+    return _like(f, fn)
+
+
+def apply(PUB: dict) -> dict:
+    """Wrap PUB's functions to take PyTorch's spellings (in place; a function published under
+    several names gets one wrapper); returns the Tensor methods that differ from the functions
+    (sort, split)."""
+    done: dict = {}   # id(function) -> its wrapper
+
+    def wrap(name, make):
+        fn = PUB[name]
+        w = done.get(id(fn))
+        if w is None:
+            w = done[id(fn)] = make(fn)
+        PUB[name] = w
+
+    for name, fn in list(PUB.items()):
+        if name in _OWN or not callable(fn):
+            continue
+        ps = _params(fn)
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps.values()):
+            continue
+        renames = dict(_RENAMES.get(name, {}))
+        if "keepdims" in ps and "keepdim" not in ps:
+            renames["keepdim"] = "keepdims"
+        if "axis" in ps and "dim" not in ps:
+            renames["dim"] = "axis"
+        if renames:
+            wrap(name, lambda f, n=name, r=renames: _renaming(f, n, r))
+    PUB["max"] = _minmax(PUB, "max", "maximum", MaxResult)
+    PUB["min"] = _minmax(PUB, "min", "minimum", MinResult)
+    PUB["median"] = _median(PUB, "median", False)
+    PUB["nanmedian"] = _median(PUB, "nanmedian", True)
+    PUB["sort"] = _sort(PUB)
+    PUB["split"], torch_split = _split(PUB)
+    PUB["squeeze"] = _squeeze(PUB)
+    PUB["std"], PUB["var"] = _moments(PUB, "std"), _moments(PUB, "var")
+    PUB["nonzero"] = _nonzero(PUB)
+    for name in ("add", "sub", "subtract", "add_", "sub_", "subtract_"):
+        wrap(name, lambda f: _alpha(f, PUB))
+    return {"sort": _sort_method(PUB), "split": torch_split}
