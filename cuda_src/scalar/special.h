@@ -212,6 +212,7 @@ SX_SCALAR_FN double SX_TNAME(sx_zeta, f64)(double s, double q) {
     if (q > 0.0) return SX_TNAME(sx_zeta_pos, f64)(s, q);
     if (q == floor(q)) return SX_INF_D;                 /* the poles, and -inf */
     if (s != floor(s)) return SX_INF_D - SX_INF_D;
+    if (s == SX_INF_D) return SX_INF_D;   /* the term |q + k| < 1 to the power -inf (Cephes') */
     double n = floor(-q) + 1.0, p = q + n, r = -(q + (n - 1.0));   /* p, r in (0, 1): exact */
     double sg = fmod(s, 2.0) == 0.0 ? 1.0 : -1.0, m = n < 32.0 ? n : 32.0;
     double acc = SX_TNAME(sx_zeta_pos, f64)(s, p + m);   /* the tails: with r == p and an odd s */
