@@ -282,32 +282,55 @@ def _tensor_args(args, nums, op: str) -> None:
             raise TypeError(f"{op}: argument {a} must be a Tensor, got {type(args[a]).__name__}")
 
 
-def _per_output(outs, ins, rows_of, single: bool, out_spec):
-    """Blocks o.shape + x.shape per output o and input x (rows_of(o) gives, per input, the
-    o.size gradients or tangents), as a tree of f's outputs of (tuples over) the inputs."""
+def _leaf_check(args, nums, op: str) -> list:
+    """The (leaves, spec) of each argument at nums: tensors, or trees (tuple / list / dict) of
+    them, as torch.func takes a dict of parameters."""
+    trees = [_flatten(args[a]) for a in nums]
+    for a, (leaves, _) in zip(nums, trees):
+        for x in leaves:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"{op}: argument {a} must be a Tensor or a tuple / list / dict of "
+                                f"tensors, got {type(x).__name__}")
+    return trees
+
+
+def _by_argument(blocks, trees, single: bool):
+    """Per-leaf blocks regrouped as the arguments' trees (a tuple over argnums unless single)."""
+    res, k = [], 0
+    for leaves, spec in trees:
+        res.append(_unflatten(list(blocks[k:k + len(leaves)]), spec)[0])
+        k += len(leaves)
+    return res[0] if single else tuple(res)
+
+
+def _per_output(outs, ins, rows_of, trees, single: bool, out_spec):
+    """Blocks o.shape + x.shape per output o and input leaf x (rows_of(o) gives, per leaf, the
+    o.size gradients or tangents), as a tree of f's outputs of the arguments' trees."""
     res = []
     for o in outs:
         rows = rows_of(o)
         blocks = [T.zeros(o.shape + x.shape, dtype=x.dtype, device=x.device) if not r
                   else T.stack(r).reshape(o.shape + x.shape) for r, x in zip(rows, ins)]
-        res.append(blocks[0] if single else tuple(blocks))
+        res.append(_by_argument(blocks, trees, single))
     return _unflatten(res, out_spec)[0]
 
 
 def jacrev(f, argnums=0, *, has_aux: bool = False):
     """The Jacobian of f with respect to argument(s) argnums by reverse mode (one backward
     pass per output element): shape output.shape + input.shape; a tuple over the arguments
-    where argnums is a tuple, and f's output structure over its outputs (torch.func.jacrev)."""
+    where argnums is a tuple, an argument's tree (a dict of parameters...) of blocks where it is
+    a tree, and f's output structure over its outputs (torch.func.jacrev)."""
     op = "jacrev"
 
     def wrapped(*args):
         nums, single = _argnums(argnums, len(args), op)
-        _tensor_args(args, nums, op)
+        _leaf_check(args, nums, op)
         keep = _keeps_graph(args)
         xs = _stand_ins(args, nums, op, keep)
         out, aux = _call(f, xs, {}, has_aux, op)
         outs, spec = _flatten(out)
-        ins = [xs[a] for a in nums]
+        trees = [_flatten(xs[a]) for a in nums]
+        ins = [x for leaves, _ in trees for x in leaves]
 
         def rows_of(o):
             rows = [[] for _ in ins]
@@ -317,34 +340,40 @@ def jacrev(f, argnums=0, *, has_aux: bool = False):
                 for r, g in zip(rows, _grads([o], ins, [e.reshape(o.shape)], keep)):
                     r.append(g)
             return rows
-        jac = _per_output(outs, ins, rows_of, single, spec)
+        jac = _per_output(outs, ins, rows_of, trees, single, spec)
         return (jac, aux) if has_aux else jac
     return wrapped
 
 
 def jacfwd(f, argnums=0):
-    """The Jacobian of f by forward mode (one forward pass per input element); jacrev's shapes.
-    (Forward mode does not nest here: jacfwd of jacfwd raises; hessian is jacfwd of jacrev.)"""
+    """The Jacobian of f by forward mode (one forward pass per input element); jacrev's shapes
+    and trees. (Forward mode does not nest here: jacfwd of jacfwd raises; hessian is jacfwd of
+    jacrev.)"""
     op = "jacfwd"
 
     def wrapped(*args):
         nums, single = _argnums(argnums, len(args), op)
-        _tensor_args(args, nums, op)
+        trees = _leaf_check(args, nums, op)
         if _keeps_graph(args):   # the result is differentiated again: reverse mode's Jacobian
             return jacrev(f, argnums)(*args)   # is the same, and its graph is the tape's
+        leaves = [x for ls, _ in trees for x in ls]
+        out_spec = []
 
-        def g(*picked):
-            full = list(args)
-            for a, x in zip(nums, picked):
-                full[a] = x
-            return f(*full)
-        picked = tuple(args[a] for a in nums)
+        def g(*picked):   # f of the arguments' leaves, its outputs flattened
+            full, k = list(args), 0
+            for a, (ls, spec) in zip(nums, trees):
+                full[a] = _unflatten(list(picked[k:k + len(ls)]), spec)[0]
+                k += len(ls)
+            outs, spec = _flatten(f(*full))
+            out_spec[:] = [spec]
+            return tuple(outs)
         _depth[0] += 1
         try:
-            return _jacobian(g, picked[0] if single else picked, create_graph=_keeps_graph(args),
-                             strategy="forward-mode")
+            jac = _jacobian(g, tuple(leaves), create_graph=False, strategy="forward-mode")
         finally:
             _depth[0] -= 1
+        per_out = [_by_argument(blocks, trees, single) for blocks in jac]
+        return _unflatten(per_out, out_spec[0])[0]
     return wrapped
 
 

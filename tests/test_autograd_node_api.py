@@ -231,3 +231,30 @@ def test_repr_shows_autograd_state():
     assert repr(x * 2) == "tensor([2., 4.], dtype=float64, device=cpu, grad_fn=<MultiplyBackward0>)"
     assert T.array_repr(T.exp(x)).endswith("grad_fn=<ExpBackward0>)")
     assert repr(x.detach()) == "tensor([1., 2.], dtype=float64, device=cpu)"
+
+
+def test_jacobians_of_parameter_dicts():
+    """jacrev / jacfwd / hessian take a dict (any tuple / list / dict tree) of tensors, as
+    torch.func does for a model's parameters: blocks in the argument's tree (raised TypeError)."""
+    from autograd.func import hessian, jacfwd, jacrev
+    rng = np.random.default_rng(0)
+    w, b, x = rng.standard_normal((3, 2)), rng.standard_normal(3), rng.standard_normal(2)
+    p = {"W": T.asarray(w), "b": T.asarray(b)}
+
+    def f(p, x):
+        return T.tanh(p["W"] @ x + p["b"])
+    y = np.tanh(w @ x + b)
+    d = 1 - y ** 2                                   # dy_i / dz_i
+    for jac in (jacrev, jacfwd):
+        J = jac(f)(p, T.asarray(x))
+        assert set(J) == {"W", "b"} and J["W"].shape == (3, 3, 2) and J["b"].shape == (3, 3)
+        np.testing.assert_allclose(J["b"].numpy(), np.diag(d), atol=1e-12)
+        np.testing.assert_allclose(J["W"].numpy(), np.einsum("ij,k->ijk", np.diag(d), x), atol=1e-12)
+    H = hessian(lambda p, x: (f(p, x) ** 2).sum())(p, T.asarray(x))
+    assert H["W"]["b"].shape == (3, 2, 3) and H["b"]["b"].shape == (3, 3)
+    hb = np.diag(2 * d * d - 4 * y * y * d)          # d2/db2 sum tanh(z)^2
+    np.testing.assert_allclose(H["b"]["b"].numpy(), hb, atol=1e-12)
+    a, c = jacrev(lambda u, v: u * v, argnums=(0, 1))(T.ones(2), T.tensor([2.0, 3.0]))
+    assert np.array_equal(a.numpy(), np.diag([2.0, 3.0])) and np.array_equal(c.numpy(), np.eye(2))
+    with pytest.raises(TypeError, match="tuple / list / dict of tensors"):
+        jacrev(lambda d: d["a"])({"a": 1.0})
