@@ -181,7 +181,14 @@ def _view_method(self, *shape, dtype=None):
     if dtype is not None:
         if shape:
             raise TypeError(f"view: give a shape or a dtype, not both (got {shape!r} and {dtype!r})")
-        return views.view_dtype(self, dtype)
+        t = views.view_dtype(self, dtype)
+        if t.dtype is _dt.bool_ and self.dtype is not _dt.bool_ and t.numel():
+            # the kernels read a bool byte as its value: bytes other than 0 / 1 would count as
+            # 2, 3... in sums and casts (NumPy and PyTorch read them as True)
+            if PUB["amax"](views.view_dtype(t, _dt.uint8)).item() > 1:
+                raise ValueError(f"view: the {self.dtype.name} tensor's bytes are not all 0 or 1, "
+                                 "so they are no bool values; use x != 0 for a mask")
+        return t
     return _view_shape(self, *shape)
 
 

@@ -148,3 +148,14 @@ def test_reshape_order_f_is_differentiable():
     assert autograd.gradcheck(lambda t: (T.sin(T.ravel(t, order="F")) * T.arange(24.0)).sum(), (x,))
     with pytest.raises(NotImplementedError, match="order='A'"):
         x.reshape((4, 6), order="A")
+
+
+def test_view_as_bool_needs_0_1_bytes(device):
+    """A byte other than 0 / 1 seen as bool would count as its value in sums and casts (the
+    review found .sum() == 28 for arange(8) where NumPy gives 7): refused by name."""
+    m = T.asarray(np.array([0, 1, 1, 0], dtype=np.uint8), device=device)
+    b = m.view(T.bool)
+    assert b.dtype is T.bool and b.sum().item() == 2 and b.tolist() == [False, True, True, False]
+    with pytest.raises(ValueError, match="not all 0 or 1"):
+        T.arange(8, dtype=T.uint8, device=device).view(T.bool)
+    assert T.zeros(0, dtype=T.int8, device=device).view(T.bool).shape == (0,)
