@@ -54,9 +54,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     _tensor(input, "linear")
     _tensor(weight, "linear")
+    if weight.ndim == 1 and bias is None and input.ndim >= 1 and input.shape[-1] == weight.shape[0]:
+        return input @ weight   # PyTorch's: a 1-D weight (in_features,) drops the output dim
     if weight.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
-                         f"{weight.shape}")
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), or 1-D "
+                         f"(in_features,) without bias, got shape {weight.shape}"
+                         + ("" if bias is None else f" and a bias of shape {bias.shape}"))
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise ValueError(f"linear: input shape {input.shape} does not end in in_features="
                          f"{weight.shape[1]} (weight shape {weight.shape})")
@@ -336,7 +339,10 @@ def _valid_weights(t: Tensor, w, ignore_index: int, dtype):
         valid = t != ignore_index
         if w is None:
             return valid.astype(dtype)
-        return T.take(w.detach(), T.where(valid, t, 0)) * valid.astype(dtype)
+        # clipped: a bad target is the loss kernel's error to report; an unclipped take would
+        # queue a second, later error on a GPU (raised in some unrelated op after the first)
+        rows = T.clip(T.where(valid, t, 0), 0, w.shape[0] - 1)
+        return T.take(w.detach(), rows) * valid.astype(dtype)
 
 
 def _reduce_rows(loss, rows_w, shape, reduction, op):
@@ -444,10 +450,17 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """
     _same(input, target, "binary_cross_entropy")
     _loss_weight(weight, input, "binary_cross_entropy")
-    with no_grad():
-        if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
+    with no_grad():   # both ranges read at one synchronization (PyTorch checks both too)
+        ok_x = ok_t = True
+        if input.numel():
+            ok_x, ok_t = T.stack([((input >= 0) & (input <= 1)).all(),
+                                  ((target >= 0) & (target <= 1)).all()]).tolist()
+        if not ok_x:
             raise ValueError("binary_cross_entropy: all elements of input should be between 0 "
                              "and 1 (apply sigmoid first, or use binary_cross_entropy_with_logits)")
+        if not ok_t:
+            raise ValueError("binary_cross_entropy: all elements of target should be between 0 "
+                             "and 1 (they are probabilities)")
     loss = _fused_ops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * weight

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import tensor as T
 from autograd.grad_mode import no_grad
@@ -256,7 +257,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     if beta < 0:
         raise ValueError(f"{op}: beta must be >= 0, got {beta}")
     z = T.abs(input - target)
-    loss = z if beta == 0 else T.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+    q = T.where(z < beta, z, 0.0)   # masked: an infinite z sends no inf * 0 = NaN through it
+    loss = z if beta == 0 else T.where(z < beta, 0.5 * q * q / beta, z - 0.5 * beta)
     return _reduce(loss, reduction, op)
 
 
@@ -271,7 +273,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise ValueError(f"{op}: delta must be > 0, got {delta}")
     z = T.abs(input - target)
-    loss = T.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    q = T.where(z < delta, z, 0.0)   # masked: an infinite z sends no inf * 0 = NaN through it
+    loss = T.where(z < delta, 0.5 * q * q, delta * (z - 0.5 * delta))
     return weighted_loss(loss, weight, input, reduction, op, by_weight=False)
 
 
@@ -293,6 +296,10 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
         raise ValueError(f"{op}: reduction must be 'mean', 'batchmean', 'sum' or 'none', got "
                          f"{reduction!r}")
     _broadcast(op, input=input, target=target)
+    if reduction == "mean":   # PyTorch warns too (stacklevel 3: past autocast_op's wrapper)
+        warnings.warn("kl_div: reduction='mean' divides the total by the batch size and the "
+                      "number of classes; reduction='batchmean' divides by the batch size only, "
+                      "which is the KL divergence's definition", UserWarning, stacklevel=3)
     if log_target:
         loss = T.exp(target) * (target - input)
     else:

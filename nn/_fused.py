@@ -293,7 +293,7 @@ def _ce_dense(x, t, w, ignore, eps, p, g):
     """d(loss_i)/dx contracted with g (N,), in recorded ops: p = softmax(x) (N, C)."""
     c = x.shape[1]
     valid = t != ignore
-    st = T.where(valid, t, 0)
+    st = T.clip(T.where(valid, t, 0), 0, c - 1)   # bad targets: the forward's error, not a 2nd
     hot = (T.arange(c, device=x.device)[None, :] == st[:, None]).astype(x.dtype)
     g = g * valid.astype(g.dtype)
     wt = 1.0 if w is None else T.take(w, st)[:, None]

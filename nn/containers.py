@@ -45,10 +45,10 @@ class Sequential(Module):
             for i, m in enumerate(args):
                 self.add_module(str(i), m)
 
-    def forward(self, x):
+    def forward(self, input):   # PyTorch's name: seq(input=t) works
         for m in self._modules.values():
-            x = m(x)
-        return x
+            input = m(input)
+        return input
 
     def __getitem__(self, i):
         items = list(self._modules.items())

@@ -26,8 +26,8 @@ class Dropout(Module):
             raise ValueError(f"Dropout: probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = float(p), inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:   # PyTorch's name: m(input=t) works
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

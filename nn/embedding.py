@@ -50,9 +50,14 @@ def checked_ids(ids: Tensor, lo: int, hi: int, message) -> Tensor:
 
     def raise_bad(i: int):
         raise IndexError(message(int(flat[i].item()), i))
-    report(backend_for(flat.device).check_range(flat.device, flat.numel(), flat.data_ptr(), lo, hi),
-           raise_bad)
-    return ids
+    verdict = backend_for(flat.device).check_range(flat.device, flat.numel(), flat.data_ptr(), lo, hi)
+    report(verdict, raise_bad)
+    if isinstance(verdict, int):   # decided now: no id is bad
+        return ids
+    # a deferred verdict: the consumer reads clipped ids, so that its own index check finds
+    # nothing and this check's error is the only one raised (not a second one, later, in an
+    # unrelated op); a bad id's output is garbage the error already reports
+    return T.clip(ids, lo if ids.dtype.kind == "i" else max(lo, 0), hi - 1)
 
 
 def _renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float) -> None:

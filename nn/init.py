@@ -298,6 +298,26 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
            "trunc_normal_", "orthogonal_", "sparse_", "dirac_"]
 
 
+def _deprecated_alias(fn):
+    """PyTorch's old spellings without the trailing underscore (init.xavier_uniform(w), still in
+    many older scripts): the same in-place initialiser, with PyTorch's FutureWarning."""
+    old, new = fn.__name__[:-1], fn.__name__
+
+    def alias(*args, **kwargs):
+        warnings.warn(f"nn.init.{old} is deprecated in favor of nn.init.{new}", FutureWarning,
+                      stacklevel=2)
+        return fn(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"Deprecated spelling of {new} (warns FutureWarning)."
+    return alias
+
+
+uniform, normal, constant, eye, dirac, xavier_uniform, xavier_normal, kaiming_uniform, \
+    kaiming_normal, orthogonal, sparse = map(_deprecated_alias, (
+        uniform_, normal_, constant_, eye_, dirac_, xavier_uniform_, xavier_normal_,
+        kaiming_uniform_, kaiming_normal_, orthogonal_, sparse_))
+
+
 def default_layer_init_(weight: Tensor, bias: Tensor | None) -> None:
     """PyTorch's Linear/Conv reset_parameters: kaiming_uniform_(a=sqrt(5)) weight and
     U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias (fan_in from the weight's shape)."""

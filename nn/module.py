@@ -104,7 +104,9 @@ def _addindent(s: str, n: int) -> str:
 
 def _parse_to(args, device, dtype):
     for a in args:
-        if isinstance(a, T.Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
+        if isinstance(a, Tensor):   # to(other): other's device and dtype, as PyTorch's
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, T.Device) or (isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda")):
             device = a
         else:
             dtype = a
@@ -454,10 +456,13 @@ class Module(_sh.StateHooks, ModuleExtras):
                         m._buffers[k] = fn(b)
         return self
 
-    def to(self, *args, device=None, dtype=None) -> Module:
-        """to(device), to(dtype) or to(device, dtype): moves every parameter and buffer, and
-        casts the floating ones (integer buffers keep their dtype; a complex dtype casts the
-        complex ones too, as PyTorch's). In place; returns self."""
+    def to(self, *args, device=None, dtype=None, non_blocking: bool = False) -> Module:
+        """to(device), to(dtype), to(device, dtype) or to(tensor) (its device and dtype): moves
+        every parameter and buffer, and casts the floating ones (integer buffers keep their
+        dtype; a complex dtype casts the complex ones too, as PyTorch's). In place; returns
+        self. non_blocking is accepted as PyTorch's (copies are ordered on the stream)."""
+        if not isinstance(non_blocking, bool):
+            raise TypeError(f"Module.to: non_blocking must be a bool, got {type(non_blocking).__name__}")
         device, dtype = _parse_to(args, device, dtype)
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"Module.to: only floating or complex dtypes are accepted, got "

@@ -48,7 +48,7 @@ from tensor.optable import BINARY, UNARY
 
 # torch.special's Bessel functions and polynomials are left out: their NumPy references are
 # quadratures and series accurate near the tests' inputs only (tests/test_optable.py checks them
-# there, tests/test_special_bessel*.py against mpmath), and they allocate in proportion to |x|
+# there, tests/test_special_bessel.py against mpmath), and they allocate in proportion to |x|
 _SPECIAL = {op.name for op in optable_special.UNARY + optable_special.BINARY}
 FUZZ_UNARY = [op for op in UNARY if op.name not in _SPECIAL]
 FUZZ_BINARY = [op for op in BINARY if op.name not in _SPECIAL]

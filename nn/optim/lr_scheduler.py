@@ -19,6 +19,11 @@ EPOCH_DEPRECATION_WARNING = (   # PyTorch's words
     "epoch is different from None, the closed form is used instead of the new chainable form, "
     "where available.")
 
+ORDER_WARNING = (   # PyTorch warns the same way: the schedule's first value would be skipped
+    "lr_scheduler.step() was called before optimizer.step(): call optimizer.step() first, then "
+    "lr_scheduler.step(); in this order the first learning rate of the schedule is skipped")
+
+
 class LRScheduler:
     """Base scheduler: sets each group's lr from `get_lr()` on every `step()` (call it after
     `optimizer.step()`); construction performs step 0."""
@@ -59,6 +64,8 @@ class LRScheduler:
         """Set the next learning rates. Inside a step compiled with tensor.compile it is an
         island (Python state: it runs on every replay). `epoch` (deprecated, as in PyTorch,
         which warns the same way) jumps to that epoch: the closed form where there is one."""
+        if self._step_count == 1 and not self.optimizer.__dict__.get("_opt_called", False):
+            warnings.warn(ORDER_WARNING, UserWarning, stacklevel=2)
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         island(self._step, epoch)
@@ -93,7 +100,7 @@ class LambdaLR(LRScheduler):
 
     >>> import tensor as T
     >>> from nn.optim import SGD
-    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0); opt.step()   # (schedulers step after it)
     >>> s = LambdaLR(opt, lambda e: 0.5 ** e); s.step(); s.step(); s.get_last_lr()
     [0.25]
     """

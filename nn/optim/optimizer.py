@@ -106,6 +106,8 @@ def _with_hooks(name: str, fn):
     registered by register_step_pre_hook & co around it, once per outermost call (a subclass's
     method calling super()'s runs them once)."""
     def step(self, *args, **kwargs):
+        if name == "step":   # read by LRScheduler.step's check of the calling order
+            self.__dict__["_opt_called"] = True
         active = self.__dict__.setdefault("_hooks_active", set())
         if name in active:
             return fn(self, *args, **kwargs)

@@ -45,7 +45,7 @@ class MultiplicativeLR(LambdaLR):
 
     >>> import tensor as T
     >>> from nn.optim import SGD
-    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0); opt.step()   # (schedulers step after it)
     >>> s = MultiplicativeLR(opt, lambda e: 0.5); s.step(); s.step(); s.get_last_lr()
     [0.25]
     """
@@ -73,7 +73,7 @@ class MultiStepLR(LRScheduler):
 
     >>> import tensor as T
     >>> from nn.optim import SGD
-    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0); opt.step()   # (schedulers step after it)
     >>> s = MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
     >>> [s.step() or s.get_last_lr()[0] for _ in range(4)]
     [0.5, 0.5, 0.25, 0.25]
@@ -457,7 +457,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     >>> import tensor as T
     >>> from nn.optim import SGD
-    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0); opt.step()   # (schedulers step after it)
     >>> s = ReduceLROnPlateau(opt, factor=0.5, patience=1)
     >>> for loss in [3.0, 2.0, 2.0, 2.0]:
     ...     s.step(loss)
@@ -590,7 +590,7 @@ class SequentialLR(_Composite):
 
     >>> import tensor as T
     >>> from nn.optim import SGD
-    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0); opt.step()   # (schedulers step after it)
     >>> s = SequentialLR(opt, [ConstantLR(opt, factor=0.5, total_iters=2),
     ...                        ExponentialLR(opt, gamma=0.9)], milestones=[2])
     >>> [s.get_last_lr()[0]] + [s.step() or round(s.get_last_lr()[0], 4) for _ in range(3)]
@@ -641,7 +641,7 @@ class ChainedScheduler(_Composite):
 
     >>> import tensor as T
     >>> from nn.optim import SGD
-    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0)
+    >>> opt = SGD([T.zeros(2).requires_grad_()], lr=1.0); opt.step()   # (schedulers step after it)
     >>> s = ChainedScheduler([ConstantLR(opt, factor=0.5, total_iters=2),
     ...                       ExponentialLR(opt, gamma=0.9)])
     >>> [s.get_last_lr()[0]] + [s.step() or round(s.get_last_lr()[0], 4) for _ in range(2)]

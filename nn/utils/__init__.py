@@ -1,6 +1,7 @@
 """Gradient clipping, as torch.nn.utils: clip_grad_norm_, clip_grad_value_, get_total_norm and
 clip_grads_with_norm_; and the rest of torch.nn.utils from its submodules: rnn (packed and padded
-sequences), parametrize and parametrizations (weight_norm, spectral_norm, orthogonal), the older
+sequences), prune (magnitude / random / structured pruning through masks), parametrize and
+parametrizations (weight_norm, spectral_norm, orthogonal), the older
 hook-based weight_norm / spectral_norm, fusion (conv/linear + batch norm), stateless
 (functional_call), convert_parameters and skip_init.
 
@@ -16,6 +17,7 @@ host round trip (except error_if_nonfinite=True, which reads the norm once).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 import tensor as T
@@ -27,6 +29,7 @@ from . import (  # as torch.nn.utils.<name>
     fusion,
     parametrizations,
     parametrize,
+    prune,
     rnn,
     stateless,
 )
@@ -138,6 +141,14 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     return total
 
 
+def clip_grad_norm(parameters: _Params, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """Deprecated spelling of clip_grad_norm_ (warns FutureWarning, as PyTorch's)."""
+    warnings.warn("nn.utils.clip_grad_norm is deprecated in favor of nn.utils.clip_grad_norm_",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient entry into [-clip_value, clip_value], in place."""
     _check_foreach(foreach, "clip_grad_value_")
@@ -152,5 +163,5 @@ def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | Non
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "convert_parameters",
            "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
            "fuse_linear_bn_weights", "fusion", "get_total_norm", "parameters_to_vector",
-           "parametrizations", "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn",
+           "parametrizations", "parametrize", "prune", "remove_spectral_norm", "remove_weight_norm", "rnn",
            "skip_init", "spectral_norm", "stateless", "vector_to_parameters", "weight_norm"]

@@ -211,5 +211,16 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list:
     return unpad_sequence(padded, lengths, batch_first=True)
 
 
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of a permutation of 0..n-1 (PackedSequence's unsorted_indices from its
+    sorted_indices); None stays None."""
+    if permutation is None:
+        return None
+    out = T.empty_like(permutation)
+    out[permutation] = T.arange(permutation.shape[0], dtype=permutation.dtype,
+                                device=permutation.device)
+    return out
+
+
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
-           "unpad_sequence", "pack_sequence", "unpack_sequence"]
+           "unpad_sequence", "pack_sequence", "unpack_sequence", "invert_permutation"]
