@@ -196,7 +196,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
 
 
 def _walk(order, roots, retain_graph, create_graph, capture, accumulate):
-    runs = None
+    runs = targets = None
     if capture:  # only nodes that lead to a captured edge need to run
         targets = {nid for nid, _ in capture}
         useful = set()
@@ -219,6 +219,8 @@ def _walk(order, roots, retain_graph, create_graph, capture, accumulate):
             gs = grads.pop(nid, None)
             if gs is None:
                 continue
+            if runs is not None and nid not in runs and nid not in targets:
+                continue   # off every path to the inputs: neither run nor hooked (as PyTorch)
             gs = _run_hooks(node, gs)
             if capture:
                 for i, g in enumerate(gs):
@@ -285,6 +287,10 @@ def _node_posthooks(node, flat, gs):
 
 
 def _call_node_hook(fn, node, kind, *args):
+    cap = _hook.capture
+    if cap is not None and cap.mine():   # a replay would skip the hook's Python: run eagerly
+        cap.fail(f"the {kind} {_hook_name(fn)!r} of the autograd node {node.name()} (a replay "
+                 "would not call it)")
     try:
         return fn(*args)
     except Exception as e:
@@ -331,7 +337,7 @@ def _hook_result(fn, r, g: Tensor) -> Tensor:
     """What a hook returned, checked: it replaces the gradient g, so it must look like it (as
     PyTorch checks; summed into .grad otherwise, a wrong shape would broadcast silently)."""
     what = f"register_hook: the hook {_hook_name(fn)!r} returned"
-    if not isinstance(r, Tensor):
+    if not isinstance(r, Tensor) and type(r) is not type(g):   # (or a sparse gradient's kind)
         raise TypeError(f"{what} a {type(r).__name__}; a hook returns None or a gradient tensor")
     if r.shape != g.shape:
         raise ValueError(f"{what} a gradient of shape {r.shape} for a gradient of shape {g.shape}: a "
@@ -534,18 +540,27 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is None:
         run(roots, retain_graph, create_graph)
         return
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    inputs = [inputs] if isinstance(inputs, Tensor | GradientEdge) else list(inputs)
     got = _grads_for(roots, inputs, retain_graph, create_graph, allow_unused=True)
     for t, g in zip(inputs, got):
-        if g is not None:
+        if isinstance(t, GradientEdge):   # a leaf's edge accumulates into the leaf (PyTorch's);
+            t = t.node.leaf() if isinstance(t.node, AccumulateGrad) else None   # a non-leaf's: none
+            if t is not None and g is not None and g.shape != t.shape:
+                g = _sum_to(g, t.shape)
+        if t is not None and g is not None:
+            acc = t._ag.acc if t.grad_fn is None and t._ag is not None else None
+            nh = acc.nhooks if acc is not None else None   # its node hooks, as backward()'s
+            if nh and nh[0]:
+                g = _node_prehooks(acc, [g])[0]
             if type(g) is not Tensor:
                 _accumulate_sparse(t, g)
             else:
                 with _ACC_LOCK:
                     t.grad = own_grad(g) if t.grad is None else t.grad + g
-                acc = t._ag.acc if t.grad_fn is None and t._ag is not None else None
                 if acc is not None and acc.post_hooks:
                     hooks.run_post_accumulate(acc)
+            if nh and nh[1]:
+                _node_posthooks(acc, [], [g])
 
 
 def _grads_for(roots, inputs, retain_graph, create_graph, allow_unused):

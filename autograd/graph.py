@@ -447,8 +447,10 @@ def refresh(t: Tensor) -> None:
             fresh = T.as_strided(T.view_as_real(root), t._shape, t._strides, t._offset)
         else:                          # a complex view of real memory
             fresh = T.view_as_complex(T.as_strided(root, *_pairs(t._shape, t._strides, t._offset)))
-        t.grad_fn, t._requires_grad = fresh.grad_fn, fresh._requires_grad
         m = meta_of(t)
+        if m.retain and fresh.grad_fn is not None:   # retain_grad follows t to its fresh node
+            move_retain(t, fresh.grad_fn, 0)
+        t.grad_fn, t._requires_grad = fresh.grad_fn, fresh._requires_grad
         m.output_nr = 0
         fm = fresh._ag
         m.tangent = fm.tangent if fm is not None and lvl else None

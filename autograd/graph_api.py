@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from tensor._tensor import Tensor
 
 from . import engine
-from .graph import edge_of
+from .graph import edge_of, refresh_stale
 from .node_api import GradientEdge
 
 
@@ -28,6 +28,7 @@ def get_gradient_edge(t: Tensor) -> GradientEdge:
     after t itself was changed in place or freed."""
     if not isinstance(t, Tensor):
         raise TypeError(f"get_gradient_edge: expected a tensor, got {type(t).__name__}")
+    refresh_stale([t])   # a view whose base was written since: its current node
     e = edge_of(t)
     if e is None:
         raise RuntimeError(f"get_gradient_edge: the tensor (shape {t.shape}) does not require grad, "
@@ -75,15 +76,13 @@ def register_multi_grad_hook(tensors: Iterable[Tensor], fn: Callable, *, mode: s
                                "gradient would never be computed")
     nodes = [id(edge_of(t)[0]) for t in tensors]
     lock = threading.Lock()
-    st = {"pass": None, "grads": None, "wait": None, "done": False}
+    passes: dict = {}   # pass number -> its state: passes on other threads may interleave
 
     def finish(no):
         with lock:
-            if st["pass"] != no or st["done"]:
-                return
-            st["done"] = True
-            grads = st["grads"]
-        fn(grads)
+            st = passes.pop(no, None)
+        if st is not None and not st["done"]:
+            fn(st["grads"])
 
     def hook_for(i):
         def hook(g):
@@ -91,12 +90,12 @@ def register_multi_grad_hook(tensors: Iterable[Tensor], fn: Callable, *, mode: s
             if cur is None:
                 return
             with lock:
-                if st["pass"] != cur[0]:   # the first gradient of a new pass
-                    st.update({"pass": cur[0], "grads": [None] * len(tensors), "done": False})
-                    if mode == "all":
-                        reached = {id(n) for n in cur[1]}
-                        st["wait"] = {j for j, nid in enumerate(nodes) if nid in reached}
-                        engine.queue_callback(lambda no=cur[0]: finish(no))
+                st = passes.get(cur[0])
+                if st is None:   # the first gradient of this pass
+                    reached = {id(n) for n in cur[1]}
+                    st = passes[cur[0]] = {"grads": [None] * len(tensors), "done": False,
+                                           "wait": {j for j, nid in enumerate(nodes) if nid in reached}}
+                    engine.queue_callback(lambda no=cur[0]: finish(no))   # (also drops the state)
                 if st["done"]:
                     return
                 if mode == "any":

@@ -1,6 +1,7 @@
 """Tensor hooks: register_hook, register_post_accumulate_grad_hook and retain_grad."""
 from __future__ import annotations
 
+from .grad_mode import is_grad_enabled
 from .graph import edge_of, meta_of, move_retain, refresh_stale
 from .node_api import RemovableHandle
 
@@ -69,5 +70,6 @@ def keep_retained(node, gs) -> None:
     for nr, ref in node.retains.items():
         x, g = ref(), gs[nr]
         if x is not None and g is not None:
-            g = g.detach()
+            if not is_grad_enabled():   # with create_graph it stays differentiable (PyTorch's)
+                g = g.detach()
             x.grad = (g if g.flags.writeable else g.copy()) if x.grad is None else x.grad + g

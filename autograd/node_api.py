@@ -20,14 +20,25 @@ from typing import NamedTuple
 
 class RemovableHandle:
     """What registering a hook returns: remove() takes the hook off again (a second remove()
-    does nothing)."""
+    does nothing, even when the same function was registered twice); also a context manager
+    (the hook is removed on leaving the block, as PyTorch's)."""
 
     def __init__(self, lst, fn):
         self._lst, self._fn = lst, fn
 
     def remove(self):
-        if self._fn in self._lst:
-            self._lst.remove(self._fn)
+        lst, self._lst = self._lst, None
+        if lst is not None:
+            for i, f in enumerate(lst):
+                if f is self._fn:
+                    del lst[i]
+                    return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
 
 
 class GradientEdge(NamedTuple):

@@ -117,7 +117,21 @@ def _order_vjp(op):
     return vjp
 
 
-register("reshape", _order_vjp("reshape"))
+def _reshape_jvp(ctx, tans):
+    """reshape applied to the tangent; order='A' resolved from the primal's layout (the
+    tangent's own may differ: a C-contiguous tangent of a Fortran-contiguous x)."""
+    t = tans[0]
+    if t is None:
+        return None
+    kw = dict(ctx.kwargs)
+    if kw.get("order") == "A":
+        x = ctx.args[0]
+        fortran = x.ndim > 1 and not x.is_contiguous() and T.transpose(x).is_contiguous()
+        kw["order"] = "F" if fortran else "C"
+    return PUB["reshape"](t, *ctx.args[1:], **kw)
+
+
+register("reshape", _order_vjp("reshape"), _reshape_jvp)
 register("ravel", _order_vjp("ravel"))
 # view's jvp reshapes: the tangent's strides need not allow a view
 register("view", reshape_back, same_op_jvp("view", "reshape"))

@@ -528,12 +528,13 @@ def put(input, index, source, accumulate: bool = False, *, mode: str | None = No
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"put: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     idx = P.reshape(asarray(index, device=x.device), (-1,))
-    if idx.dtype.kind not in "iu" or accumulate:
-        raise TypeError(f"put: NumPy's form takes integer indices (got {idx.dtype.name}) and no "
-                        "accumulate")
+    if accumulate:
+        raise TypeError("put: NumPy's form (mode=) takes no accumulate")
     n, k = x.numel(), idx.numel()
-    if k == 0:
+    if k == 0:   # (an empty list of indices reads as float64: nothing to write, as NumPy)
         return None
+    if idx.dtype.kind not in "iub":   # (booleans count as 0 and 1, as NumPy's put)
+        raise TypeError(f"put: NumPy's form takes integer indices, got {idx.dtype.name}")
     if n == 0:
         raise IndexError("put: cannot put into an empty tensor")
     idx = idx.astype(dt.int64)

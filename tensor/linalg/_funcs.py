@@ -224,7 +224,9 @@ def svd(x, /, full_matrices: bool = True, compute_uv: bool = True, hermitian: bo
         if not compute_uv:
             return sv
         u = T.take_along_axis(v, T.expand_dims(order, -2), axis=-1)
-        sgn = T.take_along_axis(T.sign(w), order, axis=-1).astype(u.dtype)
+        # +-1 (NumPy's copysign): a zero eigenvalue's sign 0 would zero its row of Vh
+        wd = w.detach()
+        sgn = T.take_along_axis(T.copysign(T.ones_like(wd), wd), order, axis=-1).astype(u.dtype)
         return SVDResult(u, sv, T.conj(u * T.expand_dims(sgn, -2)).mT)
     if not compute_uv:
         return svdvals(x)
