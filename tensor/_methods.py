@@ -167,7 +167,7 @@ for _n, _f in {**torch_extra.METHODS, **math_extra.METHODS}.items():   # PyTorch
     setattr(Tensor, _n, _f)                                           # are no T.function
 for _n, _f in torch_index.METHODS.items():   # Tensor.unfold (not nn.functional.unfold)
     setattr(Tensor, _n, _f)
-for _n, _f in TORCH_METHODS.items():   # x.sort (PyTorch's or NumPy's by keyword), x.split
+for _n, _f in TORCH_METHODS.items():   # x.sort (PyTorch's or NumPy's by keyword)
     setattr(Tensor, _n, _f)
 _view_shape = PUB["view"]
 

@@ -9,8 +9,8 @@ the forms where PyTorch's answer differs from NumPy's, chosen by a keyword only 
   element-wise maximum / minimum;
 - sort(x, dim=...): (values, indices); x.sort(dim=..., descending=...) too, and x.sort(axis=...)
   sorts in place as NumPy's (a bare x.sort() is refused: the two libraries disagree);
-- split(x, n, dim=...): pieces of n (or of the listed sizes) as torch.split; x.split(n) always
-  (NumPy arrays have no split method);
+- split(x, n, dim=...): pieces of n (or of the listed sizes) as torch.split (x.split(n) is
+  PyTorch's always: NumPy arrays have no split method);
 - squeeze(x, dim=...): dims whose size is not 1 stay (NumPy raises for them);
 - std / var with dim=, keepdim= or unbiased=: PyTorch's default correction 1 unless ddof /
   correction says otherwise;
@@ -32,6 +32,7 @@ import operator
 from typing import NamedTuple
 
 from ._tensor import Tensor
+from .torch_extra2 import split as torch_split
 
 
 class MaxResult(NamedTuple):
@@ -218,26 +219,13 @@ def _sort_method(PUB):
 
 
 def _split(PUB):
-    numpy_form, sizes_form = PUB["split"], PUB["split_with_sizes"]
+    numpy_form = PUB["split"]
 
     def f(x, indices_or_sections, axis=0, *, dim=None):
         if dim is None:
             return numpy_form(x, indices_or_sections, axis)
-        return torch_split(x, indices_or_sections, dim)
-
-    def torch_split(x, split_size_or_sections, dim=0):
-        """torch.split: pieces of split_size_or_sections along dim (the last one shorter), or of
-        the listed sizes."""
-        from .axes import norm_axis
-        if isinstance(split_size_or_sections, int):
-            s = split_size_or_sections
-            if s <= 0:
-                raise ValueError(f"split: the split size must be positive, got {s}")
-            n = x.shape[norm_axis(dim, x.ndim, "split")]
-            sizes = [s] * (n // s) + ([n % s] if n % s or n == 0 else [])
-            return sizes_form(x, sizes, dim)
-        return sizes_form(x, list(split_size_or_sections), dim)
-    return _like(f, numpy_form), torch_split
+        return torch_split(x, indices_or_sections, dim)   # (x.split's: PyTorch's pieces)
+    return _like(f, numpy_form)
 
 
 def _squeeze(PUB):
@@ -321,10 +309,10 @@ def apply(PUB: dict) -> dict:
     PUB["median"] = _median(PUB, "median", False)
     PUB["nanmedian"] = _median(PUB, "nanmedian", True)
     PUB["sort"] = _sort(PUB)
-    PUB["split"], torch_split = _split(PUB)
+    PUB["split"] = _split(PUB)
     PUB["squeeze"] = _squeeze(PUB)
     PUB["std"], PUB["var"] = _moments(PUB, "std"), _moments(PUB, "var")
     PUB["nonzero"] = _nonzero(PUB)
     for name in ("add", "sub", "subtract", "add_", "sub_", "subtract_"):
         wrap(name, lambda f: _alpha(f, PUB))
-    return {"sort": _sort_method(PUB), "split": torch_split}
+    return {"sort": _sort_method(PUB)}
