@@ -71,14 +71,7 @@ def svd(a, s, u, vh, info) -> None:
 def eig(a, w, v, info) -> None:
     """Eigenvalues of the general complex128 a (B, n, n) (overwritten) into w (B, n), in no
     particular order; with v (B, n, n), the right eigenvectors as unit-norm columns."""
-    B, n, _ = a.shape
-    if B == 0:
-        return
-    fn = K.kernel("linalg_eig", a.dtype, "linalg_eig_c128")
-    vec = v is not None
-    _check(fn(a.data_ptr(), B, n, a.strides[0], a.strides[1], w.data_ptr(),
-              v.data_ptr() if vec else 0, v.strides[0] if vec else 0,
-              v.strides[1] if vec else 0, info.data_ptr(), K._num_threads), "eig", (n, n))
+    _eig(a, w, v, info, "linalg_eig_c128")
 
 
 def eig_real(a, w, v, info) -> None:
@@ -86,10 +79,14 @@ def eig_real(a, w, v, info) -> None:
     order of its real Schur form's diagonal (real ones with imag 0, a complex pair adjacent,
     positive imaginary part first, exact conjugates); with v (B, n, n) complex128, the right
     eigenvectors as unit-norm columns (real for a real eigenvalue, a pair's conjugate)."""
+    _eig(a, w, v, info, "linalg_eig_real_f64")
+
+
+def _eig(a, w, v, info, name: str) -> None:
     B, n, _ = a.shape
     if B == 0:
         return
-    fn = K.kernel("linalg_eig", a.dtype, "linalg_eig_real_f64")
+    fn = K.kernel("linalg_eig", a.dtype, name)
     vec = v is not None
     _check(fn(a.data_ptr(), B, n, a.strides[0], a.strides[1], w.data_ptr(),
               v.data_ptr() if vec else 0, v.strides[0] if vec else 0,
