@@ -148,7 +148,7 @@ def _angle(x, deg: bool = False, out=None):
     return PUB["multiply_"](r, 180 / math.pi) if out is not None else r * (180 / math.pi)
 
 
-_angle.__wrapped_op__ = "angle"
+_angle.__name__, _angle.__wrapped_op__ = "angle", "angle"
 PUB["angle"] = _angle
 # manipulation.py (autograd/rules_manip.py)
 for _n in ("array_split", "atleast_1d", "atleast_2d", "atleast_3d", "cat", "chunk", "concatenate",

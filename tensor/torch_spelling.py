@@ -69,6 +69,7 @@ def _like(f, fn):
     """f dressed as fn (name, doc, signature). A composite (fn without __wrapped__, its steps
     recorded each) stays one: no __wrapped__ on f either (tests/test_optable.py checks it)."""
     functools.update_wrapper(f, fn)
+    f.__spelled__ = fn   # the function it wraps (tests compare it with its module's)
     if not hasattr(fn, "__wrapped__"):
         del f.__wrapped__
         try:

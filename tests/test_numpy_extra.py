@@ -498,7 +498,8 @@ def test_errors_name_the_function():
 
 def test_published_as_composites_and_methods():
     for n in NAMES:
-        assert PUB[n] is numpy_extra.COMPOSITES[n] and n in COMPOSITE and PUB[n].__doc__, n
+        fn = getattr(PUB[n], "__spelled__", PUB[n])   # (under PyTorch's spellings: dim=)
+        assert fn is numpy_extra.COMPOSITES[n] and n in COMPOSITE and PUB[n].__doc__, n
         assert n == "ix_" or getattr(T, n) is PUB[n], n
         # methods of their own (tensor/torch_methods.py): ndarray.compress(condition, axis) and
         # PyTorch's x.select(dim, index), not the functions np.compress / np.select
