@@ -25,16 +25,20 @@ SELECTION = ["tests/test_indexing.py", "tests/test_linalg.py", "tests/test_reduc
     str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / "tests" / "test_fuzz*.py")))
 
 
-def _asan_runtime() -> str | None:
+def _gcc_lib(name: str) -> str | None:
     cc = shutil.which("gcc")
     if cc is None or not sys.platform.startswith("linux"):
         return None
-    path = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True,
+    path = subprocess.run([cc, f"-print-file-name={name}"], capture_output=True,
                           text=True).stdout.strip()
     return path if os.path.isabs(path) and os.path.exists(path) else None
 
 
-ASAN = _asan_runtime()
+ASAN = _gcc_lib("libasan.so")
+# C++ libraries loaded after ASan (torch's) abort on their first exception ("CHECK failed ...
+# real___cxa_throw"): ASan resolves its __cxa_throw interceptor at start-up, so libstdc++ must be
+# loaded then too (a test comparing with torch would otherwise take the whole run down)
+CXX = _gcc_lib("libstdc++.so.6")
 pytestmark = [
     pytest.mark.skipif(ASAN is None, reason="gcc's AddressSanitizer runtime (libasan) is not installed"),
     pytest.mark.skipif(bool(os.environ.get("STRIDEX_SANITIZE")), reason="already a sanitizer run"),
@@ -42,7 +46,8 @@ pytestmark = [
 
 
 def _env() -> dict:
-    env = dict(os.environ, LD_PRELOAD=ASAN, STRIDEX_SANITIZE="address,undefined",
+    env = dict(os.environ, LD_PRELOAD=":".join(p for p in (ASAN, CXX) if p),
+               STRIDEX_SANITIZE="address,undefined",
                # Python leaks by design; an allocation ASan cannot serve returns NULL, as libc's does
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:allocator_may_return_null=1",
                UBSAN_OPTIONS="print_stacktrace=1", STRIDEX_CUDA_EMULATOR="0", CI="1",
@@ -94,6 +99,24 @@ def test_an_allocation_asan_cannot_serve_raises_out_of_memory():
     assert r.returncode == 0, r.stderr[-2000:]
     assert "raised: memory: out of memory on cpu: tried to allocate" in r.stdout
     assert "after: 3.0" in r.stdout
+
+
+_TORCH_RAISES = """
+import torch
+try:
+    torch.ones(2).reshape(3)
+except RuntimeError:
+    print("caught")
+"""
+
+
+def test_a_cxx_exception_in_a_torch_comparison_does_not_abort_the_run():
+    """With libasan alone preloaded, torch's first C++ exception aborted the process ("CHECK
+    failed: asan_interceptors.cpp ... real___cxa_throw"): preloading libstdc++ with it fixes it."""
+    pytest.importorskip("torch")
+    r = subprocess.run([sys.executable, "-c", _TORCH_RAISES], env=_env(), cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "caught" in r.stdout, r.stderr[-2000:]
 
 
 def test_address_sanitizer_mode_requires_allocator_may_return_null(monkeypatch):

@@ -76,7 +76,7 @@ static int fx_make(fx_plan *p, int64_t n, int sign) {
     while (m < 2 * n - 1) m *= 2;
     p->m = m;
     p->nf = 0;
-    p->inner = malloc(sizeof(fx_plan));
+    p->inner = calloc(1, sizeof(fx_plan));   /* zeroed: fx_free is safe if a later malloc fails */
     p->chirp = (fx_c *)malloc(sizeof(fx_c) * (size_t)n);
     p->bhat = (fx_c *)calloc((size_t)m, sizeof(fx_c));
     fx_c *work = (fx_c *)malloc(sizeof(fx_c) * (size_t)m);
@@ -203,23 +203,22 @@ int fft_c2c_##S(intptr_t xp, intptr_t yp, int64_t batch, int64_t n, int inverse,
     _Pragma("omp parallel num_threads(nt) if (nt > 1) reduction(|:bad)")                 \
     {                                                                                    \
         fx_c *buf = (fx_c *)malloc(sizeof(fx_c) * (size_t)(len + n));                    \
-        if (!buf) bad = 1;                                                               \
-        else {                                                                           \
-            _Pragma("omp for schedule(static)")                                          \
-            for (int64_t b = 0; b < batch; b++) {                                        \
-                const R *xr = x + 2 * b * n;                                             \
-                R *yr = y + 2 * b * n;                                                   \
-                for (int64_t k = 0; k < n; k++) {                                        \
-                    buf[k].re = (double)xr[2 * k]; buf[k].im = (double)xr[2 * k + 1];    \
-                }                                                                        \
-                fx_row(&p, buf, buf + n);                                                \
-                for (int64_t k = 0; k < n; k++) {                                        \
-                    yr[2 * k] = (R)(buf[k].re * scale);                                  \
-                    yr[2 * k + 1] = (R)(buf[k].im * scale);                              \
-                }                                                                        \
+        bad |= buf == NULL;   /* every thread still meets the omp for (OpenMP's rule) */ \
+        _Pragma("omp for schedule(static)")                                              \
+        for (int64_t b = 0; b < batch; b++) {                                            \
+            if (!buf) continue;                                                          \
+            const R *xr = x + 2 * b * n;                                                 \
+            R *yr = y + 2 * b * n;                                                       \
+            for (int64_t k = 0; k < n; k++) {                                            \
+                buf[k].re = (double)xr[2 * k]; buf[k].im = (double)xr[2 * k + 1];        \
             }                                                                            \
-            free(buf);                                                                   \
+            fx_row(&p, buf, buf + n);                                                    \
+            for (int64_t k = 0; k < n; k++) {                                            \
+                yr[2 * k] = (R)(buf[k].re * scale);                                      \
+                yr[2 * k + 1] = (R)(buf[k].im * scale);                                  \
+            }                                                                            \
         }                                                                                \
+        free(buf);                                                                       \
     }                                                                                    \
     fx_free(&p);                                                                         \
     return bad ? -1 : 0;                                                                 \

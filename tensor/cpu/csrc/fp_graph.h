@@ -232,11 +232,12 @@ static int attach_node(PyObject *name, PyObject *rule, PyObject *const *argv, Py
     set_slot_ref(out, toff[T_RG], Py_True);
     set_slot(out, toff[T_GRADFN], node);   /* steals node */
     Py_DECREF(edges); Py_DECREF(saved); Py_DECREF(cargs); Py_DECREF(needs); Py_DECREF(ctx_out);
-    Py_DECREF(ctx); Py_DECREF(kw); Py_DECREF(seq);
+    Py_DECREF(ctx); Py_DECREF(kw); Py_DECREF(seq); Py_DECREF(save);
     return 0;
 fail:
     Py_XDECREF(node); Py_XDECREF(edges); Py_XDECREF(saved); Py_XDECREF(cargs);
     Py_XDECREF(needs); Py_XDECREF(ctx_out); Py_XDECREF(ctx); Py_XDECREF(kw); Py_XDECREF(seq);
+    Py_XDECREF(save);
     return -1;
 }
 

@@ -151,7 +151,9 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
     if (n <= 0) return;
     const uint8_t *m = (const uint8_t *)mask;
     int nt = sx_team(n, SX_PAR_MIN, nthreads);
+    int64_t one[2] = {0, 0};   /* no memory for the threads' counts: one thread, no calloc */
     int64_t *counts = (int64_t *)calloc((size_t)nt + 1, sizeof(int64_t));
+    if (!counts) { counts = one; nt = 1; }
     #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         int t, T; sx_thread(&t, &T);
@@ -187,7 +189,7 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
             }
         }
     }
-    free(counts);
+    if (counts != one) free(counts);
 }
 
 /* The first i < n with the contiguous int64 idx[i] outside [lo, hi), or -1 (an embedding's ids). */
