@@ -9,8 +9,10 @@ A PackedSequence (nn.utils.rnn) input gives a PackedSequence output: each sequen
 own length (steps past it cost nothing), and h_n holds each one's state after its last step.
 
 Each layer and direction makes one matrix product for the input projections of every time
-step, then one small product per step for the hidden state; autograd records the steps (the
-backward is the time loop's reverse). Dropout (training mode) acts between layers.
+step, then one small product per step for the hidden state. The time loop of a layer and
+direction is one autograd node with a hand-written reverse loop, LSTM and GRU steps one fused
+kernel each way (nn/_rnn_fused.py); forward-mode AD, saved-tensor hooks and mixed dtypes take
+the op-by-op recording instead. Dropout (training mode) acts between layers.
 
 >>> import tensor as T
 >>> _ = T.manual_seed(0)
@@ -28,7 +30,8 @@ import tensor as T
 from tensor import Tensor
 
 from . import _functional as F
-from . import init
+from . import _rnn_fused, init
+from ._rnn_fused import _step
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence, batch_sizes_of
 
@@ -56,31 +59,6 @@ def _positive(name: str, **sizes) -> None:
     for what, v in sizes.items():
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
-
-
-def _step(mode: str, gx: Tensor, h: Tensor, c, w_hh: Tensor, b_hh, w_hr=None):
-    """One time step: gx = x_t @ w_ih.T + b_ih (N, gates * H), h (N, H_out), c (N, H) for an
-    LSTM. Returns (h', c')."""
-    gh = F.linear(h, w_hh, b_hh)
-    if mode == "GRU":
-        n3 = gx.shape[-1] // 3
-        r = T.sigmoid(gx[..., :n3] + gh[..., :n3])
-        z = T.sigmoid(gx[..., n3:2 * n3] + gh[..., n3:2 * n3])
-        n = T.tanh(gx[..., 2 * n3:] + r * gh[..., 2 * n3:])
-        return n + z * (h - n), None          # (1 - z) * n + z * h
-    g = gx + gh
-    if mode == "RNN_TANH":
-        return T.tanh(g), None
-    if mode == "RNN_RELU":
-        return F.relu(g), None
-    n4 = g.shape[-1] // 4
-    i, f = T.sigmoid(g[..., :n4]), T.sigmoid(g[..., n4:2 * n4])
-    cell, o = T.tanh(g[..., 2 * n4:3 * n4]), T.sigmoid(g[..., 3 * n4:])
-    c = f * c + i * cell
-    h = o * T.tanh(c)
-    if w_hr is not None:
-        h = F.linear(h, w_hr)
-    return h, c
 
 
 class RNNBase(Module):
@@ -221,6 +199,9 @@ class RNNBase(Module):
         batch (sizes None), else packed rows (sum(sizes), gates * H). Returns (output, h, c):
         output (L, N, H_out), or packed rows; a packed sequence's h and c stop at its end."""
         steps = gx.shape[0] if sizes is None else len(sizes)
+        if steps and _rnn_fused.usable(gx, h, c, w["weight_hh"], w["bias_hh"], w["weight_hr"]):
+            return _rnn_fused.run(self.mode, gx, sizes, h, c, w["weight_hh"], w["bias_hh"],
+                                  w["weight_hr"], reverse)
         starts = None if sizes is None else [0, *itertools.accumulate(sizes)]
         seq = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
@@ -358,8 +339,13 @@ class RNNCellBase(Module):
                                  f"{shape[1:] if unbatched else shape}, got {tuple(s.shape)}")
             full.append(T.expand_dims(s, 0) if unbatched else s)
         gx = F.linear(x, self.weight_ih, self.bias_ih)
-        h, c = _step(self.mode, gx, full[0], full[1] if len(full) > 1 else None, self.weight_hh,
-                     self.bias_hh)
+        h, c = full[0], full[1] if len(full) > 1 else None
+        if self.mode in ("LSTM", "GRU") and _rnn_fused.usable(gx, h, c, self.weight_hh,
+                                                               self.bias_hh):   # one node
+            _, h, c = _rnn_fused.run(self.mode, T.expand_dims(gx, 0), None, h, c, self.weight_hh,
+                                     self.bias_hh, None, False)
+        else:
+            h, c = _step(self.mode, gx, h, c, self.weight_hh, self.bias_hh)
         if unbatched:
             h, c = h[0], (c[0] if c is not None else None)
         return h, c

@@ -154,6 +154,12 @@ INTERFACE = {
                     "many float16/bfloat16 params (one dtype) through float32 masters in one "
                     "kernel call; columns: optim_step's addresses (master, grad, state) per param; "
                     "float32 params are their own masters (one launch for many)",
+    "rnn_cell_fwd": "(mode, gx, gh, prev, acts, out, c_out, rows, H): one LSTM (prev the cell "
+                    "state; out h, c_out c) or GRU (prev the hidden state; out h) step; acts (rows, "
+                    "4H) the gate activations for rnn_cell_bwd (nn/_rnn_fused.py)",
+    "rnn_cell_bwd": "(mode, acts, prev, c, dh, dc, d1, d2, d3, rows, H): that step's backward: "
+                    "LSTM d1 = d(gates), d2 = d(previous c); GRU d1 / d2 = d(gates from x / h), "
+                    "d3 = dh * z",
     "amp_unscale": "(tensors, inv_scale, found): every contiguous tensor (one float dtype) times "
                    "inv_scale in place, found (float32, 1 element) set to 1 where a value was inf "
                    "or NaN; one kernel call for all (GradScaler)",

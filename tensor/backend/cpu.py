@@ -19,6 +19,7 @@ from ..cpu import linalg_eig as _lae
 from ..cpu import misc as _misc
 from ..cpu import nn_kernels as _nn
 from ..cpu import random as _random
+from ..cpu import rnn as _rnn
 from ..cpu import segment as _segment
 from ..cpu import sort as _sort
 from ..cpu import sparse as _sparse
@@ -151,4 +152,6 @@ im2col = _nn.im2col
 col2im = _nn.col2im
 optim_step = _nn.optim_step
 amp_unscale = _nn.amp_unscale
+rnn_cell_fwd = _rnn.rnn_cell_fwd
+rnn_cell_bwd = _rnn.rnn_cell_bwd
 optim_master = _nn.optim_master

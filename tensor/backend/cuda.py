@@ -21,6 +21,7 @@ from ..cuda import linalg_eig as _lae
 from ..cuda import misc as _misc
 from ..cuda import nn_kernels as _nn
 from ..cuda import random as _random
+from ..cuda import rnn as _rnn
 from ..cuda import runtime as R
 from ..cuda import segment as _segment
 from ..cuda import sort as _sort
@@ -236,4 +237,6 @@ im2col = _nn.im2col
 col2im = _nn.col2im
 optim_step = _nn.optim_step
 amp_unscale = _nn.amp_unscale
+rnn_cell_fwd = _rnn.rnn_cell_fwd
+rnn_cell_bwd = _rnn.rnn_cell_bwd
 optim_master = _nn.optim_master
