@@ -39,6 +39,13 @@ from .. import kernel_cache as kc
 CSRC = kc.CPU_SRC
 CUDA_SRC = kc.CUDA_SRC
 
+# GNU OpenMP's default wait policy keeps its workers spinning after each parallel region: on a
+# machine whose cores are busy (CI, a shared server, DataLoader workers beside the main process)
+# they take the CPU the other threads need, and a 1M-element float32 add took 24 ms instead of
+# 0.1 ms (2 cores, load average 5). Passive waiting costs microseconds a region on an idle
+# machine. libgomp reads it when it loads (with the first kernel module); the user's setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
           "-fno-math-errno", "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
 
