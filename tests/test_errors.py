@@ -179,6 +179,7 @@ def test_allocation_over_the_limit_raises_out_of_memory_and_leaks_nothing(device
     alloc = cpu_allocator() if device == "cpu" else T.cuda.runtime.device_state(0).allocator
     old_limit = alloc.memory_stats()["limit_bytes"]
     gc.collect()
+    alloc.empty_cache()   # a cached free block of 64 MiB (an earlier test's) would serve the request
     before = alloc.memory_allocated()
     keep = T.ones(1000)  # something live while the limit is hit
     nbytes = 64 << 20
