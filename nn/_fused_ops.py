@@ -149,22 +149,41 @@ def _max_pool2d(x: Tensor, kh: int, kw: int, sh: int, sw: int):
 max_pool2d_fast = differentiable("max_pool2d_fast", _max_pool2d)
 
 
+def _max_pool2d_pad(x: Tensor, kernel, stride, padding, dilation, out):
+    """(values, flat H*W indices) of 2-D max pooling of (N, C, H, W) with padding (which never
+    wins), dilation and the output size `out` (ceil_mode); (h, w) pairs. Every window must
+    hold an input element (nn/pooling.py checks)."""
+    x = ew.contiguous(x)
+    n, c, h, w = x.shape
+    oh, ow = out
+    y = ew.empty_tensor((n, c, oh, ow), x.dtype, x.device)
+    idx = ew.empty_tensor((n, c, oh, ow), dt.int64, x.device)
+    if y.numel():
+        _be(x).maxpool2d_pad(x, y, idx, n * c, h, w, tuple(kernel), tuple(stride), tuple(padding),
+                             tuple(dilation), oh, ow)
+    return y, idx
+
+
+max_pool2d_pad = differentiable("max_pool2d_pad", _max_pool2d_pad)
+
+
 def _mp_vjp(ctx, gs):
     g = gs[0]
     x = ctx.args[0]
+    nones = (None,) * (len(ctx.args) - 1)
     if g is None:
-        return (None, None, None, None, None)
+        return (None,) + nones
     n, c, h, w = x.shape
     idx = ctx.out[1]
     if g.requires_grad and is_grad_enabled():   # double backward: the differentiable scatter
         gx = T.zeros((n * c, h * w), dtype=g.dtype, device=g.device)
         gx = gx.scatter_add(1, idx.reshape(n * c, -1), g.reshape(n * c, -1))
-        return (gx.reshape(n, c, h, w), None, None, None, None)
+        return (gx.reshape(n, c, h, w),) + nones
     g = ew.contiguous(g)   # one kernel: zeros, then each gradient added at its max (in order)
     gx = ew.empty_tensor((n, c, h, w), g.dtype, g.device)
     if gx.numel():
         _be(g).maxpool2d_bwd(g, idx, gx, n * c, h * w, idx.shape[2] * idx.shape[3])
-    return (gx, None, None, None, None)
+    return (gx,) + nones
 
 
 def _mp_jvp(ctx, tans):
@@ -178,6 +197,7 @@ def _mp_jvp(ctx, tans):
 
 
 RULES["max_pool2d_fast"] = Rule("max_pool2d_fast", _mp_vjp, _mp_jvp, ("out",))
+RULES["max_pool2d_pad"] = Rule("max_pool2d_pad", _mp_vjp, _mp_jvp, ("out",))
 
 
 # ---------------------------------------------------------------- relu: one node

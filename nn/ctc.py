@@ -24,6 +24,7 @@ import tensor as T
 from autograd import no_grad
 from tensor import Tensor
 
+from . import _ctc_fused
 from . import _functional as F
 from .loss import _Loss
 
@@ -51,6 +52,34 @@ def _host_ints(v, what: str, n: int) -> np.ndarray:
         raise ValueError(f"ctc_loss: {what} must be {n} integers (one per batch entry), got "
                          f"{a.tolist()!r}")
     return a.astype(np.int64)
+
+
+def _reference_ll(log_probs: Tensor, ext, skip, valid, il, tl) -> Tensor:
+    """The log-likelihoods (N,) by the alpha recursion as tensor ops, one step per time step
+    (differentiable to any order: the fused kernel's fallback and its double backward)."""
+    steps, n, width = log_probs.shape[0], log_probs.shape[1], ext.shape[1]
+    dev = log_probs.device
+    lp = T.take_along_axis(log_probs, T.asarray(np.broadcast_to(ext, (steps, n, width)),
+                                                device=dev), axis=2)       # (T, N, width)
+    ninf = T.full((n, 1), -math.inf, dtype=log_probs.dtype, device=dev)
+    skip_t, valid_t = T.asarray(skip, device=dev), T.asarray(valid, device=dev)
+    start = T.asarray(np.arange(width)[None, :] < np.minimum(2, 2 * tl + 1)[:, None], device=dev)
+    running = T.asarray(il[None, :] > np.arange(steps)[:, None], device=dev)   # (T, N)
+    alpha = T.where(start, lp[0], -math.inf) if steps else None
+    for t in range(1, steps):
+        a1 = T.concat([ninf, alpha[:, :-1]], axis=1)
+        a2 = T.where(skip_t, T.concat([ninf, ninf, alpha[:, :-2]], axis=1)[:, :width], -math.inf)
+        new = T.where(valid_t, _lse(alpha, a1, a2) + lp[t], -math.inf)
+        alpha = T.where(T.expand_dims(running[t], 1), new, alpha)
+    none = T.asarray(np.where(tl == 0, 0.0, -math.inf), dtype=log_probs.dtype, device=dev)
+    if steps == 0:       # no time steps: only an empty target is possible
+        ll = none
+    else:                # ending on the last label or the blank after it
+        last = T.asarray(np.stack([2 * tl, np.maximum(2 * tl - 1, 0)], axis=1), device=dev)
+        ends = T.take_along_axis(alpha, last, axis=1)                      # (N, 2)
+        on_label = T.where(T.asarray(tl > 0, device=dev), ends[:, 1], -math.inf)
+        ll = T.where(T.asarray(il > 0, device=dev), _lse(ends[:, 0], on_label), none)
+    return ll
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
@@ -106,26 +135,11 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
         skip[i, 3:2 * len(r):2] = r[1:] != r[:-1]
     valid = np.arange(width)[None, :] < (2 * tl + 1)[:, None]
     dev = log_probs.device
-    lp = T.take_along_axis(log_probs, T.asarray(np.broadcast_to(ext, (steps, n, width)),
-                                                device=dev), axis=2)       # (T, N, width)
-    ninf = T.full((n, 1), -math.inf, dtype=log_probs.dtype, device=dev)
-    skip_t, valid_t = T.asarray(skip, device=dev), T.asarray(valid, device=dev)
-    start = T.asarray(np.arange(width)[None, :] < np.minimum(2, 2 * tl + 1)[:, None], device=dev)
-    running = T.asarray(il[None, :] > np.arange(steps)[:, None], device=dev)   # (T, N)
-    alpha = T.where(start, lp[0], -math.inf) if steps else None
-    for t in range(1, steps):
-        a1 = T.concat([ninf, alpha[:, :-1]], axis=1)
-        a2 = T.where(skip_t, T.concat([ninf, ninf, alpha[:, :-2]], axis=1)[:, :width], -math.inf)
-        new = T.where(valid_t, _lse(alpha, a1, a2) + lp[t], -math.inf)
-        alpha = T.where(T.expand_dims(running[t], 1), new, alpha)
-    none = T.asarray(np.where(tl == 0, 0.0, -math.inf), dtype=log_probs.dtype, device=dev)
-    if steps == 0:       # no time steps: only an empty target is possible
-        ll = none
-    else:                # ending on the last label or the blank after it
-        last = T.asarray(np.stack([2 * tl, np.maximum(2 * tl - 1, 0)], axis=1), device=dev)
-        ends = T.take_along_axis(alpha, last, axis=1)                      # (N, 2)
-        on_label = T.where(T.asarray(tl > 0, device=dev), ends[:, 1], -math.inf)
-        ll = T.where(T.asarray(il > 0, device=dev), _lse(ends[:, 0], on_label), none)
+    if _ctc_fused.usable(log_probs):
+        ll = _ctc_fused.log_likelihood(log_probs, ext, il, tl, lambda x: _reference_ll(
+            x, ext, skip, valid, il, tl))
+    else:
+        ll = _reference_ll(log_probs, ext, skip, valid, il, tl)
     loss = -ll
     if zero_infinity:
         loss = T.where(T.isinf(loss), 0.0, loss)

@@ -23,6 +23,8 @@ import tensor as T
 from tensor import Tensor
 from tensor.amp import autocast_op
 
+from . import _grid_fused
+
 _CUBIC_A = -0.75
 _MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
 
@@ -63,6 +65,44 @@ def _cubic(t: Tensor):
     def far(x):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _sample(flat: Tensor, coords, size, mode: str, padding_mode: str, align: bool) -> Tensor:
+    """flat (N, C, prod(size)) at the pixel coordinates `coords` (outermost axis first, each
+    (N, 1, P)), per op: one gather per interpolation tap."""
+    nd = len(size)
+    if mode == "nearest":
+        # weight 1 with a zero derivative, so grid.grad is zeros (as PyTorch), not None
+        taps = [[(T.round(x), T.where(T.isfinite(x), x, 0.0) * 0.0 + 1.0)] for x in coords]
+    elif mode == "bilinear":
+        taps = []
+        for x in coords:
+            lo = T.floor(x)
+            t = x - lo
+            taps.append([(lo, 1 - t), (lo + 1, t)])
+    else:
+        taps = []
+        for x, s in zip(coords, size):
+            lo = T.floor(x)
+            taps.append([(_pad_coords(lo + k, s, padding_mode, align), w)
+                         for k, w in zip((-1, 0, 1, 2), _cubic(x - lo))])
+    strides = [1] * nd
+    for a in range(nd - 2, -1, -1):
+        strides[a] = strides[a + 1] * size[a + 1]
+    y = None
+    for corner in itertools.product(*taps):
+        index, weight, inside = None, None, None
+        for (pos, w), s, stride in zip(corner, size, strides):
+            ok = (pos >= 0) & (pos <= s - 1)        # False at NaN: never cast NaN to an index
+            inside = ok if inside is None else inside & ok
+            k = T.where(ok, pos, 0.0).astype(T.int64) * stride
+            index = k if index is None else index + k
+            weight = w if weight is None else weight * w
+        # the value, not the weight, is masked: a NaN weight (a non-finite coordinate) gives
+        # NaN in zeros padding, as PyTorch
+        part = T.where(inside, T.take_along_axis(flat, index, axis=2), 0.0) * weight
+        y = part if y is None else y + part
+    return y
 
 
 def _check(input, grid, mode: str, padding_mode: str) -> int:
@@ -107,37 +147,15 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     coords = [_unnormalize(g[..., nd - 1 - a], size[a], align) for a in range(nd)]
     if mode != "bicubic":
         coords = [_pad_coords(x, s, padding_mode, align) for x, s in zip(coords, size)]
-    if mode == "nearest":
-        # weight 1 with a zero derivative, so grid.grad is zeros (as PyTorch), not None
-        taps = [[(T.round(x), T.where(T.isfinite(x), x, 0.0) * 0.0 + 1.0)] for x in coords]
-    elif mode == "bilinear":
-        taps = []
-        for x in coords:
-            lo = T.floor(x)
-            t = x - lo
-            taps.append([(lo, 1 - t), (lo + 1, t)])
+    p = math.prod(out)
+    if nd == 2 and mode != "bicubic" and _grid_fused.usable(input):
+        def reference(inp, ix, iy):
+            return _sample(T.reshape(inp, flat.shape), [T.reshape(iy, (n, 1, p)),
+                           T.reshape(ix, (n, 1, p))], size, mode, padding_mode, align)
+        y = _grid_fused.sample2d(input, T.reshape(coords[1], (n, p)), T.reshape(coords[0], (n, p)),
+                                 mode == "nearest", reference)
     else:
-        taps = []
-        for x, s in zip(coords, size):
-            lo = T.floor(x)
-            taps.append([(_pad_coords(lo + k, s, padding_mode, align), w)
-                         for k, w in zip((-1, 0, 1, 2), _cubic(x - lo))])
-    strides = [1] * nd
-    for a in range(nd - 2, -1, -1):
-        strides[a] = strides[a + 1] * size[a + 1]
-    y = None
-    for corner in itertools.product(*taps):
-        index, weight, inside = None, None, None
-        for (pos, w), s, stride in zip(corner, size, strides):
-            ok = (pos >= 0) & (pos <= s - 1)        # False at NaN: never cast NaN to an index
-            inside = ok if inside is None else inside & ok
-            k = T.where(ok, pos, 0.0).astype(T.int64) * stride
-            index = k if index is None else index + k
-            weight = w if weight is None else weight * w
-        # the value, not the weight, is masked: a NaN weight (a non-finite coordinate) gives
-        # NaN in zeros padding, as PyTorch
-        part = T.where(inside, T.take_along_axis(flat, index, axis=2), 0.0) * weight
-        y = part if y is None else y + part
+        y = _sample(flat, coords, size, mode, padding_mode, align)
     return T.reshape(y, (n, c) + out)
 
 

@@ -86,6 +86,11 @@ def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_i
             and tuple(out) == tuple((x.shape[2 + i] - k[i]) // s[i] + 1 for i in range(2))):
         from ._fused_ops import max_pool2d_fast  # one fused kernel and one graph node
         return max_pool2d_fast(x, k[0], k[1], s[0], s[1])[0]
+    if (nd == 2 and x.ndim == 4 and not return_indices and x.dtype in (T.float32, T.float64)
+            and _windows_touch_input(x.shape[2:], k, s, d, pads, out)):
+        from ._fused_ops import max_pool2d_pad  # padding / dilation / ceil_mode: one node too
+        return max_pool2d_pad(x, tuple(k), tuple(s), tuple(p[0] for p in pads), tuple(d),
+                              tuple(out))[0]
     x4, undo = _to4d(x, nd)
     k2, s2, d2 = _pad2(k, nd, 1), _pad2(s, nd, 1), _pad2(d, nd, 1)
     cols = im2col(x4, k2, s2, _pad2(pads, nd, (0, 0)), d2, _lowest(x.dtype))
@@ -98,6 +103,16 @@ def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode, return_i
     if not return_indices:
         return y
     return y, undo(_flat_indices(idx, x4.shape, k2, s2, d2, p2))
+
+
+def _windows_touch_input(size, k, s, d, pads, out) -> bool:
+    """Whether every pooling window holds at least one input element (not only padding).
+    Without dilation a window is a run of positions, so the first and the last decide."""
+    for n, kk, ss, dd, pp, oo in zip(size, k, s, d, pads, out):
+        starts = (0, oo - 1) if dd == 1 else range(oo)
+        if not all(any(0 <= o * ss - pp[0] + j * dd < n for j in range(kk)) for o in starts):
+            return False
+    return True
 
 
 def _inside(size, k, s, d, pads, out, device):

@@ -160,6 +160,18 @@ INTERFACE = {
     "rnn_cell_bwd": "(mode, acts, prev, c, dh, dc, d1, d2, d3, rows, H): that step's backward: "
                     "LSTM d1 = d(gates), d2 = d(previous c); GRU d1 / d2 = d(gates from x / h), "
                     "d3 = dh * z",
+    "ctc_fwd": "(lp, ext, il, tl, alpha, ll): the CTC alpha recursion (alpha float64 (steps, N, "
+               "W)) and log-likelihoods ll (N,) of log-probabilities lp (steps, N, C) against the "
+               "extended targets ext (N, W) (nn/_ctc_fused.py)",
+    "ctc_bwd": "(lp, ext, il, tl, alpha, ll, gll, grad, scratch): grad (steps, N, C) = gll[n] * "
+               "d ll[n] / d lp by the beta recursion; scratch (N, 2 W) float64",
+    "grid_sample2d_fwd": "(inp, ix, iy, out, nearest): out (N, C, P) = inp (N, C, H, W) sampled "
+                         "bilinearly (or nearest) at pixel coordinates ix, iy (N, P), zero outside",
+    "grid_sample2d_bwd": "(inp, ix, iy, gout, ginp, gix, giy, nearest): the gradients of the input "
+                         "(ginp) and of the coordinates (gix, giy); a None result is skipped",
+    "maxpool2d_pad": "(x, y, idx, planes, H, W, kernel, stride, padding, dilation, OH, OW): 2-D "
+                     "max pooling with padding (never winning) and dilation, (h, w) pairs; idx the "
+                     "flat H*W index of each max, for maxpool2d_bwd",
     "amp_unscale": "(tensors, inv_scale, found): every contiguous tensor (one float dtype) times "
                    "inv_scale in place, found (float32, 1 element) set to 1 where a value was inf "
                    "or NaN; one kernel call for all (GradScaler)",

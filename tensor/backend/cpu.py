@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from .._tensor import Storage
 from ..cpu import blocks as _blocks
+from ..cpu import ctc as _ctc
 from ..cpu import fastpath as _fastpath
 from ..cpu import fft as _fft
 from ..cpu import fused as _fused
 from ..cpu import gemm as _gemm
+from ..cpu import grid as _grid
 from ..cpu import index as _index
 from ..cpu import launch as _launch
 from ..cpu import linalg as _la
 from ..cpu import linalg_eig as _lae
+from ..cpu import maxpool_pad as _mpp
 from ..cpu import misc as _misc
 from ..cpu import nn_kernels as _nn
 from ..cpu import random as _random
@@ -154,4 +157,9 @@ optim_step = _nn.optim_step
 amp_unscale = _nn.amp_unscale
 rnn_cell_fwd = _rnn.rnn_cell_fwd
 rnn_cell_bwd = _rnn.rnn_cell_bwd
+ctc_fwd = _ctc.ctc_fwd
+ctc_bwd = _ctc.ctc_bwd
+grid_sample2d_fwd = _grid.grid_sample2d_fwd
+grid_sample2d_bwd = _grid.grid_sample2d_bwd
+maxpool2d_pad = _mpp.maxpool2d_pad
 optim_master = _nn.optim_master

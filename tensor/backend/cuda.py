@@ -12,12 +12,15 @@ import functools
 from .. import dtypes as dt
 from .._tensor import Storage, Tensor, empty
 from ..cuda import checks as _checks
+from ..cuda import ctc as _ctc
 from ..cuda import fft as _fft
 from ..cuda import gemm as _gemm
+from ..cuda import grid as _grid
 from ..cuda import index as _index
 from ..cuda import launch as _launch
 from ..cuda import linalg as _la
 from ..cuda import linalg_eig as _lae
+from ..cuda import maxpool_pad as _mpp
 from ..cuda import misc as _misc
 from ..cuda import nn_kernels as _nn
 from ..cuda import random as _random
@@ -239,4 +242,9 @@ optim_step = _nn.optim_step
 amp_unscale = _nn.amp_unscale
 rnn_cell_fwd = _rnn.rnn_cell_fwd
 rnn_cell_bwd = _rnn.rnn_cell_bwd
+ctc_fwd = _ctc.ctc_fwd
+ctc_bwd = _ctc.ctc_bwd
+grid_sample2d_fwd = _grid.grid_sample2d_fwd
+grid_sample2d_bwd = _grid.grid_sample2d_bwd
+maxpool2d_pad = _mpp.maxpool2d_pad
 optim_master = _nn.optim_master

@@ -79,7 +79,8 @@ _EXACT = {"red", "ew"}   # families built without FMA contraction (see the modul
 
 # Modules under tensor/cuda that register further families when imported.
 FAMILY_MODULES: tuple = ("random", "misc", "gemm", "index", "nn_kernels", "sort", "fft", "linalg",
-                          "linalg_eig", "segment", "sparse", "rnn")
+                          "linalg_eig", "segment", "sparse", "rnn", "ctc",
+                          "grid", "maxpool_pad")
 
 
 def register_family(name: str, entries_fn, dtypes=None, exact: bool = False) -> None:
