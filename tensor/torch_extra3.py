@@ -263,7 +263,7 @@ for _name, _view, _doc in (
         ("diagonal_copy", lambda x, offset=0, dim1=0, dim2=1: P.diagonal(x, offset, dim1, dim2),
          "the diagonal of dims dim1, dim2 at offset"),
         ("expand_copy", lambda x, size: P.expand(x, *size), "input expanded to size (-1 keeps a dim)"),
-        ("squeeze_copy", lambda x, dim=None: P.squeeze(x, dim),
+        ("squeeze_copy", lambda x, dim=None: P.squeeze(x) if dim is None else P.squeeze(x, dim=dim),
          "input with its size-1 dims (or dim) removed"),
         ("unsqueeze_copy", lambda x, dim: P.unsqueeze(x, dim), "input with a size-1 dim inserted at dim"),
         ("view_copy", lambda x, size: P.view(x, *size), "input viewed as size"),

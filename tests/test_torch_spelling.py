@@ -120,3 +120,10 @@ def test_gradients_through_the_dim_forms():
     (x.max(dim=1).values.sum() + x.median(dim=1).values.sum()).backward()
     assert x.grad.tolist() == [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]
     assert autograd.gradcheck(lambda t: t.std(dim=0).sum(), (x.detach().requires_grad_(),))
+
+
+def test_squeeze_copy_dim_leaves_other_sizes():
+    """T.squeeze_copy(x, dim=1) is PyTorch's: a dim whose size is not 1 stays (it raised)."""
+    x = T.ones((1, 3))
+    assert T.squeeze_copy(x, dim=1).shape == (1, 3) and T.squeeze_copy(x).shape == (3,)
+    assert T.squeeze_copy(x, dim=0).shape == (3,)
