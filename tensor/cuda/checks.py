@@ -154,8 +154,12 @@ class _Slab:
                     "cuMemcpyDtoHAsync")
             spans[k] = (w, lo, host)
         R.check(d.cuStreamSynchronize(s), "cuStreamSynchronize")
-        gone = {id(v) for v in ready}
         with self.lock:
+            # another thread may have read some of them meanwhile (its flush took them too):
+            # each word is given back once (twice, two later checks shared a word, and the
+            # second one's reset erased the first one's bad index: no error at all)
+            ready = [v for v in ready if not v.done]
+            gone = {id(v) for v in ready}
             self.waiting = [v for v in self.waiting if id(v) not in gone]
             self.free.extend(v.slot for v in ready if v.words is self)
             for v in ready:
