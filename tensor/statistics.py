@@ -113,8 +113,9 @@ def median(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """NumPy's median along axis (None: all; an int or a tuple): the middle value of each
     sorted slice, the mean of the two middle ones for an even count; NaN in a slice gives NaN.
 
-    Follows NumPy, not PyTorch: values only, never (values, indices), and the mean of the two
-    middle values where torch.median returns the lower one (use kthvalue for that).
+    With axis (or none), NumPy's: values only, the mean of the two middle values. PyTorch's
+    keywords (dim=, keepdim=) give torch.median's (values, indices) with the lower middle value
+    instead (tensor/torch_spelling.py).
 
     >>> import tensor as T
     >>> T.median(T.tensor([[1, 4, 2, 8]]), axis=1).tolist()
