@@ -22,18 +22,7 @@ _KERNELS = {
 }
 
 
-def grid_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
-    """(prelude, entries) of the family: one extern "C" kernel per function."""
-    s, ty = d.sfx, f"sx_{d.sfx}::T"
-    src = {f"{name}_{s}": (f'extern "C" __global__ void __launch_bounds__(GS_BLOCK) {name}_{s}('
-                           f"{params.format(T=ty)}) {{ {call}; }}")
-           for name, (params, call) in _KERNELS.items()}
-    return '#include "nn_grid.cuh"\n', src
-
-
-FAMILIES = {"nn_grid": (grid_entries, [dt.float32, dt.float64])}
-for _name, (_ents, _dts) in FAMILIES.items():
-    CK.register_family(_name, _ents, _dts)
+CK.register_table("nn_grid", "nn_grid.cuh", "GS_BLOCK", _KERNELS, [dt.float32, dt.float64])
 
 
 def _launch(inp, name: str, items: int, ptrs, p: int, nearest: bool) -> None:

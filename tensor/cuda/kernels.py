@@ -94,6 +94,20 @@ def register_family(name: str, entries_fn, dtypes=None, exact: bool = False) -> 
     entries.cache_clear()
 
 
+def register_table(name: str, header: str, block: str, table: dict, dtypes) -> None:
+    """register_family for a family of plain entries: table {kernel: (parameters, call)}, each
+    an extern "C" kernel `kernel`_<dtype suffix> bounded by the macro `block`, with
+    {T} in the parameters the dtype's C type and {s} in the call its suffix; header: the .cuh
+    the calls are in."""
+    def entries_fn(d: dt.DType) -> tuple[str, dict[str, str]]:
+        s, ty = d.sfx, f"sx_{d.sfx}::T"
+        return f'#include "{header}"\n', {
+            f"{k}_{s}": (f'extern "C" __global__ void __launch_bounds__({block}) {k}_{s}('
+                         f"{params.format(T=ty)}) {{ {call.format(s=s)}; }}")
+            for k, (params, call) in table.items()}
+    register_family(name, entries_fn, dtypes)
+
+
 def fmad(family: str) -> bool:
     """Whether NVRTC may contract a * b + c into an FMA in this family's kernels."""
     return family not in _EXACT

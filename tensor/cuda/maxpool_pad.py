@@ -16,16 +16,8 @@ _PARAMS = ("const {T} *x, {T} *y, int64_t *idx, int64_t planes, int64_t H, int64
 _CALL = "mpp_fwd<sx_{s}>(x, y, idx, planes, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)"
 
 
-def maxpool_pad_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
-    """(prelude, entries) of the family: the one forward kernel."""
-    s, ty = d.sfx, f"sx_{d.sfx}::T"
-    name = f"maxpool2d_pad_{s}"
-    return '#include "nn_maxpool_pad.cuh"\n', {
-        name: (f'extern "C" __global__ void __launch_bounds__(MPP_BLOCK) {name}('
-               f"{_PARAMS.format(T=ty)}) {{ {_CALL.format(s=s)}; }}")}
-
-
-CK.register_family("nn_maxpool_pad", maxpool_pad_entries, [dt.float32, dt.float64])
+CK.register_table("nn_maxpool_pad", "nn_maxpool_pad.cuh", "MPP_BLOCK",
+                  {"maxpool2d_pad": (_PARAMS, _CALL)}, [dt.float32, dt.float64])
 
 
 def maxpool2d_pad(x, y, idx, planes: int, H: int, W: int, kernel, stride, padding, dilation,

@@ -23,18 +23,7 @@ _KERNELS = {
 }
 
 
-def rnn_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
-    """(prelude, entries) of the family: one extern "C" kernel per step function."""
-    s, ty = d.sfx, f"sx_{d.sfx}::T"
-    src = {f"{name}_{s}": (f'extern "C" __global__ void __launch_bounds__(RN_BLOCK) {name}_{s}('
-                           f"{params.format(T=ty)}) {{ {call}; }}")
-           for name, (params, call) in _KERNELS.items()}
-    return '#include "nn_rnn.cuh"\n', src
-
-
-FAMILIES = {"nn_rnn": (rnn_entries, [dt.float32, dt.float64])}
-for _name, (_ents, _dts) in FAMILIES.items():
-    CK.register_family(_name, _ents, _dts)
+CK.register_table("nn_rnn", "nn_rnn.cuh", "RN_BLOCK", _KERNELS, [dt.float32, dt.float64])
 
 
 def _p(t) -> C.c_void_p:
