@@ -141,9 +141,10 @@ def _one_dim(d) -> bool:
         return False
 
 
-def _keep(keepdims, keepdim, name):
+def _keep(keepdims, keepdim, name) -> bool:
+    """keepdims (NumPy's) or keepdim (PyTorch's), at most one given; False for neither."""
     if keepdim is None:
-        return keepdims
+        return False if keepdims is _UNSET else keepdims
     if keepdims is not _UNSET and keepdims is not None:
         raise TypeError(f"{name}: got both keepdim= (PyTorch's) and keepdims= (NumPy's)")
     return bool(keepdim)
@@ -160,7 +161,6 @@ def _minmax(PUB, name: str, pair, result):
         if other is not None or isinstance(axis, Tensor):   # torch.max(input, other): element-wise
             return elementwise(x, axis) if out is None else elementwise(x, axis, out=out)
         keep = _keep(keepdims, keepdim, name)
-        keep = False if keep is _UNSET else keep
         torch_form = ((dim is not None or keepdim is not None or isinstance(out, tuple | list))
                       and (dim is None or axis is None) and _one_dim(dim if dim is not None else axis))
         if not torch_form:
@@ -230,7 +230,6 @@ def _median(PUB, name: str, skip_nan: bool):
 
     def f(x, axis=None, keepdims=_UNSET, *, dim=None, keepdim=None, out=None):
         keep = _keep(keepdims, keepdim, name)
-        keep = False if keep is _UNSET else keep
         d = dim if dim is not None else axis
         if ((dim is None and keepdim is None and out is None) or (dim is not None and axis is not None)
                 or not _one_dim(d)):
@@ -360,7 +359,6 @@ def _moments(PUB, name: str):
                     raise TypeError(f"{name}: keepdim given twice (positional and keyword)")
                 ddof, keepdim = _UNSET, ddof
         keep = _keep(keepdims, keepdim, name)
-        keep = False if keep is _UNSET else keep
         if unbiased is not None:
             if ddof is not _UNSET or correction is not None:
                 raise TypeError(f"{name}: give one of unbiased= (PyTorch's), correction= or ddof=")
