@@ -38,6 +38,14 @@ class DType:
     def bits(self) -> int:
         return self.itemsize * 8
 
+    @property
+    def dtype(self):
+        """The NumPy dtype with the same bits, so that NumPy reads ours wherever it takes a dtype
+        (``np.dtype(T.float32)``, ``np.zeros(3, T.int8)``, np.array_repr of a tensor)."""
+        if self.np is None:
+            raise AttributeError(f"{self.name} has no NumPy dtype")
+        return self.np
+
     def __repr__(self) -> str:
         return f"tensor.{self.name}"
 
