@@ -17,7 +17,7 @@ from .aliasing import check_writable
 from .backend import backend_for
 from .convert import _dtype_or, _fill_scalar, asarray
 from .device import device as parse_device
-from .elementwise import _scalar_operand, copy_into, empty_tensor, run
+from .elementwise import _scalar_operand, copy_into, empty_tensor, run, unwritten
 from .views import int_sizes
 
 
@@ -65,7 +65,7 @@ def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str)
             d = dt.uint64   # as np.full: NumPy reads such an int as uint64
     out = empty_tensor(shape, d, parse_device(device), op)
     fill_(out, fill_value)
-    return _grad(out, requires_grad)
+    return _grad(unwritten(out), requires_grad)
 
 
 def fill_(t: Tensor, value) -> Tensor:
@@ -290,14 +290,14 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     if d.kind in "iu":  # NumPy 2 floors toward -inf before an integer cast (a cast truncates)
         from .elementwise import unary
         unary("floor", t, out=t)
-    return _grad(t if d is t.dtype else t.astype(d), requires_grad)
+    return _grad(unwritten(t) if d is t.dtype else t.astype(d), requires_grad)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     out = zeros((N, N if M is None else M), dtype=dtype, device=device)
     fill_(out.diagonal(k), 1)
-    return _grad(out, requires_grad)
+    return _grad(unwritten(out), requires_grad)
 
 
 def _tri_mask(shape, k, lower: bool, device=None) -> Tensor:

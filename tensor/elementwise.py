@@ -205,7 +205,14 @@ def astype(x: Tensor, dtype, copy: bool = True, *, device=None) -> Tensor:
         return x
     out = _out_like(x, d)
     copy_into(out, x, "astype")
-    return out
+    return unwritten(out)
+
+
+def unwritten(t: Tensor) -> Tensor:
+    """t, a tensor just made (filled or copied into), with no in-place write counted yet
+    (PyTorch's new tensors have _version 0)."""
+    t._storage.version = 0
+    return t
 
 
 def contiguous(x: Tensor) -> Tensor:
@@ -223,7 +230,7 @@ def copy(x: Tensor) -> Tensor:
         x = as_tensor(x, "copy")
     out = _out_like(x, x._dtype)
     copy_into(out, x)
-    return out
+    return unwritten(out)
 
 
 def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
