@@ -284,15 +284,18 @@ static ACC NAME##_merge_all(ACC *part, int64_t n) {                             
     }                                                                                     \
     return part[0];                                                                       \
 }                                                                                         \
+/* merge_all's tree over the chunks [c, c + s) (s a power of two), computed without scratch: \
+ * the same pairs in the same order, so the same bits (a failed malloc falls back to it). */ \
+static ACC NAME##_tree(const char *base, const sx_red_meta *m, int64_t c, int64_t s, int64_t nc) { \
+    if (s == 1)                                                                           \
+        return NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK); \
+    ACC l = NAME##_tree(base, m, c, s / 2, nc);                                           \
+    return c + s / 2 < nc ? MERGE(l, NAME##_tree(base, m, c + s / 2, s / 2, nc)) : l;    \
+}                                                                                         \
 static ACC NAME##_one(const char *base, const sx_red_meta *m) {                           \
-    int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK;                                      \
-    if (nc <= 1) return NAME##_chunk(base, m, 0, m->R);                                   \
-    ACC stackp[64]; ACC *part = nc <= 64 ? stackp : (ACC *)malloc(sizeof(ACC) * nc);      \
-    for (int64_t c = 0; c < nc; c++)                                                      \
-        part[c] = NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK); \
-    ACC r = NAME##_merge_all(part, nc);                                                   \
-    if (part != stackp) free(part);                                                       \
-    return r;                                                                             \
+    int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK, s = 1;                               \
+    while (s < nc) s *= 2;                                                                \
+    return NAME##_tree(base, m, 0, s, nc);                                                \
 }                                                                                         \
 static void NAME##_outer(const char *in, char *out, const sx_red_meta *m, int nthreads) { \
     int nk = m->nk; int64_t inner = m->ks[nk - 1], rows = m->K / inner;                   \
@@ -348,6 +351,10 @@ static void NAME##_run(const sx_red_meta *mp, const char *pin, char *pout, int n
     ACC *part = (ACC *)malloc(sizeof(ACC) * nc);                                          \
     for (int64_t k = 0; k < m.K; k++) {                                                   \
         const char *b = pin + sx_offset_of(k, m.nk, m.ks, m.kin);                         \
+        if (!part) { /* no scratch: one thread, the same tree */                          \
+            *(T_##SO *)(pout + sx_offset_of(k, m.nk, m.ks, m.kout)) = ST_##SO(NAME##_one(b, &m)); \
+            continue;                                                                     \
+        }                                                                                 \
         _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")         \
         for (int64_t c = 0; c < nc; c++)                                                  \
             part[c] = NAME##_chunk(b, &m, c * SX_RCHUNK, c + 1 == nc ? m.R : (c + 1) * SX_RCHUNK); \
@@ -402,6 +409,16 @@ static int64_t NAME##_one(const char *base, const sx_red_meta *m, int nt) {     
     }                                                                                     \
     C_##SI *bv = (C_##SI *)malloc(sizeof(C_##SI) * nc);                                  \
     int64_t *bi = (int64_t *)malloc(sizeof(int64_t) * nc);                                \
+    if (!bv || !bi) { /* no scratch: the chunks in order on one thread (the same answer) */ \
+        free(bv); free(bi);                                                               \
+        C_##SI best, v; int64_t besti, i;                                                 \
+        NAME##_chunk(base, m, 0, SX_RCHUNK, &best, &besti);                               \
+        for (int64_t c = 1; c < nc; c++) {                                                \
+            NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK, &v, &i); \
+            if (BETTER(v, best)) { best = v; besti = i; }                                 \
+        }                                                                                 \
+        return besti;                                                                     \
+    }                                                                                     \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
     for (int64_t c = 0; c < nc; c++)                                                      \
         NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK, bv + c, bi + c); \
