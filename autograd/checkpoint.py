@@ -25,15 +25,23 @@ recorded nodes themselves (their edges, order and hooks) stay the ones of the fi
 """
 from __future__ import annotations
 
+import contextlib
+
 from tensor import amp
 from tensor import random as _random
 from tensor._tensor import Tensor
 
 from . import engine, graph
+from .checkpoint_selective import (  # noqa: F401 (PyTorch's torch.utils.checkpoint names)
+    CheckpointPolicy,
+    SelectiveCheckpointContext,
+    create_selective_checkpoint_contexts,
+)
 from .grad_mode import enable_grad, is_grad_enabled, state
 from .graph import Ctx, Meta, Node, Rule
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "create_selective_checkpoint_contexts",
+           "CheckpointPolicy", "SelectiveCheckpointContext"]
 
 
 def _tensors_in(x, out):
@@ -79,6 +87,19 @@ def _inner_nodes(outs, s0):
     return nodes, (roots, tuple(sig))
 
 
+def _contexts(context_fn):
+    """(forward, recomputation) context managers of PyTorch's context_fn (selective
+    checkpointing's: autograd/checkpoint_selective.py); two empty ones when it is None."""
+    if context_fn is None:
+        return contextlib.nullcontext(), contextlib.nullcontext()
+    pair = context_fn()
+    if not (isinstance(pair, tuple) and len(pair) == 2
+            and all(hasattr(c, "__enter__") and hasattr(c, "__exit__") for c in pair)):
+        raise TypeError("checkpoint: context_fn must return two context managers (forward, "
+                        f"recomputation), got {pair!r:.80}")
+    return pair
+
+
 def _describe(o):
     return f"shape {tuple(o.shape)}, {o.dtype.name}, {o.device}"
 
@@ -89,7 +110,7 @@ class _Record:
     nodes of the latest recomputation not yet consumed by backward."""
 
     __slots__ = ("fn", "args", "kwargs", "rng", "amp", "versions", "out_meta", "sig", "new",
-                 "name")
+                 "name", "context_fn", "re_ctx")
 
     def take(self, i: int) -> Node:
         """The recomputed twin of recorded node i (recomputing fn when it is not at hand: the
@@ -113,8 +134,13 @@ class _Record:
         cur = gen.get_state()
         if self.rng is not None:
             gen.set_state(self.rng)
+        ctx = self.re_ctx
+        if ctx is None:   # a second recomputation: a context that is not ours is entered once
+            ctx = _contexts(self.context_fn)[1]
+        elif not getattr(ctx, "reusable", False):
+            self.re_ctx = None
         try:
-            with enable_grad(), amp.state_as(self.amp):
+            with enable_grad(), amp.state_as(self.amp), ctx:
                 s0 = next(graph._seq)
                 out = self.fn(*self.args, **self.kwargs)
         finally:
@@ -172,7 +198,11 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool |
     one implementation, which behaves as PyTorch's non-reentrant one: gradients reach
     parameters whether or not an input requires grad, and autograd.grad works through it),
     determinism_check ("default" or "none": the recomputation's outputs and recorded ops are
-    always compared with the forward's, since backward needs them alike) and debug.
+    always compared with the forward's, since backward needs them alike), debug, and
+    context_fn: a function returning two context managers, entered around the forward run and
+    around the recomputation; selective checkpointing's come from
+    `functools.partial(create_selective_checkpoint_contexts, policy)` (ops whose outputs a policy
+    keeps are not run again: autograd/checkpoint_selective.py).
 
     fn may take any arguments (tensors that require grad or not, other values) and use tensors
     captured by closure; it may return a Tensor or a (nested) tuple/list/dict holding tensors.
@@ -186,11 +216,12 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool |
     if determinism_check not in ("default", "none"):
         raise ValueError(f"checkpoint: determinism_check must be 'default' or 'none', got "
                          f"{determinism_check!r}")
-    if "context_fn" in kwargs:
-        raise TypeError("checkpoint: context_fn (selective checkpointing contexts) is not "
-                        "supported; checkpoint the parts to recompute as separate functions")
+    context_fn = kwargs.pop("context_fn", None)
+    if context_fn is not None and not callable(context_fn):
+        raise TypeError(f"checkpoint: context_fn must be callable, got {type(context_fn).__name__}")
     if not is_grad_enabled():
         return fn(*args, **kwargs)
+    fwd_ctx, re_ctx = _contexts(context_fn)
     rng = _random.default_generator.get_state() if preserve_rng_state else None
     ins = _tensors_in(args, []) + _tensors_in(kwargs, [])
     graph.refresh_stale(ins)  # now, not inside fn: the recomputation must record what fn did
@@ -201,7 +232,7 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool |
     # a copy to the host under save_on_cpu, would only cost); the recomputation's are seen
     hooks, state.saved_hooks = state.saved_hooks, []
     try:
-        with amp.state_as(regions):   # (and both runs make their own casts, none from the cache)
+        with amp.state_as(regions), fwd_ctx:   # (both runs make their own casts, none from the cache)
             out = fn(*args, **kwargs)
     finally:
         state.saved_hooks = hooks
@@ -217,7 +248,7 @@ def checkpoint(fn, *args, preserve_rng_state: bool = True, use_reentrant: bool |
         return out
     rec = _Record()
     rec.fn, rec.args, rec.kwargs, rec.rng, rec.name = fn, args, kwargs, rng, name
-    rec.amp = regions
+    rec.amp, rec.context_fn, rec.re_ctx = regions, context_fn, re_ctx
     rec.versions = [(Meta(t), storage, version) for t, storage, version in versions]
     rec.out_meta = [(tuple(o.shape), o.dtype, o.device) for o in outs]
     rec.sig, rec.new = sig, None

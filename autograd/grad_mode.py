@@ -21,6 +21,7 @@ class _State(threading.local):
         self.fw_level = 0     # > 0 inside autograd.jvp: tangents are pushed forward
         self.fw_tensors = []  # weak refs to tensors given a tangent (cleared when jvp returns)
         self.saved_hooks = []  # (pack, unpack) of autograd.saved_hooks' contexts, innermost last
+        self.sac = None       # a selective checkpoint's op runner (autograd/checkpoint_selective.py)
 
 
 state = _State()

@@ -566,8 +566,8 @@ def record(name, fn, args, kwargs):
     # copies on the graph (recorded: the rule's result may be differentiated again)
     pre = _before_write(rule, args) if name in INPLACE and rule is not None else None
     st.depth += 1
-    try:
-        out = fn(*args, **kwargs)
+    try:   # (a selective checkpoint's policy keeps or hands back the output: checkpoint_selective)
+        out = fn(*args, **kwargs) if st.sac is None else st.sac(name, fn, args, kwargs)
     finally:
         st.depth -= 1
     cargs = args if not pre else tuple(pre.get(i, a) for i, a in enumerate(args))
@@ -657,7 +657,7 @@ def use_fast_path(on: bool) -> None:
         _hook.record = record
 
 
-_HOOKED = [0]   # saved_tensors_hooks contexts entered, in all threads (autograd/saved_hooks.py)
+_HOOKED = [0]   # saved_tensors_hooks / selective checkpointing contexts entered, in all threads
 
 
 def refresh_fast_path() -> None:
