@@ -114,10 +114,13 @@ def test_signbit_of_integers_and_bools_is_numpys():
 
 def _next_ref(x: np.ndarray, y: np.ndarray, grid: np.ndarray, eq_gives_y: bool) -> np.ndarray:
     """nextafter over a sorted grid of every value of a dtype (no NaN, one zero): the grid's
-    next value toward y, or y (C99) or x (NumPy's float16 before 2.5) when they are equal."""
+    next value toward y, or y (C99) or x (NumPy's float16 before 2.5) when they are equal. A
+    step onto zero gives x's signed zero (the grid's one zero is either: np.unique's choice
+    changed in NumPy 2.4)."""
     up = grid[np.minimum(np.searchsorted(grid, x, "right"), grid.size - 1)]
     down = grid[np.maximum(np.searchsorted(grid, x, "left") - 1, 0)]
     r = np.where(y > x, up, down)
+    r = np.where(r == 0, np.copysign(0.0, x), r).astype(r.dtype)   # a step to zero keeps x's sign
     r = np.where(x == y, y if eq_gives_y else x, r)
     return np.where(np.isnan(x) | np.isnan(y), np.nan, r)
 
@@ -128,7 +131,7 @@ def _grid(d: dt.DType) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore"):   # signalling NaNs among the patterns
         vals = ((bits << 16).view(np.float32) if d is dt.bfloat16 else
                 bits.astype(np.uint16).view(np.float16).astype(np.float32))
-        sample = np.concatenate([vals[::61], vals[:3], vals[0x7b00:0x7f00:17],
+        sample = np.concatenate([vals[::61], vals[:3], vals[0x8000:0x8003], vals[0x7b00:0x7f00:17],
                                  np.array([-0.0, np.nan], np.float32)])
     return np.unique(vals[~np.isnan(vals)]), sample   # np.unique: -0 == 0, one zero
 
