@@ -14,6 +14,7 @@ import tensor as T
 from tensor.axes import norm_axes, norm_axis
 from tensor.dtypes import real_of
 from tensor.public import PUB
+from tensor.views import torch_swap
 
 from .graph import RULES, Rule
 from .rules_util import bind, fit, sum_to
@@ -70,6 +71,8 @@ def _transpose_vjp(ctx, g):
     axes = params("transpose", ctx)["axes"]
     if not axes or (len(axes) == 1 and axes[0] is None):
         return (fit(T.transpose(g), x),)
+    if torch_swap(x, axes):
+        return (fit(T.swapaxes(g, *axes), x),)
     return (fit(T.permute(g, _inverse(_perm_of(axes, x.ndim, "transpose"))), x),)
 
 

@@ -32,6 +32,7 @@ from .views import broadcast_shapes
 from .compiled import compile
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .grad_scaler import GradScaler
+_sys.modules[__name__ + ".amp"].GradScaler = GradScaler   # torch.amp.GradScaler (amp importing it: a circle)
 from . import _methods  # noqa: F401  (attaches operators and methods to Tensor)
 from . import distributions  # noqa: F401  (tensor.distributions, as torch.distributions)
 from .sparse import sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor  # noqa: F401  (torch's spelling)
@@ -42,6 +43,11 @@ from .dtypes import dtype  # noqa: F401  (NumPy's np.dtype('float32'))
 from .index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401  (NumPy's index tricks)
 
 bool = bool_  # noqa: A001  (tensor.bool, as numpy.bool / torch.bool)
+# PyTorch's dtype names (torch.float is float32, torch.int int32, torch.long int64...) and NumPy's
+# C-type names that agree with them (np.double, np.half, np.short, np.single, np.intc...)
+float, double, half, single = float32, float64, float16, float32  # noqa: A001
+int, long, short, intc, int_, intp = int32, int64, int16, int32, int64, int64  # noqa: A001
+cfloat, cdouble, csingle, ubyte, ushort, uintc = complex64, complex128, complex64, uint8, uint16, uint32
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None   # the standard's constants
 Tensor.__array_namespace__ = _namespace_method(_sys.modules[__name__])
 globals().update({k: v for k, v in _PUB.items() if not k.endswith("_") and k not in

@@ -313,6 +313,10 @@ def randn(*size, dtype=None, generator=None, requires_grad: bool = False, device
 
 
 def randint(low, high=None, size=None, dtype=None, generator=None, device=None) -> Tensor:
+    """NumPy's randint(low, high, size); a tuple in high's place is PyTorch's randint(high,
+    size) (NumPy's high is a number or a list of them)."""
+    if size is None and isinstance(high, tuple):
+        low, high, size = 0, low, high
     return _gen(generator).randint(low, high, size, dtype, device)
 
 

@@ -180,15 +180,20 @@ def expand(x: Tensor, *sizes) -> Tensor:
 
 
 def transpose(x: Tensor, *axes) -> Tensor:
-    """NumPy's transpose: reverse the axes, or permute them by `axes`."""
+    """NumPy's transpose: reverse the axes, or permute them by `axes`. Two axes of a tensor
+    whose rank is not 2 (which NumPy refuses) are PyTorch's transpose(dim0, dim1): they swap
+    (`k.transpose(-2, -1)`); of a matrix, NumPy's permutation ((0, 1) leaves it as it is)."""
     x = _operand(x, "transpose")
     if not axes or (len(axes) == 1 and axes[0] is None):
         return x._view(x._shape[::-1], x._strides[::-1])
-    if len(axes) == 2 and x.ndim != 2 and all(isinstance(a, int) for a in axes):
-        raise ValueError(f"transpose: axes {tuple(axes)} don't match a tensor of rank {x.ndim}: "
-                         "transpose permutes all the axes (NumPy's); to swap two axes "
-                         "(PyTorch's transpose(dim0, dim1)) use swapaxes(x, dim0, dim1)")
+    if torch_swap(x, axes):
+        return swapaxes(x, *axes)
     return permute(x, *axes)
+
+
+def torch_swap(x: Tensor, axes: tuple) -> bool:
+    """Whether transpose(x, *axes) is PyTorch's swap of two axes (see transpose)."""
+    return len(axes) == 2 and x.ndim != 2 and all(isinstance(a, int) for a in axes)
 
 
 def permute(x: Tensor, *axes) -> Tensor:

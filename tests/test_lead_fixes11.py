@@ -29,3 +29,33 @@ def test_a_new_tensor_has_version_0(make):
     assert t._version == 0   # PyTorch's: no in-place write yet
     t.add_(1)
     assert t._version == 1
+
+
+def test_torch_transpose_of_two_dims_grad_and_jvp():
+    torch = pytest.importorskip("torch")
+    import autograd
+    a = np.random.default_rng(0).standard_normal((2, 3, 4))
+    x = T.tensor(a, requires_grad=True)
+    w = np.arange(24.0).reshape(4, 3, 2)
+    (x.transpose(-1, 0) * T.tensor(w)).sum().backward()
+    tx = torch.tensor(a, requires_grad=True)
+    (tx.transpose(-1, 0) * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    _, t = autograd.jvp(lambda v: v.transpose(0, 1), (T.tensor(a),), (T.tensor(a * 2),))
+    np.testing.assert_array_equal(t.numpy(), np.swapaxes(a * 2, 0, 1))
+
+
+def test_torch_dtype_names_and_randint_high_size():
+    assert (T.float, T.double, T.half, T.int, T.long, T.short) == (T.float32, T.float64, T.float16, T.int32,
+                                                                  T.int64, T.int16)
+    assert (T.cfloat, T.cdouble, T.single, T.intc, T.int_) == (T.complex64, T.complex128, T.float32, T.int32,
+                                                               T.int64)
+    assert T.zeros(2, dtype=T.long).dtype is T.int64
+    r = T.randint(5, (3, 2))   # PyTorch's randint(high, size)
+    assert r.shape == (3, 2) and r.dtype is T.int64 and 0 <= int(r.min()) and int(r.max()) < 5
+    r = T.randint(3, 7, (4,))
+    assert r.shape == (4,) and 3 <= int(r.min()) and int(r.max()) < 7
+    r = T.randint(0, [3, 10])   # NumPy's high array
+    assert r.shape == (2,) and int(r[0]) < 3
+    import tensor.amp
+    assert tensor.amp.GradScaler is T.GradScaler

@@ -142,11 +142,15 @@ def test_in_place_write_into_a_later_piece_of_a_multi_output_view(device, name):
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-14)
 
 
-def test_transpose_of_two_axes_on_a_higher_rank_tensor_points_at_swapaxes(device):
-    """PyTorch's x.transpose(0, 1) on a 3-d tensor: NumPy's transpose wants every axis, and
-    the error said only that the axes did not match; it names swapaxes now."""
-    x = T.ones((2, 3, 4))
-    with pytest.raises(ValueError, match=r"^transpose: axes \(0, 1\) don't match a tensor of "
-                                         r"rank 3: .*swapaxes\(x, dim0, dim1\)"):
-        x.transpose(0, 1)
+def test_transpose_of_two_axes_on_a_higher_rank_tensor_swaps_them(device):
+    """PyTorch's x.transpose(0, 1) on a 3-d tensor (which NumPy refuses: its transpose wants
+    every axis) swaps the two axes (it raised, pointing at swapaxes)."""
+    x = T.arange(24.0, device=device).reshape(2, 3, 4)
+    for a, b in ((0, 1), (-2, -1), (2, 0), (1, 1)):
+        np.testing.assert_array_equal(x.transpose(a, b).numpy(), np.swapaxes(x.numpy(), a, b))
+        np.testing.assert_array_equal(T.transpose(x, a, b).numpy(), np.swapaxes(x.numpy(), a, b))
     assert x.transpose(2, 0, 1).shape == (4, 2, 3) and T.swapaxes(x, 0, 1).shape == (3, 2, 4)
+    m = T.arange(6.0, device=device).reshape(2, 3)
+    assert m.transpose(1, 0).shape == (3, 2) and m.transpose(0, 1).shape == (2, 3)   # NumPy's
+    with pytest.raises(ValueError, match="repeated axis"):
+        x.transpose(0, 1, 1)
