@@ -22,6 +22,7 @@ import math
 import operator
 
 from . import dtypes as dt
+from . import serialization
 from ._tensor import Tensor
 from .axes import as_int, norm_axis
 from .convert import asarray
@@ -509,14 +510,15 @@ def host_array(x, op: str):
 @pub()
 def save(file, arr, allow_pickle: bool = True, fix_imports=None) -> None:
     """Writes a tensor to a .npy file (NumPy's format, through NumPy; '.npy' is appended to a
-    file name without it). Values come to the host first. (PyTorch's torch.save(obj, f), of
-    any object, is nn.save.)"""
+    file name without it). Values come to the host first. In PyTorch's order, save(obj, f)
+    (the file second), writes a state dict as nn.save (tensor/serialization.py; load reads it)."""
     import os
 
     import numpy as np
-    if isinstance(arr, str | os.PathLike) and not isinstance(file, str | os.PathLike):
-        raise TypeError("save: the file comes first, save(file, arr), as NumPy's; PyTorch's "
-                        "torch.save(obj, f) of any object (a state_dict, a model) is nn.save")
+    def target(f):   # a path or a binary file object
+        return isinstance(f, str | os.PathLike) or hasattr(f, "write")
+    if target(arr) and not target(file):
+        return serialization.save(file, arr)   # torch.save(model.state_dict(), "ckpt.pt")
     np.save(file, host_array(arr, "save"), allow_pickle=allow_pickle)
 
 
@@ -564,12 +566,16 @@ class NpzTensors(dict):
 
 @pub()
 def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports=None, encoding: str = "ASCII",
-         *, device=None):
+         *, device=None, map_location=None, weights_only=None):
     """Reads a .npy file as a tensor (on device), or a .npz file as a dict of name -> tensor
     (all read at once; it also reads as NumPy's NpzFile: .files, a with block). Pickled objects
     are refused unless allow_pickle, as NumPy's; a file holding an array of a dtype this library
-    lacks (strings, objects) is a TypeError."""
+    lacks (strings, objects) is a TypeError. A state dict that save(obj, f) / nn.save wrote
+    reads back as nn.load's (PyTorch's torch.load, with its map_location and weights_only)."""
     import numpy as np
+    if map_location is not None or weights_only is not None or serialization.is_checkpoint(file):
+        return serialization.load(file, map_location if map_location is not None else device,
+                                  weights_only=weights_only)
     if mmap_mode is not None:
         raise ValueError("load: mmap_mode is not supported (the values are copied to a tensor)")
     got = np.load(file, allow_pickle=allow_pickle, encoding=encoding)

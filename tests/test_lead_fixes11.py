@@ -59,3 +59,30 @@ def test_torch_dtype_names_and_randint_high_size():
     assert r.shape == (2,) and int(r[0]) < 3
     import tensor.amp
     assert tensor.amp.GradScaler is T.GradScaler
+
+
+def test_torch_save_load_order(tmp_path):
+    import nn
+    m = nn.Linear(3, 2)
+    p = tmp_path / "ckpt.pt"
+    T.save(m.state_dict(), p)   # PyTorch's torch.save(obj, f)
+    sd = T.load(p)
+    assert set(sd) == {"weight", "bias"}
+    np.testing.assert_array_equal(sd["weight"].numpy(), m.weight.detach().numpy())
+    m2 = nn.Linear(3, 2)
+    m2.load_state_dict(T.load(str(p), map_location="cpu", weights_only=True))
+    np.testing.assert_array_equal(m2.bias.detach().numpy(), m.bias.detach().numpy())
+    assert set(nn.load(p)) == {"weight", "bias"}   # one format: nn.load reads it too
+    import io
+    buf = io.BytesIO()
+    T.save({"step": 3, "w": T.ones(2)}, buf)
+    buf.seek(0)
+    back = T.load(buf)
+    assert back["step"] == 3 and back["w"].tolist() == [1.0, 1.0]
+    # NumPy's order and files keep NumPy's meaning
+    T.save(tmp_path / "a.npy", T.arange(3.0))
+    assert T.load(tmp_path / "a.npy").tolist() == [0.0, 1.0, 2.0]
+    T.savez(tmp_path / "b.npz", x=T.ones(2))
+    assert T.load(tmp_path / "b.npz")["x"].tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="expected a dict"):
+        T.save(m, tmp_path / "m.pt")   # a whole module: its state_dict is what saves
