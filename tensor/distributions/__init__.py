@@ -10,6 +10,7 @@ parameters.
 0.4431
 """
 from . import constraints, transforms
+from . import kl_cross as _kl_cross  # noqa: F401  (registers the cross-family KL pairs)
 from . import kl_more as _kl_more  # noqa: F401  (registers the KL pairs of the modules below)
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, LogNormal, Normal, Uniform

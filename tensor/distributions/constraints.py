@@ -178,7 +178,7 @@ class _Independent(Constraint):
         ok = self.base_constraint.check(value)
         n = self.reinterpreted_batch_ndims
         if n:
-            ok = ok.reshape(ok.shape[:ok.ndim - n] + (-1,)).all(axis=-1)
+            ok = ok.all(axis=tuple(range(-n, 0)))   # (a reshape to -1 fails on 0-size batches)
         return ok
 
     def __repr__(self):
@@ -196,14 +196,14 @@ class _LowerTriangular(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return (T.tril(value) == value).reshape(value.shape[:-2] + (-1,)).all(axis=-1)
+        return (T.tril(value) == value).all(axis=(-2, -1))
 
 
 class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tri = (T.tril(value) == value).reshape(value.shape[:-2] + (-1,)).all(axis=-1)
+        tri = (T.tril(value) == value).all(axis=(-2, -1))
         return tri & (T.diagonal(value, 0, -2, -1) > 0).all(axis=-1)
 
 
@@ -223,13 +223,17 @@ class _Symmetric(Constraint):
 
     def check(self, value):
         close = (value - value.swapaxes(-1, -2)).abs() <= 1e-6 * (1 + value.abs())
-        return close.reshape(value.shape[:-2] + (-1,)).all(axis=-1)
+        return close.all(axis=(-2, -1))
 
 
 class _PositiveDefinite(_Symmetric):
     def check(self, value):
+        """Symmetric, and its Cholesky factorization completes (PyTorch's test): a singular
+        matrix whose zero eigenvalue comes out as +1e-16 is not positive definite."""
         sym = super().check(value)
-        return sym & (T.linalg.eigvalsh(value) > 0).all(axis=-1)
+        if value.shape[-1] == 0:
+            return sym
+        return sym & (T.linalg.cholesky_ex(value).info == 0)
 
 
 class _PositiveSemidefinite(_Symmetric):

@@ -7,7 +7,15 @@ import math
 
 from . import _ops as T
 from . import constraints
-from .distribution import HALF_LOG_2PI, Distribution, as_param, broadcast_all, standard_normal, uniform01
+from .distribution import (
+    HALF_LOG_2PI,
+    Distribution,
+    ExponentialFamily,
+    as_param,
+    broadcast_all,
+    standard_normal,
+    uniform01,
+)
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -41,7 +49,7 @@ class _Univariate(Distribution):
         return T.full(self.batch_shape, fill, dtype=self._ref.dtype, device=self._ref.device)
 
 
-class Normal(_Univariate):
+class Normal(_Univariate, ExponentialFamily):
     """N(loc, scale^2)."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -113,7 +121,7 @@ class Uniform(_Univariate):
         return T.log(self.high - self.low)
 
 
-class Exponential(_Univariate):
+class Exponential(_Univariate, ExponentialFamily):
     """rate * exp(-rate x) on x >= 0."""
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative

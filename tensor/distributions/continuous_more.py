@@ -6,9 +6,11 @@ import math
 
 from . import _ops as T
 from . import constraints
+from ._special import lbeta
 from .continuous import _Univariate
 from .discrete import _bce_with_logits, _one_of
 from .distribution import (
+    ExponentialFamily,
     _shape_of,
     as_param,
     broadcast_all,
@@ -58,8 +60,8 @@ class FisherSnedecor(_Univariate):
         value = self._value(value)
         h1, h2 = 0.5 * self.df1, 0.5 * self.df2
         ratio = self.df1 / self.df2
-        lbeta = T.lgamma(h1) + T.lgamma(h2) - T.lgamma(h1 + h2)
-        return h1 * T.log(ratio) + T.xlogy(h1 - 1, value) - (h1 + h2) * T.log1p(ratio * value) - lbeta
+        return (h1 * T.log(ratio) + T.xlogy(h1 - 1, value) - (h1 + h2) * T.log1p(ratio * value)
+                - lbeta(h1, h2))
 
 
 class GeneralizedPareto(_Univariate):
@@ -188,7 +190,7 @@ class VonMises(_Univariate):
         return T.remainder(out + math.pi, 2 * math.pi) - math.pi
 
 
-class ContinuousBernoulli(_Univariate):
+class ContinuousBernoulli(_Univariate, ExponentialFamily):
     """The continuous Bernoulli on [0, 1] (Loaiza-Ganem and Cunningham, 2019): density
     C(p) p^x (1 - p)^(1 - x), C(p) its normalizer, parameterized by probs or logits. Near p = 1/2
     (within lims) the normalizer and moments use their Taylor expansions."""

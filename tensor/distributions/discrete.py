@@ -7,8 +7,10 @@ import math
 
 from . import _ops as T
 from . import constraints
+from ._special import log_binomial_pmf, log_poisson_pmf
 from .distribution import (
     Distribution,
+    ExponentialFamily,
     _shape_of,
     as_param,
     broadcast_all,
@@ -74,7 +76,7 @@ class _Counted(_ProbsOrLogits):
         return self._expanded(batch_shape, ("total_count", "probs", "logits"))
 
 
-class Bernoulli(_ProbsOrLogits):
+class Bernoulli(_ProbsOrLogits, ExponentialFamily):
     """1 with probability probs, else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -228,6 +230,29 @@ class OneHotCategorical(Categorical):
         return T.broadcast_to(values, (n,) + self.batch_shape + (n,)) if expand else values
 
 
+def _success_failure(d):
+    """(p, 1 - p) of a probs-or-logits distribution, each without rounding to 1 (from probs where
+    they were given: logits made from probs are clipped at eps)."""
+    if "probs" in d.__dict__:
+        return d.probs, 1 - d.probs
+    return T.sigmoid(d.logits), T.sigmoid(-d.logits)
+
+
+def _saddle_point(d, k, n, value, flip=False):
+    """(where, log_binomial_pmf(k, n) there) for 1 <= k <= n - 1, n >= 30, 0 < p < 1 and an integer
+    value, where the direct form's large terms cancel; None where that is nowhere. flip: k counts
+    failures (probability 1 - p)."""
+    p, q = _success_failure(d)
+    if flip:
+        p, q = q, p
+    big = (n >= 30) & (k >= 1) & (n - k >= 1) & (p > 0) & (q > 0) & (value % 1 == 0)
+    if not bool(T.any(big)):
+        return None
+    n_s, k_s = T.where(big, n, 2.0), T.where(big, k, 1.0)
+    p_s, q_s = T.where(big, p, 0.5), T.where(big, q, 0.5)
+    return big, log_binomial_pmf(k_s, n_s, p_s, q_s)
+
+
 class Binomial(_Counted):
     """The number of successes in total_count Bernoulli(probs) trials."""
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -246,20 +271,21 @@ class Binomial(_Counted):
     variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
 
     def sample(self, sample_shape=()):
-        """The sum of total_count Bernoulli draws (work and memory grow with max(total_count))."""
+        """Inversion where total_count * min(p, 1 - p) < 10, Hormann's BTRS rejection above: work
+        and memory independent of total_count (a sum of Bernoulli draws took memory total_count
+        times the number of draws)."""
         p = self.probs.detach()
-        n = self.total_count.detach()
-        top = int(T.max(n).item()) if n.numel() else 0
         shape = self._extended_shape(sample_shape)
-        u = uniform01(shape + (top,), p)
-        live = T.arange(top, dtype=p.dtype, device=p.device) < n[..., None]
-        return ((u < p[..., None]) & live).astype(p.dtype).sum(axis=-1)
+        n = T.broadcast_to(self.total_count.detach(), shape)
+        return _binomial_sample(n, T.broadcast_to(p, shape)).astype(p.dtype)
 
     def log_prob(self, value):
         value = self._value(value)
         n, logits = self.total_count, self.logits
         norm = n * _softplus(logits) - T.lgamma(n + 1)
-        return value * logits - T.lgamma(value + 1) - T.lgamma(n - value + 1) - norm
+        direct = value * logits - T.lgamma(value + 1) - T.lgamma(n - value + 1) - norm
+        saddle = _saddle_point(self, value, n, value)
+        return direct if saddle is None else T.where(saddle[0], saddle[1], direct)
 
     def entropy(self):
         n = self.total_count
@@ -326,7 +352,58 @@ def _poisson_sample(lam):
     return out
 
 
-class Poisson(Distribution):
+def _binomial_sample(n, p):
+    """Binomial(n, p) draws of n's shape, in float64; the work runs on q = min(p, 1 - p) (n - k
+    is returned where p > 1/2), by inversion for n q < 10 and BTRS (Hormann, 1993) above."""
+    n, p = n.astype(T.float64), p.astype(T.float64)
+    flip = p > 0.5
+    q = T.where(flip, 1 - p, p)
+    out = T.zeros_like(n)
+    small = (n * q < 10) & (q > 0) & (n > 0)
+    if bool(T.any(small)):   # walk k up while the cumulative probability is below a uniform draw
+        qs, ns = T.where(small, q, 0.5), T.where(small, n, 0.0)
+        ratio = qs / (1 - qs)
+        pk = T.exp(ns * T.log1p(-qs))
+        cdf, k = pk, T.zeros_like(n)
+        u = uniform01(n.shape, n)
+        for _ in range(200):   # P(X > 200) is below 1e-100 for n q < 10
+            more = small & (u > cdf) & (k < ns)
+            if not bool(T.any(more)):
+                break
+            k = k + more.astype(k.dtype)
+            pk = pk * ratio * (ns - k + 1) / T.maximum(k, 1.0)
+            cdf = T.where(more, cdf + pk, cdf)
+        out = T.where(small, k, out)
+    big = (n * q >= 10) & (q > 0)
+    if bool(T.any(big)):
+        nb, qb = T.where(big, n, 100.0), T.where(big, q, 0.5)
+        spq = T.sqrt(nb * qb * (1 - qb))
+        b = 1.15 + 2.53 * spq
+        a = -0.0873 + 0.0248 * b + 0.01 * qb
+        c = nb * qb + 0.5
+        v_r = 0.92 - 4.2 / b
+        alpha = (2.83 + 5.1 / b) * spq
+        lpq = T.log(qb / (1 - qb))
+        m = T.floor((nb + 1) * qb)
+        h = T.lgamma(m + 1) + T.lgamma(nb - m + 1)
+        todo = big
+        while bool(T.any(todo)):
+            U = uniform01(n.shape, n) - 0.5
+            V = uniform01(n.shape, n, tiny=True)
+            us = 0.5 - T.abs(U)
+            k = T.floor((2 * a / T.clip(us, 1e-300, None) + b) * U + c)
+            inside = (k >= 0) & (k <= nb)
+            quick = (us >= 0.07) & (V <= v_r)
+            ks = T.clip(k, 0.0, nb)
+            lhs = T.log(V * alpha / (a / T.clip(us * us, 1e-300, None) + b))
+            rhs = h - T.lgamma(ks + 1) - T.lgamma(nb - ks + 1) + (ks - m) * lpq
+            ok = todo & inside & (quick | (lhs <= rhs))
+            out = T.where(ok, k, out)
+            todo = todo & ~ok
+    return T.where(flip, n - out, out)
+
+
+class Poisson(ExponentialFamily):
     """rate^k exp(-rate) / k! on k = 0, 1, 2, ..."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -350,7 +427,13 @@ class Poisson(Distribution):
         value = value if isinstance(value, T.Tensor) else as_param(value, self.rate)
         if self._validate_args:
             self._validate_sample(value)
-        return T.xlogy(value, self.rate) - self.rate - T.lgamma(value + 1)
+        rate = self.rate
+        direct = T.xlogy(value, rate) - rate - T.lgamma(value + 1)
+        big = (value >= 30) & (rate > 0)   # (there the direct form's large terms cancel)
+        if not bool(T.any(big)):
+            return direct
+        k_s, rate_s = T.where(big, value, 30.0), T.where(big, rate, 1.0)
+        return T.where(big, log_poisson_pmf(k_s, rate_s), direct)
 
 
 class Geometric(_ProbsOrLogits):
@@ -387,4 +470,9 @@ class Geometric(_ProbsOrLogits):
         return fail + T.log(p)
 
     def entropy(self):
-        return _bce_with_logits(self.logits, self.probs) / self.probs
+        """H(Bernoulli(p)) / p: from probs where they were given (logits derived from probs are
+        clipped at eps, which made it 1e5 times too large for p = 1e-12 in float32)."""
+        if "probs" not in self.__dict__:
+            return _bce_with_logits(self.logits, self.probs) / self.probs
+        p = self.probs
+        return -(T.xlogy(p, p) + T.special.xlog1py(1 - p, -p)) / p

@@ -13,6 +13,7 @@ from .discrete import (
     _one_of,
     _poisson_sample,
     _ProbsOrLogits,
+    _saddle_point,
     _softplus,
 )
 from .distribution import Distribution, _shape_of, as_param, broadcast_all, uniform01
@@ -46,7 +47,14 @@ class NegativeBinomial(_Counted):
         log_unnorm = -r * _softplus(logits) - value * _softplus(-logits)
         log_norm = T.lgamma(r + value) - T.lgamma(1 + value) - T.lgamma(r)
         log_norm = T.where(r + value == 0, 0.0, log_norm)
-        return log_unnorm + log_norm
+        direct = log_unnorm + log_norm
+        # NB(k; r, p) = r / (r + k) Binomial(r; r + k, 1 - p): its saddle point form for large counts
+        n = r + value
+        saddle = _saddle_point(self, r, n, value, flip=True)
+        if saddle is None:
+            return direct
+        big, log_binom = saddle
+        return T.where(big, log_binom + T.log(T.where(big, r, 1.0) / T.where(big, n, 2.0)), direct)
 
 
 def _inner_categorical(name, probs, logits, validate_args):

@@ -244,7 +244,9 @@ class Distribution:
 
 
 class ExponentialFamily(Distribution):
-    """Marker base of the exponential families (PyTorch's name); entropy is per distribution here."""
+    """Base of the exponential families, as PyTorch's (Bernoulli, Beta, Chi2, ContinuousBernoulli,
+    Dirichlet, Exponential, Gamma, Normal, Poisson, Wishart: isinstance works as there); their
+    entropies and KL divergences are closed forms per distribution here."""
 
 
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)

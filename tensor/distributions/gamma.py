@@ -13,7 +13,15 @@ import math
 
 from . import _ops as T
 from . import constraints
-from .distribution import Distribution, as_param, broadcast_all, standard_normal
+from ._special import digamma_half_step, gamma_entropy_parts, lbeta, log_gamma_density
+from .distribution import (
+    HALF_LOG_2PI,
+    Distribution,
+    ExponentialFamily,
+    as_param,
+    broadcast_all,
+    standard_normal,
+)
 
 
 def _sampler():
@@ -53,7 +61,7 @@ def rsample_standard_gamma(alpha):
     return x + (alpha - alpha.detach()) * _standard_gamma_grad(alpha, x)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """rate^a x^(a-1) exp(-rate x) / Gamma(a) on x >= 0 (a = concentration)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
@@ -86,7 +94,12 @@ class Gamma(Distribution):
     def log_prob(self, value):
         value = self._value(value)
         a, r = self.concentration, self.rate
-        return T.xlogy(a, r) + T.xlogy(a - 1, value) - r * value - T.lgamma(a)
+        direct = T.xlogy(a, r) + T.xlogy(a - 1, value) - r * value - T.lgamma(a)
+        big = (a >= 30) & (value > 0)   # (there the direct form's large terms cancel)
+        if not bool(T.any(big)):
+            return direct
+        a_s, x_s = T.where(big, a, 30.0), T.where(big, value, 1.0)
+        return T.where(big, log_gamma_density(a_s, r * x_s, x_s), direct)
 
     def cdf(self, value):
         value = self._value(value)
@@ -94,7 +107,14 @@ class Gamma(Distribution):
 
     def entropy(self):
         a = self.concentration
-        return a - T.log(self.rate) + T.lgamma(a) + (1.0 - a) * T.digamma(a)
+        direct = a - T.log(self.rate) + T.lgamma(a) + (1.0 - a) * T.digamma(a)
+        big = a >= 30
+        if not bool(T.any(big)):
+            return direct
+        a_s = T.where(big, a, 30.0)
+        half_log_a, gap = gamma_entropy_parts(a_s)   # (a - 1) / (2a) + (a - 1) gap: digamma's rest
+        stable = HALF_LOG_2PI + half_log_a - T.log(self.rate) + (a_s - 1) * (0.5 / a_s + gap)
+        return T.where(big, stable, direct)
 
 
 class Chi2(Gamma):
@@ -110,7 +130,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """x^(a-1) (1-x)^(b-1) / B(a, b) on [0, 1] (a = concentration1, b = concentration0)."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -154,16 +174,14 @@ class Beta(Distribution):
     def log_prob(self, value):
         value = self._value(value)
         a, b = self.concentration1, self.concentration0
-        lbeta = T.lgamma(a) + T.lgamma(b) - T.lgamma(a + b)
-        return T.xlogy(a - 1, value) + T.xlogy(b - 1, 1 - value) - lbeta
+        return T.xlogy(a - 1, value) + T.xlogy(b - 1, 1 - value) - lbeta(a, b)
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
-        lbeta = T.lgamma(a) + T.lgamma(b) - T.lgamma(a + b)
-        return lbeta - (a - 1) * T.digamma(a) - (b - 1) * T.digamma(b) + (a + b - 2) * T.digamma(a + b)
+        return lbeta(a, b) - (a - 1) * T.digamma(a) - (b - 1) * T.digamma(b) + (a + b - 2) * T.digamma(a + b)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Over the probability simplex of K = concentration.shape[-1] categories."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -243,7 +261,9 @@ class StudentT(Distribution):
     def variance(self):
         df = self.df
         v = self.scale ** 2 * df / T.where(df > 2, df - 2, 1.0)
-        return T.where(df > 2, v, T.where(df > 1, math.inf, math.nan))
+        # (the fill as a tensor of df's dtype: where() of two Python floats is float64)
+        fill = T.where(df > 1, T.full_like(df, math.inf), math.nan)
+        return T.where(df > 2, v, fill)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -255,13 +275,13 @@ class StudentT(Distribution):
         value = self._value(value)
         y = (value - self.loc) / self.scale
         df = self.df
-        z = (T.log(self.scale) + 0.5 * T.log(df) + 0.5 * math.log(math.pi) + T.lgamma(0.5 * df)
-             - T.lgamma(0.5 * (df + 1.0)))
+        # lgamma(df/2) - lgamma((df+1)/2) + log(pi)/2 as lbeta(df/2, 1/2): the lgammas cancel to
+        # nothing for a large df (1e15 in float64, 1e6 in float32)
+        z = T.log(self.scale) + 0.5 * T.log(df) + lbeta(0.5 * df, 0.5)
         return -0.5 * (df + 1.0) * T.log1p(y * y / df) - z
 
     def entropy(self):
         df = self.df
-        lbeta = T.lgamma(0.5 * df) + math.lgamma(0.5) - T.lgamma(0.5 * (df + 1))
-        return (T.log(self.scale) + 0.5 * (df + 1) * (T.digamma(0.5 * (df + 1)) - T.digamma(0.5 * df))
-                + 0.5 * T.log(df) + lbeta)
+        return (T.log(self.scale) + 0.5 * (df + 1) * digamma_half_step(0.5 * df)
+                + 0.5 * T.log(df) + lbeta(0.5 * df, 0.5))
 

@@ -176,7 +176,7 @@ def _kl_mvn_mvn(p, q):
     shape = T.broadcast_shapes(Lq.shape, Lp.shape)
     # trace(Sigma_q^-1 Sigma_p) = |Lq^-1 Lp|_F^2
     M = T.linalg.solve_triangular(T.broadcast_to(Lq, shape), T.broadcast_to(Lp, shape), upper=False)
-    trace = (M * M).reshape(M.shape[:-2] + (-1,)).sum(axis=-1)
+    trace = (M * M).sum(axis=(-2, -1))
     maha = _batch_mahalanobis(Lq, q.loc - p.loc)
     return half_logdet + 0.5 * (trace + maha - n)
 

@@ -196,4 +196,4 @@ def _kl_transformed_transformed(p, q):
                                   f"{p.event_shape} and {q.event_shape}")
     kl = kl_divergence(p.base_dist, q.base_dist)
     extra = len(p.event_shape) - len(p.base_dist.event_shape)
-    return kl.reshape(kl.shape[:kl.ndim - extra] + (-1,)).sum(axis=-1) if extra > 0 else kl
+    return kl.sum(axis=tuple(range(-extra, 0))) if extra > 0 else kl

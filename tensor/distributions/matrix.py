@@ -8,7 +8,15 @@ import math
 
 from . import _ops as T
 from . import constraints
-from .distribution import Distribution, _shape_of, as_param, broadcast_all, lazy_property, standard_normal
+from .distribution import (
+    Distribution,
+    ExponentialFamily,
+    _shape_of,
+    as_param,
+    broadcast_all,
+    lazy_property,
+    standard_normal,
+)
 from .gamma import Beta, rsample_standard_gamma
 from .multivariate import _tril_inverse, one_matrix, scale_tril_of
 
@@ -99,7 +107,7 @@ class LKJCholesky(Distribution):
 
 
 
-class Wishart(Distribution):
+class Wishart(ExponentialFamily):
     """The Wishart distribution W_p(df, Sigma) over p x p positive definite matrices (the scatter
     matrix of df Gaussian draws of covariance Sigma), Sigma given as covariance_matrix,
     precision_matrix or scale_tril; df > p - 1."""

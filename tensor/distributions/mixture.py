@@ -19,7 +19,8 @@ class MixtureSameFamily(Distribution):
     has_rsample = False
 
     def __init__(self, mixture_distribution, component_distribution, validate_args=None):
-        if not isinstance(mixture_distribution, Categorical):
+        if not isinstance(mixture_distribution, Categorical) or mixture_distribution.event_shape:
+            # (OneHotCategorical derives from Categorical here, but draws one-hot vectors, not indices)
             raise ValueError(f"MixtureSameFamily: mixture_distribution must be a Categorical, got "
                              f"{type(mixture_distribution).__name__}")
         if not isinstance(component_distribution, Distribution):

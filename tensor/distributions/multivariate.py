@@ -185,7 +185,7 @@ class Independent(Distribution):
 
     def _sum_rightmost(self, x):
         k = self.reinterpreted_batch_ndims
-        return x.reshape(x.shape[:x.ndim - k] + (-1,)).sum(axis=-1) if k else x
+        return x.sum(axis=tuple(range(-k, 0))) if k else x
 
     def log_prob(self, value):
         return self._sum_rightmost(self.base_dist.log_prob(value))

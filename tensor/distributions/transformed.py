@@ -8,8 +8,9 @@ import math
 
 from . import _ops as T
 from . import constraints
+from ._special import gamma_entropy_parts
 from .continuous import Cauchy, Exponential, Normal, Uniform
-from .distribution import _shape_of, as_param, broadcast_all
+from .distribution import HALF_LOG_2PI, _shape_of, as_param, broadcast_all
 from .gamma import Gamma
 from .transforms import AffineTransform, ExpTransform, TransformedDistribution
 from .transforms_more import AbsTransform, PowerTransform, StickBreakingTransform
@@ -279,7 +280,15 @@ class InverseGamma(_ParamTransformed):
 
     def entropy(self):
         a = self.concentration
-        return a + T.log(self.rate) + T.lgamma(a) - (1 + a) * T.digamma(a)
+        direct = a + T.log(self.rate) + T.lgamma(a) - (1 + a) * T.digamma(a)
+        big = a >= 30
+        if not bool(T.any(big)):
+            return direct
+        a_s = T.where(big, a, 30.0)
+        half_log_a, gap = gamma_entropy_parts(a_s)   # (1 + a) / (2a) + (1 + a) gap: digamma's rest
+        stable = (HALF_LOG_2PI + half_log_a - 2 * T.log(a_s) + T.log(self.rate)
+                  + (1 + a_s) * (0.5 / a_s + gap))
+        return T.where(big, stable, direct)
 
 
 class LogisticNormal(_ParamTransformed):

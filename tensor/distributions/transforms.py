@@ -11,7 +11,7 @@ from .distribution import Distribution, _shape_of, as_param
 
 
 def _sum_rightmost(x, n: int):
-    return x.reshape(x.shape[:x.ndim - n] + (-1,)).sum(axis=-1) if n > 0 else x
+    return x.sum(axis=tuple(range(-n, 0))) if n > 0 else x   # (a reshape to -1 fails on 0-size)
 
 
 def _softplus(x):
@@ -24,19 +24,57 @@ class Transform:
     """A bijection y = f(x) over event_dim rightmost dims, with its inverse and log|det J|.
 
     `t.inv` is the inverse as a Transform (so `t.inv(y)` inverts, as PyTorch's); event_dim is the
-    domain's event dims, codomain_event_dim the codomain's (they differ for a reshape)."""
+    domain's event dims, codomain_event_dim the codomain's (they differ for a reshape).
+    cache_size=1 keeps the last (x, y) pair: `t.inv(t(x))` then returns x itself, exactly (a
+    tanh-squashed sample's log_prob without atanh's rounding near +-1), as PyTorch's."""
     domain = constraints.real
     codomain = constraints.real
     bijective = True
     event_dim = 0
-    sign = 1
+    _cache_size = 0
+    _cached_x_y = (None, None)
+
+    def __init__(self, cache_size: int = 0):
+        self._cache_size = _check_cache_size(type(self).__name__, cache_size)
+        self._cached_x_y = (None, None)
+
+    @property
+    def sign(self):
+        """+1 or -1 where the transform is monotone increasing or decreasing (what cdf needs)."""
+        raise NotImplementedError(f"{type(self).__name__}: sign is not defined (not a monotone "
+                                  f"elementwise transform)")
 
     @property
     def codomain_event_dim(self) -> int:
         return self.event_dim
 
     def __call__(self, x):
-        return self._call(x)
+        if not self._cache_size:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = (x, y)
+        return y
+
+    def _inv_call(self, y):
+        if not self._cache_size:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = (x, y)
+        return x
+
+    def with_cache(self, cache_size: int = 1):
+        """This transform with the given cache size (itself when it already has it)."""
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self).__name__}.with_cache is not implemented")
 
     @property
     def inv(self):
@@ -80,6 +118,12 @@ class Transform:
         return hash(type(self))
 
 
+def _check_cache_size(name: str, cache_size) -> int:
+    if cache_size not in (0, 1) or isinstance(cache_size, bool):
+        raise ValueError(f"{name}: cache_size must be 0 or 1, got {cache_size!r}")
+    return int(cache_size)
+
+
 def _same(a, b) -> bool:
     """Equal parameters: numbers, shapes, transforms or tensors (same shape, all elements equal)."""
     if isinstance(a, T.Tensor) or isinstance(b, T.Tensor):
@@ -96,6 +140,7 @@ class _InverseTransform(Transform):
 
     def __init__(self, inner: Transform):
         self._inner = inner
+        self._cache_size = inner._cache_size
 
     domain = property(lambda self: self._inner.codomain)
     codomain = property(lambda self: self._inner.domain)
@@ -105,11 +150,20 @@ class _InverseTransform(Transform):
     sign = property(lambda self: self._inner.sign)
     inv = property(lambda self: self._inner)
 
+    def __call__(self, x):
+        return self._inner._inv_call(x)   # (the inner transform's cache serves both directions)
+
+    def _inv_call(self, y):
+        return self._inner(y)
+
     def _call(self, x):
         return self._inner._inverse(x)
 
     def _inverse(self, y):
         return self._inner(y)
+
+    def with_cache(self, cache_size: int = 1):
+        return self._inner.with_cache(cache_size).inv
 
     def log_abs_det_jacobian(self, x, y):
         return -self._inner.log_abs_det_jacobian(y, x)
@@ -130,6 +184,7 @@ class _InverseTransform(Transform):
 class ExpTransform(Transform):
     """y = exp(x)."""
     _key = staticmethod(lambda: ())
+    sign = 1
     codomain = constraints.positive
 
     def _call(self, x):
@@ -145,11 +200,28 @@ class ExpTransform(Transform):
 class AffineTransform(Transform):
     """y = loc + scale x (scale nonzero), over event_dim rightmost dims."""
 
-    def __init__(self, loc, scale, event_dim: int = 0):
+    def __init__(self, loc, scale, event_dim: int = 0, cache_size: int = 0):
+        super().__init__(cache_size)
         self.loc, self.scale, self.event_dim = loc, scale, int(event_dim)
 
     def _key(self):
         return (self.loc, self.scale, self.event_dim)
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
+
+    domain = property(lambda self: constraints.independent(constraints.real, self.event_dim)
+                      if self.event_dim else constraints.real)
+    codomain = domain
+
+    def forward_shape(self, shape):
+        """shape broadcast with loc's and scale's (tensor parameters widen the batch)."""
+        return tuple(T.broadcast_shapes(tuple(shape), *[tuple(v.shape) for v in (self.loc, self.scale)
+                                                        if isinstance(v, T.Tensor)]))
+
+    inverse_shape = forward_shape
 
     def __repr__(self):
         def show(v):
@@ -176,6 +248,7 @@ class AffineTransform(Transform):
 class SigmoidTransform(Transform):
     """y = 1 / (1 + exp(-x)), onto (0, 1)."""
     _key = staticmethod(lambda: ())
+    sign = 1
     codomain = constraints.unit_interval
 
     def _call(self, x):
@@ -194,6 +267,7 @@ class SigmoidTransform(Transform):
 class TanhTransform(Transform):
     """y = tanh(x), onto (-1, 1); log|dy/dx| = 2 (log 2 - x - softplus(-2x)), stable for large |x|."""
     _key = staticmethod(lambda: ())
+    sign = 1
     codomain = constraints.interval(-1.0, 1.0)
 
     def _call(self, x):
@@ -221,17 +295,39 @@ def _chain_event_dims(parts):
 class ComposeTransform(Transform):
     """parts applied in order: y = parts[-1](... parts[0](x)); ComposeTransform([]) is the identity."""
 
-    def __init__(self, parts):
+    def __init__(self, parts, cache_size: int = 0):
+        super().__init__(cache_size)
         self.parts = list(parts)
         for p in self.parts:
             if not isinstance(p, Transform):
                 raise TypeError(f"ComposeTransform: parts must be Transforms, got {type(p).__name__}")
         self.event_dim, self._codomain_event_dim = _chain_event_dims(self.parts)
 
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
     codomain_event_dim = property(lambda self: self._codomain_event_dim)
-    domain = property(lambda self: self.parts[0].domain if self.parts else constraints.real)
-    codomain = property(lambda self: self.parts[-1].codomain if self.parts else constraints.real)
     bijective = property(lambda self: all(p.bijective for p in self.parts))
+
+    @property
+    def domain(self):
+        """The first part's domain, over the composition's event dims (a later part acting on
+        more dims makes them event dims)."""
+        if not self.parts:
+            return constraints.real
+        d = self.parts[0].domain
+        extra = self.event_dim - d.event_dim
+        return constraints.independent(d, extra) if extra > 0 else d
+
+    @property
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        c = self.parts[-1].codomain
+        extra = self.codomain_event_dim - c.event_dim
+        return constraints.independent(c, extra) if extra > 0 else c
 
     @property
     def sign(self):
@@ -278,6 +374,17 @@ class ComposeTransform(Transform):
         return f"ComposeTransform({self.parts!r})"
 
 
+def _recache(tr, old, new) -> None:
+    """tr's cached output `old` replaced by `new` (the same values, detached)."""
+    inverse = isinstance(tr, _InverseTransform)
+    owner = tr._inner if inverse else tr
+    cx, cy = owner._cached_x_y
+    if inverse and cx is old:
+        owner._cached_x_y = (new, cy)
+    elif not inverse and cy is old:
+        owner._cached_x_y = (cx, new)
+
+
 class TransformedDistribution(Distribution):
     """The distribution of transforms applied in order to draws of base_distribution."""
     arg_constraints: dict = {}
@@ -290,15 +397,23 @@ class TransformedDistribution(Distribution):
             if not isinstance(tr, Transform):
                 raise TypeError(f"TransformedDistribution: transforms must be Transform instances, got "
                                 f"{type(tr).__name__}")
-        self.base_dist, self.transforms = base_distribution, transforms
-        shape = base_distribution.batch_shape + base_distribution.event_shape
-        ev = len(base_distribution.event_shape)
+        base_shape = base_distribution.batch_shape + base_distribution.event_shape
+        shape, ev = base_shape, len(base_distribution.event_shape)
         for tr in transforms:
             if tr.event_dim > len(shape):
                 raise ValueError(f"TransformedDistribution: {tr!r} acts on {tr.event_dim} dims but the "
                                  f"base has shape {shape}")
             shape = tuple(tr.forward_shape(shape))
             ev = tr.codomain_event_dim + max(ev - tr.event_dim, 0)
+        # transform parameters of a wider batch (AffineTransform(loc of shape (3,), ...) over a
+        # scalar Normal) widen the base's batch, so that its draws broadcast with them
+        back = shape
+        for tr in reversed(transforms):
+            back = tuple(tr.inverse_shape(back))
+        if back != base_shape:
+            n_event = len(base_distribution.event_shape)
+            base_distribution = base_distribution.expand(back[:len(back) - n_event])
+        self.base_dist, self.transforms = base_distribution, transforms
         cut = len(shape) - ev
         super().__init__(shape[:cut], shape[cut:], validate_args)
 
@@ -326,7 +441,10 @@ class TransformedDistribution(Distribution):
         x = self.base_dist.sample(sample_shape)
         for tr in self.transforms:
             x = tr(x)
-        return x.detach()
+        y = x.detach()
+        if self.transforms:   # a caching last transform keeps the returned draw, for log_prob(draw)
+            _recache(self.transforms[-1], x, y)
+        return y
 
     def rsample(self, sample_shape=()):
         x = self.base_dist.rsample(sample_shape)

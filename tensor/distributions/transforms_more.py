@@ -36,8 +36,12 @@ class PowerTransform(Transform):
     domain = constraints.positive
     codomain = constraints.positive
 
-    def __init__(self, exponent):
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size)
         self.exponent = exponent
+
+    def with_cache(self, cache_size: int = 1):
+        return self if self._cache_size == cache_size else PowerTransform(self.exponent, cache_size)
 
     def _key(self):
         return (self.exponent,)
@@ -70,6 +74,7 @@ class PowerTransform(Transform):
 class SoftplusTransform(Transform):
     """y = log(1 + exp(x)), onto the positive reals."""
     _key = staticmethod(lambda: ())
+    sign = 1
     codomain = constraints.positive
 
     def _call(self, x):
@@ -148,6 +153,7 @@ class LowerCholeskyTransform(Transform):
     _key = staticmethod(lambda: ())
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
+    bijective = False   # (the strict upper triangle is dropped)
     event_dim = 2
 
     def _call(self, x):
@@ -162,6 +168,7 @@ class PositiveDefiniteTransform(Transform):
     _key = staticmethod(lambda: ())
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
+    bijective = False
     event_dim = 2
 
     def _call(self, x):
@@ -246,7 +253,8 @@ class CorrCholeskyTransform(Transform):
 class ReshapeTransform(Transform):
     """Reshapes the rightmost dims from in_shape to out_shape (of the same number of elements)."""
 
-    def __init__(self, in_shape, out_shape):
+    def __init__(self, in_shape, out_shape, cache_size: int = 0):
+        super().__init__(cache_size)
         self.in_shape, self.out_shape = tuple(int(s) for s in in_shape), tuple(int(s) for s in out_shape)
         if math.prod(self.in_shape) != math.prod(self.out_shape):
             raise ValueError(f"ReshapeTransform: in_shape {self.in_shape} and out_shape {self.out_shape} "
@@ -290,7 +298,8 @@ class IndependentTransform(Transform):
     """base_transform with reinterpreted_batch_ndims more rightmost dims read as event dims (its
     log|det J| summed over them)."""
 
-    def __init__(self, base_transform, reinterpreted_batch_ndims: int):
+    def __init__(self, base_transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
+        super().__init__(cache_size)
         if int(reinterpreted_batch_ndims) < 0:
             raise ValueError(f"IndependentTransform: reinterpreted_batch_ndims must be >= 0, got "
                              f"{reinterpreted_batch_ndims}")
@@ -331,7 +340,8 @@ class IndependentTransform(Transform):
 class _PieceWise(Transform):
     """Shared by Cat and Stack: a transform per slice along dim (elementwise transforms only)."""
 
-    def __init__(self, tseq, dim):
+    def __init__(self, tseq, dim, cache_size: int = 0):
+        super().__init__(cache_size)
         self.transforms = list(tseq)
         for t in self.transforms:
             if not isinstance(t, Transform):
@@ -348,6 +358,8 @@ class _PieceWise(Transform):
         return self.dim % x.ndim
 
     bijective = property(lambda self: all(t.bijective for t in self.transforms))
+    domain = property(lambda self: self._constraint([t.domain for t in self.transforms]))
+    codomain = property(lambda self: self._constraint([t.codomain for t in self.transforms]))
 
     def _map(self, x, fn):
         pieces = self._split(x)
@@ -367,8 +379,8 @@ class _PieceWise(Transform):
 class CatTransform(_PieceWise):
     """tseq[i] applied to the i-th slice of lengths[i] along dim (lengths default to 1 each)."""
 
-    def __init__(self, tseq, dim=0, lengths=None):
-        super().__init__(tseq, dim)
+    def __init__(self, tseq, dim=0, lengths=None, cache_size: int = 0):
+        super().__init__(tseq, dim, cache_size)
         self.lengths = [1] * len(self.transforms) if lengths is None else [int(n) for n in lengths]
         if len(self.lengths) != len(self.transforms):
             raise ValueError(f"CatTransform: {len(self.transforms)} transforms but {len(self.lengths)} "
@@ -389,6 +401,9 @@ class CatTransform(_PieceWise):
     def _join(self, pieces):
         return T.concatenate(pieces, axis=self.dim)
 
+    def _constraint(self, cseq):
+        return constraints.cat(cseq, self.dim, self.lengths)
+
 
 class StackTransform(_PieceWise):
     """tseq[i] applied to x[..., i, ...] (index i along dim)."""
@@ -407,12 +422,17 @@ class StackTransform(_PieceWise):
     def _join(self, pieces):
         return T.stack(pieces, axis=self.dim)
 
+    def _constraint(self, cseq):
+        return constraints.stack(cseq, self.dim)
+
 
 class CumulativeDistributionTransform(Transform):
     """y = distribution.cdf(x), onto the unit interval; log|dy/dx| = distribution.log_prob(x)."""
     codomain = constraints.unit_interval
+    sign = 1
 
-    def __init__(self, distribution):
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size)
         if distribution.event_shape:
             raise ValueError(f"CumulativeDistributionTransform: needs a univariate distribution, got "
                              f"event_shape {distribution.event_shape}")
