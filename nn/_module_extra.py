@@ -1,6 +1,6 @@
-"""Less common Module methods PyTorch users call: to_empty, type, _apply (the hook libraries
-built on PyTorch use to map every parameter and buffer), register_backward_hook (PyTorch's
-deprecated spelling) and call_super_init; Module inherits them. And nn.Buffer, PyTorch 2.5's
+"""Less common Module methods PyTorch users call: to_empty, type, compile, _apply (the hook
+libraries built on PyTorch use to map every parameter and buffer), register_backward_hook
+(PyTorch's deprecated spelling) and call_super_init; Module inherits them. And nn.Buffer, PyTorch 2.5's
 way to declare a buffer by assignment (`self.mean = nn.Buffer(t, persistent=False)`).
 
 >>> import nn, tensor as T
@@ -70,6 +70,12 @@ class ModuleExtras:
         included, as PyTorch's Module.type; returns self."""
         d = T.dtypes.dtype(dst_type)
         return self._apply(lambda t: t if t.dtype == d else t.astype(d))
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place (PyTorch's Module.compile): calls then replay
+        it as tensor.compile does (its keywords, torch.compile's too); hooks still run on every
+        call."""
+        self.forward = T.compile(self.forward, *args, **kwargs)
 
     def register_backward_hook(self, hook: Callable):
         """PyTorch's deprecated spelling: registers hook as register_full_backward_hook does

@@ -275,10 +275,19 @@ class Compiled:
         return result
 
 
-def compile(fn=None, *, cache_size: int = 8, fuse: bool = True):  # noqa: A001  (PyTorch's name)
+def compile(fn=None, *, cache_size: int = 8, fuse: bool = True, fullgraph: bool = False,  # noqa: A001
+            dynamic=None, backend="inductor", mode=None, options=None, disable: bool = False):
     """Compile fn (a forward, or a whole training step: forward, backward(), optimizer.step())
     for replay: usable as T.compile(fn) or as a decorator, with or without arguments. fuse:
-    run each run of elementwise ops as one generated kernel (CPU; bitwise the same results)."""
+    run each run of elementwise ops as one generated kernel (CPU; bitwise the same results).
+
+    torch.compile's keywords are taken so its calls run unchanged: disable=True returns fn
+    itself; fullgraph, dynamic, backend, mode and options tune PyTorch's compiler and change
+    nothing here (one capture per signature is the only mode)."""
+    if mode is not None and options is not None:
+        raise RuntimeError("compile: either mode or options can be given, not both (as torch.compile)")
+    if disable:
+        return fn if fn is not None else (lambda f: f)
     if fn is None:
         return lambda f: Compiled(f, cache_size, fuse)
     return Compiled(fn, cache_size, fuse)

@@ -86,3 +86,46 @@ def test_torch_save_load_order(tmp_path):
     assert T.load(tmp_path / "b.npz")["x"].tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match="expected a dict"):
         T.save(m, tmp_path / "m.pt")   # a whole module: its state_dict is what saves
+
+
+def test_torch_norm_keywords_and_apply_map():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).standard_normal((3, 4, 5))
+    x, t = T.tensor(a), torch.tensor(a)
+    for kw in (dict(ord=3, dim=1), dict(dim=(0, 2), keepdim=True), dict(ord=1, dim=-1, keepdim=False)):
+        np.testing.assert_allclose(T.linalg.vector_norm(x, **kw).numpy(),
+                                   torch.linalg.vector_norm(t, **kw).numpy(), rtol=1e-12)
+    for kw in (dict(ord="nuc", dim=(0, 2)), dict(ord=2, dim=(2, 0), keepdim=True),
+               dict(ord="fro", keepdim=True), dict(ord=1, dim=(1, 2))):
+        np.testing.assert_allclose(T.linalg.matrix_norm(x, **kw).numpy(),
+                                   torch.linalg.matrix_norm(t, **kw).numpy(), rtol=1e-10)
+    with pytest.raises(TypeError, match="both"):
+        T.linalg.vector_norm(x, axis=1, dim=1)
+    y = T.arange(6.0).reshape(2, 3).T   # a strided view, written in place
+    y.apply_(lambda v: v * v)
+    assert y.tolist() == [[0.0, 9.0], [1.0, 16.0], [4.0, 25.0]]
+    z = T.zeros((2, 3)).map_(T.tensor([1.0, 2.0, 3.0]), lambda a, b: a + 2 * b)
+    assert z.tolist() == [[2.0, 4.0, 6.0]] * 2
+    with pytest.raises(TypeError, match="callable"):
+        z.apply_(3)
+
+
+def test_module_compile_and_torch_compile_keywords():
+    import nn
+    T.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    x = T.randn((5, 3)).astype(T.float32)
+    want = m(x).detach().numpy()
+    seen = []
+    m.register_forward_hook(lambda mod, a, out: seen.append(out.shape))
+    assert m.compile(mode="max-autotune", fullgraph=True) is None
+    with T.no_grad():   # (a forward whose output requires grad runs eagerly: compile the whole step)
+        for _ in range(3):
+            np.testing.assert_array_equal(m(x).numpy(), want)
+    assert len(seen) == 3 and m.forward.stats()["replays"] >= 1   # hooks on every call; replayed
+    assert list(m.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    f = lambda v: v * 2   # noqa: E731
+    assert T.compile(f, disable=True) is f
+    assert T.compile(backend="eager", dynamic=True)(f)(T.ones(2)).tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="mode or options"):
+        T.compile(f, mode="default", options={})

@@ -338,18 +338,41 @@ def cond(x, p=None) -> Tensor:
 
 # ---------------------------------------------------------------- norms
 
-def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2, dtype=None) -> Tensor:
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2, dtype=None, dim=None,
+                keepdim=None) -> Tensor:
     """The p-norm over `axis` (all axes when None): ord inf / -inf max / min |x|, 0 the number
-    of non-zeros, else (sum |x|^p)^(1/p). Real results for complex input."""
+    of non-zeros, else (sum |x|^p)^(1/p). Real results for complex input. PyTorch's dim= /
+    keepdim= are axis / keepdims."""
     from ._norm import vector_norm_op
+    axis, keepdims = _torch_axes("linalg.vector_norm", axis, dim, keepdims, keepdim)
     x = ew.as_tensor(x, "linalg.vector_norm")
     if dtype is not None:
         x = x.astype(dtype)
     return vector_norm_op(x, ord, axis, keepdims)
 
 
-def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
-    """'fro', 'nuc', inf, -inf, 1, -1, 2, -2 norms of the matrices over the last two axes."""
+def _torch_axes(op: str, axis, dim, keepdims, keepdim):
+    """(axis, keepdims) from the standard's names or PyTorch's dim= / keepdim= (not both)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{op}: got both dim= (PyTorch's) and axis=")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return axis, keepdims
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro", dim=None, keepdim=None) -> Tensor:
+    """'fro', 'nuc', inf, -inf, 1, -1, 2, -2 norms of the matrices over the last two axes
+    (PyTorch's dim=(i, j) names two others, keepdim= is keepdims)."""
+    dim, keepdims = _torch_axes("linalg.matrix_norm", None, dim, keepdims, keepdim)
+    if dim is not None and tuple(dim) != (-2, -1):
+        xt = ew.as_tensor(x, "matrix_norm")
+        a = [norm_axis(d, xt.ndim, "matrix_norm") for d in dim]
+        if len(a) != 2 or a[0] == a[1]:
+            raise ValueError(f"linalg.matrix_norm: dim must name two different axes, got {dim!r}")
+        r = matrix_norm(T.moveaxis(xt, a, (-2, -1)), ord=ord)
+        return T.expand_dims(r, tuple(sorted(a))) if keepdims else r
     A = as_matrix(x, "matrix_norm")
     if A.dtype.kind in "iub":   # integers (and bools) give float64, as NumPy's
         A = A.astype(C.result_dtype(A.dtype))
