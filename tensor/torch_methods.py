@@ -142,36 +142,35 @@ def fill(self, value) -> None:
 
 def _each_(self, op: str, fn, others):
     """self's elements replaced by fn(element, *other elements), in place, one Python call each
-    (PyTorch's apply_ / map_: CPU tensors only, slow, not differentiable)."""
+    (PyTorch's apply_ / map_: slow, not differentiable; a device tensor's values make a round
+    trip through the host, where PyTorch takes CPU tensors only)."""
     import numpy as np
 
     from .convert import asarray
     x = _t(self, op)
     if not callable(fn):
         raise TypeError(f"{op}: expected a callable, got {type(fn).__name__}")
-    if x.device.type != "cpu" or any(o.device != x.device for o in others):
-        raise TypeError(f"{op}: only CPU tensors (PyTorch's too); got {x.device}")
     if x.dtype.np is None:
         raise TypeError(f"{op}: {x.dtype.name} has no NumPy dtype")
-    vals = [P.broadcast_to(o, x.shape).numpy() for o in others]
-    a = x.numpy()
+    vals = [P.to_device(P.broadcast_to(o, x.shape), "cpu").numpy() for o in others]
+    a = P.to_device(x, "cpu").numpy()
     out = np.empty(a.shape, a.dtype)
     for i in np.ndindex(a.shape):
         out[i] = fn(a[i].item(), *(v[i].item() for v in vals))
-    P.copyto(x, asarray(out))
+    P.copyto(x, asarray(out, device=x.device))
     return self
 
 
 @_method
 def apply_(self, callable) -> Tensor:  # noqa: A002  (PyTorch's name)
-    """PyTorch's x.apply_(fn): every element becomes fn(element), in place (CPU only)."""
+    """PyTorch's x.apply_(fn): every element becomes fn(element), in place."""
     return _each_(self, "apply_", callable, [])
 
 
 @_method
 def map_(self, tensor, callable) -> Tensor:  # noqa: A002  (PyTorch's names)
     """PyTorch's x.map_(y, fn): every element becomes fn(element, y's element), y broadcast to
-    x's shape, in place (CPU only)."""
+    x's shape, in place."""
     return _each_(self, "map_", callable, [_t(tensor, "map_")])
 
 
