@@ -31,7 +31,17 @@ integer and bool matrices have no product.
 A CSC matrix (sparse_csc_tensor, to_sparse_csc(), SparseCSC) is held as the CSR matrix of its
 transpose. torch.sparse's softmax, log_softmax, sum, addmm and spdiags, and x.sparse_mask(A),
 are composed from the recorded ops (tensor/sparse/_funcs.py), so they run on both devices and
-are differentiable in the values.
+are differentiable in the values. So are A * B of two sparse matrices (the entries both store,
+as PyTorch's), A.index_select(dim, index) (a matrix of A's layout) and A.select(dim, index) (a
+dense vector; PyTorch's is a 1-D sparse tensor): tensor/sparse/_select.py; and A @ B of two
+sparse matrices (a sparse result of A's layout: tensor/sparse/_products.py), and the functions
+that keep 0 at 0, A.abs(), A.sqrt(), A.sin(), ..., A ** p for p > 0, of the entries with their
+duplicates summed (tensor/sparse/_elementwise.py). A bool matrix's duplicate entries are one
+True (to_dense, coalesce and the sums OR them).
+
+The constructors take PyTorch's requires_grad=True: the matrix is then a leaf (its values a
+leaf tensor), and backward fills A.grad, a matrix of A's pattern and layout (PyTorch gives a
+CSR / CSC leaf a dense gradient; its values at the stored entries are the same).
 """
 from ._funcs import addmm, log_softmax, softmax, sparse_mask, spdiags, sum  # noqa: A004
 from ._matrix import (

@@ -42,10 +42,12 @@ def as_index(x, op: str, what: str, device) -> Tensor:
     return x.copy() if x is given else x
 
 
-def as_values(v, op: str, dtype, device) -> Tensor:
+def as_values(v, op: str, dtype, device, requires_grad: bool = False) -> Tensor:
     """The values as a 1-D tensor: in dtype when one is given, else a tensor's own dtype, else
     (Python or NumPy data) the data's, integers and bools read as float64 (so that a matrix
-    written with integer literals multiplies float operands)."""
+    written with integer literals multiplies float operands). requires_grad (PyTorch's
+    factory argument): the values become a leaf that requires grad (detached from any history,
+    sharing the tensor's memory), so the matrix is a leaf whose A.grad backward fills."""
     data = not isinstance(v, Tensor)
     if data:
         v = pub("asarray")(v, dtype=dtype, device=device)
@@ -57,7 +59,23 @@ def as_values(v, op: str, dtype, device) -> Tensor:
         raise ValueError(f"{op}: values must be 1-D (one scalar per entry), got shape {v.shape}")
     if data and dtype is None and v.dtype.kind in "iub":
         v = v.astype(dt.float64)
+    if requires_grad:
+        if v.dtype.kind not in "fc":
+            raise TypeError(f"{op}: only floating-point and complex values can require "
+                            f"gradients, got {v.dtype.name}")
+        v = v.detach()
+        v.requires_grad_(True)
     return v
+
+
+def infer_csr_size(crow: Tensor, col: Tensor, op: str, names) -> tuple:
+    """The (m, n) of CSR indices given without a size (PyTorch's): m from crow's length, n one
+    past the largest column index (0 without entries)."""
+    if crow.ndim != 1 or crow.shape[0] < 1:
+        raise ValueError(f"{op}: {names[0]} must be 1-D of length {names[2]}s + 1, got shape "
+                         f"{crow.shape}")
+    k = col.numpy()
+    return crow.shape[0] - 1, int(k.max()) + 1 if k.size else 0
 
 
 def size2(size, op: str):
@@ -143,6 +161,17 @@ def csr_host(crow: Tensor, col: Tensor, size, op: str, names=CSR_NAMES) -> bool:
     return nnz <= 1 or increasing(np.repeat(np.arange(m), np.diff(c)), k)
 
 
+class SparseBase:
+    """The base of the matrix classes (tensor/sparse/_matrix.py), so that the modules they
+    import can recognise a matrix without importing them."""
+
+    __slots__ = ()
+
+
+def is_sparse(x) -> bool:
+    return isinstance(x, SparseBase)
+
+
 def trusted_parts(op: str, values, *indices) -> None:
     """What a constructor that skips the host checks still checks (no read of the data): tensors,
     int64 indices, 1-D values, one device."""
@@ -157,5 +186,6 @@ def trusted_parts(op: str, values, *indices) -> None:
             raise ValueError(f"{op}: indices on {t.device}, values on {values.device}")
 
 
-__all__ = ["as_index", "as_values", "size2", "increasing", "coo_structure", "coo_host",
-           "csr_structure", "csr_host", "trusted_parts", "CSR_NAMES", "CSC_NAMES"]
+__all__ = ["SparseBase", "is_sparse", "as_index", "as_values", "infer_csr_size", "size2", "increasing",
+           "coo_structure", "coo_host", "csr_structure", "csr_host", "trusted_parts", "CSR_NAMES",
+           "CSC_NAMES"]

@@ -10,8 +10,9 @@ from .. import dtypes as dt
 from .._tensor import Tensor
 from ..views import broadcast_shapes
 from . import _checks as ck
-from . import _dtypes, _ops, _reduce
+from . import _elementwise, _ops, _reduce, _select
 from ._ops import pub
+from ._products import mm, sampled_addmm
 
 __all__ = ["SparseCOO", "SparseCSR", "sparse_coo_tensor", "sparse_csr_tensor", "from_dense",
            "mm", "sampled_addmm", "is_sparse", "SparseCSC", "sparse_csc_tensor"]
@@ -33,7 +34,7 @@ def _freeze(t: Tensor) -> Tensor:
     return t
 
 
-class _Sparse:
+class _Sparse(ck.SparseBase):
     """What the layouts share: the shape, the values (a Tensor: its dtype, device and
     requires_grad are the matrix's) and the product with a dense operand."""
 
@@ -83,8 +84,56 @@ class _Sparse:
 
     __hash__ = object.__hash__   # still hashable (by identity), as before
 
+    def __bool__(self):
+        """The truth value of a 1 x 1 matrix; any other raises, as a dense Tensor's (without
+        this, `if A:` was True for every matrix, even an empty or an all-zero one)."""
+        if self._shape != (1, 1):
+            raise ValueError(f"the truth value of a sparse matrix of shape {self._shape} is "
+                             "ambiguous; use .to_dense().any() or .all()")
+        return bool(self.to_dense().item())
+
+    # PyTorch's spellings for a sparse tensor's shape and kind
+    is_sparse = property(lambda self: self.layout == "coo")
+    is_sparse_csr = property(lambda self: self.layout == "csr")
+
+    def size(self, dim=None):
+        from ..axes import norm_axis
+        return self._shape if dim is None else self._shape[norm_axis(dim, 2, "size")]
+
+    def dim(self) -> int:
+        return 2
+
+    def index_select(self, dim: int, index):
+        """PyTorch's A.index_select(dim, index): the rows (dim 0) or columns (dim 1) at index (a
+        vector; repeats and negative indices allowed), a matrix of this layout."""
+        return _select.index_select(self, dim, index)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        """Row (dim 0) or column (dim 1) index as a dense vector (PyTorch's: a 1-D sparse one)."""
+        return _select.select(self, dim, index)
+
     def values(self) -> Tensor:
         return self._values
+
+    is_leaf = property(lambda self: self._values.is_leaf)
+
+    @property
+    def grad(self):
+        """PyTorch's A.grad of a leaf matrix (made with requires_grad=True): its values'
+        gradient as a matrix of its pattern and layout, or None; `A.grad = None` clears it."""
+        g = self._values.grad
+        return None if g is None else self._with_values(g)
+
+    @grad.setter
+    def grad(self, g):
+        if g is not None:
+            raise TypeError(f"{type(self).__name__}.grad: only None can be assigned (to clear it)")
+        self._values.grad = None
+
+    def requires_grad_(self, requires_grad: bool = True):
+        """Make this matrix a leaf that requires grad (its values must be a leaf)."""
+        self._values.requires_grad_(requires_grad)
+        return self
 
     T = property(lambda self: self.t())    # PyTorch's aliases of t() for a matrix
     mT = property(lambda self: self.t())
@@ -103,6 +152,8 @@ class _Sparse:
         """dense @ sparse = (A^T @ dense^T)^T (a vector: A^T @ v)."""
         if not isinstance(other, Tensor):
             return NotImplemented
+        if other.ndim in (1, 2) and other.shape[-1] != self._shape[0]:   # (not A^T's shapes)
+            raise ValueError(f"matmul: shape mismatch: dense {other.shape} @ sparse {self._shape}")
         if other.ndim == 1:
             return mm(self.t(), other)
         if other.ndim != 2:
@@ -162,8 +213,10 @@ class _Sparse:
 
     def _scaled(self, other, op: str, name: str):
         if isinstance(other, _Sparse):
-            raise TypeError(f"{name}: elementwise products of two sparse matrices are not "
-                            "supported (convert one with to_dense())")
+            if op == "multiply":   # the entries both store (PyTorch's sparse * sparse)
+                return _select.multiply(self, other)
+            raise TypeError(f"{name}: a sparse matrix divides by a scalar only, not by a sparse "
+                            "matrix (its unstored entries would be 0 / 0)")
         if isinstance(other, Tensor) and other.ndim:
             try:
                 fits = broadcast_shapes(other.shape, self._shape) == self._shape
@@ -180,7 +233,7 @@ class _Sparse:
                                  "entries it does not store would be 0 / x)")
             rows, cols = self._entries()
             other = pub("broadcast_to")(other, self._shape)[rows, cols]
-        elif not isinstance(other, Tensor | int | float | complex):
+        elif not isinstance(other, Tensor | int | float | complex | np.number | np.bool_):
             return NotImplemented
         return self._with_values(pub(op)(self._values, other))
 
@@ -191,6 +244,15 @@ class _Sparse:
 
     def __truediv__(self, other):
         return self._scaled(other, "true_divide", "true_divide")
+
+    def __pow__(self, exponent):
+        """A ** p (PyTorch's A.pow(p)) for a real p > 0: the stored entries' powers."""
+        return _elementwise.power(self, exponent)
+
+    pow = __pow__
+
+    def __abs__(self):
+        return self.abs()
 
 
 class SparseCOO(_Sparse):
@@ -252,7 +314,7 @@ class SparseCOO(_Sparse):
         m, n = self._shape
         if self.nnz == 0:
             return SparseCOO._make(self._indices, self._values, self._shape, True)
-        order = _row_major_order(self._indices[0], self._indices[1], m, n)
+        order = _ops.row_major_order(self._indices[0], self._indices[1], m, n)
         r, c = self._indices[0][order], self._indices[1][order]
         new = pub("concatenate")([pub("ones")(1, dtype=dt.bool_, device=self.device),
                                   (r[1:] != r[:-1]) | (c[1:] != c[:-1])])
@@ -496,6 +558,11 @@ class SparseCSC(_Sparse):
                 f"device={self.device})")
 
 
+for _name in _elementwise.UNARY:   # A.abs(), A.sqrt(), ... (the functions keeping 0 at 0)
+    setattr(_Sparse, _name, _elementwise.method(_name))
+del _name
+
+
 def _concat(a: SparseCOO, b: SparseCOO, op: str) -> SparseCOO:
     """a + b: the entries of both, concatenated (uncoalesced, as PyTorch's; how sparse
     gradients accumulate), in the promoted dtype."""
@@ -510,32 +577,24 @@ def _concat(a: SparseCOO, b: SparseCOO, op: str) -> SparseCOO:
                            b.nnz == 0 and a._coalesced or a.nnz == 0 and b._coalesced)
 
 
-def _row_major_order(rows: Tensor, cols: Tensor, m: int, n: int) -> Tensor:
-    """The stable row-major order of the (row, col) pairs: one sort of row * n + col where that
-    fits in int64, else by col then (stably) by row, so no key overflows for any shape."""
-    argsort = pub("argsort")
-    if m * n < 2 ** 63:
-        return argsort(rows * n + cols, stable=True)
-    p = argsort(cols, stable=True)
-    return p[argsort(rows[p], stable=True)]
-
-
-def is_sparse(x) -> bool:
-    return isinstance(x, _Sparse)
+is_sparse = ck.is_sparse
 
 
 # ---------------------------------------------------------------- construction
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
-                      check_invariants: bool = True) -> SparseCOO:
+                      check_invariants: bool = True, requires_grad: bool = False,
+                      is_coalesced=None) -> SparseCOO:
     """A COO matrix of int64 indices (2, nnz) and values (nnz,); size inferred (max + 1) when
     None. The indices are copied when given as a Tensor (the matrix holds them read-only).
     check_invariants: check on the host that the indices fit (one read of them); with False
     nothing is checked and invalid indices are undefined behaviour (as in PyTorch: the kernels
-    may read out of bounds), for indices known to be valid."""
+    may read out of bounds), for indices known to be valid. requires_grad: a leaf matrix (its
+    values a leaf; A.grad after backward). is_coalesced (PyTorch's): True claims sorted unique
+    indices (checked unless check_invariants is False), False marks the matrix uncoalesced."""
     op = "sparse_coo_tensor"
     device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
-    values = ck.as_values(values, op, dtype, device)
+    values = ck.as_values(values, op, dtype, device, requires_grad)
     device = values.device
     indices = ck.as_index(indices, op, "indices", device)
     nnz = ck.coo_structure(indices, values, op)
@@ -543,45 +602,52 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     coalesced = nnz <= 1
     if check_invariants or size is None:
         size, coalesced = ck.coo_host(indices, size, op)
+        if is_coalesced and not coalesced:
+            raise ValueError(f"{op}: is_coalesced=True but the indices are not sorted row-major "
+                             "without duplicates")
+    if is_coalesced is not None:
+        coalesced = bool(is_coalesced) and (coalesced or not check_invariants)
     return SparseCOO._make(indices, values, size, coalesced)
 
 
-def _compressed(op: str, names, crow, col, values, size, dtype, device, check: bool) -> SparseCSR:
-    """The CSR matrix of size of these compressed indices (a CSC's: the CSR of its transpose,
-    named as CSC's in the errors)."""
+def _compressed(op: str, names, crow, col, values, size, dtype, device, check: bool,
+                grad: bool) -> SparseCSR:
+    """The CSR matrix of size (inferred when None) of these compressed indices (a CSC's: the
+    CSR of its transpose, named as CSC's in the errors)."""
     device = _dev(device) or (values.device if isinstance(values, Tensor) else None)
-    values = ck.as_values(values, op, dtype, device)
+    values = ck.as_values(values, op, dtype, device, grad)
     device = values.device
     crow = ck.as_index(crow, op, names[0], device)
     col = ck.as_index(col, op, names[1], device)
     if size is None:
-        raise ValueError(f"{op}: size is required")
+        size = ck.infer_csr_size(crow, col, op, names)
     ck.csr_structure(crow, col, values, size, op, names)
     sorted_cols = ck.csr_host(crow, col, size, op, names) if check else False
     return SparseCSR._make(crow, col, values, size, sorted_cols)
 
 
-def sparse_csr_tensor(crow_indices, col_indices, values, size, *, dtype=None, device=None,
-                      check_invariants: bool = True) -> SparseCSR:
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
+                      check_invariants: bool = True, requires_grad: bool = False) -> SparseCSR:
     """A CSR matrix: crow (m + 1,) from 0 non-decreasing to nnz, col (nnz,) in [0, n). The
     index tensors are copied when given as Tensors (the matrix holds them read-only).
     check_invariants: check them on the host (one read); with False nothing is checked and
     invalid indices are undefined behaviour (as in PyTorch: the kernels may read out of
-    bounds), for indices known to be valid."""
+    bounds), for indices known to be valid. size None: (len(crow) - 1, max(col) + 1), as
+    PyTorch's; requires_grad as sparse_coo_tensor's."""
     op = "sparse_csr_tensor"
     return _compressed(op, ck.CSR_NAMES, crow_indices, col_indices, values, ck.size2(size, op),
-                       dtype, device, check_invariants)
+                       dtype, device, check_invariants, requires_grad)
 
 
-def sparse_csc_tensor(ccol_indices, row_indices, values, size, *, dtype=None, device=None,
-                      check_invariants: bool = True) -> SparseCSC:
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
+                      check_invariants: bool = True, requires_grad: bool = False) -> SparseCSC:
     """A CSC matrix (m, n): ccol (n + 1,) from 0 non-decreasing to nnz, row (nnz,) in [0, m),
     column j's entries row[ccol[j]:ccol[j + 1]]; checked and copied as sparse_csr_tensor's."""
     op = "sparse_csc_tensor"
     size = ck.size2(size, op)
     return SparseCSC._of(_compressed(op, ck.CSC_NAMES, ccol_indices, row_indices, values,
                                      None if size is None else size[::-1], dtype, device,
-                                     check_invariants))
+                                     check_invariants, requires_grad))
 
 
 def from_dense(x: Tensor, layout: str = "coo"):
@@ -595,51 +661,3 @@ def from_dense(x: Tensor, layout: str = "coo"):
     r, c = pub("nonzero")(x)
     coo = SparseCOO._make(pub("stack")([r, c]), x[r, c], x.shape, True)
     return coo if layout == "coo" else getattr(coo, "to_sparse_" + layout)()
-
-
-# ---------------------------------------------------------------- products
-
-def mm(A, B) -> Tensor:
-    """A @ B with A sparse (m, k) and B dense (k, n) (SpMM) or (k,) (SpMV): a dense result,
-    differentiable with respect to A's values and B."""
-    op = "mm"
-    if not is_sparse(A):
-        raise TypeError(f"{op}: the first operand must be a tensor.sparse matrix, got "
-                        f"{type(A).__name__}")
-    if not isinstance(B, Tensor):
-        raise TypeError(f"{op}: the second operand must be a dense Tensor, got {type(B).__name__}")
-    m, k = A.shape
-    if B.ndim not in (1, 2) or B.shape[0] != k:
-        raise ValueError(f"{op}: shape mismatch: sparse {A.shape} @ dense {B.shape}")
-    if B.device != A.device:
-        raise ValueError(f"{op}: operands on different devices: {A.device} and {B.device}")
-    if B.dtype is not A.dtype:
-        raise TypeError(f"{op}: dtypes differ: sparse {A.dtype.name}, dense {B.dtype.name}")
-    _dtypes.check(op, A.dtype)
-    crow, col, vals, bal = A._csr_parts()
-    vec = B.ndim == 1
-    b2 = B.reshape((k, 1)) if vec else B
-    out = _dtypes.spmm_any(crow, col, vals, b2, (m, k), bal)
-    return out.reshape((m,)) if vec else out
-
-
-def sampled_addmm(S, A, B, *, beta: float = 1.0, alpha: float = 1.0) -> SparseCSR:
-    """SDDMM: a CSR with S's pattern and values beta * S.values + alpha * (A @ B) at it (as
-    torch.sparse.sampled_addmm); A (m, k), B (k, n), S (m, n) sparse."""
-    op = "sampled_addmm"
-    if not is_sparse(S):
-        raise TypeError(f"{op}: S must be a tensor.sparse matrix, got {type(S).__name__}")
-    for name, t in (("A", A), ("B", B)):
-        if not isinstance(t, Tensor) or t.ndim != 2:
-            raise ValueError(f"{op}: {name} must be a 2-D dense Tensor")
-        if t.device != S.device:
-            raise ValueError(f"{op}: {name} on {t.device}, S on {S.device}")
-        if t.dtype is not S.dtype:
-            raise TypeError(f"{op}: dtypes differ: S {S.dtype.name}, {name} {t.dtype.name}")
-    if A.shape[1] != B.shape[0] or (A.shape[0], B.shape[1]) != S.shape:
-        raise ValueError(f"{op}: shape mismatch: S {S.shape}, A {A.shape} @ B {B.shape}")
-    _dtypes.check(op, S.dtype)
-    csr = S.to_sparse_csr()
-    crow, col, vals, bal = csr._csr_parts()
-    v = _dtypes.sddmm_any(crow, col, A, B.mT, vals, float(beta), float(alpha))
-    return SparseCSR._make(crow, col, v, S.shape, csr._sorted_cols, bal)

@@ -95,6 +95,16 @@ def by_row(rows: Tensor, cols: Tensor, m: int):
     return crow_of(rows[perm], m), cols[perm], perm
 
 
+def row_major_order(rows: Tensor, cols: Tensor, m: int, n: int) -> Tensor:
+    """The stable row-major order of the (row, col) pairs: one sort of row * n + col where that
+    fits in int64, else by col then (stably) by row, so no key overflows for any shape."""
+    argsort = pub("argsort")
+    if m * n < 2 ** 63:
+        return argsort(rows * n + cols, stable=True)
+    p = argsort(cols, stable=True)
+    return p[argsort(rows[p], stable=True)]
+
+
 _TRANSPOSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -114,5 +124,5 @@ def transposed(crow: Tensor, col: Tensor, ncols: int):
     return res
 
 
-__all__ = ["spmm", "sddmm", "skewed", "row_ids", "crow_of", "by_row", "transposed",
-           "KERNEL_DTYPES"]
+__all__ = ["spmm", "sddmm", "skewed", "row_ids", "crow_of", "by_row", "row_major_order",
+           "transposed", "KERNEL_DTYPES"]

@@ -66,9 +66,13 @@ def sum_dims(dim, op: str) -> tuple:
 def total(A, dim, dtype, op: str):
     """The sum of A's stored entries over dim (tensor.sparse.sum's)."""
     dims = sum_dims(dim, op)
-    v = A._values
     if len(dims) == 0:
         return A.coalesce() if A.layout == "coo" else A
+    if A.dtype is dt.bool_:
+        # a bool matrix's duplicate entries are one True (to_dense and coalesce OR them, as
+        # PyTorch's), so they are merged before counting: summing them counted each
+        A = unique_entries(A)[0]
+    v = A._values
     if len(dims) == 2:
         return pub("sum")(v, dtype=dtype)
     rows, cols = A._entries()
