@@ -68,11 +68,17 @@ def matmul(a, b, out: Tensor | None = None) -> Tensor:
 
 
 def sparse_matmul(a, b, out):
-    """matmul with a tensor.sparse matrix on one side: A @ B (SpMM), which tensor.sparse's ops
-    record (the public T.matmul sends such operands here before recording a dense product).
+    """matmul with a tensor.sparse matrix on one side (or both: a sparse product): A @ B (SpMM),
+    which tensor.sparse's ops record (the public T.matmul sends such operands here before
+    recording a dense product).
     An out= is written outside the graph, so a dense operand that needs a gradient or carries a
     tangent is refused with one, as PyTorch's out= arguments are."""
     dense = b if getattr(a, "_tensor_defers", False) else a
+    if getattr(dense, "_tensor_defers", False):   # both sparse: a sparse product (A @ B)
+        if out is not None:
+            raise TypeError("matmul: out= takes a dense product; the product of two sparse "
+                            "matrices is sparse (write C = A @ B)")
+        return a @ b
     if out is not None and isinstance(dense, Tensor) and (dense.requires_grad or getattr(
             getattr(dense, "_ag", None), "tangent", None) is not None):
         raise TypeError("matmul: out= does not support automatic differentiation (the dense "

@@ -129,3 +129,12 @@ def test_module_compile_and_torch_compile_keywords():
     assert T.compile(backend="eager", dynamic=True)(f)(T.ones(2)).tolist() == [2.0, 2.0]
     with pytest.raises(RuntimeError, match="mode or options"):
         T.compile(f, mode="default", options={})
+
+
+def test_matmul_of_two_sparse_matrices():
+    a, b = np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([[0.0, 3.0], [4.0, 0.0]])
+    A, B = T.tensor(a).to_sparse(), T.tensor(b).to_sparse_csr()
+    C = T.matmul(A, B)   # (A @ B worked; T.matmul refused a sparse right operand)
+    np.testing.assert_array_equal(C.to_dense().numpy(), a @ b)
+    with pytest.raises(TypeError, match="sparse"):
+        T.matmul(A, B, out=T.empty((2, 2)))
