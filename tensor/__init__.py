@@ -99,3 +99,6 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 _ufunc_methods.attach(globals())   # np.add.at, np.maximum.accumulate, np.multiply.outer, ...
 del _PUB, _MEMSTATS
+# `from tensor import *`: every public name but the dtypes spelled as Python's own types (T.int,
+# T.float, T.bool, T.complex stay reachable through the module), which would shadow the builtins
+__all__ = [_k for _k in globals() if not _k.startswith("_") and _k not in ("int", "float", "bool", "complex")]

@@ -138,3 +138,10 @@ def test_matmul_of_two_sparse_matrices():
     np.testing.assert_array_equal(C.to_dense().numpy(), a @ b)
     with pytest.raises(TypeError, match="sparse"):
         T.matmul(A, B, out=T.empty((2, 2)))
+
+
+def test_star_import_leaves_python_types_alone():
+    ns = {}
+    exec("from tensor import *", ns)   # noqa: S102
+    assert not {"int", "float", "bool", "complex"} & set(ns)
+    assert {"zeros", "float32", "long", "linalg", "Tensor"} <= set(ns)
