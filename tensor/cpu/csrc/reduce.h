@@ -38,35 +38,50 @@
  * lane's run and then the parts in order selects the same element. So the groups are cut into
  * four contiguous parts folded side by side (four independent chains: one chain is bound by
  * the compare-and-blend latency) and merged in order: bit for bit the scalar fold's result. */
+/* The vectors are the machine's own width (SX_VB bytes), an SX_RW-lane group being SX_NV(T) of
+ * them side by side: gcc lowers generic vectors wider than the machine's (64 bytes on AVX2)
+ * compare by compare, which made the fold scalar (a float32 max 40x NumPy's time on AVX2). */
+#if defined(__AVX512F__)
+#define SX_VB 64
+#elif defined(__AVX__)
+#define SX_VB 32
+#else
+#define SX_VB 16
+#endif
+#define SX_NV(T) ((int)(SX_RW * sizeof(T) / SX_VB))
 #define SX_VTAKE(acc, v, OP) do {                                                          \
         vi take_ = ((v) != (v)) | ((v) OP (acc));                                          \
         acc = (vt)(((vi)(v) & take_) | ((vi)(acc) & ~take_)); } while (0)
+/* fold the group at x + o into the lanes l (SX_NV vectors) */
+#define SX_VTAKE_GROUP(l, x, o, OP) do {                                                   \
+        for (int u_ = 0; u_ < NV; u_++) {                                                 \
+            memcpy(&v, (x) + (o) + u_ * VL, sizeof v); SX_VTAKE((l)[u_], v, OP); } } while (0)
 #define SX_VFOLD_DEF(NAME, T, IT, OP)                                                      \
 static inline void NAME(T *lanes, const T *x, int64_t n, int64_t *kp) {                   \
-    typedef T vt __attribute__((vector_size(SX_RW * sizeof(T))));                        \
-    typedef IT vi __attribute__((vector_size(SX_RW * sizeof(T))));                       \
+    typedef T vt __attribute__((vector_size(SX_VB)));                                    \
+    typedef IT vi __attribute__((vector_size(SX_VB)));                                   \
+    enum { NV = SX_NV(T), VL = SX_VB / sizeof(T) };                                       \
     int64_t k = *kp, groups = (n - k) / SX_RW;                                            \
-    vt l0, v;                                                                             \
-    memcpy(&l0, lanes, sizeof l0);                                                        \
+    vt l0[NV], v;                                                                         \
+    memcpy(l0, lanes, sizeof l0);                                                         \
     if (groups >= 8) {                                                                    \
         int64_t q = groups / 4, s1 = k + q * SX_RW, s2 = s1 + q * SX_RW, s3 = s2 + q * SX_RW; \
-        vt l1, l2, l3;   /* each part starts at its own first group */                    \
-        memcpy(&l1, x + s1, sizeof l1); memcpy(&l2, x + s2, sizeof l2);                   \
-        memcpy(&l3, x + s3, sizeof l3);                                                   \
+        vt l1[NV], l2[NV], l3[NV];   /* each part starts at its own first group */        \
+        memcpy(l1, x + s1, sizeof l1); memcpy(l2, x + s2, sizeof l2);                     \
+        memcpy(l3, x + s3, sizeof l3);                                                    \
         for (int64_t g = 0; g < q; g++) {                                                 \
             int64_t o = g * SX_RW;                                                        \
-            memcpy(&v, x + k + o, sizeof v); SX_VTAKE(l0, v, OP);                         \
-            if (g) { memcpy(&v, x + s1 + o, sizeof v); SX_VTAKE(l1, v, OP);               \
-                     memcpy(&v, x + s2 + o, sizeof v); SX_VTAKE(l2, v, OP);               \
-                     memcpy(&v, x + s3 + o, sizeof v); SX_VTAKE(l3, v, OP); }             \
+            SX_VTAKE_GROUP(l0, x + k, o, OP);                                             \
+            if (g) { SX_VTAKE_GROUP(l1, x + s1, o, OP); SX_VTAKE_GROUP(l2, x + s2, o, OP); \
+                     SX_VTAKE_GROUP(l3, x + s3, o, OP); }                                 \
         }                                                                                 \
-        for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) {                    \
-            memcpy(&v, x + o, sizeof v); SX_VTAKE(l3, v, OP); }                           \
-        SX_VTAKE(l0, l1, OP); SX_VTAKE(l0, l2, OP); SX_VTAKE(l0, l3, OP);                 \
+        for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) SX_VTAKE_GROUP(l3, x, o, OP); \
+        for (int u = 0; u < NV; u++) {                                                    \
+            SX_VTAKE(l0[u], l1[u], OP); SX_VTAKE(l0[u], l2[u], OP); SX_VTAKE(l0[u], l3[u], OP); } \
         k += groups * SX_RW;                                                              \
     }                                                                                     \
-    for (; k + SX_RW <= n; k += SX_RW) { memcpy(&v, x + k, sizeof v); SX_VTAKE(l0, v, OP); } \
-    memcpy(lanes, &l0, sizeof l0); *kp = k;                                               \
+    for (; k + SX_RW <= n; k += SX_RW) SX_VTAKE_GROUP(l0, x, k, OP);                      \
+    memcpy(lanes, l0, sizeof l0); *kp = k;                                                \
 }
 SX_VFOLD_DEF(sx_vfold_max_f32, float, int32_t, >)
 SX_VFOLD_DEF(sx_vfold_min_f32, float, int32_t, <)
@@ -84,38 +99,46 @@ SX_VFOLD_DEF(sx_vfold_min_i64, int64_t, int64_t, <)
         vi take_ = ((v) != (v)) | ((v) OP (acc));                                          \
         acc = (vt)(((vi)(v) & take_) | ((vi)(acc) & ~take_));                              \
         gacc = ((gv) & take_) | ((gacc) & ~take_); } while (0)
+/* fold the group at x + o, whose group index is gv, into the lanes l and their groups gl */
+#define SX_VARGTAKE_GROUP(l, gl, x, o, gv, OP) do {                                        \
+        for (int u_ = 0; u_ < NV; u_++) {                                                 \
+            memcpy(&v, (x) + (o) + u_ * VL, sizeof v); SX_VARGTAKE((l)[u_], (gl)[u_], v, gv, OP); } \
+    } while (0)
 #define SX_VARGFOLD_DEF(NAME, T, IT, OP)                                                   \
 static inline void NAME(T *lanes, IT *gidx, const T *x, int64_t n, int64_t *kp) {         \
-    typedef T vt __attribute__((vector_size(SX_RW * sizeof(T))));                        \
-    typedef IT vi __attribute__((vector_size(SX_RW * sizeof(T))));                       \
+    typedef T vt __attribute__((vector_size(SX_VB)));                                    \
+    typedef IT vi __attribute__((vector_size(SX_VB)));                                   \
+    enum { NV = SX_NV(T), VL = SX_VB / sizeof(T) };                                       \
     int64_t k = *kp, groups = (n - k) / SX_RW;                                            \
-    vt l0, v; vi g0, gv;                                                                  \
-    memcpy(&l0, lanes, sizeof l0); memcpy(&g0, gidx, sizeof g0);                         \
+    vt l0[NV], v; vi g0[NV], gv, zero = {0};                                              \
+    memcpy(l0, lanes, sizeof l0); memcpy(g0, gidx, sizeof g0);                           \
     if (groups >= 8) {                                                                    \
         int64_t q = groups / 4, s1 = k + q * SX_RW, s2 = s1 + q * SX_RW, s3 = s2 + q * SX_RW; \
-        vt l1, l2, l3; vi g1 = g0 - g0, g2, g3;                                           \
-        memcpy(&l1, x + s1, sizeof l1); memcpy(&l2, x + s2, sizeof l2);                   \
-        memcpy(&l3, x + s3, sizeof l3);                                                   \
-        g1 += (IT)(s1 / SX_RW); g2 = g1 + (IT)q; g3 = g2 + (IT)q;                          \
+        vt l1[NV], l2[NV], l3[NV]; vi g1[NV], g2[NV], g3[NV];                             \
+        memcpy(l1, x + s1, sizeof l1); memcpy(l2, x + s2, sizeof l2);                     \
+        memcpy(l3, x + s3, sizeof l3);                                                    \
+        for (int u = 0; u < NV; u++) {                                                    \
+            g1[u] = zero + (IT)(s1 / SX_RW); g2[u] = g1[u] + (IT)q; g3[u] = g2[u] + (IT)q; } \
         for (int64_t g = 0; g < q; g++) {                                                 \
             int64_t o = g * SX_RW;                                                        \
-            gv = g0 - g0 + (IT)((k + o) / SX_RW);                                         \
-            memcpy(&v, x + k + o, sizeof v); SX_VARGTAKE(l0, g0, v, gv, OP);              \
-            if (g) { memcpy(&v, x + s1 + o, sizeof v); SX_VARGTAKE(l1, g1, v, gv + (IT)q, OP); \
-                     memcpy(&v, x + s2 + o, sizeof v); SX_VARGTAKE(l2, g2, v, gv + (IT)(2 * q), OP); \
-                     memcpy(&v, x + s3 + o, sizeof v); SX_VARGTAKE(l3, g3, v, gv + (IT)(3 * q), OP); } \
+            gv = zero + (IT)((k + o) / SX_RW);                                            \
+            SX_VARGTAKE_GROUP(l0, g0, x + k, o, gv, OP);                                  \
+            if (g) { SX_VARGTAKE_GROUP(l1, g1, x + s1, o, gv + (IT)q, OP);                \
+                     SX_VARGTAKE_GROUP(l2, g2, x + s2, o, gv + (IT)(2 * q), OP);          \
+                     SX_VARGTAKE_GROUP(l3, g3, x + s3, o, gv + (IT)(3 * q), OP); }        \
         }                                                                                 \
         for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) {                    \
-            gv = g0 - g0 + (IT)(o / SX_RW);                                               \
-            memcpy(&v, x + o, sizeof v); SX_VARGTAKE(l3, g3, v, gv, OP); }                \
-        SX_VARGTAKE(l0, g0, l1, g1, OP); SX_VARGTAKE(l0, g0, l2, g2, OP);                 \
-        SX_VARGTAKE(l0, g0, l3, g3, OP);                                                  \
+            gv = zero + (IT)(o / SX_RW);                                                  \
+            SX_VARGTAKE_GROUP(l3, g3, x, o, gv, OP); }                                    \
+        for (int u = 0; u < NV; u++) {                                                    \
+            SX_VARGTAKE(l0[u], g0[u], l1[u], g1[u], OP); SX_VARGTAKE(l0[u], g0[u], l2[u], g2[u], OP); \
+            SX_VARGTAKE(l0[u], g0[u], l3[u], g3[u], OP); }                                \
         k += groups * SX_RW;                                                              \
     }                                                                                     \
     for (; k + SX_RW <= n; k += SX_RW) {                                                  \
-        gv = g0 - g0 + (IT)(k / SX_RW);                                                   \
-        memcpy(&v, x + k, sizeof v); SX_VARGTAKE(l0, g0, v, gv, OP); }                    \
-    memcpy(lanes, &l0, sizeof l0); memcpy(gidx, &g0, sizeof g0); *kp = k;                 \
+        gv = zero + (IT)(k / SX_RW);                                                      \
+        SX_VARGTAKE_GROUP(l0, g0, x, k, gv, OP); }                                        \
+    memcpy(lanes, l0, sizeof l0); memcpy(gidx, g0, sizeof g0); *kp = k;                   \
 }
 SX_VARGFOLD_DEF(sx_vargfold_max_f32, float, int32_t, >)
 SX_VARGFOLD_DEF(sx_vargfold_min_f32, float, int32_t, <)
@@ -290,7 +313,11 @@ static ACC NAME##_tree(const char *base, const sx_red_meta *m, int64_t c, int64_
     if (s == 1)                                                                           \
         return NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK); \
     ACC l = NAME##_tree(base, m, c, s / 2, nc);                                           \
-    return c + s / 2 < nc ? MERGE(l, NAME##_tree(base, m, c + s / 2, s / 2, nc)) : l;    \
+    if (c + s / 2 < nc) {   /* (MERGE may read its operands twice: no call inside it) */  \
+        ACC r = NAME##_tree(base, m, c + s / 2, s / 2, nc);                               \
+        l = MERGE(l, r);                                                                  \
+    }                                                                                     \
+    return l;                                                                             \
 }                                                                                         \
 static ACC NAME##_one(const char *base, const sx_red_meta *m) {                           \
     int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK, s = 1;                               \
