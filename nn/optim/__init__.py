@@ -11,9 +11,12 @@ CUDA: reads p, grad and the state buffers once, writes them in place; no host ro
 temporaries). Anything else (other dtypes, non-contiguous parameters, state left in another
 dtype by a parameter's dtype change) takes the same update written in tensor ops, as do
 Adagrad, Adadelta, Adamax, NAdam and RAdam (nn/optim/algorithms_extra.py) and Rprop, ASGD and
-Adafactor (nn/optim/algorithms_more.py) always. PyTorch's implementation switches (foreach,
-fused, capturable) are accepted where PyTorch takes them and change nothing; differentiable=True
-is refused.
+Adafactor (nn/optim/algorithms_more.py) always. A float16 / bfloat16 parameter (without
+master_weights) is updated on float32 copies of it, its gradient and its state, each rounded
+back once a step (PyTorch's 16-bit ops compute in float32 with float32 scalars; in 16-bit
+arithmetic a momentum of 0.9 or a beta2 of 0.999 would be rounded first). PyTorch's
+implementation switches (foreach, fused, capturable) are accepted where PyTorch takes them, in
+its positional order too, and change nothing; differentiable=True is refused.
 
 >>> import tensor as T
 >>> from nn.optim import SGD

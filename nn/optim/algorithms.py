@@ -189,7 +189,7 @@ class SparseAdam(Optimizer):
     _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, *, maximize: bool = False) -> None:
+                 eps: float = 1e-8, maximize: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
 
     def _check_options(self, g):
@@ -242,10 +242,12 @@ class RMSprop(Optimizer):
     centered (subtract the running mean's square) and L2 weight decay."""
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False, master_weights: bool = False,
-                 **torch_impl: bool | None) -> None:
-        impl_flags("RMSprop", "foreach capturable differentiable", torch_impl)
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
+                 capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, *, master_weights: bool = False) -> None:
+        # (PyTorch's positional order, its implementation switches included)
+        impl_flags("RMSprop", "foreach capturable differentiable",
+                   dict(capturable=capturable, foreach=foreach, differentiable=differentiable))
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize,
                                       master_weights=master_weights))

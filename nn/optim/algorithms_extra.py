@@ -61,10 +61,10 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, *, maximize: bool = False,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  master_weights: bool = False,
                  **torch_impl: bool | None) -> None:
-        impl_flags("Adagrad", "foreach fused differentiable", torch_impl)
+        impl_flags("Adagrad", "foreach fused differentiable", dict(torch_impl, foreach=foreach))
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
                                       maximize=maximize, master_weights=master_weights))
@@ -131,10 +131,10 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0.0, *, maximize: bool = False,
-                 master_weights: bool = False,
+                 weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 maximize: bool = False, master_weights: bool = False,
                  **torch_impl: bool | None) -> None:
-        impl_flags("Adadelta", "foreach capturable differentiable", torch_impl)
+        impl_flags("Adadelta", "foreach capturable differentiable", dict(torch_impl, foreach=foreach))
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize, master_weights=master_weights))
 
@@ -176,10 +176,10 @@ class Adamax(Optimizer):
     """
 
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, *, maximize: bool = False,
-                 master_weights: bool = False,
+                 eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 maximize: bool = False, master_weights: bool = False,
                  **torch_impl: bool | None) -> None:
-        impl_flags("Adamax", "foreach capturable differentiable", torch_impl)
+        impl_flags("Adamax", "foreach capturable differentiable", dict(torch_impl, foreach=foreach))
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       maximize=maximize, master_weights=master_weights))
 

@@ -16,7 +16,7 @@ import numpy as np
 import tensor as T
 
 from .algorithms_extra import _direction, _grad_as
-from .optimizer import Optimizer, _check_nonneg, _uses_master, _zeros, impl_flags
+from .optimizer import Optimizer, _check_nonneg, _uses_master, _zeros, impl_flags, param_dtype
 
 
 def _f32(x: float) -> float:
@@ -80,13 +80,15 @@ class Rprop(Optimizer):
         g = _grad_as(p, g)
         d = -g if group["maximize"] else g
         prev, size = state["prev"], state["step_size"]
-        s = T.sign(d * prev)
-        # PyTorch's in-place sign rewrite: > 0 -> etaplus, < 0 -> etaminus, 0 -> 1 (NaN stays)
-        factor = T.where(s > 0, etaplus, T.where(s < 0, etaminus, T.where(s == 0, 1.0, s)))
+        prod = d * prev
+        # PyTorch's sign rewrite: > 0 -> etaplus, < 0 -> etaminus, else 1. Its sign() is 0 at NaN
+        # (0 * inf, or a NaN gradient): such an element keeps its step size and, with a NaN
+        # gradient, does not move (NumPy's sign, NaN there, would make both NaN for good)
+        factor = T.where(prod > 0, etaplus, T.where(prod < 0, etaminus, 1.0))
         size.multiply_(factor)
         size.clamp_(lo, hi)
-        d = T.where(s < 0, 0.0, d)   # a sign flip: no step now, and no flip seen next time
-        p.add_(T.sign(d) * size * -1.0)
+        d = T.where(prod < 0, 0.0, d)   # a sign flip: no step now, and no flip seen next time
+        p.add_(T.where(d > 0, -1.0, T.where(d < 0, 1.0, 0.0)) * size)
         prev.copy_(d)
 
 
@@ -107,10 +109,13 @@ class ASGD(Optimizer):
     """
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
-                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0, *,
-                 maximize: bool = False, master_weights: bool = False,
-                 **torch_impl: bool | None) -> None:
-        impl_flags("ASGD", "foreach capturable differentiable", torch_impl)
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False, *,
+                 master_weights: bool = False) -> None:
+        # (PyTorch's positional order, its implementation switches included)
+        impl_flags("ASGD", "foreach capturable differentiable",
+                   dict(foreach=foreach, differentiable=differentiable, capturable=capturable))
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
                                       weight_decay=weight_decay, maximize=maximize,
                                       master_weights=master_weights))
@@ -253,7 +258,7 @@ class Adafactor(Optimizer):
         t = state["step"]
         lr, wd, clip = float(group["lr"]), float(group["weight_decay"]), float(group["d"])
         eps1, eps2 = group["eps"]
-        eps1 = float(T.finfo(p.dtype).eps if eps1 is None else eps1)
+        eps1 = float(T.finfo(param_dtype(p)).eps if eps1 is None else eps1)
         g = _grad_as(p, g)
         g = -g if group["maximize"] else g
         w = float(t) ** float(group["beta2_decay"])   # 1 - beta2_t

@@ -7,6 +7,8 @@ lr * min(1, 1 / ||g||_1). With line_search_fn=None each iteration takes step lr;
 "strong_wolfe" a line search (cubic interpolation, sufficient decrease c1 = 1e-4, curvature
 c2 = 0.9) picks it. Stops at max_iter iterations or max_eval closure calls, or when the largest
 gradient entry is <= tolerance_grad, or a step or loss change is <= tolerance_change.
+maximize=True maximises the closure's loss. A complex parameter takes part as its (real,
+imaginary) pairs, a sparse gradient densified, as PyTorch's.
 
 >>> import tensor as T
 >>> from nn.optim import LBFGS
@@ -34,16 +36,23 @@ from .optimizer import Optimizer
 
 def _cubic_min(x1, f1, g1, x2, f2, g2, lo, hi):
     """The minimiser in [lo, hi] of the cubic through (x1, f1, g1) and (x2, f2, g2); the
-    interval's middle when the cubic has no real minimum."""
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    disc = d1 * d1 - g1 * g2
-    if disc < 0:
+    interval's middle when the cubic has no real minimum, or no finite one (the two points'
+    slopes equal on a linear stretch, or the points equal: PyTorch's tensor arithmetic goes on
+    with NaN there)."""
+    try:
+        d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+        disc = d1 * d1 - g1 * g2
+        if not disc >= 0:
+            return (lo + hi) / 2
+        d2 = math.sqrt(disc)
+        if x1 <= x2:
+            x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+        else:
+            x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    except (ZeroDivisionError, OverflowError):
         return (lo + hi) / 2
-    d2 = math.sqrt(disc)
-    if x1 <= x2:
-        x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-    else:
-        x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    if not math.isfinite(x):
+        return (lo + hi) / 2
     return min(max(x, lo), hi)
 
 
@@ -120,7 +129,7 @@ class LBFGS(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1.0, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,
-                 line_search_fn: str | None = None) -> None:
+                 line_search_fn: str | None = None, *, maximize: bool = False) -> None:
         if not lr >= 0:
             raise ValueError(f"LBFGS: invalid learning rate: {lr}")
         if line_search_fn not in (None, "strong_wolfe"):
@@ -131,7 +140,8 @@ class LBFGS(Optimizer):
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
                                       tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change,
-                                      history_size=history_size, line_search_fn=line_search_fn))
+                                      history_size=history_size, line_search_fn=line_search_fn,
+                                      maximize=maximize))
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
 
@@ -154,12 +164,16 @@ class LBFGS(Optimizer):
         if len(groups) != 1 or len(groups[0]["params"]) != len(self._params()):
             raise ValueError("LBFGS.load_state_dict: the saved state has another parameter list")
         first = self._params()[0]
+        # the flat vectors are real: a complex parameter's (real, imaginary) pairs
+        real = T.view_as_real(first).dtype if first.dtype.kind == "c" else first.dtype
 
         def load(v):
             if isinstance(v, list):
                 return [load(x) for x in v]
-            if isinstance(v, T.Tensor):
-                return T.asarray(v, dtype=first.dtype, device=first.device).copy()
+            if getattr(v, "shape", None) == ():   # PyTorch's scalars (ro, H_diag, t): numbers
+                return float(v.item())
+            if isinstance(v, T.Tensor) or hasattr(v, "__array__"):   # a torch state_dict's too
+                return T.asarray(v, dtype=real, device=first.device).copy()
             return v
         saved = state_dict["state"].get(0, state_dict["state"].get("0", {}))
         self.state = type(self.state)(dict)
@@ -167,19 +181,31 @@ class LBFGS(Optimizer):
         self.param_groups = [{**groups[0], "params": self._params()}]
 
     def _flat_grad(self):
+        """The gradients as one flat vector (a complex one's (real, imaginary) pairs as two
+        reals, a sparse one densified, a missing one zeros), negated for maximize."""
         parts = []
         for p in self._params():
             g = p.grad
-            parts.append(T.zeros(p.numel(), dtype=p.dtype, device=p.device) if g is None
-                         else T.reshape(g.detach(), (-1,)))
-        return T.concat(parts)
+            if g is None:
+                g = T.zeros(p.shape, dtype=p.dtype, device=p.device)
+            elif not isinstance(g, T.Tensor):   # a sparse gradient
+                g = g.to_dense()
+            g = g.detach()
+            parts.append(T.reshape(T.view_as_real(g) if g.dtype.kind == "c" else g, (-1,)))
+        flat = T.concat(parts)
+        return -flat if self.param_groups[0].get("maximize") else flat
+
+    def _loss(self, value) -> float:
+        """A closure's loss as the minimised number (negated for maximize)."""
+        return -float(value) if self.param_groups[0].get("maximize") else float(value)
 
     def _add(self, t: float, d) -> None:
         with no_grad():
             i = 0
             for p in self._params():
-                n = p.numel()
-                p.add_(T.reshape(d[i:i + n], p.shape) * t)
+                r = T.view_as_real(p) if p.dtype.kind == "c" else p   # writes p (a view)
+                n = r.numel()
+                r.add_(T.reshape(d[i:i + n], r.shape) * t)
                 i += n
 
     def _values(self):
@@ -196,12 +222,15 @@ class LBFGS(Optimizer):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        if not self._params():   # nothing to optimise: the loss only, as PyTorch's
+            with enable_grad():
+                return closure()
         state = self.state[self._params()[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         with enable_grad():
             orig_loss = closure()
-        loss = float(orig_loss)
+        loss = self._loss(orig_loss)
         evals = 1
         state["func_evals"] += 1
         g = self._flat_grad()
@@ -245,7 +274,7 @@ class LBFGS(Optimizer):
                     self._set(x0)
                     self._add(step, d)
                     with enable_grad():
-                        f = float(closure())
+                        f = self._loss(closure())
                     return f, self._flat_grad()
                 loss, g, t, ls_evals = _strong_wolfe(evaluate, t, d, loss, g, gtd,
                                                      max_ls=max_eval - evals)
@@ -257,7 +286,7 @@ class LBFGS(Optimizer):
                 opt_cond = False
                 if n != max_iter:
                     with enable_grad():
-                        loss = float(closure())
+                        loss = self._loss(closure())
                     g = self._flat_grad()
                     opt_cond = float(T.max(T.abs(g))) <= tol_grad
                     ls_evals = 1

@@ -19,6 +19,9 @@ EPOCH_DEPRECATION_WARNING = (   # PyTorch's words
     "epoch is different from None, the closed form is used instead of the new chainable form, "
     "where available.")
 
+GET_LR_WARNING = ("To get the last learning rate computed by the scheduler, please use "
+                  "`get_last_lr()`.")   # PyTorch's words
+
 ORDER_WARNING = (   # PyTorch warns the same way: the schedule's first value would be skipped
     "lr_scheduler.step() was called before optimizer.step(): call optimizer.step() first, then "
     "lr_scheduler.step(); in this order the first learning rate of the schedule is skipped")
@@ -33,8 +36,9 @@ class LRScheduler:
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         for i, group in enumerate(optimizer.param_groups):
-            if last_epoch == -1:
-                group.setdefault("initial_lr", group["lr"])
+            if last_epoch == -1:   # (a tensor lr copied: PyTorch's clone, no alias)
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.copy() if hasattr(lr, "copy") else lr)
             elif "initial_lr" not in group:
                 raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when "
                                "resuming a scheduler with last_epoch >= 0")
@@ -53,8 +57,24 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
+    _get_lr_called_within_step = False   # PyTorch's flag: get_lr() called by step()
+
     def get_lr(self) -> list[float]:
         raise NotImplementedError
+
+    def _within_step(self, get):
+        """get() (a call of get_lr) with the flag set that keeps get_lr from warning."""
+        self._get_lr_called_within_step = True
+        try:
+            return get()
+        finally:
+            self._get_lr_called_within_step = False
+
+    def _warn_outside_step(self) -> None:
+        """get_lr() called by the user, not by step(): it computes the next step's values from
+        the current ones (a chainable form), which is rarely what is wanted; PyTorch warns."""
+        if not self._get_lr_called_within_step:
+            warnings.warn(GET_LR_WARNING, UserWarning, stacklevel=3)
 
     def get_last_lr(self) -> list[float]:
         """The learning rates the last step() set."""
@@ -79,11 +99,11 @@ class LRScheduler:
         scheduler has one (as PyTorch's; SequentialLR jumps to 0 at a milestone)."""
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
+            values = self._within_step(self.get_lr)
         else:
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
+            values = closed() if closed is not None else self._within_step(self.get_lr)
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
@@ -117,6 +137,7 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self):
@@ -146,6 +167,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         groups = self.optimizer.param_groups
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [g["lr"] for g in groups]
@@ -167,6 +189,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         e, tm, lo = self.last_epoch, self.T_max, self.eta_min
         groups = self.optimizer.param_groups
         if self._is_initial:   # construction keeps the current lr, resumed or not (PyTorch 2.14)

@@ -83,6 +83,8 @@ class Muon(Optimizer):
                                       nesterov=nesterov, ns_coefficients=tuple(ns_coefficients),
                                       eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn))
 
+    _half_in_float32 = False   # its 16-bit update rounds where PyTorch's does (_update)
+
     def _check_options(self, g):
         _check_nonneg("Muon", g["lr"], "learning rate")
         _check_nonneg("Muon", g["momentum"], "momentum")

@@ -297,6 +297,8 @@ class Optimizer:
                             state = _complex_update(self._update, group, p, g, state)
                         elif _uses_master(group, p):
                             masters.append((p, g, state))
+                        elif p.dtype in _HALF and self._half_in_float32 and isinstance(g, Tensor):
+                            state = _half_update(self._update, group, p, g, state)
                         elif p.dtype is dt.float32:
                             self._gather(gathered, group, p, p, g, state)
                         else:
@@ -414,6 +416,7 @@ class Optimizer:
     def _update(self, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    _half_in_float32 = True   # a 16-bit parameter's update runs in float32 (_half_update)
     _sparse_grads = False   # whether _update takes a tensor.sparse.SparseCOO gradient
     _sparse_hint = ""       # what the refusal of one suggests instead
 
@@ -515,6 +518,44 @@ def _complex_update(update, group: dict[str, Any], p: Tensor, g: Tensor, state: 
     update(group, rp, T.view_as_real(g), rstate)
     return {k: T.view_as_complex(v) if isinstance(v, Tensor) and v.shape == rp.shape else v
             for k, v in rstate.items()}
+
+
+_origin = threading.local()   # .dtype: the 16-bit dtype of the parameter _half_update runs
+
+
+def param_dtype(p: Tensor):
+    """The dtype of the parameter being updated: p's, or the 16-bit one whose float32 copy p is
+    (in _half_update; Adafactor's default eps1 is that dtype's epsilon, as PyTorch's)."""
+    return getattr(_origin, "dtype", None) or p.dtype
+
+
+def _half_update(update, group: dict[str, Any], p: Tensor, g: Tensor, state: dict[str, Any]) -> dict:
+    """A float16 / bfloat16 parameter without master weights: its update runs on float32 copies
+    of p, its gradient and its 16-bit state, each written back (rounded to p's dtype) once; the
+    state stays in p's dtype, as PyTorch's. PyTorch's 16-bit ops compute in float32 with their
+    scalars in float32 too; run in 16-bit tensor ops here, every scalar (momentum 0.9, beta2
+    0.999, a decay 1 - lr * weight_decay) would be rounded to 16 bits first (0.999 is 1.0 in
+    bfloat16), a silently different algorithm."""
+    wide = {k: v.astype(dt.float32) if isinstance(v, Tensor) and v.dtype is p.dtype else v
+            for k, v in state.items()}
+    p32 = p.astype(dt.float32).contiguous()
+    _origin.dtype = p.dtype
+    try:
+        update(group, p32, g.astype(dt.float32).contiguous(), wide)
+    finally:
+        _origin.dtype = None
+    p.copy_(p32)
+    out = {}
+    for k, v in wide.items():
+        old = state.get(k)
+        if isinstance(v, Tensor) and v is not old and v.dtype is dt.float32:
+            if isinstance(old, Tensor) and old.dtype is p.dtype:
+                old.copy_(v)   # (in place: the state's tensors keep their identity)
+                v = old
+            elif old is None:
+                v = v.astype(p.dtype)
+        out[k] = v
+    return out
 
 
 def _load_value(key: str, v, p: Tensor, dtype, index: int, scalar_keys=frozenset()):

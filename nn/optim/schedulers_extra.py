@@ -62,6 +62,7 @@ class MultiplicativeLR(LambdaLR):
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         if self._is_initial:
             return _lrs(self.optimizer)
         return [g["lr"] * f(self.last_epoch)
@@ -88,6 +89,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         if self.last_epoch not in self.milestones:
             return _lrs(self.optimizer)
         k = self.milestones[self.last_epoch]
@@ -106,6 +108,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         if self._is_initial:
             return _lrs(self.optimizer)
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
@@ -125,6 +128,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.factor for g in groups]
@@ -151,6 +155,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in groups]
@@ -177,6 +182,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         e, n = self.last_epoch, self.total_iters
         if self._is_initial or e > n:
             return _lrs(self.optimizer)
@@ -209,6 +215,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
         lo = self.eta_min
         return [lo + (b - lo) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for b in self.base_lrs]
@@ -238,7 +245,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        for group, lr in zip(self.optimizer.param_groups, self._within_step(self.get_lr)):
             group["lr"] = lr
         self._last_lr = _lrs(self.optimizer)
 
@@ -323,6 +330,7 @@ class CyclicLR(LRScheduler):
         return self.gamma ** x
 
     def get_lr(self):
+        self._warn_outside_step()
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         if x <= self.step_ratio:
@@ -427,6 +435,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        self._warn_outside_step()
         t = self.last_epoch
         if t > self.total_steps:
             raise ValueError(f"OneCycleLR: tried to step {t} times; the specified number of total "

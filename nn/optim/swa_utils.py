@@ -46,15 +46,20 @@ def get_swa_avg_fn() -> Callable:
 
 
 def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
-    """multi_avg_fn (lists of averaged and current tensors, updated in place) of an EMA."""
+    """multi_avg_fn (lists of averaged and current tensors of one dtype, updated in place) of
+    an EMA; an integer tensor (a batch norm's num_batches_tracked, with use_buffers) takes
+    decay * averaged + (1 - decay) * current truncated to its dtype, as PyTorch's."""
     def ema_update(averaged: list, current: list, num_averaged) -> None:
         for a, c in zip(averaged, current):
-            a.copy_(a + (c - a) * (1 - decay))   # PyTorch's lerp(a, c, 1 - decay)
+            if a.dtype.kind in "fc":
+                a.copy_(a + (c - a) * (1 - decay))   # PyTorch's lerp(a, c, 1 - decay)
+            else:
+                a.copy_(a * decay + c * (1 - decay))
     return ema_update
 
 
 def get_swa_multi_avg_fn() -> Callable:
-    """multi_avg_fn of the SWA running mean."""
+    """multi_avg_fn of the SWA running mean (an integer tensor's truncated to its dtype)."""
     def swa_update(averaged: list, current: list, num_averaged) -> None:
         n = int(num_averaged) + 1
         for a, c in zip(averaged, current):
@@ -66,8 +71,10 @@ class AveragedModel(Module):
     """A copy of `model` (on `device` if given) whose parameters (and, with use_buffers, its
     buffers) are averaged over the update_parameters(model) calls: the SWA running mean by
     default, or avg_fn(averaged, current, n_averaged) / multi_avg_fn(averaged_list,
-    current_list, n_averaged) (in place). Without use_buffers the buffers are copied from
-    model at each update. forward runs the averaged copy."""
+    current_list, n_averaged) (in place), called once per (device, dtype) group as PyTorch's.
+    Every tensor averaged is, integer buffers too (with use_buffers: a batch norm's
+    num_batches_tracked, the result truncated to its dtype, as PyTorch's). Without use_buffers
+    the buffers are copied from model at each update. forward runs the averaged copy."""
 
     def __init__(self, model: Module, device=None, avg_fn: Callable | None = None,
                  multi_avg_fn: Callable | None = None, use_buffers: bool = False) -> None:
@@ -99,14 +106,17 @@ class AveragedModel(Module):
                 for a, c in zip(mine, cur):
                     a.copy_(c)
             elif self.multi_avg_fn is not None:
-                floats = [(a, c) for a, c in zip(mine, cur) if a.dtype.kind in "fc"]
-                self.multi_avg_fn([a for a, _ in floats], [c for _, c in floats],
-                                  self.n_averaged.to(mine[0].device) if mine else self.n_averaged)
+                groups: dict = {}   # PyTorch's grouping: one call per (device, dtype)
+                for a, c in zip(mine, cur):
+                    lists = groups.setdefault((str(a.device), a.dtype), ([], [], a.device))
+                    lists[0].append(a)
+                    lists[1].append(c)
+                for avgs, curs, device in groups.values():
+                    self.multi_avg_fn(avgs, curs, self.n_averaged.to(device))
             else:
                 fn = self.avg_fn or get_swa_avg_fn()
                 for a, c in zip(mine, cur):
-                    if a.dtype.kind in "fc":
-                        a.copy_(fn(a.detach(), c, self.n_averaged.to(a.device)))
+                    a.copy_(fn(a.detach(), c, self.n_averaged.to(a.device)))
             if not self.use_buffers:   # keep the buffers of the model (e.g. BN statistics)
                 for a, b in zip(self.module.buffers(), model.buffers()):
                     a.copy_(b.detach().to(a.device))
@@ -163,6 +173,7 @@ class SWALR(LRScheduler):
         return (1 - math.cos(math.pi * t)) / 2 if self.anneal_strategy == "cos" else t
 
     def get_lr(self) -> list:
+        self._warn_outside_step()
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
