@@ -26,6 +26,7 @@ import numpy as np
 
 import tensor as T
 from tensor import Tensor
+from tensor import pinned as _pinned
 from tensor.random import Generator
 
 from .data_samplers import (
@@ -395,7 +396,11 @@ class DataLoader:
     worker_init_fn(id); persistent_workers=True keeps them for the next epochs. A worker's
     exception is raised here with its traceback, a dead worker or no batch within `timeout`
     seconds raises RuntimeError; an abandoned iteration stops its workers. Batches must be
-    picklable (tensors are). pin_memory is accepted and changes nothing (no page-locked memory).
+    picklable (tensors are). pin_memory=True copies every CPU tensor of each batch (inside
+    tuples, lists, dicts, namedtuples) into pinned host memory in the main process, as PyTorch's
+    pin-memory thread, so `batch.to('cuda', non_blocking=True)` overlaps the copy with compute
+    (tensor/pinned.py); without a CUDA device it warns once and does not pin. pin_memory_device
+    (PyTorch's, deprecated there) is accepted: '' or a CUDA device.
 
     With batch_size=None (no batching) each sample goes through collate_fn, by default
     default_convert (NumPy arrays to tensors, as PyTorch's). A sampler's indices are passed to
@@ -437,7 +442,15 @@ class DataLoader:
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, bool(shuffle)
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.drop_last, self.generator = bool(drop_last), generator
+        if not isinstance(pin_memory_device, str):
+            raise TypeError(f"DataLoader: pin_memory_device must be a str, got "
+                            f"{type(pin_memory_device).__name__}")
+        if pin_memory_device and T.device(pin_memory_device) == T.device("cpu"):
+            raise ValueError("DataLoader: pin_memory_device must be '' or a CUDA device (the device "
+                             "the pinned batches are for), got 'cpu'")
         self.collate_fn, self.num_workers, self.pin_memory = collate_fn, num_workers, pin_memory
+        self.pin_memory_device = pin_memory_device
+        self._pin_warned = [False]   # (shared with the copies the worker iterators make)
         self.timeout, self.worker_init_fn = timeout, worker_init_fn
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
         self.multiprocessing_context, self.in_order = multiprocessing_context, bool(in_order)
@@ -467,6 +480,27 @@ class DataLoader:
         return int(T.randint(0, 2 ** 63 - 1, (), dtype=T.int64, generator=self.generator))
 
     def __iter__(self) -> Iterator:
+        it = self._batches()
+        return it if self.num_workers or not self._pins() else map(self._pin, it)
+
+    def _pins(self) -> bool:
+        """Whether this iteration pins its batches: pin_memory=True and a CUDA device is there
+        (without one, PyTorch's warning, once per loader)."""
+        if not self.pin_memory:
+            return False
+        if _pinned.available():
+            return True
+        if not self._pin_warned[0]:
+            self._pin_warned[0] = True
+            warnings.warn("DataLoader: 'pin_memory' argument is set as true but no accelerator is "
+                          "found, then device pinned memory won't be used.", stacklevel=3)
+        return False
+
+    def _pin(self, batch):
+        """batch with its CPU tensors in pinned memory (the workers' batches too)."""
+        return _pinned.pin_nested(batch)
+
+    def _batches(self) -> Iterator:
         if self.num_workers:
             return self._worker_iterator()
         if isinstance(self.dataset, IterableDataset):

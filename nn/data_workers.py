@@ -267,6 +267,7 @@ class WorkerIterator:
 
     def _start_epoch(self, tasks) -> None:
         loader = self._loader
+        self._pinning = loader._pins()   # (in the main process, as PyTorch's pin-memory thread)
         self._epoch += 1
         self._tasks = tasks
         self._sent = 0
@@ -346,7 +347,7 @@ class WorkerIterator:
             self._send()
             if isinstance(data, _Raised):   # (the iteration may go on, as PyTorch's)
                 data.reraise()
-            return data
+            return self._loader._pin(data) if self._pinning else data
 
     def _receive(self) -> None:
         timeout = self._loader.timeout

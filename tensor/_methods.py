@@ -15,6 +15,8 @@ from . import (
     interop,
     math_extra,
     numpy_extra,
+    pinned,
+    shared,
     torch_extra,
     torch_index,
     views,
@@ -169,6 +171,16 @@ for _n, _f in torch_index.METHODS.items():   # Tensor.unfold (not nn.functional.
     setattr(Tensor, _n, _f)
 for _n, _f in TORCH_METHODS.items():   # x.sort (PyTorch's or NumPy's by keyword)
     setattr(Tensor, _n, _f)
+
+
+def _copy_(self, src, non_blocking: bool = False):
+    """PyTorch's copy_: src's values (broadcast, cast, from any device) into this tensor, in
+    place. non_blocking is accepted: the copy has read src when this returns (PyTorch's may
+    return earlier; Tensor.to(..., non_blocking=True) is the copy that does not wait)."""
+    return PUB["copy_"](self, src)
+
+
+Tensor.copy_ = _copy_
 _view_shape = PUB["view"]
 
 
@@ -239,9 +251,12 @@ for _n in ("segment_sum", "segment_prod", "segment_max", "segment_min", "segment
 def _to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False):
     """PyTorch's to: to(device), to(dtype), to(device, dtype), to(other) (other's device and
     dtype), with non_blocking and copy also positional after them. A device is a Device, a
-    string or a CUDA index. non_blocking is accepted and changes nothing: a host-to-device copy
-    is queued on the current stream already (the host may reuse its memory on return), and a
-    device-to-host copy waits for its bytes (PyTorch's non_blocking may return before them)."""
+    string or a CUDA index. non_blocking=True, as PyTorch's: from a pinned host tensor to CUDA
+    the copy is queued on the current stream and this returns at once (the source's memory is
+    not reused until it is done; do not write to it before a synchronization); from CUDA to the
+    host the result is a new pinned tensor with its bytes (PyTorch's may return before them).
+    Otherwise (and for pageable sources) the copy has read its source when this returns
+    (tensor/pinned.py)."""
     from .device import Device
     from .device import device as parse_device
     flags = []
@@ -256,13 +271,14 @@ def _to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
             dtype = a
     if len(flags) > 2:
         raise TypeError(f"to: at most two bool arguments (non_blocking, copy), got {len(flags)}")
-    if len(flags) == 2:   # (non_blocking, copy): non_blocking changes nothing here
-        copy = flags[1]
+    if flags:   # (non_blocking, copy)
+        non_blocking = flags[0]
+        copy = flags[1] if len(flags) == 2 else copy
     x = self
     if device is not None:
         dev = parse_device(f"cuda:{device}" if isinstance(device, int) else device)
         if dev != self.device:
-            x = PUB["to_device"](x, dev)
+            x = pinned.to_device_non_blocking(x, dev) if non_blocking else PUB["to_device"](x, dev)
             copy = False
     if dtype is not None:
         return PUB["astype"](x, dtype, copy)
@@ -270,9 +286,11 @@ def _to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
 
 
 def _cuda(self, device=None, non_blocking: bool = False):
-    """The tensor on a CUDA device (the current one, or cuda:device); PyTorch's."""
+    """The tensor on a CUDA device (the current one, or cuda:device); PyTorch's (non_blocking:
+    see Tensor.to)."""
     return self.to("cuda" if device is None else device if isinstance(device, str) else
-                   f"cuda:{device.index}" if hasattr(device, "index") else f"cuda:{device}")
+                   f"cuda:{device.index}" if hasattr(device, "index") else f"cuda:{device}",
+                   non_blocking=non_blocking)
 
 
 def _record_stream(self, stream) -> None:
@@ -295,6 +313,11 @@ Tensor.record_stream = _record_stream
 Tensor.to = _to
 Tensor.cpu = lambda self, memory_format=None: self.to("cpu")
 Tensor.cuda = _cuda
+# pinned and shared host memory (tensor/pinned.py, tensor/shared.py), PyTorch's methods
+Tensor.pin_memory = pinned.pin_memory
+Tensor.is_pinned = pinned.is_pinned
+Tensor.share_memory_ = shared.share_memory_
+Tensor.is_shared = shared.is_shared
 
 # --- interop ---
 Tensor.numpy = interop.to_numpy

@@ -16,8 +16,10 @@ from ._tensor import Tensor
 from .aliasing import check_writable
 from .backend import backend_for
 from .convert import _dtype_or, _fill_scalar, asarray
+from .device import CPU
 from .device import device as parse_device
 from .elementwise import _scalar_operand, copy_into, empty_tensor, run, unwritten
+from .pinned import empty_pinned, pin_memory
 from .views import int_sizes
 
 
@@ -45,17 +47,44 @@ def _grad(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
-def empty(shape=(), *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor."""
-    return _grad(empty_tensor(_shape_args(shape, size, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
-                              parse_device(device), "empty"), requires_grad)
+def _new(shape: tuple, d: dt.DType, device, op: str, pin: bool) -> Tensor:
+    """A new tensor of a factory: in pinned host memory when pin (PyTorch's pin_memory=True,
+    tensor/pinned.py: CPU only; RuntimeError without a CUDA device)."""
+    dev = parse_device(device)
+    if not pin:
+        return empty_tensor(shape, d, dev, op)
+    _pin_on_cpu(dev, op)
+    return empty_pinned(shape, d, op)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _full(_shape(shape, "full"), fill_value, dtype, device, requires_grad, "full")
+def _pin_on_cpu(dev, op: str) -> None:
+    if dev != CPU:
+        raise RuntimeError(f"{op}: pin_memory=True needs a CPU tensor (pinned memory is host "
+                           f"memory), got device {dev}")
 
 
-def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str) -> Tensor:
+def _pinned(t: Tensor, pin: bool, op: str) -> Tensor:
+    """t, copied into pinned memory when pin (the factories that fill by computing)."""
+    if not pin:
+        return t
+    _pin_on_cpu(t.device, op)
+    return pin_memory(t)
+
+
+def empty(shape=(), *size, dtype=None, device=None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor (pin_memory=True: in pinned host memory, tensor/pinned.py)."""
+    return _grad(_new(_shape_args(shape, size, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
+                      device, "empty", pin_memory), requires_grad)
+
+
+def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False, *,
+         pin_memory: bool = False) -> Tensor:
+    return _full(_shape(shape, "full"), fill_value, dtype, device, requires_grad, "full", pin_memory)
+
+
+def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str,
+          pin: bool = False) -> Tensor:
     d = _dtype_or(dtype, None)
     if not isinstance(fill_value, Tensor):
         fill_value = _fill_scalar(fill_value, op)
@@ -63,7 +92,7 @@ def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str)
         d = dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
         if d is dt.int64 and type(fill_value) is int and 2**63 <= fill_value < 2**64:
             d = dt.uint64   # as np.full: NumPy reads such an int as uint64
-    out = empty_tensor(shape, d, parse_device(device), op)
+    out = _new(shape, d, device, op, pin)
     fill_(out, fill_value)
     return _grad(unwritten(out), requires_grad)
 
@@ -91,14 +120,16 @@ def fill_into(t: Tensor, value, op: str) -> Tensor:
     return t
 
 
-def zeros(shape=(), *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros(shape=(), *size, dtype=None, device=None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
     return _full(_shape_args(shape, size, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
-                 requires_grad, "zeros")
+                 requires_grad, "zeros", pin_memory)
 
 
-def ones(shape=(), *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones(shape=(), *size, dtype=None, device=None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
     return _full(_shape_args(shape, size, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
-                 requires_grad, "ones")
+                 requires_grad, "ones", pin_memory)
 
 
 def _arr(x) -> Tensor:
@@ -111,30 +142,35 @@ def _like_shape(x: Tensor, shape, op: str) -> tuple:
     return x.shape if shape is None else _shape(shape, op)
 
 
-def empty_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None) -> Tensor:
+def empty_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None,
+               pin_memory: bool = False) -> Tensor:
     x = _arr(x)
-    dev = parse_device(device) if device else x.device
+    dev = device if device else x.device
     shape = _like_shape(x, shape, "empty_like")
-    return _grad(empty_tensor(shape, _dtype_or(dtype, x.dtype), dev), requires_grad)
+    return _grad(_new(shape, _dtype_or(dtype, x.dtype), dev, "empty_like", pin_memory), requires_grad)
 
 
-def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None) -> Tensor:
+def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None,
+               pin_memory: bool = False) -> Tensor:
     x = _arr(x)
     shape = _like_shape(x, shape, "zeros_like")
-    return full(shape, 0, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
+    return _full(shape, 0, _dtype_or(dtype, x.dtype), device or x.device, requires_grad, "zeros_like",
+                 pin_memory)
 
 
-def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None) -> Tensor:
+def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False, *, shape=None,
+              pin_memory: bool = False) -> Tensor:
     x = _arr(x)
     shape = _like_shape(x, shape, "ones_like")
-    return full(shape, 1, _dtype_or(dtype, x.dtype), device or x.device, requires_grad)
+    return _full(shape, 1, _dtype_or(dtype, x.dtype), device or x.device, requires_grad, "ones_like",
+                 pin_memory)
 
 
 def full_like(x: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False, *,
-              shape=None) -> Tensor:
+              shape=None, pin_memory: bool = False) -> Tensor:
     x = _arr(x)
-    return full(_like_shape(x, shape, "full_like"), fill_value, _dtype_or(dtype, x.dtype), device or x.device,
-                requires_grad)
+    return _full(_like_shape(x, shape, "full_like"), fill_value, _dtype_or(dtype, x.dtype),
+                 device or x.device, requires_grad, "full_like", pin_memory)
 
 
 # ---------------------------------------------------------------- ranges
@@ -146,7 +182,8 @@ def _iota(n: int, d: dt.DType, start, step, device=None, op: str = "arange") -> 
     return out
 
 
-def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad: bool = False, *,
+           pin_memory: bool = False) -> Tensor:
     """Values from start (inclusive) to stop (exclusive) by step, as NumPy's arange (bool: at
     most 2 values, as NumPy; a longer bool range has no meaning).
 
@@ -168,7 +205,8 @@ def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad: boo
     if d is dt.bool_ and n > 2:
         raise TypeError(f"arange: a bool range has at most 2 values (NumPy's rule); start={start}, "
                         f"stop={stop}, step={step} give {n}")
-    return _grad(_arange(start, step, n, d, dtype is None, parse_device(device)), requires_grad)
+    return _grad(_pinned(_arange(start, step, n, d, dtype is None, parse_device(device)), pin_memory,
+                         "arange"), requires_grad)
 
 
 def _arange(start, step, n: int, d: dt.DType, inferred: bool, device) -> Tensor:
@@ -254,7 +292,8 @@ def _linspace_nd(start, stop, num, endpoint, dtype, device, axis) -> tuple:
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device=None,
-             requires_grad: bool = False, *, retstep: bool = False, axis: int = 0):
+             requires_grad: bool = False, *, retstep: bool = False, axis: int = 0,
+             pin_memory: bool = False):
     """num evenly spaced numbers from start to stop (stop left out when endpoint=False), as
     NumPy's: start and stop may also be tensors or array-likes (broadcast together; the
     numbers run along `axis` of the result). retstep=True returns (values, step).
@@ -267,14 +306,14 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     """
     if _nd(start) or _nd(stop) or axis != 0:
         t, step = _linspace_nd(start, stop, num, endpoint, dtype, device, axis)
-        t = _grad(t, requires_grad)
+        t = _grad(_pinned(t, pin_memory, "linspace"), requires_grad)
         return (t, step) if retstep else t
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     div = (num - 1) if endpoint else num
     if retstep:   # NumPy's: NaN when there is no spacing (num 1 with endpoint, or 0)
-        return (linspace(start, stop, num, endpoint, dtype, device, requires_grad),
-                (stop - start) / div if div > 0 else float("nan"))
+        return (linspace(start, stop, num, endpoint, dtype, device, requires_grad,
+                         pin_memory=pin_memory), (stop - start) / div if div > 0 else float("nan"))
     step = (stop - start) / div if div > 0 else 0.0
     from .elementwise import binary
     # NumPy's arange(num) * step + start: two roundings
@@ -290,12 +329,13 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
     if d.kind in "iu":  # NumPy 2 floors toward -inf before an integer cast (a cast truncates)
         from .elementwise import unary
         unary("floor", t, out=t)
-    return _grad(unwritten(t) if d is t.dtype else t.astype(d), requires_grad)
+    return _grad(_pinned(unwritten(t) if d is t.dtype else t.astype(d), pin_memory, "linspace"),
+                 requires_grad)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None, device=None,
-        requires_grad: bool = False) -> Tensor:
-    out = zeros((N, N if M is None else M), dtype=dtype, device=device)
+        requires_grad: bool = False, *, pin_memory: bool = False) -> Tensor:
+    out = zeros((N, N if M is None else M), dtype=dtype, device=device, pin_memory=pin_memory)
     fill_(out.diagonal(k), 1)
     return _grad(unwritten(out), requires_grad)
 

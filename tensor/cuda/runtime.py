@@ -9,6 +9,7 @@ g++ and run thread by thread), so the whole backend can be tested on a machine w
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import ctypes
 import os
@@ -22,7 +23,8 @@ from . import current, nvrtc, toolchain
 from . import kernels as CK
 
 __all__ = ["CudaError", "drv", "kernel", "Kernel", "sm_count", "blocks_for", "device_state",
-           "emulated", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset"]
+           "emulated", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memset", "host_alloc",
+           "host_free", "is_pinned_host", "memcpy_htod_async"]
 
 
 class CudaError(RuntimeError):
@@ -453,9 +455,68 @@ def _function(st: _DeviceState, key, mod, name: str) -> Kernel:
     return k
 
 
+# ---------------------------------------------------------------- page-locked host memory
+# cuMemHostAlloc'd ranges, base -> size, and their sorted bases: a copy from or into one is truly
+# asynchronous (the DMA engine reads it later), so the blocking copies below wait for it.
+_pinned: dict[int, int] = {}
+_pinned_starts: list[int] = []
+_PORTABLE = 1   # CU_MEMHOSTALLOC_PORTABLE: pinned for every context, not only the current one
+
+
+def host_alloc(nbytes: int) -> int:
+    """Page-locked host memory from the driver (the current device's context): its address, or
+    MemoryError. The pinned caching allocator's raw_alloc (tensor/backend/pinned.py)."""
+    d = drv()
+    st = device_state()
+    st.make_current()
+    with capture_relaxed(d):
+        err, ptr = d.cuMemHostAlloc(nbytes, _PORTABLE)
+    if int(err) != 0:
+        raise MemoryError(f"cuMemHostAlloc({nbytes}): {_err_name(d, err)}")
+    ptr = int(ptr)
+    _pinned[ptr] = int(nbytes)
+    _pinned_starts[:] = sorted([*_pinned_starts, ptr])
+    return ptr
+
+
+def host_free(ptr: int) -> None:
+    """Give page-locked memory back to the driver (it waits for the work queued on it)."""
+    st = device_state()
+    if st.defer(lambda: host_free(ptr)):   # cuMemFreeHost synchronizes: not during a capture
+        return
+    st.make_current()
+    check(drv().cuMemFreeHost(ptr), "cuMemFreeHost")
+    _pinned.pop(ptr, None)
+    _pinned_starts[:] = [p for p in _pinned_starts if p != ptr]
+
+
+def is_pinned_host(ptr: int) -> bool:
+    """Whether host address ptr lies in memory from host_alloc."""
+    if not _pinned:
+        return False
+    i = bisect.bisect_right(_pinned_starts, ptr) - 1
+    return i >= 0 and ptr < _pinned_starts[i] + _pinned.get(_pinned_starts[i], 0)
+
+
 # ---------------------------------------------------------------- copies
 
 def memcpy_htod(st: _DeviceState, dst: int, src_host: int, nbytes: int) -> None:
+    """Copy from host memory on the current stream. From pageable memory the driver has read
+    the source when this returns; from page-locked memory it would not have, so this waits for
+    the copy then (the caller may overwrite or free the source next; memcpy_htod_async does not
+    wait)."""
+    if nbytes:
+        st.make_current()
+        s = _stream(st)
+        check(drv().cuMemcpyHtoDAsync(dst, src_host, nbytes, s), "cuMemcpyHtoDAsync")
+        if _pinned and is_pinned_host(src_host):
+            check(drv().cuStreamSynchronize(s), "cuStreamSynchronize")
+
+
+def memcpy_htod_async(st: _DeviceState, dst: int, src_host: int, nbytes: int) -> None:
+    """Queue a copy from page-locked host memory on the current stream and return at once: the
+    source must stay untouched until the stream passes this point (tensor/backend/pinned.py
+    records an event on its block)."""
     if nbytes:
         st.make_current()
         check(drv().cuMemcpyHtoDAsync(dst, src_host, nbytes, _stream(st)), "cuMemcpyHtoDAsync")

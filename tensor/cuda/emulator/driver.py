@@ -8,6 +8,9 @@ NaNs / -1s instead of convenient zeros; STRIDEX_EMU_POISON=0 turns that off). St
 everything immediately, in call order; kernels run synchronously inside cuLaunchKernel.
 
 STRIDEX_EMU_MEMORY: the device's memory size in bytes (default 4 GiB; suffixes K/M/G).
+Page-locked host memory (cuMemHostAlloc) is host memory the emulator knows as pinned: an async
+copy between it and the device waits on its stream, as a GPU's DMA does, until something orders
+it (at the end of the memory section below).
 STRIDEX_EMU_PROTECT=1: device memory is kept PROT_NONE except while the emulator copies or
 runs a kernel, so host code that dereferences a device pointer faults instead of silently
 working (as it would not on a GPU).
@@ -236,6 +239,10 @@ class _State:
         self.dyn_shared: dict[int, int] = {}                   # handle -> raised dynamic smem
         self.streams: set[int] = set()
         self.events: dict[int, dict] = {}
+        self.host: dict[int, tuple[mmap.mmap, int, int]] = {}   # pinned: address -> (map, size, flags)
+        self.host_starts: list[int] = []                        # sorted pinned addresses
+        self.pending: list[tuple] = []   # queued pinned copies: (seq, stream, dst, src, n)
+        self.seq = 0                     # copies queued so far (events remember the count)
         self.next_handle = 0x1000
         self.last_error = ""
 
@@ -334,6 +341,16 @@ def _in_device(ptr: int, n: int) -> bool:
         return False
     ent = _S.allocs.get(starts[i])
     return ent is not None and ptr + n <= starts[i] + ent[1]
+
+
+def _pinned_base(ptr: int, n: int = 1) -> int | None:
+    """The base address of the page-locked allocation holding [ptr, ptr + n), or None."""
+    starts = _S.host_starts
+    i = bisect.bisect_right(starts, ptr) - 1
+    if i < 0:
+        return None
+    ent = _S.host.get(starts[i])
+    return starts[i] if ent is not None and ptr + max(n, 1) <= starts[i] + ent[1] else None
 
 
 def _host_addr(obj) -> int:
@@ -478,7 +495,10 @@ def cuCtxGetDevice():  # noqa: N802
 
 
 def cuCtxSynchronize():  # noqa: N802
-    return _need_ctx() or _refuse(sync=True) or (_OK,)
+    if (e := _need_ctx() or _refuse(sync=True)):
+        return e
+    _flush()
+    return (_OK,)
 
 
 def _need_ctx():
@@ -537,6 +557,7 @@ def cuMemFree(dptr):  # noqa: N802
     if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
     a = _int(dptr)
+    _flush()   # the copies queued into or out of it happen first
     with _lock:
         ent = _S.allocs.pop(a, None)
         if ent is None:
@@ -556,14 +577,107 @@ def cuMemFree(dptr):  # noqa: N802
 cuMemFree_v2 = cuMemFree
 
 
-def _copy(dst: int, src: int, n: int, dst_dev: bool, src_dev: bool):
+def cuMemHostAlloc(bytesize, Flags):  # noqa: N802,N803
+    """Page-locked host memory: an anonymous mapping remembered as pinned (not device memory:
+    it does not count against the device's total)."""
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
+        return e + (None,)
+    n, flags = int(bytesize), int(Flags)
+    if n <= 0 or flags & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
+                           | CU_MEMHOSTALLOC_WRITECOMBINED):
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+    with _lock:
+        try:
+            m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                          prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except (OSError, ValueError):
+            return (R.CUDA_ERROR_OUT_OF_MEMORY, None)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        _S.host[addr] = (m, n, flags)
+        _S.host_starts = sorted([*_S.host_starts, addr])   # a new list, in one line: see _lock
+    return (_OK, addr)
+
+
+def cuMemFreeHost(p):  # noqa: N802
+    """Free page-locked memory; waits for the copies queued from or into it (as the driver's
+    does for all work)."""
+    if (e := _need_ctx()) or (e := _refuse(sync=True)):
+        return e
+    a = _int(p)
+    if a not in _S.host:
+        return (R.CUDA_ERROR_INVALID_VALUE,)
+    _flush()
+    with _lock:
+        ent = _S.host.pop(a, None)
+        if ent is None:
+            return (R.CUDA_ERROR_INVALID_VALUE,)
+        _S.host_starts = list(filter(a.__ne__, _S.host_starts))
+        try:
+            ent[0].close()
+        except BufferError:  # the c_char view of cuMemHostAlloc: the mapping goes when collected
+            pass
+    return (_OK,)
+
+
+def cuMemHostGetFlags(p):  # noqa: N802
+    base = _pinned_base(_int(p))
+    if base is None:
+        return (R.CUDA_ERROR_INVALID_VALUE, None)
+    return (_OK, _S.host[base][2])
+
+
+CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_WRITECOMBINED = 1, 2, 4
+
+
+# Copies between page-locked memory and the device are queued, not done, when their async call
+# returns (a GPU's DMA engine runs them later): each waits in _S.pending until work that the
+# driver would order after it runs (later work on its stream, or on the legacy stream, which
+# waits for every stream), or a synchronization (of its stream, an event recorded after it, the
+# context), a cuStreamWaitEvent on such an event, or a free. cuEventQuery / cuStreamQuery answer
+# CUDA_ERROR_NOT_READY meanwhile. So code that reads, reuses or frees a pinned buffer before its
+# copy is known complete sees the race a GPU would give it. Pageable memory copies at once.
+_LEGACY = (0, 1, 2)   # the NULL stream, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+
+
+def _orders(stream: int | None, queued_on: int) -> bool:
+    """Whether work on `stream` (None: the whole context) waits for a copy queued on `queued_on`:
+    the streams made here are blocking streams, ordered with the legacy stream both ways."""
+    return stream is None or stream in _LEGACY or queued_on in (stream, *_LEGACY)
+
+
+def _flush(stream=None, upto: int | None = None) -> None:
+    """Run the queued pinned copies that work on `stream` waits for (all with None); upto: only
+    those queued before an event that counted that many copies."""
+    if not _S.pending:
+        return
+    s = None if stream is None else _int(stream)
+    with _lock:
+        run = [p for p in _S.pending if _orders(s, p[1]) and (upto is None or p[0] <= upto)]
+        if not run:
+            return
+        _S.pending = [p for p in _S.pending if p not in run]   # a new list, in one line: see _lock
+        with _Unprotected():
+            for _, _, dst, src, n in run:
+                ctypes.memmove(dst, src, n)
+
+
+def _copy(dst: int, src: int, n: int, dst_dev: bool, src_dev: bool, stream=None):
+    """The copy of an async call on `stream` (None: a synchronous call): queued when its host
+    side is page-locked (see _flush), else done now after the queued copies it is ordered after."""
     if n < 0:
         return (R.CUDA_ERROR_INVALID_VALUE,)
     if n == 0:
         return (_OK,)
+    s = 0 if stream is None else _int(stream)
     with _lock:
         if (dst_dev and not _in_device(dst, n)) or (src_dev and not _in_device(src, n)):
             return (R.CUDA_ERROR_INVALID_VALUE,)
+        host = None if dst_dev and src_dev else (src if dst_dev else dst)
+        if stream is not None and host is not None and _pinned_base(host, n) is not None:
+            _S.seq = seq = _S.seq + 1
+            _S.pending = [*_S.pending, (seq, s, dst, src, n)]   # a new list, in one line
+            return (_OK,)
+        _flush(None if stream is None else s)
         with _Unprotected():
             ctypes.memmove(dst, src, n)
     return (_OK,)
@@ -581,7 +695,7 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):  # noqa: N802,N80
         return (R.CUDA_ERROR_INVALID_HANDLE,)
     if (e := _refuse(hStream)):   # host memory: not in a graph
         return e
-    return _copy(_int(dstDevice), _host_addr(srcHost), int(ByteCount), True, False)
+    return _copy(_int(dstDevice), _host_addr(srcHost), int(ByteCount), True, False, hStream)
 
 
 def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):  # noqa: N802,N803
@@ -591,7 +705,7 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):  # noqa: N802,N80
         return (R.CUDA_ERROR_INVALID_HANDLE,)
     if (e := _refuse(hStream)):
         return e
-    return _copy(_host_addr(dstHost), _int(srcDevice), int(ByteCount), False, True)
+    return _copy(_host_addr(dstHost), _int(srcDevice), int(ByteCount), False, True, hStream)
 
 
 def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):  # noqa: N802,N803
@@ -603,15 +717,19 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):  # noqa: N802,N
         return _record(cap, ("copy", _int(dstDevice), _int(srcDevice), int(ByteCount)))
     if (e := _refuse(hStream)):
         return e
-    return _copy(_int(dstDevice), _int(srcDevice), int(ByteCount), True, True)
+    return _copy(_int(dstDevice), _int(srcDevice), int(ByteCount), True, True, hStream)
 
 
 def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):  # noqa: N802,N803
-    return cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, 0)
+    r = cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, 0)
+    _flush()   # synchronous: done on return, pinned or not
+    return r
 
 
 def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):  # noqa: N802,N803
-    return cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, 0)
+    r = cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, 0)
+    _flush()
+    return r
 
 
 def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):  # noqa: N802,N803
@@ -637,6 +755,7 @@ def _memset(dst, value: int, width: int, n: int, stream):
         return e
     if n == 0:
         return (_OK,)
+    _flush(stream)
     with _lock:
         if not _in_device(d, n * width):
             return (R.CUDA_ERROR_INVALID_VALUE,)
@@ -820,6 +939,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         return _record_launch(cap, _int(f), ent, g, b, int(sharedMemBytes), addr)
     if (e := _refuse(hStream)):
         return e
+    _flush(hStream)
     with _lock:
         lib = _S.modules.get(ent[2])
         if int(sharedMemBytes) and lib.emu_set_dynamic_shared(int(sharedMemBytes)):
@@ -869,18 +989,28 @@ def cuStreamSynchronize(hStream):  # noqa: N802,N803
         return e
     if not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
-    return _refuse(hStream, sync=True) or (_OK,)
+    if (e := _refuse(hStream, sync=True)):
+        return e
+    _flush(hStream)
+    return (_OK,)
 
 
 def cuStreamQuery(hStream):  # noqa: N802,N803
+    if (e := _need_ctx()):
+        return e
+    if _stream_ok(hStream) and any(_orders(_int(hStream), p[1]) for p in _S.pending):
+        return (R.CUDA_ERROR_NOT_READY,)   # a queued pinned copy: not done until ordered
     return cuStreamSynchronize(hStream)
 
 
 def cuStreamWaitEvent(hStream, hEvent, Flags):  # noqa: N802,N803
     if (e := _need_ctx()):
         return e
-    if not _stream_ok(hStream) or _int(hEvent) not in _S.events:
+    ev = _S.events.get(_int(hEvent))
+    if not _stream_ok(hStream) or ev is None:
         return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if ev.get("stream") is not None:   # the stream's later work sees the event's copies
+        _flush(ev["stream"], ev["seq"])
     return (_OK,)
 
 
@@ -900,20 +1030,32 @@ def cuEventRecord(hEvent, hStream):  # noqa: N802,N803
     if ev is None or not _stream_ok(hStream):
         return (R.CUDA_ERROR_INVALID_HANDLE,)
     ev["t"] = time.perf_counter()
+    ev["stream"], ev["seq"] = _int(hStream), _S.seq   # done once the copies queued so far are
     return (_OK,)
 
 
 def cuEventSynchronize(hEvent):  # noqa: N802,N803
     if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
-    return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
+    ev = _S.events.get(_int(hEvent))
+    if ev is None:
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if ev.get("stream") is not None:
+        _flush(ev["stream"], ev["seq"])
+    return (_OK,)
 
 
 def cuEventQuery(hEvent):  # noqa: N802,N803
     # refused by a global-mode capture though it does not wait (as an H200's driver does)
     if (e := _need_ctx()) or (e := _refuse(sync=True)):
         return e
-    return (_OK,) if _int(hEvent) in _S.events else (R.CUDA_ERROR_INVALID_HANDLE,)
+    ev = _S.events.get(_int(hEvent))
+    if ev is None:
+        return (R.CUDA_ERROR_INVALID_HANDLE,)
+    if ev.get("stream") is not None and any(
+            p[0] <= ev["seq"] and _orders(ev["stream"], p[1]) for p in _S.pending):
+        return (R.CUDA_ERROR_NOT_READY,)   # a pinned copy queued before it is still waiting
+    return (_OK,)
 
 
 def cuEventElapsedTime(hStart, hEnd):  # noqa: N802,N803
