@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import tensor as T
 from tensor import Tensor
@@ -47,12 +48,29 @@ class RecurrentInputError(ValueError, RuntimeError):
     ValueError, and a RuntimeError as PyTorch raises)."""
 
 
-def _check_float(name: str, x: Tensor) -> None:
+def _check_float(name: str, x: Tensor, device=None) -> None:
     """Integer and bool inputs are refused (PyTorch: no such weights). Float inputs of another
     dtype than the weights' promote, as in Linear and the convolutions (a float64 input, NumPy's
-    default, into float32 weights gives float64 results); PyTorch raises instead."""
+    default, into float32 weights gives float64 results); PyTorch raises instead. The input
+    must be on the weights' device."""
     if x.dtype.kind != "f":
         raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
+    _same_device(name, "input", x, device)
+
+
+def _same_device(name: str, what: str, x: Tensor, device) -> None:
+    if device is not None and x.device != device:
+        raise ValueError(f"{name}: the {what} is on {x.device}, the parameters on {device}")
+
+
+def _check_state(name: str, s, device=None) -> None:
+    """A given hidden / cell state: a floating-point tensor (an integer one would promote
+    into the float weights' products silently; PyTorch refuses it)."""
+    if not isinstance(s, Tensor):
+        raise TypeError(f"{name}: expected the hidden state as a Tensor, got {type(s).__name__}")
+    if s.dtype.kind != "f":
+        raise TypeError(f"{name}: expected a floating-point hidden state, got {s.dtype.name}")
+    _same_device(name, "hidden state", s, device)
 
 
 def _positive(name: str, **sizes) -> None:
@@ -73,6 +91,10 @@ class RNNBase(Module):
         _positive(name, input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
         if not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        if dropout > 0 and num_layers == 1:     # as PyTorch: it would drop nothing
+            warnings.warn(f"{name}: dropout acts between recurrent layers, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and "
+                          f"num_layers=1", UserWarning, stacklevel=3)
         if proj_size < 0 or proj_size and (mode != "LSTM" or proj_size >= hidden_size):
             raise ValueError(f"{name}: proj_size must be 0, or (LSTM only) in [1, hidden_size="
                              f"{hidden_size}), got {proj_size}")
@@ -110,8 +132,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
-        for k, default in (("num_layers", 1), ("bias", True), ("batch_first", False),
-                           ("dropout", 0.0), ("bidirectional", False), ("proj_size", 0)):
+        for k, default in (("proj_size", 0), ("num_layers", 1), ("bias", True),
+                           ("batch_first", False), ("dropout", 0.0), ("bidirectional", False)):
             if getattr(self, k) != default:
                 s += f", {k}={getattr(self, k)}"
         return s
@@ -120,6 +142,14 @@ class RNNBase(Module):
         """A no-op, for PyTorch code that calls it: PyTorch packs the weights into one cuDNN
         buffer; here every step reads the parameters where they are."""
 
+    def _state_dtype(self, x: Tensor):
+        """The omitted states' dtype: the input's promoted with the weights' (the dtype of
+        every step's products)."""
+        return T.result_type(x.dtype, getattr(self, self._names[0][0]).dtype)
+
+    def _device(self):
+        return getattr(self, self._names[0][0]).device
+
     @property
     def _flat_weights_names(self) -> list[str]:
         return [n for names in self._names for n in names]
@@ -127,6 +157,11 @@ class RNNBase(Module):
     @property
     def _flat_weights(self) -> list[Tensor]:
         return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def _all_weights(self) -> list[list[str]]:
+        """The parameter names per (layer, direction), as PyTorch's attribute."""
+        return [list(names) for names in self._names]
 
     @property
     def all_weights(self) -> list[list[Tensor]]:
@@ -147,13 +182,13 @@ class RNNBase(Module):
             raise ValueError(f"{name}: expected input of shape {lay.format(self.input_size)} "
                              f"(batch_first={self.batch_first}) or unbatched "
                              f"(L, {self.input_size}), got shape {tuple(x.shape)}")
-        _check_float(name, x)
+        _check_float(name, x, self._device())
         if x.shape[1 if self.batch_first and x.ndim == 3 else 0] == 0:
             raise RecurrentInputError(f"{name}: expected sequence length to be larger than 0, "
                                       f"got input of shape {tuple(x.shape)}")
         unbatched = x.ndim == 2
         x = T.expand_dims(x, 1) if unbatched else (T.swapaxes(x, 0, 1) if self.batch_first else x)
-        h0, c0 = self._states(hx, x.shape[1], x.dtype, x.device, unbatched, name)
+        h0, c0 = self._states(hx, x.shape[1], self._state_dtype(x), x.device, unbatched, name)
         return x, h0, c0, unbatched
 
     def _check_packed(self, x: PackedSequence, hx, name: str):
@@ -161,10 +196,10 @@ class RNNBase(Module):
         if data.ndim != 2 or data.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected packed data of shape (*, {self.input_size}), got "
                              f"{tuple(data.shape)}")
-        _check_float(name, data)
-        sizes = batch_sizes_of(x)
+        _check_float(name, data, self._device())
+        sizes = batch_sizes_of(x, name)
         n = sizes[0] if sizes else 0
-        h0, c0 = self._states(hx, n, data.dtype, data.device, False, name)
+        h0, c0 = self._states(hx, n, self._state_dtype(data), data.device, False, name)
         if x.sorted_indices is not None and hx is not None:   # hx is in the caller's order
             h0 = h0[:, x.sorted_indices]
             c0 = c0[:, x.sorted_indices] if c0 is not None else None
@@ -188,6 +223,7 @@ class RNNBase(Module):
                 got.append(T.zeros(shape, dtype=dtype, device=device))
                 continue
             sh = shape[::2] if unbatched else shape
+            _check_state(name, s, device)
             if tuple(s.shape) != sh:
                 raise ValueError(f"{name}: expected hidden state of shape {sh}, got "
                                  f"{tuple(s.shape)}")
@@ -316,7 +352,10 @@ class RNNCellBase(Module):
     reset_parameters = RNNBase.reset_parameters
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+        s = f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
 
     def _run(self, x, states):
         name = type(self).__name__
@@ -324,7 +363,7 @@ class RNNCellBase(Module):
             got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
             raise ValueError(f"{name}: expected input of shape (N, {self.input_size}) or "
                              f"({self.input_size},), got {got}")
-        _check_float(name, x)
+        _check_float(name, x, self.weight_ih.device)
         unbatched = x.ndim == 1
         if unbatched:
             x = T.expand_dims(x, 0)
@@ -332,8 +371,10 @@ class RNNCellBase(Module):
         full = []
         for s in states:
             if s is None:
-                full.append(T.zeros(shape, dtype=x.dtype, device=x.device))
+                full.append(T.zeros(shape, dtype=T.result_type(x.dtype, self.weight_ih.dtype),
+                                    device=x.device))
                 continue
+            _check_state(name, s, x.device)
             if tuple(s.shape) != (shape[1:] if unbatched else shape):
                 raise ValueError(f"{name}: expected hidden state of shape "
                                  f"{shape[1:] if unbatched else shape}, got {tuple(s.shape)}")

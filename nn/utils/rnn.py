@@ -30,14 +30,35 @@ import tensor as T
 from tensor import Tensor
 
 
-class PackedSequence(NamedTuple):
-    """Sequences packed time-major (see the module's docstring). sorted_indices[i] is the
-    batch position of the i-th longest sequence, unsorted_indices its inverse; both None when
-    the batch was packed in its own order (enforce_sorted=True)."""
+class _PackedFields(NamedTuple):
     data: Tensor
     batch_sizes: Tensor
-    sorted_indices: Tensor | None = None
-    unsorted_indices: Tensor | None = None
+    sorted_indices: Tensor | None
+    unsorted_indices: Tensor | None
+
+
+class PackedSequence(_PackedFields):
+    """Sequences packed time-major (see the module's docstring). sorted_indices[i] is the
+    batch position of the i-th longest sequence, unsorted_indices its inverse; both None when
+    the batch was packed in its own order (enforce_sorted=True). As PyTorch's, the constructor
+    fills in unsorted_indices from sorted_indices when it is not given (and a layer or
+    pad_packed_sequence then puts the batch back in its order) and takes the legacy
+    PackedSequence((data, batch_sizes)) form; batch_sizes (a tensor or a list of ints) is
+    kept on the CPU, where PyTorch refuses one on another device."""
+    __slots__ = ()
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if batch_sizes is None:
+            if not (isinstance(data, tuple | list) and len(data) == 2):
+                raise TypeError("PackedSequence: expected (data, batch_sizes), or data and "
+                                "batch_sizes as two arguments")
+            data, batch_sizes = data
+        if not isinstance(batch_sizes, Tensor):
+            batch_sizes = T.asarray(np.asarray(batch_sizes, dtype=np.int64), device="cpu")
+        batch_sizes = batch_sizes.to("cpu")     # read on the host every step (PyTorch refuses)
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs) -> PackedSequence:
         """The same sequences with data (and the index tensors, for a device) moved or cast as
@@ -53,6 +74,13 @@ class PackedSequence(NamedTuple):
     def is_cuda(self) -> bool:
         return self.data.is_cuda
 
+    def is_pinned(self) -> bool:
+        return self.data.is_pinned()
+
+    def pin_memory(self) -> PackedSequence:
+        return PackedSequence(self.data.pin_memory(), self.batch_sizes, self.sorted_indices,
+                              self.unsorted_indices)
+
     def cpu(self) -> PackedSequence:
         return self.to("cpu")
 
@@ -65,10 +93,41 @@ class PackedSequence(NamedTuple):
     def double(self) -> PackedSequence:
         return self.to(T.float64)
 
+    def half(self) -> PackedSequence:
+        return self.to(T.float16)
 
-def batch_sizes_of(packed: PackedSequence) -> list[int]:
-    """The packed batch's sizes per time step, as Python ints."""
-    return [int(b) for b in packed.batch_sizes.tolist()]
+    def long(self) -> PackedSequence:
+        return self.to(T.int64)
+
+    def int(self) -> PackedSequence:
+        return self.to(T.int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(T.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(T.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(T.uint8)
+
+
+def batch_sizes_of(packed: PackedSequence, op: str = "PackedSequence") -> list[int]:
+    """The packed batch's sizes per time step, as Python ints, checked against its data (a
+    hand-made PackedSequence whose sizes do not add up to its rows would be read wrongly)."""
+    sizes = [int(b) for b in packed.batch_sizes.tolist()]
+    rows = packed.data.shape[0] if packed.data.ndim else None
+    if (any(b <= 0 for b in sizes) or any(a < b for a, b in zip(sizes, sizes[1:]))
+            or sum(sizes) != rows):
+        raise ValueError(f"{op}: batch_sizes must be positive and non-increasing and add up to "
+                         f"the data's {rows} rows, got {sizes}")
+    n = sizes[0] if sizes else 0
+    for what, idx in (("sorted_indices", packed.sorted_indices),
+                      ("unsorted_indices", packed.unsorted_indices)):
+        if idx is not None and tuple(idx.shape) != (n,):
+            raise ValueError(f"{op}: {what} must have one entry per sequence ({n}), got shape "
+                             f"{tuple(idx.shape)}")
+    return sizes
 
 
 def _lengths(lengths, n: int, steps: int, op: str, least: int = 1) -> np.ndarray:
@@ -137,7 +196,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     op = "pad_packed_sequence"
     if not isinstance(sequence, PackedSequence):
         raise TypeError(f"{op}: expected a PackedSequence, got {type(sequence).__name__}")
-    sizes = batch_sizes_of(sequence)
+    sizes = batch_sizes_of(sequence, op)
     n, steps = (sizes[0] if sizes else 0), len(sizes)
     if total_length is not None:
         if total_length < steps:
