@@ -167,16 +167,16 @@ class saved_tensors_hooks:
 class save_on_cpu(saved_tensors_hooks):
     """Saved tensors kept in host memory and moved back to their device in backward (activation
     offloading: device memory for a bigger model or batch, at the cost of the copies). A CPU
-    tensor is kept as it is. pin_memory is accepted; there is no page-locked memory here, so the
-    copies are ordinary ones."""
+    tensor is kept as it is. pin_memory=True keeps them in page-locked memory (tensor/pinned.py),
+    and the copies back to the device do not wait (PyTorch's non_blocking copies)."""
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
         def pack_to_cpu(t):
-            return t.device, t.to("cpu")   # (a CPU tensor: itself)
+            return t.device, t.to("cpu", non_blocking=pin_memory)   # (a CPU tensor: itself)
 
         def unpack_from_cpu(packed):
             device, t = packed
-            return t.to(device)
+            return t.to(device, non_blocking=pin_memory)
         super().__init__(pack_to_cpu, unpack_from_cpu)
 
 

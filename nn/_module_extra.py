@@ -1,7 +1,8 @@
-"""Less common Module methods PyTorch users call: to_empty, type, compile, _apply (the hook
-libraries built on PyTorch use to map every parameter and buffer), register_backward_hook
-(PyTorch's deprecated spelling) and call_super_init; Module inherits them. And nn.Buffer, PyTorch 2.5's
-way to declare a buffer by assignment (`self.mean = nn.Buffer(t, persistent=False)`).
+"""Less common Module methods PyTorch users call: to_empty, type, compile, share_memory, _apply
+(the hook libraries built on PyTorch use to map every parameter and buffer),
+register_backward_hook (PyTorch's deprecated spelling) and call_super_init; Module inherits them.
+And nn.Buffer, PyTorch 2.5's way to declare a buffer by assignment (`self.mean = nn.Buffer(t,
+persistent=False)`).
 
 >>> import nn, tensor as T
 >>> m = nn.BatchNorm1d(2).type(T.float64)
@@ -70,6 +71,12 @@ class ModuleExtras:
         included, as PyTorch's Module.type; returns self."""
         d = T.dtypes.dtype(dst_type)
         return self._apply(lambda t: t if t.dtype == d else t.astype(d))
+
+    def share_memory(self):
+        """Move every parameter and buffer into shared memory, in place (Tensor.share_memory_:
+        processes forked or spawned afterwards see the same values, Hogwild training); returns
+        self."""
+        return self._apply(lambda t: t.share_memory_())
 
     def compile(self, *args, **kwargs):
         """Compile this module's forward in place (PyTorch's Module.compile): calls then replay

@@ -263,16 +263,20 @@ def array(obj, dtype=None, copy: bool = True) -> Tensor:
     return asarray(obj, dtype=dtype, copy=copy)
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of data (nested lists, scalars, arrays or tensors); data no
     dtype here holds raises as asarray documents. Without device=, a tensor's copy stays on its
     device (PyTorch's rule), as does a list of tensors all on one device; other data goes to
-    the default device.
+    the default device. pin_memory=True: in pinned host memory (tensor/pinned.py).
 
     >>> import tensor as T
     >>> T.tensor(T.ones(2, device="cpu")).device.type
     'cpu'
     """
+    if pin_memory:
+        t = _tensor_from(data, _dtype_or(dtype, None), device, "tensor", False).pin_memory()
+        return t.requires_grad_() if requires_grad else t
     return _tensor_from(data, _dtype_or(dtype, None), device, "tensor", requires_grad)
 
 

@@ -145,3 +145,30 @@ def test_star_import_leaves_python_types_alone():
     exec("from tensor import *", ns)   # noqa: S102
     assert not {"int", "float", "bool", "complex"} & set(ns)
     assert {"zeros", "float32", "long", "linalg", "Tensor"} <= set(ns)
+
+
+def test_module_share_memory_and_tensor_pin_memory_keyword():
+    import multiprocessing as mp
+
+    import nn
+    m = nn.Linear(3, 2)
+    w = m.weight
+    assert m.share_memory() is m and m.weight is w and m.weight.is_shared() and m.bias.is_shared()
+    if "fork" in mp.get_all_start_methods():
+        ctx = mp.get_context("fork")
+        p = ctx.Process(target=_fill_weight, args=(m,))
+        p.start()
+        p.join(60)
+        assert p.exitcode == 0
+        assert m.weight.detach().tolist() == [[7.0] * 3] * 2   # the child's write reached us
+    if T.cuda.is_available():
+        t = T.tensor([1.0, 2.0], pin_memory=True)
+        assert t.is_pinned() and t.tolist() == [1.0, 2.0]
+    else:
+        with pytest.raises(RuntimeError):
+            T.tensor([1.0, 2.0], pin_memory=True)
+
+
+def _fill_weight(m):
+    with T.no_grad():
+        m.weight.fill_(7.0)
