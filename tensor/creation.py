@@ -34,10 +34,14 @@ def _shape(shape, op: str) -> tuple:
     return shape
 
 
-def _shape_args(shape, more, op):
-    """The shape of empty/zeros/ones: a tuple (the standard's `shape`, also by keyword) or
-    separate ints (PyTorch's: shape is then the first, more the rest); none: 0-d. None is not
-    a shape (NumPy and PyTorch refuse it too)."""
+def _shape_args(shape, more, op, size=None):
+    """The shape of empty/zeros/ones: a tuple (the standard's `shape`, also by keyword, or
+    PyTorch's `size=`) or separate ints (PyTorch's: shape is then the first, more the rest);
+    none: 0-d. None is not a shape (NumPy and PyTorch refuse it too)."""
+    if size is not None:
+        if more or (shape != () and shape is not None):
+            raise TypeError(f"{op}: give the shape once (positionally, shape= or size=)")
+        shape = size
     if shape is None:
         raise TypeError(f"{op}: shape must be an int or a sequence of ints, got None (() is 0-d)")
     return _shape((shape,) + more if more else shape, op)
@@ -71,15 +75,21 @@ def _pinned(t: Tensor, pin: bool, op: str) -> Tensor:
     return pin_memory(t)
 
 
-def empty(shape=(), *size, dtype=None, device=None, requires_grad: bool = False,
+def empty(shape=(), *more, size=None, dtype=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor (pin_memory=True: in pinned host memory, tensor/pinned.py)."""
-    return _grad(_new(_shape_args(shape, size, "empty"), _dtype_or(dtype, dt.get_default_dtype()),
+    return _grad(_new(_shape_args(shape, more, "empty", size), _dtype_or(dtype, dt.get_default_dtype()),
                       device, "empty", pin_memory), requires_grad)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False, *,
-         pin_memory: bool = False) -> Tensor:
+def full(shape=None, fill_value=None, dtype=None, device=None, requires_grad: bool = False, *,
+         pin_memory: bool = False, size=None) -> Tensor:
+    if size is not None:   # PyTorch's name
+        if shape is not None:
+            raise TypeError("full: give the shape once (shape= or size=)")
+        shape = size
+    if shape is None or fill_value is None:
+        raise TypeError("full: needs a shape (or size=) and a fill_value")
     return _full(_shape(shape, "full"), fill_value, dtype, device, requires_grad, "full", pin_memory)
 
 
@@ -120,15 +130,15 @@ def fill_into(t: Tensor, value, op: str) -> Tensor:
     return t
 
 
-def zeros(shape=(), *size, dtype=None, device=None, requires_grad: bool = False,
+def zeros(shape=(), *more, size=None, dtype=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False) -> Tensor:
-    return _full(_shape_args(shape, size, "zeros"), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
+    return _full(_shape_args(shape, more, "zeros", size), 0, _dtype_or(dtype, dt.get_default_dtype()), device,
                  requires_grad, "zeros", pin_memory)
 
 
-def ones(shape=(), *size, dtype=None, device=None, requires_grad: bool = False,
+def ones(shape=(), *more, size=None, dtype=None, device=None, requires_grad: bool = False,
          pin_memory: bool = False) -> Tensor:
-    return _full(_shape_args(shape, size, "ones"), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
+    return _full(_shape_args(shape, more, "ones", size), 1, _dtype_or(dtype, dt.get_default_dtype()), device,
                  requires_grad, "ones", pin_memory)
 
 

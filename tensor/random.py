@@ -302,14 +302,25 @@ def _gen(generator):
     return default_generator if generator is None else generator
 
 
-def rand(*size, dtype=None, generator=None, requires_grad: bool = False, device=None) -> Tensor:
-    t = _gen(generator).rand(*size, dtype=dtype, device=device)
+def rand(*shape, size=None, dtype=None, generator=None, requires_grad: bool = False,
+         device=None) -> Tensor:
+    t = _gen(generator).rand(*_sized(shape, size, "rand"), dtype=dtype, device=device)
     return t.requires_grad_() if requires_grad else t
 
 
-def randn(*size, dtype=None, generator=None, requires_grad: bool = False, device=None) -> Tensor:
-    t = _gen(generator).randn(*size, dtype=dtype, device=device)
+def randn(*shape, size=None, dtype=None, generator=None, requires_grad: bool = False,
+          device=None) -> Tensor:
+    t = _gen(generator).randn(*_sized(shape, size, "randn"), dtype=dtype, device=device)
     return t.requires_grad_() if requires_grad else t
+
+
+def _sized(shape: tuple, size, op: str) -> tuple:
+    """rand / randn's shape: separate ints, one tuple, or PyTorch's size= (not two of them)."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{op}: give the shape once (positionally or size=)")
+    return tuple(size) if isinstance(size, list | tuple) else (size,)
 
 
 def randint(low, high=None, size=None, dtype=None, generator=None, device=None) -> Tensor:

@@ -172,3 +172,14 @@ def test_module_share_memory_and_tensor_pin_memory_keyword():
 def _fill_weight(m):
     with T.no_grad():
         m.weight.fill_(7.0)
+
+
+def test_torch_size_keyword_of_the_factories():
+    assert T.zeros(size=(2, 3)).shape == (2, 3) and T.ones(size=[2]).shape == (2,)
+    assert T.empty(size=(1, 2)).shape == (1, 2) and T.full(size=(2,), fill_value=3.0).tolist() == [3.0, 3.0]
+    assert T.rand(size=(2, 2)).shape == (2, 2) and T.randn(size=3).shape == (3,)
+    assert T.zeros(2, 3).shape == T.zeros((2, 3)).shape == T.zeros(shape=(2, 3)).shape == (2, 3)
+    for bad in (lambda: T.zeros(2, size=(3,)), lambda: T.full((2,), 1.0, size=(2,)),
+                lambda: T.rand(2, size=(2,)), lambda: T.full((2,))):
+        with pytest.raises(TypeError, match="shape"):
+            bad()
