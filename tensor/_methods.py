@@ -559,10 +559,16 @@ def _contains(self, value) -> bool:
 Tensor.__contains__ = _contains
 
 
-def _to_sparse(self, layout: str = "coo"):
+def _to_sparse(self, layout="coo", *, sparse_dim=None):
     """PyTorch's to_sparse(): this 2-D tensor's nonzeros as a tensor.sparse matrix (COO, or
-    CSR with layout="csr")."""
+    CSR with layout="csr"); PyTorch's to_sparse(sparse_dim) takes 2 (both dims sparse: COO)."""
     from .sparse import from_dense
+    if isinstance(layout, int) and not isinstance(layout, bool) or sparse_dim is not None:
+        d = layout if sparse_dim is None else sparse_dim
+        if d != 2 or self.ndim != 2:
+            raise ValueError(f"to_sparse: sparse_dim {d} of a tensor of shape {tuple(self.shape)}: "
+                             "sparse matrices here are 2-D, both dims sparse (sparse_dim=2)")
+        layout = "coo"
     return from_dense(self, layout)
 
 

@@ -183,3 +183,11 @@ def test_torch_size_keyword_of_the_factories():
                 lambda: T.rand(2, size=(2,)), lambda: T.full((2,))):
         with pytest.raises(TypeError, match="shape"):
             bad()
+
+
+def test_to_sparse_sparse_dim():
+    x = T.tensor([[0.0, 1.0], [2.0, 0.0]])
+    assert x.to_sparse(2).to_dense().tolist() == x.tolist()
+    assert x.to_sparse(sparse_dim=2).to_dense().tolist() == x.tolist()
+    with pytest.raises(ValueError, match="sparse_dim 1"):
+        x.to_sparse(1)
