@@ -28,7 +28,7 @@ from .axes import norm_axes, norm_axis, norm_axis_tuple
 from .creation import arange, full
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
 from .reductions import axis_arg
-from .sorting import ordered_arg, tensor_arg
+from .sorting import ordered_arg, partition_along, tensor_arg
 
 
 def _prep(x, axis, dim, op: str) -> tuple[Tensor, tuple]:
@@ -561,9 +561,9 @@ def _kth(kth, x: Tensor, axis, op: str) -> tuple[Tensor, int]:
 def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> Tensor:
     """NumPy's partition: a copy of a whose element at each kth position (an int or a sequence;
     negative counts from the end) is the one a sorted copy would hold there, smaller-or-equal
-    ones before it and greater-or-equal ones after (NaN last). It is computed by the stable
-    sort, so the whole axis comes back sorted, which satisfies that contract. axis=None
-    partitions the flattened array. Differentiable (sort's gradient).
+    ones before it and greater-or-equal ones after (NaN last): by a selection on the CPU
+    (O(n) a row), by the stable sort elsewhere (a sorted axis is one such partition). axis=None
+    partitions the flattened array. Differentiable (a gather of a by argpartition's indices).
 
     >>> import tensor as T
     >>> T.partition(T.tensor([3, 4, 2, 1]), 2)[2].item()
@@ -573,12 +573,12 @@ def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> Tensor:
     if order is not None:
         raise ValueError(f"{op}: order= needs structured arrays, which tensors do not have")
     x, ax = _kth(kth, tensor_arg(a, op), axis, op)
-    return P.sort(x, axis=ax)
+    return partition_along(x, _kth_list(kth), ax, True)[0]
 
 
 def argpartition(a, kth, axis=-1, kind: str = "introselect", order=None) -> Tensor:
-    """NumPy's argpartition: the int64 indices that partition a (as partition; here those of
-    the stable sort).
+    """NumPy's argpartition: the int64 indices that partition a (as partition: a selection on
+    the CPU, the stable sort's elsewhere).
 
     >>> import tensor as T
     >>> T.argpartition(T.tensor([3, 4, 2, 1]), 1)[:2].tolist()
@@ -588,7 +588,11 @@ def argpartition(a, kth, axis=-1, kind: str = "introselect", order=None) -> Tens
     if order is not None:
         raise ValueError(f"{op}: order= needs structured arrays, which tensors do not have")
     x, ax = _kth(kth, tensor_arg(a, op), axis, op)
-    return P.argsort(x, axis=ax)
+    return partition_along(x, _kth_list(kth), ax, False)[1]
+
+
+def _kth_list(kth) -> list:
+    return np.asarray(kth.tolist() if isinstance(kth, Tensor) else kth).reshape(-1).tolist()
 
 
 COMPOSITES = {f.__name__: f for f in (

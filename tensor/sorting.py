@@ -81,6 +81,39 @@ def _sort(x, axis, descending, stable, op: str, values: bool):
     return (back(vals) if values else None), back(idx)
 
 
+def partition_along(x: Tensor, kth, axis: int, values: bool) -> tuple:
+    """(values or None, int64 indices) of NumPy's partition of x along axis at the positions kth
+    (ints in [-n, n), checked by the caller): each kth position holds what the stable sort puts
+    there, smaller-or-equal elements before it and greater-or-equal ones after (NaN last).
+    A backend with partition_rows selects (O(n) a row); others, and complex x, take the whole
+    stable sort, which is one such partition. The values are differentiable (a gather of x by
+    the indices when x requires grad)."""
+    op = "partition"
+    part = getattr(backend_for(x.device), "partition_rows", None)
+    a = norm_axis(axis, max(x.ndim, 1), op)
+    # values autograd follows (a gradient or a tangent): a recorded gather of x by the indices
+    gather = values and (x.requires_grad or (x._ag is not None and x._ag.tangent is not None))
+    if part is None or x.dtype.kind == "c":
+        if gather:
+            idx = _sort(x, axis, False, True, op, False)[1]
+            return P.take_along_axis(x, idx, axis=a if x.ndim else None), idx
+        return _sort(x, axis, False, True, op, values)
+    xm = ew.contiguous(reshape(x, (1,)) if x.ndim == 0 else moveaxis(x, a, -1))
+    L = xm.shape[-1]
+    rows = xm.numel() // L if L else 0
+    ks = sorted({operator.index(k) % L for k in kth}) if L else []
+    idx = empty(xm.shape, dt.int64, x.device)
+    vals = empty(xm.shape, x.dtype, x.device) if values and not gather else None
+    part(xm, ks, vals, idx, rows, L)
+
+    def back(t):
+        return reshape(t, ()) if x.ndim == 0 else moveaxis(t, -1, a)
+    idx = back(idx)
+    if gather:
+        return P.take_along_axis(x, idx, axis=a if x.ndim else None), idx
+    return (back(vals) if values else None), idx
+
+
 def _complex_order(xm: Tensor, rows: int, L: int, descending: bool) -> Tensor:
     """The order of complex rows as NumPy's: lexicographic on (real, imaginary) among the values
     without NaN, then R+nanj, nan+Rj and nan+nanj (reversed when descending). Three stable sorts

@@ -191,3 +191,14 @@ def test_to_sparse_sparse_dim():
     assert x.to_sparse(sparse_dim=2).to_dense().tolist() == x.tolist()
     with pytest.raises(ValueError, match="sparse_dim 1"):
         x.to_sparse(1)
+
+
+def test_partition_is_differentiable_both_modes(device):
+    import autograd
+    a = np.array([[0.3, 0.9, 0.1, 0.5], [0.7, 0.2, 0.8, 0.4]])
+    x = T.tensor(a, device=device, requires_grad=True)
+    assert autograd.gradcheck(lambda t: T.partition(t, 1, axis=1), (x,))
+    _, tan = autograd.jvp(lambda t: T.partition(t, [0, 3], axis=1), (T.tensor(a, device=device),),
+                          (T.tensor(a * 10, device=device),))
+    got = T.partition(T.tensor(a, device=device), [0, 3], axis=1).numpy()
+    np.testing.assert_allclose(tan.numpy(), got * 10)

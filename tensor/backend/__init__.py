@@ -84,6 +84,9 @@ INTERFACE = {
     "topk_rows": "(x, k, values_out, indices_out, rows, L, largest): the first k of each "
                  "contiguous row's stable sort (descending when largest), into (rows, k) outputs "
                  "(values_out may be None); None: topk cuts a whole sort_rows",
+    "partition_rows": "(x, kth, values_out, indices_out, rows, L): NumPy's partition of each "
+                      "contiguous row at the ascending distinct positions kth (values_out may be "
+                      "None); None: partition takes the whole sort_rows",
     "searchsorted": "(a, v, out, right): int64 insertion points of v in the ascending 1-d a",
     # creation and random numbers (Philox: the same bits on every device)
     "iota": "(out, n, start, step): out[i] = start + i * step",
@@ -196,7 +199,7 @@ def multi_tensor_table(tensors: list, chunk: int, columns=()):
 
 
 # a backend may set these to None (the op layer then takes another path)
-OPTIONAL = {"put", "record_graph", "topk_rows", "concat_rows"}
+OPTIONAL = {"put", "record_graph", "topk_rows", "concat_rows", "partition_rows"}
 
 # The flag word of optim_step, read from the header the kernels of both devices include.
 OPTIM_FLAGS = {k[len("SX_OPT_"):].lower(): v for k, v in

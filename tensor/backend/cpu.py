@@ -127,6 +127,7 @@ concat_rows = _blocks.concat_rows
 
 sort_rows = _sort.sort_rows
 topk_rows = _sort.topk_rows
+partition_rows = _sort.partition_rows
 searchsorted = _sort.searchsorted
 
 iota = _misc.iota

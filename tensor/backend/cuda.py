@@ -168,6 +168,7 @@ repeat_index = _index.repeat_index
 sort_rows = _sort.sort_rows
 concat_rows = None   # concatenate / stack copy each input (one launch each)
 topk_rows = None   # topk cuts a whole row sort (the short-row CUDA sort serves it)
+partition_rows = None   # partition takes the whole stable sort (the CPU selects)
 searchsorted = _sort.searchsorted
 
 

@@ -1,8 +1,9 @@
 """CPU host side of sorting (kernels in tensor/cpu/csrc/sort.h; CUDA twin: tensor/cuda/sort.py).
 
 The kernel family "sort": one module ``sort_<sfx>`` per dtype with a stable row sort and a
-binary search, both by the order-preserving keys of cuda_src/scalar/sort_key.h; the family
-"topk" (``topk_<sfx>``, CPU only) selects the first k of the same order.
+binary search, both by the order-preserving keys of cuda_src/scalar/sort_key.h; the families
+"topk" (``topk_<sfx>``, CPU only) select the first k of the same order and "partition"
+(``partition_<sfx>``, CPU only) partitions rows around kth positions of it.
 """
 from __future__ import annotations
 
@@ -41,6 +42,21 @@ def topk_source(d: dt.DType) -> tuple[str, str]:
 K.register_family("topk", topk_source)
 
 
+_PARTITION_CDEF = """
+int sx_partition_rows_{0}(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,
+    int64_t m, const int64_t *kth, int nthreads);
+"""
+
+
+def partition_source(d: dt.DType) -> tuple[str, str]:
+    """Family "partition" (CPU only: CUDA's partition is its whole row sort): the selection."""
+    return (f'#include "sort.h"\nSX_PARTITION_DEF({d.sfx}, {UNSIGNED[d.itemsize]})\n',
+            _PARTITION_CDEF.format(d.sfx))
+
+
+K.register_family("partition", partition_source)
+
+
 def sort_rows(x, values_out, indices_out, rows: int, L: int, descending: bool) -> None:
     """Each of the `rows` contiguous rows of length L of x sorted stably: indices_out (int64,
     contiguous) gets the positions in the row, values_out (or None) the values."""
@@ -68,6 +84,22 @@ def topk_rows(x, k: int, values_out, indices_out, rows: int, L: int, largest: bo
                                                       int(bool(largest)), K._num_threads)
     if rc:
         raise MemoryError(f"topk: no memory for the heap of k={k} elements ({16 * k} bytes per thread)")
+
+
+def partition_rows(x, kth: list, values_out, indices_out, rows: int, L: int) -> None:
+    """NumPy's (arg)partition of each of the `rows` contiguous rows of length L of x at the
+    ascending, distinct positions kth (0 <= k < L): the pivots where the stable sort puts them,
+    every other element stably partitioned by its rank segment (sort.h). indices_out (int64)
+    and values_out (or None) are contiguous (rows, L)."""
+    if rows * L == 0:
+        return
+    d = x.dtype
+    vp = values_out.data_ptr() if values_out is not None else 0
+    fn = K.kernel("partition", d, f"sx_partition_rows_{d.sfx}")
+    rc = fn(rows, L, x.data_ptr(), vp, indices_out.data_ptr(), len(kth), list(kth), K._num_threads)
+    if rc:
+        raise MemoryError(f"partition: no memory for the scratch of rows of length {L} "
+                          f"({16 * L} bytes per thread)")
 
 
 def searchsorted(a, v, out, right: bool) -> None:

@@ -117,13 +117,44 @@ int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *pt
     return bad == INT64_MAX ? -1 : bad;
 }
 
+/* Nonzero bytes of m[0, n), 8 at a time: a byte's top bit after ((w & 0x7f..) + 0x7f..) | w is set
+ * iff the byte is nonzero; those bits, moved down, add into byte lanes for up to 255 words (no
+ * lane overflows), which a multiply then folds. The byte loop this replaced ran 7x NumPy's
+ * count_nonzero (widening every byte to an int64 lane). */
+#define SX_LO7 0x7f7f7f7f7f7f7f7fULL
+SX_INLINE uint64_t sx_nz_bits(uint64_t w) { return (((w & SX_LO7) + SX_LO7) | w) & ~SX_LO7; }
+
+SX_INLINE int64_t sx_count_bytes(const uint8_t *m, int64_t n) {
+    int64_t c = 0, i = 0;
+    while (n - i >= 8) {
+        int64_t blk = (n - i) / 8;
+        if (blk > 255) blk = 255;
+        uint64_t acc = 0;
+        for (int64_t j = 0; j < blk; j++) {
+            uint64_t w;
+            memcpy(&w, m + i + 8 * j, 8);
+            acc += sx_nz_bits(w) >> 7;
+        }
+        acc = (acc & 0x00ff00ff00ff00ffULL) + ((acc >> 8) & 0x00ff00ff00ff00ffULL);   /* 16-bit lanes */
+        c += (int64_t)((acc * 0x0001000100010001ULL) >> 48);
+        i += 8 * blk;
+    }
+    for (; i < n; i++) c += m[i] != 0;
+    return c;
+}
+
 /* Number of nonzero bytes in a contiguous bool array. */
 int64_t sx_count_nonzero(int64_t n, intptr_t mask, int nthreads) {
     const uint8_t *m = (const uint8_t *)mask;
     int64_t c = 0;
     int nt = sx_team(n, SX_PAR_MIN, nthreads);
-    #pragma omp parallel for num_threads(nt) if (nt > 1) reduction(+: c) schedule(static)
-    for (int64_t i = 0; i < n; i++) c += m[i] != 0;
+    if (nt <= 1) return sx_count_bytes(m, n);
+    #pragma omp parallel num_threads(nt) reduction(+: c)
+    {
+        int t, T; sx_thread(&t, &T);
+        SX_SPLIT(n, t, T, lo, hi);
+        c += sx_count_bytes(m + lo, hi - lo);
+    }
     return c;
 }
 
@@ -131,13 +162,10 @@ int64_t sx_count_nonzero(int64_t n, intptr_t mask, int nthreads) {
 void sx_count_rows(int64_t rows, int64_t len, intptr_t mask, intptr_t out, int nthreads) {
     const uint8_t *m = (const uint8_t *)mask;
     int64_t *o = (int64_t *)out;
+    if (rows == 1) { o[0] = sx_count_nonzero(len, mask, nthreads); return; }
     int nt = sx_team(rows * len, SX_PAR_MIN, nthreads);
     #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t c = 0;
-        for (int64_t i = 0; i < len; i++) c += m[r * len + i] != 0;
-        o[r] = c;
-    }
+    for (int64_t r = 0; r < rows; r++) o[r] = sx_count_bytes(m + r * len, len);
 }
 
 /* Positions of the nonzero bytes of a contiguous bool array of `shape`, in row-major
@@ -158,12 +186,11 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
     {
         int t, T; sx_thread(&t, &T);
         SX_SPLIT(n, t, T, lo, hi);
-        int64_t c = 0;
-        for (int64_t i = lo; i < hi; i++) c += m[i] != 0;
-        counts[t + 1] = c;
+        counts[t + 1] = sx_count_bytes(m + lo, hi - lo);
         #pragma omp barrier
         int64_t w = 0;
         for (int u = 0; u <= t; u++) w += counts[u];
+        int64_t wend = w + counts[t + 1];   /* this slice writes [w, wend) */
         int64_t idx[SX_MAXDIM];
         int64_t acc = sx_unravel(nd, shape, st, lo, idx);
         int64_t inner = shape[nd - 1], sl = st[nd - 1];
@@ -171,14 +198,45 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
             int64_t len = inner - idx[nd - 1];
             if (len > hi - p) len = hi - p;
             int64_t i0 = idx[nd - 1];
-            for (int64_t i = 0; i < len; i++) {
-                if (!m[p + i]) continue;
-                if (mode == 1) {
-                    ((int64_t *)off)[w++] = acc + i * sl;
+            /* 8 bytes at a time: zero words skipped; with 8 or more positions of the slice
+             * still to write, a word's 8 candidates are stored unconditionally and the cursor
+             * advances by each byte's bit (no branch a byte; a zero byte's store is overwritten
+             * by a later nonzero one); near the end, one iteration per nonzero byte. The byte
+             * loop this replaced ran 9x NumPy's nonzero on a random mask. */
+            const uint8_t *mr = m + p;
+            for (int64_t i = 0; i < len;) {
+                uint64_t bits;
+                int64_t step = len - i >= 8 ? 8 : 1;
+                if (step == 8) {
+                    uint64_t wd;
+                    memcpy(&wd, mr + i, 8);
+                    bits = sx_nz_bits(wd);
                 } else {
-                    for (int d = 0; d < nd - 1; d++) ((int64_t *)coords[d])[w] = idx[d];
-                    ((int64_t *)coords[nd - 1])[w++] = i0 + i;
+                    bits = mr[i] ? 0x80u : 0u;
                 }
+                if (bits && step == 8 && wend - w >= 8) {
+                    if (mode == 1) {
+                        int64_t *o = (int64_t *)off, b = acc + i * sl;
+                        for (int k = 0; k < 8; k++) { o[w] = b + k * sl; w += (bits >> (8 * k + 7)) & 1; }
+                    } else {
+                        int64_t b = i0 + i, *last = (int64_t *)coords[nd - 1];   /* hoisted: the stores */
+                        for (int k = 0; k < 8; k++) {                          /* may alias coords[] */
+                            for (int d = 0; d < nd - 1; d++) ((int64_t *)coords[d])[w] = idx[d];
+                            last[w] = b + k;
+                            w += (bits >> (8 * k + 7)) & 1;
+                        }
+                    }
+                } else if (mode == 1) {
+                    int64_t *o = (int64_t *)off;
+                    for (; bits; bits &= bits - 1)
+                        o[w++] = acc + (i + (__builtin_ctzll(bits) >> 3)) * sl;
+                } else {
+                    for (; bits; bits &= bits - 1) {
+                        for (int d = 0; d < nd - 1; d++) ((int64_t *)coords[d])[w] = idx[d];
+                        ((int64_t *)coords[nd - 1])[w++] = i0 + i + (__builtin_ctzll(bits) >> 3);
+                    }
+                }
+                i += step;
             }
             p += len;
             acc += len * sl;

@@ -14,6 +14,16 @@
  *   bit; an element whose key equals the heap's largest comes later in the row, so it never
  *   displaces it (stability). O(L) for most rows (one compare an element once the heap is
  *   warm); at worst O(L log k) (rows already in reverse order). iout / vout hold k per row.
+ * sx_partition_rows_<sfx> (family "partition", SX_PARTITION_DEF; CPU only): NumPy's
+ *   (arg)partition of each contiguous row at the ascending, distinct positions kth[0 .. m):
+ *   position kth[j] gets the element the stable sort puts there, those before it rank below it
+ *   and those after above (NaN last; any such order is valid, as NumPy's). Ranks are those of
+ *   the distinct (key, position) pairs the stable sort orders by, packed into one integer; an
+ *   introselect (quickselect with the median of 3 pseudo-random elements as pivot, a
+ *   branch-free Lomuto partition, a heap sort past its depth limit) places each kth in turn.
+ *   O(L) a row where the sort it replaced cost several passes (20x NumPy's partition of 2^18
+ *   float32). Deterministic: equal rows give equal output. Returns 0, or -1 when scratch could
+ *   not be allocated.
  * sx_searchsorted_<sfx>: out[j] = the insertion point of v[j] in the ascending contiguous a
  *   (left: first i with key(a[i]) >= key(v[j]); right: first with >), by the same keys, so
  *   NaNs and signed zeros place exactly as sort orders them. */
@@ -184,6 +194,119 @@ int sx_topk_rows_##S(int64_t rows, int64_t L, int64_t k, intptr_t x, intptr_t vo
             }                                                                                   \
         }                                                                                       \
         free(h);                                                                                \
+    }                                                                                           \
+    return failed ? -1 : 0;                                                                     \
+}
+
+/* Introselect on distinct packed (key, position) integers of type W: afterwards a[k] holds the
+ * one of rank k among a[lo, hi] and a[lo, k) < a[k] < a(k, hi]. */
+#define SX_SELECT_DEF(NAME, W)                                                                   \
+static void NAME##_heapsort(W *a, int64_t n) {                                                  \
+    for (int64_t s = n / 2; s-- > 0;) {                                                         \
+        for (int64_t j = s;;) {                                                                 \
+            int64_t c = 2 * j + 1;                                                              \
+            if (c >= n) break;                                                                  \
+            if (c + 1 < n && a[c + 1] > a[c]) c++;                                              \
+            if (a[c] <= a[j]) break;                                                            \
+            W t = a[c]; a[c] = a[j]; a[j] = t; j = c;                                           \
+        }                                                                                       \
+    }                                                                                           \
+    for (int64_t e = n - 1; e > 0; e--) {                                                       \
+        W t = a[0]; a[0] = a[e]; a[e] = t;                                                      \
+        for (int64_t j = 0;;) {                                                                 \
+            int64_t c = 2 * j + 1;                                                              \
+            if (c >= e) break;                                                                  \
+            if (c + 1 < e && a[c + 1] > a[c]) c++;                                              \
+            if (a[c] <= a[j]) break;                                                            \
+            W u = a[c]; a[c] = a[j]; a[j] = u; j = c;                                           \
+        }                                                                                       \
+    }                                                                                           \
+}                                                                                               \
+static void NAME(W *a, int64_t lo, int64_t hi, int64_t k) {                                     \
+    int depth = 8;                                                                              \
+    uint64_t rs = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(hi - lo + 1);                              \
+    for (int64_t n = hi - lo + 1; n > 1; n >>= 1) depth += 2;                                   \
+    while (hi > lo) {                                                                           \
+        if (hi - lo < 16 || depth-- == 0) {   /* short: insertion; too deep: heap sort */       \
+            if (hi - lo < 16) {                                                                 \
+                for (int64_t i = lo + 1; i <= hi; i++) {                                        \
+                    W v = a[i]; int64_t j = i;                                                  \
+                    for (; j > lo && a[j - 1] > v; j--) a[j] = a[j - 1];                        \
+                    a[j] = v;                                                                   \
+                }                                                                               \
+            } else {                                                                            \
+                NAME##_heapsort(a + lo, hi - lo + 1);                                           \
+            }                                                                                   \
+            return;                                                                             \
+        }                                                                                       \
+        /* the median of 3 elements at pseudo-random positions (xorshift, seeded by the row's \
+         * length: deterministic), moved to a[hi]: fixed positions let orders such as organ \
+         * pipes drive every step into the heap sort (100 ms for 2^18 elements) */              \
+        uint64_t n = (uint64_t)(hi - lo + 1);                                                   \
+        int64_t c[3];                                                                           \
+        for (int q = 0; q < 3; q++) {                                                           \
+            rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;                                      \
+            c[q] = lo + (int64_t)(rs % n);                                                      \
+        }                                                                                       \
+        int64_t med = (a[c[0]] < a[c[1]])                                                       \
+            ? (a[c[1]] < a[c[2]] ? c[1] : (a[c[0]] < a[c[2]] ? c[2] : c[0]))                    \
+            : (a[c[0]] < a[c[2]] ? c[0] : (a[c[1]] < a[c[2]] ? c[2] : c[1]));                   \
+        W t = a[med]; a[med] = a[hi]; a[hi] = t;                                                \
+        W p = a[hi];                                                                            \
+        int64_t i = lo;   /* branch-free Lomuto: a[lo, i) < p <= a[i, j) */                      \
+        for (int64_t j = lo; j < hi; j++) {                                                     \
+            W v = a[j]; a[j] = a[i]; a[i] = v;                                                  \
+            i += v < p;                                                                         \
+        }                                                                                       \
+        a[hi] = a[i]; a[i] = p;                                                                 \
+        if (i == k) return;                                                                     \
+        if (k < i) hi = i - 1; else lo = i + 1;                                                 \
+    }                                                                                           \
+}
+typedef unsigned __int128 sx_u128;
+SX_SELECT_DEF(sx_select64, uint64_t)
+SX_SELECT_DEF(sx_select128, sx_u128)
+
+/* One row of sx_partition_rows with packed pairs of type W (key << SH | position): select each
+ * kth in turn (the later ones right of the earlier), then read the positions off the pairs. */
+#define SX_PART_ROW(W, SH, KEY)                                                                  \
+    do {                                                                                        \
+        W *a = (W *)buf;                                                                        \
+        for (int64_t i = 0; i < L; i++) a[i] = ((W)KEY(p[i]) << SH) | (W)i;                     \
+        int64_t lo = 0;                                                                         \
+        for (int64_t j = 0; j < m; j++) {                                                       \
+            _Generic(a, uint64_t *: sx_select64, sx_u128 *: sx_select128)(a, lo, L - 1, kth[j]); \
+            lo = kth[j] + 1;                                                                    \
+        }                                                                                       \
+        const W low = ((W)1 << SH) - 1;                                                         \
+        for (int64_t i = 0; i < L; i++) io[i] = (int64_t)(a[i] & low);                          \
+        if (vo) for (int64_t i = 0; i < L; i++) vo[i] = p[io[i]];                               \
+    } while (0)
+
+#define SX_PARTITION_DEF(S, U)                                                                 \
+static inline uint64_t sx_sort_key_##S##_asc(U r) { return sx_sort_key_##S(r, 0); }             \
+int sx_partition_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,  \
+                          int64_t m, const int64_t *kth, int nthreads) {                        \
+    int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1, failed = 0;         \
+    int compact = sizeof(U) <= 4 && L <= (int64_t)UINT32_MAX;                                   \
+    size_t wsz = compact ? sizeof(uint64_t) : sizeof(sx_u128);                                  \
+    _Pragma("omp parallel num_threads(nt) if (nt > 1) reduction(|: failed)")                    \
+    {                                                                                           \
+        void *buf = malloc((size_t)L * wsz);                                                    \
+        failed |= buf == NULL;                                                                  \
+        _Pragma("omp for schedule(dynamic, 1)")                                                 \
+        for (int64_t r = 0; r < rows; r++) {                                                    \
+            if (buf == NULL) continue;                                                          \
+            const U *p = (const U *)x + r * L;                                                  \
+            int64_t *io = (int64_t *)iout + r * L;                                              \
+            U *vo = vout ? (U *)vout + r * L : NULL;                                            \
+            if (compact) {                                                                      \
+                SX_PART_ROW(uint64_t, 32, sx_sort_key_##S##_asc);                               \
+            } else {                                                                            \
+                SX_PART_ROW(sx_u128, 64, sx_sort_key_##S##_asc);                                \
+            }                                                                                   \
+        }                                                                                       \
+        free(buf);                                                                              \
     }                                                                                           \
     return failed ? -1 : 0;                                                                     \
 }

@@ -383,7 +383,10 @@ static inline float vm__sincosf(float x, int cosine)
     const double shift = 0x1.8p52, pio2_hi = 0x1.921fb54442d18p+0, pio2_lo = 0x1.1a62633145c07p-54;
     uint32_t ux = vm__f2u(x), ax = ux & 0x7fffffffu;
     uint32_t e = ax >> 23;
-    int32_t idx = (int32_t)(e > 254u ? 254u : e);   /* inf / NaN: any row (the result is NaN) */
+    /* inf / NaN: any row (the result is NaN). A 64-bit index: gcc 12 does not vectorise a
+     * double gather by int32 indices in a float loop ("no vectype"), and the scalar loop
+     * was 7.7x NumPy's sinf; with int64 indices it gathers (vgatherqpd), 3.4x faster. */
+    int64_t idx = (int64_t)(e > 254u ? 254u : e);
     double m = (double)(int32_t)((ax & 0x7fffffu) | (e ? 0x800000u : 0u));
     double p1 = m * vm__pio2_h1[idx], p2 = m * vm__pio2_h2[idx], p3 = m * vm__pio2_h3[idx];
     p1 = p1 - 4.0 * ((p1 * 0.25 + shift) - shift);   /* M h1 mod 4, in [-2, 2]: exact */
