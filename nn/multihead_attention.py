@@ -17,6 +17,7 @@ from public ops (matmul, softmax, dropout) and returned. Autograd differentiates
 from __future__ import annotations
 
 import math
+import warnings
 
 import tensor as T
 from tensor._tensor import Tensor
@@ -78,7 +79,7 @@ def _attn_mask(attn_mask, lq, s, n, h, dtype, is_causal, op, device=None):
 
 def _heads(t, h, bf):
     """(L, N, E) (or (N, L, E) where bf) -> (N, H, L, E // H), a view."""
-    t = t.reshape(t.shape[0], t.shape[1], h, -1)
+    t = t.reshape(t.shape[0], t.shape[1], h, t.shape[2] // h)   # (no -1: N or L may be 0)
     return T.permute(t, (0, 2, 1, 3) if bf else (1, 2, 0, 3))
 
 
@@ -105,6 +106,41 @@ def _out_proj(o, e, weight, bias, batched, bf):
     return out if batched else out[:, 0]
 
 
+def _warn_mixed_masks(key_padding_mask, attn_mask) -> None:
+    """PyTorch's deprecation warning for a key_padding_mask and an attn_mask of two dtypes (the
+    result is the same: both become additive masks)."""
+    if key_padding_mask is None or attn_mask is None:
+        return
+    if key_padding_mask.dtype is not attn_mask.dtype:
+        warnings.warn(f"Support for mismatched key_padding_mask ({key_padding_mask.dtype.name}) and "
+                      f"attn_mask ({attn_mask.dtype.name}) is deprecated. Use same type for both "
+                      "instead.", UserWarning, stacklevel=3)
+
+
+def _static_kv(k, v, static_k, static_v, n, h, hd, dtype, has_bias_kv, op):
+    """k, v (N, H, S, hd) with static_k / static_v ((N*H, S', hd), PyTorch's layout: already
+    projected and split into heads) put in their place, and the keys' length."""
+    if has_bias_kv:
+        raise ValueError(f"{op}: bias_k / bias_v cannot be added to a static key / value")
+    out = []
+    for name, t, st in (("static_k", k, static_k), ("static_v", v, static_v)):
+        if st is None:
+            out.append(t)
+            continue
+        if not isinstance(st, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(st).__name__}")
+        if st.ndim != 3 or st.shape[0] != n * h or st.shape[2] != hd:
+            raise ValueError(f"{op}: {name} must have shape (N*num_heads, S, head_dim) = "
+                             f"({n * h}, S, {hd}), got {tuple(st.shape)}")
+        if st.dtype is not dtype:
+            raise TypeError(f"{op}: {name} is {st.dtype.name} but query is {dtype.name}")
+        out.append(st.reshape(n, h, st.shape[1], hd))
+    if out[0].shape[2] != out[1].shape[2]:
+        raise ValueError(f"{op}: keys and values differ in length ({out[0].shape[2]} and "
+                         f"{out[1].shape[2]}) with static_k / static_v")
+    return out[0], out[1], out[0].shape[2]
+
+
 def _append_key(t, extra):
     """t (N, H, S, hd) with one more key position, extra (N, H, 1, hd), at the end."""
     return T.concatenate([t, extra], axis=2)
@@ -127,6 +163,8 @@ def multi_head_attention_forward(
     (True = may not attend) or float (added to the scores); key_padding_mask (N, S) likewise.
     is_causal (as PyTorch's) says that attn_mask is the causal mask: with need_weights=False
     and no key_padding_mask the kernels then skip the masked keys without reading a mask.
+    static_k / static_v: keys / values already projected and split into heads, (N*H, S, E // H)
+    as PyTorch's, used in place of key's / value's projections (masks then fit their S).
     Returns (output (L, N, E), weights (N, L, S) averaged over heads or (N, H, L, S), or None).
     (_batch_first: batched inputs and output are (N, L, E), as MultiheadAttention's.)
 
@@ -141,8 +179,6 @@ def multi_head_attention_forward(
     ((2, 1, 4), [[[0.5, 0.5], [0.5, 0.5]]])
     """
     op = _op
-    if static_k is not None or static_v is not None:
-        raise NotImplementedError(f"{op}: static_k / static_v are not supported")
     e, h = embed_dim_to_check, num_heads
     _check_shapes(query, key, value, e, op, _batch_first)
     if h < 1 or e % h:
@@ -150,12 +186,18 @@ def multi_head_attention_forward(
     for what, t in (("query", query), ("key", key), ("value", value)):
         if t.dtype.kind != "f":
             raise TypeError(f"{op}: expected a floating-point {what}, got {t.dtype.name}")
+    if not query.dtype is key.dtype is value.dtype:   # (PyTorch raises too, in its projections)
+        raise TypeError(f"{op}: query, key and value must have one dtype, got {query.dtype.name}, "
+                        f"{key.dtype.name}, {value.dtype.name}")
+    _warn_mixed_masks(key_padding_mask, attn_mask)
     batched = query.ndim == 3
     bf = _batch_first and batched
     if not batched:
-        if key_padding_mask is not None and tuple(key_padding_mask.shape) != tuple(key.shape[:1]):
-            raise ValueError(f"{op}: key_padding_mask must have shape ({key.shape[0]},) for "
-                             f"unbatched input, got {tuple(key_padding_mask.shape)}")
+        sk = tuple(getattr(static_k, "shape", ()))   # (a bad static_k is named further on)
+        ks = sk[1] if len(sk) == 3 else key.shape[0]
+        if key_padding_mask is not None and tuple(key_padding_mask.shape) != (ks,):
+            raise ValueError(f"{op}: key_padding_mask must have shape ({ks},) for unbatched "
+                             f"input, got {tuple(key_padding_mask.shape)}")
         same = query is key, key is value
         query, key, value = (T.expand_dims(t, 1) for t in (query, key, value))
         key = query if same[0] else key      # self-attention stays recognisable
@@ -166,6 +208,8 @@ def multi_head_attention_forward(
     s, hd, dtype = key.shape[1 if bf else 0], e // h, query.dtype
     q, k, v = _project(query, key, value, e, h, bf, in_proj_weight, in_proj_bias,
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
+    if static_k is not None or static_v is not None:
+        k, v, s = _static_kv(k, v, static_k, static_v, n, h, hd, dtype, bias_k is not None, op)
     # as PyTorch: is_causal goes to the kernels as is_causal (attn_mask, if given, taken for the
     # causal mask and not read; keys that bias_k or add_zero_attn append come after every query)
     causal = not need_weights and is_causal and key_padding_mask is None
@@ -188,7 +232,7 @@ def multi_head_attention_forward(
         v = _append_key(v, T.zeros((n, h, 1, hd), dtype=v.dtype, device=v.device))
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     if kpm is not None:  # (N, S) -> (N, 1, 1, S): the same keys hidden from every head and query
-        kpm = kpm.reshape(n, 1, 1, -1)
+        kpm = kpm.reshape(n, 1, 1, kpm.shape[-1])
         mask = kpm if mask is None else mask + kpm
     if not need_weights:   # as PyTorch: the fused kernels, no (N, H, L, S) weights stored
         o = scaled_dot_product_attention(q, k, v, mask, dropout_p if training else 0.0, causal)

@@ -4,7 +4,8 @@ softmax(query key^T * scale + mask) value over the last two dims of query (..., 
 (..., S, E) and value (..., S, Ev), batch dims broadcast. attn_mask broadcasts to
 (..., L, S): bool (True = may attend, as PyTorch's SDPA: the opposite of MultiheadAttention's
 masks) or floating (added to the scores). is_causal: keys j <= i only (the top-left aligned
-lower triangle, as PyTorch's; not together with attn_mask). enable_gqa: key and value have
+lower triangle, as PyTorch's; not together with attn_mask; for the lower-right one pass
+attn_mask=nn.attention.bias.causal_lower_right(L, S)). enable_gqa: key and value have
 fewer heads (dim -3) than query, each shared by query.shape[-3] // key.shape[-3] consecutive
 query heads (PyTorch's repeat_interleave). dropout_p: weights dropped after the softmax and the
 rest scaled by 1 / (1 - p), drawn from tensor.random's default generator (always, as PyTorch's
@@ -212,6 +213,9 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
     kernels do not apply) or "composed" (public ops only; what the fused path is tested
     against)."""
     _check_operands(query, key, value)
+    if attn_mask is not None and hasattr(attn_mask, "_sdpa_operands") \
+            and not isinstance(attn_mask, Tensor):   # a CausalBias (nn/attention/bias.py)
+        attn_mask, is_causal = attn_mask._sdpa_operands(is_causal, query.device)
     bs, heads, q, k, v = _batch(query, key, value, enable_gqa)
     L, E, S, Ev = *query.shape[-2:], *value.shape[-2:]
     out_bs = bs if heads is None else (*bs[:-2], bs[-2] * bs[-1])

@@ -208,6 +208,35 @@ class BlockMask:
         return cls(noop_mask if mask_mod is None else mask_mod, (B, H, L, S), (bq, bk),
                    partial, full)
 
+    def __getitem__(self, index) -> BlockMask:
+        """The BlockMask of the selected batches, heads and q-block rows (up to three indices),
+        as PyTorch's: an int keeps its dim (a length-1 slice); the selected q-block rows are
+        packed (the first becomes row 0; Q_LEN is their tokens, a partial last block clipped
+        when selected by int or slice); kv blocks are not sliced. Its mask_mod raises until
+        one for the new positions is set (`bm.mask_mod = fn`), as PyTorch's."""
+        idx = index if isinstance(index, tuple) else (index,)
+        if len(idx) > 3:
+            raise IndexError(f"BlockMask: indexing takes batch, head and q-block indices, got "
+                             f"{len(idx)}")
+        norm = []
+        for i, n in zip((*idx, slice(None), slice(None), slice(None))[:3], self._partial.shape):
+            if isinstance(i, int) and not isinstance(i, bool):
+                if not -n <= i < n:
+                    raise IndexError(f"BlockMask: index {i} is out of range for a dim of size {n}")
+                i = slice(i % n, i % n + 1)
+            norm.append(i)
+        norm = tuple(norm)
+        partial = self._partial[norm]
+        full = None if self._full is None else self._full[norm]
+        bq, nq = self.BLOCK_SIZE[0], self._partial.shape[2]
+        if isinstance(norm[2], slice):
+            rows = range(nq)[norm[2]]
+            L = sum(min(bq, self.shape[2] - r * bq) for r in rows)
+        else:
+            L = partial.shape[2] * bq
+        return BlockMask(_sliced_mask_mod, (*partial.shape[:2], L, self.shape[3]),
+                         self.BLOCK_SIZE, partial, full)
+
     def numel(self) -> int:
         """The number of entries of the (B, H, Q_LEN, KV_LEN) mask (sparsity not counted)."""
         return math.prod(self.shape)
@@ -235,6 +264,14 @@ class BlockMask:
     def __repr__(self) -> str:
         return (f"BlockMask(shape={self.shape}, sparsity={self.sparsity():.2f}%, "
                 f"BLOCK_SIZE={self.BLOCK_SIZE}, mask_mod={getattr(self.mask_mod, '__name__', '?')})")
+
+
+def _sliced_mask_mod(b, h, q_idx, kv_idx):
+    """The mask_mod of an indexed BlockMask, until one is set: the old one would see the
+    packed positions."""
+    raise RuntimeError("flex_attention: this BlockMask was indexed (block_mask[...]); set a "
+                       "mask_mod for its positions first (block_mask.mask_mod = fn), as in "
+                       "PyTorch")
 
 
 def _block_size(BLOCK_SIZE, op: str) -> tuple[int, int]:
