@@ -106,6 +106,18 @@ SX_SCALAR_FN int64_t sx_f2i64(double x) {
                ? (int64_t)x : (int64_t)(-9223372036854775807LL - 1);
 }
 
+/* The low 32 bits of sx_f2i64(x) for a float x: all that a cast to an integer type of 4 bytes
+ * or fewer keeps (they wrap those bits), computed in 32-bit lanes so that a loop of them
+ * vectorises (AVX2 has no packed double -> int64 conversion). Equal to (uint32_t)sx_f2i64(x)
+ * for all 2^32 float bit patterns (checked exhaustively). */
+SX_SCALAR_FN uint32_t sx_f2lo32f(float x) {
+    uint32_t ux = sx_as_uint(x), ax = ux & 0x7fffffffu, sh = (ax >> 23) - 150u;
+    int32_t r = (int32_t)(ax < 0x4f000000u ? x : 0.0f);   /* |x| < 2^31: truncated */
+    uint32_t lo = sh < 32u ? ((ax & 0x7fffffu) | 0x800000u) << (sh & 31u) : 0u;   /* 2^31..2^63 */
+    lo = (ux >> 31) ? 0u - lo : lo;
+    return ax < 0x4f000000u ? (uint32_t)r : ax < 0x5f000000u ? lo : 0u;   /* else INT64_MIN: 0 */
+}
+
 SX_SCALAR_FN uint64_t sx_f2u64(double x) {
     return x < 9223372036854775808.0 ? (uint64_t)sx_f2i64(x)
            : x < 18446744073709551616.0
