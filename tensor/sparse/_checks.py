@@ -189,3 +189,19 @@ def trusted_parts(op: str, values, *indices) -> None:
 __all__ = ["SparseBase", "is_sparse", "as_index", "as_values", "infer_csr_size", "size2", "increasing",
            "coo_structure", "coo_host", "csr_structure", "csr_host", "trusted_parts", "CSR_NAMES",
            "CSC_NAMES"]
+
+
+def int_vector(values, what: str, op: str) -> np.ndarray:
+    """values (a tensor, an int or a sequence of ints) as a 1-d NumPy integer array on the host;
+    TypeError for other dtypes, ValueError past one dimension (`what` names them in errors)."""
+    if isinstance(values, Tensor):
+        if values.dtype.kind not in "iu":
+            raise TypeError(f"{op}: {what} must be integers, got {values.dtype.name}")
+        h = values.numpy()
+    else:
+        h = np.asarray(values)
+        if h.dtype.kind not in "iu" and h.size:
+            raise TypeError(f"{op}: {what} must be integers, got {h.dtype}")
+    if h.ndim > 1:
+        raise ValueError(f"{op}: {what} must be a scalar or a vector, got shape {h.shape}")
+    return h.reshape(-1)

@@ -85,17 +85,7 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0) -> Tensor:
 
 
 def _offsets(offsets, op: str) -> np.ndarray:
-    if isinstance(offsets, Tensor):
-        if offsets.dtype.kind not in "iu":
-            raise TypeError(f"{op}: offsets must be integers, got {offsets.dtype.name}")
-        o = offsets.numpy()
-    else:
-        o = np.asarray(offsets)
-        if o.dtype.kind not in "iu" and o.size:
-            raise TypeError(f"{op}: offsets must be integers, got {o.dtype}")
-    if o.ndim > 1:
-        raise ValueError(f"{op}: offsets must be a scalar or a vector, got shape {o.shape}")
-    o = o.reshape(-1).astype(np.int64)
+    o = _checks.int_vector(offsets, "offsets", op).astype(np.int64)
     if np.unique(o).size != o.size:
         raise ValueError(f"{op}: offsets {o.tolist()} contain duplicates")
     return o

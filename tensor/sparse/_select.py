@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes as dt
 from .._tensor import Tensor
 from ..axes import norm_axis
+from ._checks import int_vector
 from ._ops import pub, row_major_order
 
 
@@ -50,17 +51,7 @@ def multiply(a, b, op: str = "multiply"):
 def _index(index, size: int, dim: int, device, op: str) -> Tensor:
     """index as an int64 vector on device, negative entries counted from the end, each checked
     against size (one host read)."""
-    if isinstance(index, Tensor):
-        if index.dtype.kind not in "iu":
-            raise TypeError(f"{op}: index must be integers, got {index.dtype.name}")
-        h = index.numpy()
-    else:
-        h = np.asarray(index)
-        if h.dtype.kind not in "iu" and h.size:
-            raise TypeError(f"{op}: index must be integers, got {h.dtype}")
-    if h.ndim > 1:
-        raise ValueError(f"{op}: index must be a scalar or a vector, got shape {h.shape}")
-    h = h.reshape(-1)
+    h = int_vector(index, "index", op)
     if h.dtype.kind == "u" and h.size and int(h.max()) >= size:
         bad = int(h.max())
         raise IndexError(f"{op}: index {bad} is out of range for dimension {dim} of size {size}")
