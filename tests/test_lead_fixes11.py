@@ -202,3 +202,25 @@ def test_partition_is_differentiable_both_modes(device):
                           (T.tensor(a * 10, device=device),))
     got = T.partition(T.tensor(a, device=device), [0, 3], axis=1).numpy()
     np.testing.assert_allclose(tan.numpy(), got * 10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_vector_products_on_views(device, dtype):
+    rng = np.random.default_rng(3)
+    m = (rng.standard_normal((40, 300)) * 10).astype(dtype)
+    t = T.asarray(m, device=device)
+    for v_np, v in ((m[3], t[3]), (m[3, ::-1], t[3, ::-1]), (m[:, 7], t[:, 7]), (m[5, ::3], t[5, ::3])):
+        tol = dict(rtol=1e-5) if dtype == np.float32 else dict(rtol=1e-12)
+        np.testing.assert_allclose((v @ v).numpy(), v_np @ v_np, **tol)
+        w_np = m[:, : v_np.shape[0]] if v_np.shape[0] <= 300 else None
+        np.testing.assert_allclose((T.asarray(w_np, device=device) @ v).numpy(), w_np @ v_np, **tol)
+        np.testing.assert_allclose((v @ T.asarray(w_np.T, device=device)).numpy(), v_np @ w_np.T, **tol)
+    assert (t[0] @ t[0]).shape == () and (t @ t[0]).shape == (40,)
+
+
+def test_vector_product_gradients():
+    import autograd
+    a = T.tensor(np.random.default_rng(0).standard_normal(300), requires_grad=True)
+    M = T.tensor(np.random.default_rng(1).standard_normal((5, 300)), requires_grad=True)
+    assert autograd.gradcheck(lambda x, y: x @ y, (a, a[::-1].detach().requires_grad_()))
+    assert autograd.gradcheck(lambda m, x: m @ x, (M, a))
