@@ -506,8 +506,10 @@ class Program(RuleBasedStateMachine):
             m = self._pick(data, lambda p: p.ref.dtype == bool and p.ref.shape == shape)
             if m is None:   # a mask computed from t itself: it aliases t's values
                 kt, kr = t.ours > 0, _quiet(lambda: t.ref > 0)
-            else:
-                kt, kr = m.ours, m.ref
+            else:   # ours reads the whole mask before writing (tensor/scatter.py's _scatter);
+                # NumPy reads a mask that aliases the destination as it writes (x.flip()[x] = 0
+                # sees its own writes): the reference gets a copy of the mask
+                kt, kr = m.ours, m.ref.copy()
         elif kind == "array" and shape:
             ix = self._pick(data, lambda p: p.ref.dtype.kind in "iu" and p.ref.dtype != bool)
             if ix is None:
