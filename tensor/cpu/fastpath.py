@@ -93,7 +93,7 @@ def _address(d: dt.DType, kernel: str) -> int:
     module means building its source)."""
     a = _ADDR.get((d, kernel))
     if a is None:
-        a = _ADDR[(d, kernel)] = build.address(K.module("ew", d), kernel)
+        a = _ADDR[(d, kernel)] = build.address(K.module("ew", d, kernel), kernel)
     return a
 
 

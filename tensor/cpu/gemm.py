@@ -11,9 +11,24 @@ _ARGS = ("int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sA
          "int64_t sCm, int64_t sCn, int nthreads")
 _GEMM_SIG = "void gemm_{0}(" + _ARGS + ");\nvoid gemm_epi_{0}(" + _ARGS + ", intptr_t epi, intptr_t ctx);"
 
-K.register_family("gemm", lambda _: ('#include "gemm.c"\n',
-                                     "\n".join(_GEMM_SIG.format(d.sfx) for d in dt.REAL)
-                                     + "\nint gemm_bf16_amx(void);"))
+# gemm.c's build parts: the dtypes each exports and its GM_TYPES mask (bits GM_T_*)
+_PARTS = {"f32": (("f32",), 0x1), "f64": (("f64",), 0x2), "half": (("f16", "bf16"), 0xC),
+          "int": (("i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "b8"), 0x3F0)}
+_PART_OF = {s: part for part, (sfxs, _) in _PARTS.items() for s in sfxs}
+
+
+def _part(name: str) -> str:
+    """The module of gemm_<sfx>, gemm_epi_<sfx> and gemm_bf16_amx (the bfloat16 one's)."""
+    return _PART_OF[name.split("_")[-1] if name != "gemm_bf16_amx" else "bf16"]
+
+
+def _source(_d, part: str | None = None) -> tuple[str, str]:
+    sfxs, mask = _PARTS[part] if part else ([d.sfx for d in dt.REAL], 0x3FF)
+    return (f"#define GM_TYPES {mask:#x}\n#include \"gemm.c\"\n",
+            "\n".join(_GEMM_SIG.format(s) for s in sfxs) + "\nint gemm_bf16_amx(void);")
+
+
+K.register_family("gemm", _source, part=_part)
 
 
 def bf16_amx() -> bool:

@@ -117,7 +117,7 @@ SX_INLINE int sx_wants_tiles(int nargs, int nd, const int64_t *meta) {
     return 0;
 }
 
-SX_INLINE void sx_ew_tiled(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
+static __attribute__((noinline)) void sx_ew_tiled(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
     const int64_t *shape = meta;
     int64_t R = shape[nd - 2], C = shape[nd - 1], outer = 1;
     for (int d = 0; d < nd - 2; d++) outer *= shape[d];
@@ -144,7 +144,7 @@ SX_INLINE void sx_ew_tiled(int nargs, int nd, const int64_t *meta, char **base, 
     }
 }
 
-SX_INLINE void sx_ew_loop(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
+static __attribute__((noinline)) void sx_ew_loop(int nargs, int nd, const int64_t *meta, char **base, int nthreads, sx_run_fn run) {
     const int64_t *shape = meta;
     int64_t n = 1;
     for (int d = 0; d < nd; d++) n *= shape[d];

@@ -29,6 +29,10 @@
  * Bool: C = OR_k (A AND B), output 0/1.
  * nthreads < 1 is taken as 1.  Scratch memory is allocated per call and per
  * thread and freed before returning; there is no global mutable state.
+ *
+ * GM_TYPES, a bit mask of the GM_T_* numbers below (all when undefined), names the types a
+ * build exports: tensor/cpu/gemm.py builds float32, float64, the 16-bit floats and the
+ * integers as four modules, so a first float32 product compiles a quarter of this file.
  */
 #include <stdint.h>
 #include <string.h>
@@ -105,6 +109,25 @@ typedef double gm_vd __attribute__((vector_size(GM_VBYTES)));
 #endif
 
 #define GM_ALIGN 64
+
+/* The element types (the gm_problem's type) and which of them this build exports. */
+#define GM_T_F32 0
+#define GM_T_F64 1
+#define GM_T_F16 2
+#define GM_T_BF16 3
+#define GM_T_I8 4
+#define GM_T_U8 5
+#define GM_T_I16 6
+#define GM_T_I32 7
+#define GM_T_I64 8
+#define GM_T_B8 9
+#ifndef GM_TYPES
+#define GM_TYPES 0x3ff
+#endif
+#define GM_ON(T) ((GM_TYPES >> (T)) & 1)
+/* A dispatch case whose type this build leaves out calls nothing, so the compiler drops
+ * that type's kernels (unreferenced static functions) before optimising them. */
+#define GM_CASE(T, CALL) case T: if (GM_ON(T)) { CALL; } break;
 #define GM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GM_MAX(a, b) ((a) > (b) ? (a) : (b))
 
@@ -1021,8 +1044,9 @@ static void gm_bool(const gm_task *t, uint8_t *Bp)
 /* Task decomposition and the thread team                                    */
 /* ------------------------------------------------------------------------ */
 enum {
-    GM_F32, GM_F64, GM_F16, GM_BF16,
-    GM_I8, GM_U8, GM_I16, GM_I32, GM_I64, GM_B8
+    GM_F32 = GM_T_F32, GM_F64 = GM_T_F64, GM_F16 = GM_T_F16, GM_BF16 = GM_T_BF16,
+    GM_I8 = GM_T_I8, GM_U8 = GM_T_U8, GM_I16 = GM_T_I16, GM_I32 = GM_T_I32, GM_I64 = GM_T_I64,
+    GM_B8 = GM_T_B8
 };
 
 typedef struct {
@@ -1147,16 +1171,16 @@ static void gm_scratch(const gm_problem *p, size_t *sa, size_t *sb, size_t *sw)
 static void gm_small_task(int type, const gm_task *t)
 {
     switch (type) {
-    case GM_F32: gm_small_f32(t); break;
-    case GM_F64: gm_small_f64(t); break;
-    case GM_F16: gm_small_f16(t); break;
-    case GM_BF16: gm_small_bf16(t); break;
-    case GM_I8: gm_small_i8(t); break;
-    case GM_U8: gm_small_u8(t); break;
-    case GM_I16: gm_small_i16(t); break;
-    case GM_I32: gm_small_i32(t); break;
-    case GM_I64: gm_small_i64(t); break;
-    case GM_B8: gm_small_b8(t); break;
+    GM_CASE(GM_F32, gm_small_f32(t))
+    GM_CASE(GM_F64, gm_small_f64(t))
+    GM_CASE(GM_F16, gm_small_f16(t))
+    GM_CASE(GM_BF16, gm_small_bf16(t))
+    GM_CASE(GM_I8, gm_small_i8(t))
+    GM_CASE(GM_U8, gm_small_u8(t))
+    GM_CASE(GM_I16, gm_small_i16(t))
+    GM_CASE(GM_I32, gm_small_i32(t))
+    GM_CASE(GM_I64, gm_small_i64(t))
+    GM_CASE(GM_B8, gm_small_b8(t))
     }
 }
 
@@ -1184,30 +1208,31 @@ static void gm_run_tasks(const gm_problem *p, int64_t id0, int64_t id1, int64_t 
         if (t.M <= 0 || t.N <= 0) continue;
         if (p->thin) {
             switch (p->type) {
-            case GM_F32: gm_thin_f32(&t, (float *)Ap, p->dot); break;
-            case GM_F64: gm_thin_f64(&t, (double *)Ap, p->dot); break;
-            case GM_F16: gm_thin_f16(&t, (float *)Ap, p->dot); break;
-            case GM_BF16: gm_thin_bf16(&t, (float *)Ap, p->dot); break;
+            GM_CASE(GM_F32, gm_thin_f32(&t, (float *)Ap, p->dot))
+            GM_CASE(GM_F64, gm_thin_f64(&t, (double *)Ap, p->dot))
+            GM_CASE(GM_F16, gm_thin_f16(&t, (float *)Ap, p->dot))
+            GM_CASE(GM_BF16, gm_thin_bf16(&t, (float *)Ap, p->dot))
             }
             gm_epi(p, &t);
             continue;
         }
         switch (p->type) {
-        case GM_F32: gm_drive_f32(&t, (float *)Ap, (float *)Bp); break;
-        case GM_F64: gm_drive_f64(&t, (double *)Ap, (double *)Bp); break;
-        case GM_F16: gm_drive_half(&t, GM_K_F16, (float *)Ap, (float *)Bp, (float *)W); break;
+        GM_CASE(GM_F32, gm_drive_f32(&t, (float *)Ap, (float *)Bp))
+        GM_CASE(GM_F64, gm_drive_f64(&t, (double *)Ap, (double *)Bp))
+        GM_CASE(GM_F16, gm_drive_half(&t, GM_K_F16, (float *)Ap, (float *)Bp, (float *)W))
         case GM_BF16:
+            if (!GM_ON(GM_BF16)) break;
 #ifdef GM_AMX
             if (gm_amx_ok()) { gm_drive_amx(&t, (uint16_t *)Ap, (uint32_t *)Bp, (float *)W); break; }
 #endif
             gm_drive_half(&t, GM_K_BF16, (float *)Ap, (float *)Bp, (float *)W);
             break;
-        case GM_I8: gm_int_i8(&t, (uint32_t *)Bp); break;
-        case GM_U8: gm_int_u8(&t, (uint32_t *)Bp); break;
-        case GM_I16: gm_int_i16(&t, (uint32_t *)Bp); break;
-        case GM_I32: gm_int_i32(&t, (uint32_t *)Bp); break;
-        case GM_I64: gm_int_i64(&t, (uint64_t *)Bp); break;
-        case GM_B8: gm_bool(&t, (uint8_t *)Bp); break;
+        GM_CASE(GM_I8, gm_int_i8(&t, (uint32_t *)Bp))
+        GM_CASE(GM_U8, gm_int_u8(&t, (uint32_t *)Bp))
+        GM_CASE(GM_I16, gm_int_i16(&t, (uint32_t *)Bp))
+        GM_CASE(GM_I32, gm_int_i32(&t, (uint32_t *)Bp))
+        GM_CASE(GM_I64, gm_int_i64(&t, (uint64_t *)Bp))
+        GM_CASE(GM_B8, gm_bool(&t, (uint8_t *)Bp))
         }
         gm_epi(p, &t);
     }
@@ -1370,21 +1395,41 @@ static void gm_run(gm_problem *p, int nthreads)
                        C, sCb, sCm, sCn, nthreads, 0, 0);                           \
     }
 
+#if GM_ON(GM_T_F32)
 GM_EXPORT(f32, GM_F32, 4)
+#endif
+#if GM_ON(GM_T_F64)
 GM_EXPORT(f64, GM_F64, 8)
+#endif
+#if GM_ON(GM_T_F16)
 GM_EXPORT(f16, GM_F16, 2)
+#endif
+#if GM_ON(GM_T_BF16)
 GM_EXPORT(bf16, GM_BF16, 2)
+#endif
+#if GM_ON(GM_T_I8)
 GM_EXPORT(i8, GM_I8, 1)
+#endif
+#if GM_ON(GM_T_U8)
 GM_EXPORT(u8, GM_U8, 1)
+#endif
+#if GM_ON(GM_T_I16)
 GM_EXPORT(i16, GM_I16, 2)
-GM_EXPORT(i32, GM_I32, 4)
-GM_EXPORT(i64, GM_I64, 8)
-GM_EXPORT(b8, GM_B8, 1)
 /* Unsigned products wrap to the same bits as signed ones of the same width (the result is
  * taken modulo 2^bits), so the unsigned dtypes run the signed kernels. */
 GM_EXPORT(u16, GM_I16, 2)
+#endif
+#if GM_ON(GM_T_I32)
+GM_EXPORT(i32, GM_I32, 4)
 GM_EXPORT(u32, GM_I32, 4)
+#endif
+#if GM_ON(GM_T_I64)
+GM_EXPORT(i64, GM_I64, 8)
 GM_EXPORT(u64, GM_I64, 8)
+#endif
+#if GM_ON(GM_T_B8)
+GM_EXPORT(b8, GM_B8, 1)
+#endif
 
 /* Whether bfloat16 products run on AMX tiles in this process (1) or widened to float32 (0). */
 int gemm_bf16_amx(void)
