@@ -812,8 +812,8 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
 
 #define GM_DEFINE_THIN(NAME, T, VT, VL, TE, LD, ST, NATIVE)                            \
     static inline __attribute__((always_inline)) void NAME##_axpy(                     \
-        const int m, const T *restrict ap, const TE *B, int64_t sBk, int64_t N,         \
-        int64_t K, TE *C, int64_t sCm, int64_t sCn)                                    \
+        const int m, const T *restrict ap, int64_t lda, const TE *B, int64_t sBk,       \
+        int64_t N, int64_t K, TE *C, int64_t sCm, int64_t sCn)                         \
     {                                                                                  \
         enum { JW = GM_TW * VL };                                                      \
         T out[GM_TMT][JW] __attribute__((aligned(GM_ALIGN)));                          \
@@ -830,7 +830,7 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
                 T aq[GM_TMT][GM_TK];                                                   \
                 for (int q = 0; q < GM_TK; q++) bq[q] = B + (k0 + q) * sBk + j0;      \
                 for (int r = 0; r < m; r++)                                            \
-                    for (int q = 0; q < GM_TK; q++) aq[r][q] = ap[r * K + k0 + q];     \
+                    for (int q = 0; q < GM_TK; q++) aq[r][q] = ap[r * lda + k0 + q];   \
                 for (int64_t v = 0; v < nv; v++) {                                     \
                     const int64_t j = v * VL, cnt = GM_MIN((int64_t)VL, jw - j);       \
                     VT bv[GM_TK];                                                      \
@@ -867,7 +867,7 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
                         {                                                              \
                             VT o;                                                      \
                             memcpy(&o, out[r] + j, sizeof(VT));                        \
-                            o += ap[r * K + k0] * bv;                                  \
+                            o += ap[r * lda + k0] * bv;                                \
                             memcpy(out[r] + j, &o, sizeof(VT));                        \
                         }                                                              \
                 }                                                                      \
@@ -881,14 +881,54 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
             }                                                                          \
         }                                                                              \
     }                                                                                  \
+    /* one column: the GM_TJ accumulators of a row take consecutive vectors of K */    \
+    static inline __attribute__((always_inline)) void NAME##_dot1(                     \
+        const int m, const T *restrict ap, int64_t lda, const TE *b, int64_t K, TE *C, \
+        int64_t sCm)                                                                   \
+    {                                                                                  \
+        enum { KW = GM_TJ * VL };                                                      \
+        T tmp[GM_TJ][VL] __attribute__((aligned(GM_ALIGN)));                           \
+        const int64_t kw = K / KW * KW;                                                \
+        VT acc[GM_TMT][GM_TJ];                                                         \
+        _Pragma("GCC unroll 4") for (int r = 0; r < m; r++)                            \
+            _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++)                    \
+                acc[r][c] = (VT){0};                                                   \
+        for (int64_t k = 0; k < kw; k += KW) {                                         \
+            VT bv[GM_TJ], av;                                                          \
+            _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++) {                  \
+                if (NATIVE) {                                                          \
+                    memcpy(&bv[c], b + k + c * VL, sizeof(VT));                        \
+                } else {                                                               \
+                    for (int l = 0; l < VL; l++) tmp[c][l] = LD(b[k + c * VL + l]);    \
+                    memcpy(&bv[c], tmp[c], sizeof(VT));                                \
+                }                                                                      \
+            }                                                                          \
+            _Pragma("GCC unroll 4") for (int r = 0; r < m; r++)                        \
+                _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++) {              \
+                    memcpy(&av, ap + r * lda + k + c * VL, sizeof(VT));                \
+                    acc[r][c] += av * bv[c];                                           \
+                }                                                                      \
+        }                                                                              \
+        for (int r = 0; r < m; r++) {                                                  \
+            VT v = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);                  \
+            T s = 0;                                                                   \
+            for (int l = 0; l < VL; l++) s += v[l];                                    \
+            for (int64_t k = kw; k < K; k++) s += ap[r * lda + k] * LD(b[k]);          \
+            C[r * sCm] = ST(s);                                                        \
+        }                                                                              \
+    }                                                                                  \
     static inline __attribute__((always_inline)) void NAME##_dot(                      \
-        const int m, const T *restrict ap, const TE *B, int64_t sBn, int64_t N,         \
-        int64_t K, TE *C, int64_t sCm, int64_t sCn)                                    \
+        const int m, const T *restrict ap, int64_t lda, const TE *B, int64_t sBn,       \
+        int64_t N, int64_t K, TE *C, int64_t sCm, int64_t sCn)                         \
     {                                                                                  \
         T tmp[GM_TJ][VL] __attribute__((aligned(GM_ALIGN)));                           \
         const int64_t kv = K / VL * VL;                                                \
         for (int64_t j0 = 0; j0 < N; j0 += GM_TJ) {                                    \
             int64_t jn = GM_MIN((int64_t)GM_TJ, N - j0);                               \
+            if (jn == 1) {                                                             \
+                NAME##_dot1(m, ap, lda, B + j0 * sBn, K, C + j0 * sCn, sCm);           \
+                continue;                                                              \
+            }                                                                          \
             const TE *bc[GM_TJ];                                                       \
             for (int c = 0; c < GM_TJ; c++) /* surplus columns repeat the last */      \
                 bc[c] = B + (j0 + GM_MIN((int64_t)c, jn - 1)) * sBn;                   \
@@ -907,7 +947,7 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
                     }                                                                  \
                 }                                                                      \
                 _Pragma("GCC unroll 4") for (int r = 0; r < m; r++) {                  \
-                    memcpy(&av[r], ap + r * K + k, sizeof(VT));                        \
+                    memcpy(&av[r], ap + r * lda + k, sizeof(VT));                      \
                     _Pragma("GCC unroll 4") for (int c = 0; c < GM_TJ; c++)            \
                         acc[r][c] += av[r] * bv[c];                                    \
                 }                                                                      \
@@ -917,33 +957,41 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
                     T s = 0;                                                           \
                     for (int l = 0; l < VL; l++) s += acc[r][c][l];                    \
                     for (int64_t k = kv; k < K; k++)                                   \
-                        s += ap[r * K + k] * LD(bc[c][k]);                             \
+                        s += ap[r * lda + k] * LD(bc[c][k]);                           \
                     C[r * sCm + (j0 + c) * sCn] = ST(s);                               \
                 }                                                                      \
         }                                                                              \
     }                                                                                  \
-    /* m x K of A (strides sAm, sAk) -> ap, then the form chosen by B's strides */     \
+    /* m x K of A (strides sAm, sAk) -> ap (NULL: A's native rows are read in place, see \
+     * gm_scratch), then the form chosen by B's strides */                             \
     static void NAME(const gm_task *t, T *ap, int dot)                                 \
     {                                                                                  \
         const TE *A = (const TE *)t->A, *B = (const TE *)t->B;                         \
         TE *C = (TE *)t->C;                                                            \
         const int64_t K = t->K;                                                        \
         const int m = (int)t->M;                                                       \
-        for (int r = 0; r < m; r++)                                                    \
-            for (int64_t k = 0; k < K; k++) ap[r * K + k] = LD(A[r * t->sAm + k * t->sAk]); \
+        const T *a = ap;                                                               \
+        int64_t lda = K;                                                               \
+        if (!ap) {                                                                     \
+            a = (const T *)(const void *)A;                                            \
+            lda = t->sAm;                                                              \
+        } else {                                                                       \
+            for (int r = 0; r < m; r++)                                                \
+                for (int64_t k = 0; k < K; k++) ap[r * K + k] = LD(A[r * t->sAm + k * t->sAk]); \
+        }                                                                              \
         if (dot) {                                                                     \
             switch (m) {                                                               \
-            case 1: NAME##_dot(1, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;   \
-            case 2: NAME##_dot(2, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;   \
-            case 3: NAME##_dot(3, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;   \
-            default: NAME##_dot(4, ap, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 1: NAME##_dot(1, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 2: NAME##_dot(2, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 3: NAME##_dot(3, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            default: NAME##_dot(4, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break; \
             }                                                                          \
         } else {                                                                       \
             switch (m) {                                                               \
-            case 1: NAME##_axpy(1, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
-            case 2: NAME##_axpy(2, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
-            case 3: NAME##_axpy(3, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
-            default: NAME##_axpy(4, ap, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break; \
+            case 1: NAME##_axpy(1, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 2: NAME##_axpy(2, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 3: NAME##_axpy(3, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            default: NAME##_axpy(4, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break; \
             }                                                                          \
         }                                                                              \
     }
@@ -1127,7 +1175,8 @@ static void gm_scratch(const gm_problem *p, size_t *sa, size_t *sb, size_t *sw)
 {
     *sa = *sb = *sw = 0;
     const int64_t M = p->M, N = p->N, K = p->K;
-    if (p->thin) {
+    if (p->thin) {   /* A's rows: packed (widened), or read in place when native and contiguous */
+        if ((p->type == GM_F32 || p->type == GM_F64) && p->sAk == 1) return;
         *sa = (size_t)GM_TMT * K * (p->type == GM_F64 ? sizeof(double) : sizeof(float));
         return;
     }
@@ -1286,22 +1335,37 @@ static void gm_transpose_problem(gm_problem *p)
 /* Pick the thin path when one side has at most GM_TMT rows and the other
  * operand can be streamed along a contiguous dimension.  Depends on shapes
  * and strides only. */
-static void gm_choose_thin(gm_problem *p)
+static int gm_thin_form(const gm_problem *p)
 {
     const int64_t vl = p->type == GM_F64 ? GM_VLD : GM_VLF;
     const int64_t M = p->M, N = p->N, K = p->K;
-    p->thin = 0;
-    if (M <= GM_TMT && p->sBn == 1 && N >= vl) {            /* rows of B */
-        p->thin = 1; p->dot = 0;
-    } else if (N <= GM_TMT && p->sAm == 1 && M >= vl) {     /* columns of A */
-        gm_transpose_problem(p);
-        p->thin = 1; p->dot = 0;
-    } else if (M <= GM_TMT && p->sBk == 1 && K >= 2 * vl) { /* columns of B */
-        p->thin = 1; p->dot = 1;
-    } else if (N <= GM_TMT && p->sAk == 1 && K >= 2 * vl) { /* rows of A */
-        gm_transpose_problem(p);
-        p->thin = 1; p->dot = 1;
-    }
+    if (M <= GM_TMT && p->sBn == 1 && N >= vl) return 1;        /* rows of B */
+    if (N <= GM_TMT && p->sAm == 1 && M >= vl) return 2;        /* columns of A */
+    if (M <= GM_TMT && p->sBk == 1 && K >= 2 * vl) return 3;    /* columns of B */
+    if (N <= GM_TMT && p->sAk == 1 && K >= 2 * vl) return 4;    /* rows of A */
+    return 0;
+}
+
+static void gm_choose_thin(gm_problem *p)
+{
+    const int form = gm_thin_form(p);
+    p->thin = form != 0;
+    p->dot = form >= 3;
+    if (form == 2 || form == 4) gm_transpose_problem(p);
+}
+
+/* Whether a product small enough for the direct loop should take the thin path instead:
+ * inner-product shapes (a tiny C, a long K: a vector dot took 94 us for K 4096 in the direct
+ * loop, NumPy 2 us), and thin shapes whose rows of B the direct loop cannot load as vectors
+ * (fewer columns than a vector, or strided columns: it gathers them lane by lane; a 512 x 512
+ * matrix times a vector took 850 us there, NumPy 33), or with fewer rows than its row tile
+ * (it computes GM_DR rows whatever M is). */
+static int gm_small_goes_thin(const gm_problem *p)
+{
+    const int64_t vl = p->type == GM_F64 ? GM_VLD : GM_VLF;
+    if (p->type > GM_BF16 || !gm_thin_form(p)) return 0;
+    if (p->M * p->N <= GM_TMT && p->K >= 256) return 1;
+    return (p->N < vl || p->sBn != 1 || p->M < GM_DR) && p->M * p->N * p->K >= 2048;
 }
 
 static void gm_run(gm_problem *p, int nthreads)
@@ -1316,9 +1380,8 @@ static void gm_run(gm_problem *p, int nthreads)
     int nt = nthreads < 1 ? 1 : nthreads;
     if (work < GM_PAR_MIN) nt = 1;
 
-    /* the direct small path, but for inner-product shapes (a tiny C, a long K: a vector dot
-     * took 94 us for K 4096 there, NumPy 2 us), which the thin path's dot form streams */
-    if ((double)p->M * p->N * p->K <= GM_SMALL && !(is_float && p->M * p->N <= GM_TMT && p->K >= 256)) {
+    /* the direct small path, but for the thin shapes it is slow at */
+    if ((double)p->M * p->N * p->K <= GM_SMALL && !gm_small_goes_thin(p)) {
         if (nt > 1 && p->batch >= 2) {
             if (nt > p->batch) nt = (int)p->batch;
 #pragma omp parallel for num_threads(nt) schedule(static)
