@@ -18,6 +18,7 @@ autograd: function 'sqrt' returned NaN values in its gradient for input 0 (anoma
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 
 import tensor as T
@@ -75,6 +76,10 @@ class set_detect_anomaly:
     it found comes back on exit."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        for name, v in (("mode", mode), ("check_nan", check_nan)):   # (bool("off") is True)
+            if not (isinstance(v, numbers.Integral) or type(v).__name__ in ("bool_", "bool")):
+                raise TypeError(f"set_detect_anomaly: {name} must be a bool, got {type(v).__name__} "
+                                f"{v!r:.40}")
         self._prev = (anomaly.enabled, anomaly.check_nan)
         _apply(bool(mode), bool(check_nan))
 

@@ -127,30 +127,48 @@ def _order(roots):
     return order
 
 
-_DEPTH = [0]        # engine runs in progress (a hook may run a nested backward)
-_CALLBACKS: list = []
+class _Runs(threading.local):
+    """This thread's backward passes: each thread's pass is its own (PyTorch's graph task), so
+    another thread's pass neither delays its callbacks nor drops them by failing, and the
+    nesting count is never raced on."""
+
+    def __init__(self):
+        self.depth = 0        # engine runs in progress (a hook may run a nested backward)
+        self.callbacks = []   # queue_callback's: after the outermost pass, if it succeeded
+        self.ends = []        # on_backward_end's: after it, whether it raised or not
+
+
+_RUNS = _Runs()
 
 
 def queue_callback(fn) -> None:
-    """Run fn() once the backward pass now running (the outermost one) has finished, after
-    every .grad was written (PyTorch's Variable._execution_engine.queue_callback): what
-    DistributedDataParallel uses to finish its gradient reduction. Only inside a backward
+    """Run fn() once the backward pass now running in this thread (the outermost one) has
+    finished, after every .grad was written (PyTorch's Variable._execution_engine.queue_callback):
+    what DistributedDataParallel uses to finish its gradient reduction. Only inside a backward
     pass (from a hook); a pass that raises drops its callbacks."""
-    if not _DEPTH[0]:
+    if not _RUNS.depth:
         raise RuntimeError("queue_callback: no backward pass is running (call it from a hook)")
-    _CALLBACKS.append(fn)
+    _RUNS.callbacks.append(fn)
+
+
+def on_backward_end(fn) -> None:
+    """Run fn() when the outermost backward pass now running in this thread ends, also when it
+    raised (after the queued callbacks): state a hook keeps for the pass is dropped there, not
+    leaked."""
+    _RUNS.ends.append(fn)
 
 
 def backward_running() -> bool:
-    """Whether a backward pass is running (in this process): a hook, or a recomputation."""
-    return _DEPTH[0] > 0
+    """Whether a backward pass is running in this thread: a hook, or a recomputation."""
+    return _RUNS.depth > 0
 
 
 def run(roots, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
     """roots: [((node, output_nr), grad)]. capture: {(id(node), nr): index} of edges whose total
     gradient is returned (autograd.grad); accumulate: write leaf .grad (backward). Autocast is
     off meanwhile: each rule runs in the dtypes its op's forward ran in."""
-    _DEPTH[0] += 1
+    runs = _RUNS
+    runs.depth += 1
     ok = False
     try:
         off = amp.suspended()
@@ -161,12 +179,16 @@ def run(roots, retain_graph: bool, create_graph: bool, capture=None, accumulate=
                 r = _run(roots, retain_graph, create_graph, capture, accumulate)
         ok = True
     finally:
-        _DEPTH[0] -= 1
-        if not _DEPTH[0]:
-            cbs = _CALLBACKS[:]
-            _CALLBACKS.clear()
-            for fn in cbs if ok else ():
-                fn()
+        runs.depth -= 1
+        if not runs.depth:
+            cbs, ends = runs.callbacks, runs.ends
+            runs.callbacks, runs.ends = [], []
+            try:
+                for fn in cbs if ok else ():
+                    fn()
+            finally:
+                for fn in ends:
+                    fn()
     return r
 
 

@@ -23,6 +23,7 @@ per batch element (no batching rules yet, so no speed-up over a loop).
 from __future__ import annotations
 
 import numbers
+import threading
 
 import tensor as T
 from tensor import random as _random
@@ -36,7 +37,15 @@ from .graph import meta_of
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "linearize"]
 
-_depth = [0]   # transforms being evaluated: inside one, results keep their graph
+
+
+class _Depth(threading.local):
+    """Transforms being evaluated in this thread: inside one, results keep their graph (per
+    thread: another thread's transform must not make this one's results keep theirs)."""
+    n = 0
+
+
+_depth = _Depth()
 
 
 # ---------------------------------------------------------------- small trees (tuple, list, dict)
@@ -105,7 +114,7 @@ def _keeps_graph(args) -> bool:
     requires grad (and grad mode is on)."""
     if not is_grad_enabled():
         return False
-    return _depth[0] > 0 or any(isinstance(x, Tensor) and x.requires_grad
+    return _depth.n > 0 or any(isinstance(x, Tensor) and x.requires_grad
                                 for x in _flatten(list(args))[0])
 
 
@@ -134,12 +143,12 @@ def _stand_in(x: Tensor, keep: bool) -> Tensor:
 
 
 def _call(f, xs, kwargs, has_aux: bool, op: str):
-    _depth[0] += 1
+    _depth.n += 1
     try:
         with enable_grad():
             out = f(*xs, **kwargs)
     finally:
-        _depth[0] -= 1
+        _depth.n -= 1
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
@@ -367,11 +376,11 @@ def jacfwd(f, argnums=0):
             outs, spec = _flatten(f(*full))
             out_spec[:] = [spec]
             return tuple(outs)
-        _depth[0] += 1
+        _depth.n += 1
         try:
             jac = _jacobian(g, tuple(leaves), create_graph=False, strategy="forward-mode")
         finally:
-            _depth[0] -= 1
+            _depth.n -= 1
         per_out = [_by_argument(blocks, trees, single) for blocks in jac]
         return _unflatten(per_out, out_spec[0])[0]
     return wrapped

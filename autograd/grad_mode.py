@@ -10,6 +10,8 @@ False
 from __future__ import annotations
 
 import functools
+import inspect
+import numbers
 import threading
 from threading import get_ident
 
@@ -72,6 +74,8 @@ class _GradMode:
 
     def __call__(self, fn):
         make = self.clone
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(fn, make)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -117,6 +121,10 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode: bool):
         super().__init__()
+        # PyTorch takes a bool only; ints and NumPy bools are clear too, but bool("no") is True
+        if not (isinstance(mode, numbers.Integral) or type(mode).__name__ in ("bool_", "bool")):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, got {type(mode).__name__} "
+                            f"{mode!r:.40}")
         self.mode = bool(mode)
         self._push(state.grad_enabled)
         state.grad_enabled = self.mode
@@ -136,3 +144,32 @@ class _Enter(_GradMode):
     def __init__(self, mode: bool):
         super().__init__()
         self.mode = mode
+
+
+def _wrap_generator(fn, make):
+    """A decorated generator function (PyTorch's): the mode holds while the generator's own
+    code runs (its creation, each next / send / throw / close), and the caller's mode is back
+    between them, so a consumer looping over it keeps its own mode."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make():
+            gen = fn(*args, **kwargs)
+        try:
+            with make():
+                value = next(gen)
+            while True:
+                try:
+                    sent = yield value
+                except GeneratorExit:
+                    with make():
+                        gen.close()
+                    raise
+                except BaseException as e:   # thrown in by the caller: into fn, in the mode
+                    with make():
+                        value = gen.throw(e)
+                else:
+                    with make():
+                        value = gen.send(sent)
+        except StopIteration as stop:
+            return stop.value
+    return wrapper

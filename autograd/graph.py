@@ -20,6 +20,7 @@ from tensor.aliasing import may_overlap
 from tensor.public import INPLACE
 
 from .grad_mode import state
+from .inplace_undo import undo_point as _undo_point
 from .node_api import NodeAPI, NodeType
 
 RULES: dict = {}  # op name -> Rule (rules.py and friends register here)
@@ -563,6 +564,13 @@ def record(name, fn, args, kwargs):
         if rule is None:  # refuse before the data changes
             raise NotImplementedError(f"autograd: no derivative rule for in-place {name!r}; use "
                                       "the out-of-place form")
+    undo = None
+    if name in INPLACE and type(args[0]) is Tensor:
+        if need_tan and (rule is None or rule.jvp is None) and _differentiable_out(args[0]):
+            raise NotImplementedError(f"autograd: no {'derivative' if rule is None else 'forward-mode (jvp)'}"
+                                      f" rule for {name!r}")   # (before the data changes)
+        if st.saved_hooks or need_tan:   # user code (a pack hook, a jvp) runs after the write
+            undo = _undo_point(args[0])
     # copies on the graph (recorded: the rule's result may be differentiated again)
     pre = _before_write(rule, args) if name in INPLACE and rule is not None else None
     st.depth += 1
@@ -570,6 +578,18 @@ def record(name, fn, args, kwargs):
         out = fn(*args, **kwargs) if st.sac is None else st.sac(name, fn, args, kwargs)
     finally:
         st.depth -= 1
+    if undo is None:
+        return _recorded(name, rule, args, kwargs, out, tensors, pre, need_grad, need_tan)
+    try:
+        return _recorded(name, rule, args, kwargs, out, tensors, pre, need_grad, need_tan)
+    except BaseException:   # a pack hook raised: the write is undone (else x's new values
+        undo()              # would carry its old graph: a silently wrong gradient)
+        raise
+
+
+def _recorded(name, rule, args, kwargs, out, tensors, pre, need_grad, need_tan):
+    """The end of record(), after the op ran: its node on the graph, its output's tangent."""
+    st = state
     cargs = args if not pre else tuple(pre.get(i, a) for i, a in enumerate(args))
     if name not in INPLACE:
         _own_outputs(out, tensors)

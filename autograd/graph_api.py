@@ -95,7 +95,9 @@ def register_multi_grad_hook(tensors: Iterable[Tensor], fn: Callable, *, mode: s
                     reached = {id(n) for n in cur[1]}
                     st = passes[cur[0]] = {"grads": [None] * len(tensors), "done": False,
                                            "wait": {j for j, nid in enumerate(nodes) if nid in reached}}
-                    engine.queue_callback(lambda no=cur[0]: finish(no))   # (also drops the state)
+                    engine.queue_callback(lambda no=cur[0]: finish(no))
+                    # a pass that raises runs no callback: its state (gradients) goes anyway
+                    engine.on_backward_end(lambda no=cur[0]: passes.pop(no, None))
                 if st["done"]:
                     return
                 if mode == "any":

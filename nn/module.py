@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -184,8 +185,10 @@ class Module(_sh.StateHooks, ModuleExtras):
                 if k in always:   # always_call: run on the way out of a failing forward too
                     try:
                         self._call_forward_hook(k, hook, args, kwargs, None)
-                    except Exception:
-                        pass
+                    except Exception as e:   # (the forward's error goes on; this one is said)
+                        warnings.warn(f"{self._get_name()}: a forward hook with always_call=True raised "
+                                      f"{type(e).__name__}: {e} while the forward's own error was being "
+                                      "raised; it was silenced", RuntimeWarning, stacklevel=3)
             raise
         for k, hook in list(self._forward_hooks.items()):
             r = self._call_forward_hook(k, hook, args, kwargs, out)
@@ -447,10 +450,11 @@ class Module(_sh.StateHooks, ModuleExtras):
                     if p is None:
                         continue
                     new = fn(p)
-                    if new is not p:
+                    if new is not p:   # (the grad mapped first: its failure leaves p as it was)
+                        g = None if p.grad is None else fn(p.grad)
                         p.data = new
-                        if p.grad is not None:
-                            p.grad = fn(p.grad)
+                        if g is not None:
+                            p.grad = g
                 for k, b in m._buffers.items():
                     if b is not None:
                         m._buffers[k] = fn(b)
@@ -575,6 +579,12 @@ class Module(_sh.StateHooks, ModuleExtras):
             if v.shape != t.shape:
                 errors.append(f"size mismatch for {k}: copying a tensor of shape {v.shape} from the "
                               f"checkpoint, the shape in the current model is {t.shape}")
+            elif not assign:   # what copy_ would refuse, refused before anything is copied
+                if v.dtype.kind == "c" and t.dtype.kind != "c":
+                    errors.append(f"dtype mismatch for {k}: copying a {v.dtype.name} tensor from the "
+                                  f"checkpoint into {t.dtype.name} would drop its imaginary parts")
+                elif not t.flags.writeable:
+                    errors.append(f"{k} is read-only in the current model (its memory cannot be written)")
         if strict:
             errors = _sh.key_lines(missing, unexpected) + errors
         if errors:

@@ -252,7 +252,11 @@ class Compiled:
             prog, why = None, ("it reaches an argument's memory through another tensor (a "
                                "closure, a global or an attribute), which its replays would not see")
         else:
-            prog, why = finish(cap, statics, result)
+            try:
+                prog, why = finish(cap, statics, result)
+            except Exception as e:   # the step has run (its side effects done): its result stands
+                prog, why = None, (f"building its program failed ({type(e).__name__}: "
+                                   f"{(str(e).splitlines() or [''])[0][:200]})")
         if prog is None:   # it ran (eagerly) on the buffers: its writes go to the arguments
             _write_back(statics, ins)
             return self._refused(key, why, result)

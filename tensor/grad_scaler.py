@@ -248,13 +248,15 @@ class GradScaler:
         if not state_dict:
             raise RuntimeError("GradScaler.load_state_dict: the state dict is empty, possibly "
                                "because it was saved from a disabled GradScaler")
-        scale = state_dict["scale"]
-        self._set_scale(float(scale.item()) if isinstance(scale, Tensor) else float(scale))
-        self._growth_factor = float(state_dict["growth_factor"])
-        self._backoff_factor = float(state_dict["backoff_factor"])
-        self._growth_interval = int(state_dict["growth_interval"])
-        tracker = state_dict["_growth_tracker"]
-        self._growth_tracker = int(tracker.item()) if isinstance(tracker, Tensor) else int(tracker)
+        def num(key, kind):
+            v = state_dict[key]
+            return kind(v.item()) if isinstance(v, Tensor) else kind(v)
+        # every entry read before any is set: a bad one leaves the scaler as it was
+        values = (num("scale", float), num("growth_factor", float), num("backoff_factor", float),
+                  num("growth_interval", int), num("_growth_tracker", int))
+        scale, self._growth_factor, self._backoff_factor, self._growth_interval, \
+            self._growth_tracker = values
+        self._set_scale(scale)
 
 
 def _unscale_grads(params: list, inv: float, found: Tensor) -> None:

@@ -108,7 +108,17 @@ class Generator:
         return (self.seed, self.offset)
 
     def set_state(self, state) -> None:
-        self.seed, self.offset = int(state[0]) & _MASK64, int(state[1])
+        """Back to a (seed, offset) pair get_state returned; a bad one raises, changing nothing
+        (an offset outside [0, 2**64) would make every later draw fail after moving on)."""
+        try:
+            seed, offset = state
+            seed, offset = operator.index(seed), operator.index(offset)
+        except (TypeError, ValueError):
+            raise TypeError(f"set_state: expects a (seed, offset) pair of ints, as get_state returns, "
+                            f"got {state!r:.80}") from None
+        if not 0 <= offset < 2**64:
+            raise ValueError(f"set_state: offset must be in [0, 2**64), got {offset}")
+        self.seed, self.offset = _fold_seed(seed), offset
         if _hook.capture is not None:
             _hook.capture.restored(self)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import functools
 import os
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -224,17 +225,15 @@ class Program:
             else:
                 for step in self.steps:
                     self.step(step, base)
-        except BaseException:   # (an index out of range): what it wrote reaches the arguments
+        except BaseException:   # (an index out of range): what it wrote reaches the arguments,
+            self._bump()          # and the memory it may have written counts as written, as eagerly
             self._write_back(inputs)
             raise
         for g, adv in self.gens.items():
             g.offset = base[g][1] + adv
         for g, seed, off in self.reset:   # seeded in the step: left as the step leaves it
             g.seed, g.offset = seed, off
-        for w in self.bump:
-            s = w()
-            if s is not None:
-                s.version += 1
+        self._bump()
         self._write_back(inputs)
         for g in self.out_groups:
             if len(g) == 1:
@@ -243,6 +242,13 @@ class Program:
                 for i, c in zip(g, copy_sharing([self.outs[i] for i in g])):
                     res[i] = c
         return _unflatten(self.tree, res), False
+
+    def _bump(self) -> None:
+        """The version counters of the memory the step writes move on (saved tensors see it)."""
+        for w in self.bump:
+            s = w()
+            if s is not None:
+                s.version += 1
 
     def _write_back(self, inputs) -> None:
         """The arguments the step writes get their buffers' values (read-only aliases of a
@@ -435,12 +441,25 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
 def _fuse_one(cap: _Capture, first: int, last: int, f):
     """(first call, the backend's fused callable or None) of run f of calls first..last."""
     be = cap.calls[first][5]
-    ready = be.fuse(f)
+    ready = _try_fuse(be, f, cap.label)
     if ready is None and (f.gemm or f.head) is not None:   # the run without its first call
         f.gemm = f.head = None
         first += 1
-        ready = be.fuse(f) if first < last else None
+        ready = _try_fuse(be, f, cap.label) if first < last else None
     return first, ready
+
+
+def _try_fuse(be, f, label: str):
+    """be.fuse(f), or None (the run replays call by call, as eagerly) when building its kernel
+    fails: a compile error must not fail a step that has already run (its side effects done),
+    nor every later call of it."""
+    try:
+        return be.fuse(f)
+    except Exception as e:
+        why = (str(e).splitlines() or [""])[0][:200]
+        warnings.warn(f"tensor.compile: {label}: building a fused kernel failed ({type(e).__name__}: "
+                      f"{why}); its calls replay unfused", RuntimeWarning, stacklevel=2)
+        return None
 
 
 def _build_fused(cap: _Capture, runs: list) -> list:

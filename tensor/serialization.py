@@ -171,15 +171,25 @@ def save(obj: Mapping, path, compress: bool = False) -> None:
         return
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".npz")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".npz")
+    except OSError as e:   # (named after the target: the temporary file is ours, not the caller's)
+        raise _named(e, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             _write_npz(f, arrays, compress)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename == tmp:
+            raise _named(e, path) from None
         raise
+
+
+def _named(e: OSError, path: str) -> OSError:
+    """e (an OSError about save's temporary file) as the same error about `path`."""
+    return type(e)(e.errno, f"save: {e.strerror}", path)
 
 
 def _native(a: np.ndarray) -> np.ndarray:

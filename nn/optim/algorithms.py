@@ -54,6 +54,14 @@ class SGD(Optimizer):
 
     _sparse_grads = True
 
+    def _check_sparse(self, group):
+        mom, wd = float(group["momentum"]), float(group["weight_decay"])
+        if mom != 0 or wd != 0:
+            raise RuntimeError("SGD: sparse gradients (e.g. nn.Embedding(sparse=True)) are supported "
+                               f"only without momentum and weight_decay (got momentum={mom}, "
+                               f"weight_decay={wd}); use momentum=0, weight_decay=0 or a dense "
+                               "gradient")
+
     def _update(self, group, p, g, state):
         lr, mom, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
         if not isinstance(g, T.Tensor):
@@ -78,12 +86,8 @@ class SGD(Optimizer):
 
 def _sgd_sparse(p, g, lr, mom, wd, maximize):
     """p -= lr * g for a sparse (tensor.sparse.SparseCOO) g, without densifying: its coalesced
-    entries (duplicates summed deterministically) index_add-ed into p's rows."""
-    if mom != 0 or wd != 0:
-        raise RuntimeError("SGD: sparse gradients (e.g. nn.Embedding(sparse=True)) are supported "
-                           f"only without momentum and weight_decay (got momentum={mom}, "
-                           f"weight_decay={wd}); use momentum=0, weight_decay=0 or a dense "
-                           "gradient")
+    entries (duplicates summed deterministically) index_add-ed into p's rows (SGD's
+    _check_sparse has refused momentum and weight decay)."""
     keys, vals = sparse_entries(p, g)
     flat_update(p, lambda f: T.index_add_(f, 0, keys, vals, alpha=lr if maximize else -lr))
 
@@ -195,10 +199,13 @@ class SparseAdam(Optimizer):
     def _check_options(self, g):
         Adam._check_options(self, dict(g, weight_decay=0.0))
 
-    def _update(self, group, p, g, state):
-        if isinstance(g, T.Tensor):
+    def _grad(self, p):   # (checked with the others, before any parameter changes)
+        if isinstance(p.grad, T.Tensor):
             raise RuntimeError("SparseAdam does not support dense gradients, please consider "
                                "Adam instead")
+        return super()._grad(p)
+
+    def _update(self, group, p, g, state):
         if not state:
             state.update(step=0, exp_avg=_zeros(p), exp_avg_sq=_zeros(p))
         state["step"] += 1

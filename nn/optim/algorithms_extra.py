@@ -101,12 +101,14 @@ class Adagrad(Optimizer):
         std = T.sqrt(s) + float(group["eps"])
         p.add_(d * -clr / std)
 
-    @staticmethod
-    def _sparse_step(group, p, g, s, clr: float) -> None:
-        """The sum and p updated at the (coalesced) entries of the sparse gradient g."""
+    def _check_sparse(self, group):
         if float(group["weight_decay"]) != 0:
             raise RuntimeError("Adagrad: weight_decay is not compatible with sparse gradients "
                                "(as PyTorch's); use weight_decay=0 or a dense gradient")
+
+    @staticmethod
+    def _sparse_step(group, p, g, s, clr: float) -> None:
+        """The sum and p updated at the (coalesced) entries of the sparse gradient g."""
         keys, vals = sparse_entries(p, g)
         if group["maximize"]:
             vals = -vals

@@ -176,8 +176,9 @@ class LBFGS(Optimizer):
                 return T.asarray(v, dtype=real, device=first.device).copy()
             return v
         saved = state_dict["state"].get(0, state_dict["state"].get("0", {}))
+        loaded = {k: load(v) for k, v in saved.items()}   # (a bad entry raises before any change)
         self.state = type(self.state)(dict)
-        self.state[first] = {k: load(v) for k, v in saved.items()}
+        self.state[first] = loaded
         self.param_groups = [{**groups[0], "params": self._params()}]
 
     def _flat_grad(self):
@@ -217,15 +218,29 @@ class LBFGS(Optimizer):
                 p.copy_(v)
 
     def step(self, closure: Callable | None = None):
+        """Up to max_iter iterations, each calling closure (more with the line search). A
+        closure that raises (or an interrupt) leaves the parameters and the state as they were
+        before the step, not at a half-done iteration or a line search's trial point."""
         if closure is None:
             raise TypeError("LBFGS.step: a closure that recomputes the loss is required")
-        group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
-        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
         if not self._params():   # nothing to optimise: the loss only, as PyTorch's
             with enable_grad():
                 return closure()
         state = self.state[self._params()[0]]
+        x0 = self._values()
+        snap = {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
+        try:
+            return self._iterate(closure, state)
+        except BaseException:
+            self._set(x0)
+            state.clear()
+            state.update(snap)
+            raise
+
+    def _iterate(self, closure, state):
+        group = self.param_groups[0]
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         with enable_grad():

@@ -91,8 +91,13 @@ class LRScheduler:
         island(self._step, epoch)
 
     def _step(self, epoch: int | None = None) -> None:
-        self._step_count += 1
-        self._update_lr(epoch)
+        count, last = self._step_count, self.last_epoch
+        try:
+            self._step_count += 1
+            self._update_lr(epoch)
+        except BaseException:   # (an lr_lambda raising: the epoch is not counted, or skipped)
+            self._step_count, self.last_epoch = count, last
+            raise
 
     def _update_lr(self, epoch: int | None = None) -> None:
         """Advance one epoch with get_lr(), or jump to `epoch` with the closed form where the

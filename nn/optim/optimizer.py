@@ -287,8 +287,9 @@ class Optimizer:
             with autograd.enable_grad():
                 loss = closure()
         with autograd.no_grad():
-            for group in self.param_groups:
-                todo = self._checked(group)   # every error raised before anything changes
+            # every error raised before anything changes, in any group
+            todos = [self._checked(group) for group in self.param_groups]
+            for group, todo in zip(self.param_groups, todos):
                 masters, gathered = [], {}
                 try:
                     for p, g in todo:
@@ -320,12 +321,18 @@ class Optimizer:
             if p.grad is None:
                 continue
             g = self._grad(p)
+            if not isinstance(g, Tensor):
+                self._check_sparse(group)
             check_writable(p, f"{type(self).__name__}.step")
             state = self.state.get(p)
             if state:
                 self._check_state(group, p, state)
             todo.append((p, g))
         return todo
+
+    def _check_sparse(self, group: dict[str, Any]) -> None:
+        """Raise when the group's options do not go with a sparse gradient (checked with the
+        rest, before any parameter changes)."""
 
     _scalar_state = frozenset({"step", "mu_product"})   # state entries that are not p-shaped
 
@@ -469,17 +476,17 @@ class Optimizer:
                                  "the size of optimizer's group")
         by_index = {i: (p, saved) for mine, saved in zip(self.param_groups, groups)
                     for i, p in zip(saved["params"], mine["params"])}
-        self.state = defaultdict(dict)
+        state = defaultdict(dict)   # built whole, then set: a bad entry changes nothing
         for i, st in state_dict["state"].items():
             p, group = by_index.get(int(i), (None, None))
             if p is None:
                 continue
             # a master-weight parameter's state is float32 (its master copy included)
             d = dt.float32 if _uses_master(group, p) else p.dtype
-            self.state[p] = {k: _load_value(k, v, p, d, int(i), self._scalar_state)
-                             for k, v in st.items()}
-            if "master" in self.state[p]:
-                self.state[p]["_p_version"] = p._storage.version
+            state[p] = {k: _load_value(k, v, p, d, int(i), self._scalar_state) for k, v in st.items()}
+            if "master" in state[p]:
+                state[p]["_p_version"] = p._storage.version
+        self.state = state
         self.param_groups = [{**({"param_names": mine["param_names"]} if "param_names" in mine else {}),
                               **saved, "params": mine["params"]}
                              for mine, saved in zip(self.param_groups, groups)]

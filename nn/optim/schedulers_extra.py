@@ -224,6 +224,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         island(self._step, epoch)
 
     def _step(self, epoch=None) -> None:
+        if epoch is not None and epoch < 0:   # (refused before anything is counted)
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected non-negative epoch, got {epoch}")
         self._step_count += 1
         if epoch is None and self.last_epoch < 0:
             epoch = 0
@@ -233,8 +235,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             if self.T_cur >= self.T_i:
                 self.T_cur %= self.T_i
                 self.T_i *= self.T_mult
-        elif epoch < 0:
-            raise ValueError(f"CosineAnnealingWarmRestarts: expected non-negative epoch, got {epoch}")
         elif epoch >= self.T_0:
             if self.T_mult == 1:
                 self.T_cur = epoch % self.T_0

@@ -99,6 +99,10 @@ class AveragedModel(Module):
         if len(mine) != len(theirs):
             raise ValueError(f"AveragedModel.update_parameters: the model has {len(theirs)} "
                              f"tensors to average, the averaged copy {len(mine)}")
+        for i, (a, c) in enumerate(zip(mine, theirs)):   # (before any is written)
+            if tuple(a.shape) != tuple(c.shape):
+                raise ValueError(f"AveragedModel.update_parameters: tensor {i} of the model has shape "
+                                 f"{tuple(c.shape)}, the averaged copy's {tuple(a.shape)}")
         n = int(self.n_averaged.item())
         with no_grad():
             cur = [c.detach().to(a.device) for a, c in zip(mine, theirs)]
