@@ -433,6 +433,10 @@ def _pairs(v, ndim: int, op: str, as_index: bool) -> list:
         v = seq
     if ndim == 0:
         return []
+    if type(v) is int or (type(v) is float and not as_index):   # pad(x, 3): no NumPy round trip
+        if as_index and v < 0:
+            raise ValueError(f"{op}: pad_width can't contain negative values, got {v!r}")
+        return [(v, v)] * ndim
     a = np.asarray(v)
     if as_index:
         if a.dtype.kind not in "iu":

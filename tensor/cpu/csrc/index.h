@@ -98,11 +98,25 @@ int64_t sx_index_offsets(int k, int nd, const int64_t *shape, const intptr_t *pt
                 for (int d = 0; d < nd; d++) pos += idx[d] * st[d];
                 const int64_t *a = (const int64_t *)ptrs[j] + pos;
                 int64_t s = st[nd - 1], sz = sizes[j], xs = xst[j], first = -1;
-                for (int64_t i = 0; i < len; i++) {
-                    int64_t v = a[i * s];
-                    v += v < 0 ? sz : 0;
-                    if ((uint64_t)v >= (uint64_t)sz && first < 0) first = i;
-                    if (j == 0) o[p + i] = v * xs; else o[p + i] += v * xs;
+                if (s == 1 && j == 0) {   /* one contiguous run: no branch an element, so the */
+                    int anybad = 0;       /* loop vectorises (a 2^18 bincount's offsets 2x) */
+                    for (int64_t i = 0; i < len; i++) {
+                        int64_t v = a[i];
+                        v += v < 0 ? sz : 0;
+                        anybad |= (uint64_t)v >= (uint64_t)sz;
+                        o[p + i] = v * xs;
+                    }
+                    for (int64_t i = 0; anybad && i < len; i++) {
+                        int64_t v = a[i] + (a[i] < 0 ? sz : 0);
+                        if ((uint64_t)v >= (uint64_t)sz) { first = i; break; }
+                    }
+                } else {
+                    for (int64_t i = 0; i < len; i++) {
+                        int64_t v = a[i * s];
+                        v += v < 0 ? sz : 0;
+                        if ((uint64_t)v >= (uint64_t)sz && first < 0) first = i;
+                        if (j == 0) o[p + i] = v * xs; else o[p + i] += v * xs;
+                    }
                 }
                 if (first >= 0 && j * n + p + first < bad) bad = j * n + p + first;
             }
@@ -218,6 +232,9 @@ void sx_nonzero_fill(int nd, const int64_t *shape, intptr_t mask, int mode,
                     if (mode == 1) {
                         int64_t *o = (int64_t *)off, b = acc + i * sl;
                         for (int k = 0; k < 8; k++) { o[w] = b + k * sl; w += (bits >> (8 * k + 7)) & 1; }
+                    } else if (nd == 1) {   /* 1-d: no other coordinates (the general loop's */
+                        int64_t b = i0 + i, *o = (int64_t *)coords[0];   /* reloads: 3x NumPy) */
+                        for (int k = 0; k < 8; k++) { o[w] = b + k; w += (bits >> (8 * k + 7)) & 1; }
                     } else {
                         int64_t b = i0 + i, *last = (int64_t *)coords[nd - 1];   /* hoisted: the stores */
                         for (int k = 0; k < 8; k++) {                          /* may alias coords[] */

@@ -32,6 +32,58 @@
 #include "common.h"
 #include "scalar/sort_key.h"
 
+/* sx_ckey_<sfx>: the keys of sort_key.h, equal for every input (all 2^32 float32 and 2^16
+ * 16-bit patterns compared), the float ones computed without a branch on the data: the shared
+ * nested selects compile to a branch on the sign, mispredicted half the time on random data
+ * (a key 3.4x slower; a histogram's search of 2^18 values spent most of its time there). */
+#define SX_CKEY_F(S, U, I, SIGN, INF, MASK)                                                     \
+    static inline uint64_t sx_ckey_##S(U r, int desc) {                                         \
+        /* negative: flip all bits, else the sign bit (an arithmetic shift: GCC turns a select \
+         * on the sign back into a branch) */                                                   \
+        U k = r ^ ((U)((I)r >> (8 * sizeof(U) - 1)) | (U)(SIGN));                               \
+        k = r == (U)(SIGN) ? (U)(SIGN) : k;                /* -0.0: +0.0's key */               \
+        k = (U)(r & ~(U)(SIGN)) > (U)(INF) ? (U)(MASK) : k;   /* NaN: the largest */           \
+        return sx_key_fin(k, desc, MASK);                                                       \
+    }
+#define SX_CKEY_I(S, U)                                                                         \
+    static inline uint64_t sx_ckey_##S(U r, int desc) { return sx_sort_key_##S(r, desc); }
+/* sx_unkey_<sfx>(k, &r): the bits r whose ascending key is k; 0 where that is not unique (a
+ * float's zero and NaN keys: -0.0 / +0.0, every NaN), 1 otherwise. */
+#define SX_UNKEY_F(S, U, SIGN, MASK)                                                            \
+    static inline int sx_unkey_##S(uint64_t k, U *r) {                                          \
+        *r = (U)(k >= (SIGN) ? k ^ (SIGN) : ~k & (MASK));                                       \
+        return k != (SIGN) && k != (MASK);                                                      \
+    }
+#define SX_UNKEY_I(S, U, FLIP)                                                                  \
+    static inline int sx_unkey_##S(uint64_t k, U *r) { *r = (U)(k ^ (FLIP)); return 1; }
+SX_CKEY_F(f16, uint16_t, int16_t, 0x8000u, 0x7c00u, 0xffffu)
+SX_CKEY_F(bf16, uint16_t, int16_t, 0x8000u, 0x7f80u, 0xffffu)
+SX_CKEY_F(f32, uint32_t, int32_t, 0x80000000u, 0x7f800000u, 0xffffffffu)
+SX_CKEY_F(f64, uint64_t, int64_t, 0x8000000000000000ull, 0x7ff0000000000000ull, ~0ull)
+SX_UNKEY_F(f16, uint16_t, 0x8000u, 0xffffu)
+SX_UNKEY_F(bf16, uint16_t, 0x8000u, 0xffffu)
+SX_UNKEY_F(f32, uint32_t, 0x80000000u, 0xffffffffu)
+SX_UNKEY_F(f64, uint64_t, 0x8000000000000000ull, ~0ull)
+SX_UNKEY_I(u8, uint8_t, 0)
+SX_UNKEY_I(i8, uint8_t, 0x80u)
+SX_UNKEY_I(i16, uint16_t, 0x8000u)
+SX_UNKEY_I(u16, uint16_t, 0)
+SX_UNKEY_I(i32, uint32_t, 0x80000000u)
+SX_UNKEY_I(u32, uint32_t, 0)
+SX_UNKEY_I(i64, uint64_t, 0x8000000000000000ull)
+SX_UNKEY_I(u64, uint64_t, 0)
+/* bool: any nonzero byte is True, so its bits are read at its position */
+static inline int sx_unkey_b8(uint64_t k, uint8_t *r) { *r = (uint8_t)k; return 0; }
+SX_CKEY_I(b8, uint8_t)
+SX_CKEY_I(u8, uint8_t)
+SX_CKEY_I(i8, uint8_t)
+SX_CKEY_I(i16, uint16_t)
+SX_CKEY_I(u16, uint16_t)
+SX_CKEY_I(i32, uint32_t)
+SX_CKEY_I(u32, uint32_t)
+SX_CKEY_I(i64, uint64_t)
+SX_CKEY_I(u64, uint64_t)
+
 typedef struct { uint64_t k; int64_t i; } sx_kv;
 typedef void (*sx_keys_fn)(const char *x, int64_t n, int desc, sx_kv *kv);
 
@@ -60,27 +112,38 @@ static sx_kv *sx_merge_sort(sx_kv *a, sx_kv *tmp, int64_t n) {
     return a;
 }
 
-/* LSD radix sort of the pairs by the low `bytes` bytes of their keys (all a key uses:
- * sort_key.h), one byte a pass, passes whose byte is the same in every key skipped. Stable,
- * so it gives the merge sort's permutation; it reads the pairs 1 + bytes times instead of
+/* LSD radix sort of the pairs by their keys, over only the bits that differ between keys
+ * (one OR pass finds them: integers below 1000 sort in one pass of 10 bits, not two of a
+ * byte each), in passes of equal digits of at most 8 bits, or 11 from SX_RADIX11_MIN pairs,
+ * where the longer prefix sums pay for a pass fewer (3 instead of 4 for 32 bits). Stable, so
+ * it gives the merge sort's permutation; it reads the pairs 2 + passes times instead of
  * log2(n / 16) times, without the merge's unpredictable branches (a 1M-element float32 sort
- * was 30x NumPy's time, rows of 1000 elements 37 ns an element). */
+ * was 30x NumPy's time, rows of 1000 elements 37 ns an element). `bytes`: the key's width. */
 #define SX_RADIX_MIN 512   /* elements per key byte from which radix beats merging */
+#define SX_RADIX11_MIN 32768
 
 #define SX_RADIX_DEF(NAME, PAIR)                                                            \
 static PAIR *NAME(PAIR *a, PAIR *tmp, int64_t n, int bytes) {                               \
-    int64_t cnt[8][256];                                                                    \
-    memset(cnt, 0, sizeof(int64_t) * 256 * (size_t)bytes);                                  \
+    int64_t cnt[8][2048];                                                                   \
+    uint64_t k0 = a[0].k, diff = 0;                                                         \
+    for (int64_t i = 0; i < n; i++) diff |= a[i].k ^ k0;                                    \
+    if (diff == 0 || bytes <= 0) return a;                                                  \
+    const int lo = __builtin_ctzll(diff), span = 64 - __builtin_clzll(diff) - lo;           \
+    const int Dmax = n >= SX_RADIX11_MIN ? 11 : 8, passes = (span + Dmax - 1) / Dmax;       \
+    const int D = (span + passes - 1) / passes;                                             \
+    const uint64_t R = (uint64_t)1 << D, M = R - 1;                                         \
+    for (int b = 0; b < passes; b++) memset(cnt[b], 0, sizeof(int64_t) * R);                \
     for (int64_t i = 0; i < n; i++) {                                                       \
-        uint64_t k = a[i].k;                                                                \
-        for (int b = 0; b < bytes; b++) cnt[b][(k >> (8 * b)) & 0xff]++;                    \
+        uint64_t k = a[i].k >> lo;                                                          \
+        for (int b = 0; b < passes; b++) cnt[b][(k >> (D * b)) & M]++;                      \
     }                                                                                       \
-    for (int b = 0; b < bytes; b++) {                                                       \
+    for (int b = 0; b < passes; b++) {                                                      \
         int64_t *c = cnt[b];                                                                \
-        if (c[(a[0].k >> (8 * b)) & 0xff] == n) continue;   /* one bucket: nothing moves */ \
+        const int sh = lo + D * b;                                                          \
+        if (c[(k0 >> sh) & M] == n) continue;   /* one bucket: nothing moves */             \
         int64_t sum = 0;                                                                    \
-        for (int d = 0; d < 256; d++) { int64_t v = c[d]; c[d] = sum; sum += v; }           \
-        for (int64_t i = 0; i < n; i++) tmp[c[(a[i].k >> (8 * b)) & 0xff]++] = a[i];        \
+        for (uint64_t d = 0; d < R; d++) { int64_t v = c[d]; c[d] = sum; sum += v; }        \
+        for (int64_t i = 0; i < n; i++) tmp[c[(a[i].k >> sh) & M]++] = a[i];                \
         PAIR *t = a; a = tmp; tmp = t;                                                      \
     }                                                                                       \
     return a;                                                                               \
@@ -93,10 +156,12 @@ SX_RADIX_DEF(sx_radix_sort, sx_kv)
 SX_RADIX_DEF(sx_radix_sort32, sx_kv32)
 
 /* out[j] = the int64 positions, vout[j] (when not NULL) the values, of the sorted pairs s */
-#define SX_SORT_OUT(s)                                                                      \
+#define SX_SORT_OUT(s, VALS)                                                                  \
     do {                                                                                    \
         for (int64_t j = 0; j < L; j++) iout[r * L + j] = (s)[j].i;                         \
-        if (vout) {   /* a fixed-size copy per width: memcpy of a run-time size is a call */ \
+        if (vout && VALS) {                                                                 \
+            VALS((s), L, desc, xr, vout + r * L * width);                                   \
+        } else if (vout) {   /* a fixed-size copy per width: memcpy of a run-time size is a call */ \
             char *vr = vout + r * L * width;                                                \
             switch (width) {                                                                \
             case 1: for (int64_t j = 0; j < L; j++) vr[j] = xr[(s)[j].i]; break;            \
@@ -110,9 +175,15 @@ SX_RADIX_DEF(sx_radix_sort32, sx_kv32)
         }                                                                                   \
     } while (0)
 
+/* vals / vals32 (or NULL: a gather by position): the sorted values written from the sorted
+ * pairs' keys, which hold every value but NaN's and -0.0's bits (those read at their position):
+ * a sequential pass where the gather was a random one (half of a 2^18 int64 sort's time). */
+typedef void (*sx_vals_fn)(const sx_kv *s, int64_t L, int desc, const char *x, char *out);
+typedef void (*sx_vals32_fn)(const sx_kv32 *s, int64_t L, int desc, const char *x, char *out);
+
 SX_INLINE int sx_sort_rows_impl(int64_t rows, int64_t L, const char *x, char *vout, int64_t *iout,
                                  int desc, int nthreads, int width, sx_keys_fn keys,
-                                 sx_keys32_fn keys32) {
+                                 sx_keys32_fn keys32, sx_vals_fn vals, sx_vals32_fn vals32) {
     int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1, failed = 0;
     int radix = L >= SX_RADIX_MIN / 4 * width, compact = radix && width <= 4 && L <= UINT32_MAX;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(|: failed)
@@ -129,13 +200,13 @@ SX_INLINE int sx_sort_rows_impl(int64_t rows, int64_t L, const char *x, char *vo
                 keys32(xr, L, desc, a);
                 while (up < L && a[up - 1].k <= a[up].k) up++;
                 sx_kv32 *s = up >= L ? a : sx_radix_sort32(a, a + L, L, width);
-                SX_SORT_OUT(s);
+                SX_SORT_OUT(s, vals32);
             } else {
                 keys(xr, L, desc, buf);
                 while (up < L && buf[up - 1].k <= buf[up].k) up++;
                 sx_kv *s = up >= L ? buf : radix ? sx_radix_sort(buf, buf + L, L, width)
                                                  : sx_merge_sort(buf, buf + L, L);
-                SX_SORT_OUT(s);
+                SX_SORT_OUT(s, vals);
             }
         }
         free(buf);
@@ -171,11 +242,11 @@ int sx_topk_rows_##S(int64_t rows, int64_t L, int64_t k, intptr_t x, intptr_t vo
         for (int64_t r = 0; r < rows; r++) {                                                    \
             if (h == NULL || k == 0) continue;                                                  \
             const U *p = (const U *)x + r * L;                                                  \
-            for (int64_t i = 0; i < k; i++) { h[i].k = sx_sort_key_##S(p[i], desc); h[i].i = i; } \
+            for (int64_t i = 0; i < k; i++) { h[i].k = sx_ckey_##S(p[i], desc); h[i].i = i; } \
             for (int64_t j = k / 2 - 1; j >= 0; j--) sx_heap_down(h, k, j);                     \
             uint64_t top = h[0].k;                                                              \
             for (int64_t i = k; i < L; i++) {                                                   \
-                uint64_t kk = sx_sort_key_##S(p[i], desc);                                      \
+                uint64_t kk = sx_ckey_##S(p[i], desc);                                      \
                 if (kk < top) {   /* equal keys: the later position is the greater pair */      \
                     h[0].k = kk; h[0].i = i;                                                    \
                     sx_heap_down(h, k, 0);                                                      \
@@ -284,7 +355,7 @@ SX_SELECT_DEF(sx_select128, sx_u128)
     } while (0)
 
 #define SX_PARTITION_DEF(S, U)                                                                 \
-static inline uint64_t sx_sort_key_##S##_asc(U r) { return sx_sort_key_##S(r, 0); }             \
+static inline uint64_t sx_ckey_##S##_asc(U r) { return sx_ckey_##S(r, 0); }             \
 int sx_partition_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,  \
                           int64_t m, const int64_t *kth, int nthreads) {                        \
     int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1, failed = 0;         \
@@ -301,9 +372,9 @@ int sx_partition_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, in
             int64_t *io = (int64_t *)iout + r * L;                                              \
             U *vo = vout ? (U *)vout + r * L : NULL;                                            \
             if (compact) {                                                                      \
-                SX_PART_ROW(uint64_t, 32, sx_sort_key_##S##_asc);                               \
+                SX_PART_ROW(uint64_t, 32, sx_ckey_##S##_asc);                               \
             } else {                                                                            \
-                SX_PART_ROW(sx_u128, 64, sx_sort_key_##S##_asc);                                \
+                SX_PART_ROW(sx_u128, 64, sx_ckey_##S##_asc);                                \
             }                                                                                   \
         }                                                                                       \
         free(buf);                                                                              \
@@ -311,38 +382,112 @@ int sx_partition_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, in
     return failed ? -1 : 0;                                                                     \
 }
 
-#define SX_SORT(S, U)                                                                          \
-                                                                         \
-static void sx_keys_##S(const char *x, int64_t n, int desc, sx_kv *kv) {                        \
-    const U *p = (const U *)x;                                                                  \
-    for (int64_t i = 0; i < n; i++) { kv[i].k = sx_sort_key_##S(p[i], desc); kv[i].i = i; }     \
-}                                                                                               \
-static void sx_keys32_##S(const char *x, int64_t n, int desc, sx_kv32 *kv) {                    \
-    const U *p = (const U *)x;   /* used for keys of <= 4 bytes only: they fit */               \
-    for (int64_t i = 0; i < n; i++) {                                                           \
-        kv[i].k = (uint32_t)sx_sort_key_##S(p[i], desc); kv[i].i = (uint32_t)i; }               \
-}                                                                                               \
-int sx_sort_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,         \
-                     int desc, int nthreads) {                                                  \
-    return sx_sort_rows_impl(rows, L, (const char *)x, (char *)vout, (int64_t *)iout, desc, nthreads,  \
-                             (int)sizeof(U), sx_keys_##S, sx_keys32_##S);                       \
-}                                                                                               \
+/* Binary search over the n keys KEY(ARR[i], 0): the first i whose key is >= kv (left) or > kv
+ * (right), probing as the classic lo / hi search does (mid = lo + len / 2), so that an unsorted
+ * array, which digitize may pass, gives the answer it gave before and NumPy's gives. */
+#define SX_BSEARCH(KEY, ARR, n, kv, right, out)                                                 \
+    do {                                                                                        \
+        int64_t lo_ = 0, hi_ = (n);                                                             \
+        while (lo_ < hi_) {                                                                     \
+            int64_t mid_ = lo_ + (hi_ - lo_) / 2;                                               \
+            uint64_t km_ = KEY((ARR)[mid_], 0);                                                 \
+            if ((right) ? km_ <= (kv) : km_ < (kv)) lo_ = mid_ + 1; else hi_ = mid_;            \
+        }                                                                                       \
+        (out) = lo_;                                                                            \
+    } while (0)
+/* The same over n >= 1 sorted keys ka, where every search order gives that answer: a step by
+ * a select, not a branch on the data, and the same number of steps for every query (so the
+ * loop's one branch predicts): 5x the classic search's speed on random queries. */
+#define SX_BSEARCH_SORTED(ka, n, kv, right, out)                                                \
+    do {                                                                                        \
+        int64_t base_ = 0, len_ = (n);                                                          \
+        if (right) {                                                                            \
+            while (len_ > 1) {                                                                  \
+                int64_t half_ = len_ >> 1;                                                      \
+                base_ += (ka)[base_ + half_ - 1] <= (kv) ? half_ : 0;                           \
+                len_ -= half_;                                                                  \
+            }                                                                                   \
+            (out) = base_ + ((ka)[base_] <= (kv));                                              \
+        } else {                                                                                \
+            while (len_ > 1) {                                                                  \
+                int64_t half_ = len_ >> 1;                                                      \
+                base_ += (ka)[base_ + half_ - 1] < (kv) ? half_ : 0;                            \
+                len_ -= half_;                                                                  \
+            }                                                                                   \
+            (out) = base_ + ((ka)[base_] < (kv));                                               \
+        }                                                                                       \
+    } while (0)
+#define SX_KEYED(k, desc) (k)
+#define SX_SS_BLOCK 256
+
+/* With no more elements in a than queries, a's keys are computed once (a float's key costs
+ * more than a search step's compare: a 2^18 histogram's search of 65 edges was 7x NumPy) and
+ * checked to be in order, which lets the search step without branches; without memory for
+ * them, or with more elements than queries, each step keys its element. Queries go in blocks
+ * whose keys are computed first (a vectorised loop). */
+#define SX_SEARCHSORTED_DEF(S, U)                                                              \
 void sx_searchsorted_##S(int64_t n, intptr_t a, int64_t m, intptr_t v, int right,              \
                          intptr_t out, int nthreads) {                                          \
     const U *ap = (const U *)a, *vp = (const U *)v;                                             \
     int64_t *o = (int64_t *)out;                                                                \
+    if (n == 0) { for (int64_t j = 0; j < m; j++) o[j] = 0; return; }                           \
+    uint64_t *ka = n <= m ? (uint64_t *)malloc((size_t)n * sizeof(uint64_t)) : NULL;            \
+    int sorted = ka != NULL;                                                                    \
+    if (ka) for (int64_t i = 0; i < n; i++) {                                                   \
+        ka[i] = sx_ckey_##S(ap[i], 0);                                                          \
+        sorted &= i == 0 || ka[i - 1] <= ka[i];                                                 \
+    }                                                                                           \
+    int64_t nblk = (m + SX_SS_BLOCK - 1) / SX_SS_BLOCK;                                         \
     int nt = (m >= 4096 && nthreads > 1) ? nthreads : 1;                                        \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                    \
-    for (int64_t j = 0; j < m; j++) {                                                           \
-        uint64_t kv = sx_sort_key_##S(vp[j], 0);                                                \
-        int64_t lo = 0, hi = n;                                                                 \
-        while (lo < hi) {                                                                       \
-            int64_t mid = lo + (hi - lo) / 2;                                                   \
-            uint64_t km = sx_sort_key_##S(ap[mid], 0);                                          \
-            if (right ? km <= kv : km < kv) lo = mid + 1; else hi = mid;                        \
+    for (int64_t blk = 0; blk < nblk; blk++) {                                                  \
+        int64_t j0 = blk * SX_SS_BLOCK, nj = m - j0 < SX_SS_BLOCK ? m - j0 : SX_SS_BLOCK;       \
+        uint64_t kb[SX_SS_BLOCK];                                                               \
+        for (int64_t j = 0; j < nj; j++) kb[j] = sx_ckey_##S(vp[j0 + j], 0);                    \
+        if (sorted) {                                                                           \
+            for (int64_t j = 0; j < nj; j++) SX_BSEARCH_SORTED(ka, n, kb[j], right, o[j0 + j]); \
+        } else if (ka) {                                                                        \
+            for (int64_t j = 0; j < nj; j++) SX_BSEARCH(SX_KEYED, ka, n, kb[j], right, o[j0 + j]); \
+        } else {                                                                                \
+            for (int64_t j = 0; j < nj; j++) SX_BSEARCH(sx_ckey_##S, ap, n, kb[j], right, o[j0 + j]); \
         }                                                                                       \
-        o[j] = lo;                                                                              \
+    }                                                                                           \
+    free(ka);                                                                                   \
+}
+
+/* The values of the sorted pairs s from their keys (sx_unkey), or at their positions in x
+ * where the key does not say (NaN, zeros; a run each). K: the pairs' key type (a descending
+ * key is the ascending one inverted within the width). */
+#define SX_VALS_DEF(S, U, NAME, PAIR, K)                                                       \
+static void NAME(const PAIR *s, int64_t L, int desc, const char *x, char *out) {                \
+    const U *xp = (const U *)x;                                                                 \
+    U *o = (U *)out;                                                                            \
+    const uint64_t wmask = sizeof(U) == 8 ? ~0ull : ((uint64_t)1 << (8 * sizeof(U))) - 1;       \
+    for (int64_t j = 0; j < L; j++) {                                                           \
+        uint64_t k = (uint64_t)s[j].k;                                                          \
+        U r;                                                                                    \
+        if (!sx_unkey_##S(desc ? ~k & wmask : k, &r)) r = xp[s[j].i];                           \
+        o[j] = r;                                                                               \
     }                                                                                           \
 }
+
+#define SX_SORT(S, U)                                                                          \
+static void sx_keys_##S(const char *x, int64_t n, int desc, sx_kv *kv) {                        \
+    const U *p = (const U *)x;                                                                  \
+    for (int64_t i = 0; i < n; i++) { kv[i].k = sx_ckey_##S(p[i], desc); kv[i].i = i; }     \
+}                                                                                               \
+static void sx_keys32_##S(const char *x, int64_t n, int desc, sx_kv32 *kv) {                    \
+    const U *p = (const U *)x;   /* used for keys of <= 4 bytes only: they fit */               \
+    for (int64_t i = 0; i < n; i++) {                                                           \
+        kv[i].k = (uint32_t)sx_ckey_##S(p[i], desc); kv[i].i = (uint32_t)i; }               \
+}                                                                                               \
+SX_VALS_DEF(S, U, sx_vals_##S, sx_kv, uint64_t)                                                 \
+SX_VALS_DEF(S, U, sx_vals32_##S, sx_kv32, uint32_t)                                             \
+int sx_sort_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,         \
+                     int desc, int nthreads) {                                                  \
+    return sx_sort_rows_impl(rows, L, (const char *)x, (char *)vout, (int64_t *)iout, desc, nthreads,  \
+                             (int)sizeof(U), sx_keys_##S, sx_keys32_##S, sx_vals_##S, sx_vals32_##S); \
+}                                                                                               \
+SX_SEARCHSORTED_DEF(S, U)
 
 #endif
