@@ -8,6 +8,8 @@ from_numpy, from_dlpack). Values no dtype here can hold raise rather than change
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import dtypes as dt
@@ -123,6 +125,8 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
         # NumPy's type: ValueError for ragged data or NaN into an int dtype (as PyTorch), TypeError
         # for an object that is no number
         raise type(e)(f"{op}: cannot convert {type(data).__name__} to a tensor: {e}") from None
+    if d is dt.bfloat16:
+        a = _bf16_ints_once(data, a)
     if a.dtype == object:  # Python ints past uint64 (NumPy: object), or ragged / mixed data
         bad = next((x for x in _leaves(data) if type(x) is int and not -2**63 <= x < 2**64), None)
         if bad is not None:
@@ -131,6 +135,34 @@ def _np_from_data(data, d, op: str = "tensor") -> np.ndarray:
                                 f"{op}: Python integer {dt.show_int(bad)} out of bounds for int64")
         raise TypeError(f"{op}: cannot build a tensor from ragged or mixed data: {data!r:.80}")
     return _convertible(a, d, op)
+
+
+def _bf16_ints_once(data, a: np.ndarray) -> np.ndarray:
+    """Python data read for bfloat16 as float64 (`a`), with each integer past 2**53 (where
+    float64 had already rounded it once, and the cast to bfloat16 would round it again:
+    2**60 + 2**52 + 1 became 2**60, not 2**60 + 2**53) replaced by its bfloat16 rounding, which
+    float64 holds exactly: every value then rounds once."""
+    if a.dtype != np.float64 or a.size == 0:
+        return a
+    with np.errstate(invalid="ignore"):
+        if not (np.abs(a) > 2.0 ** 53).any():   # (NaN compares False)
+            return a
+    try:
+        leaves = np.asarray(data, dtype=object)
+    except (ValueError, TypeError):
+        return a
+    if leaves.shape != a.shape:
+        return a
+    out = a.copy().reshape(-1)
+    for i, x in enumerate(leaves.reshape(-1).tolist()):
+        if isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_) and abs(int(x)) > 2 ** 53:
+            m = abs(int(x))
+            sh = m.bit_length() - 8                 # bfloat16 keeps 8 significant bits
+            q, r = divmod(m, 1 << sh)
+            if 2 * r > 1 << sh or (2 * r == 1 << sh and q & 1):   # to nearest, ties to even
+                q += 1
+            out[i] = math.copysign(float(q << sh), int(x))
+    return out.reshape(a.shape)
 
 
 def _holds_complex(data) -> bool:

@@ -158,12 +158,18 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
         dim=None) -> Tensor:
     """Variance with `ddof` (NumPy) or `correction` (PyTorch) degrees of freedom removed; a
     complex x gives the real mean of |x - mean|^2 (NumPy's and PyTorch's)."""
+    return _var(x, axis, dtype, ddof, keepdims, correction, dim, root=False)
+
+
+def _var(x, axis, dtype, ddof, keepdims, correction, dim, root: bool) -> Tensor:
+    """var, or its square root (std) taken before the one rounding to a 16-bit dtype: the
+    float32 variance rounded to float16 and then square-rooted rounded twice (1 ulp off)."""
     x = ew.as_tensor(x)
     if correction is not None:
         ddof = correction
     axes = norm_axes(axis_arg(axis, dim), x.ndim, "var")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
-    if od.kind in "iub":
+    if od.kind in "iub":   # (std refuses an integer dtype before this)
         return _keep(_int_var(x, axes, ddof, od).astype(od), x, axes, keepdims)
     acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
     xa = x.astype(acc, copy=False)
@@ -180,6 +186,8 @@ def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
     denom = n - ddof
     # n <= ddof divides by zero: inf (nan where ss is 0), as NumPy and PyTorch
     r = ew.binary("true_divide", ss, float(denom if denom > 0 else 0))
+    if root:
+        r = ew.unary("sqrt", r)
     if r.dtype is not od:
         r = r.astype(od)
     return _keep(r, x, axes, keepdims)
@@ -214,8 +222,7 @@ def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
     if dtype is not None and dt.dtype(dtype).kind in "iub":
         raise TypeError(f"std: dtype must be a floating or complex type (the square root is not "
                         f"an integer), got {dt.dtype(dtype).name}")
-    v = var(x, axis, dtype, ddof, keepdims, correction=correction, dim=dim)
-    return ew.unary("sqrt", v)
+    return _var(x, axis, dtype, ddof, keepdims, correction, dim, root=True)
 
 
 def _minmax(name, x, axis, keepdims, dim):
@@ -344,10 +351,21 @@ def cumprod(x, axis=None, dtype=None, *, dim=None) -> Tensor:
     return _scan("cumprod", x, axis, dtype, dim)
 
 
+# NumPy's ufunc reductions / scans (add.reduce, multiply.accumulate...) compute in out's dtype
+# when dtype is not given: a float16 x summed into a float32 out is the float32 sum, not the
+# float16 sum widened (5000 x 1.1: 5498.047, not 5500), as PyTorch's out= too
+_IN_OUT_DTYPE = {"sum", "prod", "cumsum", "cumprod"}
+
+
 def _with_out(fn):
     """Accept NumPy's `out=` (np.sum(t) calls t.sum(axis=None, dtype=None, out=None))."""
     @functools.wraps(fn)
     def f(*args, out=None, **kwargs):
+        if (fn.__name__ in _IN_OUT_DTYPE and isinstance(out, Tensor) and out.dtype.kind in "fc"
+                and len(args) < 3 and kwargs.get("dtype") is None
+                and (out.dtype.kind == "c" or getattr(getattr(args[0] if args else None, "dtype", None),
+                                                      "kind", "f") != "c")):
+            kwargs["dtype"] = out.dtype   # (a complex x into a real out stays refused below)
         r = fn(*args, **kwargs)
         if out is None:
             return r

@@ -30,8 +30,18 @@ SX_SCALAR_FN T SX_TNAME(sx_logaddexp, S)(T a, T b) {                            
  * error vectorising the signbit macro over float16 loads. */
 #define SX_DEF_SIGNBIT(S, T, SUF)                                                         \
 SX_SCALAR_FN int SX_TNAME(sx_signbit, S)(T a) { return copysign##SUF((T)1, a) < 0; }
+/* Its a + log2e * log1p(..) must not be contracted into an FMA: NumPy's npy_logaddexp2 (and
+ * the CUDA kernels, built without contraction) round the product, and the CPU's gcc -std=gnu11
+ * contracts by default (-ffp-contract=fast), which moved 1 in 20 float32 results by an ulp
+ * and float16 ones off NumPy's. In C the function is its own, uncontracted and not inlined
+ * (inlined, the caller's contraction would apply); libm's two calls dwarf the call's cost. */
+#ifdef __cplusplus
+#define SX_UNCONTRACTED_FN SX_SCALAR_FN
+#else
+#define SX_UNCONTRACTED_FN static __attribute__((noinline, optimize("fp-contract=off")))
+#endif
 #define SX_DEF_LOGADDEXP2(S, T, SUF)                                                      \
-SX_SCALAR_FN T SX_TNAME(sx_logaddexp2, S)(T a, T b) {                                     \
+SX_UNCONTRACTED_FN T SX_TNAME(sx_logaddexp2, S)(T a, T b) {                               \
     const T log2e = (T)1.44269504088896340735992468100189214##SUF;                        \
     if (a == b) return a + 1;                                                             \
     T d = a - b;                                                                          \

@@ -6,13 +6,21 @@ per dtype, a *prelude* (its header include) and one *entry* per kernel: the
 struct (sx_indexer<N>, sx_red_args, ...). Kernel names are the CPU's: add_f32, exp_f16,
 cast_f32_i8, where_f32, sum_bf16, ...
 
-Contraction: NVRTC fuses a * b + c into an FMA unless told not to (--fmad=false); the CPU's
-C does not (the emulator's g++ contracts as NVRTC does, per family: emulator.contraction).
-Families whose float results must equal the CPU's bit for bit (reductions, scans and
-scatter-adds: the CPU's order of additions; random fills, iota and the optimizer updates: the
-CPU's formulas) are registered `exact` and built without contraction (explicit fma() calls
-stay fused). So are the elementwise kernels: a captured step's fused
-kernel (tensor/cuda/fused.py, built the same way) then rounds as the unfused kernels, and its
+Contraction: NVRTC fuses a * b + c into an FMA unless told not to (--fmad=false); so does the
+CPU's gcc within an expression (-std=gnu11 defaults to -ffp-contract=fast, and -march=native
+has FMA on current hosts), which is why the CPU sources of the families below write their
+multiply-adds as explicit fma() calls (what gcc may still contract there is exact: checked by
+disassembly for the random fills) and why a cross-device comparison of an elementwise op with
+a multiply-add inside allows an ulp (sx_logaddexp2 is built uncontracted on the CPU, to equal
+NumPy's). The emulator's g++ contracts as NVRTC does, per family: emulator.contraction.
+Families whose float results must equal the CPU's bit for bit (reductions and scatter-adds:
+the CPU's order of additions; random fills, iota and the optimizer updates: the CPU's
+formulas) are registered `exact` and built without contraction (explicit fma() calls stay
+fused). Float scans are the exception in "red": a block scans its tiles in a parallel
+(Hillis-Steele) order, which a sequential row walk would make slow on long rows, so cumsum /
+cumprod equal the CPU's within rounding, not bitwise (as PyTorch's CUDA scans). The
+elementwise kernels are built without contraction too: a captured step's fused kernel
+(tensor/cuda/fused.py, built the same way) then rounds as the unfused kernels, and its
 replay is eager's bit for bit (contracting a multiply in one op with an add in the next would
 round once less); memory-bound kernels lose nothing by it. Gemm and the nn row kernels keep
 contraction: faster, as accurate, and their cross-device tests compare to a few ulps.
