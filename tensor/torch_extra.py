@@ -630,6 +630,8 @@ def _softmax_in(name, x, dim, dtype):
     if x.dtype.kind != "f":
         raise TypeError(f"{name}: expects a floating-point tensor, got {x.dtype.name}")
     a = norm_axis(dim, max(x.ndim, 1), name)
+    if x.dtype.itemsize == 2:   # float32 inside, one rounding to 16 bits at the end (PyTorch's;
+        x = P.astype(x, "float32", False)   # in 16 bits 2792 of 4773 float16 results were off)
     if x.ndim == 0:
         return x, None, P.subtract(x, x)   # one element: softmax 1, log_softmax 0
     m = P.amax(x.detach(), a, keepdims=True) if x.shape[a] else x.detach()
@@ -643,7 +645,13 @@ def softmax(input, dim=None, dtype=None):
     """exp(input) / sum(exp(input)) along dim (computed as input's dtype, or dtype's)."""
     x, a, z = _softmax_in("softmax", input, dim, dtype)
     e = P.exp(z)
-    return e if a is None else P.divide(e, P.sum(e, a, keepdims=True))
+    return _narrowed(e if a is None else P.divide(e, P.sum(e, a, keepdims=True)), input, dtype)
+
+
+def _narrowed(r, input, dtype):
+    """r in the dtype softmax's input (or dtype=) had: a 16-bit one was computed in float32."""
+    want = _t(input, "softmax").dtype if dtype is None else dt.dtype(dtype)
+    return r if r.dtype == want else P.astype(r, want, False)
 
 
 @_pub("log_softmax")
@@ -651,8 +659,8 @@ def log_softmax(input, dim=None, dtype=None):
     """input - logsumexp(input) along dim."""
     x, a, z = _softmax_in("log_softmax", input, dim, dtype)
     if a is None:
-        return P.subtract(z, z)
-    return P.subtract(z, P.log(P.sum(P.exp(z), a, keepdims=True)))
+        return _narrowed(P.subtract(z, z), input, dtype)
+    return _narrowed(P.subtract(z, P.log(P.sum(P.exp(z), a, keepdims=True))), input, dtype)
 
 
 _simple("conj_physical", lambda input: P.conj(_t(input, "conj_physical")),
