@@ -583,7 +583,18 @@ def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports=None, enc
                                   weights_only=weights_only)
     if mmap_mode is not None:
         raise ValueError("load: mmap_mode is not supported (the values are copied to a tensor)")
-    got = np.load(file, allow_pickle=allow_pickle, encoding=encoding)
+    def read(fn):   # a truncated or damaged file: an error naming it (zipfile's, EOFError: not)
+        try:
+            return fn()
+        except (FileNotFoundError, PermissionError, IsADirectoryError):
+            raise
+        except serialization._DAMAGED as e:
+            if "allow_pickle" in str(e):   # NumPy's own refusal of pickled data says it best
+                raise
+            raise serialization.CheckpointError(
+                f"load: {serialization._name(file)!r} is not a readable .npy / .npz file: "
+                f"{serialization._why(e)}") from None
+    got = read(lambda: np.load(file, allow_pickle=allow_pickle, encoding=encoding))
 
     def conv(v, name):
         try:
@@ -593,4 +604,4 @@ def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports=None, enc
     if isinstance(got, np.ndarray):
         return conv(got, "the array")
     with got:
-        return NpzTensors((k, conv(got[k], repr(k))) for k in got.files)
+        return NpzTensors((k, conv(read(lambda k=k: got[k]), repr(k))) for k in got.files)

@@ -63,7 +63,19 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     resets, as NumPy's); profile ('default', 'short', 'full': PyTorch's) first sets its group,
     then the others given apply. sci_mode True prints floats in scientific notation, False never
     (NumPy's suppress), None as the values suggest. nanstr, infstr, formatter (a dict of
-    callables by kind) and legacy are NumPy's."""
+    callables by kind) and legacy are NumPy's. A bad value raises and changes no option."""
+    saved = dict(_OPTS)
+    try:
+        _set_options(precision, threshold, edgeitems, linewidth, suppress, nanstr, infstr, formatter,
+                     sign, floatmode, legacy, profile, sci_mode)
+    except BaseException:   # (the options were set while checked: none of them stays)
+        _OPTS.clear()
+        _OPTS.update(saved)
+        raise
+
+
+def _set_options(precision, threshold, edgeitems, linewidth, suppress, nanstr, infstr, formatter,
+                 sign, floatmode, legacy, profile, sci_mode) -> None:
     for name, v in (("nanstr", nanstr), ("infstr", infstr)):
         if v is not None and not isinstance(v, str):
             raise TypeError(f"set_printoptions: {name} must be a str, got {type(v).__name__}")
