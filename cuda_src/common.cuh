@@ -229,8 +229,10 @@ SX_DEV double sx2_sx_floordiv(double a, double b) { return sx_floordiv_t<double>
 #include "scalar/float_ops.h"   /* logaddexp, the 16-bit nextafter (the CPU's too) */
 #include "scalar/special.h"     /* erfinv, digamma, i0 (the CPU's too) */
 
-SX_DEV float sx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-SX_DEV double sx_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* e / (1 + e) or 1 / (1 + e) with e = exp(-|x|): never exp of a large positive value, so
+ * sigmoid(-89) is the subnormal e^-89 (as the CPU's vm_sigmoidf), not 1 / inf = 0 */
+SX_DEV float sx_sigmoid(float x) { float e = expf(-fabsf(x)); return (x < 0.0f ? e : 1.0f) / (1.0f + e); }
+SX_DEV double sx_sigmoid(double x) { double e = exp(-fabs(x)); return (x < 0.0 ? e : 1.0) / (1.0 + e); }
 
 #define SX_F1(name, x) sx1_##name(x)
 #define SX_F2(name, x, y) sx2_##name(x, y)

@@ -44,3 +44,19 @@ def test_load_keeps_numpys_own_refusals(tmp_path):
         T.load(path)
     with pytest.raises(FileNotFoundError):
         T.load(tmp_path / "missing.npy")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_sigmoid_of_large_negatives_underflows_gradually(device, dtype):
+    """sigmoid(x) = e^x / (1 + e^x) for x < 0: the CUDA kernels computed 1 / (1 + exp(-x)),
+    0 once exp(-x) overflows (float32 x < -88.7; the CPU's float64 below -709), where the
+    answer is the subnormal e^x."""
+    xs = {"float32": [-89.0, -95.0, -100.0], "bfloat16": [-89.0, -90.0],
+          "float64": [-710.0, -720.0, -740.0]}[dtype]
+    got = T.sigmoid(T.asarray(np.array(xs), dtype=dtype, device=device)).astype("float64").numpy()
+    want = T.asarray(np.exp(np.array(xs))).astype(dtype).astype("float64").numpy()
+    assert (want > 0).all()
+    np.testing.assert_allclose(got, want, rtol=2 ** -6 if dtype == "bfloat16" else 1e-6)
+    mid = np.array([-30.0, -1.0, 0.0, 2.0, 40.0])
+    got = T.sigmoid(T.asarray(mid, dtype=dtype, device=device)).astype("float64").numpy()
+    np.testing.assert_allclose(got, 1 / (1 + np.exp(-mid)), rtol=2 ** -7 if dtype == "bfloat16" else 1e-6)

@@ -217,7 +217,8 @@ SX_DEF_FDIVMOD(double, )
 /* Vectorisable exp/log/tanh/sigmoid (vmath.h): libm's are scalar calls that stop the
  * compiler from vectorising a loop; these are select-based and accurate to ~1 ulp. */
 #include "vmath.h"
-static inline double sx_sigmoid_d(double a) { return 1.0 / (1.0 + vm_exp(-a)); }
+/* e / (1 + e) or 1 / (1 + e), e = exp(-|a|): no overflow of exp, subnormal results below -709 */
+static inline double sx_sigmoid_d(double a) { double e = vm_exp(-fabs(a)); return (a < 0 ? e : 1.0) / (1.0 + e); }
 #define SX_EXP(x) _Generic((x), float: vm_expf, default: vm_exp)(x)
 #define SX_LOG(x) _Generic((x), float: vm_logf, default: vm_log)(x)
 #define SX_TANH(x) _Generic((x), float: vm_tanhf, default: tanh)(x)
