@@ -117,6 +117,10 @@ def reductions(d, t):
     yield "cumsum i64", lambda: T.cumsum(t["i64"]), lambda: np.cumsum(d["i64"])
     yield "nansum", lambda: T.nansum(t["nan"]), lambda: np.nansum(d["nan"])
     yield "nanmax", lambda: T.nanmax(t["nan"]), lambda: np.nanmax(d["nan"])
+    yield "nanmin", lambda: T.nanmin(t["nan"]), lambda: np.nanmin(d["nan"])
+    tn2, n2 = t["nan"].reshape(512, 512), d["nan"].reshape(512, 512)
+    yield "nanmax axis=0", lambda: T.nanmax(tn2, axis=0), lambda: np.nanmax(n2, axis=0)
+    yield "nanmin axis=1", lambda: T.nanmin(tn2, axis=1), lambda: np.nanmin(n2, axis=1)
     yield "nanmean axis=1", lambda: T.nanmean(tm, axis=1), lambda: np.nanmean(m, axis=1)
 
 

@@ -6,7 +6,8 @@ Every function here is a composition of the public (recorded) functions (`P.`, b
 tensor/public.py, which publishes them as COMPOSITE), so autograd differentiates them in both
 modes and both devices run them with no rule or kernel of their own. The nan- forms replace
 NaNs with a neutral value through `where` before reducing, so NaN positions get a zero
-gradient. Integer and bool inputs behave as the plain reductions (they hold no NaN).
+gradient (nanmax / nanmin of a tensor that needs no gradient use fmax / fmin instead: the
+same values, one cheaper pass). Integer and bool inputs behave as the plain reductions (they hold no NaN).
 
 >>> import tensor as T
 >>> x = T.tensor([[1.0, float("nan"), 3.0], [float("nan"), float("nan"), 2.0]])
@@ -166,7 +167,14 @@ def _nan_extreme(x, axis, keepdims, dim, op: str) -> Tensor:
     if x.dtype.kind != "f":
         return fold(x, axis=axes, keepdims=keepdims)
     nan = P.isnan(x)
-    r = fold(P.where(nan, -math.inf if big else math.inf, x), axis=axes, keepdims=keepdims)
+    fill = -math.inf if big else math.inf
+    if x.requires_grad or (x._ag is not None and x._ag.tangent is not None):
+        y = P.where(nan, fill, x)   # NaN positions get a zero gradient
+    else:
+        # fmax(x, -inf) is where(isnan(x), -inf, x) bit for bit (x >= -inf unless x is NaN),
+        # in one pass with a scalar operand: the select with a mask took over half nanmax's time
+        y = (P.fmax if big else P.fmin)(x, fill)
+    r = fold(y, axis=axes, keepdims=keepdims)
     return P.where(P.all(nan, axis=axes, keepdims=keepdims), math.nan, r)
 
 
