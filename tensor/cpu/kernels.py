@@ -4,8 +4,7 @@ One module per (template family, input dtype): a cold start compiles a few modul
 file per kernel. A family registered with a `part` function is split further by kernel name:
 the elementwise table of one dtype (120 ops, ~10 s of gcc) is four modules, so a first add
 builds the ops most programs use (~2 s), not the Bessel functions; the reductions of one dtype
-are six. `kernel(family, dtype,
-name)` returns the cffi function, cached.
+are six. `kernel(family, dtype, name)` returns the cffi function, cached.
 """
 from __future__ import annotations
 
