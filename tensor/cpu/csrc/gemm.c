@@ -809,6 +809,7 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
 #define GM_TW 64 /* vectors per strip of C in the axpy form (in L1) */
 #define GM_TK 4  /* rows of B streamed together in the axpy form */
 #define GM_TJ 4  /* columns at a time in the dot form */
+_Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulators");
 
 #define GM_DEFINE_THIN(NAME, T, VT, VL, TE, LD, ST, NATIVE)                            \
     static inline __attribute__((always_inline)) void NAME##_axpy(                     \
