@@ -16,6 +16,7 @@ import weakref
 import tensor as T
 from tensor import _hook
 from tensor._tensor import Tensor
+from tensor._tensor import tracked as _tracked
 from tensor.aliasing import may_overlap
 from tensor.public import INPLACE
 
@@ -424,12 +425,6 @@ def _differentiable_out(out) -> bool:
 # gives the base a copy_slices node (the old base outside the view's elements, the view's new
 # graph inside them). Together they give PyTorch's semantics: `buf[0][1] = f(x)` and
 # `v = y[0]; y += z; v.sum()` differentiate through every write.
-
-def _tracked(t) -> bool:
-    """t carries a gradient or a tangent."""
-    m = t._ag
-    return t._requires_grad or (m is not None and m.tangent is not None)
-
 
 def _pairs(shape, strides, offset):
     """A complex layout's (Re, Im) pairs, in real units."""

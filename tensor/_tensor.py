@@ -63,6 +63,13 @@ def new_storage(nbytes: int, device: Device = CPU) -> Storage:
 _STRIDES: dict = {}
 
 
+def tracked(t) -> bool:
+    """t carries a gradient or a tangent: autograd follows what is computed from it (the ops
+    with a cheaper value-only path take the recorded one then)."""
+    m = t._ag
+    return t._requires_grad or (m is not None and m.tangent is not None)
+
+
 def contiguous_strides(shape) -> tuple:
     """C-order strides (in elements) of a shape; cached, since shapes repeat."""
     st = _STRIDES.get(shape)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from . import dtypes as dt
-from ._tensor import Tensor
+from ._tensor import Tensor, tracked
 from .array_api import finfo
 from .axes import as_int
 from .convert import asarray
@@ -114,8 +114,7 @@ def _replace_nonfinite(x: Tensor, nan, posinf, neginf) -> Tensor:
     fi = finfo(x.dtype)
     hi = fi.max if posinf is None else posinf
     lo = fi.min if neginf is None else neginf
-    traced = x.requires_grad or (x._ag is not None and x._ag.tangent is not None)
-    if posinf is None and neginf is None and not traced:
+    if posinf is None and neginf is None and not tracked(x):
         # the default infinities: clipping to the finite range replaces them and moves no
         # finite value (3 passes where the selects below take 6; 3.4x NumPy's time)
         return P.where(P.isnan(x), nan, P.clip(x, lo, hi))

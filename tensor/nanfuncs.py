@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dtypes as dt
-from ._tensor import Tensor
+from ._tensor import Tensor, tracked
 from .axes import norm_axes, norm_axis, norm_axis_tuple
 from .creation import arange, full
 from .optable import T as P  # tensor's public (recorded) functions, for the compositions
@@ -168,7 +168,7 @@ def _nan_extreme(x, axis, keepdims, dim, op: str) -> Tensor:
         return fold(x, axis=axes, keepdims=keepdims)
     nan = P.isnan(x)
     fill = -math.inf if big else math.inf
-    if x.requires_grad or (x._ag is not None and x._ag.tangent is not None):
+    if tracked(x):
         y = P.where(nan, fill, x)   # NaN positions get a zero gradient
     else:
         # fmax(x, -inf) is where(isnan(x), -inf, x) bit for bit (x >= -inf unless x is NaN),

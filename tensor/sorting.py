@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from . import dtypes as dt
 from . import elementwise as ew
-from ._tensor import Tensor, empty
+from ._tensor import Tensor, empty, tracked
 from .axes import norm_axis
 from .backend import backend_for
 from .convert import asarray
@@ -85,7 +85,7 @@ def sort_flat(f: Tensor, op: str) -> tuple:
     """(values, int64 indices) of the 1-d f's stable ascending sort, from one kernel call (a
     sort then a take of f by its indices gathered the values in a second random-access pass);
     the values are a recorded gather of f by the indices when autograd follows f."""
-    if f.requires_grad or (f._ag is not None and f._ag.tangent is not None):
+    if tracked(f):
         idx = _sort(f, -1, False, True, op, False)[1]
         return P.take(f, idx), idx
     return _sort(f, -1, False, True, op, True)
@@ -102,7 +102,7 @@ def partition_along(x: Tensor, kth, axis: int, values: bool) -> tuple:
     part = getattr(backend_for(x.device), "partition_rows", None)
     a = norm_axis(axis, max(x.ndim, 1), op)
     # values autograd follows (a gradient or a tangent): a recorded gather of x by the indices
-    gather = values and (x.requires_grad or (x._ag is not None and x._ag.tangent is not None))
+    gather = values and tracked(x)
     if part is None or x.dtype.kind == "c":
         if gather:
             idx = _sort(x, axis, False, True, op, False)[1]

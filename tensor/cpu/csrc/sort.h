@@ -456,9 +456,9 @@ void sx_searchsorted_##S(int64_t n, intptr_t a, int64_t m, intptr_t v, int right
 }
 
 /* The values of the sorted pairs s from their keys (sx_unkey), or at their positions in x
- * where the key does not say (NaN, zeros; a run each). K: the pairs' key type (a descending
- * key is the ascending one inverted within the width). */
-#define SX_VALS_DEF(S, U, NAME, PAIR, K)                                                       \
+ * where the key does not say (NaN, zeros; a run each). A descending key is the ascending one
+ * inverted within the width. */
+#define SX_VALS_DEF(S, U, NAME, PAIR)                                                          \
 static void NAME(const PAIR *s, int64_t L, int desc, const char *x, char *out) {                \
     const U *xp = (const U *)x;                                                                 \
     U *o = (U *)out;                                                                            \
@@ -481,8 +481,8 @@ static void sx_keys32_##S(const char *x, int64_t n, int desc, sx_kv32 *kv) {    
     for (int64_t i = 0; i < n; i++) {                                                           \
         kv[i].k = (uint32_t)sx_ckey_##S(p[i], desc); kv[i].i = (uint32_t)i; }               \
 }                                                                                               \
-SX_VALS_DEF(S, U, sx_vals_##S, sx_kv, uint64_t)                                                 \
-SX_VALS_DEF(S, U, sx_vals32_##S, sx_kv32, uint32_t)                                             \
+SX_VALS_DEF(S, U, sx_vals_##S, sx_kv)                                                           \
+SX_VALS_DEF(S, U, sx_vals32_##S, sx_kv32)                                                       \
 int sx_sort_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,         \
                      int desc, int nthreads) {                                                  \
     return sx_sort_rows_impl(rows, L, (const char *)x, (char *)vout, (int64_t *)iout, desc, nthreads,  \
