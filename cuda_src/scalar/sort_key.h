@@ -22,10 +22,18 @@ SX_SCALAR_FN uint64_t sx_key_fin(uint64_t k, int desc, uint64_t mask) {
     return desc ? (~k & mask) : k;
 }
 
-SX_SCALAR_FN uint64_t sx_fkey(uint64_t r, uint64_t sign, uint64_t inf, uint64_t mask, int desc) {
-    uint64_t k = (r & ~sign) > inf ? mask : r == sign ? sign : (r & sign) ? (~r & mask) : (r | sign);
-    return sx_key_fin(k, desc, mask);
-}
+/* A float's key, computed without a branch on the sign (a select on it compiles to a branch,
+ * mispredicted half the time on random data: a CPU key 3.4x slower): a negative flips every bit
+ * (an arithmetic shift spreads the sign), a positive the sign bit; -0.0 takes +0.0's key and a
+ * NaN the largest (rare: their selects predict well). U: the unsigned type of the width, I: the
+ * signed one. */
+#define SX_FKEY_DEF(S, U, I, SIGN, INF, MASK)                                                   \
+    SX_SCALAR_FN uint64_t sx_sort_key_##S(U r, int desc) {                                      \
+        U k = r ^ ((U)((I)r >> (8 * sizeof(U) - 1)) | (U)(SIGN));                               \
+        k = r == (U)(SIGN) ? (U)(SIGN) : k;                                                     \
+        k = (U)(r & ~(U)(SIGN)) > (U)(INF) ? (U)(MASK) : k;                                     \
+        return sx_key_fin(k, desc, MASK);                                                       \
+    }
 
 SX_SCALAR_FN uint64_t sx_sort_key_b8(uint8_t r, int desc) { return sx_key_fin(r != 0, desc, 1); }
 SX_SCALAR_FN uint64_t sx_sort_key_u8(uint8_t r, int desc) { return sx_key_fin(r, desc, 0xffu); }
@@ -42,17 +50,10 @@ SX_SCALAR_FN uint64_t sx_sort_key_i64(uint64_t r, int desc) {
 SX_SCALAR_FN uint64_t sx_sort_key_u16(uint16_t r, int desc) { return sx_key_fin(r, desc, 0xffffu); }
 SX_SCALAR_FN uint64_t sx_sort_key_u32(uint32_t r, int desc) { return sx_key_fin(r, desc, 0xffffffffu); }
 SX_SCALAR_FN uint64_t sx_sort_key_u64(uint64_t r, int desc) { return sx_key_fin(r, desc, ~0ull); }
-SX_SCALAR_FN uint64_t sx_sort_key_f16(uint16_t r, int desc) {
-    return sx_fkey(r, 0x8000u, 0x7c00u, 0xffffu, desc);
-}
-SX_SCALAR_FN uint64_t sx_sort_key_bf16(uint16_t r, int desc) {
-    return sx_fkey(r, 0x8000u, 0x7f80u, 0xffffu, desc);
-}
-SX_SCALAR_FN uint64_t sx_sort_key_f32(uint32_t r, int desc) {
-    return sx_fkey(r, 0x80000000u, 0x7f800000u, 0xffffffffu, desc);
-}
-SX_SCALAR_FN uint64_t sx_sort_key_f64(uint64_t r, int desc) {
-    return sx_fkey(r, 0x8000000000000000ull, 0x7ff0000000000000ull, ~0ull, desc);
-}
+SX_FKEY_DEF(f16, uint16_t, int16_t, 0x8000u, 0x7c00u, 0xffffu)
+SX_FKEY_DEF(bf16, uint16_t, int16_t, 0x8000u, 0x7f80u, 0xffffu)
+SX_FKEY_DEF(f32, uint32_t, int32_t, 0x80000000u, 0x7f800000u, 0xffffffffu)
+SX_FKEY_DEF(f64, uint64_t, int64_t, 0x8000000000000000ull, 0x7ff0000000000000ull, ~0ull)
+#undef SX_FKEY_DEF
 
 #endif

@@ -32,21 +32,6 @@
 #include "common.h"
 #include "scalar/sort_key.h"
 
-/* sx_ckey_<sfx>: the keys of sort_key.h, equal for every input (all 2^32 float32 and 2^16
- * 16-bit patterns compared), the float ones computed without a branch on the data: the shared
- * nested selects compile to a branch on the sign, mispredicted half the time on random data
- * (a key 3.4x slower; a histogram's search of 2^18 values spent most of its time there). */
-#define SX_CKEY_F(S, U, I, SIGN, INF, MASK)                                                     \
-    static inline uint64_t sx_ckey_##S(U r, int desc) {                                         \
-        /* negative: flip all bits, else the sign bit (an arithmetic shift: GCC turns a select \
-         * on the sign back into a branch) */                                                   \
-        U k = r ^ ((U)((I)r >> (8 * sizeof(U) - 1)) | (U)(SIGN));                               \
-        k = r == (U)(SIGN) ? (U)(SIGN) : k;                /* -0.0: +0.0's key */               \
-        k = (U)(r & ~(U)(SIGN)) > (U)(INF) ? (U)(MASK) : k;   /* NaN: the largest */           \
-        return sx_key_fin(k, desc, MASK);                                                       \
-    }
-#define SX_CKEY_I(S, U)                                                                         \
-    static inline uint64_t sx_ckey_##S(U r, int desc) { return sx_sort_key_##S(r, desc); }
 /* sx_unkey_<sfx>(k, &r): the bits r whose ascending key is k; 0 where that is not unique (a
  * float's zero and NaN keys: -0.0 / +0.0, every NaN), 1 otherwise. */
 #define SX_UNKEY_F(S, U, SIGN, MASK)                                                            \
@@ -56,10 +41,6 @@
     }
 #define SX_UNKEY_I(S, U, FLIP)                                                                  \
     static inline int sx_unkey_##S(uint64_t k, U *r) { *r = (U)(k ^ (FLIP)); return 1; }
-SX_CKEY_F(f16, uint16_t, int16_t, 0x8000u, 0x7c00u, 0xffffu)
-SX_CKEY_F(bf16, uint16_t, int16_t, 0x8000u, 0x7f80u, 0xffffu)
-SX_CKEY_F(f32, uint32_t, int32_t, 0x80000000u, 0x7f800000u, 0xffffffffu)
-SX_CKEY_F(f64, uint64_t, int64_t, 0x8000000000000000ull, 0x7ff0000000000000ull, ~0ull)
 SX_UNKEY_F(f16, uint16_t, 0x8000u, 0xffffu)
 SX_UNKEY_F(bf16, uint16_t, 0x8000u, 0xffffu)
 SX_UNKEY_F(f32, uint32_t, 0x80000000u, 0xffffffffu)
@@ -74,15 +55,6 @@ SX_UNKEY_I(i64, uint64_t, 0x8000000000000000ull)
 SX_UNKEY_I(u64, uint64_t, 0)
 /* bool: any nonzero byte is True, so its bits are read at its position */
 static inline int sx_unkey_b8(uint64_t k, uint8_t *r) { *r = (uint8_t)k; return 0; }
-SX_CKEY_I(b8, uint8_t)
-SX_CKEY_I(u8, uint8_t)
-SX_CKEY_I(i8, uint8_t)
-SX_CKEY_I(i16, uint16_t)
-SX_CKEY_I(u16, uint16_t)
-SX_CKEY_I(i32, uint32_t)
-SX_CKEY_I(u32, uint32_t)
-SX_CKEY_I(i64, uint64_t)
-SX_CKEY_I(u64, uint64_t)
 
 typedef struct { uint64_t k; int64_t i; } sx_kv;
 typedef void (*sx_keys_fn)(const char *x, int64_t n, int desc, sx_kv *kv);
@@ -242,11 +214,11 @@ int sx_topk_rows_##S(int64_t rows, int64_t L, int64_t k, intptr_t x, intptr_t vo
         for (int64_t r = 0; r < rows; r++) {                                                    \
             if (h == NULL || k == 0) continue;                                                  \
             const U *p = (const U *)x + r * L;                                                  \
-            for (int64_t i = 0; i < k; i++) { h[i].k = sx_ckey_##S(p[i], desc); h[i].i = i; } \
+            for (int64_t i = 0; i < k; i++) { h[i].k = sx_sort_key_##S(p[i], desc); h[i].i = i; } \
             for (int64_t j = k / 2 - 1; j >= 0; j--) sx_heap_down(h, k, j);                     \
             uint64_t top = h[0].k;                                                              \
             for (int64_t i = k; i < L; i++) {                                                   \
-                uint64_t kk = sx_ckey_##S(p[i], desc);                                      \
+                uint64_t kk = sx_sort_key_##S(p[i], desc);                                      \
                 if (kk < top) {   /* equal keys: the later position is the greater pair */      \
                     h[0].k = kk; h[0].i = i;                                                    \
                     sx_heap_down(h, k, 0);                                                      \
@@ -355,7 +327,7 @@ SX_SELECT_DEF(sx_select128, sx_u128)
     } while (0)
 
 #define SX_PARTITION_DEF(S, U)                                                                 \
-static inline uint64_t sx_ckey_##S##_asc(U r) { return sx_ckey_##S(r, 0); }             \
+static inline uint64_t sx_skey_##S##_asc(U r) { return sx_sort_key_##S(r, 0); }          \
 int sx_partition_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, intptr_t iout,  \
                           int64_t m, const int64_t *kth, int nthreads) {                        \
     int nt = (rows > 1 && rows * L >= 4096 && nthreads > 1) ? nthreads : 1, failed = 0;         \
@@ -372,9 +344,9 @@ int sx_partition_rows_##S(int64_t rows, int64_t L, intptr_t x, intptr_t vout, in
             int64_t *io = (int64_t *)iout + r * L;                                              \
             U *vo = vout ? (U *)vout + r * L : NULL;                                            \
             if (compact) {                                                                      \
-                SX_PART_ROW(uint64_t, 32, sx_ckey_##S##_asc);                               \
+                SX_PART_ROW(uint64_t, 32, sx_skey_##S##_asc);                               \
             } else {                                                                            \
-                SX_PART_ROW(sx_u128, 64, sx_ckey_##S##_asc);                                \
+                SX_PART_ROW(sx_u128, 64, sx_skey_##S##_asc);                                \
             }                                                                                   \
         }                                                                                       \
         free(buf);                                                                              \
@@ -434,7 +406,7 @@ void sx_searchsorted_##S(int64_t n, intptr_t a, int64_t m, intptr_t v, int right
     uint64_t *ka = n <= m ? (uint64_t *)malloc((size_t)n * sizeof(uint64_t)) : NULL;            \
     int sorted = ka != NULL;                                                                    \
     if (ka) for (int64_t i = 0; i < n; i++) {                                                   \
-        ka[i] = sx_ckey_##S(ap[i], 0);                                                          \
+        ka[i] = sx_sort_key_##S(ap[i], 0);                                                          \
         sorted &= i == 0 || ka[i - 1] <= ka[i];                                                 \
     }                                                                                           \
     int64_t nblk = (m + SX_SS_BLOCK - 1) / SX_SS_BLOCK;                                         \
@@ -443,13 +415,13 @@ void sx_searchsorted_##S(int64_t n, intptr_t a, int64_t m, intptr_t v, int right
     for (int64_t blk = 0; blk < nblk; blk++) {                                                  \
         int64_t j0 = blk * SX_SS_BLOCK, nj = m - j0 < SX_SS_BLOCK ? m - j0 : SX_SS_BLOCK;       \
         uint64_t kb[SX_SS_BLOCK];                                                               \
-        for (int64_t j = 0; j < nj; j++) kb[j] = sx_ckey_##S(vp[j0 + j], 0);                    \
+        for (int64_t j = 0; j < nj; j++) kb[j] = sx_sort_key_##S(vp[j0 + j], 0);                    \
         if (sorted) {                                                                           \
             for (int64_t j = 0; j < nj; j++) SX_BSEARCH_SORTED(ka, n, kb[j], right, o[j0 + j]); \
         } else if (ka) {                                                                        \
             for (int64_t j = 0; j < nj; j++) SX_BSEARCH(SX_KEYED, ka, n, kb[j], right, o[j0 + j]); \
         } else {                                                                                \
-            for (int64_t j = 0; j < nj; j++) SX_BSEARCH(sx_ckey_##S, ap, n, kb[j], right, o[j0 + j]); \
+            for (int64_t j = 0; j < nj; j++) SX_BSEARCH(sx_sort_key_##S, ap, n, kb[j], right, o[j0 + j]); \
         }                                                                                       \
     }                                                                                           \
     free(ka);                                                                                   \
@@ -474,12 +446,12 @@ static void NAME(const PAIR *s, int64_t L, int desc, const char *x, char *out) {
 #define SX_SORT(S, U)                                                                          \
 static void sx_keys_##S(const char *x, int64_t n, int desc, sx_kv *kv) {                        \
     const U *p = (const U *)x;                                                                  \
-    for (int64_t i = 0; i < n; i++) { kv[i].k = sx_ckey_##S(p[i], desc); kv[i].i = i; }     \
+    for (int64_t i = 0; i < n; i++) { kv[i].k = sx_sort_key_##S(p[i], desc); kv[i].i = i; }     \
 }                                                                                               \
 static void sx_keys32_##S(const char *x, int64_t n, int desc, sx_kv32 *kv) {                    \
     const U *p = (const U *)x;   /* used for keys of <= 4 bytes only: they fit */               \
     for (int64_t i = 0; i < n; i++) {                                                           \
-        kv[i].k = (uint32_t)sx_ckey_##S(p[i], desc); kv[i].i = (uint32_t)i; }               \
+        kv[i].k = (uint32_t)sx_sort_key_##S(p[i], desc); kv[i].i = (uint32_t)i; }               \
 }                                                                                               \
 SX_VALS_DEF(S, U, sx_vals_##S, sx_kv)                                                           \
 SX_VALS_DEF(S, U, sx_vals32_##S, sx_kv32)                                                       \
