@@ -33,6 +33,11 @@
  *   bits of fp32 before the final rounding).
  * Integers: 64 x 64 tiles, accumulation in uint32 (8/16/32-bit types) or uint64 (int64):
  *   wrapping arithmetic truncated on store, bit-identical to the CPU. Bool: OR of ANDs.
+ * gemm_add (the float kernels' ADD instances, gemm_add_<sfx>_<layout>: tensor/cuda/gemm.py;
+ *   gemm.c's gemm_add_<sfx>) store C = alpha * (A @ B) + beta * D computed on the accumulator (float32 for the
+ *   16-bit types) before C's one rounding; D (C's dtype or float32) is read through its
+ *   strides (0 broadcasts a bias), alpha 0 drops the product, beta 0 D (their NaN too); the
+ *   scalings and the sum are rounded apart, never contracted (as the CPU's).
  * Deterministic: no atomics, K is never split.
  */
 #ifndef STRIDEX_GEMM_CUH
@@ -48,6 +53,13 @@ struct sx_gemm_args {
     int64_t sab, sam, sak;   /* element strides: batch, row, column of A */
     int64_t sbb, sbk, sbn;
     int64_t scb, scm, scn;
+    /* gemm_add (the ADD instances): D's addend kind dk (1 / 2: D of C's dtype / float32, 3: no
+     * D read, beta 0), D's strides, alpha scaling the product, beta D; a plain product leaves
+     * them out */
+    const void *d;
+    int64_t sdb, sdm, sdn;
+    double alpha, beta;
+    int64_t dk;
 };
 
 #define SX_GM_KC 0
@@ -72,6 +84,23 @@ SX_DEV bool sx_gm_aligned(const void *p, int64_t s1, int64_t s2, int vl) {
     return ((uint64_t)p & 15u) == 0 && s1 % vl == 0 && s2 % vl == 0;
 }
 
+/* A gemm_add's value of C[z][r][c] from the accumulator v, in S::C (the accumulator type;
+ * S: C's dtype traits, whose ld widens D) */
+template <class S>
+SX_DEV typename S::C sx_gm_fin(const sx_gemm_args &p, int64_t z, int64_t r, int64_t c,
+                               typename S::C v) {
+    typedef typename S::C A;
+    const A al = (A)p.alpha, be = (A)p.beta;
+    A x = al == A(1) ? v : al == A(0) ? A(0) : sx_rn_mul(al, v);
+    if (p.dk == 1 || p.dk == 2) {
+        const int64_t o = z * p.sdb + r * p.sdm + c * p.sdn;
+        A d = p.dk == 2 ? (A)((const float *)p.d)[o] : (A)S::ld(((const typename S::T *)p.d)[o]);
+        if (be != A(1)) d = sx_rn_mul(be, d);
+        x = sx_rn_add(x, d);
+    }
+    return x;
+}
+
 /* ======================================================================================
  * float32 / float64: SIMT
  * ====================================================================================== */
@@ -83,8 +112,14 @@ struct sx_gm_no_epi {
 };
 
 template <class T> struct sx_gm_cfg;
-template <> struct sx_gm_cfg<float> { enum { BM = 128, BN = 128, BK = 8, TM = 8, TN = 8 }; };
-template <> struct sx_gm_cfg<double> { enum { BM = 64, BN = 64, BK = 8, TM = 4, TN = 4 }; };
+template <> struct sx_gm_cfg<float> {
+    enum { BM = 128, BN = 128, BK = 8, TM = 8, TN = 8 };
+    typedef sx_f32 S;
+};
+template <> struct sx_gm_cfg<double> {
+    enum { BM = 64, BN = 64, BK = 8, TM = 4, TN = 4 };
+    typedef sx_f64 S;
+};
 
 /* Global -> registers -> shared loader of one BO x BK operand tile, stored as S[k][outer].
  * Thread chunk i is VL elements: along k (KC) or along outer (OC, GEN) at tile position
@@ -181,7 +216,7 @@ struct sx_gm_ldr {
     }
 };
 
-template <class T, int LA, int LB, class E = sx_gm_no_epi>
+template <class T, int LA, int LB, class E = sx_gm_no_epi, bool ADD = false>
 SX_DEV void sx_gemm_simt(const sx_gemm_args &p, const E &ep = E()) {
     typedef sx_gm_cfg<T> CF;
     enum { BM = CF::BM, BN = CF::BN, BK = CF::BK, TM = CF::TM, TN = CF::TN };
@@ -272,6 +307,18 @@ SX_DEV void sx_gemm_simt(const sx_gemm_args &p, const E &ep = E()) {
 
             /* epilogue: four quadrants, each row of a quadrant one 16-byte vector */
             T *pc = C + z * p.scb + m0 * p.scm + n0 * p.scn;
+            if (ADD) {
+#pragma unroll
+                for (int i = 0; i < TM; i++) {
+                    const int r = i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM);
+#pragma unroll
+                    for (int j = 0; j < TN; j++) {
+                        const int c = j < HN ? tx * HN + j : BN / 2 + tx * HN + (j - HN);
+                        if (r < rm && c < rn)
+                            acc[i][j] = sx_gm_fin<typename CF::S>(p, z, m0 + r, n0 + c, acc[i][j]);
+                    }
+                }
+            }
 #pragma unroll
             for (int i = 0; i < TM; i++) {
                 const int r = i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM);
@@ -364,7 +411,7 @@ SX_DEV void sx_tc_load(uint16_t *S, const uint16_t *p, int64_t so, int64_t sk, i
     }
 }
 
-template <class S, int LA, int LB, class E = sx_gm_no_epi>
+template <class S, int LA, int LB, class E = sx_gm_no_epi, bool ADD = false>
 SX_DEV void sx_gemm_tc(const sx_gemm_args &p, const E &ep = E()) {
 #ifdef SX_TC_UNSUPPORTED
     __trap();   /* the host never launches it here (see tensor/cuda/gemm.py) */
@@ -472,8 +519,13 @@ SX_DEV void sx_gemm_tc(const sx_gemm_args &p, const E &ep = E()) {
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++) {
                         const int64_t col = n0 + wn + ni * 8 + 2 * t4;
-                        const uint16_t x0 = S::st(acc[mi][ni][2 * h]);
-                        const uint16_t x1 = S::st(acc[mi][ni][2 * h + 1]);
+                        float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+                        if (ADD) {
+                            if (col < N) v0 = sx_gm_fin<S>(p, z, row, col, v0);
+                            if (col + 1 < N) v1 = sx_gm_fin<S>(p, z, row, col + 1, v1);
+                        }
+                        const uint16_t x0 = S::st(v0);
+                        const uint16_t x1 = S::st(v1);
                         if (vc && col + 1 < N) {
                             *(uint32_t *)(cr + col) = (uint32_t)x0 | ((uint32_t)x1 << 16);
                             ep(cr + col);

@@ -75,16 +75,27 @@ def _rows(t: Tensor) -> Tensor:
 
 def _linear(x: Tensor, weight: Tensor, bias):
     """x (..., in) @ weight.T + bias, one GEMM over every leading row, computed with the raw
-    kernels (recorded as one op: its leading dims are folded inside, not by recorded reshapes)."""
+    kernels (recorded as one op: its leading dims are folded inside, not by recorded reshapes).
+    A 16-bit x's bias (of its dtype or float32) is added by the GEMM on its float32 accumulator
+    before the one rounding, as PyTorch's addmm (float32 / float64 add it after the product: the
+    same bits, and a captured step fuses that add, and what follows, into the matmul)."""
     from tensor import products
     ws = weight._strides
-    y = products.matmul(_rows(x), weight._view(weight._shape[::-1], (ws[1], ws[0])))
-    if bias is not None:
-        if bias.dtype is y.dtype and bias.device == y.device and bias.ndim == 1:
-            # y is fresh: the bias added in place, read as a broadcast view
-            ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, bias._view(y._shape, (0, bias._strides[0]))])
-        else:
-            y = ew.binary("add", y, bias, out=y)
+    xr, wt = _rows(x), weight._view(weight._shape[::-1], (ws[1], ws[0]))
+    if (bias is not None and bias.ndim == 1 and x.dtype is weight.dtype and x.dtype.kind == "f"
+            and x.dtype.itemsize == 2 and (bias.dtype is x.dtype or bias.dtype is dt.float32)
+            and bias.device == x.device == weight.device and xr._shape[1] == wt._shape[0]
+            and bias._shape[0] == wt._shape[1]):
+        y = ew.empty_tensor((xr._shape[0], wt._shape[1]), x.dtype, x.device)
+        _be(x).gemm(xr, wt, y, d=bias._view(y._shape, (0, bias._strides[0])))
+    else:
+        y = products.matmul(xr, wt)
+        if bias is not None:
+            if bias.dtype is y.dtype and bias.device == y.device and bias.ndim == 1:
+                # y is fresh: the bias added in place, read as a broadcast view
+                ew.run(y.dtype, f"add_{y.dtype.sfx}", y, [y, bias._view(y._shape, (0, bias._strides[0]))])
+            else:
+                y = ew.binary("add", y, bias, out=y)
     if x.ndim == 2:
         return y
     shape = x._shape[:-1] + y._shape[-1:]

@@ -14,7 +14,7 @@ import operator
 
 from . import dtypes as dt
 from . import elementwise as ew
-from ._tensor import Tensor, contiguous_strides
+from ._tensor import Tensor, contiguous_strides, tracked
 from .axes import norm_axis_tuple
 from .backend import backend_for
 from .views import broadcast_shapes, broadcast_to
@@ -86,6 +86,86 @@ def _vector_product(a: Tensor, b: Tensor) -> Tensor:
     (dev._be or backend_for(dev)).gemm(a2, b2, res)
     shape = ((M,) if len(a._shape) == 2 else ()) + ((N,) if len(b._shape) == 2 else ())
     return Tensor._make(res._storage, shape, contiguous_strides(shape), 0, res._dtype)
+
+
+def gemm_add(a: Tensor, b: Tensor, d: Tensor | None, alpha=1.0, beta=1.0, op: str = "gemm_add") -> Tensor:
+    """alpha * (a @ b) + beta * d in one GEMM whose result is rounded once (16-bit floats: d
+    added on the float32 accumulator, as PyTorch's addmm; float32 / float64: the bits of the
+    separate ops), unrecorded: a and b float matrices (M, K), (K, N) or batches of them
+    (B, M, K), (B, K, N) of one dtype and device, d broadcastable to the product (its dtype or
+    float32, not read when beta is 0; alpha 0 drops the product, its NaN too). The op layer
+    checks shapes, dtypes and devices first."""
+    shape = a._shape[:-1] + b._shape[-1:]
+    c = ew.empty_tensor(shape, a._dtype, a._storage.device)
+    dv = None if beta == 0 or d is None else broadcast_to(d, shape, op)
+    backend_for(c.device).gemm(a, b, c, d=dv, alpha=alpha, beta=beta)
+    return c
+
+
+def check_addend(name, inp, prod_shape, dtype, device) -> None:
+    """addmm & co: inp a tensor on the product's device, of its dtype, broadcasting to it."""
+    if not isinstance(inp, Tensor):
+        raise TypeError(f"{name}: input must be a Tensor, got {type(inp).__name__}")
+    if inp.device != device:
+        raise ValueError(f"{name}: tensors are on different devices: {inp.device}, {device}")
+    if broadcast_shapes(inp.shape, prod_shape, op=name) != prod_shape:
+        raise ValueError(f"{name}: input of shape {inp.shape} does not broadcast to the "
+                         f"product's shape {prod_shape}")
+    if inp.dtype is not dtype:
+        raise TypeError(f"{name}: input is {inp.dtype.name} but the product is {dtype.name}")
+
+
+def add_product(name, inp, mats, product, beta, alpha, composite, shape, floats="f"):
+    """beta * inp + alpha * (the op's product of mats, its checked operands) of shape `shape`.
+    Float operands (of a kind in floats: "f" all, "h" the 16-bit ones) and an input of their
+    dtype take product(d, alpha, beta) (None: gemm_add of mats): GEMMs that add d (inp
+    broadcast) on their accumulator and round once (PyTorch's value for 16-bit floats; float32
+    / float64: the bits of the composite); others, and alpha 0, composite() (recorded ops).
+    When autograd follows an operand, the composite's graph carries the gradient and (16-bit)
+    its value is replaced by the GEMM's: the value never depends on whether a gradient is
+    wanted."""
+    x = mats[0]
+    if not (x.dtype.kind == "f" and (floats == "f" or x.dtype.itemsize == 2) and isinstance(inp, Tensor)
+            and inp.dtype is x.dtype and alpha != 0 and not isinstance(alpha, complex)
+            and not isinstance(beta, complex)):
+        return composite()
+    if any(tracked(t) for t in (inp, *mats)):
+        r = composite()   # (float32 / float64: already the GEMM's bits)
+        if x.dtype.itemsize > 2:
+            return r
+    else:
+        check_addend(name, inp, shape, x.dtype, x.device)
+        r = None
+    (a, b), d = mats, inp
+    if len(shape) == 1:   # (addmv: the product is a column)
+        b = as_column(b)
+        d = inp if beta == 0 else as_column(broadcast_to(inp, shape, name))
+    c = product(d, alpha, beta) if product else gemm_add(a, b, d, alpha, beta, name)
+    c = c if c.shape == shape else c._view(shape, contiguous_strides(shape))
+    if r is None:
+        return c
+    ew.copy_into(r, c)   # (the graph's result, fresh: an unrecorded write of the GEMM's value)
+    return r
+
+
+def as_column(v: Tensor) -> Tensor:
+    """A vector (n,) as an (n, 1) view."""
+    return v._view(v._shape + (1,), v._strides + (0,))
+
+
+def gemm_add_batches(x: Tensor, y: Tensor, d: Tensor, alpha, beta, op: str = "addbmm") -> Tensor:
+    """beta * d + alpha * (the sum over i of x[i] @ y[i]) as PyTorch's addbmm computes it: one
+    gemm_add a batch, in order, each rounded (beta * d + alpha * x[0] @ y[0], then + alpha *
+    x[i] @ y[i]); no batch: beta * d."""
+    n, m, k = x.shape
+    if n == 0:
+        return gemm_add(x._view((m, 0), (1, 1)), y._view((0, y.shape[2]), (1, 1)), d, alpha, beta, op)
+    r = d
+    for i in range(n):
+        xi, yi = (Tensor._make(t._storage, t._shape[1:], t._strides[1:], t._offset + i * t._strides[0],
+                               t._dtype) for t in (x, y))
+        r = gemm_add(xi, yi, r, alpha, beta if i == 0 else 1, op)
+    return r
 
 
 def sparse_matmul(a, b, out):

@@ -14,6 +14,7 @@ import operator
 from typing import NamedTuple
 
 from . import dtypes as dt
+from . import products as PR
 from . import torch_extra2 as X2
 from ._tensor import Tensor
 from .axes import norm_axis
@@ -55,6 +56,8 @@ def _mats(name: str, ranks: tuple, *xs, one_dtype: bool = True) -> None:
 
 
 def _inner(name: str, a: Tensor, b: Tensor) -> None:
+    if a.ndim == 3 == b.ndim and a.shape[0] != b.shape[0]:
+        raise ValueError(f"{name}: batch sizes differ: shapes {a.shape} and {b.shape}")
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim >= 2 else b.shape[0]
     if ka != kb:
@@ -64,8 +67,6 @@ def _inner(name: str, a: Tensor, b: Tensor) -> None:
 def _product(name, ranks, doc):
     def f(input, mat2):
         _mats(name, ranks, input, mat2)
-        if name == "bmm" and input.shape[0] != mat2.shape[0]:
-            raise ValueError(f"bmm: batch sizes differ: shapes {input.shape} and {mat2.shape}")
         _inner(name, input, mat2)
         return P.matmul(input, mat2)
     f.__name__ = f.__qualname__ = name
@@ -81,13 +82,7 @@ mv = _product("mv", (2, 1), "The product of a 2-d matrix and a 1-d vector.")
 def _scaled_add(name, inp, prod, beta, alpha):
     """beta * inp + alpha * prod, inp broadcast to prod's shape; beta = 0 ignores inp and alpha = 0
     ignores prod (their NaN and inf included; a zero gradient flows to them), as PyTorch's."""
-    _t(inp, name)
-    _same_device(name, inp, prod)
-    if broadcast_shapes(inp.shape, prod.shape, op=name) != prod.shape:
-        raise ValueError(f"{name}: input of shape {inp.shape} does not broadcast to the "
-                         f"product's shape {prod.shape}")
-    if inp.dtype is not prod.dtype:
-        raise TypeError(f"{name}: input is {inp.dtype.name} but the product is {prod.dtype.name}")
+    PR.check_addend(name, inp, prod.shape, prod.dtype, prod.device)
     if prod.dtype.kind in "iub" and any(isinstance(s, float) for s in (beta, alpha)):
         raise TypeError(f"{name}: for integer tensors beta and alpha must be integers")
     no = full((), False, dtype=dt.bool_, device=prod.device)   # where(no, t, ...) ignores t
@@ -99,32 +94,45 @@ def _scaled_add(name, inp, prod, beta, alpha):
     return P.add(inp, prod) if alpha else P.where(no, prod, inp)
 
 
+def _add_op(name, ranks, inp, x, y, beta, alpha, prod, shape, fused=None, floats="f"):
+    """beta * inp + alpha * prod(x, y), checked (PR.add_product: floats take fused's GEMMs)."""
+    _mats(name, ranks, x, y)
+    _inner(name, x, y)
+    return PR.add_product(name, inp, (x, y), fused, beta, alpha,
+                          lambda: _scaled_add(name, inp, prod(x, y), beta, alpha), shape(), floats)
+
+
 @_pub("addmm")
 @_autocast(True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2)."""
-    return _scaled_add("addmm", input, mm(mat1, mat2), beta, alpha)
+    """beta * input + alpha * (mat1 @ mat2) (float: one GEMM, rounded once, as PyTorch's)."""
+    return _add_op("addmm", (2, 2), input, mat1, mat2, beta, alpha, mm,
+                   lambda: (mat1.shape[0], mat2.shape[1]))
 
 
 @_pub("addmv")
 @_autocast(False)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat @ vec)."""
-    return _scaled_add("addmv", input, mv(mat, vec), beta, alpha)
+    """beta * input + alpha * (mat @ vec) (float: one GEMM, rounded once, as PyTorch's)."""
+    return _add_op("addmv", (2, 1), input, mat, vec, beta, alpha, mv, lambda: mat.shape[:1])
 
 
 @_pub("baddbmm")
 @_autocast(True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * bmm(batch1, batch2)."""
-    return _scaled_add("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+    """beta * input + alpha * bmm(batch1, batch2) (float: one GEMM, rounded once, as PyTorch's)."""
+    return _add_op("baddbmm", (3, 3), input, batch1, batch2, beta, alpha, bmm,
+                   lambda: batch1.shape[:2] + batch2.shape[2:])
 
 
 @_pub("addbmm")
 @_autocast(True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * (the sum over the batch of bmm(batch1, batch2))."""
-    return _scaled_add("addbmm", input, P.sum(bmm(batch1, batch2), axis=0), beta, alpha)
+    """beta * input + alpha * (the sum over the batch of bmm(batch1, batch2)) (PR.gemm_add_batches)."""
+    return _add_op("addbmm", (3, 3), input, batch1, batch2, beta, alpha, lambda x, y: P.sum(bmm(x, y), 0),
+                   lambda: (batch1.shape[1], batch2.shape[2]),
+                   lambda d, al, be: PR.gemm_add_batches(batch1, batch2, d, al, be), "h")
+
 
 
 @_pub("addr")

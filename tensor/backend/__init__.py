@@ -55,7 +55,9 @@ INTERFACE = {
     "reduce": "(d, name, x, out, ks, kin, kout, rs, rin): reduce the rs dims of x into out",
     "scan": "(d, name, x, out, sh, si, so): inclusive scan along the last of dims sh",
     # matrix products
-    "gemm": "(a, b, c): c[...] = a[...] @ b[...] over broadcast batch dims, one dtype",
+    "gemm": "(a, b, c, *, d=None, alpha=1, beta=1): c[...] = a[...] @ b[...] over broadcast "
+            "batch dims, one dtype; with d or alpha != 1 (float, 2-D or 3-D): c = alpha * a @ b "
+            "+ beta * d rounded once (d of c's dtype or float32; 16-bit: on the accumulator)",
     # indexing: offsets, gather/scatter, masks
     # checks return a verdict: the first bad position or -1 (an int), or a device's deferred
     # Verdict (tensor/cuda/checks.py) read at its stream's next synchronization; the op layer

@@ -141,16 +141,28 @@ def _cast(x, d: dt.DType):
     return out
 
 
-def gemm(a, b, c) -> None:
-    """c[...] = a[...] @ b[...] (one dtype, broadcast batch dims). 16-bit floats before sm_80
-    (no 16-bit tensor-core kernel) compute as float32 products and sums, rounded once."""
-    d = c.dtype
-    if d.kind == "f" and d.itemsize == 2 and not _gemm.tensor_cores(c.device):
+def gemm(a, b, c, *, d=None, alpha=1.0, beta=1.0) -> None:
+    """c[...] = a[...] @ b[...] (one dtype, broadcast batch dims); with d or alpha != 1
+    (keywords; float dtypes, 2-D or 3-D): c = alpha * (a @ b) + beta * d rounded once, d of c's
+    dtype or float32 (broadcast strides allowed, not overlapping c; beta 0: not read), as the
+    CPU's. 16-bit floats before sm_80 (no 16-bit tensor-core kernel) compute as float32
+    products and sums (on float32 copies), rounded once."""
+    cd = c.dtype
+    add = d is not None or alpha != 1
+    dk = _gemm.add_mode(c, d, beta) if add else 0
+    if cd.kind == "f" and cd.itemsize == 2 and not _gemm.tensor_cores(c.device):
         c32 = empty(c.shape, dt.float32, c.device)
-        _gemm.gemm_batched(_cast(a, dt.float32), _cast(b, dt.float32), c32)
-        _launch.elementwise(dt.float32, f"cast_f32_{d.sfx}", c, [c32])
-        return
-    _gemm.gemm_batched(a, b, c)
+        a32, b32 = _cast(a, dt.float32), _cast(b, dt.float32)
+        if add:
+            d32 = _cast(d, dt.float32) if dk == 1 else d
+            _gemm.gemm_add_batched(a32, b32, c32, d32, alpha, beta, _gemm.add_mode(c32, d32, beta))
+        else:
+            _gemm.gemm_batched(a32, b32, c32)
+        _launch.elementwise(dt.float32, f"cast_f32_{cd.sfx}", c, [c32])
+    elif add:
+        _gemm.gemm_add_batched(a, b, c, d, alpha, beta, dk)
+    else:
+        _gemm.gemm_batched(a, b, c)
 
 
 index_offsets = _index.index_offsets

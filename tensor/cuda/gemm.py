@@ -6,12 +6,15 @@ accumulate in float32 (16-bit floats too, rounded once on store) or float64; int
 Kernels per dtype (by-value `sx_gemm_args`, 256 threads):
   float dtypes: gemm_<sfx>_<la><lb> for the operand layouts (la: A row-major "n" = unit stride
   along k, transposed "t" = unit stride along m; lb: B row-major "n" = unit stride along n,
-  transposed "t" = unit stride along k), and gemm_<sfx>_gen for any strides;
+  transposed "t" = unit stride along k), and gemm_<sfx>_gen for any strides; gemm_add_<sfx>_...
+  the same with gemm_add's store (each kernel is its own compile unit: built when first used);
   integers / bool: gemm_<sfx> (any strides).
 float32/float64: SIMT register-blocked tiles; float16/bfloat16: tensor cores (mma.sync, on
 TC_SMEM bytes of dynamic shared memory) from compute capability 8.0 (`tensor_cores`); before
 that (no cp.async, no bf16 mma) tensor/products.py runs 16-bit matmuls through the float32
 kernel on float32 copies and rounds once on the way back: the same fp32 accumulation.
+gemm_add_batched: the gemm_add_ kernels' store adds alpha * product + beta * D on the
+accumulator before the one rounding (the CPU's gemm_add_<sfx>; dk and the rounding as there).
 """
 from __future__ import annotations
 
@@ -44,11 +47,14 @@ def kernel_call(name: str) -> tuple[str, str]:
     bounds) for kernel `name` (gemm_<sfx>_<layout> or gemm_<sfx>): the entries, and a captured
     step's matmul with a fused epilogue (tensor/cuda/fused.py), make the same call."""
     parts = name.split("_")
+    add = parts[1] == "add"   # gemm_add_<sfx>_<layout>: the ADD instance
+    parts = parts[1:] if add else parts
     s = parts[1]
     if s in ("f32", "f64", "f16", "bf16"):
-        fn = (f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}>" if s in ("f32", "f64")
-              else f"sx_gemm_tc<sx_tc_{s}, {{}}, {{}}>")
-        return fn.format(*_LAYOUT_ARGS[parts[2]]), "__launch_bounds__(SX_GM_THREADS, 2)"
+        fn = (f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}{{}}>" if s in ("f32", "f64")
+              else f"sx_gemm_tc<sx_tc_{s}, {{}}, {{}}{{}}>")
+        return (fn.format(*_LAYOUT_ARGS[parts[2]], ", sx_gm_no_epi, true" if add else ""),
+                "__launch_bounds__(SX_GM_THREADS, 2)")
     if s == "b8":
         return "sx_gemm_int<uint8_t, uint32_t, true>", "__launch_bounds__(SX_GM_THREADS)"
     return f"sx_gemm_int<sx_{s}::T, {_INT_ACC[s]}, false>", "__launch_bounds__(SX_GM_THREADS)"
@@ -56,7 +62,8 @@ def kernel_call(name: str) -> tuple[str, str]:
 
 def entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     s = d.sfx
-    names = [f"gemm_{s}_{lay}" for lay in FLOAT_LAYOUTS] if d.kind == "f" else [f"gemm_{s}"]
+    names = ([f"gemm_{k}{s}_{lay}" for k in ("", "add_") for lay in FLOAT_LAYOUTS] if d.kind == "f"
+             else [f"gemm_{s}"])
     src = {}
     for name in names:
         call, bounds = kernel_call(name)
@@ -74,7 +81,10 @@ class GemmArgs(ctypes.Structure):
                 ("batch", ctypes.c_int64),
                 ("sab", ctypes.c_int64), ("sam", ctypes.c_int64), ("sak", ctypes.c_int64),
                 ("sbb", ctypes.c_int64), ("sbk", ctypes.c_int64), ("sbn", ctypes.c_int64),
-                ("scb", ctypes.c_int64), ("scm", ctypes.c_int64), ("scn", ctypes.c_int64)]
+                ("scb", ctypes.c_int64), ("scm", ctypes.c_int64), ("scn", ctypes.c_int64),
+                ("d", ctypes.c_void_p), ("sdb", ctypes.c_int64), ("sdm", ctypes.c_int64),
+                ("sdn", ctypes.c_int64), ("alpha", ctypes.c_double), ("beta", ctypes.c_double),
+                ("dk", ctypes.c_int64)]   # (gemm_add's: dk 0, a plain product, when left out)
 
 
 def _operand_layout(so: int, sk: int, no: int, K: int):
@@ -109,25 +119,29 @@ def choose_kernel(d: dt.DType, M: int, N: int, K: int, sam: int, sak: int, sbk: 
 def launch(d: dt.DType, device, M: int, N: int, K: int, batch: int,
            pa: int, sab: int, sam: int, sak: int,
            pb: int, sbb: int, sbk: int, sbn: int,
-           pc: int, scb: int, scm: int, scn: int) -> None:
+           pc: int, scb: int, scm: int, scn: int, add: tuple = ()) -> None:
     """One batched launch: C[z] = A[z] @ B[z] for z < batch, pointers are device addresses of
-    element [0, 0] of batch 0, strides in elements."""
+    element [0, 0] of batch 0, strides in elements; add: gemm_add's (D address, its batch, row
+    and column strides, alpha, beta, dk), or () for a plain product."""
     from . import runtime as R
     if batch <= 0 or M <= 0 or N <= 0:
         return
     name, grid, args, shared = plan(d, M, N, K, batch, pa, sab, sam, sak, pb, sbb, sbk, sbn,
-                                    pc, scb, scm, scn)
+                                    pc, scb, scm, scn, add)
     R.kernel(FAMILY, d, name, device)(grid, BLOCK, args, shared=shared)
 
 
 def plan(d: dt.DType, M: int, N: int, K: int, batch: int, pa: int, sab: int, sam: int, sak: int,
-         pb: int, sbb: int, sbk: int, sbn: int, pc: int, scb: int, scm: int, scn: int):
+         pb: int, sbb: int, sbk: int, sbn: int, pc: int, scb: int, scm: int, scn: int,
+         add: tuple = ()):
     """(kernel name, grid, GemmArgs, dynamic shared bytes) of launch(...)'s problem."""
     name, (sam, sak, sbk, sbn) = choose_kernel(d, M, N, K, sam, sak, sbk, sbn)
+    if add:
+        name = "gemm_add_" + name[5:]
     bm, bn = _TILE.get(d.sfx, _INT_TILE)
     tiles = ((M + bm - 1) // bm) * ((N + bn - 1) // bn)
     grid = (min(tiles, MAX_GRID_X), 1, min(batch, MAX_GRID_Z))
-    args = GemmArgs(pa, pb, pc, M, N, K, batch, sab, sam, sak, sbb, sbk, sbn, scb, scm, scn)
+    args = GemmArgs(pa, pb, pc, M, N, K, batch, sab, sam, sak, sbb, sbk, sbn, scb, scm, scn, *add)
     return name, grid, args, TC_SMEM if d.sfx in ("f16", "bf16") else 0
 
 
@@ -143,16 +157,45 @@ def gemm_batched(a, b, c) -> None:
 
     The batch dims are coalesced jointly by views.gemm_batches (as on the CPU); when they do
     not collapse to one (count, stride) per operand, the outer ones take one launch each."""
+    _check(a, b, c)
+    if any(s == 0 for s in c.shape):   # (K == 0 launches: the kernel writes zeros)
+        return
+    for args in batch_args(a, b, c):
+        launch(c.dtype, c.device, *args)
+
+
+def add_mode(c, d, beta) -> int:
+    """gemm_add's dk (gemm.cuh's sx_gemm_args; tensor/cpu/gemm.py add_mode's twin): 1 / 2: d of
+    c's dtype / float32, 3: d not read (beta 0 or no d); TypeError for what it does not take."""
+    if c.dtype.kind != "f" or c.ndim not in (2, 3):
+        raise TypeError(f"gemm_add: float matrices or one batch of them, got {c.dtype.name} "
+                        f"{c.shape}")
+    if beta == 0 or d is None:
+        return 3
+    if d.dtype is c.dtype or d.dtype is dt.float32:
+        return 1 if d.dtype is c.dtype else 2
+    raise TypeError(f"gemm_add: the addend is {d.dtype.name}, expected {c.dtype.name} or float32")
+
+
+def gemm_add_batched(a, b, c, d, alpha, beta, dk: int) -> None:
+    """c = alpha * (a @ b) + beta * d with one rounding of c (tensor/cpu/gemm.py gemm_add's
+    contract; dk: add_mode's) for CUDA float tensors, 2-D or 3-D."""
+    _check(a, b, c)
+    if any(s == 0 for s in c.shape):
+        return
+    pd, sd = (d.data_ptr(), d.strides) if dk in (1, 2) else (0, (0,) * c.ndim)
+    add = (pd, sd[0] if len(sd) == 3 else 0, sd[-2], sd[-1], float(alpha), float(beta), dk)
+    for args in batch_args(a, b, c):
+        launch(c.dtype, c.device, *args, add)
+
+
+def _check(a, b, c) -> None:
     d = c.dtype
     if a.dtype != d or b.dtype != d:
         raise TypeError(f"matmul: CUDA gemm needs one dtype, got {a.dtype}, {b.dtype} -> {d}")
     if a.device != c.device or b.device != c.device:
         raise ValueError(f"matmul: tensors are on different devices: {a.device}, {b.device}, "
                          f"{c.device}")
-    if any(s == 0 for s in c.shape):   # (K == 0 launches: the kernel writes zeros)
-        return
-    for args in batch_args(a, b, c):
-        launch(d, c.device, *args)
 
 
 def batch_args(a, b, c) -> list:

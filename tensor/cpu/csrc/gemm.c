@@ -27,6 +27,13 @@
  * Integer types: i-k-j loops over a packed block of B, accumulating in a wider
  *   unsigned type (wrapping arithmetic, truncated on store == NumPy's result).
  * Bool: C = OR_k (A AND B), output 0/1.
+ * gemm_add_<sfx>(..., nthreads, D, sDb, sDm, sDn, dk, alpha, beta) (float dtypes) computes
+ *   C = alpha * (A @ B) + beta * D before C's one rounding: for the 16-bit floats in float32
+ *   on the accumulator (PyTorch's addmm / linear with a bias), for float32 / float64 as the
+ *   separate scalings and sum would (the same bits as the product, then alpha * P, beta * D
+ *   and their sum each rounded).  D (C's dtype, or float32: dk) is read through its strides
+ *   (0 broadcasts a bias along rows or columns) and must not overlap C; alpha 0 drops the
+ *   product and beta 0 drops D (their NaN and inf too).
  * nthreads < 1 is taken as 1.  Scratch memory is allocated per call and per
  * thread and freed before returning; there is no global mutable state.
  *
@@ -339,7 +346,46 @@ typedef struct {
     char *C;
     int64_t M, N, K;
     int64_t sAm, sAk, sBk, sBn, sCm, sCn; /* elements */
+    /* gemm_add: C = alpha * (A @ B) + beta * D (dk: GM_D_*); D addresses the task's [0, 0] */
+    const char *D;
+    int64_t sDm, sDn;
+    int dk;
+    double alpha, beta;
 } gm_task;
+
+/* What a gemm_add adds: nothing (a plain product), D of C's dtype, D of float32, or only the
+ * scaling by alpha (beta 0: D is not read) */
+enum { GM_D_NONE = 0, GM_D_SAME = 1, GM_D_F32 = 2, GM_D_SCALE = 3 };
+#define GM_D_READ(t) ((t)->dk == GM_D_SAME || (t)->dk == GM_D_F32)
+/* x is rounded to its type here (no fused multiply-add across this point: alpha * P and
+ * beta * D are rounded apart, as the separate ops and PyTorch's opmath code round them) */
+#define GM_ROUNDED(x) __asm__("" : "+m"(x))
+
+/* C[i, j] of a 16-bit gemm_add before its one rounding, from the float32 sum v: alpha * v +
+ * beta * D[i, j] in float32 (kind: C's, GM_K_*) */
+static inline float gm_fin_f(const gm_task *t, int kind, int64_t i, int64_t j, float v)
+{
+    const float al = (float)t->alpha, be = (float)t->beta;
+    float x = al == 1.0f ? v : al == 0.0f ? 0.0f : al * v;
+    if (GM_D_READ(t)) {
+        const int64_t o = i * t->sDm + j * t->sDn;
+        float d = t->dk == GM_D_F32 ? ((const float *)t->D)[o] : gm_ld_f(kind, t->D, o);
+        if (be != 1.0f) { d *= be; GM_ROUNDED(d); }
+        if (al != 1.0f) GM_ROUNDED(x);
+        x += d;
+    }
+    return x;
+}
+#define GM_FIN_N(t, i, j, v) (v)   /* float32 / float64: gm_epi adds after the product */
+#define GM_FIN_H(t, i, j, v) ((t)->dk ? gm_fin_f(t, GM_K_F16, i, j, v) : (v))
+#define GM_FIN_B(t, i, j, v) ((t)->dk ? gm_fin_f(t, GM_K_BF16, i, j, v) : (v))
+/* FIN over n float32 values w of row i from column j0, in place (16-bit gemm_add only: the
+ * plain store loops after it stay as they are) */
+#define GM_FIN_ROW(FIN, NATIVE, t, i, j0, w, n)                                      \
+    do {                                                                            \
+        if (!(NATIVE) && (t)->dk)                                                   \
+            for (int64_t j_ = 0; j_ < (n); j_++) (w)[j_] = FIN(t, i, (j0) + j_, (w)[j_]); \
+    } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Float32 / float64 blocked driver (direct accumulation into C)             */
@@ -475,10 +521,12 @@ static void gm_drive_half(const gm_task *t, int kind, float *Ap, float *Bp, floa
                     }
                 }
             }
-            /* round the finished block once */
+            /* round the finished block once (a gemm_add's terms added first) */
             for (int64_t i = 0; i < mc; i++) {
                 uint16_t *c = C + (ic + i) * t->sCm + jc * t->sCn;
-                const float *w = W + i * ncr;
+                float *w = W + i * ncr;
+                if (t->dk)
+                    for (int64_t j = 0; j < nc; j++) w[j] = gm_fin_f(t, kind, ic + i, jc + j, w[j]);
                 if (kind == GM_K_F16) {
                     if (t->sCn == 1)
                         for (int64_t j = 0; j < nc; j++) c[j] = gm_float_to_half(w[j]);
@@ -661,7 +709,8 @@ static void gm_drive_amx(const gm_task *t, uint16_t *Ap, uint32_t *Bp, float *W)
             }
             for (int64_t i = 0; i < mc; i++) {   /* round the finished block once */
                 uint16_t *c = C + (ic + i) * t->sCm + jc * t->sCn;
-                const float *w = W + i * ncr;
+                float *w = W + i * ncr;
+                GM_FIN_ROW(GM_FIN_B, 0, t, ic + i, jc, w, nc);   /* (a gemm_add's terms) */
                 for (int64_t j = 0; j < nc; j++) c[j * t->sCn] = gm_float_to_bf16(w[j]);
             }
         }
@@ -715,7 +764,7 @@ static void gm_drive_amx(const gm_task *t, uint16_t *Ap, uint32_t *Bp, float *W)
 #define GM_DR 4
 #define GM_DV 2
 #endif
-#define GM_DEFINE_DIRECT(NAME, T, VT, VL, TE, LD, ST, NATIVE)                          \
+#define GM_DEFINE_DIRECT(NAME, T, VT, VL, TE, LD, ST, NATIVE, FIN)                     \
     static void NAME(const gm_task *t)                                                 \
     {                                                                                  \
         enum { W = GM_DV * VL };                                                       \
@@ -766,16 +815,19 @@ static void gm_drive_amx(const gm_task *t, uint16_t *Ap, uint32_t *Bp, float *W)
                         memcpy(out[r] + off[u], &acc[r][u], sizeof(VT));               \
                 for (int64_t r = 0; r < mr; r++) {                                     \
                     TE *c = C + (i0 + r) * t->sCm + j0 * t->sCn;                       \
+                    GM_FIN_ROW(FIN, NATIVE, t, i0 + r, j0, out[r], nw);                \
                     for (int64_t j = 0; j < nw; j++) c[j * t->sCn] = ST(out[r][j]);    \
                 }                                                                      \
             }                                                                          \
         }                                                                              \
     }
 
-GM_DEFINE_DIRECT(gm_small_f32, float, gm_vf, GM_VLF, float, GM_ID, GM_ID, 1)
-GM_DEFINE_DIRECT(gm_small_f64, double, gm_vd, GM_VLD, double, GM_ID, GM_ID, 1)
-GM_DEFINE_DIRECT(gm_small_f16, float, gm_vf, GM_VLF, uint16_t, gm_half_to_float, gm_float_to_half, 0)
-GM_DEFINE_DIRECT(gm_small_bf16, float, gm_vf, GM_VLF, uint16_t, gm_bf16_to_float, gm_float_to_bf16, 0)
+GM_DEFINE_DIRECT(gm_small_f32, float, gm_vf, GM_VLF, float, GM_ID, GM_ID, 1, GM_FIN_N)
+GM_DEFINE_DIRECT(gm_small_f64, double, gm_vd, GM_VLD, double, GM_ID, GM_ID, 1, GM_FIN_N)
+GM_DEFINE_DIRECT(gm_small_f16, float, gm_vf, GM_VLF, uint16_t, gm_half_to_float, gm_float_to_half, 0,
+                 GM_FIN_H)
+GM_DEFINE_DIRECT(gm_small_bf16, float, gm_vf, GM_VLF, uint16_t, gm_bf16_to_float, gm_float_to_bf16, 0,
+                 GM_FIN_B)
 /* integers: wrapping arithmetic in a wider unsigned type, truncated on store */
 #define GM_U32(x) ((uint32_t)(x))
 #define GM_U64(x) ((uint64_t)(x))
@@ -811,10 +863,10 @@ GM_DEFINE_SMALL(gm_small_b8, uint8_t, unsigned, GM_B01, GM_TO_B8, GM_ORAND)
 #define GM_TJ 4  /* columns at a time in the dot form */
 _Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulators");
 
-#define GM_DEFINE_THIN(NAME, T, VT, VL, TE, LD, ST, NATIVE)                            \
+#define GM_DEFINE_THIN(NAME, T, VT, VL, TE, LD, ST, NATIVE, FIN)                       \
     static inline __attribute__((always_inline)) void NAME##_axpy(                     \
-        const int m, const T *restrict ap, int64_t lda, const TE *B, int64_t sBk,       \
-        int64_t N, int64_t K, TE *C, int64_t sCm, int64_t sCn)                         \
+        const gm_task *t, const int m, const T *restrict ap, int64_t lda, const TE *B,  \
+        int64_t sBk, int64_t N, int64_t K, TE *C, int64_t sCm, int64_t sCn)            \
     {                                                                                  \
         enum { JW = GM_TW * VL };                                                      \
         T out[GM_TMT][JW] __attribute__((aligned(GM_ALIGN)));                          \
@@ -875,6 +927,7 @@ _Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulato
             }                                                                          \
             for (int r = 0; r < m; r++) {                                              \
                 TE *c = C + r * sCm + j0 * sCn;                                        \
+                GM_FIN_ROW(FIN, NATIVE, t, r, j0, out[r], jw);                         \
                 if (sCn == 1)                                                          \
                     for (int64_t j = 0; j < jw; j++) c[j] = ST(out[r][j]);             \
                 else                                                                   \
@@ -884,8 +937,8 @@ _Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulato
     }                                                                                  \
     /* one column: the GM_TJ accumulators of a row take consecutive vectors of K */    \
     static inline __attribute__((always_inline)) void NAME##_dot1(                     \
-        const int m, const T *restrict ap, int64_t lda, const TE *b, int64_t K, TE *C, \
-        int64_t sCm)                                                                   \
+        const gm_task *t, const int m, const T *restrict ap, int64_t lda, const TE *b,  \
+        int64_t K, TE *C, int64_t sCm, int64_t jc)                                     \
     {                                                                                  \
         enum { KW = GM_TJ * VL };                                                      \
         T tmp[GM_TJ][VL] __attribute__((aligned(GM_ALIGN)));                           \
@@ -915,19 +968,19 @@ _Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulato
             T s = 0;                                                                   \
             for (int l = 0; l < VL; l++) s += v[l];                                    \
             for (int64_t k = kw; k < K; k++) s += ap[r * lda + k] * LD(b[k]);          \
-            C[r * sCm] = ST(s);                                                        \
+            C[r * sCm] = ST(FIN(t, r, jc, s));                                         \
         }                                                                              \
     }                                                                                  \
     static inline __attribute__((always_inline)) void NAME##_dot(                      \
-        const int m, const T *restrict ap, int64_t lda, const TE *B, int64_t sBn,       \
-        int64_t N, int64_t K, TE *C, int64_t sCm, int64_t sCn)                         \
+        const gm_task *t, const int m, const T *restrict ap, int64_t lda, const TE *B,  \
+        int64_t sBn, int64_t N, int64_t K, TE *C, int64_t sCm, int64_t sCn)            \
     {                                                                                  \
         T tmp[GM_TJ][VL] __attribute__((aligned(GM_ALIGN)));                           \
         const int64_t kv = K / VL * VL;                                                \
         for (int64_t j0 = 0; j0 < N; j0 += GM_TJ) {                                    \
             int64_t jn = GM_MIN((int64_t)GM_TJ, N - j0);                               \
             if (jn == 1) {                                                             \
-                NAME##_dot1(m, ap, lda, B + j0 * sBn, K, C + j0 * sCn, sCm);           \
+                NAME##_dot1(t, m, ap, lda, B + j0 * sBn, K, C + j0 * sCn, sCm, j0);    \
                 continue;                                                              \
             }                                                                          \
             const TE *bc[GM_TJ];                                                       \
@@ -959,7 +1012,7 @@ _Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulato
                     for (int l = 0; l < VL; l++) s += acc[r][c][l];                    \
                     for (int64_t k = kv; k < K; k++)                                   \
                         s += ap[r * lda + k] * LD(bc[c][k]);                           \
-                    C[r * sCm + (j0 + c) * sCn] = ST(s);                               \
+                    C[r * sCm + (j0 + c) * sCn] = ST(FIN(t, r, j0 + c, s));            \
                 }                                                                      \
         }                                                                              \
     }                                                                                  \
@@ -982,25 +1035,27 @@ _Static_assert(GM_TJ == 4, "the one-column dot form (_dot1) sums four accumulato
         }                                                                              \
         if (dot) {                                                                     \
             switch (m) {                                                               \
-            case 1: NAME##_dot(1, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
-            case 2: NAME##_dot(2, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
-            case 3: NAME##_dot(3, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
-            default: NAME##_dot(4, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break; \
+            case 1: NAME##_dot(t, 1, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 2: NAME##_dot(t, 2, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 3: NAME##_dot(t, 3, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break;  \
+            default: NAME##_dot(t, 4, a, lda, B, t->sBn, t->N, K, C, t->sCm, t->sCn); break; \
             }                                                                          \
         } else {                                                                       \
             switch (m) {                                                               \
-            case 1: NAME##_axpy(1, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
-            case 2: NAME##_axpy(2, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
-            case 3: NAME##_axpy(3, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
-            default: NAME##_axpy(4, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break; \
+            case 1: NAME##_axpy(t, 1, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 2: NAME##_axpy(t, 2, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            case 3: NAME##_axpy(t, 3, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break;  \
+            default: NAME##_axpy(t, 4, a, lda, B, t->sBk, t->N, K, C, t->sCm, t->sCn); break; \
             }                                                                          \
         }                                                                              \
     }
 
-GM_DEFINE_THIN(gm_thin_f32, float, gm_vf, GM_VLF, float, GM_ID, GM_ID, 1)
-GM_DEFINE_THIN(gm_thin_f64, double, gm_vd, GM_VLD, double, GM_ID, GM_ID, 1)
-GM_DEFINE_THIN(gm_thin_f16, float, gm_vf, GM_VLF, uint16_t, gm_half_to_float, gm_float_to_half, 0)
-GM_DEFINE_THIN(gm_thin_bf16, float, gm_vf, GM_VLF, uint16_t, gm_bf16_to_float, gm_float_to_bf16, 0)
+GM_DEFINE_THIN(gm_thin_f32, float, gm_vf, GM_VLF, float, GM_ID, GM_ID, 1, GM_FIN_N)
+GM_DEFINE_THIN(gm_thin_f64, double, gm_vd, GM_VLD, double, GM_ID, GM_ID, 1, GM_FIN_N)
+GM_DEFINE_THIN(gm_thin_f16, float, gm_vf, GM_VLF, uint16_t, gm_half_to_float, gm_float_to_half, 0,
+               GM_FIN_H)
+GM_DEFINE_THIN(gm_thin_bf16, float, gm_vf, GM_VLF, uint16_t, gm_bf16_to_float, gm_float_to_bf16, 0,
+               GM_FIN_B)
 
 /* ------------------------------------------------------------------------ */
 /* Integer and bool kernels                                                  */
@@ -1108,12 +1163,75 @@ typedef struct {
     int thin, dot;          /* thin path, and its form */
     gm_epilogue epi;        /* run on each finished rectangle of C, or NULL */
     const void *epi_ctx;
+    const char *D;          /* gemm_add's D (dk: GM_D_*), its strides in elements */
+    int64_t sDb, sDm, sDn;
+    int dk;
+    double alpha, beta;
 } gm_problem;
 
-/* The epilogue of a task's rectangle of C (final values: K is never split). */
+/* C = alpha * C + beta * D over a task's rectangle, in C's type: float32 / float64 after the
+ * product, which they accumulate in C (the rounding of separate ops) */
+#define GM_DEFINE_ADD(NAME, T)                                                        \
+    static void NAME(const gm_task *t)                                                \
+    {                                                                                 \
+        const T al = (T)t->alpha, be = (T)t->beta;                                    \
+        for (int64_t i = 0; i < t->M; i++)                                            \
+            for (int64_t j = 0; j < t->N; j++) {                                      \
+                T *c = (T *)(void *)t->C + i * t->sCm + j * t->sCn;                   \
+                T x = al == 1 ? *c : al == 0 ? 0 : al * *c;                           \
+                if (GM_D_READ(t)) {                                                   \
+                    const int64_t o = i * t->sDm + j * t->sDn;                        \
+                    T d = t->dk == GM_D_F32 ? (T)((const float *)t->D)[o]             \
+                                            : ((const T *)(const void *)t->D)[o];     \
+                    if (be != 1) { d *= be; GM_ROUNDED(d); }                          \
+                    if (al != 1) GM_ROUNDED(x);                                       \
+                    x += d;                                                           \
+                }                                                                     \
+                *c = x;                                                               \
+            }                                                                         \
+    }
+GM_DEFINE_ADD(gm_add_f32, float)
+GM_DEFINE_ADD(gm_add_f64, double)
+
+/* The same for 16-bit C when K == 0 (C holds zeros): gm_fin_f's float32 value, rounded once */
+static void gm_add_half(const gm_task *t, int kind)
+{
+    for (int64_t i = 0; i < t->M; i++)
+        for (int64_t j = 0; j < t->N; j++) {
+            uint16_t *c = (uint16_t *)(void *)t->C + i * t->sCm + j * t->sCn;
+            float x = gm_fin_f(t, kind, i, j, gm_ld_f(kind, c, 0));
+            *c = kind == GM_K_F16 ? gm_float_to_half(x) : gm_float_to_bf16(x);
+        }
+}
+
+/* The epilogue of a task's rectangle of C (final values: K is never split): a gemm_add's terms
+ * where the product did not add them before its rounding, then the fused ops' epilogue. */
 static void gm_epi(const gm_problem *p, const gm_task *t)
 {
+    if (t->dk && (p->type == GM_F32 || p->type == GM_F64 || t->K == 0)) {
+        switch (p->type) {
+        GM_CASE(GM_F32, gm_add_f32(t))
+        GM_CASE(GM_F64, gm_add_f64(t))
+        GM_CASE(GM_F16, gm_add_half(t, GM_K_F16))
+        GM_CASE(GM_BF16, gm_add_half(t, GM_K_BF16))
+        }
+    }
     if (p->epi) p->epi(p->epi_ctx, t->C, t->M, t->N, t->sCm, t->sCn);
+}
+
+/* A task's D and add terms: batch b, rows from m0, columns from n0 of the problem's */
+static void gm_task_add(const gm_problem *p, int64_t b, int64_t m0, int64_t n0, gm_task *t)
+{
+    t->dk = p->dk;
+    t->alpha = p->alpha;
+    t->beta = p->beta;
+    t->sDm = p->sDm;
+    t->sDn = p->sDn;
+    t->D = NULL;
+    if (p->D && GM_D_READ(p)) {
+        int64_t de = p->dk == GM_D_F32 ? 4 : p->esize;
+        t->D = p->D + (b * p->sDb + m0 * p->sDm + n0 * p->sDn) * de;
+    }
 }
 
 /* Rows [m0, m1) of part i of mp, cut at multiples of unit. */
@@ -1169,6 +1287,7 @@ static void gm_task_of(const gm_problem *p, int64_t id, gm_task *t)
     t->sAm = p->sAm; t->sAk = p->sAk;
     t->sBk = p->sBk; t->sBn = p->sBn;
     t->sCm = p->sCm; t->sCn = p->sCn;
+    gm_task_add(p, b, m0, n0, t);
 }
 
 /* Bytes of per-thread scratch for any task of this problem (upper bound). */
@@ -1300,6 +1419,7 @@ static void gm_small_one(const gm_problem *p, int64_t b)
     t.sAm = p->sAm; t.sAk = p->sAk;
     t.sBk = p->sBk; t.sBn = p->sBn;
     t.sCm = p->sCm; t.sCn = p->sCn;
+    gm_task_add(p, b, 0, 0, &t);
     gm_small_task(p->type, &t);
     gm_epi(p, &t);
 }
@@ -1315,7 +1435,13 @@ static void gm_zero(const gm_problem *p)
             else
                 for (int64_t j = 0; j < p->N; j++) memset(c + j * p->sCn * e, 0, (size_t)e);
         }
-        if (p->epi) p->epi(p->epi_ctx, p->C + b * p->sCb * e, p->M, p->N, p->sCm, p->sCn);
+        gm_task t;
+        memset(&t, 0, sizeof t);
+        t.C = p->C + b * p->sCb * e;
+        t.M = p->M; t.N = p->N;
+        t.sCm = p->sCm; t.sCn = p->sCn;
+        gm_task_add(p, b, 0, 0, &t);
+        gm_epi(p, &t);
     }
 }
 
@@ -1331,6 +1457,7 @@ static void gm_transpose_problem(gm_problem *p)
     p->sAm = p->sBn; p->sAk = p->sBk;
     p->sBk = ak; p->sBn = am;
     x = p->sCm; p->sCm = p->sCn; p->sCn = x;
+    x = p->sDm; p->sDm = p->sDn; p->sDn = x;
 }
 
 /* Pick the thin path when one side has at most GM_TMT rows and the other
@@ -1432,20 +1559,23 @@ static void gm_run(gm_problem *p, int nthreads)
 /* ------------------------------------------------------------------------ */
 /* gemm_SFX(...) and gemm_epi_SFX(..., nthreads, epi, ctx): the same with an epilogue
  * (gm_epilogue, its context) run on every finished rectangle of C. */
+#define GM_ARGS                                                                     \
+    int64_t batch, int64_t M, int64_t N, int64_t K,                                 \
+    intptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,                              \
+    intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,                              \
+    intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads
+#define GM_FILL(TYPE, ESIZE)                                                        \
+    gm_problem p;                                                                   \
+    memset(&p, 0, sizeof p);                                                        \
+    p.type = TYPE; p.esize = ESIZE;                                                 \
+    p.batch = batch; p.M = M; p.N = N; p.K = K;                                     \
+    p.A = (const char *)A; p.sAb = sAb; p.sAm = sAm; p.sAk = sAk;                   \
+    p.B = (const char *)B; p.sBb = sBb; p.sBk = sBk; p.sBn = sBn;                   \
+    p.C = (char *)C; p.sCb = sCb; p.sCm = sCm; p.sCn = sCn
 #define GM_EXPORT(SFX, TYPE, ESIZE)                                                 \
-    void gemm_epi_##SFX(int64_t batch, int64_t M, int64_t N, int64_t K,             \
-                        intptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,          \
-                        intptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,          \
-                        intptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,          \
-                        int nthreads, intptr_t epi, intptr_t ctx)                   \
+    void gemm_epi_##SFX(GM_ARGS, intptr_t epi, intptr_t ctx)                        \
     {                                                                               \
-        gm_problem p;                                                               \
-        memset(&p, 0, sizeof p);                                                    \
-        p.type = TYPE; p.esize = ESIZE;                                             \
-        p.batch = batch; p.M = M; p.N = N; p.K = K;                                 \
-        p.A = (const char *)A; p.sAb = sAb; p.sAm = sAm; p.sAk = sAk;               \
-        p.B = (const char *)B; p.sBb = sBb; p.sBk = sBk; p.sBn = sBn;               \
-        p.C = (char *)C; p.sCb = sCb; p.sCm = sCm; p.sCn = sCn;                     \
+        GM_FILL(TYPE, ESIZE);                                                       \
         p.epi = (gm_epilogue)epi; p.epi_ctx = (const void *)ctx;                    \
         gm_run(&p, nthreads);                                                       \
     }                                                                               \
@@ -1459,17 +1589,33 @@ static void gm_run(gm_problem *p, int nthreads)
                        C, sCb, sCm, sCn, nthreads, 0, 0);                           \
     }
 
+/* gemm_add_SFX(..., nthreads, D, sDb, sDm, sDn, dk, alpha, beta): C = alpha * (A @ B) +
+ * beta * D (dk: GM_D_*) with one rounding of C (float dtypes) */
+#define GM_EXPORT_ADD(SFX, TYPE, ESIZE)                                             \
+    void gemm_add_##SFX(GM_ARGS, intptr_t D, int64_t sDb, int64_t sDm, int64_t sDn, \
+                        int dk, double alpha, double beta)                          \
+    {                                                                               \
+        GM_FILL(TYPE, ESIZE);                                                       \
+        p.D = (const char *)D; p.sDb = sDb; p.sDm = sDm; p.sDn = sDn;               \
+        p.dk = dk; p.alpha = alpha; p.beta = beta;                                  \
+        gm_run(&p, nthreads);                                                       \
+    }
+
 #if GM_ON(GM_T_F32)
 GM_EXPORT(f32, GM_F32, 4)
+GM_EXPORT_ADD(f32, GM_F32, 4)
 #endif
 #if GM_ON(GM_T_F64)
 GM_EXPORT(f64, GM_F64, 8)
+GM_EXPORT_ADD(f64, GM_F64, 8)
 #endif
 #if GM_ON(GM_T_F16)
 GM_EXPORT(f16, GM_F16, 2)
+GM_EXPORT_ADD(f16, GM_F16, 2)
 #endif
 #if GM_ON(GM_T_BF16)
 GM_EXPORT(bf16, GM_BF16, 2)
+GM_EXPORT_ADD(bf16, GM_BF16, 2)
 #endif
 #if GM_ON(GM_T_I8)
 GM_EXPORT(i8, GM_I8, 1)
