@@ -24,6 +24,12 @@ from .views import int_sizes
 
 
 def _shape(shape, op: str) -> tuple:
+    if type(shape) is tuple:   # the common case, plain non-negative ints: itself
+        for s in shape:
+            if type(s) is not int or s < 0:
+                break
+        else:
+            return shape
     if isinstance(shape, np.ndarray) and shape.ndim == 1:   # NumPy's np.zeros(np.array([2, 3]))
         shape = tuple(shape)
     if isinstance(shape, int) or hasattr(shape, "__index__"):
@@ -96,14 +102,19 @@ def full(shape=None, fill_value=None, dtype=None, device=None, requires_grad: bo
 def _full(shape: tuple, fill_value, dtype, device, requires_grad: bool, op: str,
           pin: bool = False) -> Tensor:
     d = _dtype_or(dtype, None)
-    if not isinstance(fill_value, Tensor):
+    if not isinstance(fill_value, Tensor) and type(fill_value) not in (int, float, bool):
         fill_value = _fill_scalar(fill_value, op)
     if d is None:
         d = dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
         if d is dt.int64 and type(fill_value) is int and 2**63 <= fill_value < 2**64:
             d = dt.uint64   # as np.full: NumPy reads such an int as uint64
     out = _new(shape, d, device, op, pin)
-    fill_(out, fill_value)
+    tv = type(fill_value)
+    if tv is int or tv is bool or tv is float and d.kind not in "iu":
+        # fill_into's work for a plain Python number and a fresh (writable) tensor
+        run(d, f"cast_{d.sfx}_{d.sfx}", out, [_scalar_operand(fill_value, d)])
+    else:
+        fill_(out, fill_value)
     return _grad(unwritten(out), requires_grad)
 
 

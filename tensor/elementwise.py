@@ -174,7 +174,7 @@ def copy_into(dst: Tensor, src, op: str = "copy") -> None:
             check_real_into(op, src._dtype, dst._dtype)
         if dst.device != src.device:  # copy_ across devices, as PyTorch's
             src = to_device(src, dst.device)
-        src = broadcast_to(stable(src, dst, elementwise=True), dst._shape, op)
+        src = _bcast(stable(src, dst, elementwise=True), dst._shape, op)
         run(src._dtype, f"cast_{src._dtype.sfx}_{dst._dtype.sfx}", dst, [src])
     else:
         sd = dst._dtype
@@ -228,8 +228,11 @@ def contiguous(x: Tensor) -> Tensor:
 def copy(x: Tensor) -> Tensor:
     if not isinstance(x, Tensor):
         x = as_tensor(x, "copy")
-    out = _out_like(x, x._dtype)
-    copy_into(out, x)
+    d = x._dtype
+    out = _out_like(x, d)
+    # copy_into(out, x) without its checks: out is fresh (writable, on x's device, of x's shape
+    # and dtype, overlapping nothing)
+    run(d, f"cast_{d.sfx}_{d.sfx}", out, [x])
     return unwritten(out)
 
 
@@ -444,13 +447,18 @@ def _fast(name: str, a: Tensor, b):
         hit = _FAST_OD[key] = None if od is None else (od, f"{name}_{d.sfx}")
     if hit is None:
         return None
-    if a._storage.device is CPU and key not in _FAST_CPU:
+    dev = a._storage.device
+    if dev is CPU and key not in _FAST_CPU:
         # the CPU's C fast path may take such calls from now on (on a CPU call only: it loads
         # the CPU's kernel module, which a CUDA-only program need not build)
         _FAST_CPU.add(key)
         backend_for(CPU).fast_resolved(name, d, other, hit[0], hit[1])
-    res, n = _new_like(a, hit[0])
-    be = a._storage.device._be or backend_for(a._storage.device)
+    od = hit[0]
+    n = 1
+    for s in a._shape:
+        n *= s
+    be = dev._be or backend_for(dev)   # (new_storage's and _make's work, written out: the hot path)
+    res = Tensor._make(be.new_storage(n * od.itemsize, dev), a._shape, a._strides, 0, od)
     be.contiguous_op(d, hit[1], res, n, a, b if tb is Tensor else
                      (None if b is None else _scalar_operand(b, d)))
     return res
@@ -483,14 +491,6 @@ def _signs(v) -> tuple:
 
 _SCALARS: dict = {}
 _LOGICAL = frozenset(("logical_and", "logical_or", "logical_xor"))
-
-
-def _new_like(a: Tensor, d: dt.DType) -> Tensor:
-    """A fresh tensor with a's shape and (contiguous) strides."""
-    n = 1
-    for s in a._shape:
-        n *= s
-    return Tensor._make(new_storage(n * d.itemsize, a._storage.device), a._shape, a._strides, 0, d), n
 
 
 def _smallest(b: Tensor) -> int:
@@ -544,6 +544,10 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
         r = _fast(name, a, b)
         if r is not None:
             return r
+    if out is None and type(a) is Tensor and type(b) is Tensor:
+        p = _BIN_PLANS.get((name, a._dtype.sfx, a._shape, a._strides, b._dtype.sfx, b._shape, b._strides))
+        if p is not None and a._storage.device is b._storage.device:
+            return _planned(name, a, b, *p)
     op = OPS[name]
     a, b = as_operands(name, a, b)
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
@@ -576,7 +580,7 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
                 x = astype(x, ld)
             elif out is not None:
                 x = stable(x, out, elementwise=True)
-            ops.append(broadcast_to(x, shape, name))
+            ops.append(_bcast(x, shape, name))
         else:
             ops.append(sc)
     direct = out is not None and out._dtype is od
@@ -593,7 +597,40 @@ def binary(name: str, a, b, out: Tensor | None = None) -> Tensor:
     if out is None and res._base is None and (not ta or a._dtype is ld) and (not tb or b._dtype is ld):
         dev = res._storage.device   # the same call may take a C fast path from now on
         (dev._be or backend_for(dev)).elementwise_resolved(name, a, b, res, ops)
+        if type(a) is Tensor and type(b) is Tensor and name != "power":
+            _plan_binary(name, a, b, od, shape, ld)
     return _finish(name, res, out)
+
+
+def _plan_binary(name: str, a: Tensor, b: Tensor, od: dt.DType, shape: tuple, ld: dt.DType) -> None:
+    """Remember what binary decided for two tensors of one dtype (computed in it, no casts): the
+    same op on operands of the same dtypes, shapes and strides takes _planned from now on. Such
+    a call depends on nothing else (power, whose integer form checks the exponents' values, is
+    left out)."""
+    if len(_BIN_PLANS) > 4096:
+        _BIN_PLANS.clear()
+    _BIN_PLANS[(name, a._dtype.sfx, a._shape, a._strides, b._dtype.sfx, b._shape, b._strides)] = (
+        od, shape, ld, f"{name}_{ld.sfx}", a._shape == shape)
+
+
+def _planned(name: str, a: Tensor, b: Tensor, od, shape, ld, kernel, like_a) -> Tensor:
+    """binary(name, a, b) as the general path ran it for operands of this layout (_plan_binary)."""
+    dev = a._storage.device
+    res = _out_like(a, od) if like_a else empty_tensor(shape, od, dev)
+    ops = [_bcast(a, shape, name), _bcast(b, shape, name)]
+    run(ld, kernel, res, ops)
+    if res._base is None:
+        (dev._be or backend_for(dev)).elementwise_resolved(name, a, b, res, ops)
+    return res
+
+
+_BIN_PLANS: dict = {}   # (op, a's dtype, shape, strides, b's ...) -> what binary decided
+
+
+def _bcast(x: Tensor, shape: tuple, op: str) -> Tensor:
+    """broadcast_to for a shape the caller computed (a tuple of ints): x itself when it has it
+    already, without broadcast_to's checks of a user's shape."""
+    return x if x._shape == shape else broadcast_to(x, shape, op)
 
 
 def same_device(op: str, tensors) -> None:
@@ -610,6 +647,10 @@ def same_device(op: str, tensors) -> None:
 
 def where(cond, a, b) -> Tensor:
     """Elements of a where cond is true, else of b (NumPy's 3-argument where)."""
+    if type(cond) is Tensor and cond._dtype is dt.bool_:
+        r = _where_fast(cond, a, b)
+        if r is not None:
+            return r
     cond, a, b = as_operands("where", cond, a, b)
     if not isinstance(cond, Tensor):   # a Python bool: on the values' device
         cond = asarray(cond, device=next((x.device for x in (a, b) if isinstance(x, Tensor)), None))
@@ -619,12 +660,37 @@ def where(cond, a, b) -> Tensor:
     rd = dt.result_type(a, b)
     shapes = [cond._shape] + [x._shape for x in (a, b) if isinstance(x, Tensor)]
     shape = broadcast_shape_tuples(*shapes, op="where")
-    ops = [broadcast_to(cond, shape, "where")]
+    ops = [_bcast(cond, shape, "where")]
     for x in (a, b):
         if isinstance(x, Tensor):
-            ops.append(broadcast_to(astype(x, rd, copy=False), shape, "where"))
+            ops.append(_bcast(astype(x, rd, copy=False), shape, "where"))
         else:
             ops.append(_Scalar(x, rd))
     res = empty_tensor(shape, rd, cond.device)
     run(rd, f"where_{rd.sfx}", res, ops)
+    return res
+
+
+def _where_fast(cond: Tensor, a, b):
+    """where's common calls, as its general path decides them without its conversions: a bool
+    cond with values that are tensors of one dtype, or a float tensor and a Python float or int
+    (a weak scalar: the tensor's dtype), all on one device. None: the general path."""
+    dev, ta, tb = cond._storage.device, type(a) is Tensor, type(b) is Tensor
+    t = a if ta else b
+    if not (ta or tb) or t._storage.device is not dev:
+        return None
+    d = t._dtype
+    if ta and tb:
+        if b._dtype is not d or b._storage.device is not dev:
+            return None
+    elif d.kind != "f" or type(b if ta else a) not in (float, int):
+        return None
+    shapes = [x._shape for x in (cond, a, b) if type(x) is Tensor]
+    shape = cond._shape if shapes.count(cond._shape) == len(shapes) else \
+        broadcast_shape_tuples(*shapes, op="where")
+    ops = [x if type(x) is not Tensor else _bcast(x, shape, "where") for x in (cond, a, b)]
+    if not (ta and tb):
+        ops[2 if ta else 1] = _scalar_operand(b if ta else a, d)
+    res = empty_tensor(shape, d, dev)
+    run(d, f"where_{d.sfx}", res, ops)
     return res

@@ -36,7 +36,8 @@ def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     """Reduce x over `axes` with kernel `name` into a new tensor of the kept shape."""
     if x._dtype.kind == "c":
         return _complex_run(name, x, axes)
-    key = (name, x._shape, x._strides, x._dtype, axes, out_dtype)
+    # (the dtypes' suffixes name them: a DType's hash is a Python call, ~0.2 us each)
+    key = (name, x._shape, x._strides, x._dtype.sfx, axes, out_dtype.sfx)
     plan = _PLANS.get(key)
     if plan is None:
         plan = _plan(name, x, axes, out_dtype)
@@ -109,18 +110,20 @@ def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
     if not keepdims:
         return out
     shape = tuple(1 if i in axes else n for i, n in enumerate(x._shape))
-    return out.reshape(shape)
+    # out is a result made here (not recorded apart: the reduction's own node covers it)
+    return views.reshape(out, shape)
 
 
 def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
-    x = ew.as_tensor(x)
-    axes = norm_axes(axis_arg(axis, dim), x.ndim, name)
+    if not isinstance(x, Tensor):
+        x = ew.as_tensor(x)
+    axes = norm_axes(axis if dim is None else axis_arg(axis, dim), len(x._shape), name)
     if dtype is not None:
-        x = x.astype(dtype, copy=False)
-    out = _run(name, x, axes, RED[name].out_dtype(x.dtype))
-    if dtype is not None and out.dtype is not dt.dtype(dtype):
-        out = out.astype(dtype)
-    return _keep(out, x, axes, keepdims)
+        x = ew.astype(x, dtype, False)
+    out = _run(name, x, axes, RED[name].out_dtype(x._dtype))
+    if dtype is not None and out._dtype is not dt.dtype(dtype):
+        out = ew.astype(out, dtype)
+    return _keep(out, x, axes, keepdims) if keepdims else out
 
 
 def sum(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001
@@ -138,19 +141,20 @@ def _count(x: Tensor, axes) -> int:
 
 def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """Arithmetic mean; integer inputs give float64, 16-bit floats accumulate in float32."""
-    x = ew.as_tensor(x)
-    axes = norm_axes(axis_arg(axis, dim), x.ndim, "mean")
+    if not isinstance(x, Tensor):
+        x = ew.as_tensor(x)
+    axes = norm_axes(axis if dim is None else axis_arg(axis, dim), len(x._shape), "mean")
     od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
     n = _count(x, axes)
     if od.kind in "iub":    # NumPy's: the sum in od (wrapping), the quotient cast to od
         s = _int_sum(x, axes, od)
-        r = ew.binary("true_divide", s, n if n else float("nan")).astype(od)
+        r = ew.astype(ew.binary("true_divide", s, n if n else float("nan")), od)
         return _keep(r, x, axes, keepdims)
-    acc = dt.float32 if od in (dt.float16, dt.bfloat16) else od
-    s = _run("sum", x.astype(acc, copy=False), axes, acc)
+    acc = dt.float32 if od is dt.float16 or od is dt.bfloat16 else od
+    s = _run("sum", ew.astype(x, acc, False), axes, acc)
     r = ew.binary("true_divide", s, n if n else float("nan"))
-    if r.dtype is not od:
-        r = r.astype(od)
+    if r._dtype is not od:
+        r = ew.astype(r, od)
     return _keep(r, x, axes, keepdims)
 
 
@@ -226,9 +230,10 @@ def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
 
 
 def _minmax(name, x, axis, keepdims, dim):
-    x = ew.as_tensor(x)
-    axes = norm_axes(axis_arg(axis, dim), x.ndim, name)
-    if builtins.any(x._shape[i] == 0 for i in axes):
+    if not isinstance(x, Tensor):
+        x = ew.as_tensor(x)
+    axes = norm_axes(axis if dim is None else axis_arg(axis, dim), len(x._shape), name)
+    if 0 in x._shape and builtins.any(x._shape[i] == 0 for i in axes):
         raise ValueError(f"{name}: zero-size reduction over axes {axes} of shape {x.shape} has no "
                          "identity")
     return _keep(_run(name, x, axes, RED[name].out_dtype(x.dtype)), x, axes, keepdims)
@@ -361,7 +366,8 @@ def _with_out(fn):
     """Accept NumPy's `out=` (np.sum(t) calls t.sum(axis=None, dtype=None, out=None))."""
     @functools.wraps(fn)
     def f(*args, out=None, **kwargs):
-        if (fn.__name__ in _IN_OUT_DTYPE and isinstance(out, Tensor) and out.dtype.kind in "fc"
+        if (out is not None and fn.__name__ in _IN_OUT_DTYPE and isinstance(out, Tensor)
+                and out.dtype.kind in "fc"
                 and len(args) < 3 and kwargs.get("dtype") is None
                 and (out.dtype.kind == "c" or getattr(getattr(args[0] if args else None, "dtype", None),
                                                       "kind", "f") != "c")):

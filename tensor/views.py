@@ -47,6 +47,12 @@ def _operand(x, op: str) -> Tensor:
 def int_sizes(shape, op: str, what: str = "a sequence of integers") -> tuple:
     """The sizes of a sequence as ints (anything with __index__), a TypeError naming op
     otherwise; a bool is not a size (NumPy and PyTorch refuse it too)."""
+    if type(shape) is tuple:   # the common case, a tuple of plain ints: itself (no bool is an int
+        for s in shape:        # by type; tensors' own shapes take this way on every view)
+            if type(s) is not int:
+                break
+        else:
+            return shape
     try:
         items = tuple(shape)
         out = tuple(operator.index(s) for s in items)
@@ -235,15 +241,18 @@ def matrix_transpose(x: Tensor) -> Tensor:
 
 
 def _infer_shape(shape: tuple, numel: int, op: str, old_shape) -> tuple:
-    neg = [i for i, s in enumerate(shape) if s == -1]
+    known, neg, bad = 1, [], False
+    for i, s in enumerate(shape):   # (one pass: this runs on every reshape and view)
+        if s >= 0:
+            known *= s
+        elif s == -1:
+            neg.append(i)
+        else:
+            bad = True
     if len(neg) > 1:
         raise ValueError(f"{op}: only one dimension can be -1, got {shape}")
-    if any(s < -1 for s in shape):
+    if bad:
         raise ValueError(f"{op}: invalid shape {shape}")
-    known = 1
-    for s in shape:
-        if s != -1:
-            known *= s
     if neg:
         if known == 0 or numel % known:
             raise ValueError(f"{op}: cannot reshape tensor of shape {old_shape} into {shape}")
@@ -535,11 +544,15 @@ def flip(x: Tensor, axis=None) -> Tensor:
 
 def basic_index(x: Tensor, key: tuple) -> Tensor:
     """Ints, slices, None and Ellipsis only (the caller checked): a view."""
-    n_ell = sum(1 for k in key if k is Ellipsis)
+    n_ell = used = 0
+    for k in key:
+        if k is Ellipsis:
+            n_ell += 1
+        elif k is not None:
+            used += 1
     if n_ell > 1:
         raise IndexError("index: an index can only have a single ellipsis ('...')")
-    used = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if used > x.ndim:
+    if used > len(x._shape):
         raise IndexError(f"index: too many indices for a tensor of rank {x.ndim}: {used} given")
     if n_ell:
         i = next(i for i, k in enumerate(key) if k is Ellipsis)
@@ -551,7 +564,7 @@ def basic_index(x: Tensor, key: tuple) -> Tensor:
             strides.append(0)
             continue
         n, st = x._shape[d], x._strides[d]
-        if isinstance(k, slice):
+        if type(k) is slice:
             start, stop, step = k.indices(n)
             m = len(range(start, stop, step))
             if m:
@@ -560,7 +573,7 @@ def basic_index(x: Tensor, key: tuple) -> Tensor:
             # one element or none: the step is never taken (and a huge one would overflow int64)
             strides.append(st * step if m > 1 else st)
         else:
-            i = operator.index(k)
+            i = k if type(k) is int else operator.index(k)
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
             off += (i + n if i < 0 else i) * st

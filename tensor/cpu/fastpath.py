@@ -4,8 +4,11 @@ fallback (README "The eager fast path").
 
 - ``Storage.__del__`` parks a CPU cache block in the allocator's exact-size cache;
 - ``new_storage(nbytes)`` serves a CPU Storage from that cache (the CPU backend asks it first);
-- ``Tensor.__add__``, ``__sub__``, ``__mul__``, ``__truediv__``, their reflected forms and
-  ``__neg__`` run their kernel directly when the Python path would run it without casts:
+- ``Tensor.__add__``, ``__sub__``, ``__mul__``, ``__truediv__``, their reflected forms,
+  ``__neg__`` and the comparisons (``__lt__``, ``__le__``, ``__gt__``, ``__ge__``, ``__eq__``,
+  ``__ne__``: same-shape operands or a scalar only, no plans; their bool result carries no
+  gradient, so a call autograd must see goes to Python) run their kernel directly when the
+  Python path would run it without casts:
   contiguous operands of one shape and dtype on the CPU (or a Python float/int), from a table
   that elementwise._fast fills (`register`, through the backend's ``fast_resolved``); or any
   operand layout elementwise.binary's general path has run before (`register_plan`, through
@@ -107,6 +110,9 @@ def register_plan(name: str, a, b, out, ins) -> None:
     m = _mod
     if m is None or name not in _PLANNED:
         return
+    key = (name, _layout_key(a), _layout_key(b))
+    if key in _SEEN:   # (the general path hands every call over: the plan is made once)
+        return
     x = ins[0] if type(ins[0]) is Tensor else ins[1]
     ld = x._dtype if type(x) is Tensor else x.dtype
     kname = f"{name}_{ld.sfx}"
@@ -115,8 +121,22 @@ def register_plan(name: str, a, b, out, ins) -> None:
     if call is None or not addr:
         return
     nd, meta = call[1][0], call[1][1]
-    m.register_plan(name, a, b, out, ld, ld.itemsize, _CODE.get(ld.sfx, 0), out._dtype.itemsize,
-                    addr, nd, list(meta), out._dtype.kind in "fc")
+    if m.register_plan(name, a, b, out, ld, ld.itemsize, _CODE.get(ld.sfx, 0), out._dtype.itemsize,
+                       addr, nd, list(meta), out._dtype.kind in "fc"):
+        if len(_SEEN) >= _MAX_PLANS:   # the C table empties itself at this size too
+            _SEEN.clear()
+        _SEEN.add(key)
+
+
+def _layout_key(x):
+    """What of an operand a C plan is keyed by (its dtype, shape and strides; a scalar's type)."""
+    if type(x) is Tensor:
+        return x._dtype.sfx, x._shape, x._strides
+    return type(x)
+
+
+_SEEN: set = set()   # register_plan's keys the C module took (its own checks may refuse one)
+_MAX_PLANS = 4096    # fastpath.c's MAX_PLANS
 
 
 def register(name: str, d: dt.DType, other, od: dt.DType, kernel: str) -> None:

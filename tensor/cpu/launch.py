@@ -26,6 +26,19 @@ def meta_array(meta):
     return m
 
 
+def kernel(family: str, d, name: str):
+    """kernels.kernel(family, d, name), cached by d's suffix (which names its module): a DType's
+    hash is a Python call, and every launch looks its kernel up."""
+    key = (family, name, None if d is None else d.sfx)
+    fn = _KERNELS.get(key)
+    if fn is None:
+        fn = _KERNELS[key] = K.kernel(family, d, name)
+    return fn
+
+
+_KERNELS: dict = {}
+
+
 def elementwise_call(d, name: str, out: Tensor, ins: list):
     """(kernel, its arguments but the thread count) of elementwise(...); None: nothing to do."""
     shape = out._shape
@@ -47,7 +60,7 @@ def elementwise_call(d, name: str, out: Tensor, ins: list):
         _LAYOUTS[key] = layout
     if layout is False:
         return None
-    return K.kernel("ew", d, name), (layout[0], layout[1], *ptrs)
+    return kernel("ew", d, name), (layout[0], layout[1], *ptrs)
 
 
 _LAYOUTS: dict = {}   # (shape, strides and itemsizes of out and ins) -> (nd, meta) or False
@@ -173,12 +186,12 @@ def red_meta(ks, kin, kout, rs, rin):
 
 
 def _reduce_call(d, name: str, x: Tensor, out: Tensor, ks, kin, kout, rs, rin):
-    return K.kernel("red", d, name), (red_meta(ks, kin, kout, rs, rin), x.data_ptr(), out.data_ptr())
+    return kernel("red", d, name), (red_meta(ks, kin, kout, rs, rin), x.data_ptr(), out.data_ptr())
 
 
 def _scan_call(d, name: str, x: Tensor, out: Tensor, sh, si, so):
     meta = meta_array((len(sh), *sh, *si, *so))
-    return K.kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
+    return kernel("red", d, name), (meta, x.data_ptr(), out.data_ptr())
 
 
 _CALLS = {"elementwise": elementwise_call, "contiguous_op": _contiguous_call,

@@ -6,7 +6,9 @@
  *    same Python objects (its `_quick` lists, counters and Block slots), so statistics and
  *    every later Python path see the same state.
  * 2. new_storage(nbytes): a Storage from that exact-size cache (malloc's hot path, mirrored).
- * 3. Tensor.__add__/__sub__/__mul__/__truediv__/__neg__ when the Python fast path
+ * 3. Tensor.__add__/__sub__/__mul__/__truediv__/__neg__ and the comparisons (__lt__, __le__,
+ *    __gt__, __ge__, __eq__, __ne__: a bool result, which never carries a gradient, so a call
+ *    that autograd must see takes the Python path) when the Python fast path
  *    (elementwise._fast) would run: contiguous operands of one shape, dtype and device (the CPU)
  *    or a Python scalar, no autograd involvement (no input requires grad, has a tangent or is a
  *    tracked view) and no capture running. Its kernels come from a table the Python fast path
@@ -91,8 +93,11 @@ static inline void set_slot_ref(PyObject *o, Py_ssize_t off, PyObject *v) {
 
 /* ------------------------------------------------------------------ elementwise fast path */
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, N_OPS };
-static const char *OP_NAMES[N_OPS] = {"add", "subtract", "multiply", "true_divide", "negative"};
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, N_OPS };
+static const char *OP_NAMES[N_OPS] = {"add", "subtract", "multiply", "true_divide", "negative",
+                                      "less", "less_equal", "greater", "greater_equal", "equal",
+                                      "not_equal"};
+#define PLANNED(op) ((op) < OP_NEG)   /* the ops with plans (fastpath.py's _PLANNED) */
 #define N_DT 32
 enum { K_TENSOR, K_FLOAT, K_INT, N_KINDS };   /* the other operand: same-dtype tensor, float, int */
 enum { C_OTHER, C_F32, C_F64, C_I32, C_I64 }; /* dtypes whose Python scalars C encodes */
@@ -325,7 +330,10 @@ static PyObject *make_tensor(PyObject *st, PyObject *shape, PyObject *strides, P
 
 #define GIL_FREE_ABOVE 32768   /* elements: a longer kernel lets other Python threads run */
 
-enum { D_ADD, D_SUB, D_MUL, D_DIV, D_NEG, D_RADD, D_RSUB, D_RMUL, D_RDIV, N_DUNDERS };
+/* (the reflected ones last: fast_op swaps the operands back for them; comparisons need no
+ * reflected forms: Python itself tries y.__gt__(x) for x < y) */
+enum { D_ADD, D_SUB, D_MUL, D_DIV, D_NEG, D_LT, D_LE, D_GT, D_GE, D_EQ, D_NE, D_RADD, D_RSUB,
+       D_RMUL, D_RDIV, N_DUNDERS };
 static PyObject *py_dunders[N_DUNDERS];   /* the Python operators: the fallback */
 
 static void run_kernel(void *fn, int nd, const int64_t *meta, int64_t n, intptr_t out,
@@ -370,7 +378,7 @@ static PyObject *fast_op(int dunder, int op, PyObject *x, PyObject *y) {
         meta1[3] = y && Y.kind == K_TENSOR ? itemsize[ld] : 0;
     } else {
         PyErr_Clear();
-        plan_t *p = y ? find_plan(op, &X, &Y, &cap) : NULL;
+        plan_t *p = y && PLANNED(op) ? find_plan(op, &X, &Y, &cap) : NULL;
         if (!p)
             goto python;
         fn = p->fn; nd = p->nd; meta = p->meta; n = p->n; osz = p->osz; od = p->od;
@@ -416,6 +424,12 @@ static PyObject *fp_sub(PyObject *a, PyObject *b) { return fast_op(D_SUB, OP_SUB
 static PyObject *fp_mul(PyObject *a, PyObject *b) { return fast_op(D_MUL, OP_MUL, a, b); }
 static PyObject *fp_div(PyObject *a, PyObject *b) { return fast_op(D_DIV, OP_DIV, a, b); }
 static PyObject *fp_neg(PyObject *a, PyObject *unused) { return fast_op(D_NEG, OP_NEG, a, NULL); }
+static PyObject *fp_lt(PyObject *a, PyObject *b) { return fast_op(D_LT, OP_LT, a, b); }
+static PyObject *fp_le(PyObject *a, PyObject *b) { return fast_op(D_LE, OP_LE, a, b); }
+static PyObject *fp_gt(PyObject *a, PyObject *b) { return fast_op(D_GT, OP_GT, a, b); }
+static PyObject *fp_ge(PyObject *a, PyObject *b) { return fast_op(D_GE, OP_GE, a, b); }
+static PyObject *fp_eq(PyObject *a, PyObject *b) { return fast_op(D_EQ, OP_EQ, a, b); }
+static PyObject *fp_ne(PyObject *a, PyObject *b) { return fast_op(D_NE, OP_NE, a, b); }
 static PyObject *fp_radd(PyObject *a, PyObject *b) { return fast_op(D_RADD, OP_ADD, b, a); }
 static PyObject *fp_rsub(PyObject *a, PyObject *b) { return fast_op(D_RSUB, OP_SUB, b, a); }
 static PyObject *fp_rmul(PyObject *a, PyObject *b) { return fast_op(D_RMUL, OP_MUL, b, a); }
@@ -427,6 +441,12 @@ static PyMethodDef DUNDERS[N_DUNDERS] = {
     {"__mul__", fp_mul, METH_O, "self * other (C fast path; else the Python operator)"},
     {"__truediv__", fp_div, METH_O, "self / other (C fast path; else the Python operator)"},
     {"__neg__", fp_neg, METH_NOARGS, "-self (C fast path; else the Python operator)"},
+    {"__lt__", fp_lt, METH_O, "self < other (C fast path; else the Python operator)"},
+    {"__le__", fp_le, METH_O, "self <= other (C fast path; else the Python operator)"},
+    {"__gt__", fp_gt, METH_O, "self > other (C fast path; else the Python operator)"},
+    {"__ge__", fp_ge, METH_O, "self >= other (C fast path; else the Python operator)"},
+    {"__eq__", fp_eq, METH_O, "self == other (C fast path; else the Python operator)"},
+    {"__ne__", fp_ne, METH_O, "self != other (C fast path; else the Python operator)"},
     {"__radd__", fp_radd, METH_O, "other + self (C fast path; else the Python operator)"},
     {"__rsub__", fp_rsub, METH_O, "other - self (C fast path; else the Python operator)"},
     {"__rmul__", fp_rmul, METH_O, "other * self (C fast path; else the Python operator)"},

@@ -21,7 +21,7 @@ static PyObject *g_state, *g_rules, *g_seq, *g_edge_of, *g_inplace, *g_writes, *
 static PyTypeObject *Node_t, *Ctx_t, *Meta_t, *AGMeta_t;
 static PyObject *s_fast_graph, *s_record, *s_depth, *s_grad_enabled, *s_fw_level, *s_out,
     *s_args, *s_kwargs, *s_needs, *s_saved_tensors, *s_old, *empty_tuple, *empty_dict, *zero,
-    *op_names[5];
+    *op_names[N_OPS];
 
 /* 1: the config is read (graph_cfg and friends set); 0: none (autograd not loaded); -1 error */
 static int graph_config(void) {
@@ -269,9 +269,10 @@ static int graph_need(PyObject *a, PyObject *b) {
 }
 
 /* ---- record(name, fn, args, kwargs): autograd's hook for every public op (tensor/_hook.py),
- * in C for the common case: no keyword arguments, no forward mode, not in place, tensors as
- * positional arguments (not in lists), no stale view among them. Everything else, and any
- * result but one tensor, goes to autograd's Python record (or its tail, _record_tail). */
+ * in C for the common case: no forward mode, not in place, tensors as positional arguments
+ * (not in lists), no stale view among them, and keyword arguments only where no node is made
+ * (no input requires grad) and none of them is a tensor. Everything else, and any result but
+ * one tensor, goes to autograd's Python record (or its tail, _record_tail). */
 
 static PyObject *py_record;   /* autograd's record, wrapped by make_record */
 static PyObject *record_obj;  /* the C record: what _hook.record holds */
@@ -285,6 +286,25 @@ static int set_depth(long v) {
 
 static PyObject *call_fn(PyObject *fn, PyObject *args, PyObject *kwargs) {
     return PyObject_Call(fn, args, kwargs && PyDict_GET_SIZE(kwargs) ? kwargs : NULL);
+}
+
+/* Whether a keyword argument's value is a tensor, or a list or tuple holding one (flat_tensors'
+ * one level): record must then decide in Python. Other values (axes, keepdims, dtype, None)
+ * leave the decision to the positional tensors, as in Python's record. */
+static int kw_tensors(PyObject *kwargs) {
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(kwargs, &pos, &k, &v)) {
+        if (Py_IS_TYPE(v, Tensor_t))
+            return 1;
+        if (PyList_Check(v) || PyTuple_Check(v)) {
+            Py_ssize_t m = PySequence_Fast_GET_SIZE(v);
+            for (Py_ssize_t i = 0; i < m; i++)
+                if (Py_IS_TYPE(PySequence_Fast_GET_ITEM(v, i), Tensor_t))
+                    return 1;
+        }
+    }
+    return 0;
 }
 
 static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
@@ -304,7 +324,8 @@ static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         goto python;
     if (!en)
         return call_fn(fn, args, kwargs);
-    if (kwargs != Py_None && PyDict_GET_SIZE(kwargs))
+    int has_kw = kwargs != Py_None && PyDict_GET_SIZE(kwargs);
+    if (has_kw && kw_tensors(kwargs))   /* tensors by keyword: Python's (it sees which count) */
         goto python;
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     int need = 0;
@@ -339,8 +360,10 @@ static PyObject *fp_record(PyObject *self, PyObject *const *a, Py_ssize_t na) {
             if (w)
                 goto python;
         }
-        return call_fn(fn, args, NULL);
+        return call_fn(fn, args, kwargs);
     }
+    if (has_kw)   /* a node: its rule reads the arguments by position (Python's record moves them) */
+        goto python;
     int inplace = PySet_Contains(g_inplace, name);
     if (inplace < 0)
         return NULL;
