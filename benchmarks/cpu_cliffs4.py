@@ -121,6 +121,10 @@ def reductions(d, t):
     tn2, n2 = t["nan"].reshape(512, 512), d["nan"].reshape(512, 512)
     yield "nanmax axis=0", lambda: T.nanmax(tn2, axis=0), lambda: np.nanmax(n2, axis=0)
     yield "nanmin axis=1", lambda: T.nanmin(tn2, axis=1), lambda: np.nanmin(n2, axis=1)
+    n64, tn64 = d["nan"].astype(np.float64), t["nan"].astype(T.float64)
+    yield "nanmax f64", lambda: T.nanmax(tn64), lambda: np.nanmax(n64)
+    yield "nanmax .T axis=1", lambda: T.nanmax(tn2.T, axis=1), lambda: np.nanmax(n2.T, axis=1)
+    yield "nanmin (8,8) axis=1", lambda: T.nanmin(tn2[:8, :8], axis=1), lambda: np.nanmin(n2[:8, :8], axis=1)
     yield "nanmean axis=1", lambda: T.nanmean(tm, axis=1), lambda: np.nanmean(m, axis=1)
 
 

@@ -200,6 +200,19 @@ struct sx_min_op {
     SX_DEV ACC combine(ACC acc, ACC x, int64_t) { return merge(acc, x); }
     SX_DEV ACC out(ACC a) { return a; }
 };
+/* nanmax/nanmin: NaNs lose (the identity is a NaN, kept by a slice of NaNs); integers compare
+ * plainly, from lo / hi (the identities NLO_sfx / NHI_sfx of scalar/reduce_ops.h). */
+template <class C> SX_DEV C sx_nan_id(C ext) { return ext; }   /* integers: lo() / hi() */
+SX_DEV float sx_nan_id(float) { return SX_QNAN_F; }
+SX_DEV double sx_nan_id(double) { return (double)SX_QNAN_F; }
+template <class S, bool MAX>
+struct sx_nanext_op {
+    typedef typename S::C ACC;
+    SX_DEV ACC init() { return sx_nan_id(MAX ? S::lo() : S::hi()); }
+    SX_DEV ACC merge(ACC a, ACC b) { return MAX ? SX_NANMAXF(a, b) : SX_NANMINF(a, b); }
+    SX_DEV ACC combine(ACC acc, ACC x, int64_t) { return merge(acc, x); }
+    SX_DEV ACC out(ACC a) { return a; }
+};
 template <class S>
 struct sx_any_op {
     typedef int ACC;

@@ -6,8 +6,9 @@ Every function here is a composition of the public (recorded) functions (`P.`, b
 tensor/public.py, which publishes them as COMPOSITE), so autograd differentiates them in both
 modes and both devices run them with no rule or kernel of their own. The nan- forms replace
 NaNs with a neutral value through `where` before reducing, so NaN positions get a zero
-gradient (nanmax / nanmin of a tensor that needs no gradient use fmax / fmin instead: the
-same values, one cheaper pass). Integer and bool inputs behave as the plain reductions (they hold no NaN).
+gradient (nanmax / nanmin of a float tensor that needs no gradient run the kernel-only
+NaN-skipping folds of tensor/redtable.py instead: the same values in one pass). Integer and
+bool inputs behave as the plain reductions (they hold no NaN).
 
 >>> import tensor as T
 >>> x = T.tensor([[1.0, float("nan"), 3.0], [float("nan"), float("nan"), 2.0]])
@@ -19,10 +20,14 @@ same values, one cheaper pass). Integer and bool inputs behave as the plain redu
 from __future__ import annotations
 
 import math
+import os
+import sys
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
+from . import _hook, reductions
 from . import dtypes as dt
 from ._tensor import Tensor, tracked
 from .axes import norm_axes, norm_axis, norm_axis_tuple
@@ -163,34 +168,66 @@ def _nan_extreme(x, axis, keepdims, dim, op: str) -> Tensor:
         raise ValueError(f"{op}: zero-size reduction over axes {axes} of shape {x.shape} has no "
                          "identity")
     big = op == "nanmax"
-    fold = P.max if big else P.min
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op}: not defined for complex tensors ({x.dtype.name}, shape {x.shape}): "
+                        "complex numbers have no order here (NumPy orders them lexicographically)")
     if x.dtype.kind != "f":
-        return fold(x, axis=axes, keepdims=keepdims)
-    nan = P.isnan(x)
-    fill = -math.inf if big else math.inf
+        return (P.max if big else P.min)(x, axis=axes, keepdims=keepdims)
     if tracked(x):
-        y = P.where(nan, fill, x)   # NaN positions get a zero gradient
-    else:
-        # fmax(x, -inf) is where(isnan(x), -inf, x) bit for bit (x >= -inf unless x is NaN),
-        # in one pass with a scalar operand: the select with a mask took over half nanmax's time
-        y = (P.fmax if big else P.fmin)(x, fill)
-    r = fold(y, axis=axes, keepdims=keepdims)
-    return P.where(P.all(nan, axis=axes, keepdims=keepdims), math.nan, r)
+        nan = P.isnan(x)
+        r = (P.max if big else P.min)(P.where(nan, -math.inf if big else math.inf, x), axis=axes,
+                                      keepdims=keepdims)   # NaN positions get a zero gradient
+        r = P.where(P.all(nan, axis=axes, keepdims=keepdims), math.nan, r)
+    else:   # one pass: the kernel-only fold skips NaNs (tensor/redtable.py INTERNAL)
+        r = reductions._run(op, x, axes, x.dtype)
+        if keepdims:
+            r = r.reshape(tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+    if _hook.capture is None and r.dtype.kind == "f" and _has_nan(r):   # (a capture reads nothing)
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=_user_level())
+    return r
+
+
+def _has_nan(r: Tensor) -> bool:
+    """Whether r holds a NaN: one host read (a synchronisation on a GPU), NumPy's warning's
+    cost; a max over r propagates any NaN (one small kernel, not isnan's and any's two)."""
+    n = r.numel()
+    if n > 1:
+        r = reductions._run("max", r, tuple(range(r.ndim)), r.dtype)
+    return n > 0 and math.isnan(r.item())
+
+
+_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_level() -> int:
+    """warnings.warn's stacklevel, from its caller, of the first frame outside this package: the
+    user's call, whichever wrappers (torch_spelling, Tensor methods) lie between."""
+    f, level = sys._getframe(2), 2
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def nanmax(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """NumPy's nanmax: the largest number of each slice, ignoring NaNs; an all-NaN slice gives
-    NaN (NumPy also warns; this does not, so that no host synchronisation is needed).
+    """NumPy's nanmax: the largest number of each slice, ignoring NaNs. An all-NaN slice gives
+    NaN and, as NumPy, a RuntimeWarning("All-NaN slice encountered"): a float result is read
+    back once to look for a NaN (one small reduction and a host read; a synchronisation on a
+    GPU; not while tensor.compile captures a step, which cannot read on the host). Of -0.0 and
+    0.0 the first is kept, as NumPy's (np.nanmax([-0.0, 0.0]) is -0.0; in longer slices which
+    one comes first follows the kernel's fixed lane order, as NumPy's follows its SIMD layout).
+    Integers and bools: max. Complex: TypeError (NumPy orders complex numbers
+    lexicographically; we do not).
 
     >>> import tensor as T
-    >>> T.nanmax(T.tensor([[1.0, float("nan")], [float("nan")] * 2]), axis=1).tolist()
-    [1.0, nan]
+    >>> T.nanmax(T.tensor([[1.0, float("nan")], [float("nan"), -2.0]]), axis=1).tolist()
+    [1.0, -2.0]
     """
     return _nan_extreme(x, axis, keepdims, dim, "nanmax")
 
 
 def nanmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """NumPy's nanmin: the smallest number of each slice, ignoring NaNs (all-NaN: NaN).
+    """NumPy's nanmin: the smallest number of each slice, ignoring NaNs (all-NaN: NaN and
+    NumPy's RuntimeWarning, as nanmax).
 
     >>> import tensor as T
     >>> T.nanmin(T.tensor([3.0, float("nan"), -1.0])).item()

@@ -4,9 +4,10 @@ optable.py).
 An entry gives the op's name, its form (a fold over axes, an arg-reduction, an inclusive scan),
 the identity of an empty fold, its combine (the C macro of tensor/cpu/csrc/reduce.h and the
 functor of cuda_src/reduce.cuh), its accumulator per input dtype, its output dtype rule, its
-public aliases and whether it has a derivative. The CPU and CUDA kernel sources, the output
-dtypes in tensor/reductions.py, the public functions, the reduction derivative rules and the
-tests all iterate over it.
+public aliases and whether it has a derivative. The CPU and CUDA kernel sources (KERNELS: the
+public REDUCTIONS and the kernel-only INTERNAL folds), the output dtypes in
+tensor/reductions.py, the public functions, the reduction derivative rules and the tests all
+iterate over it.
 
 >>> from tensor.redtable import RED
 >>> from tensor import dtypes as dt
@@ -31,7 +32,8 @@ _WIDE = {"f16": "float", "bf16": "float", "f32": "float", "f64": "double", "u8":
 class Red:
     name: str
     form: str        # "reduce" (fold over axes), "arg" (index of the first best), "scan" (inclusive)
-    identity: str    # C value of an empty fold: "0", "1", "LO"/"HI" (the dtype's LO_f32...); arg: ""
+    identity: str    # C value of an empty fold: "0", "1", "LO"/"HI" (the dtype's LO_f32...), "NLO"/"NHI"
+    #                  (NLO_f32...: a NaN for floats, else LO / HI); arg: ""
     combine: tuple   # reduce.h macros (float kinds, other kinds): COMBINE(acc, x); arg: BETTER(x, best)
     cuda: str        # reduce.cuh functor over {s} (input suffix) and {acc} (accumulator C type)
     acc: str         # "wide" (see _WIDE), "same" (the input's compute type), "int"; arg: ""
@@ -47,11 +49,15 @@ class Red:
         return {"same": d, "bool": dt.bool_, "int64": dt.int64}[self.out]
 
     def acc_c(self, d: dt.DType) -> str:
-        """The accumulator's C type (the CPU's spelling; CUDA's functors take the wide one)."""
-        return {"wide": _WIDE.get(d.sfx, "int64_t"), "same": f"C_{d.sfx}", "int": "int"}[self.acc]
+        """The accumulator's C type (the CPU's spelling; CUDA's functors take the wide one). An
+        "int" fold (any / all: 0 or 1) of bytes keeps bytes, so its lanes vectorise at the input's
+        width (any / all of a bool matrix over its leading axis took 2x NumPy's time in int)."""
+        if self.acc == "int":
+            return "uint8_t" if d.itemsize == 1 else "int"
+        return {"wide": _WIDE.get(d.sfx, "int64_t"), "same": f"C_{d.sfx}"}[self.acc]
 
     def init_c(self, d: dt.DType) -> str:
-        return f"{self.identity}_{d.sfx}" if self.identity in ("LO", "HI") else self.identity
+        return f"{self.identity}_{d.sfx}" if self.identity in ("LO", "HI", "NLO", "NHI") else self.identity
 
     def macro(self, d: dt.DType) -> str:
         return self.combine[0] if d.kind == "f" else self.combine[-1]
@@ -84,7 +90,19 @@ REDUCTIONS = [
         np.cumprod),
 ]
 
-RED = {r.name: r for r in REDUCTIONS}
+# Kernel-only folds: no public function of their own (so no entry above, which public.py and
+# the derivative rules iterate), called through reductions.py's dispatch by the compositions in
+# nanfuncs.py on float tensors that need no gradient. nanmax / nanmin skip NaNs in one pass: a
+# slice of NaNs gives NaN; integers and bools fold as max / min.
+INTERNAL = [
+    Red("nanmax", "reduce", "NLO", ("SX_NANMAXF", "SX_MAXI"), "sx_nanext_op<sx_{s}, true>", "same",
+        "same", np.nanmax, grad=False),
+    Red("nanmin", "reduce", "NHI", ("SX_NANMINF", "SX_MINI"), "sx_nanext_op<sx_{s}, false>", "same",
+        "same", np.nanmin, grad=False),
+]
+
+KERNELS = REDUCTIONS + INTERNAL   # every kernel of the "red" family, on both devices
+RED = {r.name: r for r in KERNELS}
 
 
 def fold_of(kernel: str, d: dt.DType) -> Red | None:

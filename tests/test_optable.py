@@ -18,7 +18,7 @@ from tensor.cpu import kernels as CPU
 from tensor.cuda import kernels as CUDA
 from tensor.optable import BINARY, NO_RULE, NONE, OPS, OUT, UNARY, ZERO, Grad
 from tensor.public import COMPOSITE, NO_GRAD, PUB
-from tensor.redtable import REDUCTIONS
+from tensor.redtable import KERNELS, REDUCTIONS
 
 
 def _float_out(op) -> bool:
@@ -129,16 +129,16 @@ def test_reduction_rules_exist_exactly_where_declared(r):
 
 @pytest.mark.parametrize("d", dt.REAL, ids=lambda d: d.name)   # complex ones compose (reductions.py)
 def test_reductions_table_drives_both_kernel_sources(d):
-    names = [f"{r.name}_{d.sfx}" for r in REDUCTIONS]
+    names = [f"{r.name}_{d.sfx}" for r in KERNELS]   # the public entries and the kernel-only ones
     src, cdef = CPU.red_source(d)
     # the include, one instantiation per entry, and the vector folds' #define switches
     lines = src.splitlines()
     inst = [ln for ln in lines if ln.startswith(("SX_REDUCE(", "SX_ARGREDUCE(", "SX_SCAN("))]
-    assert lines[0] == '#include "reduce.h"' and len(inst) == len(REDUCTIONS)
+    assert lines[0] == '#include "reduce.h"' and len(inst) == len(KERNELS)
     assert all(ln.startswith(("#", "SX_")) for ln in lines)
     assert all(f"void {n}(" in cdef for n in names)
     assert CUDA.kernel_names("red", d) == names
-    for r in REDUCTIONS:
+    for r in KERNELS:
         assert r.macro(d) in src
         assert r.functor(d) in CUDA.entries("red", d)[1][f"{r.name}_{d.sfx}"]
 

@@ -1,8 +1,8 @@
 """CPU perf cliffs, round 5: the fast paths' values against NumPy (benchmarks/cpu_cliffs4.py
-times them). nanmax / nanmin of a float tensor that needs no gradient replace NaN with fmax(x,
--inf) / fmin(x, inf) instead of a masked select: the same values bit for bit, checked here
-against NumPy and against the select path (taken when x requires grad) on odd shapes, views,
-all-NaN slices, infinities, signed zeros and empty inputs."""
+times them). nanmax / nanmin of a float tensor that needs no gradient run a NaN-skipping fold
+(tensor/redtable.py INTERNAL) instead of a masked select: the same values bit for bit, checked
+here against NumPy and against the select path (taken when x requires grad) on odd shapes,
+views, all-NaN slices, infinities, signed zeros and empty inputs."""
 import math
 import warnings
 import zlib
@@ -92,7 +92,7 @@ class _quiet:
 @pytest.mark.parametrize("dtype", FLOATS + ["bfloat16"])
 @pytest.mark.parametrize("op", ["nanmax", "nanmin"])
 def test_fast_path_equals_the_select_path(op, dtype):
-    """No-grad (fmax / fmin) and requires-grad (where) paths give the same bits."""
+    """No-grad (NaN-skipping fold) and requires-grad (where) paths give the same bits."""
     rng = np.random.default_rng(3)
     f = getattr(T, op)
     for kind in ("nan", "inf", "zeros", "allnan"):

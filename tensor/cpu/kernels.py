@@ -15,7 +15,7 @@ import warnings
 
 from .. import dtypes as dt
 from ..optable import ew_specs
-from ..redtable import REDUCTIONS
+from ..redtable import KERNELS
 from . import build
 
 _EW_UN = "void {}(int nd, const int64_t *meta, intptr_t out, intptr_t a, int nthreads);"
@@ -72,6 +72,8 @@ _RED = "void {}(const int64_t *meta, intptr_t in, intptr_t out, int nthreads);"
 
 # (reduction, dtype suffix) -> its vector fold in reduce.h (sx_vfold_..., sx_vargfold_...)
 _VFOLDS = {**{(r, s): f"vfold_{r}_{s}" for r in ("max", "min") for s in ("f32", "f64", "i32", "i64")},
+           **{(f"nan{r}", s): f"vfold_nan{r}_{s}" for r in ("max", "min") for s in ("f32", "f64")},
+           **{(f"nan{r}", s): f"vfold_{r}_{s}" for r in ("max", "min") for s in ("i32", "i64")},
            **{(f"arg{r}", s): f"vargfold_{r}_{s}" for r in ("max", "min")
               for s in ("f32", "f64", "i32", "i64")},
            **{(r, s): f"vfold_{r}_u8" for r in ("any", "all") for s in ("b8", "u8")}}
@@ -81,7 +83,8 @@ _VFOLD_OFF = ("#undef SX_VFOLD\n#undef SX_VFOLD_ON\n#undef SX_VFOLD_GIDX\n#defin
 
 
 # The "red" family's modules: each reduction costs ~2 s of gcc, so a first sum builds sum only
-_RED_PARTS = {"max": "minmax", "min": "minmax", "any": "anyall", "all": "anyall",
+_RED_PARTS = {"max": "minmax", "min": "minmax", "nanmax": "nanminmax", "nanmin": "nanminmax",
+              "any": "anyall", "all": "anyall",
               "argmax": "arg", "argmin": "arg", "cumsum": "scan", "cumprod": "scan"}
 
 
@@ -96,7 +99,7 @@ def red_source(d: dt.DType, part: str | None = None) -> tuple[str, str]:
     of module `part` of red_part only, when given)."""
     s = d.sfx
     src = ['#include "reduce.h"']
-    reductions = [r for r in REDUCTIONS if part is None or red_part(f"{r.name}_{s}") == part]
+    reductions = [r for r in KERNELS if part is None or red_part(f"{r.name}_{s}") == part]
     for r in reductions:
         n, o, mac = f"{r.name}_{s}", r.out_dtype(d).sfx, r.macro(d)
         fold = _VFOLDS.get((r.name, s))

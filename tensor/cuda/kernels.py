@@ -36,7 +36,7 @@ from functools import cache
 
 from .. import dtypes as dt
 from ..optable import ew_specs
-from ..redtable import REDUCTIONS
+from ..redtable import KERNELS
 
 FAMILIES = ("ew", "red")
 _EXTERN = 'extern "C" __global__ void __launch_bounds__'
@@ -70,7 +70,7 @@ def ew_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
 def red_entries(d: dt.DType) -> tuple[str, dict[str, str]]:
     """Module ("red", d): the reductions and scans of d (tensor/redtable.py)."""
     s, out = d.sfx, {}
-    for r in REDUCTIONS:
+    for r in KERNELS:
         o = r.out_dtype(d).sfx
         if r.form == "scan":
             out[f"{r.name}_{s}"] = (f"{_EXTERN}(SX_RBLOCK) {r.name}_{s}(sx_scan_args a) "

@@ -25,19 +25,25 @@
  * these to a compare and a blend, the OR of the two compares to branches (4x slower). */
 #undef SX_MAXF
 #undef SX_MINF
+#undef SX_NANMAXF
+#undef SX_NANMINF
 #define SX_MAXF(a, b) ((b) != (b) ? (b) : (b) > (a) ? (b) : (a))
 #define SX_MINF(a, b) ((b) != (b) ? (b) : (b) < (a) ? (b) : (a))
+#define SX_NANMAXF(a, b) ((a) != (a) ? (b) : (b) > (a) ? (b) : (a))
+#define SX_NANMINF(a, b) ((a) != (a) ? (b) : (b) < (a) ? (b) : (a))
 
-/* Vector folds for max / min (and the arg-reductions' best value): gcc leaves the lane loops of
- * these selects scalar, so kernels.py instantiates max / min / argmax / argmin of the types
- * below with SX_VFOLD set to one of these (a float32 max took 35x NumPy's time).
- * sx_vfold_<op>_<sfx>(lanes, x, n, &k) folds the SX_RW-element groups of x from k on into
- * lanes[SX_RW] (lane j gets x[g * SX_RW + j]) and leaves k past them. The fold takes v
- * exactly when the scalar one does (v NaN, or v OP lane), and it is a selection: a run of
- * values folds to its last NaN, else to its first best value; folding contiguous parts of a
- * lane's run and then the parts in order selects the same element. So the groups are cut into
- * four contiguous parts folded side by side (four independent chains: one chain is bound by
- * the compare-and-blend latency) and merged in order: bit for bit the scalar fold's result. */
+/* Vector folds for max / min / nanmax / nanmin (and the arg-reductions' best value): gcc
+ * leaves the lane loops of these selects scalar, so kernels.py instantiates them and argmax /
+ * argmin of the types below with SX_VFOLD set to one of these (a float32 max took 35x NumPy's
+ * time). sx_vfold_<op>_<sfx>(lanes, x, n, &k) folds the SX_RW-element groups of x from k on
+ * into lanes[SX_RW] (lane j gets x[g * SX_RW + j]) and leaves k past them. The fold takes v
+ * exactly when the scalar one does (TAKE: max / min, v NaN or v OP lane; nanmax / nanmin, v OP
+ * lane or the lane NaN), and it is a selection: a run of values folds to its last NaN, else
+ * to its first best value (nanmax / nanmin: to its first best number, else to its last NaN);
+ * folding contiguous parts of a lane's run and then the parts in order selects the same
+ * element. So the groups are cut into four contiguous parts folded side by side (four
+ * independent chains: one chain is bound by the compare-and-blend latency) and merged in
+ * order: bit for bit the scalar fold's result. */
 /* The vectors are the machine's own width (SX_VB bytes), an SX_RW-lane group being SX_NV(T) of
  * them side by side: gcc lowers generic vectors wider than the machine's (64 bytes on AVX2)
  * compare by compare, which made the fold scalar (a float32 max 40x NumPy's time on AVX2). */
@@ -49,14 +55,16 @@
 #define SX_VB 16
 #endif
 #define SX_NV(T) ((int)(SX_RW * sizeof(T) / SX_VB))
-#define SX_VTAKE(acc, v, OP) do {                                                          \
-        vi take_ = ((v) != (v)) | ((v) OP (acc));                                          \
+#define SX_TAKE_NAN(v, acc, OP) (((v) != (v)) | ((v) OP (acc)))      /* max / min: NaN wins */
+#define SX_TAKE_NUM(v, acc, OP) (((v) OP (acc)) | ((acc) != (acc)))  /* nanmax / nanmin */
+#define SX_VTAKE(acc, v, OP, TAKE) do {                                                    \
+        vi take_ = TAKE(v, acc, OP);                                                      \
         acc = (vt)(((vi)(v) & take_) | ((vi)(acc) & ~take_)); } while (0)
 /* fold the group at x + o into the lanes l (SX_NV vectors) */
-#define SX_VTAKE_GROUP(l, x, o, OP) do {                                                   \
+#define SX_VTAKE_GROUP(l, x, o, OP, TAKE) do {                                             \
         for (int u_ = 0; u_ < NV; u_++) {                                                 \
-            memcpy(&v, (x) + (o) + u_ * VL, sizeof v); SX_VTAKE((l)[u_], v, OP); } } while (0)
-#define SX_VFOLD_DEF(NAME, T, IT, OP)                                                      \
+            memcpy(&v, (x) + (o) + u_ * VL, sizeof v); SX_VTAKE((l)[u_], v, OP, TAKE); } } while (0)
+#define SX_VFOLD_DEF(NAME, T, IT, OP, TAKE)                                                \
 static inline void NAME(T *lanes, const T *x, int64_t n, int64_t *kp) {                   \
     typedef T vt __attribute__((vector_size(SX_VB)));                                    \
     typedef IT vi __attribute__((vector_size(SX_VB)));                                   \
@@ -71,26 +79,33 @@ static inline void NAME(T *lanes, const T *x, int64_t n, int64_t *kp) {         
         memcpy(l3, x + s3, sizeof l3);                                                    \
         for (int64_t g = 0; g < q; g++) {                                                 \
             int64_t o = g * SX_RW;                                                        \
-            SX_VTAKE_GROUP(l0, x + k, o, OP);                                             \
-            if (g) { SX_VTAKE_GROUP(l1, x + s1, o, OP); SX_VTAKE_GROUP(l2, x + s2, o, OP); \
-                     SX_VTAKE_GROUP(l3, x + s3, o, OP); }                                 \
+            SX_VTAKE_GROUP(l0, x + k, o, OP, TAKE);                                       \
+            if (g) { SX_VTAKE_GROUP(l1, x + s1, o, OP, TAKE);                             \
+                     SX_VTAKE_GROUP(l2, x + s2, o, OP, TAKE);                             \
+                     SX_VTAKE_GROUP(l3, x + s3, o, OP, TAKE); }                           \
         }                                                                                 \
-        for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) SX_VTAKE_GROUP(l3, x, o, OP); \
+        for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW)                      \
+            SX_VTAKE_GROUP(l3, x, o, OP, TAKE);                                           \
         for (int u = 0; u < NV; u++) {                                                    \
-            SX_VTAKE(l0[u], l1[u], OP); SX_VTAKE(l0[u], l2[u], OP); SX_VTAKE(l0[u], l3[u], OP); } \
+            SX_VTAKE(l0[u], l1[u], OP, TAKE); SX_VTAKE(l0[u], l2[u], OP, TAKE);           \
+            SX_VTAKE(l0[u], l3[u], OP, TAKE); }                                           \
         k += groups * SX_RW;                                                              \
     }                                                                                     \
-    for (; k + SX_RW <= n; k += SX_RW) SX_VTAKE_GROUP(l0, x, k, OP);                      \
+    for (; k + SX_RW <= n; k += SX_RW) SX_VTAKE_GROUP(l0, x, k, OP, TAKE);                \
     memcpy(lanes, l0, sizeof l0); *kp = k;                                                \
 }
-SX_VFOLD_DEF(sx_vfold_max_f32, float, int32_t, >)
-SX_VFOLD_DEF(sx_vfold_min_f32, float, int32_t, <)
-SX_VFOLD_DEF(sx_vfold_max_f64, double, int64_t, >)
-SX_VFOLD_DEF(sx_vfold_min_f64, double, int64_t, <)
-SX_VFOLD_DEF(sx_vfold_max_i32, int32_t, int32_t, >)
-SX_VFOLD_DEF(sx_vfold_min_i32, int32_t, int32_t, <)
-SX_VFOLD_DEF(sx_vfold_max_i64, int64_t, int64_t, >)
-SX_VFOLD_DEF(sx_vfold_min_i64, int64_t, int64_t, <)
+SX_VFOLD_DEF(sx_vfold_max_f32, float, int32_t, >, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_min_f32, float, int32_t, <, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_max_f64, double, int64_t, >, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_min_f64, double, int64_t, <, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_max_i32, int32_t, int32_t, >, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_min_i32, int32_t, int32_t, <, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_max_i64, int64_t, int64_t, >, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_min_i64, int64_t, int64_t, <, SX_TAKE_NAN)
+SX_VFOLD_DEF(sx_vfold_nanmax_f32, float, int32_t, >, SX_TAKE_NUM)
+SX_VFOLD_DEF(sx_vfold_nanmin_f32, float, int32_t, <, SX_TAKE_NUM)
+SX_VFOLD_DEF(sx_vfold_nanmax_f64, double, int64_t, >, SX_TAKE_NUM)
+SX_VFOLD_DEF(sx_vfold_nanmin_f64, double, int64_t, <, SX_TAKE_NUM)
 /* The arg-reductions' fold: the same lanes and parts, each lane also keeping the group of its
  * value (gidx). A lane takes only strictly better values (or NaN), so with no NaN a lane holds
  * the first occurrence of its best value: the best value's first position is the smallest
@@ -151,14 +166,14 @@ SX_VARGFOLD_DEF(sx_vargfold_min_i64, int64_t, int64_t, <)
 
 /* any / all of bytes (bool, uint8): one OR (a min for all) over the groups, then one lane set
  * (their results are booleans: any structure gives the same). */
-static inline void sx_vfold_any_u8(int *lanes, const uint8_t *x, int64_t n, int64_t *kp) {
+static inline void sx_vfold_any_u8(uint8_t *lanes, const uint8_t *x, int64_t n, int64_t *kp) {
     int64_t k = *kp, e = k + (n - k) / SX_RW * SX_RW;
     uint8_t m = 0;
     for (; k < e; k++) m |= x[k];
     if (m) lanes[0] = 1;
     *kp = k;
 }
-static inline void sx_vfold_all_u8(int *lanes, const uint8_t *x, int64_t n, int64_t *kp) {
+static inline void sx_vfold_all_u8(uint8_t *lanes, const uint8_t *x, int64_t n, int64_t *kp) {
     int64_t k = *kp, e = k + (n - k) / SX_RW * SX_RW;
     uint8_t m = 0xff;
     for (; k < e; k++) m = x[k] < m ? x[k] : m;
