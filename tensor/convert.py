@@ -8,13 +8,15 @@ from_numpy, from_dlpack). Values no dtype here can hold raise rather than change
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
 
+from . import _hook
 from . import dtypes as dt
 from ._dlpack import parse_capsule
-from ._tensor import Storage, Tensor
+from ._tensor import Storage, Tensor, contiguous_strides, new_storage
 from .device import CPU
 from .device import device as parse_device
 
@@ -354,8 +356,11 @@ def _tensor_leaves(data):
     """data (nested lists of tensors, another library's arrays or bfloat16 tensors among them)
     as host arrays NumPy can read, and the dtype to give the result (bfloat16 when every leaf
     is; None: NumPy's promotion), or None when NumPy reads data as it is."""
+    first = _first_leaf(data)
+    if not (isinstance(first, Tensor) or _foreign(first)):   # (a list of numbers: no walk)
+        return None
     leaves = list(_leaves(data))
-    if not leaves or not all(isinstance(x, Tensor) or _foreign(x) for x in leaves):
+    if not all(isinstance(x, Tensor) or _foreign(x) for x in leaves):
         return None
     if not any(_foreign(x) or x.dtype is dt.bfloat16 for x in leaves):
         return None
@@ -386,13 +391,36 @@ def _tensor_from(data, d, device, op: str, requires_grad: bool = False) -> Tenso
         a = _convertible(data, d, op) if isinstance(data, np.ndarray) else _np_from_data(data, d, op)
         if d is None and not isinstance(data, np.ndarray):
             d = _default_for(a, data)
-        src = asarray(a, device=CPU)
-        out = src.astype(d or src.dtype)   # a new tensor (the array may be the caller's)
+        out = _host_copy(a, d or dt.dtype(a.dtype))
+        if out is None:
+            src = asarray(a, device=CPU)
+            out = src.astype(d or src.dtype)   # a new tensor (the array may be the caller's)
     dev = parse_device(None) if dev is None else dev
     if dev != out.device:
         out = out.to(dev)
     if requires_grad:
         out.requires_grad_(True)
+    return out
+
+
+def _host_copy(a: np.ndarray, d: dt.DType) -> Tensor | None:
+    """A new CPU tensor of dtype d holding a's values, copied byte for byte, where a is a
+    C-contiguous array in this machine's byte order whose dtype is d's NumPy dtype (what
+    NumPy reads from Python data mostly is), or one NumPy casts to it exactly as the cast
+    kernels do (float64 to the default float32; any rounding is IEEE round-to-nearest-even in
+    both); None otherwise: bfloat16, bools, other dtypes take asarray's view and astype's copy."""
+    if (d.np is None or not (a.flags.c_contiguous and a.dtype.isnative) or d.kind == "b"
+            or a.dtype.kind == "b" or _hook.capture is not None):   # (a capture sees kernels, not
+        return None                                                 # this memmove)
+    if a.dtype != d.np:   # (d.np None would compare equal to float64: NumPy reads None so)
+        if not (a.dtype.kind == d.kind and d.kind in "fc"):
+            return None
+        with np.errstate(over="ignore"):   # (an overflow to inf, as the kernels: no warning)
+            a = a.astype(d.np)
+    shape = a.shape
+    out = Tensor._make(new_storage(a.nbytes, CPU), shape, contiguous_strides(shape), 0, d)
+    if a.nbytes:
+        ctypes.memmove(out._storage.ptr, a.__array_interface__["data"][0], a.nbytes)
     return out
 
 

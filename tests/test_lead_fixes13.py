@@ -1,8 +1,13 @@
 """Lead fixes of the fourteenth session: the 16-bit stores (cuda_src/scalar/types.h's sx_f2h and
 sx_d2f_odd) rewritten with masks so that a loop of them vectorises on the CPU (a float64 ->
 float16 cast was 7x slower than needed, branching on each value's sign); their results must
-stay the correctly rounded ones, on both devices."""
+stay the correctly rounded ones, on both devices. T.tensor of Python data copies NumPy's
+reading once (it wrapped it, then copied it through the cast kernel)."""
+import math
+import warnings
+
 import numpy as np
+import pytest
 
 import tensor as T
 
@@ -85,3 +90,58 @@ def test_16bit_results_of_float64_ops_round_once(device):
     out = T.empty(a.shape, dtype=T.float16, device=device)
     T.multiply(T.asarray(a, device=device), 1.0, out=out)
     np.testing.assert_array_equal(out.cpu().numpy(), a.astype(np.float16))
+
+
+# ---------------------------------------------------------------- T.tensor of Python data: one copy
+
+class _ArrayLike:
+    """An object NumPy reads through __array__ (here a transposed, non-contiguous view)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [None, "float32", "float64", "float16", "bfloat16", "int8", "uint64",
+                                   "complex64", "bool"])
+def test_tensor_of_python_data_copies_once_with_numpys_values(dtype):
+    """T.tensor of Python data copies NumPy's reading byte for byte into a fresh tensor (a cast
+    on the host where NumPy's equals the kernels'); bfloat16 (NumPy has none: its dtype would
+    compare equal to float64) and bools keep the kernels' cast."""
+    data = [[0.1, -2.5, 1e-310], [3.0, 2.0 ** 24 + 1, 7.0]]
+    if dtype == "bool":
+        data = [[True, False], [False, False]]
+    if dtype in ("int8", "uint64"):
+        data = [[1, 2, 3], [4, 5, 127]]
+    t = T.tensor(data, dtype=dtype)
+    want = T.asarray(np.asarray(data)).astype(dtype or "float64")   # the kernels' cast
+    assert t.dtype is want.dtype and t.shape == want.shape
+    assert t.astype("complex128" if t.dtype.kind == "c" else "float64").tolist() == \
+        want.astype("complex128" if t.dtype.kind == "c" else "float64").tolist()
+    t[0] = t[1]                 # a fresh, writable tensor of our own memory
+    assert T.tensor(data, dtype=dtype)[0].tolist() != t[0].tolist() or data[0] == data[1]
+
+
+def test_tensor_of_python_data_edge_cases():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # an overflow to inf warns in NumPy's cast, not here
+        prev = T.get_default_dtype()
+        T.set_default_dtype(T.float32)
+        try:
+            t = T.tensor([1e300, -1e300, 0.1])
+            assert t.dtype is T.float32 and t.tolist()[:2] == [math.inf, -math.inf]
+            assert T.tensor([1 + 2j]).dtype is T.complex64
+        finally:
+            T.set_default_dtype(prev)
+    a = np.arange(6.0).reshape(2, 3)
+    for x in (_ArrayLike(a.T), _ArrayLike(a[:, ::-1]), a.T, a[::-1]):   # strided readings: copied by value
+        src = x.a if isinstance(x, _ArrayLike) else x
+        assert T.tensor(x).tolist() == src.tolist()
+    for x in ([], [[]], 5, 2.5, [np.float16(1.5)], [2 ** 63]):
+        assert T.tensor(x).tolist() == np.asarray(x).tolist()
+    # inside a captured step the data is a constant of the step
+    f = T.compile(lambda y: y + T.tensor([1.0, 2.0]))
+    for _ in range(3):
+        np.testing.assert_array_equal(f(T.ones(2)).numpy(), [2.0, 3.0])
