@@ -591,6 +591,27 @@ def distinct(t: Tensor) -> Tensor:
     return basic_index(t, tuple(slice(0, 1) if s == 0 else slice(None) for s in t.strides))
 
 
+# gemm_add's dk (gemm.c's GM_D_*, gemm.cuh's sx_gemm_args): the addend D of C's dtype, D of
+# float32, or no D read (beta 0: alpha * product only)
+GEMM_D_SAME, GEMM_D_F32, GEMM_D_SCALE = 1, 2, 3
+
+
+def gemm_add_mode(c: Tensor, d, beta) -> int:
+    """gemm_add's dk on either backend for output c, addend d (or None) and beta; TypeError for
+    what its kernels do not take (the op layer sends float dtypes, 2-D or 3-D, d of c's dtype or
+    float32)."""
+    if c.dtype.kind != "f" or len(c._shape) not in (2, 3):
+        raise TypeError(f"gemm_add: float matrices or one batch of them, got {c.dtype.name} "
+                        f"{c._shape}")
+    if beta == 0 or d is None:
+        return GEMM_D_SCALE
+    if d.dtype is c.dtype:
+        return GEMM_D_SAME
+    if d.dtype is dt.float32:
+        return GEMM_D_F32
+    raise TypeError(f"gemm_add: the addend is {d.dtype.name}, expected {c.dtype.name} or float32")
+
+
 def gemm_batches(a: Tensor, b: Tensor, c: Tensor):
     """The launches of a batched gemm c = a @ b (a: (*batch, M, K), b: (*batch, K, N),
     c: (*batch, M, N), broadcast batch strides allowed): the batch dims are coalesced jointly

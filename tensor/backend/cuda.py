@@ -31,6 +31,7 @@ from ..cuda import sort as _sort
 from ..cuda import sparse as _sparse
 from ..cuda import streams as _streams
 from ..device import DeviceError
+from ..views import gemm_add_mode
 
 _STATE: dict = {}   # device index -> (runtime device state, streams.current_stream_id)
 
@@ -149,13 +150,13 @@ def gemm(a, b, c, *, d=None, alpha=1.0, beta=1.0) -> None:
     products and sums (on float32 copies), rounded once."""
     cd = c.dtype
     add = d is not None or alpha != 1
-    dk = _gemm.add_mode(c, d, beta) if add else 0
+    dk = gemm_add_mode(c, d, beta) if add else 0
     if cd.kind == "f" and cd.itemsize == 2 and not _gemm.tensor_cores(c.device):
         c32 = empty(c.shape, dt.float32, c.device)
         a32, b32 = _cast(a, dt.float32), _cast(b, dt.float32)
         if add:
             d32 = _cast(d, dt.float32) if dk == 1 else d
-            _gemm.gemm_add_batched(a32, b32, c32, d32, alpha, beta, _gemm.add_mode(c32, d32, beta))
+            _gemm.gemm_add_batched(a32, b32, c32, d32, alpha, beta, gemm_add_mode(c32, d32, beta))
         else:
             _gemm.gemm_batched(a32, b32, c32)
         _launch.elementwise(dt.float32, f"cast_f32_{cd.sfx}", c, [c32])

@@ -3,7 +3,7 @@ tensor/cuda/gemm.py."""
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..views import gemm_batches
+from ..views import GEMM_D_SCALE, gemm_add_mode, gemm_batches
 from . import kernels as K
 
 _ARGS = ("int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sAb, int64_t sAm, "
@@ -77,33 +77,14 @@ def batch_args(a, b, c) -> list:
             for cnt, pa, sba, pb, sbb, pc, sbc in gemm_batches(a, b, c)]
 
 
-# gemm_add's dk (gemm.c GM_D_*): D of C's dtype, of float32, or none read (beta 0: alpha only)
-D_SAME, D_F32, D_SCALE = 1, 2, 3
-
-
-def add_mode(c, d, beta) -> int:
-    """gemm_add's dk for output c, addend d (or None) and beta; TypeError / ValueError for what
-    it does not take (the op layer sends float dtypes, 2-D or 3-D, d of c's dtype or float32)."""
-    if c.dtype.sfx not in _FLOATS or len(c._shape) not in (2, 3):
-        raise TypeError(f"gemm_add: float matrices or one batch of them, got {c.dtype.name} "
-                        f"{c._shape}")
-    if beta == 0 or d is None:
-        return D_SCALE
-    if d.dtype is c.dtype:
-        return D_SAME
-    if d.dtype is dt.float32:
-        return D_F32
-    raise TypeError(f"gemm_add: the addend is {d.dtype.name}, expected {c.dtype.name} or float32")
-
-
 def gemm_add(a, b, c, d, alpha=1.0, beta=1.0) -> None:
     """c = alpha * (a @ b) + beta * d with one rounding of c (16-bit floats: in float32 on the
     accumulator, as PyTorch's addmm; float32 / float64: the bits of the separate ops). a, b, c
     as gemm's, float dtypes, 2-D or 3-D (one batch dim); d: c's shape (broadcast strides
     allowed), c's dtype or float32, not overlapping c, or None (beta 0: not read; alpha 0 drops
     the product, its NaN included)."""
-    dk = add_mode(c, d, beta)
-    dp, ds = (d.data_ptr(), d._strides) if dk != D_SCALE else (0, (0,) * len(c._shape))
+    dk = gemm_add_mode(c, d, beta)
+    dp, ds = (d.data_ptr(), d._strides) if dk != GEMM_D_SCALE else (0, (0,) * len(c._shape))
     fn = K.kernel("gemm", None, f"gemm_add_{c.dtype.sfx}")
     for args in batch_args(a, b, c):
         fn(*args, K._num_threads, dp, ds[0] if len(ds) == 3 else 0, ds[-2], ds[-1], dk,

@@ -164,26 +164,14 @@ def gemm_batched(a, b, c) -> None:
         launch(c.dtype, c.device, *args)
 
 
-def add_mode(c, d, beta) -> int:
-    """gemm_add's dk (gemm.cuh's sx_gemm_args; tensor/cpu/gemm.py add_mode's twin): 1 / 2: d of
-    c's dtype / float32, 3: d not read (beta 0 or no d); TypeError for what it does not take."""
-    if c.dtype.kind != "f" or c.ndim not in (2, 3):
-        raise TypeError(f"gemm_add: float matrices or one batch of them, got {c.dtype.name} "
-                        f"{c.shape}")
-    if beta == 0 or d is None:
-        return 3
-    if d.dtype is c.dtype or d.dtype is dt.float32:
-        return 1 if d.dtype is c.dtype else 2
-    raise TypeError(f"gemm_add: the addend is {d.dtype.name}, expected {c.dtype.name} or float32")
-
-
 def gemm_add_batched(a, b, c, d, alpha, beta, dk: int) -> None:
     """c = alpha * (a @ b) + beta * d with one rounding of c (tensor/cpu/gemm.py gemm_add's
-    contract; dk: add_mode's) for CUDA float tensors, 2-D or 3-D."""
+    contract; dk: views.gemm_add_mode's) for CUDA float tensors, 2-D or 3-D."""
+    from ..views import GEMM_D_SCALE
     _check(a, b, c)
     if any(s == 0 for s in c.shape):
         return
-    pd, sd = (d.data_ptr(), d.strides) if dk in (1, 2) else (0, (0,) * c.ndim)
+    pd, sd = (d.data_ptr(), d.strides) if dk != GEMM_D_SCALE else (0, (0,) * c.ndim)
     add = (pd, sd[0] if len(sd) == 3 else 0, sd[-2], sd[-1], float(alpha), float(beta), dk)
     for args in batch_args(a, b, c):
         launch(c.dtype, c.device, *args, add)
