@@ -179,9 +179,7 @@ def _nan_extreme(x, axis, keepdims, dim, op: str) -> Tensor:
                                       keepdims=keepdims)   # NaN positions get a zero gradient
         r = P.where(P.all(nan, axis=axes, keepdims=keepdims), math.nan, r)
     else:   # one pass: the kernel-only fold skips NaNs (tensor/redtable.py INTERNAL)
-        r = reductions._run(op, x, axes, x.dtype)
-        if keepdims:
-            r = r.reshape(tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+        r = reductions._keep(reductions._run(op, x, axes, x.dtype), x, axes, keepdims)
     if _hook.capture is None and r.dtype.kind == "f" and _has_nan(r):   # (a capture reads nothing)
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=_user_level())
     return r
