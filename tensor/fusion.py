@@ -82,6 +82,7 @@ class Fused:
     tmps: list = field(default_factory=list)
     reduce: Reduce | None = None
     gemm: tuple | None = None   # (a, b, c): the matmul c = a @ b whose epilogue the run is
+    gemm_add: tuple = ()        # its gemm_add terms (d or None, alpha, beta); (): a plain product
     head: Reduce | None = None  # a row reduction the run reads (ref None), computed row by row
 
     def named(self, body: str) -> tuple[str, str]:
@@ -355,18 +356,22 @@ def _row_head(call, run: _Run) -> bool:
 
 
 def _epilogue(call, run: _Run) -> bool:
-    """Whether run can be the epilogue of the matmul call (c = a @ b) just before it: c
-    contiguous over the run's elements, read by the run as it is (not through another view),
-    and nothing the run writes is memory the matmul reads; sets run.f.gemm."""
-    if call[0] is None or call[3]:
+    """Whether run can be the epilogue of the matmul call (c = a @ b, or the backend gemm's
+    alpha * a @ b + beta * d) just before it: c contiguous over the run's elements, read by the
+    run as it is (not through another view), and nothing the run writes is memory the matmul
+    reads; sets run.f.gemm (and gemm_add)."""
+    kw = call[3]
+    if call[0] is None or set(kw) - {"d", "alpha", "beta"}:
         return False
     a, b, c = call[2]
+    d, alpha, beta = kw.get("d"), kw.get("alpha", 1), kw.get("beta", 1)
     kc = _key(c)
     if (c.device != run.f.device or not c.is_contiguous() or _numel(c) != run.f.n
             or not any(not s and _key(x) == kc for x, _, s in run.f.inputs)):
         return False
-    reads = [_key(a), _key(b)]
+    reads = [_key(t) for t in (a, b, d) if t is not None]
     if any(_overlap(_key(o), m) for o, _ in run.f.outputs for m in reads):
         return False
     run.f.gemm = (a, b, c)
+    run.f.gemm_add = (d, alpha, beta) if d is not None or alpha != 1 else ()
     return True

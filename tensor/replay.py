@@ -372,6 +372,8 @@ def finish(cap: _Capture, statics: list, result) -> tuple[Program | None, str | 
             f.reduce.x, f.reduce.out = conv(f.reduce.x), conv(f.reduce.out)
         if f.gemm is not None:
             f.gemm = tuple(map(conv, f.gemm))
+            if f.gemm_add and f.gemm_add[0] is not None:
+                f.gemm_add = (conv(f.gemm_add[0]),) + f.gemm_add[1:]
         if f.head is not None:
             f.head.x, f.head.out = conv(f.head.x), conv(f.head.out)
         runs.append((first, last, f))
@@ -443,7 +445,7 @@ def _fuse_one(cap: _Capture, first: int, last: int, f):
     be = cap.calls[first][5]
     ready = _try_fuse(be, f, cap.label)
     if ready is None and (f.gemm or f.head) is not None:   # the run without its first call
-        f.gemm = f.head = None
+        f.gemm, f.gemm_add, f.head = None, (), None
         first += 1
         ready = _try_fuse(be, f, cap.label) if first < last else None
     return first, ready

@@ -250,13 +250,14 @@ def test_fused_kernels_compile(d):
             assert _has_kernel(cub, "sx_fz_test")
 
 
-@pytest.mark.parametrize("kernel", ["gemm_f32_nn", "gemm_f64_gen", "gemm_f16_tn", "gemm_bf16_nt", "gemm_i32"])
+@pytest.mark.parametrize("kernel", ["gemm_f32_nn", "gemm_f64_gen", "gemm_f16_tn", "gemm_bf16_nt", "gemm_i32",
+                                    "gemm_add_f32_tt", "gemm_add_bf16_gen"])
 def test_fused_gemm_epilogues_compile(kernel):
     """A captured run as the epilogue of each kind of gemm kernel (SIMT, tensor cores,
-    integers) compiles for every arch."""
+    integers, gemm_add's ADD instances) compiles for every arch."""
     from tensor.cuda import fused
     d = getattr(K.dt, {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
-                       "i32": "int32"}[kernel.split("_")[1]])
+                       "i32": "int32"}[kernel.split("_")[-2 if kernel.count("_") > 1 else -1]])
     f = _fused_run(d)
     f.gemm = (None, None, None)
     src = fused.gemm_source(f, "sx_fz_test", kernel)

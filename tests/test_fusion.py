@@ -122,6 +122,16 @@ GEMM_CASES = [   # a matmul, then a run reading its product: (name, f(x, w, b), 
     # (b's cast first: a call between the matmul and its epilogue would keep them apart)
     ("float16", lambda x, w, b: (lambda b16: (x.astype(T.float16) @ w.astype(T.float16) + b16)
                                  .astype(T.float32))(b.astype(T.float16)), (10, 30, 50), 4),
+    # the backend gemm adding beta * input on its accumulator (addmm & co, 16-bit linear with a
+    # bias), then the run: one kernel still
+    ("addmm_relu", lambda x, w, b: F.relu(T.addmm(b, x, w)) + 1.0, (10, 30, 50), 1),
+    ("addmm_scaled_big", lambda x, w, b: T.tanh(T.addmm(b, x, w, beta=0.5, alpha=-2.0)), (200, 300, 150), 1),
+    ("addmm_beta0", lambda x, w, b: T.exp(T.addmm(b, x, w, beta=0, alpha=0.25)), (10, 30, 50), 1),
+    ("baddbmm", lambda x, w, b: T.baddbmm(b, x.reshape(2, 5, 30), T.broadcast_to(w, (2, 30, 50))) * 3.0,
+     (10, 30, 50), 1),
+    ("addmv", lambda x, w, b: T.sigmoid(T.addmv(b[:10], x, w[:, 0])), (10, 30, 50), 1),
+    ("linear16_bias", lambda x, w, b: F.relu(F.linear(*(t.astype(T.bfloat16) for t in (x, w.T, b))))
+     .astype(T.float32), (10, 30, 50), 4),
 ]
 
 
@@ -137,7 +147,7 @@ def test_fused_runs_as_matmul_epilogues(name, f, mkn, launches, device):
         _same(_quiet(cf, x, w, b), f(x, w, b))
     s = cf.stats()
     assert s["replays"] == 1 and s["replay_launches"] == launches, s
-    assert s["fused_calls"] == s["launches"] - (3 if name == "float16" else 0), s   # its casts
+    assert s["fused_calls"] == s["launches"] - (3 if name in ("float16", "linear16_bias") else 0), s
 
 
 HEAD_CASES = [   # a reduction over rows, then a run reading it broadcast along them:
@@ -199,7 +209,7 @@ def test_fused_runs_into_reductions_match_eager_bitwise(name, f, shape, launches
         _same(_quiet(cf, a, b), f(a, b))
     s = cf.stats()
     assert s["replays"] == 1 and s["replay_launches"] == launches, s
-    assert s["fused_calls"] == s["launches"] - (3 if name == "float16" else 0), s   # its casts
+    assert s["fused_calls"] == s["launches"] - (3 if name in ("float16", "linear16_bias") else 0), s
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])

@@ -28,7 +28,7 @@ import cffi
 from ..redtable import fold_of
 from . import build
 from . import kernels as K
-from .gemm import batch_args
+from .gemm import add_terms, batch_args
 from .launch import red_meta
 
 _ffi = cffi.FFI()
@@ -362,35 +362,40 @@ def _head_fused(f):
 
 
 def _gemm_fused(f):
-    """The matmul of f.gemm with run f as its epilogue: gemm_epi_<dtype> per batch launch."""
+    """The matmul of f.gemm with run f as its epilogue: gemm_epi_<dtype> (gemm_add_<dtype>
+    with f.gemm_add's terms) per batch launch."""
     body = epilogue_source(f, "sx_fused")
     if body is None:
         return None
     lib, name = _load(f, body, "intptr_t NAME_epi_addr(void);")
     a, b, c = f.gemm
-    gemm = K.kernel("gemm", None, f"gemm_epi_{c.dtype.sfx}")
-    return _GemmCall(gemm, batch_args(a, b, c), getattr(lib, f"{name}_epi_addr")(),
+    terms = add_terms(c, *f.gemm_add) if f.gemm_add else ()
+    gemm = K.kernel("gemm", None, f"gemm_{'add' if terms else 'epi'}_{c.dtype.sfx}")
+    return _GemmCall(gemm, batch_args(a, b, c), terms, getattr(lib, f"{name}_epi_addr")(),
                      [0, c.data_ptr()] + _operands(f))
 
 
 class _GemmCall(_FusedCall):
-    """gemm_epi(launch..., threads, epilogue, its operands) for each batch launch; rebase()
-    moves the launches' addresses too."""
+    """gemm_epi(launch..., threads, epilogue, its operands) for each batch launch, or
+    gemm_add(launch..., threads, terms..., epilogue, its operands); rebase() moves the launches'
+    addresses (and D's) too."""
 
-    __slots__ = ("launches", "orig_launches", "epi")
+    __slots__ = ("launches", "orig_launches", "epi", "terms", "orig_terms")
 
-    def __init__(self, gemm, launches: list, epi: int, ptrs: list):
+    def __init__(self, gemm, launches: list, terms: tuple, epi: int, ptrs: list):
         super().__init__(gemm, None, ptrs)
         self.launches = [list(x) for x in launches]
         self.orig_launches, self.epi = launches, epi
+        self.terms, self.orig_terms = list(terms), terms
 
     def __call__(self):
         ctx = int(_ffi.cast("intptr_t", self.ptrs))
         for args in self.launches:
-            self.fn(*args, K._num_threads, self.epi, ctx)
+            self.fn(*args, K._num_threads, *self.terms, self.epi, ctx)
 
     def addresses(self) -> list:
-        return super().addresses() + [x[i] for x in self.orig_launches for i in _ADDRS]
+        return (super().addresses() + [x[i] for x in self.orig_launches for i in _ADDRS]
+                + [p for p in self.orig_terms[:1] if p])   # (D's, when read)
 
     def rebase(self, lo: int, hi: int, delta: int) -> None:
         super().rebase(lo, hi, delta)
@@ -398,6 +403,8 @@ class _GemmCall(_FusedCall):
             for i in _ADDRS:
                 if lo <= orig[i] < hi:
                     cur[i] = orig[i] + delta
+        if self.orig_terms and self.orig_terms[0] and lo <= self.orig_terms[0] < hi:
+            self.terms[0] = self.orig_terms[0] + delta   # D
 
 
 _ADDRS = (4, 8, 12)   # A, B and C in a gemm launch's arguments (gemm.batch_args)

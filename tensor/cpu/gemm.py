@@ -11,7 +11,7 @@ _ARGS = ("int64_t batch, int64_t M, int64_t N, int64_t K, intptr_t A, int64_t sA
          "int64_t sCm, int64_t sCn, int nthreads")
 _GEMM_SIG = "void gemm_{0}(" + _ARGS + ");\nvoid gemm_epi_{0}(" + _ARGS + ", intptr_t epi, intptr_t ctx);"
 _ADD_SIG = ("void gemm_add_{0}(" + _ARGS + ", intptr_t D, int64_t sDb, int64_t sDm, int64_t sDn, int dk, "
-            "double alpha, double beta);")
+            "double alpha, double beta, intptr_t epi, intptr_t ctx);")
 _FLOATS = ("f32", "f64", "f16", "bf16")
 
 # gemm.c's build parts: the dtypes each exports and its GM_TYPES mask (bits GM_T_*)
@@ -83,9 +83,15 @@ def gemm_add(a, b, c, d, alpha=1.0, beta=1.0) -> None:
     as gemm's, float dtypes, 2-D or 3-D (one batch dim); d: c's shape (broadcast strides
     allowed), c's dtype or float32, not overlapping c, or None (beta 0: not read; alpha 0 drops
     the product, its NaN included)."""
-    dk = gemm_add_mode(c, d, beta)
-    dp, ds = (d.data_ptr(), d._strides) if dk != GEMM_D_SCALE else (0, (0,) * len(c._shape))
+    terms = add_terms(c, d, alpha, beta)
     fn = K.kernel("gemm", None, f"gemm_add_{c.dtype.sfx}")
     for args in batch_args(a, b, c):
-        fn(*args, K._num_threads, dp, ds[0] if len(ds) == 3 else 0, ds[-2], ds[-1], dk,
-           float(alpha), float(beta))
+        fn(*args, K._num_threads, *terms, 0, 0)
+
+
+def add_terms(c, d, alpha, beta) -> tuple:
+    """gemm_add_<sfx>'s arguments after the thread count and before the epilogue's: (D, its
+    batch, row and column strides, dk, alpha, beta)."""
+    dk = gemm_add_mode(c, d, beta)
+    dp, ds = (d.data_ptr(), d._strides) if dk != GEMM_D_SCALE else (0, (0,) * len(c._shape))
+    return (dp, ds[0] if len(ds) == 3 else 0, ds[-2], ds[-1], dk, float(alpha), float(beta))

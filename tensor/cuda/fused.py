@@ -21,6 +21,8 @@ from __future__ import annotations
 import ctypes
 
 from ..redtable import fold_of
+from ..views import gemm_add_mode
+from . import gemm as G
 from . import kernels as CK
 from . import launch as L
 from . import runtime as R
@@ -132,8 +134,7 @@ def gemm_source(f, name: str, kernel: str) -> str | None:
     if parts is None:
         return None
     begin, outs, run, stores = parts
-    from .gemm import kernel_call
-    call, bounds = kernel_call(kernel)
+    call, bounds = G.kernel_call(kernel, f"{name}_ep")
     return f'''{begin}struct {name}_ep {{
     const {name}_args &f;
     template <class T> __device__ __forceinline__ void operator()(T *q) const {{
@@ -243,7 +244,10 @@ def fuse(fused):
             return None
         body = head_source(f, "sx_fused")
     elif f.gemm is not None:
-        launches = _gemm_launches(*f.gemm)
+        c = f.gemm[2]
+        if c.dtype.kind == "f" and c.itemsize == 2 and not G.tensor_cores(c.device):
+            return None   # (no 16-bit kernel there: the backend's gemm computes in float32)
+        launches = _gemm_launches(*f.gemm, f.gemm_add)
         if len({name for name, *_ in launches}) != 1:
             return None
         body = gemm_source(f, "sx_fused", launches[0][0])
@@ -259,10 +263,11 @@ def fuse(fused):
     return _FusedCall(kern, f) if f.reduce is None else _FusedReduce(kern, f)
 
 
-def _gemm_launches(a, b, c) -> list:
-    """gemm.plan(...) of each launch of c = a @ b (tensor/cuda/gemm.py gemm_batched's)."""
-    from . import gemm as G
-    return [G.plan(c.dtype, *args) for args in G.batch_args(a, b, c)]
+def _gemm_launches(a, b, c, add: tuple) -> list:
+    """gemm.plan(...) of each launch of c = a @ b (tensor/cuda/gemm.py gemm_batched's; with
+    add = (d, alpha, beta), c = alpha * a @ b + beta * d: gemm_add_batched's)."""
+    terms = G.add_terms(c, *add, gemm_add_mode(c, *add[::2])) if add else ()
+    return [G.plan(c.dtype, *args, terms) for args in G.batch_args(a, b, c)]
 
 
 class _FusedCall:
@@ -362,32 +367,28 @@ class _FusedGemm(_FusedCall):
     """A matmul with the run as its epilogue: each of its launches (gemm.plan's) with the run's
     operands as a second kernel argument."""
 
-    __slots__ = ("launches", "orig_abc", "c0")
+    __slots__ = ("launches", "orig_abcd", "c0")
 
     def __init__(self, kern, f, launches: list):
         super().__init__(kern, f)
         self.launches = launches
         self.c0 = f.gemm[2].data_ptr()
         self.args.base = self.c0
-        self.orig_abc = [(g.a, g.b, g.c) for _, _, g, _ in launches]
+        self.orig_abcd = [(g.a, g.b, g.c, g.d) for _, _, g, _ in launches]   # (d: gemm_add's D)
 
     def __call__(self):
-        from .gemm import BLOCK as GEMM_BLOCK
         for _, grid, g, shared in self.launches:
-            self.kern(grid, GEMM_BLOCK, g, self.args, shared=shared)
+            self.kern(grid, G.BLOCK, g, self.args, shared=shared)
 
     def addresses(self) -> list:
-        return super().addresses() + [p for abc in self.orig_abc for p in abc]
+        return super().addresses() + [p for abcd in self.orig_abcd for p in abcd if p]
 
     def rebase(self, lo: int, hi: int, delta: int) -> None:
         super().rebase(lo, hi, delta)
-        for (_, _, g, _), (a, b, c) in zip(self.launches, self.orig_abc):
-            if lo <= a < hi:
-                g.a = a + delta
-            if lo <= b < hi:
-                g.b = b + delta
-            if lo <= c < hi:
-                g.c = c + delta
+        for (_, _, g, _), orig in zip(self.launches, self.orig_abcd):
+            for field, p in zip("abcd", orig):
+                if p and lo <= p < hi:
+                    setattr(g, field, p + delta)
         if lo <= self.c0 < hi:
             self.args.base = self.c0 + delta
 

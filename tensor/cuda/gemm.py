@@ -42,10 +42,11 @@ TC_SMEM = TC_STAGES * (_TILE["f16"][0] + _TILE["f16"][1]) * TC_TILE_K * 2   # SX
 TC_MIN_CC = (8, 0)
 
 
-def kernel_call(name: str) -> tuple[str, str]:
+def kernel_call(name: str, epi: str = "sx_gm_no_epi") -> tuple[str, str]:
     """(the template call a gemm kernel's entry makes, over `p` (sx_gemm_args), its launch
     bounds) for kernel `name` (gemm_<sfx>_<layout> or gemm_<sfx>): the entries, and a captured
-    step's matmul with a fused epilogue (tensor/cuda/fused.py), make the same call."""
+    step's matmul with a fused epilogue (tensor/cuda/fused.py; epi: its functor type, which an
+    ADD instance names and the others deduce), make the same call."""
     parts = name.split("_")
     add = parts[1] == "add"   # gemm_add_<sfx>_<layout>: the ADD instance
     parts = parts[1:] if add else parts
@@ -53,7 +54,7 @@ def kernel_call(name: str) -> tuple[str, str]:
     if s in ("f32", "f64", "f16", "bf16"):
         fn = (f"sx_gemm_simt<{'float' if s == 'f32' else 'double'}, {{}}, {{}}{{}}>" if s in ("f32", "f64")
               else f"sx_gemm_tc<sx_tc_{s}, {{}}, {{}}{{}}>")
-        return (fn.format(*_LAYOUT_ARGS[parts[2]], ", sx_gm_no_epi, true" if add else ""),
+        return (fn.format(*_LAYOUT_ARGS[parts[2]], f", {epi}, true" if add else ""),
                 "__launch_bounds__(SX_GM_THREADS, 2)")
     if s == "b8":
         return "sx_gemm_int<uint8_t, uint32_t, true>", "__launch_bounds__(SX_GM_THREADS)"
@@ -167,14 +168,20 @@ def gemm_batched(a, b, c) -> None:
 def gemm_add_batched(a, b, c, d, alpha, beta, dk: int) -> None:
     """c = alpha * (a @ b) + beta * d with one rounding of c (tensor/cpu/gemm.py gemm_add's
     contract; dk: views.gemm_add_mode's) for CUDA float tensors, 2-D or 3-D."""
-    from ..views import GEMM_D_SCALE
     _check(a, b, c)
     if any(s == 0 for s in c.shape):
         return
-    pd, sd = (d.data_ptr(), d.strides) if dk != GEMM_D_SCALE else (0, (0,) * c.ndim)
-    add = (pd, sd[0] if len(sd) == 3 else 0, sd[-2], sd[-1], float(alpha), float(beta), dk)
+    add = add_terms(c, d, alpha, beta, dk)
     for args in batch_args(a, b, c):
         launch(c.dtype, c.device, *args, add)
+
+
+def add_terms(c, d, alpha, beta, dk: int) -> tuple:
+    """launch(...)'s `add` of c = alpha * (a @ b) + beta * d: (D's address, its batch, row and
+    column strides, alpha, beta, dk)."""
+    from ..views import GEMM_D_SCALE
+    pd, sd = (d.data_ptr(), d.strides) if dk != GEMM_D_SCALE else (0, (0,) * c.ndim)
+    return (pd, sd[0] if len(sd) == 3 else 0, sd[-2], sd[-1], float(alpha), float(beta), dk)
 
 
 def _check(a, b, c) -> None:

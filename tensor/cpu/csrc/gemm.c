@@ -27,7 +27,7 @@
  * Integer types: i-k-j loops over a packed block of B, accumulating in a wider
  *   unsigned type (wrapping arithmetic, truncated on store == NumPy's result).
  * Bool: C = OR_k (A AND B), output 0/1.
- * gemm_add_<sfx>(..., nthreads, D, sDb, sDm, sDn, dk, alpha, beta) (float dtypes) computes
+ * gemm_add_<sfx>(..., nthreads, D, sDb, sDm, sDn, dk, alpha, beta, epi, ctx) (float dtypes) computes
  *   C = alpha * (A @ B) + beta * D before C's one rounding: for the 16-bit floats in float32
  *   on the accumulator (PyTorch's addmm / linear with a bias), for float32 / float64 as the
  *   separate scalings and sum would (the same bits as the product, then alpha * P, beta * D
@@ -1589,15 +1589,17 @@ static void gm_run(gm_problem *p, int nthreads)
                        C, sCb, sCm, sCn, nthreads, 0, 0);                           \
     }
 
-/* gemm_add_SFX(..., nthreads, D, sDb, sDm, sDn, dk, alpha, beta): C = alpha * (A @ B) +
- * beta * D (dk: GM_D_*) with one rounding of C (float dtypes) */
+/* gemm_add_SFX(..., nthreads, D, sDb, sDm, sDn, dk, alpha, beta, epi, ctx): C = alpha *
+ * (A @ B) + beta * D (dk: GM_D_*) with one rounding of C (float dtypes), then the epilogue
+ * (0: none) on the final values, as gemm_epi_SFX's */
 #define GM_EXPORT_ADD(SFX, TYPE, ESIZE)                                             \
     void gemm_add_##SFX(GM_ARGS, intptr_t D, int64_t sDb, int64_t sDm, int64_t sDn, \
-                        int dk, double alpha, double beta)                          \
+                        int dk, double alpha, double beta, intptr_t epi, intptr_t ctx) \
     {                                                                               \
         GM_FILL(TYPE, ESIZE);                                                       \
         p.D = (const char *)D; p.sDb = sDb; p.sDm = sDm; p.sDn = sDn;               \
         p.dk = dk; p.alpha = alpha; p.beta = beta;                                  \
+        p.epi = (gm_epilogue)epi; p.epi_ctx = (const void *)ctx;                    \
         gm_run(&p, nthreads);                                                       \
     }
 
