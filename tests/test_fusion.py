@@ -150,6 +150,23 @@ def test_fused_runs_as_matmul_epilogues(name, f, mkn, launches, device):
     assert s["fused_calls"] == s["launches"] - (3 if name in ("float16", "linear16_bias") else 0), s
 
 
+def test_16bit_matmul_without_tensor_cores_keeps_its_float32_path(monkeypatch, device):
+    """On a CUDA device below sm_80 the backend computes a 16-bit product in float32 (no
+    tensor-core kernel runs there: it traps): a captured run after it must not fuse into the
+    16-bit kernel. Bitwise eager's; the run fuses apart from the product."""
+    from tensor.cuda import gemm as G
+    if device != "cuda":
+        pytest.skip("a CUDA device's case")
+    monkeypatch.setattr(G, "tensor_cores", lambda device: False)
+    f = GEMM_CASES[-1][1]   # linear16_bias
+    cf = T.compile(f)
+    for seed in range(3):
+        x, w, b = [t.astype(T.float32).to("cuda") for t in _data(seed, (10, 30), (30, 50), (50,))]
+        _same(_quiet(cf, x, w, b), f(x, w, b))
+    s = cf.stats()
+    assert s["replays"] == 1 and s["replay_launches"] > 4, s
+
+
 HEAD_CASES = [   # a reduction over rows, then a run reading it broadcast along them:
     # (name, f(a, b), kernels a replay launches)
     ("softmax_by_hand", lambda a, b: (lambda e: e / e.sum(axis=-1, keepdims=True))(
