@@ -19,6 +19,7 @@ from . import (  # noqa: F401
                rules_fft,
                rules_misc,
                rules_reduce,  # (import = register the rules)
+               rules_rowops,
                rules_segment,
                rules_sort,
                rules_sparse,

@@ -155,14 +155,15 @@ def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     [0.5, 0.5]
     """
     input, dim = _softmax_in(input, dim, dtype, "softmax")
-    return _fused.softmax(input, dim)
+    # (an explicit dtype: autocast leaves the op alone, as PyTorch's)
+    return _fused.softmax(input, dim) if dtype is None else _fused.softmax(input, dim, dtype=dtype)
 
 
 @autocast_op("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """x - logsumexp(x) along dim, in one fused pass per row."""
     input, dim = _softmax_in(input, dim, dtype, "log_softmax")
-    return _fused.log_softmax(input, dim)
+    return _fused.log_softmax(input, dim) if dtype is None else _fused.log_softmax(input, dim, dtype=dtype)
 
 
 # ---------------------------------------------------------------- normalisation, dropout

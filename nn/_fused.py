@@ -1,13 +1,12 @@
-"""Fused, numerically stable row kernels of nn (the backend's softmax / layer_norm /
-cross_entropy kernels), as recorded ops.
+"""Fused, numerically stable row kernels of nn (the backend's layer_norm / cross_entropy
+kernels; softmax / log_softmax are tensor/rowops.py's, shared with T.softmax), as recorded ops.
 
-softmax, log_softmax, layer_norm and cross_entropy (class indices) run one kernel pass per
-row (rows along the last axis, made contiguous first). Each is a public op wrapped by
-`tensor._hook.differentiable` under its name, with a Rule (vjp and jvp) in
-`autograd.graph.RULES`. A vjp runs the fused kernel's backward when the backward pass is
-not itself recorded, and composes public ops under create_graph=True, so higher derivatives
-work. float32 and float64; 16-bit floats compute in
-float32 inside the kernels (statistics such as mean, rstd and lse are float32 for them).
+layer_norm and cross_entropy (class indices) run one kernel pass per row (rows along the last
+axis, made contiguous first). Each is a public op wrapped by `tensor._hook.differentiable`
+under its name, with a Rule (vjp and jvp) in `autograd.graph.RULES`. A vjp runs the fused
+kernel's backward when the backward pass is not itself recorded, and composes public ops
+under create_graph=True, so higher derivatives work. float32 and float64; 16-bit floats
+compute in float32 inside the kernels (statistics such as mean, rstd and lse are float32).
 
 >>> import tensor as T
 >>> from nn import _fused
@@ -24,11 +23,10 @@ from autograd.graph import RULES, Rule
 from autograd.rules_util import fit
 from tensor import dtypes as dt
 from tensor import elementwise as ew
-from tensor import views
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
-from tensor.axes import norm_axis
 from tensor.backend import backend_for, report
+from tensor.rowops import log_softmax, softmax  # (nn's own, re-exported: one op for both)
 
 
 def _be(t: Tensor):
@@ -53,95 +51,6 @@ def _one_device(op: str, x: Tensor, **others) -> None:
         if t is not None and t.device != x.device:
             raise ValueError(f"{op}: input is on {x.device} but {name} is on {t.device}; move "
                              "them to one device")
-
-
-def _rows(x: Tensor, axis: int, op: str) -> tuple[Tensor, int]:
-    """x with `axis` moved last and made contiguous (a copy only when needed), and the axis."""
-    a = norm_axis(axis, max(x.ndim, 1), op)
-    if x.ndim == 0:
-        return ew.contiguous(views.reshape(x, (1,))), a
-    if a != x.ndim - 1:
-        x = views.moveaxis(x, a, -1)
-    return ew.contiguous(x), a
-
-
-def _unrows(y: Tensor, like: Tensor, a: int) -> Tensor:
-    if like.ndim == 0:
-        return views.reshape(y, ())
-    return views.moveaxis(y, -1, a) if a != like.ndim - 1 else y
-
-
-def _count(shape) -> tuple[int, int]:
-    """(rows, row length) of a shape whose last axis is the row."""
-    n = shape[-1]
-    return (math.prod(shape) // n if n else 0), n
-
-
-def _red_axis(t, axis):
-    return None if t.ndim == 0 else axis
-
-
-# ---------------------------------------------------------------- softmax / log_softmax
-
-def _softmax_run(x: Tensor, axis: int, log: bool) -> Tensor:
-    op = "log_softmax" if log else "softmax"
-    _floating(x, op)
-    xc, a = _rows(x, axis, op)
-    y = ew.empty_tensor(xc.shape, xc.dtype, xc.device)
-    rows, n = _count(xc.shape)
-    if rows and n:
-        _be(xc).softmax_fwd(xc, y, rows, n, log)
-    return _unrows(y, x, a)
-
-
-def _softmax_bwd(y: Tensor, g: Tensor, axis: int, log: bool) -> Tensor:
-    """The fused backward (not recorded): rows of y and g, as the forward saw them."""
-    op = "log_softmax" if log else "softmax"
-    yc, a = _rows(y, axis, op)
-    gc, _ = _rows(ew.astype(g, y.dtype, copy=False), axis, op)
-    gx = ew.empty_tensor(yc.shape, yc.dtype, yc.device)
-    rows, n = _count(yc.shape)
-    if rows and n:
-        _be(yc).softmax_bwd(yc, gc, gx, rows, n, log)
-    return _unrows(gx, y, a)
-
-
-def _softmax(x: Tensor, axis: int) -> Tensor:
-    return _softmax_run(x, axis, False)
-
-
-def _log_softmax(x: Tensor, axis: int) -> Tensor:
-    return _softmax_run(x, axis, True)
-
-
-softmax = differentiable("softmax", _softmax)
-log_softmax = differentiable("log_softmax", _log_softmax)
-
-
-def _softmax_rule(log: bool) -> Rule:
-    def vjp(ctx, g):
-        y, x = ctx.out, ctx.args[0]
-        ax = _red_axis(y, ctx.args[1])
-        if not is_grad_enabled():
-            return (fit(_softmax_bwd(y, g, ctx.args[1], log), x), None)
-        if log:
-            return (fit(g - T.exp(y) * g.sum(axis=ax, keepdims=True), x), None)
-        return (fit(y * (g - (g * y).sum(axis=ax, keepdims=True)), x), None)
-
-    def jvp(ctx, tans):
-        t, y = tans[0], ctx.out
-        if t is None:
-            return None
-        ax = _red_axis(y, ctx.args[1])
-        if log:
-            return t - (T.exp(y) * t).sum(axis=ax, keepdims=True)
-        return y * (t - (y * t).sum(axis=ax, keepdims=True))
-    name = "log_softmax" if log else "softmax"
-    return Rule(name, vjp, jvp, ("out",))
-
-
-RULES["softmax"] = _softmax_rule(False)
-RULES["log_softmax"] = _softmax_rule(True)
 
 
 # ---------------------------------------------------------------- layer_norm

@@ -39,8 +39,9 @@ from tensor import random as _random
 from tensor._hook import differentiable
 from tensor._tensor import Tensor
 from tensor.capture import capturing
+from tensor.rowops import softmax
 
-from ._fused import _be, _stat_dtype, softmax
+from ._fused import _be, _stat_dtype
 
 FUSED_DTYPES = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 _ATTN_META = ("B", "L", "S", "E", "Ev", "qs", "ks", "vs", "msl", "mss", "causal", "thr", "seed",

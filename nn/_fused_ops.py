@@ -1,8 +1,8 @@
 """Single-node ops of nn, each a public op wrapped by `tensor._hook.differentiable` with its
 Rule beside it: binary_cross_entropy (PyTorch's derivative), linear (x @ W.T + b as one node,
-not three), relu and gelu (one node each), and 2-D max pooling and im2col on the backend's fused kernels.
-One graph node instead of a composition matters where the ops are small and Python dispatch
-is the cost.
+not three), gelu (one node; relu's is tensor/rowops.py's), and 2-D max pooling and im2col on
+the backend's fused kernels. One graph node instead of a composition matters where the ops
+are small and Python dispatch is the cost.
 """
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from autograd.graph import RULES, Rule
 from autograd.rules_util import fit
 from tensor import dtypes as dt
 from tensor import elementwise as ew
-from tensor import views
+from tensor import rowops, views
 from tensor._hook import differentiable
 from tensor._tensor import Tensor, contiguous_strides
 
 from ._fused import _be
+
+relu_op = rowops.relu   # (one node; its rule is autograd/rules_rowops.py's)
 
 # ---------------------------------------------------------------- binary_cross_entropy
 
@@ -208,21 +210,6 @@ def _mp_jvp(ctx, tans):
 
 RULES["max_pool2d_fast"] = Rule("max_pool2d_fast", _mp_vjp, _mp_jvp, ("out",))
 RULES["max_pool2d_pad"] = Rule("max_pool2d_pad", _mp_vjp, _mp_jvp, ("out",))
-
-
-# ---------------------------------------------------------------- relu: one node
-relu_op = differentiable("relu", lambda x: ew.binary("maximum", x, 0.0))  # NaN stays NaN
-
-
-def _relu_vjp(ctx, g):
-    return (T.where(ctx.out > 0, g, 0.0),)  # the gradient at 0 is 0, as PyTorch's
-
-
-def _relu_jvp(ctx, tans):
-    return None if tans[0] is None else T.where(ctx.out > 0, tans[0], 0.0)
-
-
-RULES["relu"] = Rule("relu", _relu_vjp, _relu_jvp, ("out",))
 
 
 # ---------------------------------------------------------------- gelu: one node

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from . import dtypes as dt
 from . import products as PR
+from . import rowops
 from . import torch_extra2 as X2
 from ._tensor import Tensor
 from .axes import norm_axis
@@ -622,53 +623,34 @@ _simple("msort", lambda input: P.sort(_t(input, "msort"), axis=0), "input sorted
 
 @_pub("relu")
 def relu(input):
-    """max(input, 0); NaN stays NaN and the gradient at 0 is 0, as PyTorch's."""
-    x = _t(input, "relu")
-    if x.dtype.kind in "bc":
-        raise TypeError(f"relu: not supported for {x.dtype.name}")
-    return P.where(P.less_equal(x, 0), full((), 0, dtype=x.dtype, device=x.device), x)
+    """max(input, 0) as one graph node (tensor/rowops.py): NaN stays NaN, the gradient at 0 is 0
+    and an integer input keeps its dtype, as PyTorch's."""
+    return rowops.relu(_t(input, "relu"))
 
 
-def _softmax_in(name, x, dim, dtype):
-    x = _t(x, name)
+def _softmax(name: str, op, input, dim, dtype):
+    """op (rowops' softmax or log_softmax: one graph node, one fused pass per row) of input along
+    dim, cast to dtype first (inside the op: autocast then leaves it alone, as PyTorch's)."""
+    x = _t(input, name)
     if dim is None:
         raise TypeError(f"{name}: dim is required")
-    if dtype is not None:
-        x = P.astype(x, dtype, False)
-    if x.dtype.kind != "f":
-        raise TypeError(f"{name}: expects a floating-point tensor, got {x.dtype.name}")
-    a = norm_axis(dim, max(x.ndim, 1), name)
-    if x.dtype.itemsize == 2:   # float32 inside, one rounding to 16 bits at the end (PyTorch's;
-        x = P.astype(x, "float32", False)   # in 16 bits 2792 of 4773 float16 results were off)
-    if x.ndim == 0:
-        return x, None, P.subtract(x, x)   # one element: softmax 1, log_softmax 0
-    m = P.amax(x.detach(), a, keepdims=True) if x.shape[a] else x.detach()
-    # an all -inf slice's max becomes 0; a +inf max gives inf - inf = NaN there, as PyTorch's
-    m = P.where(P.equal(m, -math.inf), 0.0, m)
-    return x, a, P.subtract(x, P.astype(m, x.dtype, False))
+    d = x.dtype if dtype is None else dt.dtype(dtype)
+    if d.kind != "f":
+        raise TypeError(f"{name}: expects a floating-point tensor, got {d.name}")
+    return op(x, dim) if dtype is None else op(x, dim, dtype=d)
 
 
 @_pub("softmax")
 def softmax(input, dim=None, dtype=None):
-    """exp(input) / sum(exp(input)) along dim (computed as input's dtype, or dtype's)."""
-    x, a, z = _softmax_in("softmax", input, dim, dtype)
-    e = P.exp(z)
-    return _narrowed(e if a is None else P.divide(e, P.sum(e, a, keepdims=True)), input, dtype)
-
-
-def _narrowed(r, input, dtype):
-    """r in the dtype softmax's input (or dtype=) had: a 16-bit one was computed in float32."""
-    want = _t(input, "softmax").dtype if dtype is None else dt.dtype(dtype)
-    return r if r.dtype == want else P.astype(r, want, False)
+    """exp(input) / sum(exp(input)) along dim (computed as input's dtype, or dtype's; a 16-bit
+    one in float32, rounded once). A slice holding +inf or NaN, or all -inf, gives NaN."""
+    return _softmax("softmax", rowops.softmax, input, dim, dtype)
 
 
 @_pub("log_softmax")
 def log_softmax(input, dim=None, dtype=None):
-    """input - logsumexp(input) along dim."""
-    x, a, z = _softmax_in("log_softmax", input, dim, dtype)
-    if a is None:
-        return _narrowed(P.subtract(z, z), input, dtype)
-    return _narrowed(P.subtract(z, P.log(P.sum(P.exp(z), a, keepdims=True))), input, dtype)
+    """input - logsumexp(input) along dim (as softmax: dtype=, 16-bit inputs, inf and NaN)."""
+    return _softmax("log_softmax", rowops.log_softmax, input, dim, dtype)
 
 
 _simple("conj_physical", lambda input: P.conj(_t(input, "conj_physical")),
