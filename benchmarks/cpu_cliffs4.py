@@ -126,6 +126,21 @@ def reductions(d, t):
     yield "nanmax .T axis=1", lambda: T.nanmax(tn2.T, axis=1), lambda: np.nanmax(n2.T, axis=1)
     yield "nanmin (8,8) axis=1", lambda: T.nanmin(tn2[:8, :8], axis=1), lambda: np.nanmin(n2[:8, :8], axis=1)
     yield "nanmean axis=1", lambda: T.nanmean(tm, axis=1), lambda: np.nanmean(m, axis=1)
+    for name in ("nanargmax", "nanargmin"):
+        nf, tf = getattr(np, name), getattr(T, name)
+        yield name, lambda tf=tf: tf(t["nan"]), lambda nf=nf: nf(d["nan"])
+        yield f"{name} axis=0", lambda tf=tf: tf(tn2, axis=0), lambda nf=nf: nf(n2, axis=0)
+        yield f"{name} axis=1", lambda tf=tf: tf(tn2, axis=1), lambda nf=nf: nf(n2, axis=1)
+    yield "nanargmax f64", lambda: T.nanargmax(tn64), lambda: np.nanargmax(n64)
+    yield "nanargmax .T axis=1", lambda: T.nanargmax(tn2.T, axis=1), lambda: np.nanargmax(n2.T, axis=1)
+    yield ("nanargmin (8,8) axis=1", lambda: T.nanargmin(tn2[:8, :8], axis=1),
+           lambda: np.nanargmin(n2[:8, :8], axis=1))
+    o, to = np.empty(512, np.float32), T.empty(512)
+    yield "nanmax axis=0 out=", lambda: T.nanmax(tn2, axis=0, out=to), lambda: np.nanmax(n2, axis=0, out=o)
+    with np.errstate(invalid="ignore"):   # (inf * 1j)
+        c = (n2[:256] + 1j * n2[256:]).astype(np.complex64)
+    tc = T.from_numpy(c)
+    yield "nanmax c64 (256,512) axis=1", lambda: T.nanmax(tc, axis=1), lambda: np.nanmax(c, axis=1)
 
 
 def sorting(d, t):

@@ -256,6 +256,32 @@ struct sx_arg_op {
     }
     SX_DEV int64_t out(ACC a) { return a.i; }
 };
+/* nanargmax / nanargmin: a NaN loses (SX_NANARGMAXF...); the index is -1 for a slice of NaNs
+ * and 0 when the best is lo() / hi() (-inf / inf: every number of the slice equals it, NumPy's
+ * answer), as the CPU's BETTER##_FIX. */
+template <class S, bool MAX>
+struct sx_nanarg_op : sx_arg_op<S, MAX> {
+    typedef typename S::C C;
+    typedef sx_argacc<C> ACC;
+    SX_DEV bool better(C x, C best) {
+        return MAX ? SX_NANARGMAXF(x, best) : SX_NANARGMINF(x, best);
+    }
+    SX_DEV ACC combine(ACC acc, C x, int64_t i) {
+        if (acc.i < 0 || better(x, acc.v)) { acc.v = x; acc.i = i; }
+        return acc;
+    }
+    SX_DEV ACC merge(ACC a, ACC b) {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        if (better(b.v, a.v)) return b;
+        if (better(a.v, b.v)) return a;
+        return b.i < a.i ? b : a;
+    }
+    SX_DEV int64_t out(ACC a) {
+        if (a.i < 0 || a.v != a.v) return -1;
+        return a.v == (MAX ? S::lo() : S::hi()) ? 0 : a.i;
+    }
+};
 
 /* ---- inclusive scans along one axis ----
  * The scanned axis is last: shape[nd], byte strides st_in[nd], st_out[nd]. A block scans a

@@ -6,9 +6,9 @@ Every function here is a composition of the public (recorded) functions (`P.`, b
 tensor/public.py, which publishes them as COMPOSITE), so autograd differentiates them in both
 modes and both devices run them with no rule or kernel of their own. The nan- forms replace
 NaNs with a neutral value through `where` before reducing, so NaN positions get a zero
-gradient (nanmax / nanmin of a float tensor that needs no gradient run the kernel-only
-NaN-skipping folds of tensor/redtable.py instead: the same values in one pass). Integer and
-bool inputs behave as the plain reductions (they hold no NaN).
+gradient (nanmax / nanmin of a float tensor that needs no gradient, and nanargmax / nanargmin
+of any float tensor, run the kernel-only NaN-skipping folds of tensor/redtable.py instead: one
+pass). Integer and bool inputs behave as the plain reductions (they hold no NaN).
 
 >>> import tensor as T
 >>> x = T.tensor([[1.0, float("nan"), 3.0], [float("nan"), float("nan"), 2.0]])
@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _hook, reductions
 from . import dtypes as dt
+from . import elementwise as ew
 from ._tensor import Tensor, tracked
 from .axes import norm_axes, norm_axis, norm_axis_tuple
 from .creation import arange, full
@@ -162,17 +163,23 @@ def nanstd(x, axis=None, dtype=None, ddof=0, keepdims: bool = False, *, correcti
 
 # ---------------------------------------------------------------- nanmax, nanmin, nanarg*
 
-def _nan_extreme(x, axis, keepdims, dim, op: str) -> Tensor:
+def _nan_extreme(x, axis, keepdims, dim, out, op: str) -> Tensor:
     x, axes = _prep(x, axis, dim, op)
     if any(x.shape[i] == 0 for i in axes):
         raise ValueError(f"{op}: zero-size reduction over axes {axes} of shape {x.shape} has no "
                          "identity")
     big = op == "nanmax"
-    if x.dtype.kind == "c":
-        raise TypeError(f"{op}: not defined for complex tensors ({x.dtype.name}, shape {x.shape}): "
-                        "complex numbers have no order here (NumPy orders them lexicographically)")
+    if out is not None:   # NumPy's out= (checked before anything runs; the result's dtype is x's)
+        ew._prepare_out(op, out, _kept_shape(x, axes, keepdims), x.dtype, x.device)
+    if x.dtype.kind == "c":   # NumPy's order: by real part, then imaginary; NaN (either part) skipped
+        nan = P.isnan(x)
+        r = P.take_along_axis(*_lex_pick(x, P.logical_not(nan), axes, big), -1)
+        r = P.reshape(r, _kept_shape(x, axes, keepdims))
+        if _hook.capture is None and bool(P.any(P.isnan(r)).item()):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=_user_level())
+        return _into(r, out, op)
     if x.dtype.kind != "f":
-        return (P.max if big else P.min)(x, axis=axes, keepdims=keepdims)
+        return _into((P.max if big else P.min)(x, axis=axes, keepdims=keepdims), out, op)
     if tracked(x):
         nan = P.isnan(x)
         r = (P.max if big else P.min)(P.where(nan, -math.inf if big else math.inf, x), axis=axes,
@@ -182,7 +189,38 @@ def _nan_extreme(x, axis, keepdims, dim, op: str) -> Tensor:
         r = reductions._keep(reductions._run(op, x, axes, x.dtype), x, axes, keepdims)
     if _hook.capture is None and r.dtype.kind == "f" and _has_nan(r):   # (a capture reads nothing)
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=_user_level())
-    return r
+    return _into(r, out, op)
+
+
+def _kept_shape(x: Tensor, axes: tuple, keepdims: bool) -> tuple:   # a reduction's shape
+    return tuple(1 if i in axes else n for i, n in enumerate(x.shape) if keepdims or i not in axes)
+
+
+def _into(r: Tensor, out, op: str) -> Tensor:
+    """r, or out= (checked first by the caller, as NumPy's) holding r."""
+    if out is None:
+        return r
+    ew.copy_into(out, r, op)
+    return out
+
+
+def _lex_pick(x: Tensor, ok: Tensor | None, axes: tuple, big: bool) -> tuple[Tensor, Tensor]:
+    """(x with its reduced axes flattened last, the index there of the first element of the
+    slice where ok (None: everywhere) holds that is the largest (big) / smallest by real part,
+    then imaginary part; 0 where ok holds nowhere), the indices kept as a last axis of size 1."""
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    flat = kept + tuple(axes)
+    ks = tuple(x.shape[i] for i in kept) + (-1,)
+    def last(t):
+        return P.reshape(P.permute(t, flat) if flat != tuple(range(t.ndim)) else t, ks)
+    x = last(x)
+    ext, worst = (P.max, -math.inf) if big else (P.min, math.inf)
+    re = P.real(x) if ok is None else P.where(last(ok), P.real(x), worst)
+    top = re == ext(re, axis=-1, keepdims=True)
+    ok = top if ok is None else P.logical_and(last(ok), top)
+    im = P.where(ok, P.imag(x), worst)
+    ok = P.logical_and(ok, im == ext(im, axis=-1, keepdims=True))
+    return x, P.argmax(ok, axis=-1, keepdims=True)
 
 
 def _has_nan(r: Tensor) -> bool:
@@ -206,70 +244,87 @@ def _user_level() -> int:
     return level
 
 
-def nanmax(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def nanmax(x, axis=None, keepdims: bool = False, *, dim=None, out=None) -> Tensor:
     """NumPy's nanmax: the largest number of each slice, ignoring NaNs. An all-NaN slice gives
     NaN and, as NumPy, a RuntimeWarning("All-NaN slice encountered"): a float result is read
     back once to look for a NaN (one small reduction and a host read; a synchronisation on a
     GPU; not while tensor.compile captures a step, which cannot read on the host). Of -0.0 and
     0.0 the first is kept, as NumPy's (np.nanmax([-0.0, 0.0]) is -0.0; in longer slices which
     one comes first follows the kernel's fixed lane order, as NumPy's follows its SIMD layout).
-    Integers and bools: max. Complex: TypeError (NumPy orders complex numbers
-    lexicographically; we do not).
+    Integers and bools: max. Complex: NumPy's order (real part, then imaginary; a NaN in either
+    part is skipped; the first of equal ones; an all-NaN slice gives its first element), in
+    several passes. out=: a tensor of the result's shape whose dtype x's casts to ('same_kind').
 
     >>> import tensor as T
     >>> T.nanmax(T.tensor([[1.0, float("nan")], [float("nan"), -2.0]]), axis=1).tolist()
     [1.0, -2.0]
     """
-    return _nan_extreme(x, axis, keepdims, dim, "nanmax")
+    return _nan_extreme(x, axis, keepdims, dim, out, "nanmax")
 
 
-def nanmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def nanmin(x, axis=None, keepdims: bool = False, *, dim=None, out=None) -> Tensor:
     """NumPy's nanmin: the smallest number of each slice, ignoring NaNs (all-NaN: NaN and
-    NumPy's RuntimeWarning, as nanmax).
+    NumPy's RuntimeWarning; complex, out= as nanmax).
 
     >>> import tensor as T
     >>> T.nanmin(T.tensor([3.0, float("nan"), -1.0])).item()
     -1.0
     """
-    return _nan_extreme(x, axis, keepdims, dim, "nanmin")
+    return _nan_extreme(x, axis, keepdims, dim, out, "nanmin")
 
 
-def _nan_arg(x, axis, keepdims, dim, op: str) -> Tensor:
+def _nan_arg(x, axis, keepdims, dim, out, op: str) -> Tensor:
     x = tensor_arg(x, op)
     axis = axis_arg(axis, dim, op)
-    if axis is not None:
-        axis = norm_axis(axis, x.ndim, op)
+    axes = tuple(range(x.ndim)) if axis is None else (norm_axis(axis, x.ndim, op),)
     if x.shape[axis] == 0 if axis is not None else x.numel() == 0:
         raise ValueError(f"{op}: attempt to get {op[3:]} of an empty sequence (shape {x.shape}, "
                          f"axis {axis})")
-    if x.dtype.kind == "f":
+    if out is not None:
+        if isinstance(out, Tensor) and out.dtype.kind not in "iu":
+            raise TypeError(f"{op}: out= must have an integer dtype, got {out.dtype.name}")
+        ew._prepare_out(op, out, _kept_shape(x, axes, keepdims), dt.int64, x.device)
+    bad = ValueError(f"{op}: All-NaN slice encountered (shape {x.shape}, axis {axis})")
+    if x.dtype.kind == "c":   # NumPy's: NaN (either part) as -inf / inf, then by real, imaginary
         nan = P.isnan(x)
-        if x.numel() and bool(P.any(P.all(nan, axis=axis)).item()):   # a host read, as NumPy's
-            raise ValueError(f"{op}: All-NaN slice encountered (shape {x.shape}, axis {axis})")
-        x = P.where(nan, -math.inf if op == "nanargmax" else math.inf, x)
-    return (P.argmax if op == "nanargmax" else P.argmin)(x, axis=axis, keepdims=keepdims)
+        if bool(P.any(P.all(nan, axis=axis)).item()):
+            raise bad
+        fill = complex(-math.inf if op == "nanargmax" else math.inf, 0)
+        r = _lex_pick(P.where(nan, fill, x), None, axes, op == "nanargmax")
+        r = P.reshape(r[1], _kept_shape(x, axes, keepdims))
+    else:   # one pass (tensor/redtable.py INTERNAL; integers: argmax's): -1 marks a slice of NaNs
+        r = reductions._run(op if x.dtype.kind == "f" else op[3:], x, axes, dt.int64)
+        r = reductions._keep(r, x, axes, keepdims)
+        # (a host read: a capture gives up there, and the step stays eager, as before this pass)
+        if x.dtype.kind == "f" and r.numel() and reductions._run(
+                "min", r, tuple(range(r.ndim)), dt.int64).item() < 0:
+            raise bad
+    return _into(r, out, op)
 
 
-def nanargmax(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def nanargmax(x, axis=None, keepdims: bool = False, *, dim=None, out=None) -> Tensor:
     """NumPy's nanargmax: the int64 index of the first largest number of each slice, ignoring
-    NaNs (the flat index when axis is None). An all-NaN slice raises ValueError, which reads a
-    flag back from the device (a synchronisation).
+    NaNs (the flat index when axis is None), in one pass (complex: NumPy's order, in several).
+    As NumPy, a slice whose numbers are all -inf gives 0, and an all-NaN slice raises
+    ValueError, found by one small reduction of the result and a host read (a synchronisation;
+    a step that tensor.compile captures stays eager). out=: an integer tensor of the result's
+    shape.
 
     >>> import tensor as T
     >>> T.nanargmax(T.tensor([float("nan"), 2.0, 5.0, 5.0])).item()
     2
     """
-    return _nan_arg(x, axis, keepdims, dim, "nanargmax")
+    return _nan_arg(x, axis, keepdims, dim, out, "nanargmax")
 
 
-def nanargmin(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """NumPy's nanargmin: the index of the first smallest number, ignoring NaNs.
+def nanargmin(x, axis=None, keepdims: bool = False, *, dim=None, out=None) -> Tensor:
+    """NumPy's nanargmin: the index of the first smallest number, ignoring NaNs (as nanargmax).
 
     >>> import tensor as T
     >>> T.nanargmin(T.tensor([float("nan"), 2.0, -1.0])).item()
     2
     """
-    return _nan_arg(x, axis, keepdims, dim, "nanargmin")
+    return _nan_arg(x, axis, keepdims, dim, out, "nanargmin")
 
 
 # ---------------------------------------------------------------- nancumsum, nancumprod

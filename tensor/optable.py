@@ -272,7 +272,7 @@ def cast_expr(s: dt.DType, t: dt.DType) -> str:
     to float16 / bfloat16 through sx_i64_f_odd / sx_u64_f_odd, so that it rounds once."""
     if s.kind in "fc" and t.kind in "iu":   # defined for NaN and out-of-range values alike
         if s.kind == "f" and s.itemsize <= 4 and t.itemsize <= 4:   # (computed in float)
-            return "sx_f2lo32f(a)"   # sx_f2i64's low 32 bits, in 32-bit lanes: vectorises
+            return f"sx_f2lo{8 * t.itemsize}f(a)"   # sx_f2i64's low bits, in 32-bit lanes: vectorises
         v = "a.re" if s.kind == "c" else "a"
         return f"sx_f2u64({v})" if t is dt.uint64 else f"sx_f2i64({v})"
     if s.itemsize == 8 and s.kind in "iu" and t in (dt.float16, dt.bfloat16):

@@ -93,12 +93,18 @@ REDUCTIONS = [
 # Kernel-only folds: no public function of their own (so no entry above, which public.py and
 # the derivative rules iterate), called through reductions.py's dispatch by the compositions in
 # nanfuncs.py on float tensors that need no gradient. nanmax / nanmin skip NaNs in one pass: a
-# slice of NaNs gives NaN; integers and bools fold as max / min.
+# slice of NaNs gives NaN; integers and bools fold as max / min. nanargmax / nanargmin: the first
+# index of the best number, -1 for a slice of NaNs (nanfuncs.py raises NumPy's ValueError), 0
+# where every number is -inf / inf (NumPy's argmax over NaN replaced by -inf / inf).
 INTERNAL = [
     Red("nanmax", "reduce", "NLO", ("SX_NANMAXF", "SX_MAXI"), "sx_nanext_op<sx_{s}, true>", "same",
         "same", np.nanmax, grad=False),
     Red("nanmin", "reduce", "NHI", ("SX_NANMINF", "SX_MINI"), "sx_nanext_op<sx_{s}, false>", "same",
         "same", np.nanmin, grad=False),
+    Red("nanargmax", "arg", "", ("SX_NANARGMAXF", "SX_ARGMAXI"), "sx_nanarg_op<sx_{s}, true>", "",
+        "int64", np.nanargmax, grad=False),
+    Red("nanargmin", "arg", "", ("SX_NANARGMINF", "SX_ARGMINI"), "sx_nanarg_op<sx_{s}, false>", "",
+        "int64", np.nanargmin, grad=False),
 ]
 
 KERNELS = REDUCTIONS + INTERNAL   # every kernel of the "red" family, on both devices

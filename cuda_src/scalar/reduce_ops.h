@@ -29,6 +29,13 @@
 #define SX_ARGMINF(x, best) ((x) < (best) || ((x) != (x) && (best) == (best)))
 #define SX_ARGMAXI(x, best) ((x) > (best))
 #define SX_ARGMINI(x, best) ((x) < (best))
+/* nanargmax / nanargmin: x beats the best so far when it is better, or when the best is NaN
+ * and x is not, so a NaN is kept only while no number has been (a slice of NaNs keeps its
+ * first). The CPU's loops and the CUDA op then map a NaN best to index -1 (an all-NaN slice,
+ * which the caller refuses) and a best equal to LO / HI (-inf / inf: every number of the slice
+ * is it) to index 0, NumPy's answer (its argmax over NaN replaced by -inf / inf). */
+#define SX_NANARGMAXF(x, best) ((x) > (best) || ((best) != (best) && (x) == (x)))
+#define SX_NANARGMINF(x, best) ((x) < (best) || ((best) != (best) && (x) == (x)))
 
 #define LO_b8 0
 #define HI_b8 1

@@ -110,16 +110,17 @@ SX_VFOLD_DEF(sx_vfold_nanmin_f64, double, int64_t, <, SX_TAKE_NUM)
  * value (gidx). A lane takes only strictly better values (or NaN), so with no NaN a lane holds
  * the first occurrence of its best value: the best value's first position is the smallest
  * gidx * SX_RW + j among the lanes holding it, else in the tail past the groups. */
-#define SX_VARGTAKE(acc, gacc, v, gv, OP) do {                                            \
-        vi take_ = ((v) != (v)) | ((v) OP (acc));                                          \
+#define SX_VARGTAKE(acc, gacc, v, gv, OP, TAKE) do {                                      \
+        vi take_ = TAKE(v, acc, OP);                                                      \
         acc = (vt)(((vi)(v) & take_) | ((vi)(acc) & ~take_));                              \
         gacc = ((gv) & take_) | ((gacc) & ~take_); } while (0)
 /* fold the group at x + o, whose group index is gv, into the lanes l and their groups gl */
-#define SX_VARGTAKE_GROUP(l, gl, x, o, gv, OP) do {                                        \
+#define SX_VARGTAKE_GROUP(l, gl, x, o, gv, OP, TAKE) do {                                  \
         for (int u_ = 0; u_ < NV; u_++) {                                                 \
-            memcpy(&v, (x) + (o) + u_ * VL, sizeof v); SX_VARGTAKE((l)[u_], (gl)[u_], v, gv, OP); } \
+            memcpy(&v, (x) + (o) + u_ * VL, sizeof v);                                    \
+            SX_VARGTAKE((l)[u_], (gl)[u_], v, gv, OP, TAKE); }                            \
     } while (0)
-#define SX_VARGFOLD_DEF(NAME, T, IT, OP)                                                   \
+#define SX_VARGFOLD_DEF(NAME, T, IT, OP, TAKE)                                                 \
 static inline void NAME(T *lanes, IT *gidx, const T *x, int64_t n, int64_t *kp) {         \
     typedef T vt __attribute__((vector_size(SX_VB)));                                    \
     typedef IT vi __attribute__((vector_size(SX_VB)));                                   \
@@ -137,32 +138,70 @@ static inline void NAME(T *lanes, IT *gidx, const T *x, int64_t n, int64_t *kp) 
         for (int64_t g = 0; g < q; g++) {                                                 \
             int64_t o = g * SX_RW;                                                        \
             gv = zero + (IT)((k + o) / SX_RW);                                            \
-            SX_VARGTAKE_GROUP(l0, g0, x + k, o, gv, OP);                                  \
-            if (g) { SX_VARGTAKE_GROUP(l1, g1, x + s1, o, gv + (IT)q, OP);                \
-                     SX_VARGTAKE_GROUP(l2, g2, x + s2, o, gv + (IT)(2 * q), OP);          \
-                     SX_VARGTAKE_GROUP(l3, g3, x + s3, o, gv + (IT)(3 * q), OP); }        \
+            SX_VARGTAKE_GROUP(l0, g0, x + k, o, gv, OP, TAKE);                            \
+            if (g) { SX_VARGTAKE_GROUP(l1, g1, x + s1, o, gv + (IT)q, OP, TAKE);          \
+                     SX_VARGTAKE_GROUP(l2, g2, x + s2, o, gv + (IT)(2 * q), OP, TAKE);          \
+                     SX_VARGTAKE_GROUP(l3, g3, x + s3, o, gv + (IT)(3 * q), OP, TAKE); }        \
         }                                                                                 \
         for (int64_t o = s3 + q * SX_RW; o + SX_RW <= n; o += SX_RW) {                    \
             gv = zero + (IT)(o / SX_RW);                                                  \
-            SX_VARGTAKE_GROUP(l3, g3, x, o, gv, OP); }                                    \
+            SX_VARGTAKE_GROUP(l3, g3, x, o, gv, OP, TAKE); }                                    \
         for (int u = 0; u < NV; u++) {                                                    \
-            SX_VARGTAKE(l0[u], g0[u], l1[u], g1[u], OP); SX_VARGTAKE(l0[u], g0[u], l2[u], g2[u], OP); \
-            SX_VARGTAKE(l0[u], g0[u], l3[u], g3[u], OP); }                                \
+            SX_VARGTAKE(l0[u], g0[u], l1[u], g1[u], OP, TAKE);                            \
+            SX_VARGTAKE(l0[u], g0[u], l2[u], g2[u], OP, TAKE);                            \
+            SX_VARGTAKE(l0[u], g0[u], l3[u], g3[u], OP, TAKE); }                                \
         k += groups * SX_RW;                                                              \
     }                                                                                     \
     for (; k + SX_RW <= n; k += SX_RW) {                                                  \
         gv = zero + (IT)(k / SX_RW);                                                      \
-        SX_VARGTAKE_GROUP(l0, g0, x, k, gv, OP); }                                        \
+        SX_VARGTAKE_GROUP(l0, g0, x, k, gv, OP, TAKE); }                                        \
     memcpy(lanes, l0, sizeof l0); memcpy(gidx, g0, sizeof g0); *kp = k;                   \
 }
-SX_VARGFOLD_DEF(sx_vargfold_max_f32, float, int32_t, >)
-SX_VARGFOLD_DEF(sx_vargfold_min_f32, float, int32_t, <)
-SX_VARGFOLD_DEF(sx_vargfold_max_f64, double, int64_t, >)
-SX_VARGFOLD_DEF(sx_vargfold_min_f64, double, int64_t, <)
-SX_VARGFOLD_DEF(sx_vargfold_max_i32, int32_t, int32_t, >)
-SX_VARGFOLD_DEF(sx_vargfold_min_i32, int32_t, int32_t, <)
-SX_VARGFOLD_DEF(sx_vargfold_max_i64, int64_t, int64_t, >)
-SX_VARGFOLD_DEF(sx_vargfold_min_i64, int64_t, int64_t, <)
+SX_VARGFOLD_DEF(sx_vargfold_max_f32, float, int32_t, >, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_min_f32, float, int32_t, <, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_max_f64, double, int64_t, >, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_min_f64, double, int64_t, <, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_max_i32, int32_t, int32_t, >, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_min_i32, int32_t, int32_t, <, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_max_i64, int64_t, int64_t, >, SX_TAKE_NAN)
+SX_VARGFOLD_DEF(sx_vargfold_min_i64, int64_t, int64_t, <, SX_TAKE_NAN)
+/* nanargmax / nanargmin (SX_NANARGMAXF...): lanes take a better value or replace a NaN, so
+ * a lane holds the first occurrence of its best number (else a NaN); the chunk's post-pass
+ * below is the arg-reductions' own. Selected by the BETTER macro's name (BETTER##_VF below), as
+ * kernels.py sets SX_VFOLD for argmax / argmin only; 16-bit floats fold in scalar. */
+SX_VARGFOLD_DEF(sx_vargfold_nanmax_f32, float, int32_t, >, SX_TAKE_NUM)
+SX_VARGFOLD_DEF(sx_vargfold_nanmin_f32, float, int32_t, <, SX_TAKE_NUM)
+SX_VARGFOLD_DEF(sx_vargfold_nanmax_f64, double, int64_t, >, SX_TAKE_NUM)
+SX_VARGFOLD_DEF(sx_vargfold_nanmin_f64, double, int64_t, <, SX_TAKE_NUM)
+/* BETTER##_VFON(SI), BETTER##_VF(SI): whether an arg-reduction has a fold of its own, and it
+ * (else kernels.py's SX_VFOLD, if any);
+ * BETTER##_FIX(SI, best, i): its answer from the slice's best value and first index. */
+#define SX_ARGMAXF_VF(SI) SX_VFOLD_NONE
+#define SX_ARGMINF_VF(SI) SX_VFOLD_NONE
+#define SX_ARGMAXI_VF(SI) SX_VFOLD_NONE
+#define SX_ARGMINI_VF(SI) SX_VFOLD_NONE
+#define SX_NANARGMAXF_VF(SI) sx_vargfold_nanmax_##SI
+#define SX_NANARGMINF_VF(SI) sx_vargfold_nanmin_##SI
+#define sx_vargfold_nanmax_f16 SX_VFOLD_NONE
+#define sx_vargfold_nanmin_f16 SX_VFOLD_NONE
+#define sx_vargfold_nanmax_bf16 SX_VFOLD_NONE
+#define sx_vargfold_nanmin_bf16 SX_VFOLD_NONE
+#define SX_ARGMAXF_VFON(SI) 0
+#define SX_ARGMINF_VFON(SI) 0
+#define SX_ARGMAXI_VFON(SI) 0
+#define SX_ARGMINI_VFON(SI) 0
+#define SX_NANARGMAXF_VFON(SI) SX_NANVF_ON_##SI
+#define SX_NANARGMINF_VFON(SI) SX_NANVF_ON_##SI
+#define SX_NANVF_ON_f32 1
+#define SX_NANVF_ON_f64 1
+#define SX_NANVF_ON_f16 0
+#define SX_NANVF_ON_bf16 0
+#define SX_ARGMAXF_FIX(SI, b, i) (i)
+#define SX_ARGMINF_FIX(SI, b, i) (i)
+#define SX_ARGMAXI_FIX(SI, b, i) (i)
+#define SX_ARGMINI_FIX(SI, b, i) (i)
+#define SX_NANARGMAXF_FIX(SI, b, i) ((b) != (b) ? (int64_t)-1 : (b) == LO_##SI ? (int64_t)0 : (i))
+#define SX_NANARGMINF_FIX(SI, b, i) ((b) != (b) ? (int64_t)-1 : (b) == HI_##SI ? (int64_t)0 : (i))
 
 /* any / all of bytes (bool, uint8): one OR (a min for all) over the groups, then one lane set
  * (their results are booleans: any structure gives the same). */
@@ -407,22 +446,35 @@ static void NAME##_run(const sx_red_meta *mp, const char *pin, char *pout, int n
 }
 
 /* Arg-reductions: index (in the logical order of the reduced space) of the first element
- * that BETTER(x, best) prefers; NaN wins and the first NaN is kept. */
+ * that BETTER(x, best) prefers (argmax / argmin: NaN wins and the first NaN is kept), mapped
+ * by BETTER##_FIX (nanargmax / nanargmin: -1 for a slice of NaNs). */
 #define SX_ARGREDUCE(NAME, SI, BETTER)                                                     \
 static void NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int64_t hi,   \
                          C_##SI *bv, int64_t *bi) {                                       \
     int one = m->nr == 1; int64_t s0 = m->rin[0];                                         \
-    if (SX_VFOLD_ON && one && s0 == (int64_t)sizeof(T_##SI) && hi - lo >= SX_RW) {        \
+    if ((SX_VFOLD_ON || BETTER##_VFON(SI)) && one && s0 == (int64_t)sizeof(T_##SI) &&     \
+        hi - lo >= SX_RW) {                                                               \
         /* contiguous, with a vector fold (reduce.h's SX_VARGFOLD_DEF): the scan's answer,  \
-         * the first element no other is BETTER than (a NaN if any: its first one) */      \
+         * the first element no other is BETTER than (argmax: a NaN if any, its first one) */ \
         const T_##SI *x = (const T_##SI *)(base + lo * s0); int64_t n = hi - lo, k = SX_RW;  \
-        T_##SI lane[SX_RW]; int64_t gl[SX_RW]; SX_VFOLD_GIDX gi[SX_RW];                   \
+        T_##SI lane[SX_RW]; int64_t gl[SX_RW];                                            \
         memcpy(lane, x, sizeof lane);                                                     \
-        for (int j = 0; j < SX_RW; j++) gi[j] = 0;                                        \
-        SX_VFOLD(lane, gi, x, n, &k);                                                     \
+        if (SX_VFOLD_ON) {                                                                \
+            SX_VFOLD_GIDX gi[SX_RW];                                                      \
+            for (int j = 0; j < SX_RW; j++) gi[j] = 0;                                    \
+            SX_VFOLD(lane, gi, x, n, &k);                                                 \
+            for (int j = 0; j < SX_RW; j++) gl[j] = (int64_t)gi[j] * SX_RW + j;           \
+        } else {   /* (SX_VFOLD_GIDX of the f32 / f64 folds: int32_t / int64_t) */        \
+            int64_t gi64[SX_RW]; int32_t gi32[SX_RW];                                     \
+            for (int j = 0; j < SX_RW; j++) gi64[j] = gi32[j] = 0;                        \
+            if (sizeof(T_##SI) == 4) BETTER##_VF(SI)(lane, (void *)gi32, x, n, &k);       \
+            else BETTER##_VF(SI)(lane, (void *)gi64, x, n, &k);                           \
+            for (int j = 0; j < SX_RW; j++)                                               \
+                gl[j] = (sizeof(T_##SI) == 4 ? (int64_t)gi32[j] : gi64[j]) * SX_RW + j;   \
+        }                                                                                 \
         C_##SI best = LD_##SI(lane[0]);                                                   \
         for (int j = 0; j < SX_RW; j++) {                                                 \
-            C_##SI v = LD_##SI(lane[j]); gl[j] = (int64_t)gi[j] * SX_RW + j;              \
+            C_##SI v = LD_##SI(lane[j]);                                                  \
             if (BETTER(v, best)) best = v; }                                              \
         int64_t tail = k;                                                                 \
         for (; k < n; k++) { C_##SI v = LD_##SI(x[k]); if (BETTER(v, best)) best = v; }   \
@@ -447,7 +499,8 @@ static void NAME##_chunk(const char *base, const sx_red_meta *m, int64_t lo, int
 static int64_t NAME##_one(const char *base, const sx_red_meta *m, int nt) {               \
     int64_t nc = (m->R + SX_RCHUNK - 1) / SX_RCHUNK;                                      \
     if (nc == 1) { /* one chunk: no scratch buffers (a malloc per output was the cost) */  \
-        C_##SI b1; int64_t i1; NAME##_chunk(base, m, 0, m->R, &b1, &i1); return i1;       \
+        C_##SI b1; int64_t i1; NAME##_chunk(base, m, 0, m->R, &b1, &i1);                  \
+        return BETTER##_FIX(SI, b1, i1);                                                  \
     }                                                                                     \
     C_##SI *bv = (C_##SI *)malloc(sizeof(C_##SI) * nc);                                  \
     int64_t *bi = (int64_t *)malloc(sizeof(int64_t) * nc);                                \
@@ -459,7 +512,7 @@ static int64_t NAME##_one(const char *base, const sx_red_meta *m, int nt) {     
             NAME##_chunk(base, m, c * SX_RCHUNK, c + 1 == nc ? m->R : (c + 1) * SX_RCHUNK, &v, &i); \
             if (BETTER(v, best)) { best = v; besti = i; }                                 \
         }                                                                                 \
-        return besti;                                                                     \
+        return BETTER##_FIX(SI, best, besti);                                             \
     }                                                                                     \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")             \
     for (int64_t c = 0; c < nc; c++)                                                      \
@@ -467,7 +520,7 @@ static int64_t NAME##_one(const char *base, const sx_red_meta *m, int nt) {     
     C_##SI best = bv[0]; int64_t besti = bi[0];                                           \
     for (int64_t c = 1; c < nc; c++) if (BETTER(bv[c], best)) { best = bv[c]; besti = bi[c]; } \
     free(bv); free(bi);                                                                   \
-    return besti;                                                                         \
+    return BETTER##_FIX(SI, best, besti);                                                 \
 }                                                                                         \
 void NAME(const int64_t *meta, intptr_t in, intptr_t out, int nthreads) {                 \
     sx_red_meta m = sx_red_parse(meta);                                                   \
