@@ -597,10 +597,9 @@ def _recorded(name, rule, args, kwargs, out, tensors, pre, need_grad, need_tan):
         raise NotImplementedError(f"autograd: no derivative rule for {name!r}")
     node = None
     if need_grad and need_tan and rule is not None and _differentiable_out(out):
-        # the output on the graph before its tangent is computed: a jvp rule that reads
-        # ctx.out (exp's tangent is out * t) must see it with its history, or reverse mode over
-        # the tangent (jacrev of jacfwd) loses the terms through out; in place (x.exp_()), the
-        # written x with its new node, not its history before the write
+        # the output on the graph before its tangent is computed: a jvp rule reading ctx.out
+        # (exp's: out * t) must see its history, or reverse over forward (jacrev of jacfwd) loses
+        # the terms through out; in place (x.exp_()), the written x with its new node
         node = _attach(name, rule, args, kwargs, out, tensors, cargs)
         node.ctx.old = pre.get("old") if pre else None
         if name in INPLACE and type(out) is Tensor and out._base is not None:
@@ -613,6 +612,7 @@ def _recorded(name, rule, args, kwargs, out, tensors, pre, need_grad, need_tan):
         lvl, st.fw_level = st.fw_level, 0  # tangent arithmetic carries no tangents itself
         try:
             tan = rule.jvp(ctx, _tangents(args))
+            tan = _fit_tangent(out, tan)
         finally:
             st.fw_level = lvl
         if tan is not None:
@@ -632,6 +632,18 @@ def _recorded(name, rule, args, kwargs, out, tensors, pre, need_grad, need_tan):
         rebase(out, need_grad and not need_tan and _differentiable_out(out),
                need_tan and out._ag is not None and out._ag.tangent is not None)
     return res
+
+
+def _fit_tangent(o, t):
+    """A rule's tangent t in output o's shape and float dtype (x + y with only a broadcast x
+    dual: a constant partial left it x's, and its sum missed the broadcast terms)."""
+    if isinstance(o, list | tuple) and isinstance(t, list | tuple):
+        return [*map(_fit_tangent, o, t)]
+    if type(o) is not Tensor or type(t) is not Tensor:
+        return t
+    t = t if t._shape == o._shape else T.broadcast_to(t, o._shape)
+    cast = t._dtype is not o._dtype and o._dtype.kind in "fc" and t._dtype.kind in "f" + o._dtype.kind
+    return t.astype(o._dtype) if cast else t
 
 
 def _record_tail(name, rule, args, kwargs, out, tensors):

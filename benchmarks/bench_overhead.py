@@ -41,7 +41,7 @@ def _data():
     rng = np.random.default_rng(0)
     an = rng.standard_normal((8, 8)).astype(np.float32)
     bn = rng.standard_normal((8, 8)).astype(np.float32)
-    d = {"np": {"a": an, "b": bn, "c": an > 0, "b1": bn[:, :1], "s": np.float32(2.5)}}
+    d = {"np": {"a": an, "b": bn, "c": an > 0, "b1": bn[:, :1], "s": np.float32(2.5), "p": np.abs(an) + 0.5}}
     d["T"] = {k: T.asarray(v) for k, v in d["np"].items()}
     d["T"]["ag"] = T.asarray(an).requires_grad_()
     if torch is not None:
@@ -58,6 +58,13 @@ CASES = [
     ("a > 0", lambda d: d["a"] > 0, lambda d: d["a"] > 0, lambda d: d["a"] > 0),
     ("exp(a)", lambda d: T.exp(d["a"]), lambda d: np.exp(d["a"]), lambda d: torch.exp(d["a"])),
     ("exp(a), a requires grad", lambda d: T.exp(d["ag"]), None, lambda d: torch.exp(d["ag"])),
+    ("a.exp()", lambda d: d["a"].exp(), None, lambda d: d["a"].exp()),
+    ("neg -a", lambda d: -d["a"], lambda d: -d["a"], lambda d: -d["a"]),
+    ("abs(a)", lambda d: T.abs(d["a"]), lambda d: np.abs(d["a"]), lambda d: torch.abs(d["a"])),
+    ("sqrt(p)", lambda d: T.sqrt(d["p"]), lambda d: np.sqrt(d["p"]), lambda d: torch.sqrt(d["p"])),
+    ("tanh(a)", lambda d: T.tanh(d["a"]), lambda d: np.tanh(d["a"]), lambda d: torch.tanh(d["a"])),
+    ("sigmoid(a)", lambda d: T.sigmoid(d["a"]), None, lambda d: torch.sigmoid(d["a"])),
+    ("sin(a), a requires grad", lambda d: T.sin(d["ag"]), None, lambda d: torch.sin(d["ag"])),
     ("where(c, a, b)", lambda d: T.where(d["c"], d["a"], d["b"]), lambda d: np.where(d["c"], d["a"], d["b"]),
      lambda d: torch.where(d["c"], d["a"], d["b"])),
     ("where(c, 0.0, a)", lambda d: T.where(d["c"], 0.0, d["a"]), lambda d: np.where(d["c"], 0.0, d["a"]),
@@ -66,6 +73,8 @@ CASES = [
     ("a.sum(axis=1)", lambda d: d["a"].sum(axis=1), lambda d: d["a"].sum(axis=1),
      lambda d: d["a"].sum(dim=1)),
     ("a.mean()", lambda d: d["a"].mean(), lambda d: d["a"].mean(), lambda d: d["a"].mean()),
+    ("a.mean(axis=1)", lambda d: d["a"].mean(axis=1), lambda d: d["a"].mean(axis=1),
+     lambda d: d["a"].mean(dim=1)),
     ("a.max()", lambda d: d["a"].max(), lambda d: d["a"].max(), lambda d: d["a"].max()),
     ("a[1:3, 2]", lambda d: d["a"][1:3, 2], lambda d: d["a"][1:3, 2], lambda d: d["a"][1:3, 2]),
     ("a[0]", lambda d: d["a"][0], lambda d: d["a"][0], lambda d: d["a"][0]),
@@ -135,3 +144,49 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# ---------------------------------------------------------------- softmax / log_softmax / relu
+# T.softmax, T.log_softmax and x.relu() (tensor/rowops.py: one recorded op each, the fused row
+# kernel) at 8x8 and 256x1024 float32, along the last dim and dim 0, against torch (same method:
+# best thread CPU time, one thread; ratio ours / torch, lower is better).
+
+def _row_cases():
+    rng = np.random.default_rng(0)
+    out = []
+    for shape in ((8, 8), (256, 1024)):
+        a = rng.standard_normal(shape).astype(np.float32)
+        x, xg = T.asarray(a), T.asarray(a).requires_grad_()
+        xt = torch.tensor(a) if torch is not None else None
+        xtg = torch.tensor(a, requires_grad=True) if torch is not None else None
+        tag = "x".join(map(str, shape))
+        for dim in (-1, 0):
+            out += [(f"{tag} softmax dim={dim}", lambda d=dim, x=x: T.softmax(x, d),
+                     lambda d=dim, t=xt: torch.softmax(t, d)),
+                    (f"{tag} log_softmax dim={dim}", lambda d=dim, x=x: T.log_softmax(x, d),
+                     lambda d=dim, t=xt: torch.log_softmax(t, d)),
+                    (f"{tag} softmax dim={dim} fwd+bwd", lambda d=dim, x=xg: T.softmax(x, d).sum().backward(),
+                     lambda d=dim, t=xtg: torch.softmax(t, d).sum().backward())]
+        out += [(f"{tag} x.relu()", lambda x=x: x.relu(), lambda t=xt: t.relu())]
+    return out
+
+
+def rows_main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", nargs="*", default=[])
+    args, _ = p.parse_known_args()
+    print(f"\n{'case (float32)':34s} {'ours us':>9s} {'torch us':>9s} {'ours/torch':>10s}")
+    for name, ours, theirs in _row_cases():
+        if args.only and not any(o in name for o in args.only):
+            continue
+        number = (200 if args.quick else 2000) if name.startswith("8x8") else (5 if args.quick else 30)
+        fns = {"ours": ours} if torch is None else {"ours": ours, "torch": theirs}
+        b = best_us(fns, number, 3 if args.quick else 7)
+        t = f"{b['torch']:.2f}" if "torch" in b else "-"
+        r = f"{b['ours'] / b['torch']:.2f}" if "torch" in b else "-"
+        print(f"{name:34s} {b['ours']:9.2f} {t:>9s} {r:>10s}", flush=True)
+
+
+if __name__ == "__main__":
+    rows_main()

@@ -4,12 +4,14 @@ the same node."""
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
 
 from . import (
     _hook,
     _numpy_protocol,
+    _tensor,
     array_extra,
     flatiter,
     interop,
@@ -574,3 +576,20 @@ def _to_sparse(self, layout="coo", *, sparse_dim=None):
 
 Tensor.to_sparse = _to_sparse
 Tensor.to_sparse_csr = lambda self: _to_sparse(self, "csr")
+
+
+def _offer_fast_functions() -> None:
+    """Offer the public unary functions to the C fast path (tensor/_tensor.py FAST_FUNCS): each
+    one published as made (autograd's wrapper of ops' function: no other spelling wraps it), in
+    PUB and in the tensor namespace (tensor/__init__.py fills it from PUB)."""
+    from . import ops
+    from .optable import UNARY
+    for op in UNARY:
+        f = PUB.get(op.name)
+        if getattr(f, "__wrapped_op__", None) == op.name and \
+                getattr(f, "__wrapped__", None) is ops.FUNCS[op.name]:
+            _tensor.FAST_FUNCS[op.name] = f
+    _tensor.FAST_HOSTS.extend((PUB, sys.modules[__name__.rpartition(".")[0]].__dict__))
+
+
+_offer_fast_functions()

@@ -55,6 +55,14 @@ class Storage:
             pass
 
 
+# Public functions a C fast path may stand in for: op name -> the function (tensor/_methods.py
+# offers the unary ones); tensor/cpu/fastpath.py puts a C function with the same results, which
+# hands every call it does not take to the Python one, wherever that one is found among Tensor's
+# methods and in the namespaces (dicts) of FAST_HOSTS
+FAST_FUNCS: dict = {}
+FAST_HOSTS: list = []
+
+
 def new_storage(nbytes: int, device: Device = CPU) -> Storage:
     """Fresh memory on `device` from its caching allocator (its backend's)."""
     return (device._be or backend_for(device)).new_storage(nbytes, device)

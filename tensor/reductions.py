@@ -32,6 +32,21 @@ def axis_arg(axis, dim, op: str = "reduction"):
     return axis
 
 
+def _axes(axis, dim, nd: int, op: str) -> tuple:
+    """norm_axes of NumPy's axis (or PyTorch's dim): None and one int in range without its
+    calls (they run on every reduction)."""
+    if dim is not None:
+        axis = axis_arg(axis, dim)
+    if axis is None:
+        return _ALL[nd] if nd < len(_ALL) else tuple(range(nd))
+    if type(axis) is int and -nd <= axis < nd:
+        return (axis + nd if axis < 0 else axis,)
+    return norm_axes(axis, nd, op)
+
+
+_ALL = tuple(tuple(range(n)) for n in range(33))
+
+
 def _run(name: str, x: Tensor, axes: tuple, out_dtype: dt.DType) -> Tensor:
     """Reduce x over `axes` with kernel `name` into a new tensor of the kept shape."""
     if x._dtype.kind == "c":
@@ -117,7 +132,7 @@ def _keep(out: Tensor, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
 def _sum_like(name, x, axis=None, dtype=None, keepdims=False, dim=None):
     if not isinstance(x, Tensor):
         x = ew.as_tensor(x)
-    axes = norm_axes(axis if dim is None else axis_arg(axis, dim), len(x._shape), name)
+    axes = _axes(axis, dim, len(x._shape), name)
     if dtype is not None:
         x = ew.astype(x, dtype, False)
     out = _run(name, x, axes, RED[name].out_dtype(x._dtype))
@@ -139,12 +154,28 @@ def _count(x: Tensor, axes) -> int:
     return math.prod(x._shape[i] for i in axes)
 
 
+def _divide_fresh(s: Tensor, n) -> Tensor:
+    """ew.binary("true_divide", s, n) for a fresh contiguous tensor s that only the caller holds
+    (a reduction's result) and a Python int or float n: for a float or complex s, the same
+    kernel written into s itself (it reads each element where it writes it)."""
+    d = s._dtype
+    if d.kind not in "fc" or not s.is_contiguous() or type(n) not in (int, float) or s._base is not None:
+        return ew.binary("true_divide", s, n)
+    dev = s._storage.device
+    k = 1
+    for m in s._shape:
+        k *= m
+    (dev._be or backend_for(dev)).contiguous_op(d, f"true_divide_{d.sfx}", s, k, s, ew._scalar_operand(n, d))
+    return s
+
+
 def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """Arithmetic mean; integer inputs give float64, 16-bit floats accumulate in float32."""
     if not isinstance(x, Tensor):
         x = ew.as_tensor(x)
-    axes = norm_axes(axis if dim is None else axis_arg(axis, dim), len(x._shape), "mean")
-    od = dt.dtype(dtype) if dtype is not None else (x.dtype if x.dtype.kind in "fc" else dt.float64)
+    axes = _axes(axis, dim, len(x._shape), "mean")
+    xd = x._dtype
+    od = dt.dtype(dtype) if dtype is not None else (xd if xd.kind in "fc" else dt.float64)
     n = _count(x, axes)
     if od.kind in "iub":    # NumPy's: the sum in od (wrapping), the quotient cast to od
         s = _int_sum(x, axes, od)
@@ -152,10 +183,10 @@ def mean(x, axis=None, dtype=None, keepdims: bool = False, *, dim=None) -> Tenso
         return _keep(r, x, axes, keepdims)
     acc = dt.float32 if od is dt.float16 or od is dt.bfloat16 else od
     s = _run("sum", ew.astype(x, acc, False), axes, acc)
-    r = ew.binary("true_divide", s, n if n else float("nan"))
+    r = _divide_fresh(s, n if n else float("nan"))
     if r._dtype is not od:
         r = ew.astype(r, od)
-    return _keep(r, x, axes, keepdims)
+    return _keep(r, x, axes, keepdims) if keepdims else r
 
 
 def var(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, correction=None,
@@ -232,11 +263,12 @@ def std(x, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *, corr
 def _minmax(name, x, axis, keepdims, dim):
     if not isinstance(x, Tensor):
         x = ew.as_tensor(x)
-    axes = norm_axes(axis if dim is None else axis_arg(axis, dim), len(x._shape), name)
+    axes = _axes(axis, dim, len(x._shape), name)
     if 0 in x._shape and builtins.any(x._shape[i] == 0 for i in axes):
         raise ValueError(f"{name}: zero-size reduction over axes {axes} of shape {x.shape} has no "
                          "identity")
-    return _keep(_run(name, x, axes, RED[name].out_dtype(x.dtype)), x, axes, keepdims)
+    out = _run(name, x, axes, RED[name].out_dtype(x._dtype))
+    return _keep(out, x, axes, keepdims) if keepdims else out
 
 
 def max(x, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:  # noqa: A001

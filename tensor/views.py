@@ -403,13 +403,19 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """The diagonal as a view, appended as the last axis (NumPy's rule)."""
     x = _operand(x, "diagonal")
-    try:
-        offset = operator.index(offset)
-    except TypeError:
-        raise TypeError(f"diagonal: offset must be an int, got {type(offset).__name__}") from None
-    if x.ndim < 2:
+    if type(offset) is not int:
+        try:
+            offset = operator.index(offset)
+        except TypeError:
+            raise TypeError(f"diagonal: offset must be an int, got {type(offset).__name__}") from None
+    nd = len(x._shape)
+    if nd < 2:
         raise ValueError(f"diagonal: needs a tensor of rank >= 2, got shape {x.shape}")
-    a1, a2 = norm_axis(axis1, x.ndim, "diagonal"), norm_axis(axis2, x.ndim, "diagonal")
+    # (plain ints in range, the common axes, without norm_axis' call)
+    a1 = axis1 + (nd if axis1 < 0 else 0) if type(axis1) is int and -nd <= axis1 < nd else \
+        norm_axis(axis1, nd, "diagonal")
+    a2 = axis2 + (nd if axis2 < 0 else 0) if type(axis2) is int and -nd <= axis2 < nd else \
+        norm_axis(axis2, nd, "diagonal")
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
     n1, n2 = x._shape[a1], x._shape[a2]
@@ -423,7 +429,9 @@ def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tens
         n = max(0, min(n1 + offset, n2))
         if n:
             off -= offset * s1
-    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    if nd == 2:
+        return x._view((n,), (s1 + s2,), off)
+    rest = [i for i in range(nd) if i != a1 and i != a2]
     return x._view([x._shape[i] for i in rest] + [n], [x._strides[i] for i in rest] + [s1 + s2], off)
 
 

@@ -15,6 +15,9 @@
  *    fills on its first resolution of an (op, dtype, operand kind), so the C path runs only
  *    what Python has already decided, with the same kernel and the same result.
  *
+ * 4. The public unary functions (T.exp, x.exp()...: fp_unary.h) on the same table, for a
+ *    contiguous CPU tensor whose kernel the Python fast path has resolved.
+ *
  * Any check that fails, any allocator state that is not the plain one (another thread inside
  * the allocator, queued frees, an empty cache) hands the call to the Python code unchanged.
  * Everything here runs with the GIL held and calls no Python code between a check and the
@@ -93,17 +96,21 @@ static inline void set_slot_ref(PyObject *o, Py_ssize_t off, PyObject *v) {
 
 /* ------------------------------------------------------------------ elementwise fast path */
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, N_OPS };
-static const char *OP_NAMES[N_OPS] = {"add", "subtract", "multiply", "true_divide", "negative",
-                                      "less", "less_equal", "greater", "greater_equal", "equal",
-                                      "not_equal"};
+/* The operators' ops first (fixed indices); the public unary functions' ops follow, named at
+ * install (add_ops: fp_unary.h), up to MAX_OPS in all. */
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, N_FIXED };
+#define MAX_OPS 192
+static const char *OP_NAMES[MAX_OPS] = {"add", "subtract", "multiply", "true_divide", "negative",
+                                        "less", "less_equal", "greater", "greater_equal", "equal",
+                                        "not_equal"};
+static int n_ops = N_FIXED;
 #define PLANNED(op) ((op) < OP_NEG)   /* the ops with plans (fastpath.py's _PLANNED) */
 #define N_DT 32
 enum { K_TENSOR, K_FLOAT, K_INT, N_KINDS };   /* the other operand: same-dtype tensor, float, int */
 enum { C_OTHER, C_F32, C_F64, C_I32, C_I64 }; /* dtypes whose Python scalars C encodes */
 
 typedef struct { void *fn; PyObject *od; int64_t osz; int diff; } entry_t;   /* diff: od float */
-static entry_t table[N_OPS][N_DT][N_KINDS];
+static entry_t table[MAX_OPS][N_DT][N_KINDS];
 static PyObject *dtypes[N_DT];
 static int64_t itemsize[N_DT];
 static int dcode[N_DT];
@@ -456,7 +463,7 @@ static PyMethodDef DEL_DEF = {"__del__", fp_storage_del, METH_NOARGS,
                               "Give the memory back (C fast path; else the Python finalizer)"};
 
 static int op_index(const char *name) {
-    for (int i = 0; i < N_OPS; i++)
+    for (int i = 0; i < n_ops; i++)
         if (strcmp(name, OP_NAMES[i]) == 0)
             return i;
     return -1;
@@ -559,6 +566,8 @@ static PyObject *fp_register(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+#include "fp_unary.h"   /* T.exp, x.exp() and the other public unary functions, in C */
+
 static PyObject *get_dict(PyObject *o) {
     PyObject *d = PyObject_GetAttrString(o, "__dict__");
     if (d && !PyDict_CheckExact(d)) {
@@ -621,7 +630,8 @@ static PyObject *fp_install(PyObject *self, PyObject *args) {
     INTERN(s_grad_enabled, "grad_enabled") INTERN(s_fw_level, "fw_level") INTERN(s_out, "out")
     INTERN(s_args, "args") INTERN(s_kwargs, "kwargs") INTERN(s_needs, "needs")
     INTERN(s_saved_tensors, "saved_tensors") INTERN(s_old, "old")
-    for (int i = 0; i < N_OPS; i++)
+    INTERN(s_amp, "amp")
+    for (int i = 0; i < N_FIXED; i++)
         INTERN(op_names[i], OP_NAMES[i])
     if (!(empty_tuple = PyTuple_New(0)) || !(empty_dict = PyDict_New()) ||
         !(zero = PyLong_FromLong(0)))
@@ -649,6 +659,8 @@ static PyMethodDef METHODS[] = {
     {"install", fp_install, METH_VARARGS, "Put the C fast paths on Tensor and Storage."},
     {"register", fp_register, METH_VARARGS, "Enter an (op, dtype, operand kind) kernel."},
     {"register_plan", fp_register_plan, METH_VARARGS, "Enter an op's kernel call for a layout."},
+    {"add_ops", fp_add_ops, METH_O, "Name more ops (unary) whose kernels register() may enter."},
+    {"fast_function", fp_fast_function, METH_VARARGS, "A public unary function's C stand-in."},
     {"make_record", fp_make_record, METH_O, "autograd's record in C, falling back to the given one."},
     {"new_storage", fp_new_storage, METH_O, "A CPU Storage from the exact-size cache, or None."},
     {NULL, NULL, 0, NULL},

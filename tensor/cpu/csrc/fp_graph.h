@@ -21,7 +21,7 @@ static PyObject *g_state, *g_rules, *g_seq, *g_edge_of, *g_inplace, *g_writes, *
 static PyTypeObject *Node_t, *Ctx_t, *Meta_t, *AGMeta_t;
 static PyObject *s_fast_graph, *s_record, *s_depth, *s_grad_enabled, *s_fw_level, *s_out,
     *s_args, *s_kwargs, *s_needs, *s_saved_tensors, *s_old, *empty_tuple, *empty_dict, *zero,
-    *op_names[N_OPS];
+    *op_names[MAX_OPS];
 
 /* 1: the config is read (graph_cfg and friends set); 0: none (autograd not loaded); -1 error */
 static int graph_config(void) {
