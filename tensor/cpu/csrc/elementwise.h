@@ -51,13 +51,22 @@ void NAME(int nd, const int64_t *meta, intptr_t out, intptr_t a, intptr_t b, int
     sx_ew_loop(3, nd, meta, P, nthreads, NAME##_run);                                 \
 }
 
+/* where's unit-stride loop, XI / YI indexing a and b (i, or 0: a scalar operand): both values
+ * loaded before the select, so that it compiles to a vector blend (`c[i] ? x[i] : y[i]` reads
+ * only one, and gcc kept the loop scalar: 0.9 ns an element, 2.7 with a scalar operand) */
+#define SX_WHERE_LOOP(T, XI, YI)                                                        \
+    for (int64_t i = 0; i < n; i++) { T v_ = x[XI], w_ = y[YI]; o[i] = c[i] ? v_ : w_; }
 #define SX_WHERE(NAME, S)                                                              \
 static void NAME##_run(char **p, const int64_t *s, int64_t n) {                       \
     char *po = p[0], *pc = p[1], *pa = p[2], *pb = p[3];                              \
-    if (s[0] == sizeof(T_##S) && s[1] == 1 && s[2] == sizeof(T_##S) && s[3] == sizeof(T_##S)) { \
+    const int64_t z = sizeof(T_##S);                                                  \
+    if (s[0] == z && s[1] == 1 && (s[2] == z || s[2] == 0) && (s[3] == z || s[3] == 0)) { \
         T_##S *o = (T_##S *)po; const uint8_t *c = (const uint8_t *)pc;              \
         const T_##S *x = (const T_##S *)pa, *y = (const T_##S *)pb;                   \
-        for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                    \
+        if (s[2] && s[3]) SX_WHERE_LOOP(T_##S, i, i)                                  \
+        else if (s[2]) SX_WHERE_LOOP(T_##S, i, 0)                                     \
+        else if (s[3]) SX_WHERE_LOOP(T_##S, 0, i)                                     \
+        else SX_WHERE_LOOP(T_##S, 0, 0)                                               \
         return;                                                                       \
     }                                                                                 \
     for (int64_t i = 0; i < n; i++, po += s[0], pc += s[1], pa += s[2], pb += s[3])   \
