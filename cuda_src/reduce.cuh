@@ -231,16 +231,20 @@ struct sx_all_op {
 };
 
 /* Arg-reductions: the index (logical order of the reduced space) of the first element the
- * op prefers; a NaN wins and the first NaN is kept. i < 0: empty. */
+ * op prefers; a NaN wins and the first NaN is kept. i < 0: empty.
+ * NANSKIP (nanargmax / nanargmin: sx_nanarg_op): a NaN loses (SX_NANARGMAXF...); the index is
+ * -1 for a slice of NaNs and 0 when the best is lo() / hi() (-inf / inf: every number of the
+ * slice equals it, NumPy's answer), as the CPU's BETTER##_FIX. */
 template <class C>
 struct sx_argacc { C v; int64_t i; };
 
-template <class S, bool MAX>
+template <class S, bool MAX, bool NANSKIP = false>
 struct sx_arg_op {
     typedef typename S::C C;
     typedef sx_argacc<C> ACC;
     SX_DEV bool better(C x, C best) {
-        return MAX ? SX_ARGMAXF(x, best) : SX_ARGMINF(x, best);
+        return NANSKIP ? (MAX ? SX_NANARGMAXF(x, best) : SX_NANARGMINF(x, best))
+                       : (MAX ? SX_ARGMAXF(x, best) : SX_ARGMINF(x, best));
     }
     SX_DEV ACC init() { ACC r; r.v = (C)0; r.i = -1; return r; }
     SX_DEV ACC combine(ACC acc, C x, int64_t i) {
@@ -254,34 +258,14 @@ struct sx_arg_op {
         if (better(a.v, b.v)) return a;
         return b.i < a.i ? b : a;   /* equal (or both NaN): the first index */
     }
-    SX_DEV int64_t out(ACC a) { return a.i; }
-};
-/* nanargmax / nanargmin: a NaN loses (SX_NANARGMAXF...); the index is -1 for a slice of NaNs
- * and 0 when the best is lo() / hi() (-inf / inf: every number of the slice equals it, NumPy's
- * answer), as the CPU's BETTER##_FIX. */
-template <class S, bool MAX>
-struct sx_nanarg_op : sx_arg_op<S, MAX> {
-    typedef typename S::C C;
-    typedef sx_argacc<C> ACC;
-    SX_DEV bool better(C x, C best) {
-        return MAX ? SX_NANARGMAXF(x, best) : SX_NANARGMINF(x, best);
-    }
-    SX_DEV ACC combine(ACC acc, C x, int64_t i) {
-        if (acc.i < 0 || better(x, acc.v)) { acc.v = x; acc.i = i; }
-        return acc;
-    }
-    SX_DEV ACC merge(ACC a, ACC b) {
-        if (a.i < 0) return b;
-        if (b.i < 0) return a;
-        if (better(b.v, a.v)) return b;
-        if (better(a.v, b.v)) return a;
-        return b.i < a.i ? b : a;
-    }
     SX_DEV int64_t out(ACC a) {
+        if (!NANSKIP) return a.i;
         if (a.i < 0 || a.v != a.v) return -1;
         return a.v == (MAX ? S::lo() : S::hi()) ? 0 : a.i;
     }
 };
+template <class S, bool MAX>
+struct sx_nanarg_op : sx_arg_op<S, MAX, true> {};
 
 /* ---- inclusive scans along one axis ----
  * The scanned axis is last: shape[nd], byte strides st_in[nd], st_out[nd]. A block scans a

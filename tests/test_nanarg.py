@@ -23,7 +23,7 @@ FLOATS = ("float16", "float32", "float64")
 
 def _data(shape, dtype, place: str, rng) -> np.ndarray:
     """Values with ties, +-0.0 and +-inf; NaNs: none, first / last of each last-axis row, all,
-    or scattered (the first row all NaN)."""
+    or scattered (a short row may be all NaN: _check expects NumPy's ValueError there)."""
     a = np.array(rng.integers(-6, 7, shape) / 4.0, dtype)
     if a.size:
         for v in (np.inf, -np.inf, -0.0):

@@ -266,8 +266,10 @@ def fuse(fused):
 def _gemm_launches(a, b, c, add: tuple) -> list:
     """gemm.plan(...) of each launch of c = a @ b (tensor/cuda/gemm.py gemm_batched's; with
     add = (d, alpha, beta), c = alpha * a @ b + beta * d: gemm_add_batched's)."""
-    terms = G.add_terms(c, *add, gemm_add_mode(c, *add[::2])) if add else ()
-    return [G.plan(c.dtype, *args, terms) for args in G.batch_args(a, b, c)]
+    if add:
+        d, alpha, beta = add
+        add = G.add_terms(c, d, alpha, beta, gemm_add_mode(c, d, beta))
+    return [G.plan(c.dtype, *args, add) for args in G.batch_args(a, b, c)]
 
 
 class _FusedCall:
